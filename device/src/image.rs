@@ -1,0 +1,1 @@
+//! The loadable device image: tile images, programs and exchange schedules (serde types).

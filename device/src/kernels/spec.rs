@@ -1,0 +1,119 @@
+//! Kernel specializations: which kernel, with which constant parameters.
+//!
+//! A [`KernelSpec`] is the one description of a kernel call shared by the planner (its cycle
+//! model, `crate::cost`), the kernel compiler (its specialized MLIR and name) and the simulator
+//! (which runs the compiled code and charges the modelled cycles).
+//!
+//! ## Calling convention (the kernel ABI)
+//! A kernel runs on one tile's memory. It receives the tile's SRAM as a byte slice whose index 0
+//! is the first SRAM address (`target.memory.sram_base`), and a list of `u32` run-time arguments
+//! whose meaning each variant documents. Addresses in arguments are byte offsets from the SRAM
+//! base. Constant parameters (block sizes, row counts, padding) are part of the spec and the
+//! compiled code; only addresses and per-tensor scales are run-time arguments.
+
+use serde::{Deserialize, Serialize};
+
+use crate::precision::{MemoryClass, Precision};
+
+/// Element order of a matrix block in tile memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum ElementOrder {
+    RowMajor,
+    /// AMP left operand order (input rows grouped for the accumulating matrix product unit).
+    AmpLeft,
+    /// AMP right operand (weights) order: 16-column groups, K-major inside a group.
+    AmpRight,
+    /// AMP output order.
+    AmpOutput,
+}
+
+impl ElementOrder {
+    pub const fn name(self) -> &'static str {
+        match self {
+            ElementOrder::RowMajor => "row_major",
+            ElementOrder::AmpLeft => "amp_left",
+            ElementOrder::AmpRight => "amp_right",
+            ElementOrder::AmpOutput => "amp_output",
+        }
+    }
+}
+
+/// Form of the GeLU activation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum GeluForm {
+    /// 0.5 x (1 + erf(x / sqrt 2)).
+    Erf,
+    /// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+    Tanh,
+}
+
+/// One kernel specialization. The variants and their fields are the constant parameters the
+/// compiled code is specialized for; see each variant for its run-time arguments.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum KernelSpec {
+    /// C[rows x c] (+)= A[rows x k] * B[k x c] on the AMP. Inputs in `input` precision, partials
+    /// in `partials` precision (F16 for F16 and FP8 inputs, F32 for F32). One object holds an
+    /// entry point per row count in `rows` (the seed's `..._r32_r34`).
+    /// Args: [a_offset, b_offset, c_offset, row_count_index, a_scale_exp_i32, b_scale_exp_i32].
+    Gemm {
+        input: Precision,
+        partials: Precision,
+        weights: MemoryClass,
+        k: u32,
+        c: u32,
+        rows: Vec<u32>,
+        accumulate: bool,
+    },
+    /// Elementwise conversion with a power-of-two scale for FP8 sides.
+    /// Args: [src_offset, dst_offset, scale_exp_i32].
+    Cast { from: Precision, to: Precision, elements: u32 },
+    /// Reorders a `rows x cols` block between row-major and an AMP order, padding rows to
+    /// `rows_padded` and columns to `cols_padded` with zeros. `offset` is the first row.
+    /// Args: [src_offset, dst_offset].
+    Rearrange {
+        order: ElementOrder,
+        to_amp: bool,
+        precision: Precision,
+        offset: u32,
+        rows: u32,
+        rows_padded: u32,
+        cols: u32,
+        cols_padded: u32,
+    },
+    /// out[rows x cols] = a[rows x cols] + b broadcast (b has `b_rows` rows, 1 or `rows`).
+    /// Args: [a_offset, b_offset, out_offset].
+    Add { precision: Precision, rows: u32, cols: u32, b_rows: u32 },
+    /// Args: [src_offset, dst_offset].
+    Gelu { precision: Precision, form: GeluForm, elements: u32 },
+    /// Row softmax over `cols`, optionally causal with the row index offset `causal_offset`.
+    /// Args: [src_offset, dst_offset, row_offset].
+    Softmax { precision: Precision, rows: u32, cols: u32, causal: bool },
+    /// Row layer norm over `cols` with gamma and beta vectors; epsilon in 1e-9 units.
+    /// Args: [src_offset, gamma_offset, beta_offset, dst_offset].
+    LayerNorm { precision: Precision, rows: u32, cols: u32, epsilon_nano: u32 },
+    /// out[elements] = sum of `partials` contiguous partial blocks, written in `output`.
+    /// Args: [partials_offset, dst_offset].
+    ReduceAdd { partials_precision: Precision, output: Precision, elements: u32, partials: u32 },
+    /// Args: [src_offset, dst_offset].
+    Copy { bytes: u32 },
+    /// Args: [dst_offset, value_bits].
+    Fill { precision: Precision, elements: u32 },
+}
+
+/// Errors from running a compiled kernel.
+#[derive(Debug, thiserror::Error)]
+pub enum KernelRunError {
+    #[error("kernel {kernel}: argument {index} ({what}) is out of range: {detail}")]
+    BadArgument { kernel: String, index: usize, what: &'static str, detail: String },
+    #[error("kernel {kernel} is not loaded")]
+    NotLoaded { kernel: String },
+    #[error("kernel {kernel}: {detail}")]
+    Other { kernel: String, detail: String },
+}
+
+/// Executes compiled kernels on one tile's memory. Implemented by the kernel compiler's loaded
+/// kernels (JIT or objects); the simulator calls it from many threads at once.
+pub trait KernelRunner: Send + Sync {
+    /// Runs `spec` on `tile_memory` (index 0 = SRAM base) with the variant's run-time `args`.
+    fn run(&self, spec: &KernelSpec, tile_memory: &mut [u8], args: &[u32]) -> Result<(), KernelRunError>;
+}

@@ -1,0 +1,1 @@
+//! The BSP simulator of a whole IPU.

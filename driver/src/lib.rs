@@ -1,0 +1,1 @@
+//! The ipu-opt driver library: mlir-opt conventions over our pass registry.

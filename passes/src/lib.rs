@@ -1,0 +1,1 @@
+//! Passes, pass registry and pipeline grammar of ipu-opt.

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Installs every system package ipu-opt needs (see ../shared/design/TOOLCHAIN.md) and the lit
+# runner. Idempotent: when everything is present it only checks and returns in well under a second.
+set -euo pipefail
+
+PACKAGES=(
+  llvm-22-dev llvm-22-tools libpolly-22-dev libmlir-22-dev mlir-22-tools
+  libclang1-22 libclang-common-22-dev libzstd-dev zlib1g-dev libffi-dev libxml2-dev
+)
+# Optional oracles used by some tests (FP8 conversions, numpy checks).
+PY_PACKAGES=(ml_dtypes numpy)
+
+SUDO=""
+if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  if ! DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/tmp/ipu-setup-apt.log 2>&1; then
+    echo "setup: error: apt-get could not install: ${missing[*]}" >&2
+    echo "setup: the last lines of its log (/tmp/ipu-setup-apt.log):" >&2
+    tail -n 20 /tmp/ipu-setup-apt.log >&2
+    exit 1
+  fi
+fi
+
+for tool in FileCheck not count mlir-opt llvm-config; do
+  if [ ! -x "/usr/lib/llvm-22/bin/$tool" ]; then
+    echo "setup: error: /usr/lib/llvm-22/bin/$tool is missing after installing the LLVM 22 packages" >&2
+    exit 1
+  fi
+done
+
+# lit: Debian's llvm-22-tools ships lit.py; prefer the PyPI runner when present so `lit` is on PATH.
+if ! command -v lit >/dev/null 2>&1; then
+  echo "setup: installing the lit runner (PyPI lit)"
+  python3 -m pip install -q lit || { echo "setup: error: pip could not install lit" >&2; exit 1; }
+fi
+py_missing=()
+for p in "${PY_PACKAGES[@]}"; do
+  python3 -c "import $p" 2>/dev/null || py_missing+=("$p")
+done
+if [ "${#py_missing[@]}" -gt 0 ]; then
+  echo "setup: installing python packages ${py_missing[*]}"
+  python3 -m pip install -q "${py_missing[@]}" || { echo "setup: error: pip could not install ${py_missing[*]}" >&2; exit 1; }
+fi
+echo "setup: all system packages present (LLVM/MLIR 22 in /usr/lib/llvm-22, lit $(lit --version 2>&1 | head -1))"
