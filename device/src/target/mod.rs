@@ -1,2 +1,227 @@
-//! The target table: IPU21/C600 (and other IPU targets) constants, each with its source tag.
-pub struct Target;
+//! The target table: every IPU constant the planner's cost model and the simulator use, each
+//! with its source tag, in one place so the two can never drift apart.
+//!
+//! Source tags (see `shared/design/IPU21.md`): `HwC600` calibrated on C600 hardware by a public
+//! calibration project; `HwBow` measured on Bow hardware; `PopLibs` from the vendor library's
+//! source; `Doc` vendor documentation; `Derived` arithmetic from the others.
+
+use serde::{Deserialize, Serialize};
+
+use crate::precision::Precision;
+
+/// Where a constant comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Source {
+    HwC600,
+    HwBow,
+    PopLibs,
+    Doc,
+    Derived,
+}
+
+/// A constant and its source tag.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Sourced<T> {
+    pub value: T,
+    pub source: Source,
+}
+
+pub const fn sourced<T>(value: T, source: Source) -> Sourced<T> {
+    Sourced { value, source }
+}
+
+/// Geometry: tile count and the logical-to-physical topology.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Geometry {
+    pub tiles: Sourced<u32>,
+    /// Physical grid rows x columns (23 x 64 on IPU21).
+    pub physical_rows: Sourced<u32>,
+    pub physical_columns: Sourced<u32>,
+    pub workers_per_tile: Sourced<u32>,
+}
+
+/// Tile memory map. Addresses are absolute tile addresses.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryMap {
+    pub sram_base: Sourced<u32>,
+    pub sram_bytes: Sourced<u32>,
+    /// Memory element size: instruction fetch, exchange send-read and receive-write contend
+    /// per element.
+    pub element_bytes: Sourced<u32>,
+    /// Region 0: standard memory, the only region that supports instruction fetch.
+    pub standard_start: Sourced<u32>,
+    pub standard_end: Sourced<u32>,
+    /// Region 1: interleaved memory (128-bit loads), interleave factor below.
+    pub interleaved_start: Sourced<u32>,
+    pub interleaved_end: Sourced<u32>,
+    pub interleave_factor: Sourced<u32>,
+    /// First address the loader cannot populate.
+    pub loadable_limit: Sourced<u32>,
+    /// Bytes left for planned data after runtime and support reservations.
+    pub standard_budget: Sourced<u32>,
+    pub interleaved_budget: Sourced<u32>,
+    /// Default support reservation in standard memory (exchange tables, host programs, code).
+    pub support_reservation: Sourced<u32>,
+}
+
+/// Exchange and sync.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Exchange {
+    pub bytes_per_cycle: Sourced<u32>,
+    /// Cost of one exchange phase: global sync plus row start.
+    pub phase_cycles: Sourced<u32>,
+    /// The two components PopLibs heuristics use, recorded beside the calibrated total.
+    pub sync_cycles: Sourced<u32>,
+    pub phase_fixed_cycles: Sourced<u32>,
+    /// Receivers select the source about this many events after phase start.
+    pub latency_events: Sourced<u32>,
+    pub max_transfer_words: Sourced<u32>,
+    /// Physical tile t and t ^ pair_mask share a send bus.
+    pub pair_mask: Sourced<u32>,
+}
+
+/// AMP (accumulating matrix product) rates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Amp {
+    pub macs_per_cycle_f32: Sourced<u32>,
+    pub macs_per_cycle_f16: Sourced<u32>,
+    pub macs_per_cycle_f8: Sourced<u32>,
+}
+
+impl Amp {
+    /// MACs per cycle per tile for inputs in `precision`.
+    pub fn macs_per_cycle(&self, precision: Precision) -> u32 {
+        match precision {
+            Precision::F32 => self.macs_per_cycle_f32.value,
+            Precision::F16 => self.macs_per_cycle_f16.value,
+            Precision::F8E4M3 | Precision::F8E5M2 => self.macs_per_cycle_f8.value,
+        }
+    }
+}
+
+/// Kernel cycle-model constants (per call, at the tile).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelCosts {
+    pub launch_overhead: Sourced<u32>,
+    /// AMP GEMM call: fixed + per-row + per-16-column-group weight feed.
+    pub gemm_fixed: Sourced<u32>,
+    pub gemm_per_row_per_64_columns: Sourced<u32>,
+    pub gemm_weight_feed_interleaved: Sourced<u32>,
+    pub gemm_weight_feed_standard: Sourced<u32>,
+    /// Single-tile AMP curve [N x 16] @ [16 x 16] ~ slope * N + intercept.
+    pub amp_curve_slope: Sourced<u32>,
+    pub amp_curve_intercept: Sourced<u32>,
+    pub local_copy_bytes_per_cycle: Sourced<u32>,
+    pub six_worker_copy_call: Sourced<u32>,
+    /// Standard -> interleaved copy: bytes / divisor + launch.
+    pub standard_to_interleaved_divisor: Sourced<u32>,
+    pub gelu_cycles_per_element: Sourced<u32>,
+    pub add_elements_per_cycle: Sourced<u32>,
+    pub cast_bytes_per_cycle: Sourced<u32>,
+    pub amp_left_pack_cycles_per_element: Sourced<u32>,
+    pub reduction_output_bytes_per_cycle: Sourced<u32>,
+}
+
+/// One IPU target, selectable by name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Target {
+    pub name: String,
+    pub clock_hz: Sourced<f64>,
+    pub geometry: Geometry,
+    pub memory: MemoryMap,
+    pub exchange: Exchange,
+    pub amp: Amp,
+    pub kernels: KernelCosts,
+}
+
+/// Errors selecting a target.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error("unknown target '{name}'; known targets: {known}")]
+    Unknown { name: String, known: String },
+}
+
+impl Target {
+    /// Names accepted by [`Target::by_name`].
+    pub const NAMES: &'static [&'static str] = &["c600", "bow"];
+
+    /// Selects a target by name (`c600`, `ipu21` and `sim:c600` name the C600; `bow` the Bow).
+    pub fn by_name(name: &str) -> Result<Target, TargetError> {
+        let short = name.strip_prefix("sim:").unwrap_or(name);
+        match short {
+            "c600" | "ipu21" => Ok(Target::c600()),
+            "bow" => Ok(Target::bow()),
+            _ => Err(TargetError::Unknown { name: name.to_string(), known: Self::NAMES.join(", ") }),
+        }
+    }
+
+    /// The IPU21 on a C600 card at 1.5 GHz.
+    pub fn c600() -> Target {
+        use Source::*;
+        Target {
+            name: "c600".to_string(),
+            clock_hz: sourced(1.5e9, HwC600),
+            geometry: Geometry {
+                tiles: sourced(1472, HwC600),
+                physical_rows: sourced(23, HwC600),
+                physical_columns: sourced(64, HwC600),
+                workers_per_tile: sourced(6, Doc),
+            },
+            memory: MemoryMap {
+                sram_base: sourced(0x4c000, HwC600),
+                sram_bytes: sourced(638_976, HwC600),
+                element_bytes: sourced(16 * 1024, HwC600),
+                standard_start: sourced(0x4c000, HwC600),
+                standard_end: sourced(0x80000, HwC600),
+                interleaved_start: sourced(0x80000, HwC600),
+                interleaved_end: sourced(0xe8000, HwC600),
+                interleave_factor: sourced(2, HwC600),
+                loadable_limit: sourced(0xe7bb0, HwC600),
+                standard_budget: sourced(162_080, HwC600),
+                interleaved_budget: sourced(424_880, HwC600),
+                support_reservation: sourced(3 * 16 * 1024, HwC600),
+            },
+            exchange: Exchange {
+                bytes_per_cycle: sourced(4, PopLibs),
+                phase_cycles: sourced(600, HwC600),
+                sync_cycles: sourced(90, PopLibs),
+                phase_fixed_cycles: sourced(100, PopLibs),
+                latency_events: sourced(112, HwC600),
+                max_transfer_words: sourced(4148, HwC600),
+                pair_mask: sourced(2, HwC600),
+            },
+            amp: Amp {
+                macs_per_cycle_f32: sourced(16, PopLibs),
+                macs_per_cycle_f16: sourced(64, PopLibs),
+                macs_per_cycle_f8: sourced(128, Derived),
+            },
+            kernels: KernelCosts {
+                launch_overhead: sourced(11, HwC600),
+                gemm_fixed: sourced(294, HwC600),
+                gemm_per_row_per_64_columns: sourced(64, HwC600),
+                gemm_weight_feed_interleaved: sourced(940, HwC600),
+                gemm_weight_feed_standard: sourced(1063, HwC600),
+                amp_curve_slope: sourced(4, HwBow),
+                amp_curve_intercept: sourced(335, HwBow),
+                local_copy_bytes_per_cycle: sourced(8, HwC600),
+                six_worker_copy_call: sourced(288, HwC600),
+                standard_to_interleaved_divisor: sourced(6, HwC600),
+                gelu_cycles_per_element: sourced(10, HwC600),
+                add_elements_per_cycle: sourced(16, HwC600),
+                cast_bytes_per_cycle: sourced(8, HwC600),
+                amp_left_pack_cycles_per_element: sourced(4, HwC600),
+                reduction_output_bytes_per_cycle: sourced(1, HwC600),
+            },
+        }
+    }
+
+    /// The Bow IPU (same IPU architecture generation as GC200 geometry) at its measured 1.85 GHz.
+    pub fn bow() -> Target {
+        let mut target = Target::c600();
+        target.name = "bow".to_string();
+        target.clock_hz = sourced(1.85e9, Source::HwBow);
+        // Bow has no FP8 AMP path; FP8 inputs would be converted to F16 first.
+        target.amp.macs_per_cycle_f8 = sourced(64, Source::Derived);
+        target
+    }
+}
