@@ -445,7 +445,7 @@ enum LineContent<'a> {
 const EXPECTED: &str = "expected-";
 
 fn parse_expectations(chunk: &Chunk<'_>, file_name: &str) -> ParsedExpectations {
-    let mut expectations = Vec::new();
+    let mut expectations: Vec<Expectation> = Vec::new();
     let mut problems = Vec::new();
     let mut last_code_line: Option<u32> = None;
     // Expectations waiting for the next code line (`@below`), by index in `expectations`.
