@@ -1,1 +1,2 @@
 //! Passes, pass registry and pipeline grammar of ipu-opt.
+pub mod pipeline;
