@@ -168,7 +168,9 @@ macro_rules! pass_options {
                     $crate::pipeline::OptionInfo {
                         name: $crate::pipeline::option_name(stringify!($field)),
                         type_name: <$ty as $crate::pipeline::OptionValue>::type_name(),
-                        default: $crate::pipeline::OptionValue::print_value(&defaults.$field),
+                        default: $crate::pipeline::format_option_value(
+                            &$crate::pipeline::OptionValue::print_value(&defaults.$field),
+                        ),
                         help: $crate::pipeline::help_text(&[$($doc),*]),
                     },
                 )*]

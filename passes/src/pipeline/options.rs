@@ -285,6 +285,7 @@ pub fn split_list(text: &str) -> Result<Vec<String>, String> {
             b'{' => open.push(b'}'),
             b'(' => open.push(b')'),
             b'[' => open.push(b']'),
+            // The guard pops the innermost bracket; a matching closer falls through to `_`.
             b'}' | b')' | b']' if open.pop() != Some(byte) => {
                 return Err(format!("unbalanced '{}' in list", char::from(byte)));
             }

@@ -123,7 +123,7 @@ fn describe_lists_types_defaults_and_help() {
             ("small", "u8", "7"),
             ("scale", "f64", "0.5"),
             ("ratio", "f32", "1.25"),
-            ("label", "string", "default label"),
+            ("label", "string", "\"default label\""),
             ("precision", "one of fp32|fp16|fp8", "fp16"),
             ("tile", "tile id", "t3"),
             ("tiles", "comma-separated list of u32", "1,2,3"),

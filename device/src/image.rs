@@ -1,1 +1,0 @@
-//! The loadable device image: tile images, programs and exchange schedules (serde types).
