@@ -1,11 +1,358 @@
 //! Kernel cycle models: one function of a [`KernelSpec`] and the target table, shared by the
-//! planner and the simulator.
+//! planner and the simulator. Every number comes from `target.kernels`, `target.amp` or
+//! `target.exchange`; no constants live here. All models are per call on one tile and include
+//! the launch overhead (11 cycles on the C600 [HW-C600]); the calibrated GEMM call already does.
+//!
+//! # GEMM on the AMP
+//! The calibrated C600 call (F16 inputs, K block 64, C block 64, `rows` rows) costs
+//! `294 + 64 * rows + 4 * 940` cycles with weights in interleaved memory and
+//! `294 + 64 * rows + 4 * 1063` from standard memory [HW-C600]: a fixed part, a streaming part
+//! per row, and a weight feed per 16-column group. Other shapes and precisions scale each part
+//! by what it physically does:
+//! * **per row**: the AMP does `k * c` MACs per row at `macs_per_cycle(input)` (F16 64, FP8
+//!   128, F32 16). The calibrated 64 cycles/row is exactly 64 * 64 / 64, so the row term is
+//!   `64 * rows * (k * c_padded / macs(input)) / (64 * 64 / macs(F16))`, rounded up once for
+//!   the call. `c` is padded to whole 16-column groups (the AMP produces 16 columns per pass).
+//! * **weight feed**: each 16-column group's weights (`k x 16` elements) are streamed into the
+//!   AMP. The feed time scales with the bytes streamed: `940 * (k * bytes(input)) / (64 * 2)`
+//!   per group, so an FP8 K=64 group costs 470 and an F32 one 1,880. Standard memory has no
+//!   128-bit load path, so it uses the 1,063 figure scaled the same way.
+//! * **fixed**: 294 per call regardless of shape.
+//!
+//! `accumulate` does not change the cost: the AMP loads the previous partials into its
+//! accumulators in the same pipeline that drains them (the calibrated formula covers both).
+//! The AMP rate is set by the input precision; partials are F16 for F16 and FP8 inputs and F32
+//! for F32 inputs (PopLibs' "half partials for quarter"), and the kernels document rounding.
+//!
+//! # Vector kernels
+//! Elementwise kernels run on the six workers' vector units. Add (F16) does 16 elements per
+//! cycle [HW-C600]; F32 runs at half the lanes (8/cycle), FP8 is computed through F16 (16/cycle).
+//! The same vector rate prices the elementwise passes of softmax, layer norm and reduction.
 
-use crate::kernels::spec::KernelSpec;
+use crate::kernels::spec::{ElementOrder, GeluForm, KernelSpec};
+use crate::precision::{MemoryClass, Precision};
 use crate::target::Target;
 
-/// Cycles one call of `spec` takes on one tile of `target`.
+/// Errors from costing a concrete kernel call.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CostError {
+    #[error(
+        "gemm call selects row entry {index}, but the kernel has {count} entries (rows {rows:?})"
+    )]
+    GemmRowEntry {
+        index: u32,
+        count: usize,
+        rows: Vec<u32>,
+    },
+    #[error("gemm call has {got} arguments; the row entry is argument 3")]
+    GemmMissingRowArgument { got: usize },
+}
+
+fn launch(target: &Target) -> u64 {
+    u64::from(target.kernels.launch_overhead.value)
+}
+
+/// `ceil(numerator / denominator)` with a zero denominator treated as 1 (table values are
+/// positive; this keeps a malformed table from dividing by zero).
+fn div_ceil(numerator: u128, denominator: u128) -> u64 {
+    let quotient = numerator.div_ceil(denominator.max(1));
+    u64::try_from(quotient).unwrap_or(u64::MAX)
+}
+
+/// Elements per cycle of the elementwise vector path for `precision` (see module docs).
+pub fn vector_elements_per_cycle(precision: Precision, target: &Target) -> u64 {
+    // The calibrated rate is F16's: 2-byte lanes. FP8 has no narrower arithmetic, it is
+    // widened to F16.
+    let f16_rate = u64::from(target.kernels.add_elements_per_cycle.value);
+    (f16_rate * 2 / u64::from(precision.bytes().max(2))).max(1)
+}
+
+/// Cycles one call of `spec` takes on one tile of `target`. For a GEMM with several row entry
+/// points this is the largest entry (the planner's worst case); [`kernel_call_cycles`] costs
+/// the entry a call actually selects.
 pub fn kernel_cycles(spec: &KernelSpec, target: &Target) -> u64 {
-    let _ = (spec, target);
-    target.kernels.launch_overhead.value as u64
+    match spec {
+        KernelSpec::Gemm {
+            input,
+            weights,
+            k,
+            c,
+            rows,
+            ..
+        } => {
+            let max_rows = rows.iter().copied().max().unwrap_or(0);
+            gemm_call_cycles(*input, *weights, *k, *c, max_rows, target)
+        }
+        KernelSpec::Cast { from, to, elements } => cast_cycles(*from, *to, *elements, target),
+        KernelSpec::Rearrange {
+            order,
+            precision,
+            rows,
+            rows_padded,
+            cols,
+            cols_padded,
+            ..
+        } => {
+            let rows = (*rows).max(*rows_padded);
+            let cols = (*cols).max(*cols_padded);
+            rearrange_cycles(*order, *precision, rows, cols, target)
+        }
+        KernelSpec::Add {
+            precision,
+            rows,
+            cols,
+            ..
+        } => add_cycles(*precision, *rows, *cols, target),
+        KernelSpec::Gelu { form, elements, .. } => gelu_cycles(*form, *elements, target),
+        KernelSpec::Softmax {
+            precision,
+            rows,
+            cols,
+            ..
+        } => softmax_cycles(*precision, *rows, *cols, target),
+        KernelSpec::LayerNorm {
+            precision,
+            rows,
+            cols,
+            ..
+        } => layer_norm_cycles(*precision, *rows, *cols, target),
+        KernelSpec::ReduceAdd {
+            partials_precision,
+            output,
+            elements,
+            partials,
+        } => reduce_add_cycles(*partials_precision, *output, *elements, *partials, target),
+        KernelSpec::Copy { bytes } => copy_cycles(u64::from(*bytes), target),
+        KernelSpec::Fill {
+            precision,
+            elements,
+        } => copy_cycles(u64::from(*elements) * u64::from(precision.bytes()), target),
+    }
+}
+
+/// Cycles of one concrete call of `spec` with its run-time `args` (see the ABI in
+/// `kernels::spec`). Only the GEMM's cost depends on an argument: the row entry it selects.
+pub fn kernel_call_cycles(
+    spec: &KernelSpec,
+    args: &[u32],
+    target: &Target,
+) -> Result<u64, CostError> {
+    match spec {
+        KernelSpec::Gemm {
+            input,
+            weights,
+            k,
+            c,
+            rows,
+            ..
+        } => {
+            let index = *args
+                .get(3)
+                .ok_or(CostError::GemmMissingRowArgument { got: args.len() })?;
+            let entry = usize::try_from(index)
+                .ok()
+                .and_then(|i| rows.get(i))
+                .ok_or_else(|| CostError::GemmRowEntry {
+                    index,
+                    count: rows.len(),
+                    rows: rows.clone(),
+                })?;
+            Ok(gemm_call_cycles(*input, *weights, *k, *c, *entry, target))
+        }
+        _ => Ok(kernel_cycles(spec, target)),
+    }
+}
+
+/// One AMP GEMM call: `C[rows x c] (+)= A[rows x k] * B[k x c]` with `input` elements and
+/// weights in `weights` memory (the generalization is in the module documentation).
+pub fn gemm_call_cycles(
+    input: Precision,
+    weights: MemoryClass,
+    k: u32,
+    c: u32,
+    rows: u32,
+    target: &Target,
+) -> u64 {
+    let costs = &target.kernels;
+    let group_columns = u64::from(target.amp.group_columns.value.max(1));
+    let groups = u64::from(c).div_ceil(group_columns);
+    let c_padded = groups * group_columns;
+    let (k, rows) = (u64::from(k), u64::from(rows));
+    let calibration_k = u64::from(costs.gemm_calibration_k.value);
+    let calibration_c = u64::from(costs.gemm_calibration_c.value);
+    let macs = u64::from(target.amp.macs_per_cycle(input));
+    let macs_f16 = u64::from(target.amp.macs_per_cycle(Precision::F16));
+
+    // rows * per_row_cal * (k * c_padded / macs) / (cal_k * cal_c / macs_f16)
+    let row_term = div_ceil(
+        u128::from(rows)
+            * u128::from(costs.gemm_per_row_per_64_columns.value)
+            * u128::from(k * c_padded)
+            * u128::from(macs_f16),
+        u128::from(calibration_k * calibration_c * macs),
+    );
+    let feed_calibrated = match weights {
+        MemoryClass::Interleaved => costs.gemm_weight_feed_interleaved.value,
+        MemoryClass::Standard => costs.gemm_weight_feed_standard.value,
+    };
+    // The calibrated feed streams calibration_k rows of F16 (2-byte) weights per group.
+    let feed_per_group = div_ceil(
+        u128::from(feed_calibrated) * u128::from(k * u64::from(input.bytes())),
+        u128::from(calibration_k * u64::from(Precision::F16.bytes())),
+    );
+    u64::from(costs.gemm_fixed.value) + row_term + groups * feed_per_group
+}
+
+/// The single-tile AMP curve, `[n_rows x 16] @ [16 x 16]` in F16: the per-row cost is the
+/// 16 x 16 MACs at the F16 AMP rate (4 cycles on IPU2/IPU21), plus the measured fixed cost of
+/// a call (335 on Bow [HW-Bow]).
+pub fn amp_single_tile_cycles(n_rows: u32, target: &Target) -> u64 {
+    let group = u128::from(target.amp.group_columns.value);
+    let macs = u128::from(target.amp.macs_per_cycle(Precision::F16));
+    let per_row = div_ceil(group * group, macs);
+    u64::from(n_rows) * per_row + u64::from(target.kernels.amp_curve_intercept.value)
+}
+
+/// Cycles of an `m x k @ k x n` GEMM at peak AMP rate spread perfectly over `tiles` tiles (the
+/// roofline a plan is compared with). `tiles == 0` is treated as one tile.
+pub fn ideal_gemm_cycles(
+    m: u64,
+    n: u64,
+    k: u64,
+    precision: Precision,
+    tiles: u32,
+    target: &Target,
+) -> u64 {
+    let macs = u128::from(target.amp.macs_per_cycle(precision)) * u128::from(tiles.max(1));
+    div_ceil(u128::from(m) * u128::from(n) * u128::from(k), macs)
+}
+
+/// One exchange phase: the fixed phase cost (global sync + row start, 600 on the C600
+/// [HW-C600]) plus the busiest endpoint at 4 bytes/cycle. Sends of a physical pair share one
+/// bus, so `max_bus_bytes_out` is the largest total over a pair's sends; receives are
+/// independent per tile.
+pub fn exchange_phase_cycles(
+    max_bus_bytes_out: u64,
+    max_tile_bytes_in: u64,
+    target: &Target,
+) -> u64 {
+    let busiest = max_bus_bytes_out.max(max_tile_bytes_in);
+    u64::from(target.exchange.phase_cycles.value)
+        + div_ceil(
+            u128::from(busiest),
+            u128::from(target.exchange.bytes_per_cycle.value),
+        )
+}
+
+/// Cast: `(input bytes + output bytes) / 8 + launch` [HW-C600].
+pub fn cast_cycles(from: Precision, to: Precision, elements: u32, target: &Target) -> u64 {
+    let bytes = u128::from(elements) * u128::from(from.bytes() + to.bytes());
+    div_ceil(bytes, u128::from(target.kernels.cast_bytes_per_cycle.value)) + launch(target)
+}
+
+/// Add with broadcast: `elements / vector rate + launch` (16 elements/cycle in F16 [HW-C600]).
+/// Broadcasting changes only which `b` row is read, not the work.
+pub fn add_cycles(precision: Precision, rows: u32, cols: u32, target: &Target) -> u64 {
+    let elements = u128::from(rows) * u128::from(cols);
+    div_ceil(
+        elements,
+        u128::from(vector_elements_per_cycle(precision, target)),
+    ) + launch(target)
+}
+
+/// GeLU: tanh form 10 cycles/element + launch [HW-C600]. The erf form has no hardware
+/// instruction (tanh has one), so it is an approximation polynomial plus an exp; we charge it
+/// twice the tanh form (`gelu_erf_cycles_per_element`, [Derived]). The per-element cost is
+/// dominated by the transcendental sequence, not the load width, so it is the same for every
+/// precision (F32 in, or F16/FP8 widened).
+pub fn gelu_cycles(form: GeluForm, elements: u32, target: &Target) -> u64 {
+    let per_element = match form {
+        GeluForm::Tanh => target.kernels.gelu_cycles_per_element.value,
+        GeluForm::Erf => target.kernels.gelu_erf_cycles_per_element.value,
+    };
+    u64::from(elements) * u64::from(per_element) + launch(target)
+}
+
+/// Rearrange between row-major and an AMP order, charged on the padded block (padding is
+/// written as zeros): 4 cycles/element for AMP orders (the AMP-left pack [HW-C600]; right and
+/// output orders shuffle the same way), a plain copy at 8 B/cycle for row-major to row-major.
+pub fn rearrange_cycles(
+    order: ElementOrder,
+    precision: Precision,
+    rows: u32,
+    cols: u32,
+    target: &Target,
+) -> u64 {
+    let elements = u64::from(rows) * u64::from(cols);
+    match order {
+        ElementOrder::RowMajor => copy_cycles(elements * u64::from(precision.bytes()), target),
+        ElementOrder::AmpLeft | ElementOrder::AmpRight | ElementOrder::AmpOutput => {
+            elements * u64::from(target.kernels.amp_left_pack_cycles_per_element.value)
+                + launch(target)
+        }
+    }
+}
+
+/// Row softmax, three passes per row (derived from the table):
+/// 1. max over the row: one vector op per element;
+/// 2. `exp(x - max)` and the running sum: one exp per element (`exp_cycles_per_element`,
+///    half the tanh GeLU, [Derived]);
+/// 3. multiply by the reciprocal of the sum: one vector op per element.
+///
+/// Each pass over a row costs a loop setup charged like a launch. Causal masking skips exps
+/// for masked elements, but the row offset is a run-time argument, so the model charges the
+/// unmasked worst case.
+pub fn softmax_cycles(precision: Precision, rows: u32, cols: u32, target: &Target) -> u64 {
+    let elements = u64::from(rows) * u64::from(cols);
+    let vector_passes = div_ceil(
+        2 * u128::from(elements),
+        u128::from(vector_elements_per_cycle(precision, target)),
+    );
+    let exps = elements * u64::from(target.kernels.exp_cycles_per_element.value);
+    let row_setup = 3 * u64::from(rows) * launch(target);
+    vector_passes + exps + row_setup + launch(target)
+}
+
+/// Row layer norm (derived from the table): mean (1 op/element), variance (subtract and
+/// multiply-add: 2), normalize with gamma and beta (subtract, scale, fused multiply-add: 3),
+/// so 6 vector ops per element; per row one reciprocal square root (`rsqrt_cycles_per_row`,
+/// [Derived]) and three pass setups charged like launches.
+pub fn layer_norm_cycles(precision: Precision, rows: u32, cols: u32, target: &Target) -> u64 {
+    let elements = u128::from(rows) * u128::from(cols);
+    let vector_ops = div_ceil(
+        6 * elements,
+        u128::from(vector_elements_per_cycle(precision, target)),
+    );
+    let per_row = u64::from(target.kernels.rsqrt_cycles_per_row.value) + 3 * launch(target);
+    vector_ops + u64::from(rows) * per_row + launch(target)
+}
+
+/// Reduce-add of `partials` blocks: the calibrated ~1 output byte per cycle [HW-C600] covers
+/// converting and storing the result; each partial beyond the first adds one vector add per
+/// element at the partials' precision.
+pub fn reduce_add_cycles(
+    partials_precision: Precision,
+    output: Precision,
+    elements: u32,
+    partials: u32,
+    target: &Target,
+) -> u64 {
+    let output_bytes = u128::from(elements) * u128::from(output.bytes());
+    let store = div_ceil(
+        output_bytes,
+        u128::from(target.kernels.reduction_output_bytes_per_cycle.value),
+    );
+    let adds = div_ceil(
+        u128::from(elements) * u128::from(partials.saturating_sub(1)),
+        u128::from(vector_elements_per_cycle(partials_precision, target)),
+    );
+    store + adds + launch(target)
+}
+
+/// Local copy (and fill, which is store-bound the same way): 8 B/cycle + launch [HW-C600].
+pub fn copy_cycles(bytes: u64, target: &Target) -> u64 {
+    div_ceil(
+        u128::from(bytes),
+        u128::from(target.kernels.local_copy_bytes_per_cycle.value),
+    ) + launch(target)
 }

@@ -5,6 +5,12 @@
 //! calibration project; `HwBow` measured on Bow hardware; `PopLibs` from the vendor library's
 //! source; `Doc` vendor documentation; `Derived` arithmetic from the others.
 
+mod memory;
+mod topology;
+
+pub use memory::MemoryElement;
+pub use topology::PhysicalTile;
+
 use serde::{Deserialize, Serialize};
 
 use crate::precision::Precision;
@@ -86,6 +92,9 @@ pub struct Amp {
     pub macs_per_cycle_f32: Sourced<u32>,
     pub macs_per_cycle_f16: Sourced<u32>,
     pub macs_per_cycle_f8: Sourced<u32>,
+    /// Output columns the AMP produces per pass: weights are fed in groups of this many columns
+    /// (the "16-column group" of the calibrated GEMM call and of the [N x 16] @ [16 x 16] curve).
+    pub group_columns: Sourced<u32>,
 }
 
 impl Amp {
@@ -120,6 +129,19 @@ pub struct KernelCosts {
     pub cast_bytes_per_cycle: Sourced<u32>,
     pub amp_left_pack_cycles_per_element: Sourced<u32>,
     pub reduction_output_bytes_per_cycle: Sourced<u32>,
+    /// The K and C block of the calibrated GEMM call (`gemm_*` above were measured at K = 64,
+    /// C = 64, F16 inputs); the cost model scales from this point (see `crate::cost`).
+    pub gemm_calibration_k: Sourced<u32>,
+    pub gemm_calibration_c: Sourced<u32>,
+    /// GeLU in the exact erf form. The IPU has a hardware tanh but no erf, so erf is evaluated
+    /// as a polynomial/rational approximation plus an exp: we charge twice the tanh form.
+    pub gelu_erf_cycles_per_element: Sourced<u32>,
+    /// One exp per element (softmax). The tanh-form GeLU (10 cycles) is one transcendental plus
+    /// about as much polynomial work again, so one transcendental is charged half of it.
+    pub exp_cycles_per_element: Sourced<u32>,
+    /// One reciprocal square root per row (layer norm), charged like one transcendental
+    /// evaluated by a single worker.
+    pub rsqrt_cycles_per_row: Sourced<u32>,
 }
 
 /// One IPU target, selectable by name.
@@ -134,14 +156,52 @@ pub struct Target {
     pub kernels: KernelCosts,
 }
 
-/// Errors selecting a target.
-#[derive(Debug, thiserror::Error)]
+/// Errors from the target table: unknown names, tiles and addresses outside the target.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TargetError {
     #[error("unknown target '{name}'; known targets: {known}")]
     Unknown { name: String, known: String },
+    #[error("logical tile {tile} is out of range: target {target} has {tiles} tiles (0..{tiles})")]
+    LogicalTileOutOfRange {
+        tile: u32,
+        tiles: u32,
+        target: String,
+    },
+    #[error(
+        "physical tile index {index} is out of range: target {target} has {rows} x {columns} = {tiles} physical tiles"
+    )]
+    PhysicalTileOutOfRange {
+        index: u32,
+        rows: u32,
+        columns: u32,
+        tiles: u32,
+        target: String,
+    },
+    #[error("address {address:#x} is outside tile SRAM {start:#x}..{end:#x} of target {target}")]
+    AddressOutOfRange {
+        address: u32,
+        start: u32,
+        end: u32,
+        target: String,
+    },
 }
 
 impl Target {
+    /// Peak AMP throughput of the whole chip in FLOP/s for inputs in `precision`: every tile's
+    /// AMP busy every cycle, one MAC = 2 FLOP. [Derived] 1472 x 64 x 2 x 1.5e9 = 282.6 TFLOP/s
+    /// for F16 on the C600, 565.2 TFLOP/s for FP8.
+    pub fn peak_flops(&self, precision: Precision) -> f64 {
+        f64::from(self.geometry.tiles.value)
+            * f64::from(self.amp.macs_per_cycle(precision))
+            * 2.0
+            * self.clock_hz.value
+    }
+
+    /// Peak AMP throughput of one tile in FLOP per cycle.
+    pub fn peak_flops_per_tile_cycle(&self, precision: Precision) -> u64 {
+        2 * u64::from(self.amp.macs_per_cycle(precision))
+    }
+
     /// Names accepted by [`Target::by_name`].
     pub const NAMES: &'static [&'static str] = &["c600", "bow"];
 
@@ -151,7 +211,10 @@ impl Target {
         match short {
             "c600" | "ipu21" => Ok(Target::c600()),
             "bow" => Ok(Target::bow()),
-            _ => Err(TargetError::Unknown { name: name.to_string(), known: Self::NAMES.join(", ") }),
+            _ => Err(TargetError::Unknown {
+                name: name.to_string(),
+                known: Self::NAMES.join(", "),
+            }),
         }
     }
 
@@ -194,6 +257,7 @@ impl Target {
                 macs_per_cycle_f32: sourced(16, PopLibs),
                 macs_per_cycle_f16: sourced(64, PopLibs),
                 macs_per_cycle_f8: sourced(128, Derived),
+                group_columns: sourced(16, HwC600),
             },
             kernels: KernelCosts {
                 launch_overhead: sourced(11, HwC600),
@@ -211,6 +275,11 @@ impl Target {
                 cast_bytes_per_cycle: sourced(8, HwC600),
                 amp_left_pack_cycles_per_element: sourced(4, HwC600),
                 reduction_output_bytes_per_cycle: sourced(1, HwC600),
+                gemm_calibration_k: sourced(64, HwC600),
+                gemm_calibration_c: sourced(64, HwC600),
+                gelu_erf_cycles_per_element: sourced(20, Derived),
+                exp_cycles_per_element: sourced(5, Derived),
+                rsqrt_cycles_per_row: sourced(10, Derived),
             },
         }
     }

@@ -1,0 +1,415 @@
+//! Kernel cycle models against the published figures, and their shape.
+
+use ipu_device::cost::{
+    amp_single_tile_cycles, exchange_phase_cycles, gemm_call_cycles, ideal_gemm_cycles,
+    kernel_call_cycles, kernel_cycles, CostError,
+};
+use ipu_device::kernels::spec::{ElementOrder, GeluForm, KernelSpec};
+use ipu_device::precision::{MemoryClass, Precision};
+use ipu_device::target::Target;
+
+const PRECISIONS: [Precision; 4] = [
+    Precision::F32,
+    Precision::F16,
+    Precision::F8E4M3,
+    Precision::F8E5M2,
+];
+
+#[test]
+fn bow_amp_curve_is_4n_plus_335_within_5_percent() {
+    let bow = Target::bow();
+    let mut sizes: Vec<u32> = (4..=11).map(|p| 1 << p).collect();
+    sizes.extend([24, 48, 100, 300, 1000, 1500, 2000]);
+    for n in sizes {
+        let model = amp_single_tile_cycles(n, &bow) as f64;
+        let published = 4.0 * f64::from(n) + 335.0;
+        let error = (model - published).abs() / published;
+        assert!(
+            error <= 0.05,
+            "N = {n}: model {model} vs published {published} ({:.1} %)",
+            error * 100.0
+        );
+    }
+}
+
+#[test]
+fn bow_amp_curve_reproduces_published_efficiency() {
+    let bow = Target::bow();
+    // Ideal: 16 x 16 MACs per row at 64 MACs/cycle.
+    let efficiency = |n: u32| f64::from(n) * 256.0 / 64.0 / amp_single_tile_cycles(n, &bow) as f64;
+    assert!(
+        (efficiency(2048) - 0.961).abs() < 0.01,
+        "N = 2048: {:.4}",
+        efficiency(2048)
+    );
+    assert!(
+        (efficiency(64) - 0.438).abs() < 0.01,
+        "N = 64: {:.4}",
+        efficiency(64)
+    );
+}
+
+fn gemm(input: Precision, weights: MemoryClass, k: u32, c: u32, rows: Vec<u32>) -> KernelSpec {
+    let partials = if input == Precision::F32 {
+        Precision::F32
+    } else {
+        Precision::F16
+    };
+    KernelSpec::Gemm {
+        input,
+        partials,
+        weights,
+        k,
+        c,
+        rows,
+        accumulate: false,
+    }
+}
+
+#[test]
+fn c600_gemm_call_matches_the_calibrated_formula() {
+    let c600 = Target::c600();
+    for rows in 1..=64u64 {
+        let interleaved = 294 + 64 * rows + 4 * 940;
+        let standard = 294 + 64 * rows + 4 * 1063;
+        let r = rows as u32;
+        assert_eq!(
+            gemm_call_cycles(Precision::F16, MemoryClass::Interleaved, 64, 64, r, &c600),
+            interleaved
+        );
+        assert_eq!(
+            gemm_call_cycles(Precision::F16, MemoryClass::Standard, 64, 64, r, &c600),
+            standard
+        );
+        let spec = gemm(Precision::F16, MemoryClass::Interleaved, 64, 64, vec![r]);
+        assert_eq!(kernel_cycles(&spec, &c600), interleaved);
+    }
+}
+
+#[test]
+fn gemm_generalizes_by_mac_rate_and_weight_bytes() {
+    let c600 = Target::c600();
+    // FP8 at 128 MACs/cycle: 32 cycles per row for K = 64, C = 64; half the weight bytes.
+    assert_eq!(
+        gemm_call_cycles(
+            Precision::F8E4M3,
+            MemoryClass::Interleaved,
+            64,
+            64,
+            10,
+            &c600
+        ),
+        294 + 320 + 4 * 470
+    );
+    // F32 at 16 MACs/cycle: 256 cycles per row; twice the weight bytes.
+    assert_eq!(
+        gemm_call_cycles(Precision::F32, MemoryClass::Interleaved, 64, 64, 2, &c600),
+        294 + 512 + 4 * 1880
+    );
+    // C is padded to 16-column groups.
+    assert_eq!(
+        gemm_call_cycles(Precision::F16, MemoryClass::Interleaved, 64, 17, 4, &c600),
+        gemm_call_cycles(Precision::F16, MemoryClass::Interleaved, 64, 32, 4, &c600)
+    );
+    // Standard-memory weights are slower at every shape.
+    for k in [16, 32, 64, 128] {
+        let fast = gemm_call_cycles(Precision::F16, MemoryClass::Interleaved, k, 64, 8, &c600);
+        let slow = gemm_call_cycles(Precision::F16, MemoryClass::Standard, k, 64, 8, &c600);
+        assert!(slow > fast, "k = {k}");
+    }
+}
+
+#[test]
+fn gemm_call_costs_the_selected_row_entry() {
+    let c600 = Target::c600();
+    let spec = gemm(
+        Precision::F8E4M3,
+        MemoryClass::Interleaved,
+        32,
+        64,
+        vec![32, 34],
+    );
+    let r32 = gemm_call_cycles(
+        Precision::F8E4M3,
+        MemoryClass::Interleaved,
+        32,
+        64,
+        32,
+        &c600,
+    );
+    let r34 = gemm_call_cycles(
+        Precision::F8E4M3,
+        MemoryClass::Interleaved,
+        32,
+        64,
+        34,
+        &c600,
+    );
+    assert_eq!(
+        kernel_call_cycles(&spec, &[0, 0, 0, 0, 0, 0], &c600),
+        Ok(r32)
+    );
+    assert_eq!(
+        kernel_call_cycles(&spec, &[0, 0, 0, 1, 0, 0], &c600),
+        Ok(r34)
+    );
+    assert_eq!(kernel_cycles(&spec, &c600), r34);
+    let error = kernel_call_cycles(&spec, &[0, 0, 0, 2, 0, 0], &c600).expect_err("no entry 2");
+    assert!(matches!(
+        error,
+        CostError::GemmRowEntry {
+            index: 2,
+            count: 2,
+            ..
+        }
+    ));
+    assert!(error.to_string().contains("entry 2"), "{error}");
+    assert!(kernel_call_cycles(&spec, &[0, 0], &c600).is_err());
+}
+
+#[test]
+fn ideal_gemm_and_the_published_4096_cube_anchor() {
+    let c600 = Target::c600();
+    let ideal = ideal_gemm_cycles(4096, 4096, 4096, Precision::F16, 1472, &c600);
+    assert_eq!(ideal, (4096u64 * 4096 * 4096).div_ceil(64 * 1472));
+    // ipu-stack measured 2,262,696 cycles = 32.2 % of peak on hardware.
+    let fraction = ideal as f64 / 2_262_696.0;
+    assert!((fraction - 0.322).abs() < 0.002, "{fraction}");
+    assert_eq!(
+        ideal_gemm_cycles(128, 128, 128, Precision::F8E4M3, 1, &c600),
+        128 * 128 * 128 / 128
+    );
+    assert_eq!(ideal_gemm_cycles(1, 1, 1, Precision::F16, 0, &c600), 1);
+}
+
+#[test]
+fn exchange_phase_is_fixed_cost_plus_busiest_endpoint() {
+    let c600 = Target::c600();
+    assert_eq!(exchange_phase_cycles(0, 0, &c600), 600);
+    assert_eq!(exchange_phase_cycles(1000, 4000, &c600), 1600);
+    assert_eq!(exchange_phase_cycles(4001, 4000, &c600), 1601);
+    assert_eq!(exchange_phase_cycles(8, 3, &c600), 602);
+}
+
+#[test]
+fn calibrated_vector_kernels() {
+    let c600 = Target::c600();
+    let add = KernelSpec::Add {
+        precision: Precision::F16,
+        rows: 4,
+        cols: 256,
+        b_rows: 1,
+    };
+    assert_eq!(kernel_cycles(&add, &c600), 1024 / 16 + 11);
+    let cast = KernelSpec::Cast {
+        from: Precision::F32,
+        to: Precision::F8E4M3,
+        elements: 800,
+    };
+    assert_eq!(kernel_cycles(&cast, &c600), 800 * 5 / 8 + 11);
+    let gelu = KernelSpec::Gelu {
+        precision: Precision::F16,
+        form: GeluForm::Tanh,
+        elements: 100,
+    };
+    assert_eq!(kernel_cycles(&gelu, &c600), 1011);
+    let erf = KernelSpec::Gelu {
+        precision: Precision::F16,
+        form: GeluForm::Erf,
+        elements: 100,
+    };
+    assert!(kernel_cycles(&erf, &c600) > kernel_cycles(&gelu, &c600));
+    let copy = KernelSpec::Copy { bytes: 800 };
+    assert_eq!(kernel_cycles(&copy, &c600), 111);
+    let pack = KernelSpec::Rearrange {
+        order: ElementOrder::AmpLeft,
+        to_amp: true,
+        precision: Precision::F16,
+        offset: 0,
+        rows: 31,
+        rows_padded: 32,
+        cols: 32,
+        cols_padded: 32,
+    };
+    assert_eq!(kernel_cycles(&pack, &c600), 4 * 32 * 32 + 11);
+    let reduce = KernelSpec::ReduceAdd {
+        partials_precision: Precision::F16,
+        output: Precision::F16,
+        elements: 512,
+        partials: 1,
+    };
+    assert_eq!(kernel_cycles(&reduce, &c600), 1024 + 11);
+}
+
+/// One representative spec per variant, built from a size vector so each size can be grown.
+fn specs(precision: Precision, s: [u32; 4]) -> Vec<(&'static str, KernelSpec)> {
+    let [a, b, c, d] = s;
+    vec![
+        (
+            "gemm",
+            gemm(precision, MemoryClass::Interleaved, a, b, vec![c, d]),
+        ),
+        (
+            "gemm_standard",
+            gemm(precision, MemoryClass::Standard, a, b, vec![c]),
+        ),
+        (
+            "cast_to_f16",
+            KernelSpec::Cast {
+                from: precision,
+                to: Precision::F16,
+                elements: a,
+            },
+        ),
+        (
+            "cast_from_f32",
+            KernelSpec::Cast {
+                from: Precision::F32,
+                to: precision,
+                elements: a,
+            },
+        ),
+        (
+            "rearrange",
+            KernelSpec::Rearrange {
+                order: ElementOrder::AmpLeft,
+                to_amp: true,
+                precision,
+                offset: 0,
+                rows: a,
+                rows_padded: a + c,
+                cols: b,
+                cols_padded: b + d,
+            },
+        ),
+        (
+            "rearrange_row_major",
+            KernelSpec::Rearrange {
+                order: ElementOrder::RowMajor,
+                to_amp: false,
+                precision,
+                offset: 0,
+                rows: a,
+                rows_padded: a + c,
+                cols: b,
+                cols_padded: b + d,
+            },
+        ),
+        (
+            "add",
+            KernelSpec::Add {
+                precision,
+                rows: a,
+                cols: b,
+                b_rows: 1,
+            },
+        ),
+        (
+            "gelu_tanh",
+            KernelSpec::Gelu {
+                precision,
+                form: GeluForm::Tanh,
+                elements: a,
+            },
+        ),
+        (
+            "gelu_erf",
+            KernelSpec::Gelu {
+                precision,
+                form: GeluForm::Erf,
+                elements: a,
+            },
+        ),
+        (
+            "softmax",
+            KernelSpec::Softmax {
+                precision,
+                rows: a,
+                cols: b,
+                causal: c % 2 == 0,
+            },
+        ),
+        (
+            "layer_norm",
+            KernelSpec::LayerNorm {
+                precision,
+                rows: a,
+                cols: b,
+                epsilon_nano: 10,
+            },
+        ),
+        (
+            "reduce_add",
+            KernelSpec::ReduceAdd {
+                partials_precision: precision,
+                output: precision,
+                elements: a,
+                partials: b,
+            },
+        ),
+        ("copy", KernelSpec::Copy { bytes: a }),
+        (
+            "fill",
+            KernelSpec::Fill {
+                precision,
+                elements: a,
+            },
+        ),
+    ]
+}
+
+#[test]
+fn every_variant_costs_more_than_a_launch_and_grows_with_its_sizes() {
+    for target in [Target::c600(), Target::bow()] {
+        let launch = u64::from(target.kernels.launch_overhead.value);
+        for precision in PRECISIONS {
+            let base = [1u32, 1, 1, 1];
+            for (name, spec) in specs(precision, base) {
+                let cycles = kernel_cycles(&spec, &target);
+                assert!(
+                    cycles > launch,
+                    "{name} {precision:?}: {cycles} cycles <= launch {launch}"
+                );
+            }
+            // Grow each size parameter alone through a ladder and check no cost decreases.
+            for which in 0..4 {
+                let mut previous: Option<Vec<u64>> = None;
+                for size in [1u32, 2, 3, 7, 16, 17, 64, 100, 1000, 4096] {
+                    let mut sizes = base;
+                    sizes[which] = size;
+                    let costs: Vec<u64> = specs(precision, sizes)
+                        .iter()
+                        .map(|(_, spec)| kernel_cycles(spec, &target))
+                        .collect();
+                    if let Some(previous) = &previous {
+                        for ((name, _), (before, after)) in specs(precision, sizes)
+                            .iter()
+                            .zip(previous.iter().zip(&costs))
+                        {
+                            assert!(
+                                after >= before,
+                                "{name} {precision:?}: size {which} -> {size} made it cheaper ({before} -> {after})"
+                            );
+                        }
+                    }
+                    previous = Some(costs);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn size_parameters_that_scale_the_work_strictly_increase_the_cost() {
+    let c600 = Target::c600();
+    for precision in PRECISIONS {
+        let small = specs(precision, [64, 64, 64, 64]);
+        let large = specs(precision, [4096, 4096, 4096, 4096]);
+        for ((name, small), (_, large)) in small.iter().zip(&large) {
+            assert!(
+                kernel_cycles(large, &c600) > kernel_cycles(small, &c600),
+                "{name} {precision:?}"
+            );
+        }
+    }
+}

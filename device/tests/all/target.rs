@@ -1,0 +1,222 @@
+//! The target table: geometry, topology, memory map, peak rates, selection by name.
+
+use std::collections::BTreeSet;
+
+use ipu_device::precision::{MemoryClass, Precision};
+use ipu_device::target::{Source, Target, TargetError};
+
+fn targets() -> Vec<Target> {
+    vec![Target::c600(), Target::bow()]
+}
+
+#[test]
+fn tile_count_is_the_physical_grid() {
+    for target in targets() {
+        assert_eq!(target.geometry.tiles.value, 1472, "{}", target.name);
+        assert_eq!(
+            target.geometry.physical_rows.value * target.geometry.physical_columns.value,
+            1472
+        );
+        assert_eq!(
+            (
+                target.geometry.physical_rows.value,
+                target.geometry.physical_columns.value
+            ),
+            (23, 64)
+        );
+        assert_eq!(target.physical_tiles(), 1472);
+    }
+}
+
+#[test]
+fn logical_to_physical_is_a_bijection_and_inverts() {
+    for target in targets() {
+        let mut seen = BTreeSet::new();
+        for tile in 0..target.geometry.tiles.value {
+            let physical = target.logical_to_physical(tile).expect("in range");
+            assert!(
+                physical.row < 23 && physical.column < 64,
+                "tile {tile} -> {physical:?}"
+            );
+            assert_eq!(physical.index, physical.row * 64 + physical.column);
+            assert!(
+                seen.insert(physical.index),
+                "physical index {} used twice",
+                physical.index
+            );
+            assert_eq!(target.physical_to_logical(physical.index), Ok(tile));
+        }
+        assert_eq!(seen.len(), 1472);
+    }
+}
+
+#[test]
+fn logical_pairs_share_a_send_bus() {
+    let target = Target::c600();
+    assert_eq!(target.exchange.pair_mask.value, 2);
+    for k in 0..target.geometry.tiles.value / 2 {
+        let even = target.logical_to_physical(2 * k).expect("in range");
+        let odd = target.logical_to_physical(2 * k + 1).expect("in range");
+        assert_eq!(
+            target.physical_pair(even.index),
+            Ok(odd.index),
+            "logical pair {k}"
+        );
+        assert_eq!(even.index ^ 2, odd.index);
+        assert!(target.same_bus(even.index, odd.index));
+        assert!(target.logical_same_bus(2 * k, 2 * k + 1));
+        assert_eq!(even.row, odd.row);
+    }
+    // Neighbouring pairs do not share a bus.
+    assert!(!target.logical_same_bus(1, 2));
+    assert!(!target.same_bus(0, 1));
+    assert!(target.same_bus(5, 5));
+}
+
+#[test]
+fn snake_keeps_consecutive_tiles_close() {
+    // Consecutive logical tiles are at most 3 columns apart within a row, and a row change
+    // happens at the same edge of the grid (the snake turns around).
+    let target = Target::c600();
+    for tile in 1..1472 {
+        let a = target.logical_to_physical(tile - 1).expect("in range");
+        let b = target.logical_to_physical(tile).expect("in range");
+        if a.row == b.row {
+            assert!(a.column.abs_diff(b.column) <= 3, "{tile}: {a:?} -> {b:?}");
+        } else {
+            assert_eq!(b.row, a.row + 1);
+            assert!(
+                a.column.abs_diff(b.column) <= 3,
+                "row turn at {tile}: {a:?} -> {b:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn topology_rejects_out_of_range_tiles() {
+    let target = Target::c600();
+    let error = target.logical_to_physical(1472).expect_err("out of range");
+    assert!(matches!(
+        error,
+        TargetError::LogicalTileOutOfRange {
+            tile: 1472,
+            tiles: 1472,
+            ..
+        }
+    ));
+    assert!(error.to_string().contains("1472"), "{error}");
+    assert!(target.physical_to_logical(1472).is_err());
+    assert!(target.physical_pair(5000).is_err());
+    assert!(!target.logical_same_bus(0, 9999));
+}
+
+#[test]
+fn memory_map_is_consistent() {
+    let target = Target::c600();
+    let memory = &target.memory;
+    assert_eq!(memory.sram_base.value + memory.sram_bytes.value, 0xe8000);
+    assert_eq!(memory.sram_bytes.value, 624 * 1024);
+    assert_eq!(memory.standard_end.value, memory.interleaved_start.value);
+    assert_eq!(target.planned_budget_bytes(), 586_960);
+    assert_eq!(
+        target.budget_bytes(MemoryClass::Standard) + target.budget_bytes(MemoryClass::Interleaved),
+        586_960
+    );
+    assert!(target.planned_budget_bytes() < memory.loadable_limit.value - memory.sram_base.value);
+}
+
+#[test]
+fn regions_and_elements() {
+    let target = Target::c600();
+    assert_eq!(target.region_of(0x4c000), Ok(MemoryClass::Standard));
+    assert_eq!(target.region_of(0x7ffff), Ok(MemoryClass::Standard));
+    assert_eq!(target.region_of(0x80000), Ok(MemoryClass::Interleaved));
+    assert_eq!(target.region_of(0xe7fff), Ok(MemoryClass::Interleaved));
+    assert!(target.region_of(0xe8000).is_err());
+    assert!(target.region_of(0x4bfff).is_err());
+    assert!(target.is_interleaved(0x90000));
+    assert!(!target.is_interleaved(0x50000));
+    assert!(!target.is_interleaved(0x10));
+
+    let first = target.element_of(0x4c000).expect("in SRAM");
+    assert_eq!(
+        (first.index, first.start, first.bytes),
+        (0, 0x4c000, 16 * 1024)
+    );
+    let last_standard = target.element_of(0x7ffff).expect("in SRAM");
+    assert_eq!((last_standard.index, last_standard.start), (12, 0x7c000));
+    // Interleaved memory contends in 32 KiB pairs.
+    let first_pair = target.element_of(0x80000).expect("in SRAM");
+    assert_eq!((first_pair.index, first_pair.bytes), (13, 32 * 1024));
+    assert_eq!(target.element_of(0x87fff).map(|e| e.index), Ok(13));
+    assert_eq!(target.element_of(0x88000).map(|e| e.index), Ok(14));
+    assert_eq!(target.element_of(0xe7fff).map(|e| e.index), Ok(25));
+    assert_eq!(target.element_count(), 26);
+    let error = target.element_of(0xe8000).expect_err("outside SRAM");
+    assert!(error.to_string().contains("0xe8000"), "{error}");
+
+    assert!(target.is_loadable(0xe7000, 0xbb0));
+    assert!(!target.is_loadable(0xe7000, 0xbb1));
+    assert!(!target.is_loadable(0x4b000, 16));
+}
+
+#[test]
+fn peak_flops() {
+    let c600 = Target::c600();
+    let tflops = |p| c600.peak_flops(p) / 1e12;
+    assert!(
+        (tflops(Precision::F16) - 282.6).abs() < 0.05,
+        "{}",
+        tflops(Precision::F16)
+    );
+    assert!((tflops(Precision::F8E4M3) - 565.2).abs() < 0.05);
+    assert!((tflops(Precision::F8E5M2) - 565.2).abs() < 0.05);
+    assert!((tflops(Precision::F32) - 70.65).abs() < 0.05);
+    assert_eq!(c600.peak_flops_per_tile_cycle(Precision::F16), 128);
+    let bow = Target::bow();
+    assert!((bow.peak_flops(Precision::F16) / 1e12 - 348.6).abs() < 0.1);
+}
+
+#[test]
+fn by_name_selects_and_errors_list_known_targets() {
+    for name in ["c600", "ipu21", "sim:c600"] {
+        assert_eq!(
+            Target::by_name(name).map(|t| t.name),
+            Ok("c600".to_string())
+        );
+    }
+    assert_eq!(Target::by_name("bow").map(|t| t.clock_hz.value), Ok(1.85e9));
+    let error = Target::by_name("gc2").expect_err("unknown");
+    let message = error.to_string();
+    assert!(message.contains("gc2"), "{message}");
+    for known in Target::NAMES {
+        assert!(message.contains(known), "{message} should list {known}");
+    }
+}
+
+#[test]
+fn every_constant_has_a_source_tag() {
+    // The table serializes with a source next to every value; count that nothing is untagged.
+    let json = serde_json::to_value(Target::c600()).expect("serializable");
+    fn walk(value: &serde_json::Value, untagged: &mut Vec<String>, path: &str) {
+        if let Some(object) = value.as_object() {
+            if object.contains_key("value") {
+                assert!(object.contains_key("source"), "{path} has no source");
+                return;
+            }
+            for (key, child) in object {
+                walk(child, untagged, &format!("{path}.{key}"));
+            }
+        } else if !value.is_string() {
+            untagged.push(path.to_string());
+        }
+    }
+    let mut untagged = Vec::new();
+    walk(&json, &mut untagged, "target");
+    assert!(
+        untagged.is_empty(),
+        "constants without a source tag: {untagged:?}"
+    );
+    assert_eq!(Target::c600().clock_hz.source, Source::HwC600);
+}
