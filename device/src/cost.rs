@@ -48,15 +48,20 @@ pub enum CostError {
     GemmMissingRowArgument { got: usize },
 }
 
-fn launch(target: &Target) -> u64 {
-    u64::from(target.kernels.launch_overhead.value)
+fn launch128(target: &Target) -> u128 {
+    u128::from(target.kernels.launch_overhead.value)
+}
+
+/// Cycle counts are computed in u128 (sizes are u32, products of three of them overflow u64)
+/// and clamp at `u64::MAX` rather than wrap.
+fn clamp(cycles: u128) -> u64 {
+    u64::try_from(cycles).unwrap_or(u64::MAX)
 }
 
 /// `ceil(numerator / denominator)` with a zero denominator treated as 1 (table values are
 /// positive; this keeps a malformed table from dividing by zero).
 fn div_ceil(numerator: u128, denominator: u128) -> u64 {
-    let quotient = numerator.div_ceil(denominator.max(1));
-    u64::try_from(quotient).unwrap_or(u64::MAX)
+    clamp(numerator.div_ceil(denominator.max(1)))
 }
 
 /// Elements per cycle of the elementwise vector path for `precision` (see module docs).
@@ -200,7 +205,11 @@ pub fn gemm_call_cycles(
         u128::from(feed_calibrated) * u128::from(k * u64::from(input.bytes())),
         u128::from(calibration_k * u64::from(Precision::F16.bytes())),
     );
-    u64::from(costs.gemm_fixed.value) + row_term + groups * feed_per_group
+    clamp(
+        u128::from(costs.gemm_fixed.value)
+            + u128::from(row_term)
+            + u128::from(groups) * u128::from(feed_per_group),
+    )
 }
 
 /// The single-tile AMP curve, `[n_rows x 16] @ [16 x 16]` in F16: the per-row cost is the
@@ -209,8 +218,8 @@ pub fn gemm_call_cycles(
 pub fn amp_single_tile_cycles(n_rows: u32, target: &Target) -> u64 {
     let group = u128::from(target.amp.group_columns.value);
     let macs = u128::from(target.amp.macs_per_cycle(Precision::F16));
-    let per_row = div_ceil(group * group, macs);
-    u64::from(n_rows) * per_row + u64::from(target.kernels.amp_curve_intercept.value)
+    let per_row = u128::from(div_ceil(group * group, macs));
+    clamp(u128::from(n_rows) * per_row + u128::from(target.kernels.amp_curve_intercept.value))
 }
 
 /// Cycles of an `m x k @ k x n` GEMM at peak AMP rate spread perfectly over `tiles` tiles (the
@@ -224,7 +233,8 @@ pub fn ideal_gemm_cycles(
     target: &Target,
 ) -> u64 {
     let macs = u128::from(target.amp.macs_per_cycle(precision)) * u128::from(tiles.max(1));
-    div_ceil(u128::from(m) * u128::from(n) * u128::from(k), macs)
+    let work = (u128::from(m) * u128::from(n)).saturating_mul(u128::from(k));
+    div_ceil(work, macs)
 }
 
 /// One exchange phase: the fixed phase cost (global sync + row start, 600 on the C600
@@ -247,17 +257,16 @@ pub fn exchange_phase_cycles(
 /// Cast: `(input bytes + output bytes) / 8 + launch` [HW-C600].
 pub fn cast_cycles(from: Precision, to: Precision, elements: u32, target: &Target) -> u64 {
     let bytes = u128::from(elements) * u128::from(from.bytes() + to.bytes());
-    div_ceil(bytes, u128::from(target.kernels.cast_bytes_per_cycle.value)) + launch(target)
+    let rate = u128::from(target.kernels.cast_bytes_per_cycle.value);
+    clamp(u128::from(div_ceil(bytes, rate)) + launch128(target))
 }
 
 /// Add with broadcast: `elements / vector rate + launch` (16 elements/cycle in F16 [HW-C600]).
 /// Broadcasting changes only which `b` row is read, not the work.
 pub fn add_cycles(precision: Precision, rows: u32, cols: u32, target: &Target) -> u64 {
     let elements = u128::from(rows) * u128::from(cols);
-    div_ceil(
-        elements,
-        u128::from(vector_elements_per_cycle(precision, target)),
-    ) + launch(target)
+    let rate = u128::from(vector_elements_per_cycle(precision, target));
+    clamp(u128::from(div_ceil(elements, rate)) + launch128(target))
 }
 
 /// GeLU: tanh form 10 cycles/element + launch [HW-C600]. The erf form has no hardware
@@ -270,7 +279,7 @@ pub fn gelu_cycles(form: GeluForm, elements: u32, target: &Target) -> u64 {
         GeluForm::Tanh => target.kernels.gelu_cycles_per_element.value,
         GeluForm::Erf => target.kernels.gelu_erf_cycles_per_element.value,
     };
-    u64::from(elements) * u64::from(per_element) + launch(target)
+    clamp(u128::from(elements) * u128::from(per_element) + launch128(target))
 }
 
 /// Rearrange between row-major and an AMP order, charged on the padded block (padding is
@@ -283,12 +292,14 @@ pub fn rearrange_cycles(
     cols: u32,
     target: &Target,
 ) -> u64 {
-    let elements = u64::from(rows) * u64::from(cols);
+    let elements = u128::from(rows) * u128::from(cols);
     match order {
-        ElementOrder::RowMajor => copy_cycles(elements * u64::from(precision.bytes()), target),
+        ElementOrder::RowMajor => {
+            copy_cycles_wide(elements * u128::from(precision.bytes()), target)
+        }
         ElementOrder::AmpLeft | ElementOrder::AmpRight | ElementOrder::AmpOutput => {
-            elements * u64::from(target.kernels.amp_left_pack_cycles_per_element.value)
-                + launch(target)
+            let per_element = u128::from(target.kernels.amp_left_pack_cycles_per_element.value);
+            clamp(elements * per_element + launch128(target))
         }
     }
 }
@@ -303,14 +314,12 @@ pub fn rearrange_cycles(
 /// for masked elements, but the row offset is a run-time argument, so the model charges the
 /// unmasked worst case.
 pub fn softmax_cycles(precision: Precision, rows: u32, cols: u32, target: &Target) -> u64 {
-    let elements = u64::from(rows) * u64::from(cols);
-    let vector_passes = div_ceil(
-        2 * u128::from(elements),
-        u128::from(vector_elements_per_cycle(precision, target)),
-    );
-    let exps = elements * u64::from(target.kernels.exp_cycles_per_element.value);
-    let row_setup = 3 * u64::from(rows) * launch(target);
-    vector_passes + exps + row_setup + launch(target)
+    let elements = u128::from(rows) * u128::from(cols);
+    let rate = u128::from(vector_elements_per_cycle(precision, target));
+    let vector_passes = u128::from(div_ceil(2 * elements, rate));
+    let exps = elements * u128::from(target.kernels.exp_cycles_per_element.value);
+    let row_setup = 3 * u128::from(rows) * launch128(target);
+    clamp(vector_passes + exps + row_setup + launch128(target))
 }
 
 /// Row layer norm (derived from the table): mean (1 op/element), variance (subtract and
@@ -319,12 +328,10 @@ pub fn softmax_cycles(precision: Precision, rows: u32, cols: u32, target: &Targe
 /// [Derived]) and three pass setups charged like launches.
 pub fn layer_norm_cycles(precision: Precision, rows: u32, cols: u32, target: &Target) -> u64 {
     let elements = u128::from(rows) * u128::from(cols);
-    let vector_ops = div_ceil(
-        6 * elements,
-        u128::from(vector_elements_per_cycle(precision, target)),
-    );
-    let per_row = u64::from(target.kernels.rsqrt_cycles_per_row.value) + 3 * launch(target);
-    vector_ops + u64::from(rows) * per_row + launch(target)
+    let rate = u128::from(vector_elements_per_cycle(precision, target));
+    let vector_ops = u128::from(div_ceil(6 * elements, rate));
+    let per_row = u128::from(target.kernels.rsqrt_cycles_per_row.value) + 3 * launch128(target);
+    clamp(vector_ops + u128::from(rows) * per_row + launch128(target))
 }
 
 /// Reduce-add of `partials` blocks: the calibrated ~1 output byte per cycle [HW-C600] covers
@@ -338,21 +345,21 @@ pub fn reduce_add_cycles(
     target: &Target,
 ) -> u64 {
     let output_bytes = u128::from(elements) * u128::from(output.bytes());
-    let store = div_ceil(
-        output_bytes,
-        u128::from(target.kernels.reduction_output_bytes_per_cycle.value),
-    );
-    let adds = div_ceil(
+    let store_rate = u128::from(target.kernels.reduction_output_bytes_per_cycle.value);
+    let store = u128::from(div_ceil(output_bytes, store_rate));
+    let adds = u128::from(div_ceil(
         u128::from(elements) * u128::from(partials.saturating_sub(1)),
         u128::from(vector_elements_per_cycle(partials_precision, target)),
-    );
-    store + adds + launch(target)
+    ));
+    clamp(store + adds + launch128(target))
 }
 
 /// Local copy (and fill, which is store-bound the same way): 8 B/cycle + launch [HW-C600].
 pub fn copy_cycles(bytes: u64, target: &Target) -> u64 {
-    div_ceil(
-        u128::from(bytes),
-        u128::from(target.kernels.local_copy_bytes_per_cycle.value),
-    ) + launch(target)
+    copy_cycles_wide(u128::from(bytes), target)
+}
+
+fn copy_cycles_wide(bytes: u128, target: &Target) -> u64 {
+    let rate = u128::from(target.kernels.local_copy_bytes_per_cycle.value);
+    clamp(u128::from(div_ceil(bytes, rate)) + launch128(target))
 }

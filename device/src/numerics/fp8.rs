@@ -7,9 +7,9 @@ use serde::{Deserialize, Serialize};
 use super::NumericsError;
 use crate::precision::Precision;
 
-/// Allowed per-tensor scale exponents: a signed 6-bit field, as poplar's quarter metadata
-/// holds it [Doc].
-pub const SCALE_RANGE: RangeInclusive<i32> = -32..=31;
+/// Allowed per-tensor scale exponents: poplar's quarter metadata requires the FP8 scale to be
+/// within -31..=+31 (docs.graphcore.ai, Poplar API, `createConstantMetadataTensor`) [Doc].
+pub const SCALE_RANGE: RangeInclusive<i32> = -31..=31;
 
 /// The single NaN encoding of both FNUZ formats (the would-be negative zero).
 const NAN_CODE: u8 = 0x80;
@@ -204,7 +204,7 @@ pub(super) fn encode_scaled(
     if value.is_infinite() {
         return overflow_code(sign, format, rounding);
     }
-    // Exact in f64: |value| <= 2^128 and the scale moves it by at most 2^32.
+    // Exact in f64: |value| <= 2^128 and the scale moves it by at most 2^31.
     let magnitude = f64::from(value).abs() * pow2(-scale_exp);
     if magnitude == 0.0 {
         // No negative zero in FNUZ formats.
@@ -247,7 +247,7 @@ pub(super) fn encode_scaled(
 /// possible.
 ///
 /// `max_abs == 0` gives 0. Data so small that `s` would be below the range gets the smallest
-/// allowed scale (-32): it still encodes without overflow, with unused headroom. Data that
+/// allowed scale (-31): it still encodes without overflow, with unused headroom. Data that
 /// needs more than the largest scale (31) is an error, as is a NaN, infinite or negative
 /// `max_abs`.
 pub fn choose_scale(max_abs: f32, format: Fp8Format) -> Result<i32, NumericsError> {

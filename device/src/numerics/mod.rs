@@ -13,8 +13,9 @@
 //! # Scale
 //! An FP8 tensor carries one signed power-of-two scale held outside the elements (poplar's
 //! "quarter" metadata): the real value of code `q` is `decode(q) * 2^scale`. Encoding divides
-//! by `2^scale` before rounding. The scale must lie in [`SCALE_RANGE`] (-32..=31, a signed
-//! 6-bit field [Doc]); outside it the functions return [`NumericsError::ScaleOutOfRange`].
+//! by `2^scale` before rounding; this is poplar's convention (`d = q * pow(2, s)`). The scale
+//! must lie in [`SCALE_RANGE`] (-31..=31, the range poplar accepts for FP8 metadata [Doc]);
+//! outside it the functions return [`NumericsError::ScaleOutOfRange`].
 //! Applying the scale is exact: it is done in f64, whose exponent range holds every f32 value
 //! times any allowed scale, so scaling never rounds and never overflows before the FP8 rounding.
 //!

@@ -277,9 +277,9 @@ fn specs(precision: Precision, s: [u32; 4]) -> Vec<(&'static str, KernelSpec)> {
                 precision,
                 offset: 0,
                 rows: a,
-                rows_padded: a + c,
+                rows_padded: a.saturating_add(c),
                 cols: b,
-                cols_padded: b + d,
+                cols_padded: b.saturating_add(d),
             },
         ),
         (
@@ -290,9 +290,9 @@ fn specs(precision: Precision, s: [u32; 4]) -> Vec<(&'static str, KernelSpec)> {
                 precision,
                 offset: 0,
                 rows: a,
-                rows_padded: a + c,
+                rows_padded: a.saturating_add(c),
                 cols: b,
-                cols_padded: b + d,
+                cols_padded: b.saturating_add(d),
             },
         ),
         (
@@ -412,4 +412,23 @@ fn size_parameters_that_scale_the_work_strictly_increase_the_cost() {
             );
         }
     }
+}
+
+#[test]
+fn extreme_sizes_saturate_instead_of_overflowing() {
+    let c600 = Target::c600();
+    for precision in PRECISIONS {
+        for (name, spec) in specs(precision, [u32::MAX; 4]) {
+            let cycles = kernel_cycles(&spec, &c600);
+            assert!(
+                cycles > u64::from(u32::MAX) / 8,
+                "{name} {precision:?}: {cycles}"
+            );
+        }
+    }
+    assert_eq!(
+        exchange_phase_cycles(u64::MAX, 0, &c600),
+        600 + u64::MAX / 4 + 1
+    );
+    assert!(ideal_gemm_cycles(u64::MAX, u64::MAX, u64::MAX, Precision::F16, 1, &c600) == u64::MAX);
 }

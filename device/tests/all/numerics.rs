@@ -179,7 +179,7 @@ fn run_oracle(records: &[Record]) -> Vec<u32> {
 fn fp8_matches_ml_dtypes_exhaustively_and_on_random_values() {
     let mut records = Vec::new();
     for format in Fp8Format::ALL {
-        for scale in [0, -32, -7, 5, 31] {
+        for scale in [0, -31, -7, 5, 31] {
             for code in 0..=255u32 {
                 records.push(Record {
                     op: DECODE,
@@ -290,11 +290,11 @@ fn codes_round_trip_at_every_scale() {
 
 #[test]
 fn scale_is_validated_and_the_error_names_it() {
-    for scale in [-33, 32, i32::MIN, i32::MAX] {
+    for scale in [-32, 32, i32::MIN, i32::MAX] {
         let error =
             encode(1.0, Fp8Format::F143, scale, Rounding::default()).expect_err("out of range");
         assert!(
-            matches!(error, NumericsError::ScaleOutOfRange { scale: s, min: -32, max: 31 } if s == scale)
+            matches!(error, NumericsError::ScaleOutOfRange { scale: s, min: -31, max: 31 } if s == scale)
         );
         assert!(error.to_string().contains(&scale.to_string()), "{error}");
         assert!(decode(0x10, Fp8Format::F152, scale).is_err());
@@ -315,7 +315,7 @@ fn scaled_values_are_q_times_two_to_the_scale() {
         decode(0x7f, Fp8Format::F152, 31),
         Ok(57344.0 * 2f32.powi(31))
     );
-    assert_eq!(decode(0x01, Fp8Format::F143, -32), Ok(2f32.powi(-42)));
+    assert_eq!(decode(0x01, Fp8Format::F143, -31), Ok(2f32.powi(-41)));
 }
 
 #[test]
@@ -343,7 +343,7 @@ fn choose_scale_maps_the_range_into_the_format() {
     assert_eq!(choose_scale(120.0, Fp8Format::F143), Ok(-1));
     assert_eq!(choose_scale(1.0, Fp8Format::F143), Ok(-7));
     assert_eq!(choose_scale(0.0, Fp8Format::F152), Ok(0));
-    assert_eq!(choose_scale(1e-30, Fp8Format::F143), Ok(-32));
+    assert_eq!(choose_scale(1e-30, Fp8Format::F143), Ok(-31));
     assert!(matches!(
         choose_scale(1e30, Fp8Format::F143),
         Err(NumericsError::DataRangeTooLarge { .. })
