@@ -311,6 +311,40 @@ pub fn verify_with_mode(
     }
 }
 
+/// Combines the results of the chunks of one file in mlir-opt's report order: mlir-opt checks
+/// every chunk with one handler, so problems found while processing come chunk by chunk, and the
+/// expectations never produced are listed after all of them (file positions first, then
+/// `@unknown` ones).
+pub fn combine_chunk_results(
+    results: impl IntoIterator<Item = Result<(), VerifyFailure>>,
+) -> Result<(), VerifyFailure> {
+    let mut immediate = Vec::new();
+    let mut not_produced = Vec::new();
+    let mut not_produced_unknown = Vec::new();
+    for problem in results
+        .into_iter()
+        .filter_map(Result::err)
+        .flat_map(|failure| failure.problems)
+    {
+        match (problem.kind, &problem.location) {
+            (ProblemKind::NotProduced, ProblemLocation::Unknown) => {
+                not_produced_unknown.push(problem)
+            }
+            (ProblemKind::NotProduced, _) => not_produced.push(problem),
+            _ => immediate.push(problem),
+        }
+    }
+    immediate.extend(not_produced);
+    immediate.extend(not_produced_unknown);
+    if immediate.is_empty() {
+        Ok(())
+    } else {
+        Err(VerifyFailure {
+            problems: immediate,
+        })
+    }
+}
+
 fn unexpected(chunk: &Chunk<'_>, file_name: &str, diagnostic: &Diagnostic) -> Problem {
     let message = format!("unexpected {}: {}", diagnostic.severity, diagnostic.message);
     let Some(line) = diagnostic.line else {
@@ -586,8 +620,8 @@ fn spelling(syntax: &Syntax<'_>) -> String {
 
 /// Finds the expectation on a line, if any. Like mlir-opt, the first occurrence of
 /// `expected-<severity>` that forms a well-formed expectation wins, anywhere on the line. Failing
-/// that, an occurrence inside a `//` comment that is clearly meant as one (followed by `@`, `{`, a
-/// count or nothing) is reported as malformed; anything else is prose.
+/// that, an unquoted occurrence inside a `//` comment that is clearly meant as one (followed by
+/// `@`, `{`, a count or nothing) is reported as malformed; anything else is prose.
 fn classify_line(text: &str) -> LineContent<'_> {
     let mut search_from = 0usize;
     let mut first_malformed: Option<(usize, String)> = None;
@@ -601,8 +635,11 @@ fn classify_line(text: &str) -> LineContent<'_> {
                 }
             }
             Attempt::Malformed(message) => {
-                let in_comment = text.get(..at).is_some_and(|before| before.contains("//"));
-                if in_comment && first_malformed.is_none() {
+                let before = text.get(..at).unwrap_or("");
+                let in_comment = before.contains("//");
+                // `'expected-error@+1'` in a comment or a CHECK line talks about an expectation.
+                let quoted = before.ends_with(['\'', '"', '`']);
+                if in_comment && !quoted && first_malformed.is_none() {
                     first_malformed = Some((at, message));
                 }
             }

@@ -389,6 +389,7 @@ fn prose_and_code_mentioning_expected_are_not_expectations() {
     let text = "\
 // This file checks that expected-error works; expected-errors are fine.
 // expected-error-prone code follows, and expected-remarkable things.
+// CHECK: error: 'expected-error@+9' refers to line 12; `expected-note@below` has no line
 \"test.op\"() {msg = \"expected-error {{\"} : () -> ()
 ";
     assert_eq!(report(text, &[]), "");
@@ -520,4 +521,48 @@ fn arbitrary_bytes_never_panic() {
             let _ = verify(chunk, FILE, &diagnostics).map_err(|failure| failure.to_string());
         }
     }
+}
+
+#[test]
+fn combined_chunk_results_list_missing_expectations_last() {
+    let buffer = "\
+// expected-error@unknown {{lost}}
+// expected-error@+1 {{first missing}}
+op
+// -----
+op // expected-warning {{wrong kind}}
+// -----
+op
+";
+    let chunks = split_input(buffer, DEFAULT_SPLIT_MARKER);
+    let diagnostics = [
+        vec![],
+        vec![error(5, "wrong kind")],
+        vec![error(7, "surprise")],
+    ];
+    let results = chunks
+        .iter()
+        .zip(&diagnostics)
+        .map(|(chunk, diagnostics)| verify(chunk, FILE, diagnostics));
+    let order: Vec<(ProblemKind, u32)> = combine_chunk_results(results)
+        .err()
+        .map(|failure| failure.problems)
+        .unwrap_or_default()
+        .iter()
+        .map(|problem| match problem.location {
+            ProblemLocation::File { line, .. } => (problem.kind, line),
+            ProblemLocation::Unknown => (problem.kind, 0),
+        })
+        .collect();
+    assert_eq!(
+        order,
+        vec![
+            (ProblemKind::WrongSeverity, 5),
+            (ProblemKind::UnexpectedDiagnostic, 7),
+            (ProblemKind::NotProduced, 2),
+            (ProblemKind::NotProduced, 5),
+            (ProblemKind::NotProduced, 0),
+        ]
+    );
+    assert_eq!(combine_chunk_results([Ok(()), Ok(())]), Ok(()));
 }
