@@ -1,0 +1,433 @@
+//! Exchange phases: the hazard analysis done once at load (`hardwareTest`) and the data
+//! movement done at run time.
+//!
+//! Timing model (see `image` for the encoding): a send of `bytes` starting at exchange cycle
+//! `slot` occupies its sender's bus, and each matching receiver, for
+//! `ceil(bytes / bytes_per_cycle)` cycles, moving `bytes_per_cycle` bytes per cycle in address
+//! order. Physical tiles `t` and `t ^ pair_mask` share one send bus [HW-C600]; receives are
+//! independent per tile. Receive latency and column-distance route time are treated as part of
+//! the fixed phase cost. A phase costs `phase_cycles` plus its horizon, the last cycle any
+//! transfer is busy.
+//!
+//! Hazards, each refused with tile, step and address range:
+//! * two sends on one bus at once (scheduler assigned overlapping slots to a physical pair);
+//! * a tile receiving two transfers at once;
+//! * two receives writing the same bytes of one tile in one phase;
+//! * a tile sending bytes it also receives in the same phase (the result would depend on
+//!   timing; with this refused, reading every payload before writing any is exact);
+//! * send-read and receive-write on the same memory element in the same cycle; an exchange
+//!   access to an element holding code declared by the image, because the tile fetches its
+//!   exchange instructions from there throughout the phase;
+//! * a receive with no matching send (the receiver would wait forever).
+//!
+//! Every check sorts its intervals once and sweeps them, so analysis is O(n log n) in rows.
+
+use std::collections::BTreeMap;
+
+use rayon::prelude::*;
+
+use super::error::{Cycles, SimError, StepAt};
+use super::memory::{group_by_tile, TileGroup, TileMemories};
+use crate::image::{AddressRange, ExchangePhase, ReceiveRow, SendRow};
+use crate::target::Target;
+
+/// Memory-element indices holding code, per tile (only tiles that declare code).
+pub(crate) type CodeElements = BTreeMap<u32, Vec<u32>>;
+
+/// A phase ready to apply.
+#[derive(Debug)]
+pub(crate) struct PhasePlan {
+    pub sends: Vec<SendRow>,
+    /// Receives sorted by tile (stable), each with the index of its send.
+    pub receives: Vec<(ReceiveRow, usize)>,
+    pub receive_groups: Vec<TileGroup>,
+    /// Whether any receive reads this send (unheard sends need not be read).
+    pub send_heard: Vec<bool>,
+    /// Exchange cycles after the fixed phase cost.
+    pub horizon: u64,
+}
+
+pub(crate) fn transfer_cycles(target: &Target, bytes: u32) -> u64 {
+    u64::from(bytes).div_ceil(u64::from(target.exchange.bytes_per_cycle.value.max(1)))
+}
+
+fn range(address: u32, bytes: u32) -> AddressRange {
+    AddressRange::new(address, bytes)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Use {
+    SendRead,
+    ReceiveWrite,
+}
+
+impl Use {
+    fn name(self) -> &'static str {
+        match self {
+            Use::SendRead => "exchange send-read",
+            Use::ReceiveWrite => "exchange receive-write",
+        }
+    }
+}
+
+/// An interval `[start, end)` with an owner, swept for overlaps between owners of different
+/// kinds (or any two owners if `kinds_conflict` is not used).
+#[derive(Clone, Copy)]
+struct Interval {
+    key: (u32, u32),
+    start: u64,
+    end: u64,
+    kind: Use,
+    row: usize,
+}
+
+/// Sorts by key then start and returns the first pair of intervals with equal key that
+/// overlap and conflict according to `conflict(earlier_kind, later_kind)`. Keeps, per kind,
+/// the interval reaching furthest, so each check is O(1) after the sort.
+fn first_overlap(
+    intervals: &mut [Interval],
+    conflict: impl Fn(Use, Use) -> bool,
+) -> Option<(Interval, Interval)> {
+    intervals.sort_by_key(|i| (i.key, i.start, i.end, i.row));
+    let mut furthest: [Option<Interval>; 2] = [None, None];
+    let mut key = None;
+    for &interval in intervals.iter() {
+        if key != Some(interval.key) {
+            key = Some(interval.key);
+            furthest = [None, None];
+        }
+        for earlier in furthest.iter().flatten() {
+            if earlier.end > interval.start && conflict(earlier.kind, interval.kind) {
+                return Some((*earlier, interval));
+            }
+        }
+        let slot = &mut furthest[interval.kind as usize];
+        if slot.is_none_or(|f| f.end < interval.end) {
+            *slot = Some(interval);
+        }
+    }
+    None
+}
+
+pub(crate) fn analyse(
+    target: &Target,
+    phase: &ExchangePhase,
+    code: &CodeElements,
+    at: &StepAt,
+) -> Result<PhasePlan, SimError> {
+    let sends = phase.sends.clone();
+    let send_cycles = |s: &SendRow| {
+        (
+            u64::from(s.slot),
+            u64::from(s.slot) + transfer_cycles(target, s.bytes),
+        )
+    };
+
+    // Sender buses.
+    let mut buses = Vec::with_capacity(sends.len());
+    for (row, send) in sends.iter().enumerate() {
+        let physical =
+            target
+                .logical_to_physical(send.tile)
+                .map_err(|_| SimError::MemoryAccess {
+                    tile: send.tile,
+                    range: range(send.address, send.bytes),
+                    sram_start: target.memory.sram_base.value,
+                    sram_end: target.sram_end(),
+                    tiles: target.geometry.tiles.value,
+                })?;
+        let (start, end) = send_cycles(send);
+        buses.push(Interval {
+            key: (target.send_bus(physical.index), 0),
+            start,
+            end,
+            kind: Use::SendRead,
+            row,
+        });
+    }
+    if let Some((a, b)) = first_overlap(&mut buses, |_, _| true) {
+        let (first, second) = (&sends[a.row], &sends[b.row]);
+        return Err(SimError::SenderBusConflict {
+            at: at.clone(),
+            tile: second.tile,
+            other_tile: first.tile,
+            bus: a.key.0,
+            cycles: Cycles {
+                start: b.start,
+                end: a.end.min(b.end),
+            },
+            range: range(second.address, second.bytes),
+            other_range: range(first.address, first.bytes),
+        });
+    }
+
+    // Match receives to sends by (sender tile, slot).
+    let mut by_sender: Vec<(u32, u32, usize)> = sends
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.tile, s.slot, i))
+        .collect();
+    by_sender.sort_unstable();
+    let mut matched = Vec::with_capacity(phase.receives.len());
+    let mut send_heard = vec![false; sends.len()];
+    for receive in &phase.receives {
+        let found = by_sender
+            .binary_search_by(|&(tile, slot, _)| {
+                (tile, slot).cmp(&(receive.from_tile, receive.slot))
+            })
+            .ok()
+            .map(|at| by_sender[at].2);
+        let Some(send_index) = found else {
+            return Err(SimError::ReceiveWithoutSender {
+                at: at.clone(),
+                tile: receive.tile,
+                from_tile: receive.from_tile,
+                slot: receive.slot,
+                bytes: receive.bytes,
+                range: range(receive.address, receive.bytes),
+            });
+        };
+        let send = &sends[send_index];
+        if send.bytes != receive.bytes {
+            return Err(SimError::ReceiveSizeMismatch {
+                at: at.clone(),
+                tile: receive.tile,
+                from_tile: receive.from_tile,
+                slot: receive.slot,
+                bytes: receive.bytes,
+                sent: send.bytes,
+                range: range(receive.address, receive.bytes),
+            });
+        }
+        send_heard[send_index] = true;
+        matched.push((*receive, send_index));
+    }
+
+    // Receiver occupancy in time.
+    let mut busy: Vec<Interval> = matched
+        .iter()
+        .enumerate()
+        .map(|(row, (r, _))| {
+            let start = u64::from(r.slot);
+            Interval {
+                key: (r.tile, 0),
+                start,
+                end: start + transfer_cycles(target, r.bytes),
+                kind: Use::ReceiveWrite,
+                row,
+            }
+        })
+        .collect();
+    if let Some((a, b)) = first_overlap(&mut busy, |_, _| true) {
+        let (first, second) = (&matched[a.row].0, &matched[b.row].0);
+        return Err(SimError::ReceiverBusy {
+            at: at.clone(),
+            tile: second.tile,
+            from_tile: second.from_tile,
+            other_from: first.from_tile,
+            cycles: Cycles {
+                start: b.start,
+                end: a.end.min(b.end),
+            },
+            range: range(second.address, second.bytes),
+            other_range: range(first.address, first.bytes),
+        });
+    }
+
+    // Bytes in space: receive-receive (two writes) and send-receive overlaps per tile.
+    let mut spans: Vec<Interval> = matched
+        .iter()
+        .enumerate()
+        .map(|(row, (r, _))| Interval {
+            key: (r.tile, 0),
+            start: u64::from(r.address),
+            end: range(r.address, r.bytes).end(),
+            kind: Use::ReceiveWrite,
+            row,
+        })
+        .chain(sends.iter().enumerate().map(|(row, s)| Interval {
+            key: (s.tile, 0),
+            start: u64::from(s.address),
+            end: range(s.address, s.bytes).end(),
+            kind: Use::SendRead,
+            row,
+        }))
+        .collect();
+    if let Some((a, b)) = first_overlap(&mut spans, |x, y| {
+        x == Use::ReceiveWrite || y == Use::ReceiveWrite
+    }) {
+        let row_range = |i: &Interval| match i.kind {
+            Use::ReceiveWrite => range(matched[i.row].0.address, matched[i.row].0.bytes),
+            Use::SendRead => range(sends[i.row].address, sends[i.row].bytes),
+        };
+        return Err(
+            if a.kind == Use::ReceiveWrite && b.kind == Use::ReceiveWrite {
+                SimError::OverlappingWrites {
+                    at: at.clone(),
+                    tile: b.key.0,
+                    range: row_range(&b),
+                    from_tile: matched[b.row].0.from_tile,
+                    other_range: row_range(&a),
+                    other_from: matched[a.row].0.from_tile,
+                }
+            } else {
+                let (send, receive) = if a.kind == Use::SendRead {
+                    (a, b)
+                } else {
+                    (b, a)
+                };
+                SimError::SendReceiveOverlap {
+                    at: at.clone(),
+                    tile: a.key.0,
+                    send_range: row_range(&send),
+                    receive_range: row_range(&receive),
+                }
+            },
+        );
+    }
+
+    // Memory elements in time: send-read vs receive-write, and any access to code elements.
+    let bytes_per_cycle = u64::from(target.exchange.bytes_per_cycle.value.max(1));
+    let mut accesses: Vec<Interval> = Vec::new();
+    let rows = sends
+        .iter()
+        .enumerate()
+        .map(|(row, s)| (s.tile, s.address, s.bytes, s.slot, Use::SendRead, row))
+        .chain(
+            matched
+                .iter()
+                .enumerate()
+                .map(|(row, (r, _))| (r.tile, r.address, r.bytes, r.slot, Use::ReceiveWrite, row)),
+        );
+    let row_range = |kind: Use, row: usize| match kind {
+        Use::ReceiveWrite => range(matched[row].0.address, matched[row].0.bytes),
+        Use::SendRead => range(sends[row].address, sends[row].bytes),
+    };
+    for (tile, address, bytes, slot, kind, row) in rows {
+        let end = u64::from(address) + u64::from(bytes);
+        let mut cursor = u64::from(address);
+        while cursor < end {
+            let element = target
+                .element_of(cursor as u32)
+                .map_err(|_| SimError::MemoryAccess {
+                    tile,
+                    range: range(address, bytes),
+                    sram_start: target.memory.sram_base.value,
+                    sram_end: target.sram_end(),
+                    tiles: target.geometry.tiles.value,
+                })?;
+            let element_end = (u64::from(element.start) + u64::from(element.bytes)).min(end);
+            if code
+                .get(&tile)
+                .is_some_and(|elements| elements.contains(&element.index))
+            {
+                let start = u64::from(slot) + (cursor - u64::from(address)) / bytes_per_cycle;
+                return Err(SimError::ElementConflict {
+                    at: at.clone(),
+                    tile,
+                    element: element.index,
+                    element_range: range(element.start, element.bytes),
+                    first: "instruction fetch",
+                    range: range(element.start, element.bytes),
+                    second: kind.name(),
+                    other_range: row_range(kind, row),
+                    cycles: Cycles {
+                        start,
+                        end: u64::from(slot)
+                            + (element_end - u64::from(address)).div_ceil(bytes_per_cycle),
+                    },
+                });
+            }
+            accesses.push(Interval {
+                key: (tile, element.index),
+                start: u64::from(slot) + (cursor - u64::from(address)) / bytes_per_cycle,
+                end: u64::from(slot) + (element_end - u64::from(address)).div_ceil(bytes_per_cycle),
+                kind,
+                row,
+            });
+            cursor = element_end;
+        }
+    }
+    if let Some((a, b)) = first_overlap(&mut accesses, |x, y| x != y) {
+        let element = target.element_of(
+            row_range(b.kind, b.row)
+                .start
+                .max(target.memory.sram_base.value),
+        );
+        let (element_start, element_bytes) = element.map(|e| (e.start, e.bytes)).unwrap_or((0, 0));
+        let element_start = if element_bytes == 0 { 0 } else { element_start };
+        return Err(SimError::ElementConflict {
+            at: at.clone(),
+            tile: b.key.0,
+            element: b.key.1,
+            element_range: range(element_start, element_bytes),
+            first: a.kind.name(),
+            range: row_range(a.kind, a.row),
+            second: b.kind.name(),
+            other_range: row_range(b.kind, b.row),
+            cycles: Cycles {
+                start: b.start,
+                end: a.end.min(b.end),
+            },
+        });
+    }
+
+    let horizon = sends.iter().map(|s| send_cycles(s).1).max().unwrap_or(0);
+    let receive_tiles: Vec<u32> = matched.iter().map(|(r, _)| r.tile).collect();
+    let (order, receive_groups) = group_by_tile(&receive_tiles);
+    let receives = order.into_iter().map(|i| matched[i]).collect();
+    Ok(PhasePlan {
+        sends,
+        receives,
+        receive_groups,
+        send_heard,
+        horizon,
+    })
+}
+
+impl PhasePlan {
+    /// Moves the phase's data: reads every heard payload first, then writes every receiver's
+    /// memory in parallel over receiving tiles.
+    pub fn apply(&self, memory: &mut TileMemories) -> Result<(), SimError> {
+        let payloads: Vec<Option<Vec<u8>>> = {
+            let memory = &*memory;
+            self.sends
+                .par_iter()
+                .zip(self.send_heard.par_iter())
+                .map(|(send, &heard)| {
+                    heard
+                        .then(|| memory.read(send.tile, send.address, send.bytes as usize))
+                        .transpose()
+                })
+                .collect::<Result<_, _>>()?
+        };
+        let base = memory_base(memory);
+        let results = memory.par_for_groups(&self.receive_groups, |_tile, tile_memory, rows| {
+            for (receive, send_index) in &self.receives[rows] {
+                let Some(payload) = &payloads[*send_index] else {
+                    continue;
+                };
+                let start = (receive.address - base) as usize;
+                tile_memory[start..start + payload.len()].copy_from_slice(payload);
+            }
+        });
+        drop(results);
+        Ok(())
+    }
+
+    /// Bytes each tile sent and received in this phase, as (tile, sent, received) deltas.
+    pub fn traffic(&self) -> impl Iterator<Item = (u32, u64, u64)> + '_ {
+        self.sends
+            .iter()
+            .map(|s| (s.tile, u64::from(s.bytes), 0))
+            .chain(
+                self.receives
+                    .iter()
+                    .map(|(r, _)| (r.tile, 0, u64::from(r.bytes))),
+            )
+    }
+}
+
+fn memory_base(memory: &TileMemories) -> u32 {
+    memory.sram_base()
+}
