@@ -1,0 +1,3 @@
+//! The driver's integration tests, in one binary (each test binary links all of MLIR).
+
+mod mutation;
