@@ -1,4 +1,7 @@
 //! The ipu-opt driver library: mlir-opt conventions over our pass registry.
 
+pub mod diagnostics;
+pub mod logging;
+pub mod opt;
 pub mod split_input;
 pub mod verify_diagnostics;

@@ -1,2 +1,27 @@
-//! Passes, pass registry and pipeline grammar of ipu-opt.
+//! Passes of ipu-opt: the pass trait and registry, the pipeline grammar and pass-manager
+//! construction, and one module per pass.
+
+pub mod canonicalize;
+pub mod manager;
+pub mod pass;
 pub mod pipeline;
+pub mod registry;
+pub mod timing;
+
+pub use pass::{DynPass, Pass, PassFailure, PassRun, Statistics};
+pub use registry::Registry;
+
+/// Registers every pass and named pipeline that ships with ipu-opt.
+pub fn register_builtin(registry: &mut Registry) {
+    registry.register::<canonicalize::Canonicalize>();
+    registry.register_pipeline::<canonicalize::CleanupOptions>(
+        "ipu-canonicalize, then upstream cse, canonicalize and symbol-dce",
+        canonicalize::expand_cleanup,
+    );
+}
+
+/// Registers every upstream MLIR pass with MLIR's own registry (idempotent).
+pub fn register_upstream_passes() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(melior::utility::register_all_passes);
+}

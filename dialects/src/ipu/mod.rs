@@ -1,0 +1,483 @@
+//! Typed views and builders for the `ipu` graph ops (declared in `dialects/irdl/ipu.irdl.mlir`).
+//!
+//! A view wraps an `OperationRef` whose name matched (`MatmulOp::try_from(op)`), exposes its
+//! operands and attributes by name, and has a builder. Optional attributes (IRDL accepts any
+//! undeclared attribute unchecked) are read and checked here and in [`verify`].
+
+pub mod verify;
+
+use melior::{
+    ir::{
+        attribute::{FlatSymbolRefAttribute, FloatAttribute, IntegerAttribute, StringAttribute},
+        operation::{OperationBuilder, OperationLike},
+        r#type::IntegerType,
+        Attribute, Identifier, Location, Operation, OperationRef, Type, Value,
+    },
+    Context,
+};
+
+pub use verify::verify_operation;
+
+/// Names of every `ipu` op.
+pub const OP_NAMES: &[&str] = &[
+    MatmulOp::NAME,
+    AddOp::NAME,
+    GeluOp::NAME,
+    SoftmaxOp::NAME,
+    LayerNormOp::NAME,
+    AttentionOp::NAME,
+    CastOp::NAME,
+    RearrangeOp::NAME,
+    RepeatOp::NAME,
+];
+
+macro_rules! op_view {
+    ($(#[$doc:meta])* $view:ident, $name:literal) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy)]
+        pub struct $view<'c, 'a> {
+            op: OperationRef<'c, 'a>,
+        }
+
+        impl<'c, 'a> $view<'c, 'a> {
+            /// The op's full name.
+            pub const NAME: &'static str = $name;
+
+            /// The underlying operation.
+            pub fn operation(&self) -> OperationRef<'c, 'a> {
+                self.op
+            }
+
+            /// The single result.
+            pub fn result(&self) -> Option<Value<'c, 'a>> {
+                self.op.result(0).ok().map(Value::from)
+            }
+        }
+
+        impl<'c, 'a> TryFrom<OperationRef<'c, 'a>> for $view<'c, 'a> {
+            type Error = OperationRef<'c, 'a>;
+
+            fn try_from(op: OperationRef<'c, 'a>) -> Result<Self, Self::Error> {
+                if op_name(&op) == $name {
+                    Ok(Self { op })
+                } else {
+                    Err(op)
+                }
+            }
+        }
+    };
+}
+
+/// The name of an operation as a `String`.
+pub fn op_name<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> String {
+    op.name().as_string_ref().as_str().unwrap_or("").to_string()
+}
+
+/// Whether an optional flag attribute is set: a unit attribute or `true`.
+pub fn flag<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, name: &str) -> bool {
+    match op.attribute(name) {
+        Ok(attribute) => {
+            let text = attribute.to_string();
+            text == "unit" || text == "true"
+        }
+        Err(_) => false,
+    }
+}
+
+/// An optional integer attribute.
+pub fn int_attribute<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, name: &str) -> Option<i64> {
+    let attribute = op.attribute(name).ok()?;
+    IntegerAttribute::try_from(attribute).ok().map(|value| value.value())
+}
+
+/// An optional float attribute.
+pub fn float_attribute<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, name: &str) -> Option<f64> {
+    let attribute = op.attribute(name).ok()?;
+    FloatAttribute::try_from(attribute).ok().map(|value| value.value())
+}
+
+/// An optional string attribute.
+pub fn string_attribute<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, name: &str) -> Option<String> {
+    let attribute = op.attribute(name).ok()?;
+    StringAttribute::try_from(attribute).ok().map(|value| value.value().to_string())
+}
+
+fn operand<'c, 'a>(op: OperationRef<'c, 'a>, index: usize) -> Option<Value<'c, 'a>> {
+    op.operand(index).ok()
+}
+
+fn unit(context: &Context) -> Attribute<'_> {
+    Attribute::unit(context)
+}
+
+fn named<'c>(context: &'c Context, name: &str, attribute: Attribute<'c>) -> (Identifier<'c>, Attribute<'c>) {
+    (Identifier::new(context, name), attribute)
+}
+
+fn build<'c>(
+    name: &str,
+    location: Location<'c>,
+    operands: &[Value<'c, '_>],
+    result: Type<'c>,
+    attributes: &[(Identifier<'c>, Attribute<'c>)],
+) -> Operation<'c> {
+    OperationBuilder::new(name, location)
+        .add_operands(operands)
+        .add_results(&[result])
+        .add_attributes(attributes)
+        .build()
+        .expect("an op with valid operands, one result and attributes always builds")
+}
+
+op_view!(
+    /// `result = op(lhs) @ op(rhs)` where `op` transposes the last two axes when the optional
+    /// `transpose_lhs` / `transpose_rhs` flags are set; leading (batch) axes broadcast.
+    ///
+    /// ```mlir
+    /// %r = "ipu.matmul"(%a, %w) {transpose_rhs} : (tensor<729x1152xf16>, tensor<4304x1152xf16>) -> tensor<729x4304xf16>
+    /// ```
+    MatmulOp,
+    "ipu.matmul"
+);
+
+impl<'c, 'a> MatmulOp<'c, 'a> {
+    pub fn lhs(&self) -> Option<Value<'c, 'a>> {
+        operand(self.op, 0)
+    }
+    pub fn rhs(&self) -> Option<Value<'c, 'a>> {
+        operand(self.op, 1)
+    }
+    pub fn transpose_lhs(&self) -> bool {
+        flag(&self.op, "transpose_lhs")
+    }
+    pub fn transpose_rhs(&self) -> bool {
+        flag(&self.op, "transpose_rhs")
+    }
+
+    /// Builds an `ipu.matmul`.
+    pub fn build(
+        context: &'c Context,
+        location: Location<'c>,
+        lhs: Value<'c, '_>,
+        rhs: Value<'c, '_>,
+        result: Type<'c>,
+        transpose_lhs: bool,
+        transpose_rhs: bool,
+    ) -> Operation<'c> {
+        let mut attributes = Vec::new();
+        if transpose_lhs {
+            attributes.push(named(context, "transpose_lhs", unit(context)));
+        }
+        if transpose_rhs {
+            attributes.push(named(context, "transpose_rhs", unit(context)));
+        }
+        build(Self::NAME, location, &[lhs, rhs], result, &attributes)
+    }
+}
+
+op_view!(
+    /// Elementwise `lhs + rhs` with NumPy broadcasting.
+    ///
+    /// ```mlir
+    /// %r = "ipu.add"(%x, %bias) : (tensor<729x4304xf16>, tensor<4304xf16>) -> tensor<729x4304xf16>
+    /// ```
+    AddOp,
+    "ipu.add"
+);
+
+impl<'c, 'a> AddOp<'c, 'a> {
+    pub fn lhs(&self) -> Option<Value<'c, 'a>> {
+        operand(self.op, 0)
+    }
+    pub fn rhs(&self) -> Option<Value<'c, 'a>> {
+        operand(self.op, 1)
+    }
+
+    pub fn build(location: Location<'c>, lhs: Value<'c, '_>, rhs: Value<'c, '_>, result: Type<'c>) -> Operation<'c> {
+        build(Self::NAME, location, &[lhs, rhs], result, &[])
+    }
+}
+
+op_view!(
+    /// GeLU; `approximate = "tanh"` selects the tanh form, the default is the exact erf form.
+    ///
+    /// ```mlir
+    /// %r = "ipu.gelu"(%x) {approximate = "tanh"} : (tensor<729x4304xf16>) -> tensor<729x4304xf16>
+    /// ```
+    GeluOp,
+    "ipu.gelu"
+);
+
+impl<'c, 'a> GeluOp<'c, 'a> {
+    pub fn input(&self) -> Option<Value<'c, 'a>> {
+        operand(self.op, 0)
+    }
+    /// `"erf"` (default) or `"tanh"`.
+    pub fn approximate(&self) -> String {
+        string_attribute(&self.op, "approximate").unwrap_or_else(|| "erf".to_string())
+    }
+
+    pub fn build(
+        context: &'c Context,
+        location: Location<'c>,
+        input: Value<'c, '_>,
+        result: Type<'c>,
+        tanh: bool,
+    ) -> Operation<'c> {
+        let mut attributes = Vec::new();
+        if tanh {
+            attributes.push(named(context, "approximate", StringAttribute::new(context, "tanh").into()));
+        }
+        build(Self::NAME, location, &[input], result, &attributes)
+    }
+}
+
+op_view!(
+    /// Softmax over the last axis.
+    ///
+    /// ```mlir
+    /// %r = "ipu.softmax"(%scores) : (tensor<8x128x128xf32>) -> tensor<8x128x128xf32>
+    /// ```
+    SoftmaxOp,
+    "ipu.softmax"
+);
+
+impl<'c, 'a> SoftmaxOp<'c, 'a> {
+    pub fn input(&self) -> Option<Value<'c, 'a>> {
+        operand(self.op, 0)
+    }
+
+    pub fn build(location: Location<'c>, input: Value<'c, '_>, result: Type<'c>) -> Operation<'c> {
+        build(Self::NAME, location, &[input], result, &[])
+    }
+}
+
+op_view!(
+    /// Layer norm over the last axis: `(x - mean) / sqrt(var + epsilon) * gamma + beta`, with
+    /// `gamma` and `beta` 1-D of the last axis' size.
+    ///
+    /// ```mlir
+    /// %r = "ipu.layer_norm"(%x, %g, %b) {epsilon = 1.0e-06 : f32} : (tensor<729x1152xf16>, tensor<1152xf16>, tensor<1152xf16>) -> tensor<729x1152xf16>
+    /// ```
+    LayerNormOp,
+    "ipu.layer_norm"
+);
+
+impl<'c, 'a> LayerNormOp<'c, 'a> {
+    pub fn input(&self) -> Option<Value<'c, 'a>> {
+        operand(self.op, 0)
+    }
+    pub fn gamma(&self) -> Option<Value<'c, 'a>> {
+        operand(self.op, 1)
+    }
+    pub fn beta(&self) -> Option<Value<'c, 'a>> {
+        operand(self.op, 2)
+    }
+    pub fn epsilon(&self) -> Option<f64> {
+        float_attribute(&self.op, "epsilon")
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn build(
+        context: &'c Context,
+        location: Location<'c>,
+        input: Value<'c, '_>,
+        gamma: Value<'c, '_>,
+        beta: Value<'c, '_>,
+        result: Type<'c>,
+        epsilon: f64,
+    ) -> Operation<'c> {
+        let epsilon = FloatAttribute::new(context, Type::float32(context), epsilon).into();
+        build(Self::NAME, location, &[input, gamma, beta], result, &[named(context, "epsilon", epsilon)])
+    }
+}
+
+op_view!(
+    /// Scaled dot-product attention `softmax(q k^T * scale [+ causal mask]) v` over the last two
+    /// axes; `q: [..., S, D]`, `k: [..., T, D]`, `v: [..., T, E]`, result `[..., S, E]`.
+    /// Optional `causal` flag and `scale` (default `1/sqrt(D)`).
+    ///
+    /// ```mlir
+    /// %r = "ipu.attention"(%q, %k, %v) {causal, scale = 0.125 : f32} : (tensor<12x1024x64xf16>, tensor<12x1024x64xf16>, tensor<12x1024x64xf16>) -> tensor<12x1024x64xf16>
+    /// ```
+    AttentionOp,
+    "ipu.attention"
+);
+
+impl<'c, 'a> AttentionOp<'c, 'a> {
+    pub fn query(&self) -> Option<Value<'c, 'a>> {
+        operand(self.op, 0)
+    }
+    pub fn key(&self) -> Option<Value<'c, 'a>> {
+        operand(self.op, 1)
+    }
+    pub fn value(&self) -> Option<Value<'c, 'a>> {
+        operand(self.op, 2)
+    }
+    pub fn causal(&self) -> bool {
+        flag(&self.op, "causal")
+    }
+    /// The explicit scale, if any.
+    pub fn scale(&self) -> Option<f64> {
+        float_attribute(&self.op, "scale")
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn build(
+        context: &'c Context,
+        location: Location<'c>,
+        query: Value<'c, '_>,
+        key: Value<'c, '_>,
+        value: Value<'c, '_>,
+        result: Type<'c>,
+        causal: bool,
+        scale: Option<f64>,
+    ) -> Operation<'c> {
+        let mut attributes = Vec::new();
+        if causal {
+            attributes.push(named(context, "causal", unit(context)));
+        }
+        if let Some(scale) = scale {
+            attributes.push(named(context, "scale", FloatAttribute::new(context, Type::float32(context), scale).into()));
+        }
+        build(Self::NAME, location, &[query, key, value], result, &attributes)
+    }
+}
+
+op_view!(
+    /// Precision conversion. For an FP8 side, the optional `scale` is the power-of-two exponent
+    /// of that side's per-tensor scale (FP8 value = q * 2^scale), in [-32, 31].
+    ///
+    /// ```mlir
+    /// %q = "ipu.cast"(%x) {scale = -2 : i32} : (tensor<64x64xf16>) -> tensor<64x64xf8E4M3FNUZ>
+    /// ```
+    CastOp,
+    "ipu.cast"
+);
+
+impl<'c, 'a> CastOp<'c, 'a> {
+    /// The inclusive range of FP8 scale exponents.
+    pub const SCALE_RANGE: std::ops::RangeInclusive<i64> = -32..=31;
+
+    pub fn input(&self) -> Option<Value<'c, 'a>> {
+        operand(self.op, 0)
+    }
+    pub fn scale(&self) -> i64 {
+        int_attribute(&self.op, "scale").unwrap_or(0)
+    }
+
+    pub fn build(
+        context: &'c Context,
+        location: Location<'c>,
+        input: Value<'c, '_>,
+        result: Type<'c>,
+        scale: i64,
+    ) -> Operation<'c> {
+        let mut attributes = Vec::new();
+        if scale != 0 {
+            let attribute = IntegerAttribute::new(IntegerType::new(context, 32).into(), scale).into();
+            attributes.push(named(context, "scale", attribute));
+        }
+        build(Self::NAME, location, &[input], result, &attributes)
+    }
+}
+
+op_view!(
+    /// Layout conversion: the result has the same elements in another format (element order,
+    /// blocking, partitioning, padding, memory class), optionally with its axes permuted by
+    /// `permutation` (a transpose when `[1, 0]`).
+    ///
+    /// ```mlir
+    /// %r = "ipu.rearrange"(%x) : (tensor<64x64xf16>) -> tensor<64x64xf16, #ipu.format<"amp_left", [64, 16], [1, 1], [0, 0], "interleaved", 0>>
+    /// %t = "ipu.rearrange"(%w) {permutation = array<i64: 1, 0>} : (tensor<16x32xf16>) -> tensor<32x16xf16>
+    /// ```
+    RearrangeOp,
+    "ipu.rearrange"
+);
+
+impl<'c, 'a> RearrangeOp<'c, 'a> {
+    pub fn input(&self) -> Option<Value<'c, 'a>> {
+        operand(self.op, 0)
+    }
+
+    /// The axis permutation, if any (`permutation = array<i64: ...>`).
+    pub fn permutation(&self) -> Option<Vec<i64>> {
+        let attribute = self.op.attribute("permutation").ok()?;
+        parse_i64_array(&attribute.to_string())
+    }
+
+    pub fn build(
+        context: &'c Context,
+        location: Location<'c>,
+        input: Value<'c, '_>,
+        result: Type<'c>,
+        permutation: Option<&[i64]>,
+    ) -> Operation<'c> {
+        let mut attributes = Vec::new();
+        if let Some(permutation) = permutation {
+            let items: Vec<String> = permutation.iter().map(|axis| axis.to_string()).collect();
+            let text = format!("array<i64: {}>", items.join(", "));
+            if let Some(attribute) = Attribute::parse(context, &text) {
+                attributes.push(named(context, "permutation", attribute));
+            }
+        }
+        build(Self::NAME, location, &[input], result, &attributes)
+    }
+}
+
+/// Parses `array<i64: 1, 0>` (and `array<i64>`).
+pub fn parse_i64_array(text: &str) -> Option<Vec<i64>> {
+    let inner = text.strip_prefix("array<i64")?.strip_suffix('>')?;
+    let inner = inner.trim_start_matches(':').trim();
+    if inner.is_empty() {
+        return Some(Vec::new());
+    }
+    inner.split(',').map(|item| item.trim().parse().ok()).collect()
+}
+
+op_view!(
+    /// A structured loop, planned once and never unrolled: calls the body function `body`
+    /// `count` times, threading the carried values; the body's `func.return` is the loop's
+    /// yield (IRDL ops cannot be region terminators, so the body is a function).
+    ///
+    /// ```mlir
+    /// func.func private @layer(%x: tensor<729x1152xf16>) -> tensor<729x1152xf16>
+    /// %y = "ipu.repeat"(%x) {body = @layer, count = 27 : i64} : (tensor<729x1152xf16>) -> tensor<729x1152xf16>
+    /// ```
+    RepeatOp,
+    "ipu.repeat"
+);
+
+impl<'c, 'a> RepeatOp<'c, 'a> {
+    pub fn carried(&self) -> Vec<Value<'c, 'a>> {
+        self.op.operands().collect()
+    }
+    pub fn count(&self) -> Option<i64> {
+        int_attribute(&self.op, "count")
+    }
+    /// The body function's symbol name.
+    pub fn body(&self) -> Option<String> {
+        let attribute = self.op.attribute("body").ok()?;
+        FlatSymbolRefAttribute::try_from(attribute).ok().map(|symbol| symbol.value().to_string())
+    }
+
+    pub fn build(
+        context: &'c Context,
+        location: Location<'c>,
+        carried: &[Value<'c, '_>],
+        results: &[Type<'c>],
+        body: &str,
+        count: i64,
+    ) -> Operation<'c> {
+        let count = IntegerAttribute::new(IntegerType::new(context, 64).into(), count).into();
+        OperationBuilder::new(Self::NAME, location)
+            .add_operands(carried)
+            .add_results(results)
+            .add_attributes(&[
+                named(context, "body", FlatSymbolRefAttribute::new(context, body).into()),
+                named(context, "count", count),
+            ])
+            .build()
+            .expect("ipu.repeat with operands, results and attributes always builds")
+    }
+}

@@ -1,0 +1,130 @@
+//! Plain-data view of a tensor type: shape, element type and format encoding.
+
+use melior::ir::{
+    r#type::{RankedTensorType, ShapedTypeLike},
+    Type,
+};
+
+use crate::format::Format;
+
+/// Element types of `ipu` tensors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ElementType {
+    F32,
+    F16,
+    /// Graphcore F143: 1 sign, 4 exponent, 3 mantissa bits, bias 8.
+    F8E4M3FNUZ,
+    /// Graphcore F152: 1 sign, 5 exponent, 2 mantissa bits, bias 16.
+    F8E5M2FNUZ,
+}
+
+impl ElementType {
+    pub const ALL: [ElementType; 4] =
+        [ElementType::F32, ElementType::F16, ElementType::F8E4M3FNUZ, ElementType::F8E5M2FNUZ];
+
+    pub const fn mlir_name(self) -> &'static str {
+        match self {
+            ElementType::F32 => "f32",
+            ElementType::F16 => "f16",
+            ElementType::F8E4M3FNUZ => "f8E4M3FNUZ",
+            ElementType::F8E5M2FNUZ => "f8E5M2FNUZ",
+        }
+    }
+
+    pub fn from_mlir_name(name: &str) -> Option<Self> {
+        ElementType::ALL.into_iter().find(|element| element.mlir_name() == name)
+    }
+
+    pub const fn is_fp8(self) -> bool {
+        matches!(self, ElementType::F8E4M3FNUZ | ElementType::F8E5M2FNUZ)
+    }
+
+    pub const fn bytes(self) -> u32 {
+        match self {
+            ElementType::F32 => 4,
+            ElementType::F16 => 2,
+            ElementType::F8E4M3FNUZ | ElementType::F8E5M2FNUZ => 1,
+        }
+    }
+}
+
+impl std::fmt::Display for ElementType {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str(self.mlir_name())
+    }
+}
+
+/// Why a type is not an `ipu` tensor.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TensorTypeError {
+    #[error("expected a ranked tensor, found {found}")]
+    NotRankedTensor { found: String },
+    #[error("dimension {axis} of {found} is dynamic; ipu tensors have static shapes")]
+    DynamicDimension { axis: usize, found: String },
+    #[error("element type {found} is not one of f32, f16, f8E4M3FNUZ, f8E5M2FNUZ")]
+    ElementType { found: String },
+    #[error("bad #ipu.format encoding: {detail}")]
+    Format { detail: String },
+}
+
+/// Shape, element type and optional format of a ranked tensor type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorInfo {
+    pub shape: Vec<i64>,
+    pub element: ElementType,
+    pub format: Option<Format>,
+}
+
+impl TensorInfo {
+    /// Reads an `ipu` tensor type.
+    pub fn from_type(r#type: Type) -> Result<TensorInfo, TensorTypeError> {
+        let tensor = RankedTensorType::try_from(r#type)
+            .map_err(|_| TensorTypeError::NotRankedTensor { found: r#type.to_string() })?;
+        let mut shape = Vec::with_capacity(tensor.rank());
+        for axis in 0..tensor.rank() {
+            let size = tensor
+                .dim_size(axis)
+                .map_err(|_| TensorTypeError::DynamicDimension { axis, found: r#type.to_string() })?;
+            match size {
+                melior::ir::r#type::DimSize::Static(size) => shape.push(size as i64),
+                melior::ir::r#type::DimSize::Dynamic => {
+                    return Err(TensorTypeError::DynamicDimension { axis, found: r#type.to_string() })
+                }
+            }
+        }
+        let element_text = tensor.element().to_string();
+        let element = ElementType::from_mlir_name(&element_text)
+            .ok_or(TensorTypeError::ElementType { found: element_text })?;
+        let format = match tensor.encoding() {
+            None => None,
+            Some(attribute) => Some(
+                Format::parse(&attribute.to_string())
+                    .map_err(|error| TensorTypeError::Format { detail: error.to_string() })?,
+            ),
+        };
+        Ok(TensorInfo { shape, element, format })
+    }
+
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+
+    pub fn elements(&self) -> i64 {
+        self.shape.iter().product()
+    }
+
+    /// The type's textual form, e.g. `tensor<4x8xf16>` or with its `#ipu.format` encoding.
+    pub fn to_type_string(&self) -> String {
+        let mut text = String::from("tensor<");
+        for size in &self.shape {
+            text.push_str(&format!("{size}x"));
+        }
+        text.push_str(self.element.mlir_name());
+        if let Some(format) = &self.format {
+            text.push_str(", ");
+            text.push_str(&format.to_string());
+        }
+        text.push('>');
+        text
+    }
+}

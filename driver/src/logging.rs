@@ -1,0 +1,11 @@
+//! Tracing setup for the binaries: `RUST_LOG` filters (default `warn`), text or JSON lines on
+//! stderr. Libraries never install a subscriber.
+
+use tracing_subscriber::{fmt, EnvFilter};
+
+/// Installs the global subscriber; `format` is `text` or `json`.
+pub fn init(format: &str) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    let builder = fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let _ = if format == "json" { builder.json().try_init() } else { builder.with_ansi(false).try_init() };
+}

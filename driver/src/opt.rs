@@ -1,0 +1,496 @@
+//! `ipu-opt`: mlir-opt's conventions over MLIR 22 with our dialects and passes.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::Parser;
+use ipu_passes::{
+    manager::{build_pass_manager, print_operation, print_resolved, PrintAround},
+    pipeline::{parse_pipeline, PipelineError},
+    Registry,
+};
+use melior::{
+    ir::{block::BlockLike, operation::OperationLike, Module},
+    Context,
+};
+
+use crate::diagnostics::{render, Collector};
+use crate::split_input::{join_outputs, split_input, Chunk, DEFAULT_SPLIT_MARKER};
+use crate::verify_diagnostics::{combine_chunk_results, verify_with_mode, Diagnostic, Severity, VerifyMode};
+
+/// Command-line options of `ipu-opt` (mlir-opt's names; single-dash long options work too).
+#[derive(Parser, Debug, Clone, Default)]
+#[command(name = "ipu-opt", version, about = "MLIR optimizer driver for the ipu dialects and passes")]
+pub struct OptArgs {
+    /// Input file (`-` for standard input).
+    #[arg(default_value = "-")]
+    pub input: String,
+    /// Output file (`-` for standard output).
+    #[arg(short = 'o', default_value = "-")]
+    pub output: String,
+    /// The pass pipeline, in MLIR's textual syntax: `builtin.module(ipu-canonicalize, cse)`.
+    #[arg(long = "pass-pipeline", short = 'p')]
+    pub pass_pipeline: Option<String>,
+    /// List our passes and named pipelines with their options and defaults, then exit.
+    #[arg(long = "list-passes")]
+    pub list_passes: bool,
+    /// Print the pipeline with every option's value before running it.
+    #[arg(long = "dump-pass-pipeline")]
+    pub dump_pass_pipeline: bool,
+    /// Print IR before each pass named here (comma-separated pass arguments).
+    #[arg(long = "mlir-print-ir-before", value_delimiter = ',')]
+    pub print_ir_before: Vec<String>,
+    /// Print IR after each pass named here (comma-separated pass arguments).
+    #[arg(long = "mlir-print-ir-after", value_delimiter = ',')]
+    pub print_ir_after: Vec<String>,
+    #[arg(long = "mlir-print-ir-before-all")]
+    pub print_ir_before_all: bool,
+    #[arg(long = "mlir-print-ir-after-all")]
+    pub print_ir_after_all: bool,
+    /// With an after-printer: print only when the pass changed the IR.
+    #[arg(long = "mlir-print-ir-after-change")]
+    pub print_ir_after_change: bool,
+    /// Print IR after a pass that failed.
+    #[arg(long = "mlir-print-ir-after-failure")]
+    pub print_ir_after_failure: bool,
+    /// Print the whole module instead of the op a pass ran on (disables threading).
+    #[arg(long = "mlir-print-ir-module-scope")]
+    pub print_ir_module_scope: bool,
+    /// Write printed IR into a directory tree mirroring the pass nesting instead of stderr.
+    #[arg(long = "mlir-print-ir-tree-dir")]
+    pub print_ir_tree_dir: Option<PathBuf>,
+    /// Report wall time per pass.
+    #[arg(long = "mlir-timing")]
+    pub timing: bool,
+    /// `list` (per pass name) or `tree` (following the pipeline's nesting).
+    #[arg(long = "mlir-timing-display", default_value = "list", value_parser = ["list", "tree"])]
+    pub timing_display: String,
+    /// Report our passes' statistics.
+    #[arg(long = "mlir-pass-statistics")]
+    pub pass_statistics: bool,
+    /// Split the input into chunks at `// -----` (or the given marker) and process each alone.
+    #[arg(long = "split-input-file", num_args = 0..=1, default_missing_value = DEFAULT_SPLIT_MARKER, require_equals = true)]
+    pub split_input_file: Option<String>,
+    /// Check diagnostics against `expected-*` comments (`all` or `only-expected`).
+    #[arg(long = "verify-diagnostics", num_args = 0..=1, default_missing_value = "all", require_equals = true, value_parser = ["all", "only-expected"])]
+    pub verify_diagnostics: Option<String>,
+    /// Run the verifier after each pass.
+    #[arg(long = "verify-each", default_value_t = true, num_args = 0..=1, default_missing_value = "true", require_equals = true, action = clap::ArgAction::Set)]
+    pub verify_each: bool,
+    /// Print ops in the generic form.
+    #[arg(long = "mlir-print-op-generic")]
+    pub print_op_generic: bool,
+    /// Print locations.
+    #[arg(long = "mlir-print-debuginfo")]
+    pub print_debuginfo: bool,
+    /// Elide elements attributes with more elements than this.
+    #[arg(long = "mlir-elide-elementsattrs-if-larger")]
+    pub elide_elementsattrs_if_larger: Option<usize>,
+    /// Accept ops of dialects that are not registered.
+    #[arg(long = "allow-unregistered-dialect")]
+    pub allow_unregistered_dialect: bool,
+    /// Load more dialects from IRDL files.
+    #[arg(long = "irdl-file")]
+    pub irdl_file: Vec<String>,
+    /// Write MLIR bytecode instead of text.
+    #[arg(long = "emit-bytecode")]
+    pub emit_bytecode: bool,
+    /// On failure, write a reproducer (the input IR and the pipeline) to this file.
+    #[arg(long = "mlir-pass-pipeline-crash-reproducer")]
+    pub crash_reproducer: Option<PathBuf>,
+    /// Run the pipeline recorded in the input reproducer.
+    #[arg(long = "run-reproducer")]
+    pub run_reproducer: bool,
+    /// Disable multi-threading in MLIR.
+    #[arg(long = "mlir-disable-threading")]
+    pub disable_threading: bool,
+    /// Log format: `text` or `json` (levels through RUST_LOG).
+    #[arg(long = "log-format", default_value = "text", value_parser = ["text", "json"])]
+    pub log_format: String,
+}
+
+/// mlir-opt accepts `-flag`; clap wants `--flag`. Single-dash long options are rewritten.
+pub fn normalize_arguments(arguments: impl IntoIterator<Item = String>) -> Vec<String> {
+    arguments
+        .into_iter()
+        .enumerate()
+        .map(|(index, argument)| {
+            let is_single_dash_long = index > 0
+                && argument.starts_with('-')
+                && !argument.starts_with("--")
+                && argument.len() > 2
+                && argument.as_bytes()[1].is_ascii_alphabetic()
+                && !argument.starts_with("-o")
+                && !argument.starts_with("-p");
+            if is_single_dash_long {
+                format!("-{argument}")
+            } else {
+                argument
+            }
+        })
+        .collect()
+}
+
+/// A failure of the whole run, already reported.
+#[derive(Debug)]
+pub struct Failed;
+
+fn error(message: impl AsRef<str>) -> Failed {
+    eprintln!("ipu-opt: error: {}", message.as_ref());
+    Failed
+}
+
+/// What a reproducer file records besides the IR.
+const REPRODUCER_KEY: &str = "mlir_reproducer";
+
+/// Runs ipu-opt. Returns the process exit code.
+pub fn run(args: OptArgs) -> i32 {
+    match run_inner(args) {
+        Ok(()) => 0,
+        Err(Failed) => 1,
+    }
+}
+
+fn run_inner(mut args: OptArgs) -> Result<(), Failed> {
+    ipu_passes::register_upstream_passes();
+    let registry = Registry::with_builtin();
+    if args.list_passes {
+        print!("{}", list_passes(&registry));
+        return Ok(());
+    }
+    let (file_name, mut buffer) = read_input(&args.input)?;
+    if args.run_reproducer {
+        let (ir, pipeline) = extract_reproducer(&buffer).ok_or_else(|| {
+            error(format!("{file_name}: --run-reproducer needs a reproducer file with an `{REPRODUCER_KEY}` resource (written by --mlir-pass-pipeline-crash-reproducer)"))
+        })?;
+        buffer = ir;
+        args.pass_pipeline = Some(pipeline);
+    }
+    let pipeline_text = args.pass_pipeline.clone().unwrap_or_default();
+    let pipeline = if pipeline_text.trim().is_empty() {
+        None
+    } else {
+        Some(parse_pipeline(&pipeline_text).map_err(|e| pipeline_error(&pipeline_text, &e))?)
+    };
+
+    let chunks = match &args.split_input_file {
+        Some(marker) => split_input(&buffer, marker),
+        None => vec![Chunk::whole(&buffer)],
+    };
+    let verify_mode = match args.verify_diagnostics.as_deref() {
+        None => None,
+        Some("only-expected") => Some(VerifyMode::OnlyExpected),
+        Some(_) => Some(VerifyMode::All),
+    };
+    let mut outputs = Vec::new();
+    let mut verify_results = Vec::new();
+    let mut failed = false;
+    for chunk in &chunks {
+        let outcome = process_chunk(&args, &registry, pipeline.as_ref(), &pipeline_text, &file_name, chunk)?;
+        match verify_mode {
+            Some(mode) => verify_results.push(verify_with_mode(chunk, &file_name, &outcome.diagnostics, mode)),
+            None => {
+                for diagnostic in &outcome.diagnostics {
+                    eprintln!("{}", render(diagnostic));
+                }
+            }
+        }
+        failed |= outcome.output.is_none();
+        outputs.push(outcome.output.unwrap_or_default());
+    }
+    if verify_mode.is_some() {
+        if let Err(failure) = combine_chunk_results(verify_results) {
+            eprintln!("{failure}");
+            return Err(Failed);
+        }
+        // Under -verify-diagnostics a failing chunk is expected; its output is not printed.
+        return Ok(());
+    }
+    if failed {
+        return Err(Failed);
+    }
+    if args.emit_bytecode {
+        let bytes: Vec<u8> = outputs.concat();
+        return write_output(&args.output, &args.input, &bytes);
+    }
+    let texts: Vec<String> = outputs.iter().map(|bytes| String::from_utf8_lossy(bytes).into_owned()).collect();
+    let marker = args.split_input_file.as_deref().unwrap_or(DEFAULT_SPLIT_MARKER);
+    let text = if chunks.len() > 1 { join_outputs(&texts, marker) } else { texts.concat() };
+    write_output(&args.output, &args.input, text.as_bytes())
+}
+
+struct ChunkOutcome {
+    /// Printed output, or None if the chunk failed.
+    output: Option<Vec<u8>>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+fn process_chunk(
+    args: &OptArgs,
+    registry: &Registry,
+    pipeline: Option<&ipu_passes::pipeline::Pipeline>,
+    pipeline_text: &str,
+    file_name: &str,
+    chunk: &Chunk,
+) -> Result<ChunkOutcome, Failed> {
+    // Module-scope printing from several threads aborts MLIR; so does a reproducer run that
+    // asked for a single thread. Keep one thread in those cases.
+    let threading = !(args.disable_threading || args.print_ir_module_scope);
+    let context = ipu_dialects::create_context(threading).map_err(|e| error(e.to_string()))?;
+    context.set_allow_unregistered_dialects(args.allow_unregistered_dialect);
+    for path in &args.irdl_file {
+        ipu_dialects::context::load_irdl_file(&context, path).map_err(|e| error(e.to_string()))?;
+    }
+    let collector = Collector::attach(&context);
+    let failed = |collector: &Collector| ChunkOutcome { output: None, diagnostics: collector.take() };
+
+    let source = chunk.source_with_original_lines();
+    let Some(module) = parse_module(&context, &source, file_name) else {
+        if !collector.has_errors() {
+            ipu_dialects::diagnostics::error_at(
+                melior::ir::Location::new(&context, file_name, chunk.start_line as usize, 1),
+                "input is not a valid MLIR module",
+            );
+        }
+        return Ok(failed(&collector));
+    };
+    if !ipu_dialects::ipu::verify::verify_module(module.as_operation()) {
+        return Ok(failed(&collector));
+    }
+    let print = PrintAround {
+        before: args.print_ir_before.iter().cloned().collect(),
+        after: args.print_ir_after.iter().cloned().collect(),
+        only_on_change: args.print_ir_after_change,
+        module_scope: args.print_ir_module_scope,
+        generic: args.print_op_generic,
+        debug_info: args.print_debuginfo,
+        elide_elements_larger_than: args.elide_elementsattrs_if_larger,
+    };
+    let mut module = module;
+    if let Some(pipeline) = pipeline {
+        let root = module.as_operation().name().as_string_ref().as_str().unwrap_or("builtin.module").to_string();
+        let built = build_pass_manager(&context, registry, pipeline, &root, &print, args.timing)
+            .map_err(|e| pipeline_error(pipeline_text, &e))?;
+        if args.dump_pass_pipeline {
+            eprintln!("Pass Manager with {} passes:", count_passes(&built.resolved));
+            eprintln!("{}\n", print_resolved(&built.root, &built.resolved));
+        }
+        built.manager.enable_verifier(args.verify_each);
+        enable_mlir_printing(&built.manager, args, &print);
+        let input_text = args.crash_reproducer.as_ref().map(|_| module.as_operation().to_string());
+        let started = Instant::now();
+        let result = built.manager.run(&mut module);
+        let elapsed = started.elapsed();
+        if let Some(timing) = &built.timing {
+            eprint!("{}", timing.report(args.timing_display == "tree", elapsed));
+        }
+        if args.pass_statistics {
+            eprint!("{}", statistics_report(&built));
+        }
+        if result.is_err() {
+            if let (Some(path), Some(input)) = (&args.crash_reproducer, input_text) {
+                write_reproducer(path, &input, &print_resolved(&built.root, &built.resolved), args)?;
+            }
+            if !collector.has_errors() {
+                ipu_dialects::diagnostics::error_at(module.as_operation().location(), "pass pipeline failed");
+            }
+            return Ok(failed(&collector));
+        }
+    }
+    let output = if args.emit_bytecode {
+        module.as_operation().write_bytecode()
+    } else {
+        let mut text = print_operation(module.as_operation(), &print);
+        text.push('\n');
+        text.into_bytes()
+    };
+    Ok(ChunkOutcome { output: Some(output), diagnostics: collector.take() })
+}
+
+fn count_passes(elements: &[ipu_passes::manager::Resolved]) -> usize {
+    elements
+        .iter()
+        .map(|element| match element {
+            ipu_passes::manager::Resolved::Nested { elements, .. } => count_passes(elements),
+            _ => 1,
+        })
+        .sum()
+}
+
+fn enable_mlir_printing(manager: &melior::pass::PassManager, args: &OptArgs, print: &PrintAround) {
+    let any = args.print_ir_before_all || args.print_ir_after_all || args.print_ir_after_failure;
+    if !any {
+        return;
+    }
+    let mut flags = melior::ir::operation::OperationPrintingFlags::new();
+    if print.generic {
+        flags = flags.print_generic_operation_form();
+    }
+    if print.debug_info {
+        flags = flags.enable_debug_info(true, false);
+    }
+    if let Some(limit) = print.elide_elements_larger_than {
+        flags = flags.elide_large_elements_attributes(limit);
+    }
+    manager.enable_ir_printing(&melior::pass::PassIrPrintingOptions {
+        before_all: args.print_ir_before_all,
+        after_all: args.print_ir_after_all,
+        module_scope: args.print_ir_module_scope,
+        on_change: args.print_ir_after_change,
+        on_failure: args.print_ir_after_failure,
+        flags,
+        tree_printing_path: args.print_ir_tree_dir.clone().unwrap_or_default(),
+    });
+}
+
+/// Parses with a source name so diagnostics carry `file:line:col`.
+fn parse_module<'c>(context: &'c Context, source: &str, file_name: &str) -> Option<Module<'c>> {
+    let source = melior::StringRef::new(source);
+    let name = melior::StringRef::new(file_name);
+    // SAFETY: both strings outlive the call; a null result means the parse failed.
+    let raw = unsafe { mlir_sys::mlirOperationCreateParse(context.to_raw(), source.to_raw(), name.to_raw()) };
+    if raw.ptr.is_null() {
+        return None;
+    }
+    // SAFETY: `raw` is a freshly parsed, owned operation.
+    let operation = unsafe { melior::ir::Operation::from_raw(raw) };
+    if operation.name().as_string_ref().as_str().ok() != Some("builtin.module") {
+        // A single top-level op that is not a module: wrap it like mlir-opt does.
+        let module = Module::new(operation.location());
+        module.body().append_operation(operation);
+        return Some(module);
+    }
+    Module::from_operation(operation)
+}
+
+fn read_input(path: &str) -> Result<(String, String), Failed> {
+    if path == "-" {
+        let mut buffer = String::new();
+        std::io::stdin()
+            .read_to_string(&mut buffer)
+            .map_err(|e| error(format!("cannot read standard input: {e}")))?;
+        return Ok(("<stdin>".to_string(), buffer));
+    }
+    let bytes = std::fs::read(path).map_err(|e| error(format!("cannot open input file '{path}': {e}")))?;
+    let buffer = String::from_utf8(bytes).map_err(|e| {
+        error(format!("input file '{path}' is not UTF-8 text (first bad byte at offset {})", e.utf8_error().valid_up_to()))
+    })?;
+    Ok((path.to_string(), buffer))
+}
+
+/// Writes atomically (temp file + rename) so a failure never leaves a truncated output, and
+/// refuses to replace the input file itself.
+fn write_output(output: &str, input: &str, bytes: &[u8]) -> Result<(), Failed> {
+    if output == "-" {
+        let mut stdout = std::io::stdout().lock();
+        return stdout
+            .write_all(bytes)
+            .and_then(|_| stdout.flush())
+            .map_err(|e| error(format!("cannot write standard output: {e}")));
+    }
+    let target = Path::new(output);
+    if input != "-" {
+        if let (Ok(a), Ok(b)) = (std::fs::canonicalize(input), std::fs::canonicalize(target)) {
+            if a == b {
+                return Err(error(format!("output file '{output}' is the input file; refusing to overwrite it")));
+            }
+        }
+    }
+    let directory = target.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let temporary = directory.join(format!(
+        ".{}.tmp{}",
+        target.file_name().and_then(|name| name.to_str()).unwrap_or("out"),
+        std::process::id()
+    ));
+    std::fs::write(&temporary, bytes)
+        .and_then(|_| std::fs::rename(&temporary, target))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&temporary);
+            error(format!("cannot write output file '{output}': {e}"))
+        })
+}
+
+fn pipeline_error(text: &str, error_value: &PipelineError) -> Failed {
+    eprintln!("ipu-opt: invalid pass pipeline:\n{}", error_value.render(text));
+    Failed
+}
+
+fn write_reproducer(path: &Path, input: &str, pipeline: &str, args: &OptArgs) -> Result<(), Failed> {
+    let escaped = pipeline.replace('\\', "\\\\").replace('"', "\\\"");
+    let text = format!(
+        "{input}\n\n{{-#\n  external_resources: {{\n    {REPRODUCER_KEY}: {{\n      pipeline: \"{escaped}\",\n      disable_threading: {},\n      verify_each: {}\n    }}\n  }}\n#-}}\n",
+        args.disable_threading, args.verify_each
+    );
+    std::fs::write(path, text).map_err(|e| error(format!("cannot write reproducer '{}': {e}", path.display())))?;
+    eprintln!("ipu-opt: wrote a reproducer to {}", path.display());
+    Ok(())
+}
+
+/// Splits a reproducer into its IR and pipeline.
+pub fn extract_reproducer(buffer: &str) -> Option<(String, String)> {
+    let start = buffer.rfind("{-#")?;
+    let resources = &buffer[start..];
+    let key = resources.find(REPRODUCER_KEY)?;
+    let after = &resources[key..];
+    let pipeline_at = after.find("pipeline:")?;
+    let rest = after[pipeline_at + "pipeline:".len()..].trim_start().strip_prefix('"')?;
+    let mut pipeline = String::new();
+    let mut characters = rest.chars();
+    loop {
+        match characters.next()? {
+            '"' => break,
+            '\\' => pipeline.push(characters.next()?),
+            other => pipeline.push(other),
+        }
+    }
+    Some((buffer[..start].to_string(), pipeline))
+}
+
+/// `--list-passes`: our passes and pipelines with options, types, defaults and help.
+pub fn list_passes(registry: &Registry) -> String {
+    let mut text = String::from("Passes:\n");
+    let describe = |text: &mut String, argument: &str, summary: &str, options: Vec<ipu_passes::pipeline::OptionInfo>| {
+        text.push_str(&format!("  {argument}  -  {summary}\n"));
+        for option in options {
+            text.push_str(&format!(
+                "    {}=<{}>  (default: {})  -  {}\n",
+                option.name,
+                option.type_name,
+                if option.default.is_empty() { "\"\"".to_string() } else { option.default.clone() },
+                option.help
+            ));
+        }
+    };
+    for info in registry.passes() {
+        describe(&mut text, info.argument, info.summary, (info.options)());
+    }
+    text.push_str("Pass Pipelines:\n");
+    for info in registry.pipelines() {
+        describe(&mut text, info.argument, info.summary, (info.options)());
+    }
+    text.push_str("Upstream MLIR passes (canonicalize, cse, symbol-dce, ...) are accepted in any pipeline.\n");
+    text
+}
+
+fn statistics_report(built: &ipu_passes::manager::BuiltPipeline) -> String {
+    let table = built.statistics.snapshot();
+    let mut text = String::new();
+    text.push_str("===-------------------------------------------------------------------------===\n");
+    text.push_str("                         ... Pass statistics report ...\n");
+    text.push_str("===-------------------------------------------------------------------------===\n");
+    for (instance, pass) in built.instances.iter().enumerate() {
+        text.push_str(&format!("{}\n", ipu_passes::pass::display_name(pass.argument())));
+        if let Some(values) = table.get(&(instance, pass.argument())) {
+            for (name, (value, help)) in values {
+                text.push_str(&format!("  (S) {value} {name} - {help}\n"));
+            }
+        }
+    }
+    text
+}
+
+/// Severity re-export for tests.
+pub fn is_error(diagnostic: &Diagnostic) -> bool {
+    diagnostic.severity == Severity::Error
+}
