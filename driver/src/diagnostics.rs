@@ -8,13 +8,14 @@ use crate::verify_diagnostics::{Diagnostic, Severity};
 
 /// Collected diagnostics of one context.
 #[derive(Clone, Default)]
-pub struct Collector(Arc<Mutex<Vec<Diagnostic>>>);
+pub struct Collector(Arc<Mutex<Vec<Diagnostic>>>, Arc<Mutex<(Option<String>, Option<String>)>>);
 
 impl Collector {
     /// Attaches to `context`; every diagnostic (and its notes) is recorded, none is printed.
     pub fn attach(context: &Context) -> Collector {
         let collector = Collector::default();
         let sink = collector.0.clone();
+        let names = collector.1.clone();
         context.attach_diagnostic_handler(move |diagnostic| {
             let mut found = vec![convert(&diagnostic)];
             for index in 0..diagnostic.note_count() {
@@ -24,12 +25,35 @@ impl Collector {
                     found.push(note);
                 }
             }
+            if let Ok(names) = names.lock() {
+                if let (Some(temporary), Some(user)) = (&names.1, &names.0) {
+                    for diagnostic in &mut found {
+                        if diagnostic.file.as_deref() == Some(temporary.as_str()) {
+                            diagnostic.file = Some(user.clone());
+                        }
+                    }
+                }
+            }
             if let Ok(mut all) = sink.lock() {
                 all.extend(found);
             }
             true
         });
         collector
+    }
+
+    /// The file name diagnostics should show.
+    pub fn set_file_name(&self, name: &str) {
+        if let Ok(mut names) = self.1.lock() {
+            names.0 = Some(name.to_string());
+        }
+    }
+
+    /// A temporary file whose diagnostics belong to the file set by `set_file_name`.
+    pub fn map_file(&self, temporary: &str) {
+        if let Ok(mut names) = self.1.lock() {
+            names.1 = Some(temporary.to_string());
+        }
     }
 
     pub fn take(&self) -> Vec<Diagnostic> {

@@ -11,7 +11,7 @@ use ipu_passes::{
     Registry,
 };
 use melior::{
-    ir::{block::BlockLike, operation::OperationLike, Module},
+    ir::{operation::OperationLike, Module},
     Context,
 };
 
@@ -187,7 +187,8 @@ fn run_inner(mut args: OptArgs) -> Result<(), Failed> {
     let mut verify_results = Vec::new();
     let mut failed = false;
     for chunk in &chunks {
-        let outcome = process_chunk(&args, &registry, pipeline.as_ref(), &pipeline_text, &file_name, chunk)?;
+        let whole = chunks.len() == 1;
+        let outcome = process_chunk(&args, &registry, pipeline.as_ref(), &pipeline_text, &file_name, chunk, whole)?;
         match verify_mode {
             Some(mode) => verify_results.push(verify_with_mode(chunk, &file_name, &outcome.diagnostics, mode)),
             None => {
@@ -233,6 +234,7 @@ fn process_chunk(
     pipeline_text: &str,
     file_name: &str,
     chunk: &Chunk,
+    whole: bool,
 ) -> Result<ChunkOutcome, Failed> {
     // Module-scope printing from several threads aborts MLIR; so does a reproducer run that
     // asked for a single thread. Keep one thread in those cases.
@@ -246,7 +248,9 @@ fn process_chunk(
     let failed = |collector: &Collector| ChunkOutcome { output: None, diagnostics: collector.take() };
 
     let source = chunk.source_with_original_lines();
-    let Some(module) = parse_module(&context, &source, file_name) else {
+    collector.set_file_name(file_name);
+    let direct = (whole && args.input != "-" && !args.run_reproducer).then_some(args.input.as_str());
+    let Some(module) = parse_module(&context, &source, direct, &collector) else {
         if !collector.has_errors() {
             ipu_dialects::diagnostics::error_at(
                 melior::ir::Location::new(&context, file_name, chunk.start_line as usize, 1),
@@ -344,25 +348,36 @@ fn enable_mlir_printing(manager: &melior::pass::PassManager, args: &OptArgs, pri
     });
 }
 
-/// Parses with a source name so diagnostics carry `file:line:col`.
-fn parse_module<'c>(context: &'c Context, source: &str, file_name: &str) -> Option<Module<'c>> {
-    let source = melior::StringRef::new(source);
-    let name = melior::StringRef::new(file_name);
-    // SAFETY: both strings outlive the call; a null result means the parse failed.
-    let raw = unsafe { mlir_sys::mlirOperationCreateParse(context.to_raw(), source.to_raw(), name.to_raw()) };
+/// Parses with a source name so diagnostics carry `file:line:col`. MLIR's C API parses a
+/// buffer with a name only as a single operation, so text that is not the whole input file goes
+/// through a private temporary file whose name the diagnostic collector maps back.
+fn parse_module<'c>(context: &'c Context, source: &str, direct_path: Option<&str>, collector: &Collector) -> Option<Module<'c>> {
+    let (path, temporary) = match direct_path {
+        Some(path) => (path.to_string(), None),
+        None => {
+            let directory = std::env::temp_dir().join(format!("ipu-opt-{}", std::process::id()));
+            std::fs::create_dir_all(&directory).ok()?;
+            let path = directory.join(format!("chunk-{}.mlir", TEMP_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
+            std::fs::write(&path, source).ok()?;
+            collector.map_file(&path.display().to_string());
+            (path.display().to_string(), Some((directory, path)))
+        }
+    };
+    let name = melior::StringRef::new(&path);
+    // SAFETY: the path outlives the call; a null module means the parse failed.
+    let raw = unsafe { mlir_sys::mlirModuleCreateParseFromFile(context.to_raw(), name.to_raw()) };
+    if let Some((directory, path)) = temporary {
+        let _ = std::fs::remove_file(path);
+        let _ = std::fs::remove_dir(directory);
+    }
     if raw.ptr.is_null() {
         return None;
     }
-    // SAFETY: `raw` is a freshly parsed, owned operation.
-    let operation = unsafe { melior::ir::Operation::from_raw(raw) };
-    if operation.name().as_string_ref().as_str().ok() != Some("builtin.module") {
-        // A single top-level op that is not a module: wrap it like mlir-opt does.
-        let module = Module::new(operation.location());
-        module.body().append_operation(operation);
-        return Some(module);
-    }
-    Module::from_operation(operation)
+    // SAFETY: `raw` is a freshly parsed, owned module.
+    Some(unsafe { Module::from_raw(raw) })
 }
+
+static TEMP_COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 fn read_input(path: &str) -> Result<(String, String), Failed> {
     if path == "-" {
