@@ -7,7 +7,7 @@ use super::exchange::{analyse, CodeElements, PhasePlan};
 use super::footprint::{kernel_label, operands};
 use super::memory::{group_by_tile, TileGroup};
 use super::profile::{ProgramStepInfo, StepKind};
-use crate::cost::kernel_cycles;
+use crate::cost::kernel_call_cycles;
 use crate::image::{DeviceImage, Step};
 use crate::target::Target;
 
@@ -56,7 +56,6 @@ pub(crate) struct Planner<'a> {
     pub target: &'a Target,
     pub image: &'a DeviceImage,
     pub code: &'a CodeElements,
-    pub kernel_cycles: Vec<u64>,
     pub max_executed_steps: u64,
 }
 
@@ -67,16 +66,10 @@ impl Planner<'_> {
         code: &'a CodeElements,
         max_executed_steps: u64,
     ) -> Planner<'a> {
-        let kernel_cycles = image
-            .kernels
-            .iter()
-            .map(|spec| kernel_cycles(spec, target))
-            .collect();
         Planner {
             target,
             image,
             code,
-            kernel_cycles,
             max_executed_steps,
         }
     }
@@ -137,12 +130,12 @@ impl Planner<'_> {
                     let mut runs = Vec::with_capacity(order.len());
                     for index in order {
                         let run = &compute.runs[index];
-                        self.check_run(&at, run.tile, run.kernel, &run.args)?;
+                        let cycles = self.check_run(&at, run.tile, run.kernel, &run.args)?;
                         runs.push(PlannedRun {
                             tile: run.tile,
                             kernel: run.kernel,
                             args: run.args.clone(),
-                            cycles: self.kernel_cycles[run.kernel as usize],
+                            cycles,
                         });
                     }
                     Node::Compute {
@@ -201,8 +194,15 @@ impl Planner<'_> {
         Ok(nodes)
     }
 
-    /// Refuses a run whose operands leave SRAM (compiled kernels do not bounds-check).
-    fn check_run(&self, at: &StepAt, tile: u32, kernel: u32, args: &[u32]) -> Result<(), SimError> {
+    /// Refuses a run whose operands leave SRAM (compiled kernels do not bounds-check) and
+    /// returns its cycles from the shared cost model (the GEMM row entry the call selects).
+    fn check_run(
+        &self,
+        at: &StepAt,
+        tile: u32,
+        kernel: u32,
+        args: &[u32],
+    ) -> Result<u64, SimError> {
         let spec = &self.image.kernels[kernel as usize];
         let label = || kernel_label(spec);
         let operands = operands(spec, args).map_err(|e| SimError::KernelArguments {
@@ -229,7 +229,12 @@ impl Planner<'_> {
                 });
             }
         }
-        Ok(())
+        kernel_call_cycles(spec, args, self.target).map_err(|e| SimError::KernelArguments {
+            at: at.clone(),
+            tile,
+            kernel: label(),
+            detail: e.to_string(),
+        })
     }
 }
 

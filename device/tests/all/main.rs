@@ -3,3 +3,7 @@
 mod cost;
 mod numerics;
 mod target;
+mod sim;
+mod sim_gemm;
+mod sim_hazards;
+mod sim_support;
