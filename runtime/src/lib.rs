@@ -1,0 +1,1 @@
+//! The ipu-opt runtime: packages, profiles, device sessions, host reference and reports.
