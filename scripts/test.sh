@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs every test: the cargo tests of all crates, then the lit suite against the built tools.
+# Prints each runner's summary. Exits non-zero if any test fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== cargo build (tools used by lit) =="
+cargo build --workspace --bins
+
+echo "== cargo test =="
+mkdir -p target
+cargo test --workspace 2>&1 | tee target/cargo-test.log | grep -E "^(test result:|running [0-9]+ tests|error|failures:|---- )" || true
+if grep -qE "^test result: FAILED|^error(\[|:)" target/cargo-test.log; then
+  echo "cargo test: FAILED (full log: target/cargo-test.log)"
+  grep -E "^---- |panicked" target/cargo-test.log | head -40
+  exit 1
+fi
+passed=$(grep -E "^test result: ok" target/cargo-test.log | sed -E 's/.* ([0-9]+) passed.*/\1/' | awk '{ total += $1 } END { print total + 0 }')
+echo "cargo test: ${passed} passed, 0 failed"
+
+echo "== lit =="
+lit -sv test/
