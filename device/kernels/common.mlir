@@ -9,7 +9,7 @@
 // 57344 for F152) or infinite becomes +-largest, NaN becomes the single FNUZ NaN code 0x80, and
 // a negative value that rounds to zero becomes +0 (FNUZ has no negative zero).
 
-// 2^e as f32, exact for e in [-126, 127] (the runner keeps scale exponents in [-64, 64]).
+// 2^e as f32, exact for e in [-126, 127] (the runner keeps scale exponents in [-31, 31]).
 func.func private @ipu_pow2(%e: i32) -> f32 {
   %c127 = arith.constant 127 : i32
   %c23 = arith.constant 23 : i32

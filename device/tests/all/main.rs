@@ -7,3 +7,5 @@ mod sim;
 mod sim_gemm;
 mod sim_hazards;
 mod sim_support;
+mod kernels;
+mod kernels_support;

@@ -1,0 +1,452 @@
+//! What a [`KernelSpec`] means to the compiler: its name, source file, constant parameters,
+//! entry points and the limits a specialization must respect.
+
+use super::error::KernelError;
+use super::spec::{ElementOrder, GeluForm, KernelSpec};
+use crate::precision::Precision;
+
+/// Largest `k * c` of a GEMM call: the kernel widens B into an f32 stack buffer of this many
+/// elements (256 KiB), which must fit the stacks of the simulator's worker threads.
+pub const GEMM_MAX_WEIGHT_ELEMENTS: u32 = 65_536;
+
+/// Width of a column group in every AMP order (the AMP works on 16 columns at a time).
+pub const AMP_GROUP: u32 = 16;
+
+/// Precision code used by the kernel sources (`device/kernels/common.mlir`).
+pub const fn precision_code(precision: Precision) -> i64 {
+    match precision {
+        Precision::F32 => 0,
+        Precision::F16 => 1,
+        Precision::F8E4M3 => 2,
+        Precision::F8E5M2 => 3,
+    }
+}
+
+/// The default partials precision of a GEMM with these inputs: f16 for f16 and FP8 inputs
+/// ("half is the only supported partials type for quarter"), f32 for f32.
+pub const fn default_partials(input: Precision) -> Precision {
+    match input {
+        Precision::F32 => Precision::F32,
+        _ => Precision::F16,
+    }
+}
+
+impl KernelSpec {
+    /// The specialization name, also the symbol of its entry point (GEMM: `<name>_r<rows>` per
+    /// row count). Follows the seed: `gemm_f8_interleaved_k32_c64_r32_r34`,
+    /// `rearrange_amp_left_f16_o0_r31_p32_c32_p32`, `cast_f16_f8_n1024`.
+    pub fn name(&self) -> String {
+        match self {
+            KernelSpec::Gemm {
+                input,
+                partials,
+                weights,
+                k,
+                c,
+                rows,
+                accumulate,
+            } => {
+                let mut name = format!("gemm_{}_{}_k{k}_c{c}", input.short_name(), weights.name());
+                for r in rows {
+                    name.push_str(&format!("_r{r}"));
+                }
+                if *partials != default_partials(*input) {
+                    name.push_str(&format!("_p{}", partials.short_name()));
+                }
+                if *accumulate {
+                    name.push_str("_acc");
+                }
+                name
+            }
+            KernelSpec::Cast { from, to, elements } => {
+                format!("cast_{}_{}_n{elements}", from.short_name(), to.short_name())
+            }
+            KernelSpec::Rearrange {
+                order,
+                to_amp,
+                precision,
+                offset,
+                rows,
+                rows_padded,
+                cols,
+                cols_padded,
+            } => {
+                let direction = if *to_amp { "" } else { "from_" };
+                format!(
+                    "rearrange_{direction}{}_{}_o{offset}_r{rows}_p{rows_padded}_c{cols}_p{cols_padded}",
+                    order.name(),
+                    precision.short_name()
+                )
+            }
+            KernelSpec::Add {
+                precision,
+                rows,
+                cols,
+                b_rows,
+            } => {
+                format!("add_{}_r{rows}_c{cols}_b{b_rows}", precision.short_name())
+            }
+            KernelSpec::Gelu {
+                precision,
+                form,
+                elements,
+            } => {
+                let form = match form {
+                    GeluForm::Erf => "erf",
+                    GeluForm::Tanh => "tanh",
+                };
+                format!("gelu_{form}_{}_n{elements}", precision.short_name())
+            }
+            KernelSpec::Softmax {
+                precision,
+                rows,
+                cols,
+                causal,
+            } => {
+                let causal = if *causal { "_causal" } else { "" };
+                format!("softmax_{}_r{rows}_c{cols}{causal}", precision.short_name())
+            }
+            KernelSpec::LayerNorm {
+                precision,
+                rows,
+                cols,
+                epsilon_nano,
+            } => {
+                format!(
+                    "layer_norm_{}_r{rows}_c{cols}_e{epsilon_nano}",
+                    precision.short_name()
+                )
+            }
+            KernelSpec::ReduceAdd {
+                partials_precision,
+                output,
+                elements,
+                partials,
+            } => format!(
+                "reduce_add_{}_{}_n{elements}_p{partials}",
+                partials_precision.short_name(),
+                output.short_name()
+            ),
+            KernelSpec::Copy { bytes } => format!("copy_b{bytes}"),
+            KernelSpec::Fill {
+                precision,
+                elements,
+            } => {
+                format!("fill_{}_n{elements}", precision.short_name())
+            }
+        }
+    }
+
+    /// The kernel source file (in `device/kernels/`) this spec specializes.
+    pub const fn source_file(&self) -> &'static str {
+        match self {
+            KernelSpec::Gemm { .. } => "gemm.mlir",
+            KernelSpec::Cast { .. } => "cast.mlir",
+            KernelSpec::Rearrange { .. } => "rearrange.mlir",
+            KernelSpec::Add { .. } => "add.mlir",
+            KernelSpec::Gelu { .. } => "gelu.mlir",
+            KernelSpec::Softmax { .. } => "softmax.mlir",
+            KernelSpec::LayerNorm { .. } => "layer_norm.mlir",
+            KernelSpec::ReduceAdd { .. } => "reduce_add.mlir",
+            KernelSpec::Copy { .. } => "copy.mlir",
+            KernelSpec::Fill { .. } => "fill.mlir",
+        }
+    }
+
+    /// Values of the source's marked constants (`arith.constant {ipu.param = "..."}`).
+    pub fn params(&self) -> Vec<(&'static str, i64)> {
+        let p = precision_code;
+        match self {
+            KernelSpec::Gemm {
+                input,
+                partials,
+                k,
+                c,
+                accumulate,
+                ..
+            } => vec![
+                ("k", i64::from(*k)),
+                ("c", i64::from(*c)),
+                ("input_precision", p(*input)),
+                ("partials_precision", p(*partials)),
+                ("accumulate", i64::from(*accumulate)),
+            ],
+            KernelSpec::Cast { from, to, elements } => vec![
+                ("elements", i64::from(*elements)),
+                ("from_precision", p(*from)),
+                ("to_precision", p(*to)),
+            ],
+            KernelSpec::Rearrange {
+                to_amp,
+                precision,
+                offset,
+                rows,
+                rows_padded,
+                cols,
+                cols_padded,
+                ..
+            } => vec![
+                ("precision", p(*precision)),
+                ("to_amp", i64::from(*to_amp)),
+                ("offset", i64::from(*offset)),
+                ("rows", i64::from(*rows)),
+                ("rows_padded", i64::from(*rows_padded)),
+                ("cols", i64::from(*cols)),
+                ("cols_padded", i64::from(*cols_padded)),
+            ],
+            KernelSpec::Add {
+                precision,
+                rows,
+                cols,
+                b_rows,
+            } => vec![
+                ("precision", p(*precision)),
+                ("rows", i64::from(*rows)),
+                ("cols", i64::from(*cols)),
+                ("b_rows", i64::from(*b_rows)),
+            ],
+            KernelSpec::Gelu {
+                precision,
+                form,
+                elements,
+            } => vec![
+                ("precision", p(*precision)),
+                ("form", if *form == GeluForm::Erf { 0 } else { 1 }),
+                ("elements", i64::from(*elements)),
+            ],
+            KernelSpec::Softmax {
+                precision,
+                rows,
+                cols,
+                causal,
+            } => vec![
+                ("precision", p(*precision)),
+                ("rows", i64::from(*rows)),
+                ("cols", i64::from(*cols)),
+                ("causal", i64::from(*causal)),
+            ],
+            KernelSpec::LayerNorm {
+                precision,
+                rows,
+                cols,
+                epsilon_nano,
+            } => vec![
+                ("precision", p(*precision)),
+                ("rows", i64::from(*rows)),
+                ("cols", i64::from(*cols)),
+                ("epsilon_nano", i64::from(*epsilon_nano)),
+            ],
+            KernelSpec::ReduceAdd {
+                partials_precision,
+                output,
+                elements,
+                partials,
+            } => vec![
+                ("partials_precision", p(*partials_precision)),
+                ("output_precision", p(*output)),
+                ("elements", i64::from(*elements)),
+                ("partials", i64::from(*partials)),
+            ],
+            KernelSpec::Copy { bytes } => vec![("bytes", i64::from(*bytes))],
+            KernelSpec::Fill {
+                precision,
+                elements,
+            } => {
+                vec![
+                    ("precision", p(*precision)),
+                    ("elements", i64::from(*elements)),
+                ]
+            }
+        }
+    }
+
+    /// Entry points of the compiled object: (symbol, value of the body's variant argument).
+    /// GEMM has one per row count (`<name>_r<rows>`, variant = rows); the others one (`<name>`).
+    pub fn entries(&self) -> Vec<(String, u32)> {
+        let name = self.name();
+        match self {
+            KernelSpec::Gemm { rows, .. } => {
+                rows.iter().map(|r| (format!("{name}_r{r}"), *r)).collect()
+            }
+            _ => vec![(name, 0)],
+        }
+    }
+
+    /// Checks the constant parameters against what the kernel sources support.
+    pub fn validate(&self) -> Result<(), KernelError> {
+        let fail = |detail: String| {
+            Err(KernelError::InvalidSpec {
+                kernel: self.name(),
+                detail,
+            })
+        };
+        let arithmetic = |what: &str, precision: Precision| -> Result<(), KernelError> {
+            if precision.is_fp8() {
+                return Err(KernelError::InvalidSpec {
+                    kernel: self.name(),
+                    detail: format!(
+                        "{what} precision {} is not supported (f16 or f32 only)",
+                        precision.short_name()
+                    ),
+                });
+            }
+            Ok(())
+        };
+        let positive = |what: &str, value: u32| -> Result<(), KernelError> {
+            if value == 0 {
+                return Err(KernelError::InvalidSpec {
+                    kernel: self.name(),
+                    detail: format!("{what} must be at least 1"),
+                });
+            }
+            Ok(())
+        };
+        match self {
+            KernelSpec::Gemm {
+                input,
+                partials,
+                k,
+                c,
+                rows,
+                ..
+            } => {
+                arithmetic("partials", *partials)?;
+                if *input == Precision::F32 && *partials != Precision::F32 {
+                    return fail("f32 inputs need f32 partials".into());
+                }
+                if *k == 0 || *c == 0 || k % AMP_GROUP != 0 || c % AMP_GROUP != 0 {
+                    return fail(format!(
+                        "k = {k} and c = {c} must be positive multiples of {AMP_GROUP}"
+                    ));
+                }
+                if u64::from(*k) * u64::from(*c) > u64::from(GEMM_MAX_WEIGHT_ELEMENTS) {
+                    return fail(format!(
+                        "k * c = {} exceeds {GEMM_MAX_WEIGHT_ELEMENTS}",
+                        u64::from(*k) * u64::from(*c)
+                    ));
+                }
+                if rows.is_empty() {
+                    return fail("no row counts".into());
+                }
+                for (i, r) in rows.iter().enumerate() {
+                    positive("every row count", *r)?;
+                    if rows[..i].contains(r) {
+                        return fail(format!("row count {r} is listed twice"));
+                    }
+                }
+            }
+            KernelSpec::Cast { elements, .. } => positive("elements", *elements)?,
+            KernelSpec::Rearrange {
+                order,
+                offset,
+                rows,
+                rows_padded,
+                cols,
+                cols_padded,
+                ..
+            } => {
+                if *order == ElementOrder::RowMajor {
+                    return fail(
+                        "the order must be an AMP order (amp_left, amp_right or amp_output)".into(),
+                    );
+                }
+                positive("rows", *rows)?;
+                positive("cols", *cols)?;
+                if cols_padded % AMP_GROUP != 0 || cols > cols_padded {
+                    return fail(format!(
+                        "cols_padded = {cols_padded} must be a multiple of {AMP_GROUP} and at least cols = {cols}"
+                    ));
+                }
+                if u64::from(*offset) + u64::from(*rows) > u64::from(*rows_padded) {
+                    return fail(format!(
+                        "offset {offset} + rows {rows} exceeds rows_padded {rows_padded}"
+                    ));
+                }
+            }
+            KernelSpec::Add {
+                precision,
+                rows,
+                cols,
+                b_rows,
+            } => {
+                arithmetic("element", *precision)?;
+                positive("rows", *rows)?;
+                positive("cols", *cols)?;
+                if *b_rows != 1 && b_rows != rows {
+                    return fail(format!("b_rows = {b_rows} must be 1 or rows = {rows}"));
+                }
+            }
+            KernelSpec::Gelu {
+                precision,
+                elements,
+                ..
+            } => {
+                arithmetic("element", *precision)?;
+                positive("elements", *elements)?;
+            }
+            KernelSpec::Softmax {
+                precision,
+                rows,
+                cols,
+                ..
+            }
+            | KernelSpec::LayerNorm {
+                precision,
+                rows,
+                cols,
+                ..
+            } => {
+                arithmetic("element", *precision)?;
+                positive("rows", *rows)?;
+                positive("cols", *cols)?;
+                if let KernelSpec::LayerNorm { epsilon_nano, .. } = self {
+                    if i32::try_from(*epsilon_nano).is_err() {
+                        return fail(format!(
+                            "epsilon_nano = {epsilon_nano} exceeds {}",
+                            i32::MAX
+                        ));
+                    }
+                }
+            }
+            KernelSpec::ReduceAdd {
+                partials_precision,
+                output,
+                elements,
+                partials,
+            } => {
+                arithmetic("partials", *partials_precision)?;
+                arithmetic("output", *output)?;
+                positive("elements", *elements)?;
+                positive("partials", *partials)?;
+            }
+            KernelSpec::Copy { bytes } => positive("bytes", *bytes)?,
+            KernelSpec::Fill { elements, .. } => positive("elements", *elements)?,
+        }
+        // Every operand must be addressable with u32 byte offsets.
+        self.largest_operand_bytes().map(|_| ())
+    }
+
+    /// Bytes of the largest operand, or an error when one exceeds u32.
+    fn largest_operand_bytes(&self) -> Result<u64, KernelError> {
+        let largest = self
+            .operand_sizes_for_rows(self.max_rows())
+            .into_iter()
+            .map(|(_, bytes)| bytes)
+            .max()
+            .unwrap_or(0);
+        if largest > u64::from(u32::MAX) {
+            return Err(KernelError::InvalidSpec {
+                kernel: self.name(),
+                detail: format!("an operand of {largest} bytes exceeds the 32-bit address space"),
+            });
+        }
+        Ok(largest)
+    }
+
+    fn max_rows(&self) -> u32 {
+        match self {
+            KernelSpec::Gemm { rows, .. } => rows.iter().copied().max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+}

@@ -1,0 +1,916 @@
+//! Every compiled kernel against a plain-Rust host reference on seeded random shapes and data,
+//! plus the runner's argument validation. Each distinct spec compiles once per cache.
+
+use half::f16;
+use ipu_device::kernels::spec::{ElementOrder, GeluForm, KernelRunError};
+use ipu_device::kernels::{Access, KernelError};
+use ipu_device::{KernelRunner, KernelSpec, MemoryClass, Precision};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::kernels_support::{
+    assert_same_elements, encode_value, erf, f16_ulps, library, load, random_tensor, store,
+};
+
+const MEMORY: usize = 96 * 1024;
+
+fn run(spec: &KernelSpec, memory: &mut [u8], args: &[u32]) {
+    library()
+        .run(spec, memory, args)
+        .unwrap_or_else(|e| panic!("{}: {e}", spec.name()));
+}
+
+/// Index of (r, c) in the 16-column panel order every AMP order uses.
+fn panel(r: usize, c: usize, panel_rows: usize) -> usize {
+    ((c / 16) * panel_rows + r) * 16 + c % 16
+}
+
+fn bytes_of(memory: &[u8], offset: usize, elements: usize, precision: Precision) -> Vec<u8> {
+    memory[offset..offset + elements * precision.bytes() as usize].to_vec()
+}
+
+#[test]
+fn names_follow_the_seed() {
+    let gemm = KernelSpec::Gemm {
+        input: Precision::F8E4M3,
+        partials: Precision::F16,
+        weights: MemoryClass::Interleaved,
+        k: 32,
+        c: 64,
+        rows: vec![32, 34],
+        accumulate: false,
+    };
+    assert_eq!(gemm.name(), "gemm_f8_interleaved_k32_c64_r32_r34");
+    let entries: Vec<String> = gemm.entries().into_iter().map(|(s, _)| s).collect();
+    assert_eq!(
+        entries,
+        [
+            "gemm_f8_interleaved_k32_c64_r32_r34_r32",
+            "gemm_f8_interleaved_k32_c64_r32_r34_r34"
+        ]
+    );
+    for (rows, padded, name) in [
+        (31, 32, "rearrange_amp_left_f16_o0_r31_p32_c32_p32"),
+        (32, 32, "rearrange_amp_left_f16_o0_r32_p32_c32_p32"),
+        (34, 34, "rearrange_amp_left_f16_o0_r34_p34_c32_p32"),
+    ] {
+        let spec = KernelSpec::Rearrange {
+            order: ElementOrder::AmpLeft,
+            to_amp: true,
+            precision: Precision::F16,
+            offset: 0,
+            rows,
+            rows_padded: padded,
+            cols: 32,
+            cols_padded: 32,
+        };
+        assert_eq!(spec.name(), name);
+    }
+    let cast = KernelSpec::Cast {
+        from: Precision::F16,
+        to: Precision::F8E4M3,
+        elements: 2048,
+    };
+    assert!(cast.name().starts_with("cast_f16_f8_"), "{}", cast.name());
+    assert_eq!(cast.source_file(), "cast.mlir");
+}
+
+struct GemmCase {
+    input: Precision,
+    partials: Precision,
+    weights: MemoryClass,
+    k: u32,
+    c: u32,
+    rows: Vec<u32>,
+    accumulate: bool,
+    a_scale: i32,
+    b_scale: i32,
+}
+
+fn gemm_spec(case: &GemmCase) -> KernelSpec {
+    KernelSpec::Gemm {
+        input: case.input,
+        partials: case.partials,
+        weights: case.weights,
+        k: case.k,
+        c: case.c,
+        rows: case.rows.clone(),
+        accumulate: case.accumulate,
+    }
+}
+
+/// Runs every row entry of the case on fresh random data and compares bit for bit with the
+/// reference: f32 fused multiply-adds in order over the K block, then one rounding into the
+/// partials (after adding the old partial when accumulating).
+fn check_gemm(case: &GemmCase, rng: &mut ChaCha8Rng) {
+    let spec = gemm_spec(case);
+    let (k, c) = (case.k as usize, case.c as usize);
+    for (index, &rows) in case.rows.iter().enumerate() {
+        let rows = rows as usize;
+        let ib = case.input.bytes() as usize;
+        let (a_off, b_off) = (64usize, 64 + rows * k * ib + 16);
+        let c_off = (b_off + k * c * ib + 63) / 64 * 64;
+        let mut memory = vec![0u8; MEMORY];
+        let a = random_tensor(rng, case.input, rows * k, 1.0);
+        let b = random_tensor(rng, case.input, k * c, 1.0);
+        let old = random_tensor(rng, case.partials, rows * c, 4.0);
+        memory[a_off..a_off + a.len()].copy_from_slice(&a);
+        memory[b_off..b_off + b.len()].copy_from_slice(&b);
+        memory[c_off..c_off + old.len()].copy_from_slice(&old);
+        let mut want = memory.clone();
+        for r in 0..rows {
+            for j in 0..c {
+                let mut sum = 0f32;
+                for kk in 0..k {
+                    let x = load(&memory, a_off, panel(r, kk, rows), case.input, case.a_scale);
+                    let y = load(&memory, b_off, panel(kk, j, k), case.input, case.b_scale);
+                    sum = x.mul_add(y, sum);
+                }
+                let at = panel(r, j, rows);
+                let value = if case.accumulate {
+                    load(&memory, c_off, at, case.partials, 0) + sum
+                } else {
+                    sum
+                };
+                store(&mut want, c_off, at, case.partials, 0, value);
+            }
+        }
+        let args = [
+            a_off as u32,
+            b_off as u32,
+            c_off as u32,
+            index as u32,
+            case.a_scale as u32,
+            case.b_scale as u32,
+        ];
+        run(&spec, &mut memory, &args);
+        let what = format!("{} rows {rows}", spec.name());
+        assert_same_elements(
+            &what,
+            &memory[c_off..c_off + rows * c * case.partials.bytes() as usize],
+            &want[c_off..c_off + rows * c * case.partials.bytes() as usize],
+            case.partials,
+        );
+        assert_eq!(memory, want, "{what}: bytes outside C changed");
+    }
+}
+
+#[test]
+fn gemm_matches_reference_for_every_input_precision_memory_class_and_mode() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0x6e33);
+    let mut cases = vec![
+        // The seed's kernel, FP8 with scales.
+        GemmCase {
+            input: Precision::F8E4M3,
+            partials: Precision::F16,
+            weights: MemoryClass::Interleaved,
+            k: 32,
+            c: 64,
+            rows: vec![32, 34],
+            accumulate: false,
+            a_scale: -4,
+            b_scale: -3,
+        },
+        GemmCase {
+            input: Precision::F8E5M2,
+            partials: Precision::F16,
+            weights: MemoryClass::Standard,
+            k: 16,
+            c: 32,
+            rows: vec![7, 1],
+            accumulate: true,
+            a_scale: -9,
+            b_scale: -8,
+        },
+        GemmCase {
+            input: Precision::F32,
+            partials: Precision::F32,
+            weights: MemoryClass::Interleaved,
+            k: 48,
+            c: 16,
+            rows: vec![6],
+            accumulate: true,
+            a_scale: 0,
+            b_scale: 0,
+        },
+    ];
+    // F16 in both memory classes and both modes on random shapes.
+    for (weights, accumulate) in [
+        (MemoryClass::Interleaved, false),
+        (MemoryClass::Standard, true),
+    ] {
+        let k = 16 * rng.random_range(1..=4u32);
+        let c = 16 * rng.random_range(1..=4u32);
+        let r0 = rng.random_range(1..=40u32);
+        let rows = vec![r0, r0 + rng.random_range(1..=5u32)];
+        cases.push(GemmCase {
+            input: Precision::F16,
+            partials: Precision::F16,
+            weights,
+            k,
+            c,
+            rows,
+            accumulate,
+            a_scale: 0,
+            b_scale: 0,
+        });
+    }
+    // F16 inputs with f32 partials.
+    cases.push(GemmCase {
+        input: Precision::F16,
+        partials: Precision::F32,
+        weights: MemoryClass::Interleaved,
+        k: 64,
+        c: 64,
+        rows: vec![9],
+        accumulate: true,
+        a_scale: 0,
+        b_scale: 0,
+    });
+    for case in &cases {
+        check_gemm(case, &mut rng);
+    }
+}
+
+#[test]
+fn gemm_weights_memory_class_changes_name_not_numbers() {
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let mut outputs = Vec::new();
+    let a = random_tensor(&mut rng, Precision::F16, 5 * 16, 1.0);
+    let b = random_tensor(&mut rng, Precision::F16, 16 * 16, 1.0);
+    let mut names = Vec::new();
+    for weights in [MemoryClass::Interleaved, MemoryClass::Standard] {
+        let spec = KernelSpec::Gemm {
+            input: Precision::F16,
+            partials: Precision::F16,
+            weights,
+            k: 16,
+            c: 16,
+            rows: vec![5],
+            accumulate: false,
+        };
+        let mut memory = vec![0u8; 4096];
+        memory[..a.len()].copy_from_slice(&a);
+        memory[1024..1024 + b.len()].copy_from_slice(&b);
+        run(&spec, &mut memory, &[0, 1024, 2048, 0, 0, 0]);
+        outputs.push(memory);
+        names.push(spec.name());
+    }
+    assert_ne!(names[0], names[1]);
+    assert_eq!(outputs[0], outputs[1]);
+}
+
+fn special_f32_values() -> Vec<f32> {
+    vec![
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        65504.0,
+        65519.99,
+        65520.0,
+        -70000.0,
+        240.0,
+        247.9,
+        248.0,
+        256.0,
+        57344.0,
+        61440.0,
+        1e-10,
+        -1e-10,
+        1.0625,
+        1.1875,
+        -1.0625,
+        0.0009765625,
+        0.00048828125,
+        0.000732421875,
+        1.5e-5,
+        7.62939453125e-06,
+        3.0e-8,
+        1e30,
+    ]
+}
+
+fn random_f32_values(rng: &mut ChaCha8Rng, n: usize) -> Vec<f32> {
+    (0..n)
+        .map(|_| {
+            let mantissa: f32 = rng.random_range(1.0..2.0);
+            let exponent = rng.random_range(-24..20);
+            let sign = if rng.random::<bool>() { -1.0 } else { 1.0 };
+            sign * mantissa * 2f32.powi(exponent)
+        })
+        .collect()
+}
+
+#[test]
+fn cast_matches_reference_for_every_precision_pair_with_scales() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0xca57);
+    let all = [
+        Precision::F32,
+        Precision::F16,
+        Precision::F8E4M3,
+        Precision::F8E5M2,
+    ];
+    for from in all {
+        for to in all {
+            if from == to && !from.is_fp8() {
+                continue;
+            }
+            // Source values: every FP8 code, every 37th f16 bit pattern, or specials + random f32.
+            let source: Vec<u8> = match from {
+                Precision::F8E4M3 | Precision::F8E5M2 => (0..=255u8).collect(),
+                Precision::F16 => (0..=0xffffu32)
+                    .step_by(37)
+                    .flat_map(|b| (b as u16).to_le_bytes())
+                    .collect(),
+                _ => special_f32_values()
+                    .into_iter()
+                    .chain(random_f32_values(&mut rng, 500))
+                    .flat_map(|v| v.to_le_bytes())
+                    .collect(),
+            };
+            let elements = source.len() / from.bytes() as usize;
+            let spec = KernelSpec::Cast {
+                from,
+                to,
+                elements: elements as u32,
+            };
+            for scale in [0, rng.random_range(-8..=8), -31, 31] {
+                let dst = (source.len() + 63) / 64 * 64;
+                let mut memory = vec![0u8; dst + elements * to.bytes() as usize];
+                memory[..source.len()].copy_from_slice(&source);
+                let mut want = Vec::new();
+                for i in 0..elements {
+                    want.extend(encode_value(load(&memory, 0, i, from, scale), to, scale));
+                }
+                run(&spec, &mut memory, &[0, dst as u32, scale as u32]);
+                let what = format!("{} scale {scale}", spec.name());
+                assert_same_elements(&what, &memory[dst..], &want, to);
+            }
+        }
+    }
+}
+
+fn rearrange_reference(spec: &KernelSpec, src: &[u8]) -> Vec<u8> {
+    let KernelSpec::Rearrange {
+        to_amp,
+        precision,
+        offset,
+        rows,
+        rows_padded,
+        cols,
+        cols_padded,
+        ..
+    } = *spec
+    else {
+        panic!("not a rearrange")
+    };
+    let b = precision.bytes() as usize;
+    let (offset, rows, rows_padded, cols, cols_padded) = (
+        offset as usize,
+        rows as usize,
+        rows_padded as usize,
+        cols as usize,
+        cols_padded as usize,
+    );
+    if to_amp {
+        let mut out = vec![0u8; rows_padded * cols_padded * b];
+        for i in 0..rows {
+            for c in 0..cols {
+                let to = panel(offset + i, c, rows_padded) * b;
+                out[to..to + b].copy_from_slice(&src[(i * cols + c) * b..(i * cols + c + 1) * b]);
+            }
+        }
+        out
+    } else {
+        let mut out = vec![0u8; rows * cols * b];
+        for i in 0..rows {
+            for c in 0..cols {
+                let from = panel(offset + i, c, rows_padded) * b;
+                out[(i * cols + c) * b..(i * cols + c + 1) * b]
+                    .copy_from_slice(&src[from..from + b]);
+            }
+        }
+        out
+    }
+}
+
+#[test]
+fn rearrange_matches_reference_with_padding_in_both_directions() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0x4ea4);
+    let r = |order, to_amp, precision, offset, rows, rows_padded, cols, cols_padded| {
+        KernelSpec::Rearrange {
+            order,
+            to_amp,
+            precision,
+            offset,
+            rows,
+            rows_padded,
+            cols,
+            cols_padded,
+        }
+    };
+    let specs = [
+        r(
+            ElementOrder::AmpLeft,
+            true,
+            Precision::F16,
+            0,
+            31,
+            32,
+            32,
+            32,
+        ),
+        r(
+            ElementOrder::AmpLeft,
+            false,
+            Precision::F16,
+            0,
+            31,
+            32,
+            32,
+            32,
+        ),
+        r(
+            ElementOrder::AmpRight,
+            true,
+            Precision::F8E4M3,
+            2,
+            5,
+            9,
+            20,
+            32,
+        ),
+        r(
+            ElementOrder::AmpOutput,
+            false,
+            Precision::F32,
+            3,
+            6,
+            10,
+            17,
+            32,
+        ),
+        r(
+            ElementOrder::AmpOutput,
+            true,
+            Precision::F8E5M2,
+            1,
+            13,
+            16,
+            33,
+            48,
+        ),
+    ];
+    for spec in &specs {
+        let ranges = spec.operand_ranges(&[0, 0]).expect("ranges");
+        let (src_len, dst_len) = (ranges[0].bytes.len(), ranges[1].bytes.len());
+        let dst = (src_len + 63) / 64 * 64;
+        let mut memory: Vec<u8> = (0..dst + dst_len).map(|_| rng.random()).collect();
+        let before = memory.clone();
+        run(spec, &mut memory, &[0, dst as u32]);
+        assert_eq!(
+            &memory[dst..],
+            rearrange_reference(spec, &before[..src_len]).as_slice(),
+            "{}",
+            spec.name()
+        );
+        assert_eq!(
+            &memory[..dst],
+            &before[..dst],
+            "{}: source changed",
+            spec.name()
+        );
+    }
+    // Round trip: row-major -> amp_left (padded) -> row-major gives the original back.
+    let (there, back) = (&specs[0], &specs[1]);
+    let mut memory = vec![0u8; 16 * 1024];
+    let original: Vec<u8> = random_tensor(&mut rng, Precision::F16, 31 * 32, 3.0);
+    memory[..original.len()].copy_from_slice(&original);
+    run(there, &mut memory, &[0, 4096]);
+    run(back, &mut memory, &[4096, 8192]);
+    assert_eq!(&memory[8192..8192 + original.len()], original.as_slice());
+}
+
+#[test]
+fn add_broadcasts_and_rounds_once() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0xadd);
+    for (precision, rows, cols, b_rows, in_place) in [
+        (Precision::F16, 3, 40, 1, false),
+        (Precision::F32, 4, 33, 4, true),
+        (Precision::F16, 5, 16, 5, true),
+    ] {
+        let spec = KernelSpec::Add {
+            precision,
+            rows,
+            cols,
+            b_rows,
+        };
+        let n = (rows * cols) as usize;
+        let bytes = precision.bytes() as usize;
+        let a = random_tensor(&mut rng, precision, n, 60000.0);
+        let b = random_tensor(
+            &mut rng,
+            precision,
+            b_rows as usize * cols as usize,
+            60000.0,
+        );
+        let (a_off, b_off) = (0, 1024);
+        let out_off = if in_place { a_off } else { 2048 };
+        let mut memory = vec![0u8; 4096];
+        memory[a_off..a_off + a.len()].copy_from_slice(&a);
+        memory[b_off..b_off + b.len()].copy_from_slice(&b);
+        let mut want = Vec::new();
+        for i in 0..n {
+            let bi = if b_rows == 1 { i % cols as usize } else { i };
+            want.extend(encode_value(
+                load(&a, 0, i, precision, 0) + load(&b, 0, bi, precision, 0),
+                precision,
+                0,
+            ));
+        }
+        run(
+            &spec,
+            &mut memory,
+            &[a_off as u32, b_off as u32, out_off as u32],
+        );
+        assert_same_elements(
+            &spec.name(),
+            &memory[out_off..out_off + n * bytes],
+            &want,
+            precision,
+        );
+    }
+}
+
+/// Compares with a tolerance: f16 within 1 ulp (or `slack`), f32 within 2e-6 relative + 1e-6
+/// absolute (+ `slack`).
+fn assert_close(what: &str, got: &[u8], want: &[f64], precision: Precision, slack: &[f64]) {
+    for (i, w) in want.iter().enumerate() {
+        let g = load(got, 0, i, precision, 0);
+        let ok = match precision {
+            Precision::F16 => f16_ulps(g, *w as f32) <= 1 || (f64::from(g) - w).abs() <= slack[i],
+            _ => (f64::from(g) - w).abs() <= 1e-6 + 2e-6 * w.abs() + slack[i],
+        };
+        assert!(ok, "{what}: element {i}: got {g}, want {w}");
+    }
+}
+
+#[test]
+fn gelu_erf_and_tanh_forms_match_reference() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0x6e1);
+    for precision in [Precision::F16, Precision::F32] {
+        for form in [GeluForm::Erf, GeluForm::Tanh] {
+            let n = 517usize;
+            let spec = KernelSpec::Gelu {
+                precision,
+                form,
+                elements: n as u32,
+            };
+            let src = random_tensor(&mut rng, precision, n, 8.0);
+            let mut memory = vec![0u8; 8192];
+            memory[..src.len()].copy_from_slice(&src);
+            let want: Vec<f64> = (0..n)
+                .map(|i| {
+                    let x = f64::from(load(&src, 0, i, precision, 0));
+                    match form {
+                        GeluForm::Erf => 0.5 * x * (1.0 + erf(x / std::f64::consts::SQRT_2)),
+                        GeluForm::Tanh => {
+                            0.5 * x
+                                * (1.0
+                                    + ((2.0 / std::f64::consts::PI).sqrt()
+                                        * (x + 0.044715 * x * x * x))
+                                        .tanh())
+                        }
+                    }
+                })
+                .collect();
+            // In place: src == dst.
+            // 1 + erf(x) (or tanh) cancels in f32 for x << 0: the kernel's f32 formula is only
+            // accurate to about |x| * 2^-23 in absolute terms there.
+            let slack: Vec<f64> = (0..n)
+                .map(|i| f64::from(load(&src, 0, i, precision, 0)).abs() * 2f64.powi(-22))
+                .collect();
+            run(&spec, &mut memory, &[0, 0]);
+            assert_close(&spec.name(), &memory, &want, precision, &slack);
+        }
+    }
+}
+
+#[test]
+fn softmax_plain_and_causal_match_reference() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0x50f7);
+    for (precision, rows, cols, causal, row_offset) in [
+        (Precision::F16, 5, 37, true, 2u32),
+        (Precision::F32, 4, 50, false, 0),
+        (Precision::F32, 3, 8, true, 0),
+    ] {
+        let spec = KernelSpec::Softmax {
+            precision,
+            rows,
+            cols,
+            causal,
+        };
+        let n = (rows * cols) as usize;
+        let src = random_tensor(&mut rng, precision, n, 6.0);
+        let mut memory = vec![0u8; 8192];
+        memory[..src.len()].copy_from_slice(&src);
+        let mut want = vec![0f64; n];
+        for r in 0..rows as usize {
+            let limit = if causal {
+                (row_offset as usize + r + 1).min(cols as usize)
+            } else {
+                cols as usize
+            };
+            let x: Vec<f64> = (0..limit)
+                .map(|j| f64::from(load(&src, 0, r * cols as usize + j, precision, 0)))
+                .collect();
+            let m = x.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let s: f64 = x.iter().map(|v| (v - m).exp()).sum();
+            for j in 0..limit {
+                want[r * cols as usize + j] = (x[j] - m).exp() / s;
+            }
+        }
+        run(&spec, &mut memory, &[0, 4096, row_offset]);
+        assert_close(
+            &spec.name(),
+            &memory[4096..],
+            &want,
+            precision,
+            &vec![0.0; n],
+        );
+    }
+}
+
+#[test]
+fn layer_norm_matches_reference() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0x1a7e);
+    for (precision, rows, cols, epsilon_nano) in [
+        (Precision::F16, 3, 64, 10_000),
+        (Precision::F32, 2, 100, 1_000),
+    ] {
+        let spec = KernelSpec::LayerNorm {
+            precision,
+            rows,
+            cols,
+            epsilon_nano,
+        };
+        let (n, c) = ((rows * cols) as usize, cols as usize);
+        let b = precision.bytes() as usize;
+        let src = random_tensor(&mut rng, precision, n, 3.0);
+        let gamma = random_tensor(&mut rng, precision, c, 2.0);
+        let beta = random_tensor(&mut rng, precision, c, 1.0);
+        let (g_off, be_off, dst) = (n * b, n * b + c * b, 4096);
+        let mut memory = vec![0u8; 8192];
+        memory[..src.len()].copy_from_slice(&src);
+        memory[g_off..g_off + gamma.len()].copy_from_slice(&gamma);
+        memory[be_off..be_off + beta.len()].copy_from_slice(&beta);
+        let eps = f64::from(epsilon_nano) * 1e-9;
+        let mut want = vec![0f64; n];
+        for r in 0..rows as usize {
+            let x: Vec<f64> = (0..c)
+                .map(|j| f64::from(load(&src, 0, r * c + j, precision, 0)))
+                .collect();
+            let mean = x.iter().sum::<f64>() / c as f64;
+            let var = x.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / c as f64;
+            for j in 0..c {
+                let g = f64::from(load(&gamma, 0, j, precision, 0));
+                let bb = f64::from(load(&beta, 0, j, precision, 0));
+                want[r * c + j] = (x[j] - mean) / (var + eps).sqrt() * g + bb;
+            }
+        }
+        run(
+            &spec,
+            &mut memory,
+            &[0, g_off as u32, be_off as u32, dst as u32],
+        );
+        // f32 arithmetic in the kernel: allow a few f32 ulps of the normalized value.
+        for (i, w) in want.iter().enumerate() {
+            let g = f64::from(load(&memory, dst, i, precision, 0));
+            let tolerance = match precision {
+                Precision::F16 => (w.abs() * 2f64.powi(-10)).max(2f64.powi(-24)) * 1.01,
+                _ => 1e-5 + 1e-5 * w.abs(),
+            };
+            assert!(
+                (g - w).abs() <= tolerance,
+                "{}: element {i}: got {g}, want {w}",
+                spec.name()
+            );
+        }
+    }
+}
+
+#[test]
+fn reduce_add_sums_partials_in_order_then_rounds_once() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0x4ed);
+    for (partials_precision, output, elements, partials) in [
+        (Precision::F16, Precision::F16, 100, 3),
+        (Precision::F32, Precision::F16, 50, 4),
+        (Precision::F16, Precision::F32, 33, 2),
+    ] {
+        let spec = KernelSpec::ReduceAdd {
+            partials_precision,
+            output,
+            elements,
+            partials,
+        };
+        let total = (elements * partials) as usize;
+        let src = random_tensor(&mut rng, partials_precision, total, 30000.0);
+        let mut memory = vec![0u8; 8192];
+        memory[..src.len()].copy_from_slice(&src);
+        let mut want = Vec::new();
+        for e in 0..elements as usize {
+            let mut sum = 0f32;
+            for p in 0..partials as usize {
+                sum += load(&src, 0, p * elements as usize + e, partials_precision, 0);
+            }
+            want.extend(encode_value(sum, output, 0));
+        }
+        run(&spec, &mut memory, &[0, 4096]);
+        assert_same_elements(
+            &spec.name(),
+            &bytes_of(&memory, 4096, elements as usize, output),
+            &want,
+            output,
+        );
+    }
+}
+
+#[test]
+fn copy_and_fill_move_exact_bytes() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0xc0b1);
+    let mut memory: Vec<u8> = (0..4096).map(|_| rng.random()).collect();
+    let before = memory.clone();
+    run(&KernelSpec::Copy { bytes: 1001 }, &mut memory, &[3, 2050]);
+    assert_eq!(&memory[2050..3051], &before[3..1004]);
+    assert_eq!(&memory[..2050], &before[..2050]);
+    assert_eq!(&memory[3051..], &before[3051..]);
+    for (precision, elements, bits, offset) in [
+        (Precision::F16, 33, 0x7e00u32, 100),
+        (Precision::F8E4M3, 17, 0x80, 7),
+        (Precision::F32, 9, 0x3f80_0000, 400),
+    ] {
+        let spec = KernelSpec::Fill {
+            precision,
+            elements,
+        };
+        let mut memory = before.clone();
+        run(&spec, &mut memory, &[offset, bits]);
+        let b = precision.bytes() as usize;
+        let end = offset as usize + elements as usize * b;
+        for chunk in memory[offset as usize..end].chunks(b) {
+            assert_eq!(chunk, &bits.to_le_bytes()[..b], "{}", spec.name());
+        }
+        assert_eq!(&memory[end..], &before[end..], "{}", spec.name());
+    }
+}
+
+#[track_caller]
+fn bad_argument(result: Result<(), KernelRunError>) -> (usize, String) {
+    match result {
+        Err(KernelRunError::BadArgument { index, detail, .. }) => (index, detail),
+        other => panic!("expected BadArgument, got {other:?}"),
+    }
+}
+
+#[test]
+fn runner_rejects_bad_arguments_without_touching_memory() {
+    let copy = KernelSpec::Copy { bytes: 64 };
+    let mut memory = vec![5u8; 256];
+    let lib = library();
+    assert_eq!(
+        bad_argument(lib.run(&copy, &mut memory, &[0, 200])).0,
+        1,
+        "destination beyond memory"
+    );
+    assert_eq!(
+        bad_argument(lib.run(&copy, &mut memory, &[0, 32])).0,
+        1,
+        "overlapping copy"
+    );
+    assert_eq!(
+        bad_argument(lib.run(&copy, &mut memory, &[0])).0,
+        1,
+        "missing argument"
+    );
+    assert_eq!(
+        bad_argument(lib.run(&copy, &mut memory, &[u32::MAX - 3, 100])).0,
+        0,
+        "offset overflow"
+    );
+    let gemm = KernelSpec::Gemm {
+        input: Precision::F16,
+        partials: Precision::F16,
+        weights: MemoryClass::Standard,
+        k: 16,
+        c: 16,
+        rows: vec![2],
+        accumulate: true,
+    };
+    let mut memory = vec![5u8; 4096];
+    assert_eq!(
+        bad_argument(lib.run(&gemm, &mut memory, &[0, 512, 1024, 1, 0, 0])).0,
+        3,
+        "row index"
+    );
+    assert_eq!(
+        bad_argument(lib.run(&gemm, &mut memory, &[1, 512, 1024, 0, 0, 0])).0,
+        0,
+        "misaligned"
+    );
+    let (index, detail) = bad_argument(lib.run(&gemm, &mut memory, &[0, 512, 1024, 0, 32, 0]));
+    assert_eq!(index, 4, "{detail}");
+    assert_eq!(
+        bad_argument(lib.run(&gemm, &mut memory, &[0, 512, 4064, 0, 0, 0])).0,
+        2,
+        "C beyond memory"
+    );
+    assert!(
+        memory.iter().all(|&b| b == 5),
+        "a rejected call changed memory"
+    );
+    // In place is allowed where the kernel supports it, exactly aliased only.
+    let gelu = KernelSpec::Gelu {
+        precision: Precision::F16,
+        form: GeluForm::Tanh,
+        elements: 8,
+    };
+    assert!(gelu.check_call(64, &[0, 0]).is_ok());
+    assert_eq!(bad_argument(gelu.check_call(64, &[0, 2]).map(|_| ())).0, 1);
+    let ranges = gemm
+        .operand_ranges(&[0, 512, 1024, 0, 0, 0])
+        .expect("ranges");
+    assert_eq!(ranges[2].access, Access::ReadWrite);
+    assert_eq!(ranges[2].bytes, 1024..1024 + 2 * 16 * 2);
+}
+
+#[test]
+fn invalid_specs_are_refused_before_compiling() {
+    let bad = KernelSpec::Gemm {
+        input: Precision::F16,
+        partials: Precision::F16,
+        weights: MemoryClass::Standard,
+        k: 24,
+        c: 16,
+        rows: vec![4],
+        accumulate: false,
+    };
+    assert!(matches!(
+        library().load(&bad),
+        Err(KernelError::InvalidSpec { .. })
+    ));
+    let fp8_gelu = KernelSpec::Gelu {
+        precision: Precision::F8E4M3,
+        form: GeluForm::Erf,
+        elements: 4,
+    };
+    let message = library().load(&fp8_gelu).expect_err("fp8 gelu").to_string();
+    assert!(
+        message.contains("gelu_erf_f8_n4") && message.contains("f8"),
+        "{message}"
+    );
+}
+
+#[test]
+fn runner_is_shared_across_rayon_threads() {
+    use rayon::prelude::*;
+    let spec = KernelSpec::Gemm {
+        input: Precision::F16,
+        partials: Precision::F16,
+        weights: MemoryClass::Interleaved,
+        k: 32,
+        c: 32,
+        rows: vec![8],
+        accumulate: false,
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(0x7a);
+    let tiles: Vec<Vec<u8>> = (0..16)
+        .map(|_| {
+            let mut memory = vec![0u8; 8192];
+            let a = random_tensor(&mut rng, Precision::F16, 8 * 32, 1.0);
+            let b = random_tensor(&mut rng, Precision::F16, 32 * 32, 1.0);
+            memory[..a.len()].copy_from_slice(&a);
+            memory[1024..1024 + b.len()].copy_from_slice(&b);
+            memory
+        })
+        .collect();
+    let mut serial = tiles.clone();
+    for memory in &mut serial {
+        run(&spec, memory, &[0, 1024, 4096, 0, 0, 0]);
+    }
+    let mut parallel = tiles;
+    parallel
+        .par_iter_mut()
+        .for_each(|memory| run(&spec, memory, &[0, 1024, 4096, 0, 0, 0]));
+    assert_eq!(serial, parallel);
+    assert_ne!(
+        serial[0][4096..4608],
+        vec![0u8; 512][..],
+        "the GEMM wrote nothing"
+    );
+    let f = f16::from_le_bytes([serial[0][4096], serial[0][4097]]);
+    assert!(f.is_finite());
+}
