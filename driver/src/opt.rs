@@ -188,9 +188,16 @@ fn run_inner(mut args: OptArgs) -> Result<(), Failed> {
     let mut failed = false;
     for chunk in &chunks {
         let whole = chunks.len() == 1;
-        let outcome = process_chunk(&args, &registry, pipeline.as_ref(), &pipeline_text, &file_name, chunk, whole)?;
+        let mut outcome = process_chunk(&args, &registry, pipeline.as_ref(), &pipeline_text, &file_name, chunk, whole)?;
         match verify_mode {
-            Some(mode) => verify_results.push(verify_with_mode(chunk, &file_name, &outcome.diagnostics, mode)),
+            Some(mode) => {
+                // mlir-opt turns off MLIR's "see current operation" notes under
+                // -verify-diagnostics; the C API cannot, so they are dropped here.
+                outcome.diagnostics.retain(|diagnostic| {
+                    !(diagnostic.severity == Severity::Note && diagnostic.message.starts_with("see current operation:"))
+                });
+                verify_results.push(verify_with_mode(chunk, &file_name, &outcome.diagnostics, mode))
+            }
             None => {
                 for diagnostic in &outcome.diagnostics {
                     eprintln!("{}", render(diagnostic));
@@ -250,7 +257,7 @@ fn process_chunk(
     let source = chunk.source_with_original_lines();
     collector.set_file_name(file_name);
     let direct = (whole && args.input != "-" && !args.run_reproducer).then_some(args.input.as_str());
-    let Some(module) = parse_module(&context, &source, direct, &collector) else {
+    let Some(module) = parse_module(&context, &source, direct, file_name, &collector) else {
         if !collector.has_errors() {
             ipu_dialects::diagnostics::error_at(
                 melior::ir::Location::new(&context, file_name, chunk.start_line as usize, 1),
@@ -351,7 +358,13 @@ fn enable_mlir_printing(manager: &melior::pass::PassManager, args: &OptArgs, pri
 /// Parses with a source name so diagnostics carry `file:line:col`. MLIR's C API parses a
 /// buffer with a name only as a single operation, so text that is not the whole input file goes
 /// through a private temporary file whose name the diagnostic collector maps back.
-fn parse_module<'c>(context: &'c Context, source: &str, direct_path: Option<&str>, collector: &Collector) -> Option<Module<'c>> {
+fn parse_module<'c>(
+    context: &'c Context,
+    source: &str,
+    direct_path: Option<&str>,
+    file_name: &str,
+    collector: &Collector,
+) -> Option<Module<'c>> {
     let (path, temporary) = match direct_path {
         Some(path) => (path.to_string(), None),
         None => {
@@ -366,7 +379,7 @@ fn parse_module<'c>(context: &'c Context, source: &str, direct_path: Option<&str
     let name = melior::StringRef::new(&path);
     // SAFETY: the path outlives the call; a null module means the parse failed.
     let raw = unsafe { mlir_sys::mlirModuleCreateParseFromFile(context.to_raw(), name.to_raw()) };
-    if let Some((directory, path)) = temporary {
+    if let Some((directory, path)) = &temporary {
         let _ = std::fs::remove_file(path);
         let _ = std::fs::remove_dir(directory);
     }
@@ -374,7 +387,56 @@ fn parse_module<'c>(context: &'c Context, source: &str, direct_path: Option<&str
         return None;
     }
     // SAFETY: `raw` is a freshly parsed, owned module.
-    Some(unsafe { Module::from_raw(raw) })
+    let module = unsafe { Module::from_raw(raw) };
+    if let Some((_, path)) = &temporary {
+        relocate(context, &module, &path.display().to_string(), file_name);
+    }
+    Some(module)
+}
+
+/// Points the locations the parser gave a temporary chunk file back at the input file, so printed
+/// `loc(...)`, later diagnostics and reproducers name the file the user wrote (as mlir-opt does).
+fn relocate(context: &Context, module: &Module, temporary: &str, file_name: &str) {
+    use melior::ir::{block::BlockLike, operation::WalkOrder, operation::WalkResult, RegionLike, ValueLike};
+    let remap = |location: mlir_sys::MlirLocation| -> Option<mlir_sys::MlirLocation> {
+        // SAFETY: `location` is a live location of this context; the getters only read it.
+        unsafe {
+            if !mlir_sys::mlirLocationIsAFileLineColRange(location) {
+                return None;
+            }
+            let name = mlir_sys::mlirIdentifierStr(mlir_sys::mlirLocationFileLineColRangeGetFilename(location));
+            let bytes = std::slice::from_raw_parts(name.data as *const u8, name.length);
+            if bytes != temporary.as_bytes() {
+                return None;
+            }
+            let line = mlir_sys::mlirLocationFileLineColRangeGetStartLine(location).max(0) as u32;
+            let column = mlir_sys::mlirLocationFileLineColRangeGetStartColumn(location).max(0) as u32;
+            let file = melior::StringRef::new(file_name);
+            Some(mlir_sys::mlirLocationFileLineColGet(context.to_raw(), file.to_raw(), line, column))
+        }
+    };
+    module.as_operation().walk(WalkOrder::PreOrder, |op| {
+        if let Some(location) = remap(op.location().to_raw()) {
+            // SAFETY: the op is live for the walk; MLIR uniques the new location in the context.
+            unsafe { mlir_sys::mlirOperationSetLocation(op.to_raw(), location) };
+        }
+        for region in op.regions() {
+            let mut block = region.first_block();
+            while let Some(current) = block {
+                for index in 0..current.argument_count() {
+                    if let Ok(argument) = current.argument(index) {
+                        // SAFETY: block arguments of a live block; only their location changes.
+                        let location = unsafe { mlir_sys::mlirValueGetLocation(argument.to_raw()) };
+                        if let Some(location) = remap(location) {
+                            unsafe { mlir_sys::mlirBlockArgumentSetLocation(argument.to_raw(), location) };
+                        }
+                    }
+                }
+                block = current.next_in_region();
+            }
+        }
+        WalkResult::Advance
+    });
 }
 
 static TEMP_COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -411,6 +473,16 @@ fn write_output(output: &str, input: &str, bytes: &[u8]) -> Result<(), Failed> {
                 return Err(error(format!("output file '{output}' is the input file; refusing to overwrite it")));
             }
         }
+    }
+    // `/dev/null`, a FIFO or a terminal: write in place. A temp file renamed over it would
+    // replace the device node itself (and, run as root, break /dev/null for everyone).
+    let is_special = std::fs::metadata(target).map(|metadata| !metadata.is_file()).unwrap_or(false);
+    if is_special {
+        return std::fs::OpenOptions::new()
+            .write(true)
+            .open(target)
+            .and_then(|mut file| file.write_all(bytes))
+            .map_err(|e| error(format!("cannot write output file '{output}': {e}")));
     }
     let directory = target.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let temporary = directory.join(format!(
