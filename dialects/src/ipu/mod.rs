@@ -346,7 +346,7 @@ impl<'c, 'a> AttentionOp<'c, 'a> {
 
 op_view!(
     /// Precision conversion. For an FP8 side, the optional `scale` is the power-of-two exponent
-    /// of that side's per-tensor scale (FP8 value = q * 2^scale), in [-32, 31].
+    /// of that side's per-tensor scale (FP8 value = q * 2^scale), in [-31, 31].
     ///
     /// ```mlir
     /// %q = "ipu.cast"(%x) {scale = -2 : i32} : (tensor<64x64xf16>) -> tensor<64x64xf8E4M3FNUZ>
@@ -356,8 +356,9 @@ op_view!(
 );
 
 impl<'c, 'a> CastOp<'c, 'a> {
-    /// The inclusive range of FP8 scale exponents.
-    pub const SCALE_RANGE: std::ops::RangeInclusive<i64> = -32..=31;
+    /// The inclusive range of FP8 scale exponents: poplar's documented metadata range, the same
+    /// one `ipu_device::numerics` enforces.
+    pub const SCALE_RANGE: std::ops::RangeInclusive<i64> = -31..=31;
 
     pub fn input(&self) -> Option<Value<'c, 'a>> {
         operand(self.op, 0)
