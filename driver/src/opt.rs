@@ -272,6 +272,9 @@ fn process_chunk(
     let print = PrintAround {
         before: args.print_ir_before.iter().cloned().collect(),
         after: args.print_ir_after.iter().cloned().collect(),
+        before_all: args.print_ir_before_all,
+        after_all: args.print_ir_after_all,
+        tree_dir: args.print_ir_tree_dir.clone(),
         only_on_change: args.print_ir_after_change,
         module_scope: args.print_ir_module_scope,
         generic: args.print_op_generic,
@@ -329,9 +332,10 @@ fn count_passes(elements: &[ipu_passes::manager::Resolved]) -> usize {
         .sum()
 }
 
+/// MLIR's own IR printing, used only for `-after-failure` (our printers cannot run after a
+/// failed pass). MLIR prints on failure only where its after-filter says yes, so it is set too.
 fn enable_mlir_printing(manager: &melior::pass::PassManager, args: &OptArgs, print: &PrintAround) {
-    let any = args.print_ir_before_all || args.print_ir_after_all || args.print_ir_after_failure;
-    if !any {
+    if !args.print_ir_after_failure {
         return;
     }
     let mut flags = melior::ir::operation::OperationPrintingFlags::new();
@@ -345,11 +349,11 @@ fn enable_mlir_printing(manager: &melior::pass::PassManager, args: &OptArgs, pri
         flags = flags.elide_large_elements_attributes(limit);
     }
     manager.enable_ir_printing(&melior::pass::PassIrPrintingOptions {
-        before_all: args.print_ir_before_all,
-        after_all: args.print_ir_after_all,
+        before_all: false,
+        after_all: true,
         module_scope: args.print_ir_module_scope,
-        on_change: args.print_ir_after_change,
-        on_failure: args.print_ir_after_failure,
+        on_change: false,
+        on_failure: true,
         flags,
         tree_printing_path: args.print_ir_tree_dir.clone().unwrap_or_default(),
     });

@@ -107,12 +107,28 @@ fn resolve_at_depth(
 pub struct PrintAround {
     pub before: BTreeSet<String>,
     pub after: BTreeSet<String>,
+    /// `-before-all` / `-after-all`: printed by these printers too, not by MLIR's
+    /// instrumentation, which would also dump our timing markers and printers.
+    pub before_all: bool,
+    pub after_all: bool,
+    /// Write each dump into a file under this directory instead of stderr.
+    pub tree_dir: Option<std::path::PathBuf>,
     pub only_on_change: bool,
     pub module_scope: bool,
     /// Printing flags for the op text (generic form, debug info, elision).
     pub generic: bool,
     pub debug_info: bool,
     pub elide_elements_larger_than: Option<usize>,
+}
+
+impl PrintAround {
+    fn prints_before(&self, argument: &str) -> bool {
+        self.before_all || self.before.contains(argument)
+    }
+
+    fn prints_after(&self, argument: &str) -> bool {
+        self.after_all || self.after.contains(argument)
+    }
 }
 
 
@@ -151,7 +167,7 @@ pub fn build_pass_manager<'c>(
     let manager = create_manager_on(context, root);
     let timing = timed.then(|| crate::timing::Timing::new(&elements));
     let mut builder =
-        Builder { statistics: Statistics::default(), instances: Vec::new(), print: print.clone(), timing: timing.clone(), next_element: 0 };
+        Builder { statistics: Statistics::default(), instances: Vec::new(), print: print.clone(), timing: timing.clone(), next_element: 0, dump_counter: Arc::default() };
     builder.add(&manager.as_operation_pass_manager(), &elements)?;
     Ok(BuiltPipeline {
         manager,
@@ -176,6 +192,8 @@ struct Builder {
     timing: Option<crate::timing::Timing>,
     /// Pre-order index of the next element, matching `Timing`'s numbering.
     next_element: usize,
+    /// Numbers the files of `--mlir-print-ir-tree-dir` in the order they are written.
+    dump_counter: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Builder {
@@ -189,9 +207,7 @@ impl Builder {
             let argument = element.argument().map(str::to_string);
             let snapshot = Arc::new(Mutex::new(None::<String>));
             if let Some(argument) = &argument {
-                if self.print.before.contains(argument)
-                    || (self.print.only_on_change && self.print.after.contains(argument))
-                {
+                if self.print.prints_before(argument) || (self.print.only_on_change && self.print.prints_after(argument)) {
                     manager.add_pass(self.printer(argument, true, snapshot.clone()));
                 }
             }
@@ -211,7 +227,7 @@ impl Builder {
                 manager.add_pass(timing.marker(element_index, false));
             }
             if let Some(argument) = &argument {
-                if self.print.after.contains(argument) {
+                if self.print.prints_after(argument) {
                     manager.add_pass(self.printer(argument, false, snapshot));
                 }
             }
@@ -224,9 +240,24 @@ impl Builder {
     fn printer(&self, argument: &str, before: bool, snapshot: Arc<Mutex<Option<String>>>) -> melior::pass::Pass {
         let print = self.print.clone();
         let title = format!("{} ({argument})", display_name(argument));
-        let print_before = print.before.contains(argument);
+        let print_before = print.prints_before(argument);
+        let file_stem = argument.to_string();
+        let counter = self.dump_counter.clone();
         let callback = move |op: OperationRef, _pass: ExternalPass| {
             let (scope, text) = printed_scope(op, &print);
+            let emit = |when: &str, text: &str| match &print.tree_dir {
+                None => eprint!("// -----// IR Dump {when} {title}{scope} //----- //\n{text}\n\n"),
+                Some(directory) => {
+                    let number = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let suffix = if when == "Before" { "_before" } else { "" };
+                    let folder = directory.join(tree_path(op));
+                    let file = folder.join(format!("{number}_{file_stem}{suffix}.mlir"));
+                    let written = std::fs::create_dir_all(&folder).and_then(|_| std::fs::write(&file, format!("{text}\n")));
+                    if let Err(error) = written {
+                        eprintln!("ipu-opt: error: cannot write IR dump '{}': {error}", file.display());
+                    }
+                }
+            };
             if before {
                 if let Ok(mut stored) = snapshot.lock() {
                     *stored = Some(text.clone());
@@ -234,7 +265,7 @@ impl Builder {
                 if !print_before {
                     return;
                 }
-                eprint!("// -----// IR Dump Before {title}{scope} //----- //\n{text}\n\n");
+                emit("Before", &text);
             } else {
                 if print.only_on_change {
                     let unchanged = snapshot.lock().map(|stored| stored.as_deref() == Some(text.as_str())).unwrap_or(false);
@@ -242,7 +273,7 @@ impl Builder {
                         return;
                     }
                 }
-                eprint!("// -----// IR Dump After {title}{scope} //----- //\n{text}\n\n");
+                emit("After", &text);
             }
         };
         #[repr(align(8))]
@@ -250,6 +281,24 @@ impl Builder {
         static PRINTER_ID: PrinterId = PrinterId;
         create_external(callback, TypeId::create(&PRINTER_ID), "IRPrinter", "ipu-print-ir", "prints IR", "", &[])
     }
+}
+
+/// The folder of a dump under `--mlir-print-ir-tree-dir`: one level per enclosing op, named
+/// `<op name with _>_<symbol>` (`builtin_module_no-symbol-name/func_func_f`), like MLIR's.
+fn tree_path(op: OperationRef) -> std::path::PathBuf {
+    let mut levels = Vec::new();
+    let mut current = Some(op);
+    while let Some(level) = current {
+        let name = level.name().as_string_ref().as_str().unwrap_or("op").replace('.', "_");
+        let symbol = level
+            .attribute("sym_name")
+            .ok()
+            .map(|attribute| attribute.to_string().trim_matches('"').replace(['/', '\\'], "_"))
+            .unwrap_or_else(|| "no-symbol-name".to_string());
+        levels.push(format!("{name}_{symbol}"));
+        current = level.parent_operation();
+    }
+    levels.iter().rev().collect()
 }
 
 fn printed_scope(op: OperationRef, print: &PrintAround) -> (String, String) {

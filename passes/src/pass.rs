@@ -126,7 +126,7 @@ impl<'c> RunExternalPass<'c> for ExternalAdapter {
 
     fn run(&mut self, operation: OperationRef<'c, '_>, pass: ExternalPass<'_>) {
         let argument = self.pass.argument();
-        let span = tracing::info_span!("ipu.pass", pass = argument);
+        let span = tracing::info_span!("ipu.pass", pass = %argument);
         let _entered = span.enter();
         let started = Instant::now();
         let mut statistics = BTreeMap::new();
@@ -138,7 +138,7 @@ impl<'c> RunExternalPass<'c> for ExternalAdapter {
         let elapsed_ms = started.elapsed().as_millis() as u64;
         let success = result.is_ok();
         let op_name = operation.name().as_string_ref().as_str().unwrap_or("?").to_string();
-        tracing::info!(pass = argument, op = %op_name, elapsed_ms, success, "pass finished");
+        tracing::info!(pass = %argument, op = %op_name, elapsed_ms, success, "pass finished");
         if let Err(failure) = result {
             tracing::debug!(pass = argument, reason = %failure, "pass failed");
             pass.signal_failure();
