@@ -9,3 +9,4 @@ mod sim_hazards;
 mod sim_support;
 mod kernels;
 mod kernels_support;
+mod kernels_cache;
