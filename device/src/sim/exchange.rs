@@ -43,6 +43,9 @@ pub(crate) struct PhasePlan {
     pub receive_groups: Vec<TileGroup>,
     /// Whether any receive reads this send (unheard sends need not be read).
     pub send_heard: Vec<bool>,
+    /// Offset of each heard send's payload in the staging buffer, in send order.
+    pub payload_offsets: Vec<Option<usize>>,
+    pub payload_bytes: usize,
     /// Exchange cycles after the fixed phase cost.
     pub horizon: u64,
 }
@@ -373,6 +376,17 @@ pub(crate) fn analyse(
     }
 
     let horizon = sends.iter().map(|s| send_cycles(s).1).max().unwrap_or(0);
+    let mut payload_bytes = 0usize;
+    let payload_offsets = sends
+        .iter()
+        .zip(&send_heard)
+        .map(|(send, &heard)| {
+            heard.then(|| {
+                payload_bytes += send.bytes as usize;
+                payload_bytes - send.bytes as usize
+            })
+        })
+        .collect();
     let receive_tiles: Vec<u32> = matched.iter().map(|(r, _)| r.tile).collect();
     let (order, receive_groups) = group_by_tile(&receive_tiles);
     let receives = order.into_iter().map(|i| matched[i]).collect();
@@ -381,6 +395,8 @@ pub(crate) fn analyse(
         receives,
         receive_groups,
         send_heard,
+        payload_offsets,
+        payload_bytes,
         horizon,
     })
 }
@@ -388,30 +404,42 @@ pub(crate) fn analyse(
 impl PhasePlan {
     /// Moves the phase's data: reads every heard payload first, then writes every receiver's
     /// memory in parallel over receiving tiles.
-    pub fn apply(&self, memory: &mut TileMemories) -> Result<(), SimError> {
-        let payloads: Vec<Option<Vec<u8>>> = {
+    pub fn apply(&self, memory: &mut TileMemories, staging: &mut Vec<u8>) -> Result<(), SimError> {
+        // Payloads go through one staging buffer the simulator keeps across phases: a fresh
+        // buffer per send would page-fault its memory in again on every phase.
+        let heard: Vec<&SendRow> = self
+            .sends
+            .iter()
+            .zip(&self.send_heard)
+            .filter_map(|(send, &heard)| heard.then_some(send))
+            .collect();
+        staging.resize(self.payload_bytes, 0);
+        let mut chunks: Vec<&mut [u8]> = Vec::with_capacity(heard.len());
+        let mut rest = staging.as_mut_slice();
+        for send in &heard {
+            let (chunk, tail) = rest.split_at_mut(send.bytes as usize);
+            chunks.push(chunk);
+            rest = tail;
+        }
+        {
             let memory = &*memory;
-            self.sends
-                .par_iter()
-                .zip(self.send_heard.par_iter())
-                .map(|(send, &heard)| {
-                    heard
-                        .then(|| memory.read(send.tile, send.address, send.bytes as usize))
-                        .transpose()
-                })
-                .collect::<Result<_, _>>()?
-        };
-        let base = memory_base(memory);
-        let results = memory.par_for_groups(&self.receive_groups, |_tile, tile_memory, rows| {
+            chunks
+                .into_par_iter()
+                .zip(heard.par_iter())
+                .try_for_each(|(chunk, send)| memory.read_into(send.tile, send.address, chunk))?;
+        }
+        let base = memory.sram_base();
+        let staging = staging.as_slice();
+        memory.par_for_groups(&self.receive_groups, |_tile, tile_memory, rows| {
             for (receive, send_index) in &self.receives[rows] {
-                let Some(payload) = &payloads[*send_index] else {
+                let Some(offset) = self.payload_offsets[*send_index] else {
                     continue;
                 };
+                let payload = &staging[offset..offset + receive.bytes as usize];
                 let start = (receive.address - base) as usize;
                 tile_memory[start..start + payload.len()].copy_from_slice(payload);
             }
         });
-        drop(results);
         Ok(())
     }
 
@@ -426,8 +454,4 @@ impl PhasePlan {
                     .map(|(r, _)| (r.tile, 0, u64::from(r.bytes))),
             )
     }
-}
-
-fn memory_base(memory: &TileMemories) -> u32 {
-    memory.sram_base()
 }

@@ -98,6 +98,8 @@ pub struct Simulator {
     loaded: Option<Loaded>,
     host_inputs: BTreeMap<String, Vec<u8>>,
     host_outputs: BTreeMap<String, Vec<u8>>,
+    /// Exchange payload buffer, reused across phases and runs.
+    staging: Vec<u8>,
 }
 
 impl Simulator {
@@ -111,6 +113,7 @@ impl Simulator {
             loaded: None,
             host_inputs: BTreeMap::new(),
             host_outputs: BTreeMap::new(),
+            staging: Vec::new(),
         }
     }
 
@@ -343,7 +346,7 @@ impl Run<'_> {
                 Node::Compute { step, runs, groups } => self.compute(*step, runs, groups)?,
                 Node::Exchange { step, plan } => {
                     let start = self.latest();
-                    plan.apply(&mut self.sim.memory)?;
+                    plan.apply(&mut self.sim.memory, &mut self.sim.staging)?;
                     for (tile, sent, received) in plan.traffic() {
                         let totals = &mut self.profile.tile_totals[tile as usize];
                         totals.bytes_sent += sent;

@@ -289,3 +289,97 @@ fn image_round_trips_through_serde() {
     let back: ipu_device::image::DeviceImage = serde_json::from_str(&text).expect("parses");
     assert_eq!(back, image);
 }
+
+/// A whole-chip program: every tile runs a small F32 GEMM (small so that the test double's
+/// arithmetic does not hide the simulator's own cost) and a 16 KiB copy, then a 16 KiB ring
+/// exchange, ten times over. Prints wall times for load and run with 1 and 2 threads.
+#[test]
+fn whole_chip_program_loads_and_runs_fast() {
+    let bytes = 16 * 1024u32;
+    let mut transfers: Vec<Transfer> = (0..TILES)
+        .map(|t| Transfer {
+            source_tile: t,
+            source_address: ADDR_B,
+            destinations: vec![(t + 1) % TILES],
+            destination_address: ADDR_C,
+            bytes,
+            slot: 0,
+        })
+        .collect();
+    let horizon = assign_slots(&mut transfers, 4);
+    let mut image = image_with(vec![]);
+    let copy = image.kernel_index(KernelSpec::Copy { bytes });
+    let gemm_spec = KernelSpec::Gemm {
+        input: Precision::F32,
+        partials: Precision::F32,
+        weights: ipu_device::MemoryClass::Interleaved,
+        k: 16,
+        c: 16,
+        rows: vec![8],
+        accumulate: true,
+    };
+    let gemm = image.kernel_index(gemm_spec.clone());
+    let runs = (0..TILES)
+        .flat_map(|tile| {
+            [
+                KernelRun {
+                    tile,
+                    kernel: gemm,
+                    args: vec![0x80000 - BASE, 0x88000 - BASE, 0x90000 - BASE, 0, 0, 0],
+                },
+                KernelRun {
+                    tile,
+                    kernel: copy,
+                    args: vec![ADDR_A - BASE, ADDR_B - BASE],
+                },
+            ]
+        })
+        .collect();
+    let body = vec![
+        Step::Compute(ComputeStep {
+            provenance: "chip".to_string(),
+            runs,
+        }),
+        exchange(0, &transfers),
+    ];
+    image.programs[0].steps = vec![Step::Repeat { count: 10, body }];
+    for t in 0..TILES {
+        image.add_segment(t, ADDR_A, vec![t as u8; bytes as usize]);
+        image.add_segment(t, 0x80000, f32_bytes(&[0.5; 8 * 16]));
+        image.add_segment(t, 0x88000, f32_bytes(&[0.25; 16 * 16]));
+    }
+    let mut profiles = Vec::new();
+    for threads in [1, 2] {
+        let mut sim = simulator();
+        let started = Instant::now();
+        sim.load(&image).expect("loads");
+        let loaded = started.elapsed();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("pool");
+        let profile = pool
+            .install(|| sim.run("run").map_err(|e| e.to_string()))
+            .expect("runs");
+        eprintln!(
+            "whole chip ({} tiles, 10 x (gemm 8x16x16 + copy 16 KiB + ring 16 KiB)), {threads} thread(s): load {:?}, run {:?}",
+            TILES,
+            loaded,
+            started.elapsed() - loaded
+        );
+        assert_eq!(sim.read_memory(9, ADDR_C, 4).expect("read"), vec![8; 4]);
+        // Accumulated ten times: 16 * 0.5 * 0.25 per iteration.
+        assert_eq!(
+            f32_values(&sim.read_memory(77, 0x90000, 4).expect("read")),
+            vec![20.0]
+        );
+        profiles.push(profile);
+    }
+    assert_eq!(profiles[0], profiles[1]);
+    let target = Target::c600();
+    let per_iteration = ipu_device::cost::kernel_cycles(&gemm_spec, &target)
+        + ipu_device::cost::kernel_cycles(&KernelSpec::Copy { bytes }, &target)
+        + u64::from(target.exchange.phase_cycles.value)
+        + horizon;
+    assert_eq!(profiles[0].total_cycles, 10 * per_iteration);
+}

@@ -161,7 +161,9 @@ fn run_gemm(threads: usize) -> Run {
         .num_threads(threads)
         .build()
         .expect("pool");
-    let profile = pool.install(|| sim.run("run")).expect("gemm runs");
+    let profile = pool
+        .install(|| sim.run("run").map_err(|e| e.to_string()))
+        .expect("gemm runs");
     let blocks = f32_values(sim.read_stream("c").expect("c"));
     let mut c = vec![0.0f32; M * N];
     for t in 0..(GRID * GRID) as usize {
