@@ -37,7 +37,6 @@
 
 mod error;
 mod exchange;
-mod footprint;
 mod memory;
 mod plan;
 mod profile;
@@ -46,7 +45,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 pub use error::{Cycles, SimError, StepAt};
-pub use footprint::{kernel_label, operands, Access, FootprintError, Operand};
 pub use profile::{ComputeRecord, Profile, ProgramStepInfo, StepKind, StepRecord, TileTotals};
 
 use exchange::{transfer_cycles, CodeElements};
@@ -395,7 +393,7 @@ impl Run<'_> {
                 for run in &runs[rows] {
                     let spec = &kernels[run.kernel as usize];
                     if let Err(error) = runner.run(spec, tile_memory, &run.args) {
-                        return Err((tile, kernel_label(spec), error.to_string()));
+                        return Err((tile, spec.name(), error.to_string()));
                     }
                 }
                 Ok(())

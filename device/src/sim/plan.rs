@@ -4,7 +4,6 @@
 
 use super::error::{SimError, StepAt};
 use super::exchange::{analyse, CodeElements, PhasePlan};
-use super::footprint::{kernel_label, operands};
 use super::memory::{group_by_tile, TileGroup};
 use super::profile::{ProgramStepInfo, StepKind};
 use crate::cost::kernel_call_cycles;
@@ -196,6 +195,7 @@ impl Planner<'_> {
 
     /// Refuses a run whose operands leave SRAM (compiled kernels do not bounds-check) and
     /// returns its cycles from the shared cost model (the GEMM row entry the call selects).
+    /// Operand layouts come from the kernel contract (`KernelSpec::operand_ranges`).
     fn check_run(
         &self,
         at: &StepAt,
@@ -204,37 +204,36 @@ impl Planner<'_> {
         args: &[u32],
     ) -> Result<u64, SimError> {
         let spec = &self.image.kernels[kernel as usize];
-        let label = || kernel_label(spec);
-        let operands = operands(spec, args).map_err(|e| SimError::KernelArguments {
+        let bad_arguments = |detail: String| SimError::KernelArguments {
             at: at.clone(),
             tile,
-            kernel: label(),
-            detail: e.to_string(),
-        })?;
+            kernel: spec.name(),
+            detail,
+        };
+        let ranges = spec
+            .operand_ranges(args)
+            .map_err(|e| bad_arguments(e.to_string()))?;
         let base = u64::from(self.target.memory.sram_base.value);
-        let size = u64::from(self.target.memory.sram_bytes.value);
-        for operand in operands {
-            let start = u64::from(operand.offset);
-            if start + operand.bytes > size {
+        let size = self.target.memory.sram_bytes.value;
+        for range in &ranges {
+            if range.bytes.end > size {
                 return Err(SimError::KernelOutOfRange {
                     at: at.clone(),
                     tile,
-                    kernel: label(),
-                    operand: operand.name,
-                    arg: operand.arg,
-                    range_start: base + start,
-                    range_end: base + start + operand.bytes,
+                    kernel: spec.name(),
+                    operand: range.what,
+                    arg: range.arg,
+                    range_start: base + u64::from(range.bytes.start),
+                    range_end: base + u64::from(range.bytes.end),
                     sram_start: self.target.memory.sram_base.value,
                     sram_end: self.target.sram_end(),
                 });
             }
         }
-        kernel_call_cycles(spec, args, self.target).map_err(|e| SimError::KernelArguments {
-            at: at.clone(),
-            tile,
-            kernel: label(),
-            detail: e.to_string(),
-        })
+        // Aliasing between a written operand and another one.
+        spec.check_call(size as usize, args)
+            .map_err(|e| bad_arguments(e.to_string()))?;
+        kernel_call_cycles(spec, args, self.target).map_err(|e| bad_arguments(e.to_string()))
     }
 }
 
