@@ -1,6 +1,7 @@
 //! Passes of ipu-opt: the pass trait and registry, the pipeline grammar and pass-manager
 //! construction, and one module per pass.
 
+pub mod annotate_flops;
 pub mod canonicalize;
 pub mod manager;
 pub mod pass;
@@ -13,6 +14,7 @@ pub use registry::Registry;
 
 /// Registers every pass and named pipeline that ships with ipu-opt.
 pub fn register_builtin(registry: &mut Registry) {
+    registry.register::<annotate_flops::AnnotateFlops>();
     registry.register::<canonicalize::Canonicalize>();
     registry.register_pipeline::<canonicalize::CleanupOptions>(
         "ipu-canonicalize, then upstream cse, canonicalize and symbol-dce",
