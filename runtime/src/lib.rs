@@ -1,1 +1,22 @@
-//! The ipu-opt runtime: packages, profiles, device sessions, host reference and reports.
+//! The ipu-opt runtime: the `.ipuexe` application package and `.ipuprof` profile formats,
+//! device sessions on the simulated C600, `.npy` tensors and seeded inputs.
+//!
+//! Both file formats share one container ([`container`]): a versioned header, a sha256 over
+//! the whole file, and length-prefixed sections that are validated before use, so a
+//! truncated, corrupted or hostile file is a clear error, never a panic or a huge allocation.
+
+pub mod config;
+pub mod container;
+pub mod package;
+
+pub use config::{DeviceConfig, Register, RegisterWrite};
+pub use package::{Binding, BindingPiece, BindingRole, HostCall, Package, PackageError};
+
+/// Lowercase hex sha256 of `bytes` (the content hash of kernel objects).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}

@@ -1,0 +1,382 @@
+//! The `.ipuexe` application package: everything a session needs to load and run a compiled
+//! program on a device.
+//!
+//! A [`Package`] holds
+//! * the [`DeviceImage`] (tile segments and code ranges, programs, exchange schedules, the
+//!   kernel table, host streams);
+//! * one [`KernelArtifact`] per kernel table entry: the kernel by its spec, optionally with
+//!   the compiled object embedded, objects deduplicated by their sha256 (two specs that
+//!   compile to the same bytes share one copy). A kernel without an object is compiled on the
+//!   loading host through the kernel cache (`ipu_device::kernels::KernelCache`), which is
+//!   keyed by the spec and the host; an embedded object records the host it was built for;
+//! * [`Binding`]s: the model's inputs, outputs and weights as typed tensors laid over a host
+//!   stream's tile-memory slices, weights with their initial bytes;
+//! * [`HostCall`]s (`initialize`, `run`): the programs the host invokes, with their command;
+//! * the [`ProfilePlan`]: which programs to profile and the compiler's ideal cycles per op;
+//! * the device configuration writes the compiler relied on ([`DeviceConfig`]);
+//! * the compiler version.
+//!
+//! The binary layout is in [`wire`]; validation on read and before write in [`validate`].
+
+mod validate;
+mod wire;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use ipu_device::image::{DeviceImage, StreamDirection};
+use ipu_device::kernels::CachedKernel;
+use ipu_device::precision::Precision;
+use ipu_device::Target;
+use serde::{Deserialize, Serialize};
+use tracing::info;
+
+pub use validate::PackageError;
+pub use wire::{FileLayout, PACKAGE_FORMAT_VERSION, PACKAGE_SPEC};
+
+use crate::config::DeviceConfig;
+use crate::container::FormatError;
+
+/// The version of this compiler, recorded in every package and profile.
+pub const COMPILER_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// A loadable application (see the module docs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Package {
+    /// Version of the compiler that built the package.
+    pub compiler: String,
+    /// Name of the application (the model), for reports.
+    pub name: String,
+    pub image: DeviceImage,
+    /// One per `image.kernels` entry, in the same order.
+    pub kernels: Vec<KernelArtifact>,
+    /// Compiled objects by lowercase hex sha256 of their bytes.
+    pub objects: BTreeMap<String, KernelObject>,
+    pub bindings: Vec<Binding>,
+    pub calls: Vec<HostCall>,
+    pub profile_plan: ProfilePlan,
+    pub device_config: DeviceConfig,
+}
+
+/// How a package provides one kernel of the image's kernel table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelArtifact {
+    /// The specialization name (`KernelSpec::name`), checked against the spec on read.
+    pub name: String,
+    /// The sha256 of the embedded object in [`Package::objects`], or `None` when the kernel is
+    /// referenced by its spec only.
+    pub object: Option<String>,
+}
+
+/// A compiled kernel object and the identity of the host code it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelObject {
+    /// The relocatable object the kernel compiler emitted (`kernel.o` of a cache entry).
+    pub bytes: Vec<u8>,
+    /// The kernel cache key it was built under.
+    pub cache_key: String,
+    /// The kernel compiler, LLVM version and host it was built for: native code only runs on
+    /// a host that matches.
+    pub kernel_compiler: String,
+    pub llvm: String,
+    pub triple: String,
+    pub cpu: String,
+}
+
+impl KernelObject {
+    /// Reads the object of a kernel cache entry.
+    pub fn from_cache_entry(entry: &CachedKernel) -> std::io::Result<KernelObject> {
+        Ok(KernelObject {
+            bytes: std::fs::read(&entry.object)?,
+            cache_key: entry.metadata.key.clone(),
+            kernel_compiler: entry.metadata.compiler.clone(),
+            llvm: entry.metadata.llvm.clone(),
+            triple: entry.metadata.triple.clone(),
+            cpu: entry.metadata.cpu.clone(),
+        })
+    }
+}
+
+/// What a binding is to the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum BindingRole {
+    /// Supplied by the caller for each `run`.
+    Input,
+    /// Read back after `run`.
+    Output,
+    /// Initial values shipped in the package, streamed in by `initialize`.
+    Weight,
+}
+
+impl BindingRole {
+    pub const fn name(self) -> &'static str {
+        match self {
+            BindingRole::Input => "input",
+            BindingRole::Output => "output",
+            BindingRole::Weight => "weight",
+        }
+    }
+
+    /// The stream direction a binding of this role travels.
+    pub const fn direction(self) -> StreamDirection {
+        match self {
+            BindingRole::Input | BindingRole::Weight => StreamDirection::HostToDevice,
+            BindingRole::Output => StreamDirection::DeviceToHost,
+        }
+    }
+}
+
+/// A model tensor laid over tile memory through one host stream.
+///
+/// The tensor's device bytes are its elements in C order, each encoded in `precision` (FP8
+/// with the power-of-two `scale_exp`). The stream's bytes are the concatenation of its
+/// slices; piece `i` says which bytes of the tensor fill stream slice `i`. A host-to-device
+/// tensor may be replicated (pieces of several tiles cover the same bytes); a
+/// device-to-host tensor is read from exactly one place per byte.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Binding {
+    pub name: String,
+    pub role: BindingRole,
+    /// The image stream carrying the tensor.
+    pub stream: String,
+    pub precision: Precision,
+    /// FP8 scale exponent (value = code * 2^scale_exp); 0 for other precisions.
+    pub scale_exp: i32,
+    pub shape: Vec<u64>,
+    /// In stream slice order, one per slice.
+    pub pieces: Vec<BindingPiece>,
+    /// Weights: the initial device bytes (C order, `tensor_bytes` long). Empty otherwise.
+    pub data: Vec<u8>,
+}
+
+/// One slice of tile memory holding `bytes` bytes of a tensor from byte `offset`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BindingPiece {
+    pub tile: u32,
+    pub address: u32,
+    pub offset: u64,
+    pub bytes: u32,
+}
+
+impl Binding {
+    /// Elements of the tensor, `None` on overflow.
+    pub fn elements(&self) -> Option<u64> {
+        self.shape.iter().try_fold(1u64, |n, &d| n.checked_mul(d))
+    }
+
+    /// Bytes of the tensor on the device, `None` on overflow.
+    pub fn tensor_bytes(&self) -> Option<u64> {
+        self.elements()?
+            .checked_mul(u64::from(self.precision.bytes()))
+    }
+
+    /// Gathers the stream's bytes from the tensor's device bytes (host to device).
+    pub fn to_stream(&self, tensor: &[u8]) -> Result<Vec<u8>, PackageError> {
+        self.check_tensor_len(tensor.len())?;
+        let total: u64 = self.pieces.iter().map(|p| u64::from(p.bytes)).sum();
+        let mut stream = Vec::with_capacity(usize::try_from(total).unwrap_or(0));
+        for piece in &self.pieces {
+            // Validated: offset + bytes <= tensor length.
+            let start = piece.offset as usize;
+            stream.extend_from_slice(&tensor[start..start + piece.bytes as usize]);
+        }
+        Ok(stream)
+    }
+
+    /// Scatters a stream's bytes into the tensor's device bytes (device to host).
+    pub fn from_stream(&self, stream: &[u8]) -> Result<Vec<u8>, PackageError> {
+        let tensor_bytes = self.tensor_bytes().unwrap_or(u64::MAX);
+        let total: u64 = self.pieces.iter().map(|p| u64::from(p.bytes)).sum();
+        if stream.len() as u64 != total {
+            return Err(PackageError::TensorLength {
+                binding: self.name.clone(),
+                expected: total,
+                found: stream.len() as u64,
+            });
+        }
+        let mut tensor = vec![0u8; usize::try_from(tensor_bytes).unwrap_or(0)];
+        let mut at = 0usize;
+        for piece in &self.pieces {
+            let start = piece.offset as usize;
+            let bytes = piece.bytes as usize;
+            tensor[start..start + bytes].copy_from_slice(&stream[at..at + bytes]);
+            at += bytes;
+        }
+        Ok(tensor)
+    }
+
+    fn check_tensor_len(&self, found: usize) -> Result<(), PackageError> {
+        let expected = self.tensor_bytes().unwrap_or(u64::MAX);
+        if found as u64 != expected {
+            return Err(PackageError::TensorLength {
+                binding: self.name.clone(),
+                expected,
+                found: found as u64,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A host exchange call: the host sends `command` and the device runs `program`, streaming
+/// the bindings of the program's host steps. Its phases are the program's host exchange
+/// steps ([`HostCall::phases`]), derived from the program so they cannot disagree with it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostCall {
+    /// `initialize` (weights) or `run` (inputs and outputs), or any other name.
+    pub name: String,
+    /// The command word the device's host exchange dispatcher receives (0: streaming call).
+    pub command: u32,
+    /// The image program the call runs.
+    pub program: String,
+}
+
+/// One host exchange phase of a call: a host step of its program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostPhase {
+    /// Pre-order step number in the program.
+    pub step: u32,
+    pub direction: StreamDirection,
+    pub stream: String,
+}
+
+/// What the runtime profiles, and the compiler's view of each op.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProfilePlan {
+    /// Programs whose runs are profiled (normally `run`).
+    pub programs: Vec<String>,
+    pub ops: Vec<PlannedOp>,
+}
+
+/// The compiler's numbers for one op (identified by its MLIR location, the provenance of the
+/// compute steps implementing it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlannedOp {
+    pub provenance: String,
+    /// The op name (`ipu.matmul`).
+    pub op: String,
+    /// Cycles of the op's work at the target's peak rate over every tile (the roofline).
+    pub ideal_cycles: u64,
+    /// The planner's estimate for the chosen plan.
+    pub estimated_cycles: u64,
+}
+
+impl Package {
+    /// A package around `image` that references every kernel by spec, with no bindings,
+    /// calls, profile plan or configuration yet.
+    pub fn new(name: impl Into<String>, image: DeviceImage) -> Package {
+        let kernels = image
+            .kernels
+            .iter()
+            .map(|spec| KernelArtifact {
+                name: spec.name(),
+                object: None,
+            })
+            .collect();
+        Package {
+            compiler: COMPILER_VERSION.to_string(),
+            name: name.into(),
+            image,
+            kernels,
+            objects: BTreeMap::new(),
+            bindings: Vec::new(),
+            calls: Vec::new(),
+            profile_plan: ProfilePlan::default(),
+            device_config: DeviceConfig::default(),
+        }
+    }
+
+    /// Embeds `object` as the compiled code of kernel `index`; equal objects are stored once.
+    pub fn embed_object(&mut self, index: usize, object: KernelObject) -> Result<(), PackageError> {
+        let kernels = self.kernels.len();
+        let artifact = self
+            .kernels
+            .get_mut(index)
+            .ok_or(PackageError::KernelArtifactCount {
+                artifacts: kernels,
+                kernels: index + 1,
+            })?;
+        let hash = crate::sha256_hex(&object.bytes);
+        artifact.object = Some(hash.clone());
+        self.objects.entry(hash).or_insert(object);
+        Ok(())
+    }
+
+    pub fn binding(&self, name: &str) -> Option<&Binding> {
+        self.bindings.iter().find(|b| b.name == name)
+    }
+
+    /// The binding carried by `stream`.
+    pub fn binding_of_stream(&self, stream: &str) -> Option<&Binding> {
+        self.bindings.iter().find(|b| b.stream == stream)
+    }
+
+    pub fn call(&self, name: &str) -> Option<&HostCall> {
+        self.calls.iter().find(|c| c.name == name)
+    }
+
+    /// The target the image was built for.
+    pub fn target(&self) -> Result<Target, PackageError> {
+        Target::by_name(&self.image.target).map_err(|e| PackageError::Target {
+            detail: e.to_string(),
+        })
+    }
+
+    /// Tiles of the package's target (what the logs call `tiles`).
+    pub fn tile_count(&self) -> u32 {
+        self.target()
+            .map(|t| t.geometry.tiles.value)
+            .unwrap_or(self.image.tiles.len() as u32)
+    }
+
+    /// Encodes the package (after validating it).
+    pub fn to_bytes(&self) -> Result<Vec<u8>, PackageError> {
+        self.validate()?;
+        wire::encode(self)
+    }
+
+    /// Decodes and validates a package.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Package, PackageError> {
+        Ok(Self::from_bytes_with_layout(bytes)?.0)
+    }
+
+    /// Decodes and validates a package and returns where each part lies in the file.
+    pub fn from_bytes_with_layout(bytes: &[u8]) -> Result<(Package, FileLayout), PackageError> {
+        let (package, layout) = wire::decode(bytes)?;
+        package.validate()?;
+        Ok((package, layout))
+    }
+
+    /// Validates, encodes and writes the package atomically (temporary file, then rename).
+    pub fn write(&self, path: &Path) -> Result<(), PackageError> {
+        info!(tiles = self.tile_count(), "writing application package");
+        let bytes = self.to_bytes()?;
+        crate::container::write_atomic(PACKAGE_SPEC.name, path, &bytes)?;
+        info!(path = %path.display(), bytes = bytes.len(), "application package written");
+        Ok(())
+    }
+
+    /// Reads and validates a package.
+    pub fn read(path: &Path) -> Result<Package, PackageError> {
+        Ok(Self::read_with_layout(path)?.0)
+    }
+
+    /// Reads and validates a package and returns its file layout.
+    pub fn read_with_layout(path: &Path) -> Result<(Package, FileLayout), PackageError> {
+        info!(path = %path.display(), "reading application package");
+        let bytes = crate::container::read_file(PACKAGE_SPEC.name, path)?;
+        let (package, layout) = Self::from_bytes_with_layout(&bytes)?;
+        info!(
+            tiles = package.tile_count(),
+            compiler = %package.compiler,
+            "application package read"
+        );
+        Ok((package, layout))
+    }
+}
+
+impl From<FormatError> for PackageError {
+    fn from(error: FormatError) -> Self {
+        PackageError::Format(error)
+    }
+}

@@ -1,0 +1,503 @@
+//! The `.ipuexe` binary layout.
+//!
+//! A [`crate::container`] file (magic `89 49 50 55 45 58 45 0a`, "\x89IPUEXE\n") with these
+//! sections, in this order:
+//!
+//! | kind | name | content |
+//! |---|---|---|
+//! | 1 | `meta` | postcard: the application name |
+//! | 2 | `image` | postcard: the device image without segment bytes; programs flattened |
+//! | 3 | `kernels` | postcard: one artifact per kernel table entry, the object table |
+//! | 4 | `bindings` | postcard: bindings without their data bytes |
+//! | 5 | `calls` | postcard: host exchange calls |
+//! | 6 | `profile-plan` | postcard: the profile plan |
+//! | 7 | `device-config` | postcard: register writes |
+//! | 8 | `data` | raw bytes: every segment (image order), every weight (binding order), every object (hash order) |
+//!
+//! Structure is postcard (varint integers, length-prefixed sequences; about half the size of
+//! fixed-width encodings for these tables of small numbers, with a stable documented wire
+//! format), and bulk bytes live once in the raw `data` section so they are not re-encoded
+//! and their file offsets are known ([`FileLayout`], for `ipu inspect`). The structure records
+//! only lengths; the data section is consumed in order and must be used exactly.
+//!
+//! Programs are stored flat, in pre-order, a repeat followed by its body and recording how
+//! many direct children it has. Decoding a nested structure straight from untrusted bytes
+//! would recurse once per nesting level (a few bytes each), so a hostile file could overflow
+//! the stack; rebuilding the tree from the flat list refuses nesting deeper than
+//! [`MAX_REPEAT_NESTING`].
+
+use std::collections::BTreeMap;
+
+use ipu_device::image::{
+    AddressRange, ComputeStep, DeviceImage, ExchangePhase, Program, Segment, Step, StreamBinding,
+    TileImage,
+};
+use ipu_device::precision::Precision;
+use ipu_device::KernelSpec;
+use serde::{Deserialize, Serialize};
+
+use super::{
+    Binding, BindingPiece, BindingRole, HostCall, KernelArtifact, KernelObject, Package,
+    PackageError, ProfilePlan,
+};
+use crate::config::{DeviceConfig, RegisterWrite};
+use crate::container::{self, FormatSpec};
+
+/// Version of the `.ipuexe` layout; bumped on any incompatible change.
+pub const PACKAGE_FORMAT_VERSION: u32 = 1;
+
+/// Deepest nesting of repeats a package may hold.
+pub const MAX_REPEAT_NESTING: usize = 64;
+
+pub const PACKAGE_SPEC: FormatSpec = FormatSpec {
+    name: "application package",
+    magic: *b"\x89IPUEXE\n",
+    version: PACKAGE_FORMAT_VERSION,
+    sections: &[
+        (1, "meta"),
+        (2, "image"),
+        (3, "kernels"),
+        (4, "bindings"),
+        (5, "calls"),
+        (6, "profile-plan"),
+        (7, "device-config"),
+        (8, "data"),
+    ],
+};
+
+/// Where things are in a package file (byte offsets from the file start).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileLayout {
+    pub file_bytes: u64,
+    /// Name, offset and length of each section's content.
+    pub sections: Vec<(&'static str, u64, u64)>,
+    /// Tile, address, file offset and length of each segment.
+    pub segments: Vec<(u32, u32, u64, u64)>,
+    /// Binding name, file offset and length of each weight's data.
+    pub weights: Vec<(String, u64, u64)>,
+    /// Hash, file offset and length of each embedded object.
+    pub objects: Vec<(String, u64, u64)>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct WireMeta {
+    name: String,
+}
+
+#[derive(Serialize, Deserialize)]
+struct WireImage {
+    format_version: u32,
+    target: String,
+    kernels: Vec<KernelSpec>,
+    tiles: Vec<WireTile>,
+    streams: Vec<StreamBinding>,
+    programs: Vec<WireProgram>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct WireTile {
+    tile: u32,
+    /// Address and length of each segment; the bytes are in the data section.
+    segments: Vec<(u32, u64)>,
+    code: Vec<AddressRange>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct WireProgram {
+    name: String,
+    steps: Vec<WireStep>,
+}
+
+#[derive(Serialize, Deserialize)]
+enum WireStep {
+    Compute(ComputeStep),
+    Exchange(ExchangePhase),
+    Sync,
+    /// Followed (in pre-order) by the steps of its body; `children` counts the direct ones.
+    Repeat {
+        count: u32,
+        children: u32,
+    },
+    HostWrite {
+        stream: String,
+    },
+    HostRead {
+        stream: String,
+    },
+}
+
+#[derive(Serialize, Deserialize)]
+struct WireKernels {
+    artifacts: Vec<KernelArtifact>,
+    /// In hash order; the bytes are in the data section.
+    objects: Vec<WireObject>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct WireObject {
+    sha256: String,
+    bytes: u64,
+    cache_key: String,
+    kernel_compiler: String,
+    llvm: String,
+    triple: String,
+    cpu: String,
+}
+
+#[derive(Serialize, Deserialize)]
+struct WireBinding {
+    name: String,
+    role: BindingRole,
+    stream: String,
+    precision: Precision,
+    scale_exp: i32,
+    shape: Vec<u64>,
+    pieces: Vec<BindingPiece>,
+    /// Length of the weight data in the data section (0 for inputs and outputs).
+    data_bytes: u64,
+}
+
+fn flatten(steps: &[Step], out: &mut Vec<WireStep>) {
+    for step in steps {
+        match step {
+            Step::Compute(compute) => out.push(WireStep::Compute(compute.clone())),
+            Step::Exchange(phase) => out.push(WireStep::Exchange(phase.clone())),
+            Step::Sync => out.push(WireStep::Sync),
+            Step::Repeat { count, body } => {
+                out.push(WireStep::Repeat {
+                    count: *count,
+                    children: body.len() as u32,
+                });
+                flatten(body, out);
+            }
+            Step::HostWrite { stream } => out.push(WireStep::HostWrite {
+                stream: stream.clone(),
+            }),
+            Step::HostRead { stream } => out.push(WireStep::HostRead {
+                stream: stream.clone(),
+            }),
+        }
+    }
+}
+
+/// Rebuilds `children` steps from the front of `flat`, consuming them.
+fn unflatten(
+    program: &str,
+    flat: &mut std::vec::IntoIter<WireStep>,
+    children: u32,
+    depth: usize,
+) -> Result<Vec<Step>, PackageError> {
+    if depth > MAX_REPEAT_NESTING {
+        return Err(PackageError::Nesting {
+            program: program.to_string(),
+            max: MAX_REPEAT_NESTING,
+        });
+    }
+    // Each child is at least one flat step, so `remaining` bounds the allocation.
+    let remaining = flat.len();
+    if children as usize > remaining {
+        return Err(PackageError::RepeatBody {
+            program: program.to_string(),
+            children,
+            remaining,
+        });
+    }
+    let mut steps = Vec::with_capacity(children as usize);
+    for _ in 0..children {
+        let Some(wire) = flat.next() else {
+            return Err(PackageError::RepeatBody {
+                program: program.to_string(),
+                children,
+                remaining: 0,
+            });
+        };
+        steps.push(match wire {
+            WireStep::Compute(compute) => Step::Compute(compute),
+            WireStep::Exchange(phase) => Step::Exchange(phase),
+            WireStep::Sync => Step::Sync,
+            WireStep::Repeat { count, children } => Step::Repeat {
+                count,
+                body: unflatten(program, flat, children, depth + 1)?,
+            },
+            WireStep::HostWrite { stream } => Step::HostWrite { stream },
+            WireStep::HostRead { stream } => Step::HostRead { stream },
+        });
+    }
+    Ok(steps)
+}
+
+/// Consumes the data section front to back.
+struct DataCursor<'a> {
+    data: &'a [u8],
+    at: usize,
+    file_offset: u64,
+}
+
+impl<'a> DataCursor<'a> {
+    fn take(
+        &mut self,
+        what: impl Fn() -> String,
+        bytes: u64,
+    ) -> Result<(&'a [u8], u64), PackageError> {
+        let remaining = (self.data.len() - self.at) as u64;
+        if bytes > remaining {
+            return Err(PackageError::DataOverrun {
+                what: what(),
+                bytes,
+                remaining,
+            });
+        }
+        let start = self.at;
+        self.at += bytes as usize;
+        Ok((&self.data[start..self.at], self.file_offset + start as u64))
+    }
+}
+
+pub(super) fn encode(package: &Package) -> Result<Vec<u8>, PackageError> {
+    let spec = &PACKAGE_SPEC;
+    let image = &package.image;
+    // Exhaustive destructuring: a new image field must be given a place in the format.
+    let DeviceImage {
+        format_version,
+        target,
+        kernels,
+        tiles,
+        streams,
+        programs,
+    } = image;
+    let mut data = Vec::new();
+    let wire_tiles = tiles
+        .iter()
+        .map(
+            |TileImage {
+                 tile,
+                 segments,
+                 code,
+             }| WireTile {
+                tile: *tile,
+                segments: segments
+                    .iter()
+                    .map(|segment| {
+                        data.extend_from_slice(&segment.bytes);
+                        (segment.address, segment.bytes.len() as u64)
+                    })
+                    .collect(),
+                code: code.clone(),
+            },
+        )
+        .collect();
+    let wire_programs = programs
+        .iter()
+        .map(|Program { name, steps }| {
+            let mut flat = Vec::new();
+            flatten(steps, &mut flat);
+            WireProgram {
+                name: name.clone(),
+                steps: flat,
+            }
+        })
+        .collect();
+    let wire_image = WireImage {
+        format_version: *format_version,
+        target: target.clone(),
+        kernels: kernels.clone(),
+        tiles: wire_tiles,
+        streams: streams.clone(),
+        programs: wire_programs,
+    };
+    let wire_bindings: Vec<WireBinding> = package
+        .bindings
+        .iter()
+        .map(|b| {
+            data.extend_from_slice(&b.data);
+            WireBinding {
+                name: b.name.clone(),
+                role: b.role,
+                stream: b.stream.clone(),
+                precision: b.precision,
+                scale_exp: b.scale_exp,
+                shape: b.shape.clone(),
+                pieces: b.pieces.clone(),
+                data_bytes: b.data.len() as u64,
+            }
+        })
+        .collect();
+    let wire_objects = package
+        .objects
+        .iter()
+        .map(|(hash, object)| {
+            data.extend_from_slice(&object.bytes);
+            WireObject {
+                sha256: hash.clone(),
+                bytes: object.bytes.len() as u64,
+                cache_key: object.cache_key.clone(),
+                kernel_compiler: object.kernel_compiler.clone(),
+                llvm: object.llvm.clone(),
+                triple: object.triple.clone(),
+                cpu: object.cpu.clone(),
+            }
+        })
+        .collect();
+    let sections = vec![
+        container::to_section(
+            spec,
+            "meta",
+            &WireMeta {
+                name: package.name.clone(),
+            },
+        )?,
+        container::to_section(spec, "image", &wire_image)?,
+        container::to_section(
+            spec,
+            "kernels",
+            &WireKernels {
+                artifacts: package.kernels.clone(),
+                objects: wire_objects,
+            },
+        )?,
+        container::to_section(spec, "bindings", &wire_bindings)?,
+        container::to_section(spec, "calls", &package.calls)?,
+        container::to_section(spec, "profile-plan", &package.profile_plan)?,
+        container::to_section(spec, "device-config", &package.device_config.writes)?,
+        data,
+    ];
+    Ok(container::encode(spec, &package.compiler, &sections)?)
+}
+
+pub(super) fn decode(bytes: &[u8]) -> Result<(Package, FileLayout), PackageError> {
+    let spec = &PACKAGE_SPEC;
+    let file = container::decode(spec, bytes)?;
+    let [meta, image, kernels, bindings, calls, plan, config, data] = file.sections[..] else {
+        // decode() returns exactly one section per kind of the spec.
+        return Err(PackageError::Internal {
+            detail: "section table size".into(),
+        });
+    };
+    let mut layout = FileLayout {
+        file_bytes: bytes.len() as u64,
+        sections: file
+            .sections
+            .iter()
+            .map(|s| (s.name, s.file_offset, s.bytes.len() as u64))
+            .collect(),
+        ..FileLayout::default()
+    };
+    let meta: WireMeta = container::from_section(spec, &meta)?;
+    let wire_image: WireImage = container::from_section(spec, &image)?;
+    let wire_kernels: WireKernels = container::from_section(spec, &kernels)?;
+    let wire_bindings: Vec<WireBinding> = container::from_section(spec, &bindings)?;
+    let calls: Vec<HostCall> = container::from_section(spec, &calls)?;
+    let profile_plan: ProfilePlan = container::from_section(spec, &plan)?;
+    let writes: Vec<RegisterWrite> = container::from_section(spec, &config)?;
+    let mut cursor = DataCursor {
+        data: data.bytes,
+        at: 0,
+        file_offset: data.file_offset,
+    };
+
+    let mut tiles = Vec::with_capacity(wire_image.tiles.len());
+    for wire_tile in wire_image.tiles {
+        let mut segments = Vec::with_capacity(wire_tile.segments.len());
+        for (address, length) in wire_tile.segments {
+            let tile = wire_tile.tile;
+            let (bytes, offset) =
+                cursor.take(|| format!("tile {tile} segment at {address:#x}"), length)?;
+            layout.segments.push((tile, address, offset, length));
+            segments.push(Segment {
+                address,
+                bytes: bytes.to_vec(),
+            });
+        }
+        tiles.push(TileImage {
+            tile: wire_tile.tile,
+            segments,
+            code: wire_tile.code,
+        });
+    }
+    let mut programs = Vec::with_capacity(wire_image.programs.len());
+    for program in wire_image.programs {
+        let mut flat = program.steps.into_iter();
+        // The top level is whatever remains after nested bodies are consumed, so rebuild one
+        // top-level step (and its body) at a time until the list is used up.
+        let mut steps = Vec::new();
+        while flat.len() > 0 {
+            steps.extend(unflatten(&program.name, &mut flat, 1, 0)?);
+        }
+        programs.push(Program {
+            name: program.name,
+            steps,
+        });
+    }
+    let image = DeviceImage {
+        format_version: wire_image.format_version,
+        target: wire_image.target,
+        kernels: wire_image.kernels,
+        tiles,
+        streams: wire_image.streams,
+        programs,
+    };
+
+    let mut bindings = Vec::with_capacity(wire_bindings.len());
+    for b in wire_bindings {
+        let (data, offset) =
+            cursor.take(|| format!("data of binding '{}'", b.name), b.data_bytes)?;
+        if b.data_bytes > 0 {
+            layout.weights.push((b.name.clone(), offset, b.data_bytes));
+        }
+        bindings.push(Binding {
+            name: b.name,
+            role: b.role,
+            stream: b.stream,
+            precision: b.precision,
+            scale_exp: b.scale_exp,
+            shape: b.shape,
+            pieces: b.pieces,
+            data: data.to_vec(),
+        });
+    }
+    let mut objects = BTreeMap::new();
+    for object in wire_kernels.objects {
+        let hash = object.sha256.clone();
+        let (bytes, offset) = cursor.take(|| format!("kernel object {hash}"), object.bytes)?;
+        let actual = crate::sha256_hex(bytes);
+        if actual != object.sha256 {
+            return Err(PackageError::ObjectHash {
+                recorded: object.sha256,
+                actual,
+            });
+        }
+        layout.objects.push((hash.clone(), offset, object.bytes));
+        let previous = objects.insert(
+            hash.clone(),
+            KernelObject {
+                bytes: bytes.to_vec(),
+                cache_key: object.cache_key,
+                kernel_compiler: object.kernel_compiler,
+                llvm: object.llvm,
+                triple: object.triple,
+                cpu: object.cpu,
+            },
+        );
+        if previous.is_some() {
+            return Err(PackageError::DuplicateObject { sha256: hash });
+        }
+    }
+    let unused = cursor.data.len() - cursor.at;
+    if unused != 0 {
+        return Err(PackageError::DataUnused {
+            bytes: unused as u64,
+        });
+    }
+    let package = Package {
+        compiler: file.compiler,
+        name: meta.name,
+        image,
+        kernels: wire_kernels.artifacts,
+        objects,
+        bindings,
+        calls,
+        profile_plan,
+        device_config: DeviceConfig { writes },
+    };
+    Ok((package, layout))
+}
