@@ -148,6 +148,14 @@ impl Simulator {
         self.memory = memory;
         self.host_inputs.clear();
         self.host_outputs.clear();
+        tracing::debug!(
+            target = %self.target.name,
+            tiles_allocated = self.memory.allocated_tiles(),
+            segment_bytes = summary.segment_bytes,
+            kernel_runs = summary.kernel_runs,
+            transfers = summary.transfers,
+            "simulator image loaded"
+        );
         self.loaded = Some(Loaded {
             kernels: image.kernels.clone(),
             streams: image.streams.clone(),
@@ -247,6 +255,7 @@ impl Simulator {
     }
 
     fn run_loaded(&mut self, loaded: &Loaded, name: &str) -> Result<Profile, SimError> {
+        let _span = tracing::debug_span!("ipu.sim.run", program = name).entered();
         let program = loaded
             .programs
             .iter()
@@ -284,6 +293,12 @@ impl Simulator {
         profile.target = self.target.name.clone();
         profile.clock_hz = self.target.clock_hz.value;
         profile.total_cycles = total;
+        tracing::debug!(
+            total_cycles = total,
+            executed_steps = profile.steps.len(),
+            tiles_allocated = self.memory.allocated_tiles(),
+            "simulator run finished"
+        );
         Ok(profile)
     }
 }
