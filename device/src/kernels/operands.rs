@@ -271,7 +271,7 @@ impl KernelSpec {
         let mut ranges = Vec::new();
         for operand in self.operands(rows) {
             let start = args[operand.arg];
-            if start % operand.element_bytes != 0 {
+            if !start.is_multiple_of(operand.element_bytes) {
                 return Err(self.bad_arg(
                     operand.arg,
                     operand.what,

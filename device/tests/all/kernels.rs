@@ -109,7 +109,7 @@ fn check_gemm(case: &GemmCase, rng: &mut ChaCha8Rng) {
         let rows = rows as usize;
         let ib = case.input.bytes() as usize;
         let (a_off, b_off) = (64usize, 64 + rows * k * ib + 16);
-        let c_off = (b_off + k * c * ib + 63) / 64 * 64;
+        let c_off = (b_off + k * c * ib).div_ceil(64) * 64;
         let mut memory = vec![0u8; MEMORY];
         let a = random_tensor(rng, case.input, rows * k, 1.0);
         let b = random_tensor(rng, case.input, k * c, 1.0);
@@ -286,9 +286,9 @@ fn special_f32_values() -> Vec<f32> {
         -1.0625,
         0.0009765625,
         0.00048828125,
-        0.000732421875,
+        3.0 * 2f32.powi(-12),
         1.5e-5,
-        7.62939453125e-06,
+        2f32.powi(-17),
         3.0e-8,
         1e30,
     ]
@@ -339,7 +339,7 @@ fn cast_matches_reference_for_every_precision_pair_with_scales() {
                 elements: elements as u32,
             };
             for scale in [0, rng.random_range(-8..=8), -31, 31] {
-                let dst = (source.len() + 63) / 64 * 64;
+                let dst = source.len().div_ceil(64) * 64;
                 let mut memory = vec![0u8; dst + elements * to.bytes() as usize];
                 memory[..source.len()].copy_from_slice(&source);
                 let mut want = Vec::new();
@@ -468,7 +468,7 @@ fn rearrange_matches_reference_with_padding_in_both_directions() {
     for spec in &specs {
         let ranges = spec.operand_ranges(&[0, 0]).expect("ranges");
         let (src_len, dst_len) = (ranges[0].bytes.len(), ranges[1].bytes.len());
-        let dst = (src_len + 63) / 64 * 64;
+        let dst = src_len.div_ceil(64) * 64;
         let mut memory: Vec<u8> = (0..dst + dst_len).map(|_| rng.random()).collect();
         let before = memory.clone();
         run(spec, &mut memory, &[0, dst as u32]);
