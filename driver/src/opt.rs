@@ -175,7 +175,12 @@ fn run_inner(mut args: OptArgs) -> Result<(), Failed> {
     };
 
     let chunks = match &args.split_input_file {
-        Some(marker) => split_input(&buffer, marker),
+        Some(marker) => {
+            for near_miss in crate::split_input::split_marker_near_misses(&buffer, marker) {
+                eprintln!("{}", near_miss.render(&file_name));
+            }
+            split_input(&buffer, marker)
+        }
         None => vec![Chunk::whole(&buffer)],
     };
     let verify_mode = match args.verify_diagnostics.as_deref() {
