@@ -16,14 +16,24 @@ use serde::{Deserialize, Serialize};
 use crate::precision::{MemoryClass, Precision};
 
 /// Element order of a matrix block in tile memory.
+///
+/// All three AMP orders are 16-column panel orders: the columns are split into groups of 16
+/// (the AMP's width), and each group is stored as a row-major `panel_rows x 16` block; groups
+/// follow each other. Element (r, c) of a block with `panel_rows` rows is at element index
+/// `((c / 16) * panel_rows + r) * 16 + c % 16`, and the column count is padded to a multiple
+/// of 16. What differs is the role of the axes (see each variant); the kernels and the
+/// `Rearrange` kernel use exactly this formula (`device/kernels/common.mlir`,
+/// `@ipu_panel_index`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum ElementOrder {
     RowMajor,
-    /// AMP left operand order (input rows grouped for the accumulating matrix product unit).
+    /// AMP left operand (A, rows x K): K in groups of 16; (r, kk) at
+    /// `((kk / 16) * rows + r) * 16 + kk % 16`, `rows` = the GEMM entry's row count.
     AmpLeft,
-    /// AMP right operand (weights) order: 16-column groups, K-major inside a group.
+    /// AMP right operand (weights B, K x C): 16-column groups, K-major inside a group;
+    /// (kk, j) at `((j / 16) * K + kk) * 16 + j % 16`.
     AmpRight,
-    /// AMP output order.
+    /// AMP output (C, rows x C): 16-column groups; (r, j) at `((j / 16) * rows + r) * 16 + j % 16`.
     AmpOutput,
 }
 
@@ -54,6 +64,14 @@ pub enum KernelSpec {
     /// C[rows x c] (+)= A[rows x k] * B[k x c] on the AMP. Inputs in `input` precision, partials
     /// in `partials` precision (F16 for F16 and FP8 inputs, F32 for F32). One object holds an
     /// entry point per row count in `rows` (the seed's `..._r32_r34`).
+    /// A is in [`ElementOrder::AmpLeft`], B in [`ElementOrder::AmpRight`], C in
+    /// [`ElementOrder::AmpOutput`] order; A and C hold exactly the selected row count of rows;
+    /// `k` and `c` are multiples of 16.
+    /// Numerics: inputs widen exactly to f32 (FP8 times 2^scale); inside the K block products
+    /// are summed in f32 with fused multiply-adds in K order; at the block end the sum is added
+    /// to the old partial (when `accumulate`) and rounded once to `partials` (round to nearest
+    /// even, saturating). So F16/FP8 GEMMs carry F16 partials between K blocks, F32 inside one.
+    /// `weights` changes only the cost, not the numbers.
     /// Args: [a_offset, b_offset, c_offset, row_count_index, a_scale_exp_i32, b_scale_exp_i32].
     Gemm {
         input: Precision,
@@ -64,11 +82,21 @@ pub enum KernelSpec {
         rows: Vec<u32>,
         accumulate: bool,
     },
-    /// Elementwise conversion with a power-of-two scale for FP8 sides.
-    /// Args: [src_offset, dst_offset, scale_exp_i32].
-    Cast { from: Precision, to: Precision, elements: u32 },
+    /// Elementwise conversion with a power-of-two scale for FP8 sides (an FP8 source decodes
+    /// as code * 2^scale, an FP8 destination encodes value * 2^-scale). One rounding, to
+    /// nearest even, saturating (FP8: to +-max, NaN -> 0x80; f16: finite overflow to +-65504).
+    /// Args: [src_offset, dst_offset, scale_exp_i32] (scale in `numerics::SCALE_RANGE`).
+    Cast {
+        from: Precision,
+        to: Precision,
+        elements: u32,
+    },
     /// Reorders a `rows x cols` block between row-major and an AMP order, padding rows to
     /// `rows_padded` and columns to `cols_padded` with zeros. `offset` is the first row.
+    /// The AMP side is a `rows_padded x cols_padded` block (cols_padded a multiple of 16); the
+    /// row-major side a dense `rows x cols` block. `to_amp`: AMP row `offset + i` takes
+    /// row-major row i, every other AMP element (padding) is written as zero. Otherwise
+    /// row-major row i takes AMP row `offset + i` (padding dropped). Elements move as raw bytes.
     /// Args: [src_offset, dst_offset].
     Rearrange {
         order: ElementOrder,
@@ -82,18 +110,42 @@ pub enum KernelSpec {
     },
     /// out[rows x cols] = a[rows x cols] + b broadcast (b has `b_rows` rows, 1 or `rows`).
     /// Args: [a_offset, b_offset, out_offset].
-    Add { precision: Precision, rows: u32, cols: u32, b_rows: u32 },
+    Add {
+        precision: Precision,
+        rows: u32,
+        cols: u32,
+        b_rows: u32,
+    },
     /// Args: [src_offset, dst_offset].
-    Gelu { precision: Precision, form: GeluForm, elements: u32 },
+    Gelu {
+        precision: Precision,
+        form: GeluForm,
+        elements: u32,
+    },
     /// Row softmax over `cols`, optionally causal with the row index offset `causal_offset`.
     /// Args: [src_offset, dst_offset, row_offset].
-    Softmax { precision: Precision, rows: u32, cols: u32, causal: bool },
+    Softmax {
+        precision: Precision,
+        rows: u32,
+        cols: u32,
+        causal: bool,
+    },
     /// Row layer norm over `cols` with gamma and beta vectors; epsilon in 1e-9 units.
     /// Args: [src_offset, gamma_offset, beta_offset, dst_offset].
-    LayerNorm { precision: Precision, rows: u32, cols: u32, epsilon_nano: u32 },
+    LayerNorm {
+        precision: Precision,
+        rows: u32,
+        cols: u32,
+        epsilon_nano: u32,
+    },
     /// out[elements] = sum of `partials` contiguous partial blocks, written in `output`.
     /// Args: [partials_offset, dst_offset].
-    ReduceAdd { partials_precision: Precision, output: Precision, elements: u32, partials: u32 },
+    ReduceAdd {
+        partials_precision: Precision,
+        output: Precision,
+        elements: u32,
+        partials: u32,
+    },
     /// Args: [src_offset, dst_offset].
     Copy { bytes: u32 },
     /// Args: [dst_offset, value_bits].
@@ -104,7 +156,12 @@ pub enum KernelSpec {
 #[derive(Debug, thiserror::Error)]
 pub enum KernelRunError {
     #[error("kernel {kernel}: argument {index} ({what}) is out of range: {detail}")]
-    BadArgument { kernel: String, index: usize, what: &'static str, detail: String },
+    BadArgument {
+        kernel: String,
+        index: usize,
+        what: &'static str,
+        detail: String,
+    },
     #[error("kernel {kernel} is not loaded")]
     NotLoaded { kernel: String },
     #[error("kernel {kernel}: {detail}")]
@@ -115,5 +172,10 @@ pub enum KernelRunError {
 /// kernels (JIT or objects); the simulator calls it from many threads at once.
 pub trait KernelRunner: Send + Sync {
     /// Runs `spec` on `tile_memory` (index 0 = SRAM base) with the variant's run-time `args`.
-    fn run(&self, spec: &KernelSpec, tile_memory: &mut [u8], args: &[u32]) -> Result<(), KernelRunError>;
+    fn run(
+        &self,
+        spec: &KernelSpec,
+        tile_memory: &mut [u8],
+        args: &[u32],
+    ) -> Result<(), KernelRunError>;
 }

@@ -914,3 +914,61 @@ fn runner_is_shared_across_rayon_threads() {
     let f = f16::from_le_bytes([serial[0][4096], serial[0][4097]]);
     assert!(f.is_finite());
 }
+
+/// Throughput of the F16 GEMM kernel at the per-tile shape of a 4096^3 GEMM on 1472 tiles
+/// (about 176 output rows x 64 columns per tile, K in blocks of 64). Ignored by default (it
+/// measures, it does not check); run with
+/// `cargo test --release -p ipu-device --test all gemm_throughput -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn gemm_throughput() {
+    use rayon::prelude::*;
+    use std::time::Instant;
+    let rows = 176u32;
+    let spec = KernelSpec::Gemm {
+        input: Precision::F16,
+        partials: Precision::F16,
+        weights: MemoryClass::Interleaved,
+        k: 64,
+        c: 64,
+        rows: vec![rows],
+        accumulate: true,
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let (a_off, b_off, c_off) = (0usize, 32 * 1024, 48 * 1024);
+    let tile = || {
+        let mut memory = vec![0u8; 96 * 1024];
+        let a = random_tensor(&mut ChaCha8Rng::seed_from_u64(2), Precision::F16, rows as usize * 64, 1.0);
+        memory[a_off..a_off + a.len()].copy_from_slice(&a);
+        memory
+    };
+    let b = random_tensor(&mut rng, Precision::F16, 64 * 64, 0.01);
+    let args = [a_off as u32, b_off as u32, c_off as u32, 0, 0, 0];
+    let calls = 2000usize;
+    let flops_per_call = 2.0 * f64::from(rows) * 64.0 * 64.0;
+    let mut memory = tile();
+    memory[b_off..b_off + b.len()].copy_from_slice(&b);
+    run(&spec, &mut memory, &args);
+    let started = Instant::now();
+    for _ in 0..calls {
+        run(&spec, &mut memory, &args);
+    }
+    let one = started.elapsed().as_secs_f64();
+    let threads = rayon::current_num_threads();
+    let mut tiles: Vec<Vec<u8>> = (0..threads * 4).map(|_| memory.clone()).collect();
+    let started = Instant::now();
+    tiles.par_iter_mut().for_each(|m| {
+        for _ in 0..calls / 4 {
+            run(&spec, m, &args);
+        }
+    });
+    let all = started.elapsed().as_secs_f64();
+    let single = flops_per_call * calls as f64 / one / 1e9;
+    let parallel = flops_per_call * (calls / 4 * threads * 4) as f64 / all / 1e9;
+    let total_flops = 2.0 * 4096f64.powi(3);
+    eprintln!(
+        "gemm f16 k64 c64 r{rows}: {:.1} us/call, {single:.1} GFLOP/s on 1 thread, {parallel:.1} GFLOP/s on {threads} threads; 4096^3 kernel time {:.2} s",
+        one / calls as f64 * 1e6,
+        total_flops / (parallel * 1e9)
+    );
+}
