@@ -89,7 +89,8 @@ pub fn compile_object(spec: &KernelSpec) -> Result<Vec<u8>, KernelError> {
     register_all_dialects(&registry);
     // Kernels are small; MLIR's thread pool would only compete with the simulator's threads.
     let context = Context::new_with_registry(&registry, false);
-    context.load_all_available_dialects();
+    // Dialects load on demand while parsing and when passes need them: loading all of the
+    // ~100 registered dialects up front would dominate a kernel's compile time.
     register_all_llvm_translations(&context);
     register_all_passes();
     let diagnostics = Rc::new(RefCell::new(Vec::<String>::new()));

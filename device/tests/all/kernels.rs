@@ -938,7 +938,12 @@ fn gemm_throughput() {
     let (a_off, b_off, c_off) = (0usize, 32 * 1024, 48 * 1024);
     let tile = || {
         let mut memory = vec![0u8; 96 * 1024];
-        let a = random_tensor(&mut ChaCha8Rng::seed_from_u64(2), Precision::F16, rows as usize * 64, 1.0);
+        let a = random_tensor(
+            &mut ChaCha8Rng::seed_from_u64(2),
+            Precision::F16,
+            rows as usize * 64,
+            1.0,
+        );
         memory[a_off..a_off + a.len()].copy_from_slice(&a);
         memory
     };
