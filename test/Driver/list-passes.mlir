@@ -1,0 +1,22 @@
+// RUN: ipu-opt --list-passes | FileCheck %s
+// RUN: ipu-opt -list-passes | FileCheck %s
+// RUN: ipu-opt --list-passes %s | FileCheck %s --check-prefix=NO-IR
+
+// --list-passes prints our passes, then the named pipelines, each with its options, their types,
+// defaults and help, and exits without reading the input.
+
+// CHECK-LABEL: Passes:
+// CHECK: {{^}}  ipu-canonicalize  -  Simplify ipu ops: casts of casts, identity rearranges, transposes into matmul flags
+// CHECK-NEXT: {{^}}    max-iterations=<u32>  (default: 10)  -  Upper bound on greedy driver iterations over the IR.
+// CHECK-NEXT: {{^}}    disable-patterns=<comma-separated list of string>  (default: "")  -  Patterns to leave out (by name, e.g. fold-cast-of-cast).
+// CHECK-LABEL: Pass Pipelines:
+// CHECK-NEXT: {{^}}  ipu-cleanup  -  ipu-canonicalize, then upstream cse, canonicalize and symbol-dce
+// CHECK-NEXT: {{^}}    max-iterations=<u32>  (default: 10)  -  Passed to ipu-canonicalize.
+// CHECK-NEXT: {{^}}    symbol-dce=<bool>  (default: true)  -  Whether to finish with symbol-dce.
+// CHECK: Upstream MLIR passes (canonicalize, cse, symbol-dce, ...) are accepted in any pipeline.
+
+// NO-IR-NOT: module
+// NO-IR-NOT: func.func
+func.func @never_parsed() {
+  "not even valid IR"
+}

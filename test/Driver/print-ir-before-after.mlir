@@ -1,0 +1,30 @@
+// RUN: ipu-opt %s -p 'builtin.module(func.func(ipu-canonicalize), cse)' --mlir-print-ir-before=ipu-canonicalize -o /dev/null 2>&1 | FileCheck %s --check-prefix=BEFORE
+// RUN: ipu-opt %s -p 'builtin.module(func.func(ipu-canonicalize), cse)' --mlir-print-ir-after=ipu-canonicalize,cse -o /dev/null 2>&1 | FileCheck %s --check-prefix=AFTER
+// RUN: ipu-opt %s -p 'builtin.module(func.func(ipu-canonicalize), cse)' --mlir-print-ir-after=cse --mlir-print-ir-before=cse -o /dev/null 2>&1 | FileCheck %s --check-prefix=AROUND-CSE
+
+// --mlir-print-ir-before=<passes> / --mlir-print-ir-after=<passes>: the IR on stderr around the
+// named passes only (ours and upstream ones), for each op the pass runs on.
+
+// BEFORE: // -----// IR Dump Before IpuCanonicalize (ipu-canonicalize) ('func.func' operation: @round_trip) //----- //
+// BEFORE-NEXT: func.func @round_trip(%[[X:.*]]: tensor<4xf16>) -> tensor<4xf16> {
+// BEFORE-NEXT: %[[WIDE:.*]] = "ipu.cast"(%[[X]])
+// BEFORE-NEXT: "ipu.cast"(%[[WIDE]])
+// BEFORE-NOT: IR Dump
+
+// AFTER: // -----// IR Dump After IpuCanonicalize (ipu-canonicalize) ('func.func' operation: @round_trip) //----- //
+// AFTER-NEXT: func.func @round_trip(%[[X:.*]]: tensor<4xf16>) -> tensor<4xf16> {
+// AFTER-NEXT: return %[[X]]
+// AFTER: // -----// IR Dump After {{.*}} (cse) ('builtin.module' operation) //----- //
+// AFTER-NEXT: module {
+// AFTER-NOT: IR Dump
+
+// AROUND-CSE-NOT: ipu-canonicalize
+// AROUND-CSE: // -----// IR Dump Before {{.*}} (cse) ('builtin.module' operation) //----- //
+// AROUND-CSE: // -----// IR Dump After {{.*}} (cse) ('builtin.module' operation) //----- //
+// AROUND-CSE-NOT: IR Dump
+
+func.func @round_trip(%x: tensor<4xf16>) -> tensor<4xf16> {
+  %0 = "ipu.cast"(%x) : (tensor<4xf16>) -> tensor<4xf32>
+  %1 = "ipu.cast"(%0) : (tensor<4xf32>) -> tensor<4xf16>
+  return %1 : tensor<4xf16>
+}
