@@ -1,0 +1,28 @@
+// RUN: ipu-opt %s -p 'builtin.module(func.func(ipu-canonicalize))' --mlir-print-ir-after=ipu-canonicalize --mlir-print-ir-module-scope -o /dev/null 2>&1 | FileCheck %s
+// RUN: ipu-opt %s -p 'builtin.module(func.func(ipu-canonicalize))' --mlir-print-ir-after-all --mlir-print-ir-module-scope -o /dev/null 2>&1 | FileCheck %s
+// RUN: ipu-opt %s -p 'builtin.module(func.func(ipu-canonicalize))' --mlir-print-ir-after-all -o /dev/null 2>&1 | FileCheck %s --check-prefix=FUNCTION
+
+// --mlir-print-ir-module-scope: a pass on a function prints the whole module (both functions)
+// instead of only the function it ran on.
+
+// CHECK: // -----// IR Dump After IpuCanonicalize (ipu-canonicalize)
+// CHECK-NEXT: module {
+// CHECK-NEXT: func.func @first
+// CHECK: func.func @second
+// CHECK: // -----// IR Dump After IpuCanonicalize (ipu-canonicalize)
+// CHECK-NEXT: module {
+// CHECK-NEXT: func.func @first
+// CHECK: func.func @second
+
+// FUNCTION: // -----// IR Dump After IpuCanonicalize (ipu-canonicalize) ('func.func' operation: @[[NAME:first|second]])
+// FUNCTION-NEXT: func.func @[[NAME]]
+// FUNCTION-NOT: module {
+
+func.func @first(%x: tensor<4xf16>) -> tensor<4xf16> {
+  %0 = "ipu.cast"(%x) : (tensor<4xf16>) -> tensor<4xf16>
+  return %0 : tensor<4xf16>
+}
+
+func.func @second(%x: tensor<4xf16>) -> tensor<4xf16> {
+  return %x : tensor<4xf16>
+}
