@@ -3,9 +3,11 @@
 
 pub mod annotate_flops;
 pub mod canonicalize;
+pub mod exchange;
 pub mod manager;
 pub mod pass;
 pub mod pipeline;
+pub mod planner;
 pub mod registry;
 pub mod timing;
 

@@ -1,0 +1,5 @@
+//! Exchange planning shared by finalist selection and exchange lowering.
+
+pub mod schedule;
+
+pub use schedule::{check_schedule, schedule_phase, PhaseSchedule, ScheduleError, ScheduledPiece, TransferRequest};

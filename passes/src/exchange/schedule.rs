@@ -1,0 +1,292 @@
+//! The physical exchange scheduler: given one phase's transfers (source tile, destination
+//! tiles, bytes), assigns every transfer a start cycle so that no send bus and no receiver is
+//! used by two transfers at once. The timing model is the simulator's (`ipu_device::sim`):
+//! a transfer of `bytes` occupies its sender's bus and each receiver for
+//! `ceil(bytes / bytes_per_cycle)` cycles (4 B/cycle on the C600 [PopLibs, HW-C600]); physical
+//! tiles `t` and `t ^ pair_mask` share one send bus [HW-C600]; receives are independent per
+//! tile; the phase costs `phase_cycles` plus its horizon (the last busy cycle).
+//!
+//! Transfers longer than the largest single transfer (`max_transfer_words` words) are cut
+//! into pieces. Pieces are placed longest-first on the most loaded resources (the classic
+//! list-scheduling order for makespan), each at the earliest cycle where its bus and all its
+//! receivers are free, filling gaps left by earlier placements. Ties break on transfer index,
+//! so the schedule is deterministic. `ipu-select-finalist` prices finalists with this and
+//! `ipu-lower-exchanges` encodes its output as exchange rows.
+
+use std::collections::BTreeMap;
+
+use ipu_device::Target;
+
+/// One transfer to schedule: `bytes` from logical tile `source` to every tile of
+/// `destinations` (a multicast when there are several).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TransferRequest {
+    pub source: u32,
+    pub destinations: Vec<u32>,
+    pub bytes: u64,
+}
+
+/// A scheduled piece of a transfer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScheduledPiece {
+    /// Index of the transfer in the request list.
+    pub transfer: usize,
+    /// Byte offset of the piece inside the transfer.
+    pub offset: u64,
+    pub bytes: u64,
+    /// First exchange cycle (after the phase's fixed cost).
+    pub start: u64,
+    /// One past the last busy cycle.
+    pub end: u64,
+}
+
+/// A phase's schedule.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PhaseSchedule {
+    pub pieces: Vec<ScheduledPiece>,
+    /// Start cycle of each transfer's first piece.
+    pub starts: Vec<u64>,
+    /// Last busy exchange cycle (0 for an empty phase).
+    pub horizon: u64,
+    /// Phase cycles: the fixed phase cost plus the horizon; 0 when nothing moves.
+    pub cycles: u64,
+    /// The busiest resource's load in cycles: no schedule can beat it.
+    pub lower_bound: u64,
+}
+
+/// Why a phase cannot be scheduled.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScheduleError {
+    #[error("transfer {transfer}: tile {tile} is outside the target's {tiles} tiles")]
+    TileOutOfRange { transfer: usize, tile: u32, tiles: u32 },
+    #[error("transfer {transfer} from tile {from_tile} has no destination")]
+    NoDestination { transfer: usize, from_tile: u32 },
+    #[error("transfer {transfer}: tile {tile} cannot send to itself")]
+    SelfTransfer { transfer: usize, tile: u32 },
+}
+
+/// What a piece occupies: the sender's bus and each receiver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Resource {
+    Bus(u32),
+    Receiver(u32),
+}
+
+/// Busy intervals of one resource, disjoint, keyed by start.
+#[derive(Debug, Default)]
+struct Busy(BTreeMap<u64, u64>);
+
+impl Busy {
+    /// The end of an interval overlapping `[start, start + length)`, if any.
+    fn conflict(&self, start: u64, length: u64) -> Option<u64> {
+        let (_, &end) = self.0.range(..start + length).next_back()?;
+        (end > start).then_some(end)
+    }
+
+    fn insert(&mut self, start: u64, end: u64) {
+        self.0.insert(start, end);
+    }
+}
+
+/// The resources a transfer uses.
+pub(crate) fn resources(request: &TransferRequest, index: usize, target: &Target) -> Result<Vec<Resource>, ScheduleError> {
+    let tiles = target.geometry.tiles.value;
+    let physical = |tile: u32| {
+        target.logical_to_physical(tile).map_err(|_| ScheduleError::TileOutOfRange { transfer: index, tile, tiles })
+    };
+    if request.destinations.is_empty() {
+        return Err(ScheduleError::NoDestination { transfer: index, from_tile: request.source });
+    }
+    let mut used = vec![Resource::Bus(target.send_bus(physical(request.source)?.index))];
+    for &destination in &request.destinations {
+        physical(destination)?;
+        if destination == request.source {
+            return Err(ScheduleError::SelfTransfer { transfer: index, tile: destination });
+        }
+        used.push(Resource::Receiver(destination));
+    }
+    used.sort();
+    used.dedup();
+    Ok(used)
+}
+
+/// Cycles one piece of `bytes` occupies its resources.
+pub fn transfer_cycles(bytes: u64, target: &Target) -> u64 {
+    bytes.div_ceil(u64::from(target.exchange.bytes_per_cycle.value.max(1)))
+}
+
+/// Schedules one phase (see the module documentation).
+pub fn schedule_phase(transfers: &[TransferRequest], target: &Target) -> Result<PhaseSchedule, ScheduleError> {
+    let max_piece = u64::from(target.exchange.max_transfer_words.value.max(1)) * 4;
+    let mut used = Vec::with_capacity(transfers.len());
+    let mut load: BTreeMap<Resource, u64> = BTreeMap::new();
+    for (index, request) in transfers.iter().enumerate() {
+        let resources = resources(request, index, target)?;
+        let cycles = transfer_cycles(request.bytes, target);
+        for resource in &resources {
+            *load.entry(*resource).or_default() += cycles;
+        }
+        used.push(resources);
+    }
+    let lower_bound = load.values().copied().max().unwrap_or(0);
+    // Longest pressure first: the busiest resource a transfer touches, then its length.
+    let mut order: Vec<usize> = (0..transfers.len()).filter(|&i| transfers[i].bytes > 0).collect();
+    let pressure = |i: usize| used[i].iter().map(|r| load.get(r).copied().unwrap_or(0)).max().unwrap_or(0);
+    order.sort_by_key(|&i| (std::cmp::Reverse(pressure(i)), std::cmp::Reverse(transfers[i].bytes), i));
+    let mut busy: BTreeMap<Resource, Busy> = BTreeMap::new();
+    let mut pieces = Vec::new();
+    let mut starts = vec![0u64; transfers.len()];
+    let mut horizon = 0u64;
+    for index in order {
+        let request = &transfers[index];
+        let mut offset = 0u64;
+        let mut earliest = 0u64;
+        while offset < request.bytes {
+            let bytes = (request.bytes - offset).min(max_piece);
+            let length = transfer_cycles(bytes, target);
+            let mut start = earliest;
+            loop {
+                let mut moved = false;
+                for resource in &used[index] {
+                    if let Some(end) = busy.get(resource).and_then(|b| b.conflict(start, length)) {
+                        start = end;
+                        moved = true;
+                    }
+                }
+                if !moved {
+                    break;
+                }
+            }
+            for resource in &used[index] {
+                busy.entry(*resource).or_default().insert(start, start + length);
+            }
+            if offset == 0 {
+                starts[index] = start;
+            }
+            pieces.push(ScheduledPiece { transfer: index, offset, bytes, start, end: start + length });
+            horizon = horizon.max(start + length);
+            // Pieces of one transfer go in order (the receiver writes them in address order).
+            earliest = start + length;
+            offset += bytes;
+        }
+    }
+    pieces.sort_by_key(|piece| (piece.start, piece.transfer, piece.offset));
+    let cycles = if pieces.is_empty() { 0 } else { u64::from(target.exchange.phase_cycles.value) + horizon };
+    Ok(PhaseSchedule { pieces, starts, horizon, cycles, lower_bound })
+}
+
+/// Checks a schedule against its requests: every byte of every transfer scheduled once, and
+/// no bus or receiver used by two pieces at once. Returns the first violation.
+pub fn check_schedule(transfers: &[TransferRequest], schedule: &PhaseSchedule, target: &Target) -> Result<(), String> {
+    let mut covered = vec![0u64; transfers.len()];
+    let mut intervals: BTreeMap<Resource, Vec<(u64, u64, usize)>> = BTreeMap::new();
+    for piece in &schedule.pieces {
+        let request = transfers.get(piece.transfer).ok_or_else(|| format!("piece names transfer {} of {}", piece.transfer, transfers.len()))?;
+        if piece.end != piece.start + transfer_cycles(piece.bytes, target) {
+            return Err(format!("piece of transfer {} lasts {} cycles for {} bytes", piece.transfer, piece.end - piece.start, piece.bytes));
+        }
+        covered[piece.transfer] += piece.bytes;
+        for resource in resources(request, piece.transfer, target).map_err(|e| e.to_string())? {
+            intervals.entry(resource).or_default().push((piece.start, piece.end, piece.transfer));
+        }
+        if piece.end > schedule.horizon {
+            return Err(format!("piece of transfer {} ends at {} after the horizon {}", piece.transfer, piece.end, schedule.horizon));
+        }
+    }
+    for (index, request) in transfers.iter().enumerate() {
+        if covered[index] != request.bytes {
+            return Err(format!("transfer {index}: {} of {} bytes scheduled", covered[index], request.bytes));
+        }
+    }
+    for (resource, mut list) in intervals {
+        list.sort_unstable();
+        for pair in list.windows(2) {
+            if pair[1].0 < pair[0].1 {
+                return Err(format!("{resource:?}: transfers {} and {} overlap at cycle {}", pair[0].2, pair[1].2, pair[1].0));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    fn request(source: u32, destinations: &[u32], bytes: u64) -> TransferRequest {
+        TransferRequest { source, destinations: destinations.to_vec(), bytes }
+    }
+
+    #[test]
+    fn a_physical_pair_shares_its_send_bus() {
+        let target = Target::c600();
+        // Logical 0 and 1 are a physical pair: their sends serialize.
+        let transfers = [request(0, &[10], 400), request(1, &[11], 400)];
+        let schedule = schedule_phase(&transfers, &target).expect("schedules");
+        assert_eq!(schedule.horizon, 200);
+        assert_eq!(schedule.cycles, 600 + 200);
+        // Logical 0 and 2 are on different buses: they overlap.
+        let transfers = [request(0, &[10], 400), request(2, &[11], 400)];
+        let schedule = schedule_phase(&transfers, &target).expect("schedules");
+        assert_eq!(schedule.horizon, 100);
+    }
+
+    #[test]
+    fn a_receiver_takes_one_transfer_at_a_time_and_multicast_is_one_send() {
+        let target = Target::c600();
+        let transfers = [request(0, &[5, 6, 7], 40), request(2, &[5], 40)];
+        let schedule = schedule_phase(&transfers, &target).expect("schedules");
+        assert_eq!(schedule.horizon, 20);
+        check_schedule(&transfers, &schedule, &target).expect("hazard-free");
+    }
+
+    #[test]
+    fn long_transfers_are_cut_at_the_largest_single_transfer() {
+        let target = Target::c600();
+        let largest = u64::from(target.exchange.max_transfer_words.value) * 4;
+        let transfers = [request(4, &[8], 2 * largest + 4)];
+        let schedule = schedule_phase(&transfers, &target).expect("schedules");
+        assert_eq!(schedule.pieces.len(), 3);
+        assert_eq!(schedule.horizon, transfer_cycles(2 * largest + 4, &target));
+        check_schedule(&transfers, &schedule, &target).expect("hazard-free");
+    }
+
+    #[test]
+    fn bad_requests_are_errors() {
+        let target = Target::c600();
+        assert!(matches!(schedule_phase(&[request(0, &[], 4)], &target), Err(ScheduleError::NoDestination { .. })));
+        assert!(matches!(schedule_phase(&[request(0, &[0], 4)], &target), Err(ScheduleError::SelfTransfer { .. })));
+        assert!(matches!(schedule_phase(&[request(0, &[5000], 4)], &target), Err(ScheduleError::TileOutOfRange { .. })));
+    }
+
+    /// Seeded property: random phases schedule hazard-free, cover every byte, never beat the
+    /// busiest resource's load and never exceed the serial sum.
+    #[test]
+    fn random_phases_are_hazard_free() {
+        let target = Target::c600();
+        let mut rng = ChaCha8Rng::seed_from_u64(0x1a7e);
+        for _ in 0..60 {
+            let tiles = [8u32, 64, 1472][rng.random_range(0..3)];
+            let count = rng.random_range(1..200);
+            let mut transfers = Vec::new();
+            for _ in 0..count {
+                let source = rng.random_range(0..tiles);
+                let fanout = rng.random_range(1..4);
+                let mut destinations: Vec<u32> = (0..fanout).map(|_| rng.random_range(0..tiles)).filter(|&d| d != source).collect();
+                destinations.sort_unstable();
+                destinations.dedup();
+                if destinations.is_empty() {
+                    continue;
+                }
+                transfers.push(request(source, &destinations, rng.random_range(1..40_000)));
+            }
+            let schedule = schedule_phase(&transfers, &target).expect("schedules");
+            check_schedule(&transfers, &schedule, &target).expect("hazard-free");
+            assert!(schedule.horizon >= schedule.lower_bound);
+            let serial: u64 = transfers.iter().map(|t| transfer_cycles(t.bytes, &target)).sum();
+            assert!(schedule.horizon <= serial);
+        }
+    }
+}

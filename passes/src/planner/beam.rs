@@ -1,0 +1,449 @@
+//! The beam over the program: ops in program order, every surviving partial plan extended by
+//! every candidate of the next op, branches over the per-tile budget dropped, and per group of
+//! partial plans whose live values have the same formats (what later ops see) only the Pareto
+//! front over (cycles, exchange cycles, peak standard, peak interleaved, peak total) kept, at
+//! most `beam_width` per group and `beam_width^2` in all.
+//!
+//! The accounting of one step ([`State::extend`]) is the only cost model: [`evaluate`] replays
+//! it for a fixed choice of plans, so a finalist's reported costs can be recomputed exactly.
+//!
+//! Memory is per tile and conservative: the busiest tile's bytes of each buffer are added as if
+//! one tile were the busiest for all of them (plans spread evenly, so this is close).
+//! Exchange: each op's operand moves form one phase priced by the endpoint rule of the target
+//! table (`exchange_phase_cycles`), plus the op's internal phases.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use ipu_device::{MemoryClass, Target};
+
+use super::candidates::{self, need_memory, Candidate, Need};
+use super::cost::{conversion_cycles, MemoryUse, ValueFormat};
+use super::graph::{Graph, OpKind, Origin, ValueId};
+use super::layout::{PhaseLoad, Shards};
+use super::{BudgetClass, PlannerError, PlannerOptions};
+
+/// Whole-program estimate (the fields of the `retained operator-plan finalist` line).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, PartialOrd, Ord)]
+pub struct ProgramEstimate {
+    pub cycles: u64,
+    pub exchange_cycles: u64,
+    /// Encoded exchange-row bytes of the busiest tile, summed over phases.
+    pub exchange_row_bytes: u64,
+    pub peak_standard: u64,
+    pub peak_interleaved: u64,
+    pub peak_total: u64,
+    pub maximum_standard_allocation: u64,
+}
+
+/// One op's share (written as its `#ipu.estimate`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct OpEstimate {
+    pub cycles: u64,
+    pub exchange_cycles: u64,
+    /// Per-tile memory while the op runs.
+    pub memory: MemoryUse,
+}
+
+/// A format change of an operand before its consumer (an inserted `ipu.cast` and/or
+/// `ipu.rearrange`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conversion {
+    pub op: usize,
+    pub operand: usize,
+    pub value: ValueId,
+    pub from: ValueFormat,
+    pub to: ValueFormat,
+}
+
+/// A complete plan of a program.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finalist {
+    /// Index of the chosen candidate per op (into the op's candidate list).
+    pub choices: Vec<usize>,
+    pub plans: Vec<Arc<Candidate>>,
+    pub estimate: ProgramEstimate,
+    pub ops: Vec<OpEstimate>,
+    /// Where each value lives (its home blocks and format); `None` for unused values.
+    pub homes: Vec<Option<Arc<Need>>>,
+    pub conversions: Vec<Conversion>,
+    pub active_tile_counts: BTreeSet<u32>,
+    pub padding_group_counts: BTreeMap<u64, u32>,
+    /// For each `ipu.repeat` op: its body's plan.
+    pub bodies: BTreeMap<usize, Finalist>,
+}
+
+/// The planner's result.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    pub finalists: Vec<Finalist>,
+    /// The candidates considered per op (after constraints and the per-op budget).
+    pub candidates: Vec<Vec<Arc<Candidate>>>,
+    /// States kept after each op.
+    pub frontier_sizes: Vec<usize>,
+}
+
+#[derive(Debug, Clone)]
+struct State {
+    finalist: Finalist,
+    live: MemoryUse,
+}
+
+/// A budget overrun of one extension.
+#[derive(Debug, Clone)]
+struct Shortfall {
+    class: BudgetClass,
+    short: u64,
+    needed: u64,
+    budget: u64,
+    plan: String,
+}
+
+impl State {
+    fn empty(graph: &Graph) -> State {
+        State {
+            finalist: Finalist {
+                choices: Vec::new(),
+                plans: Vec::new(),
+                estimate: ProgramEstimate::default(),
+                ops: Vec::new(),
+                homes: vec![None; graph.values.len()],
+                conversions: Vec::new(),
+                active_tile_counts: BTreeSet::new(),
+                padding_group_counts: BTreeMap::new(),
+                bodies: BTreeMap::new(),
+            },
+            live: MemoryUse::default(),
+        }
+    }
+
+    /// The state after running op `index` with candidate `choice`.
+    #[allow(clippy::too_many_arguments)]
+    fn extend(
+        &self,
+        graph: &Graph,
+        index: usize,
+        choice: usize,
+        candidate: &Arc<Candidate>,
+        last_uses: &[Option<usize>],
+        options: &PlannerOptions,
+        target: &Target,
+    ) -> Result<State, Shortfall> {
+        let op = &graph.ops[index];
+        let mut next = self.clone();
+        let finalist = &mut next.finalist;
+        let mut phase = PhaseLoad::new(options.tiles.max(candidate.tiles));
+        let mut source_cycles = 0u64;
+        let mut destination_cycles = 0u64;
+        let mut working = MemoryUse::default();
+        let mut largest = 0u64;
+        for (operand, need) in op.operands.iter().zip(&candidate.needs) {
+            let value = &graph.values[*operand];
+            let home = match &finalist.homes[*operand] {
+                Some(home) => home.clone(),
+                None => {
+                    // Host-written values are placed where their first consumer reads them,
+                    // each block once; constants are laid out at compile time in the
+                    // consumer's format, arguments arrive row-major in their own precision.
+                    let format = match value.origin {
+                        Origin::Constant => need.format,
+                        _ => ValueFormat::row_major(value.element),
+                    };
+                    let shards = Shards {
+                        owners: need.shards.owners.iter().map(|owners| owners[..1.min(owners.len())].to_vec()).collect(),
+                        element_bytes: format.precision.bytes(),
+                        ..need.shards.clone()
+                    };
+                    let home = Arc::new(Need { shards, format });
+                    let memory = need_memory(&home);
+                    next.live = next.live.plus(memory);
+                    largest = largest.max(memory.largest_standard);
+                    finalist.homes[*operand] = Some(home.clone());
+                    home
+                }
+            };
+            if home.shards == need.shards && home.format == need.format {
+                continue;
+            }
+            phase.add(&home.shards, &need.shards);
+            let memory = need_memory(need);
+            working = working.plus(memory);
+            if home.format != need.format {
+                let source_elements = home.shards.padded_block_bytes() / u64::from(home.shards.element_bytes.max(1));
+                let destination_elements = need.shards.padded_block_bytes() / u64::from(need.shards.element_bytes.max(1));
+                let (at_source, at_destination) = conversion_cycles(&home.format, &need.format, source_elements, destination_elements, target);
+                source_cycles += at_source;
+                destination_cycles += at_destination;
+                finalist.conversions.push(Conversion { op: index, operand: finalist.conversions.len(), value: *operand, from: home.format, to: need.format });
+            }
+        }
+        let output = Arc::new(candidate.output.clone());
+        let output_memory = need_memory(&output);
+        let at_op = next.live.plus(working).plus(candidate.transient).plus(output_memory);
+        largest = largest.max(at_op.largest_standard);
+        let exchange = phase.cycles(target) + candidate.internal_exchange_cycles;
+        let cycles = candidate.compute_cycles + source_cycles + destination_cycles + exchange;
+        let estimate = &mut finalist.estimate;
+        estimate.cycles += cycles;
+        estimate.exchange_cycles += exchange;
+        estimate.exchange_row_bytes += phase.max_row_bytes() + candidate.internal_row_bytes;
+        estimate.peak_standard = estimate.peak_standard.max(at_op.standard);
+        estimate.peak_interleaved = estimate.peak_interleaved.max(at_op.interleaved);
+        estimate.peak_total = estimate.peak_total.max(at_op.total());
+        estimate.maximum_standard_allocation = estimate.maximum_standard_allocation.max(largest);
+        finalist.ops.push(OpEstimate { cycles, exchange_cycles: exchange, memory: at_op });
+        finalist.choices.push(choice);
+        finalist.plans.push(candidate.clone());
+        finalist.active_tile_counts.insert(candidate.tiles);
+        for &group in &candidate.padding_groups {
+            *finalist.padding_group_counts.entry(group).or_default() += 1;
+        }
+        for &result in &op.results {
+            finalist.homes[result] = Some(output.clone());
+        }
+        next.live = next.live.plus(output_memory);
+        for operand in op.operands.iter().collect::<BTreeSet<_>>() {
+            if last_uses[*operand] == Some(index) {
+                if let Some(home) = &next.finalist.homes[*operand] {
+                    next.live = next.live.minus(need_memory(home));
+                }
+            }
+        }
+        let checks = [
+            (BudgetClass::Standard, at_op.standard, options.standard_budget),
+            (BudgetClass::Interleaved, at_op.interleaved, options.interleaved_budget),
+            (BudgetClass::Total, at_op.total(), options.total_budget),
+        ];
+        if let Some((class, needed, budget)) = checks.into_iter().find(|(_, needed, budget)| needed > budget) {
+            return Err(Shortfall { class, short: needed - budget, needed, budget, plan: candidate.plan.to_string() });
+        }
+        Ok(next)
+    }
+
+    fn objectives(&self) -> [u64; 5] {
+        let e = &self.finalist.estimate;
+        [e.cycles, e.exchange_cycles, e.peak_standard, e.peak_interleaved, e.peak_total]
+    }
+
+    /// The formats later ops see: each still-needed value's format and blocking.
+    fn group_key(&self, graph: &Graph, after: usize, last_uses: &[Option<usize>]) -> Vec<(ValueId, ValueFormat, [u32; 3], u32)> {
+        let mut key = Vec::new();
+        for (value, home) in self.finalist.homes.iter().enumerate() {
+            let still_needed = last_uses[value].is_some_and(|last| last > after);
+            if let (true, Some(home)) = (still_needed, home) {
+                key.push((value, home.format, home.shards.parts, home.shards.tile_count()));
+            }
+        }
+        let _ = graph;
+        key
+    }
+}
+
+fn dominates(a: &[u64; 5], b: &[u64; 5]) -> bool {
+    a.iter().zip(b).all(|(x, y)| x <= y) && a != b
+}
+
+fn order_key(state: &State) -> ([u64; 5], Vec<usize>) {
+    (state.objectives(), state.finalist.choices.clone())
+}
+
+/// Keeps the Pareto front of each group, at most `beam_width` per group and `beam_width^2`.
+fn prune(states: Vec<State>, graph: &Graph, after: usize, last_uses: &[Option<usize>], beam_width: usize) -> Vec<State> {
+    let mut groups: BTreeMap<String, Vec<State>> = BTreeMap::new();
+    for state in states {
+        let key = format!("{:?}", state.group_key(graph, after, last_uses));
+        groups.entry(key).or_default().push(state);
+    }
+    let mut kept = Vec::new();
+    for (_, mut group) in groups {
+        group.sort_by_key(order_key);
+        let mut front: Vec<State> = Vec::new();
+        for state in group {
+            let objectives = state.objectives();
+            if front.iter().any(|kept| dominates(&kept.objectives(), &objectives) || kept.objectives() == objectives) {
+                continue;
+            }
+            front.push(state);
+            if front.len() >= beam_width.max(1) {
+                break;
+            }
+        }
+        kept.extend(front);
+    }
+    kept.sort_by_key(order_key);
+    kept.truncate(beam_width.max(1) * beam_width.max(1));
+    kept
+}
+
+/// The constraint key of op `index` in a graph planned under `prefix` (`""` at top level,
+/// `"body:<function>:"` inside a repeat body).
+pub fn op_key(prefix: &str, index: usize) -> String {
+    format!("{prefix}{index}")
+}
+
+/// A standalone score for pre-ranking an op's candidates: compute, internal exchange and the
+/// exchange of replicating its operands from one copy of each block.
+fn standalone_score(candidate: &Candidate, target: &Target) -> u64 {
+    let mut phase = PhaseLoad::new(candidate.tiles);
+    for need in &candidate.needs {
+        let home = Shards { owners: need.shards.owners.iter().map(|owners| owners[..1.min(owners.len())].to_vec()).collect(), ..need.shards.clone() };
+        phase.add(&home, &need.shards);
+    }
+    candidate.compute_cycles + candidate.internal_exchange_cycles + phase.cycles(target)
+}
+
+/// Candidates of op `index` after constraints and the per-op budget.
+fn op_candidates(graph: &Graph, index: usize, prefix: &str, options: &PlannerOptions, target: &Target) -> Result<Vec<Arc<Candidate>>, PlannerError> {
+    let op = &graph.ops[index];
+    let mut all = match &op.kind {
+        OpKind::Repeat { count, name, body } => repeat_candidates(*count, name, body, options, target)?,
+        _ => candidates::candidates(graph, index, options, target),
+    };
+    if all.is_empty() {
+        return Err(PlannerError::NoCandidate { op: index, name: op.kind.name().into(), detail: "no kernel supports its shapes and precision on the active tile counts".into() });
+    }
+    let key = op_key(prefix, index);
+    if let Some(constraint) = options.constraints.get(&key) {
+        all.retain(|candidate| constraint.admits(&candidate.plan));
+        if all.is_empty() {
+            return Err(PlannerError::NoCandidate { op: index, name: op.kind.name().into(), detail: format!("no candidate satisfies the constraint on op {key}") });
+        }
+    }
+    let mut scored: Vec<(u64, String, Candidate)> = all.into_iter().map(|c| (standalone_score(&c, target), c.plan.to_string(), c)).collect();
+    scored.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    scored.truncate(options.candidates_per_op.max(1));
+    Ok(scored.into_iter().map(|(_, _, c)| Arc::new(c)).collect())
+}
+
+/// An `ipu.repeat` is planned through its body, once: each body finalist becomes a candidate
+/// costing `count` iterations, plus moving the carried values from where the body leaves them
+/// to where it reads them, between iterations.
+fn repeat_candidates(count: u64, name: &str, body: &Graph, options: &PlannerOptions, target: &Target) -> Result<Vec<Candidate>, PlannerError> {
+    let planned = plan_with_prefix(body, options, target, &format!("body:{name}:"))?;
+    let arguments: Vec<ValueId> = (0..body.values.len()).filter(|&v| body.values[v].origin == Origin::Argument).collect();
+    let mut out = Vec::new();
+    for finalist in planned.finalists {
+        let home_of = |value: ValueId| -> Need {
+            finalist.homes[value].as_deref().cloned().unwrap_or_else(|| {
+                let v = &body.values[value];
+                Need { shards: Shards::homed(super::layout::canonical_dims(&v.shape), [1, 1, 1], v.element.bytes(), 0), format: ValueFormat::row_major(v.element) }
+            })
+        };
+        let needs: Vec<Need> = arguments.iter().map(|&v| home_of(v)).collect();
+        let outputs: Vec<Need> = body.outputs.iter().map(|&v| home_of(v)).collect();
+        let mut carry = PhaseLoad::new(options.tiles);
+        for (output, need) in outputs.iter().zip(&needs) {
+            if output.shards.dims == need.shards.dims && output.shards != need.shards {
+                carry.add(&output.shards, &need.shards);
+            }
+        }
+        let estimate = finalist.estimate;
+        let iterations = count.max(1);
+        let carry_cycles = carry.cycles(target) * (iterations - 1);
+        let plan = ipu_dialects::format::Plan::new("repeat_body_once")
+            .with("count", ipu_dialects::format::PlanValue::Int(i64::try_from(count).unwrap_or(i64::MAX)))
+            .with("body_choices", ipu_dialects::format::PlanValue::Ints(finalist.choices.iter().map(|&c| c as i64).collect()));
+        out.push(Candidate {
+            plan,
+            tiles: finalist.active_tile_counts.iter().copied().max().unwrap_or(1),
+            needs,
+            output: outputs.first().cloned().unwrap_or_else(|| home_of(0)),
+            compute_cycles: (estimate.cycles - estimate.exchange_cycles) * iterations,
+            internal_exchange_cycles: estimate.exchange_cycles * iterations + carry_cycles,
+            internal_row_bytes: estimate.exchange_row_bytes + carry.max_row_bytes(),
+            internal_phases: Vec::new(),
+            transient: MemoryUse { standard: estimate.peak_standard, interleaved: estimate.peak_interleaved, largest_standard: estimate.maximum_standard_allocation },
+            kernels: finalist.plans.iter().flat_map(|plan| plan.kernels.clone()).collect(),
+            padding_groups: Vec::new(),
+            body_choices: Some(finalist.choices.clone()),
+            body_cycles: Some((estimate.cycles, estimate.exchange_cycles)),
+        });
+    }
+    Ok(out)
+}
+
+/// Plans `graph`: the finalists (best first), the candidates and the frontier sizes.
+pub fn plan(graph: &Graph, options: &PlannerOptions, target: &Target) -> Result<Planned, PlannerError> {
+    plan_with_prefix(graph, options, target, "")
+}
+
+fn plan_with_prefix(graph: &Graph, options: &PlannerOptions, target: &Target, prefix: &str) -> Result<Planned, PlannerError> {
+    graph.check()?;
+    let last_uses = graph.last_uses();
+    let mut states = vec![State::empty(graph)];
+    let mut all_candidates = Vec::with_capacity(graph.ops.len());
+    let mut frontier_sizes = Vec::with_capacity(graph.ops.len());
+    for index in 0..graph.ops.len() {
+        let candidates = op_candidates(graph, index, prefix, options, target)?;
+        let mut next = Vec::new();
+        let mut best_shortfall: Option<Shortfall> = None;
+        for state in &states {
+            for (choice, candidate) in candidates.iter().enumerate() {
+                match state.extend(graph, index, choice, candidate, &last_uses, options, target) {
+                    Ok(extended) => next.push(extended),
+                    Err(shortfall) => {
+                        if best_shortfall.as_ref().is_none_or(|best| (shortfall.short, &shortfall.plan) < (best.short, &best.plan)) {
+                            best_shortfall = Some(shortfall);
+                        }
+                    }
+                }
+            }
+        }
+        if next.is_empty() {
+            let name = graph.ops[index].kind.name().to_string();
+            return Err(match best_shortfall {
+                Some(s) => PlannerError::OutOfMemory { op: index, name, class: s.class, short: s.short, needed: s.needed, budget: s.budget, plan: s.plan },
+                None => PlannerError::NoCandidate { op: index, name, detail: "no candidate could be applied".into() },
+            });
+        }
+        states = prune(next, graph, index, &last_uses, options.beam_width);
+        frontier_sizes.push(states.len());
+        all_candidates.push(candidates);
+    }
+    let mut finalists: Vec<Finalist> = states.into_iter().map(|state| state.finalist).collect();
+    finalists.sort_by(|a, b| (a.estimate.cycles, a.estimate.peak_total, &a.choices).cmp(&(b.estimate.cycles, b.estimate.peak_total, &b.choices)));
+    finalists.truncate(options.finalists.max(1));
+    for finalist in &mut finalists {
+        attach_bodies(graph, finalist, options, target, prefix)?;
+    }
+    Ok(Planned { finalists, candidates: all_candidates, frontier_sizes })
+}
+
+/// Re-derives each repeat op's body plan from its recorded choices.
+fn attach_bodies(graph: &Graph, finalist: &mut Finalist, options: &PlannerOptions, target: &Target, prefix: &str) -> Result<(), PlannerError> {
+    let _ = prefix;
+    for (index, op) in graph.ops.iter().enumerate() {
+        if let (OpKind::Repeat { name, body, .. }, Some(choices)) = (&op.kind, finalist.plans[index].body_choices.clone()) {
+            let body_prefix = format!("body:{name}:");
+            let candidates: Vec<Vec<Arc<Candidate>>> = (0..body.ops.len())
+                .map(|i| op_candidates(body, i, &body_prefix, options, target))
+                .collect::<Result<_, _>>()?;
+            let chosen: Vec<(usize, Arc<Candidate>)> = choices.iter().enumerate().filter_map(|(i, &c)| candidates[i].get(c).map(|cand| (c, cand.clone()))).collect();
+            finalist.bodies.insert(index, evaluate(body, &chosen, options, target)?);
+        }
+    }
+    Ok(())
+}
+
+/// Replays the accounting for a fixed plan per op: `(choice index, candidate)` in op order.
+pub fn evaluate(graph: &Graph, chosen: &[(usize, Arc<Candidate>)], options: &PlannerOptions, target: &Target) -> Result<Finalist, PlannerError> {
+    let last_uses = graph.last_uses();
+    let mut state = State::empty(graph);
+    for (index, (choice, candidate)) in chosen.iter().enumerate() {
+        state = state.extend(graph, index, *choice, candidate, &last_uses, options, target).map_err(|s| PlannerError::OutOfMemory {
+            op: index,
+            name: graph.ops[index].kind.name().into(),
+            class: s.class,
+            short: s.short,
+            needed: s.needed,
+            budget: s.budget,
+            plan: s.plan,
+        })?;
+    }
+    Ok(state.finalist)
+}
+
+/// The memory class name of a format, for `#ipu.format`.
+pub fn memory_name(class: MemoryClass) -> &'static str {
+    class.name()
+}

@@ -1,0 +1,119 @@
+//! Plan constraints and plan dumps share one JSON form, so a dump fed back as constraints
+//! reproduces a compile exactly:
+//!
+//! ```json
+//! {"ops": [{"op": 0, "kind": "gemm_output_stationary",
+//!           "params": {"grid": [1, 8, 8, 1], "weights": "interleaved"}}]}
+//! ```
+//!
+//! `op` is the op's index in program order (the order `ipu-lower-mid` reads ops in; ops of an
+//! `ipu.repeat` body are addressed as `"body:<function>:<index>"`). A constraint pins its
+//! `kind` (if given) and every listed parameter; unlisted parameters stay free.
+
+use std::collections::BTreeMap;
+
+use ipu_dialects::format::{Plan, PlanValue};
+use serde_json::{json, Map, Value as Json};
+
+use super::PlannerError;
+
+/// One op's pinned plan parts.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Constraint {
+    pub kind: Option<String>,
+    pub params: BTreeMap<String, PlanValue>,
+}
+
+impl Constraint {
+    /// Whether `plan` satisfies the constraint.
+    pub fn admits(&self, plan: &Plan) -> bool {
+        self.kind.as_ref().is_none_or(|kind| *kind == plan.kind)
+            && self.params.iter().all(|(key, value)| plan.params.get(key) == Some(value))
+    }
+}
+
+/// Constraints by op key (`"3"` or `"body:layer:0"`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Constraints {
+    pub ops: BTreeMap<String, Constraint>,
+}
+
+fn to_json(value: &PlanValue) -> Json {
+    match value {
+        PlanValue::Int(value) => json!(value),
+        PlanValue::Ints(values) => json!(values),
+        PlanValue::Str(value) => json!(value),
+        PlanValue::Bool(value) => json!(value),
+    }
+}
+
+fn from_json(key: &str, value: &Json) -> Result<PlanValue, PlannerError> {
+    match value {
+        Json::Bool(value) => Ok(PlanValue::Bool(*value)),
+        Json::Number(number) => number
+            .as_i64()
+            .map(PlanValue::Int)
+            .ok_or_else(|| PlannerError::Constraints(format!("parameter '{key}': {number} is not an integer"))),
+        Json::String(value) => Ok(PlanValue::Str(value.clone())),
+        Json::Array(items) => items
+            .iter()
+            .map(|item| item.as_i64().ok_or_else(|| PlannerError::Constraints(format!("parameter '{key}': list item {item} is not an integer"))))
+            .collect::<Result<Vec<_>, _>>()
+            .map(PlanValue::Ints),
+        other => Err(PlannerError::Constraints(format!("parameter '{key}': unsupported value {other}"))),
+    }
+}
+
+impl Constraints {
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Constraint> {
+        self.ops.get(key)
+    }
+
+    /// Parses the JSON form.
+    pub fn parse(text: &str) -> Result<Constraints, PlannerError> {
+        let root: Json = serde_json::from_str(text).map_err(|error| PlannerError::Constraints(format!("not valid JSON: {error}")))?;
+        let ops = root
+            .get("ops")
+            .and_then(Json::as_array)
+            .ok_or_else(|| PlannerError::Constraints("expected an object with an \"ops\" array".into()))?;
+        let mut constraints = Constraints::default();
+        for (position, entry) in ops.iter().enumerate() {
+            let key = match entry.get("op") {
+                Some(Json::Number(number)) => number.to_string(),
+                Some(Json::String(text)) => text.clone(),
+                _ => return Err(PlannerError::Constraints(format!("ops[{position}] has no \"op\" (an index or \"body:<function>:<index>\")"))),
+            };
+            let kind = match entry.get("kind") {
+                None => None,
+                Some(Json::String(kind)) => Some(kind.clone()),
+                Some(other) => return Err(PlannerError::Constraints(format!("ops[{position}]: kind {other} is not a string"))),
+            };
+            let mut params = BTreeMap::new();
+            if let Some(object) = entry.get("params") {
+                let object = object.as_object().ok_or_else(|| PlannerError::Constraints(format!("ops[{position}]: params is not an object")))?;
+                for (name, value) in object {
+                    params.insert(name.clone(), from_json(name, value)?);
+                }
+            }
+            constraints.ops.insert(key, Constraint { kind, params });
+        }
+        Ok(constraints)
+    }
+
+    /// The complete plans `plans` (key, plan) in the JSON form, pretty-printed.
+    pub fn dump(plans: &[(String, Plan)]) -> String {
+        let ops: Vec<Json> = plans
+            .iter()
+            .map(|(key, plan)| {
+                let params: Map<String, Json> = plan.params.iter().map(|(name, value)| (name.clone(), to_json(value))).collect();
+                let op = key.parse::<u64>().map(Json::from).unwrap_or_else(|_| Json::String(key.clone()));
+                json!({"op": op, "kind": plan.kind, "params": params})
+            })
+            .collect();
+        serde_json::to_string_pretty(&json!({ "ops": ops })).unwrap_or_default()
+    }
+}

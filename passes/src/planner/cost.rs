@@ -1,0 +1,136 @@
+//! Cost terms of a plan, all from `ipu_device::cost` and the target table: compute cycles of
+//! the kernel calls a tile makes, conversions between formats, and per-tile memory by class.
+
+use ipu_device::{
+    cost,
+    kernels::spec::{ElementOrder, KernelSpec},
+    MemoryClass, Precision, Target,
+};
+
+use super::layout::Shards;
+
+/// The format of a value's tile buffers, as later ops see it (the planner's part of
+/// `#ipu.format`; the partitions live in the value's [`Shards`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ValueFormat {
+    pub precision: Precision,
+    pub order: ElementOrder,
+    pub memory: MemoryClass,
+    /// The buffers hold the transpose of the last two axes (a swapped-orientation GEMM).
+    pub transposed: bool,
+    /// FP8 scale exponent (value = q * 2^scale); 0 for other precisions.
+    pub scale: i64,
+}
+
+impl ValueFormat {
+    pub fn row_major(precision: Precision) -> ValueFormat {
+        ValueFormat { precision, order: ElementOrder::RowMajor, memory: MemoryClass::Standard, transposed: false, scale: 0 }
+    }
+}
+
+/// Bytes one tile allocates, by memory class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, PartialOrd, Ord)]
+pub struct MemoryUse {
+    pub standard: u64,
+    pub interleaved: u64,
+    /// Largest single standard-memory allocation.
+    pub largest_standard: u64,
+}
+
+impl MemoryUse {
+    pub fn of(bytes: u64, class: MemoryClass) -> MemoryUse {
+        match class {
+            MemoryClass::Standard => MemoryUse { standard: bytes, interleaved: 0, largest_standard: bytes },
+            MemoryClass::Interleaved => MemoryUse { standard: 0, interleaved: bytes, largest_standard: 0 },
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.standard + self.interleaved
+    }
+
+    pub fn plus(self, other: MemoryUse) -> MemoryUse {
+        MemoryUse {
+            standard: self.standard + other.standard,
+            interleaved: self.interleaved + other.interleaved,
+            largest_standard: self.largest_standard.max(other.largest_standard),
+        }
+    }
+
+    pub fn minus(self, other: MemoryUse) -> MemoryUse {
+        MemoryUse {
+            standard: self.standard.saturating_sub(other.standard),
+            interleaved: self.interleaved.saturating_sub(other.interleaved),
+            largest_standard: self.largest_standard,
+        }
+    }
+}
+
+/// Memory one tile allocates for `shards` in `format`.
+pub fn shard_memory(shards: &Shards, format: &ValueFormat) -> MemoryUse {
+    MemoryUse::of(shards.max_tile_bytes(), format.memory)
+}
+
+/// One AMP GEMM tile task `[rows x k] @ [k x c]` cut into kernel calls of `k_block x c_block`
+/// (the calibrated call's shape family): returns (cycles, the kernel spec). K and C are padded
+/// to the blocks with zeros, so padding costs work.
+pub fn gemm_tile_cycles(
+    input: Precision,
+    weights: MemoryClass,
+    rows: u64,
+    k: u64,
+    c: u64,
+    k_block: u32,
+    c_block: u32,
+    target: &Target,
+) -> (u64, KernelSpec) {
+    let rows32 = u32::try_from(rows).unwrap_or(u32::MAX);
+    let calls = k.div_ceil(u64::from(k_block)) * c.div_ceil(u64::from(c_block));
+    let per_call = cost::gemm_call_cycles(input, weights, k_block, c_block, rows32, target);
+    let spec = KernelSpec::Gemm {
+        input,
+        partials: ipu_device::kernels::describe::default_partials(input),
+        weights,
+        k: k_block,
+        c: c_block,
+        rows: vec![rows32],
+        accumulate: k > u64::from(k_block),
+    };
+    (calls.saturating_mul(per_call), spec)
+}
+
+/// Cycles to convert `elements` from `from` to `to` on one tile: a cast at the source when
+/// the precision or scale differs (done before sending, so exchange moves the new bytes), and
+/// rearranges at the destination: out of an AMP order to row-major, then into the new order;
+/// a change of `transposed` is a transposing rearrange (charged like an AMP pack).
+pub fn conversion_cycles(from: &ValueFormat, to: &ValueFormat, source_elements: u64, destination_elements: u64, target: &Target) -> (u64, u64) {
+    let mut at_source = 0;
+    if from.precision != to.precision || from.scale != to.scale {
+        let elements = u32::try_from(source_elements).unwrap_or(u32::MAX);
+        at_source += cost::cast_cycles(from.precision, to.precision, elements, target);
+    }
+    let mut at_destination = 0;
+    let rows = u32::try_from(destination_elements).unwrap_or(u32::MAX);
+    let pack = |order: ElementOrder| cost::rearrange_cycles(order, to.precision, rows, 1, target);
+    if from.order != to.order || from.transposed != to.transposed {
+        if from.order != ElementOrder::RowMajor {
+            at_destination += pack(from.order);
+        }
+        if to.order != ElementOrder::RowMajor {
+            at_destination += pack(to.order);
+        }
+        if from.transposed != to.transposed && from.order == ElementOrder::RowMajor && to.order == ElementOrder::RowMajor {
+            at_destination += pack(ElementOrder::AmpLeft);
+        }
+    }
+    (at_source, at_destination)
+}
+
+/// The FP8 scale exponent for data of largest magnitude `max_abs` in F143 (largest finite
+/// 240): the smallest exponent with `max_abs / 2^scale <= 240`, clamped to the device range.
+pub fn fp8_scale_for(max_abs: f64) -> i64 {
+    if !(max_abs.is_finite() && max_abs > 0.0) {
+        return 0;
+    }
+    ((max_abs / 240.0).log2().ceil() as i64).clamp(-31, 31)
+}

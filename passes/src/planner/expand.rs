@@ -1,0 +1,1 @@
+//! A finalist expanded to per-tile work (filled in below).

@@ -1,0 +1,176 @@
+//! The program as plain data: values with shapes and element types, ops in program order.
+//!
+//! The IR is read into this form once (`lower_mid`), so planning runs without an MLIR context
+//! (melior handles are not `Send`) and is unit-testable.
+
+use ipu_device::Precision;
+
+use super::PlannerError;
+
+/// Index of a value in [`Graph::values`].
+pub type ValueId = usize;
+
+/// Where a value comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Origin {
+    /// A function argument: streamed in by the host.
+    Argument,
+    /// An `arith.constant`: written by the host at initialization.
+    Constant,
+    /// The result of op `index`.
+    Op(usize),
+}
+
+/// One tensor value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Value {
+    pub shape: Vec<u64>,
+    pub element: Precision,
+    pub origin: Origin,
+    /// Largest magnitude of the value, when known (constants), for choosing FP8 scales.
+    pub max_abs: Option<f64>,
+}
+
+impl Value {
+    pub fn elements(&self) -> u64 {
+        self.shape.iter().product()
+    }
+}
+
+/// The semantic op kinds the planner knows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OpKind {
+    Matmul { transpose_lhs: bool, transpose_rhs: bool },
+    Add,
+    Gelu { tanh: bool },
+    Softmax,
+    LayerNorm { epsilon: f64 },
+    Attention { causal: bool },
+    /// A user-written cast (kept as an op; the planner prices it).
+    Cast { scale: i64 },
+    /// A user-written rearrange (layout or axis permutation).
+    Rearrange { permutation: Option<Vec<usize>> },
+    /// `count` iterations of `body`, planned once.
+    Repeat { count: u64, name: String, body: Box<Graph> },
+}
+
+impl OpKind {
+    /// The op's name in the IR, for messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            OpKind::Matmul { .. } => "ipu.matmul",
+            OpKind::Add => "ipu.add",
+            OpKind::Gelu { .. } => "ipu.gelu",
+            OpKind::Softmax => "ipu.softmax",
+            OpKind::LayerNorm { .. } => "ipu.layer_norm",
+            OpKind::Attention { .. } => "ipu.attention",
+            OpKind::Cast { .. } => "ipu.cast",
+            OpKind::Rearrange { .. } => "ipu.rearrange",
+            OpKind::Repeat { .. } => "ipu.repeat",
+        }
+    }
+}
+
+/// One op: operands and results are value ids.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Op {
+    pub kind: OpKind,
+    pub operands: Vec<ValueId>,
+    pub results: Vec<ValueId>,
+}
+
+/// A program in topological (program) order.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Graph {
+    pub values: Vec<Value>,
+    pub ops: Vec<Op>,
+    /// Values returned by the program (they stay live to the end).
+    pub outputs: Vec<ValueId>,
+}
+
+impl Graph {
+    pub fn add_value(&mut self, shape: Vec<u64>, element: Precision, origin: Origin) -> ValueId {
+        self.values.push(Value { shape, element, origin, max_abs: None });
+        self.values.len() - 1
+    }
+
+    /// Adds an op with one result of `shape` and `element`; returns the result id.
+    pub fn add_op(&mut self, kind: OpKind, operands: Vec<ValueId>, shape: Vec<u64>, element: Precision) -> ValueId {
+        let index = self.ops.len();
+        let result = self.add_value(shape, element, Origin::Op(index));
+        self.ops.push(Op { kind, operands, results: vec![result] });
+        result
+    }
+
+    /// Index of the last op reading each value (`None`: never read); program outputs are
+    /// read "after" the last op.
+    pub fn last_uses(&self) -> Vec<Option<usize>> {
+        let mut last = vec![None; self.values.len()];
+        for (index, op) in self.ops.iter().enumerate() {
+            for &operand in &op.operands {
+                last[operand] = Some(index);
+            }
+        }
+        for &output in &self.outputs {
+            last[output] = Some(self.ops.len());
+        }
+        last
+    }
+
+    /// Checks operand ids, topological order and the shape rules the planner relies on.
+    pub fn check(&self) -> Result<(), PlannerError> {
+        for (index, op) in self.ops.iter().enumerate() {
+            for &operand in &op.operands {
+                let Some(value) = self.values.get(operand) else {
+                    return Err(PlannerError::Graph { op: index, detail: format!("operand %{operand} does not exist") });
+                };
+                if let Origin::Op(producer) = value.origin {
+                    if producer >= index {
+                        return Err(PlannerError::Graph {
+                            op: index,
+                            detail: format!("operand %{operand} is produced by op {producer}, not before it"),
+                        });
+                    }
+                }
+            }
+            if let OpKind::Repeat { body, .. } = &op.kind {
+                body.check()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The `[batch, m, k, n]` sizes of a matmul, with batch the product of the result's leading
+/// axes. `rhs_batched` says whether the right operand has its own batch axes (otherwise it is
+/// one weight matrix shared by every batch, and batch folds into the rows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MatmulDims {
+    pub batch: u64,
+    pub m: u64,
+    pub k: u64,
+    pub n: u64,
+    pub rhs_batched: bool,
+}
+
+impl MatmulDims {
+    pub fn of(graph: &Graph, op: &Op) -> Result<MatmulDims, PlannerError> {
+        let OpKind::Matmul { transpose_lhs, transpose_rhs } = op.kind else {
+            return Err(PlannerError::Graph { op: 0, detail: "not a matmul".into() });
+        };
+        let lhs = &graph.values[op.operands[0]].shape;
+        let rhs = &graph.values[op.operands[1]].shape;
+        if lhs.len() < 2 || rhs.len() < 2 {
+            return Err(PlannerError::Graph { op: 0, detail: "matmul operands must have rank >= 2".into() });
+        }
+        let (m, k) = if transpose_lhs {
+            (lhs[lhs.len() - 1], lhs[lhs.len() - 2])
+        } else {
+            (lhs[lhs.len() - 2], lhs[lhs.len() - 1])
+        };
+        let n = if transpose_rhs { rhs[rhs.len() - 2] } else { rhs[rhs.len() - 1] };
+        let batch: u64 = lhs[..lhs.len() - 2].iter().product::<u64>().max(rhs[..rhs.len() - 2].iter().product());
+        let rhs_batched = rhs[..rhs.len() - 2].iter().product::<u64>() > 1;
+        Ok(MatmulDims { batch, m, k, n, rhs_batched })
+    }
+}

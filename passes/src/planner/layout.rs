@@ -1,0 +1,269 @@
+//! How a tensor is spread over tiles: a grid of blocks over the canonical `[batch, rows,
+//! columns]` view, each block held by one tile (a value's home) or needed by several (an
+//! operand of a plan whose tiles all read the same block).
+//!
+//! Blocks are even ceil-splits: block `i` of an axis of size `d` in `p` parts covers
+//! `[i * s, min((i + 1) * s, d))` with `s = ceil(d / p)`; tile memory holds the padded block
+//! (`s` elements per axis), so the last block's padding costs memory but carries no data.
+//! Candidates never choose a split with an empty block, so blocks are disjoint and cover the
+//! tensor exactly once (a property test checks this).
+
+/// Canonical 3-axis view: leading axes fold into `batch`, rank-1 tensors are one row.
+pub fn canonical_dims(shape: &[u64]) -> [u64; 3] {
+    match shape.len() {
+        0 => [1, 1, 1],
+        1 => [1, 1, shape[0]],
+        2 => [1, shape[0], shape[1]],
+        rank => [shape[..rank - 2].iter().product(), shape[rank - 2], shape[rank - 1]],
+    }
+}
+
+/// Block size of an axis of `size` elements in `parts` parts.
+pub fn block_size(size: u64, parts: u32) -> u64 {
+    size.div_ceil(u64::from(parts.max(1)))
+}
+
+/// Whether splitting `size` in `parts` leaves no block empty.
+pub fn split_is_exact_cover(size: u64, parts: u32) -> bool {
+    let parts = u64::from(parts.max(1));
+    parts <= size.max(1) && (parts - 1) * size.div_ceil(parts) < size.max(1)
+}
+
+/// The element range of block `index` of an axis.
+pub fn block_range(size: u64, parts: u32, index: u32) -> (u64, u64) {
+    let step = block_size(size, parts);
+    let start = (u64::from(index) * step).min(size);
+    (start, (start + step).min(size))
+}
+
+/// A tensor's blocks and the tiles that hold (or need) each one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shards {
+    pub dims: [u64; 3],
+    pub parts: [u32; 3],
+    pub element_bytes: u32,
+    /// Tiles per block, blocks in row-major order over `parts`; sorted, non-empty.
+    pub owners: Vec<Vec<u32>>,
+}
+
+impl Shards {
+    /// Blocks spread one per tile in row-major block order starting at tile `first`.
+    pub fn homed(dims: [u64; 3], parts: [u32; 3], element_bytes: u32, first: u32) -> Shards {
+        let blocks = parts.iter().map(|&p| p.max(1)).product::<u32>();
+        Shards { dims, parts, element_bytes, owners: (0..blocks).map(|block| vec![first + block]).collect() }
+    }
+
+    /// Blocks `parts` of a tensor needed by the tiles of a `grid`, where `axis_of[g]` says
+    /// which tensor axis grid axis `g` splits (`None`: every block is replicated along it).
+    /// Tiles are numbered row-major over the grid.
+    pub fn needed_by_grid(
+        dims: [u64; 3],
+        element_bytes: u32,
+        grid: &[u32],
+        axis_of: &[Option<usize>],
+    ) -> Shards {
+        let mut parts = [1u32; 3];
+        for (g, axis) in axis_of.iter().enumerate() {
+            if let Some(axis) = axis {
+                parts[*axis] = grid[g].max(1);
+            }
+        }
+        let blocks = parts.iter().product::<u32>() as usize;
+        let mut owners = vec![Vec::new(); blocks];
+        let tiles: u32 = grid.iter().map(|&g| g.max(1)).product();
+        let mut coordinate = vec![0u32; grid.len()];
+        for tile in 0..tiles {
+            let mut rest = tile;
+            for g in (0..grid.len()).rev() {
+                coordinate[g] = rest % grid[g].max(1);
+                rest /= grid[g].max(1);
+            }
+            let mut block_coordinate = [0u32; 3];
+            for (g, axis) in axis_of.iter().enumerate() {
+                if let Some(axis) = axis {
+                    block_coordinate[*axis] = coordinate[g];
+                }
+            }
+            let block = (block_coordinate[0] * parts[1] + block_coordinate[1]) * parts[2] + block_coordinate[2];
+            owners[block as usize].push(tile);
+        }
+        Shards { dims, parts, element_bytes, owners }
+    }
+
+    /// The per-axis block coordinates of linear block `block`.
+    pub fn block_coordinates(&self, block: usize) -> [u32; 3] {
+        let block = block as u32;
+        let (p1, p2) = (self.parts[1].max(1), self.parts[2].max(1));
+        [block / (p1 * p2), (block / p2) % p1, block % p2]
+    }
+
+    /// Element ranges of block `block` per axis.
+    pub fn block_ranges(&self, block: usize) -> [(u64, u64); 3] {
+        let coordinates = self.block_coordinates(block);
+        [0, 1, 2].map(|axis| block_range(self.dims[axis], self.parts[axis], coordinates[axis]))
+    }
+
+    /// Bytes of one padded block (what a tile allocates for it).
+    pub fn padded_block_bytes(&self) -> u64 {
+        (0..3).map(|axis| block_size(self.dims[axis], self.parts[axis])).product::<u64>() * u64::from(self.element_bytes)
+    }
+
+    /// Largest number of bytes any one tile allocates for this tensor.
+    pub fn max_tile_bytes(&self) -> u64 {
+        let mut per_tile: std::collections::BTreeMap<u32, u64> = std::collections::BTreeMap::new();
+        for owners in &self.owners {
+            for &tile in owners {
+                *per_tile.entry(tile).or_default() += 1;
+            }
+        }
+        per_tile.values().copied().max().unwrap_or(0) * self.padded_block_bytes()
+    }
+
+    /// Number of distinct tiles holding a block.
+    pub fn tile_count(&self) -> u32 {
+        let mut tiles: Vec<u32> = self.owners.iter().flatten().copied().collect();
+        tiles.sort_unstable();
+        tiles.dedup();
+        tiles.len() as u32
+    }
+
+    /// Padding elements per axis (`parts * block - size`).
+    pub fn padding(&self) -> [u64; 3] {
+        [0, 1, 2].map(|axis| block_size(self.dims[axis], self.parts[axis]) * u64::from(self.parts[axis].max(1)) - self.dims[axis])
+    }
+
+    /// The same blocks with every tile renamed through `mapping` (virtual -> logical tile).
+    pub fn mapped(&self, mapping: &[u32]) -> Shards {
+        let owners = self
+            .owners
+            .iter()
+            .map(|owners| {
+                let mut renamed: Vec<u32> =
+                    owners.iter().map(|&tile| mapping.get(tile as usize).copied().unwrap_or(tile)).collect();
+                renamed.sort_unstable();
+                renamed
+            })
+            .collect();
+        Shards { owners, ..self.clone() }
+    }
+}
+
+/// Index range `[first, last]` of the blocks of an axis (`size`, `parts`) overlapping `[lo, hi)`.
+fn overlapping_blocks(size: u64, parts: u32, lo: u64, hi: u64) -> (u32, u32) {
+    let step = block_size(size, parts).max(1);
+    let last_block = parts.max(1) - 1;
+    ((lo / step).min(u64::from(last_block)) as u32, ((hi.max(lo + 1) - 1) / step).min(u64::from(last_block)) as u32)
+}
+
+/// Calls `visit(source_tile, destinations, bytes)` for every piece of `destination`'s blocks
+/// that lives on another tile in `source`: the piece is sent once and every destination tile
+/// that needs it and does not hold it receives it (a multicast). Source blocks must have one
+/// owner (a home). Sizes are in the destination's element bytes (a conversion happens at the
+/// source before sending). `source.dims` and `destination.dims` must be equal.
+pub fn for_each_transfer(source: &Shards, destination: &Shards, mut visit: impl FnMut(u32, &[u32], u64)) {
+    let mut receivers = Vec::new();
+    for (block, owners) in destination.owners.iter().enumerate() {
+        let ranges = destination.block_ranges(block);
+        let spans: Vec<(u32, u32)> = (0..3)
+            .map(|axis| overlapping_blocks(source.dims[axis], source.parts[axis], ranges[axis].0, ranges[axis].1))
+            .collect();
+        for b0 in spans[0].0..=spans[0].1 {
+            for b1 in spans[1].0..=spans[1].1 {
+                for b2 in spans[2].0..=spans[2].1 {
+                    let source_block = ((b0 * source.parts[1].max(1) + b1) * source.parts[2].max(1) + b2) as usize;
+                    let Some(&home) = source.owners.get(source_block).and_then(|owners| owners.first()) else {
+                        continue;
+                    };
+                    let source_ranges = source.block_ranges(source_block);
+                    let mut elements = 1u64;
+                    for axis in 0..3 {
+                        let lo = ranges[axis].0.max(source_ranges[axis].0);
+                        let hi = ranges[axis].1.min(source_ranges[axis].1);
+                        elements *= hi.saturating_sub(lo);
+                    }
+                    if elements == 0 {
+                        continue;
+                    }
+                    receivers.clear();
+                    receivers.extend(owners.iter().copied().filter(|&tile| tile != home));
+                    if !receivers.is_empty() {
+                        visit(home, &receivers, elements * u64::from(destination.element_bytes));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Bytes of the encoded exchange rows: a send row is 4 words (tile, address, bytes, slot) and
+/// a receive row 5 (tile, from, address, bytes, slot), as in `ipu_device::image`.
+pub const SEND_ROW_BYTES: u64 = 16;
+pub const RECEIVE_ROW_BYTES: u64 = 20;
+
+/// Endpoint loads of moving a set of tensors in one exchange phase.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PhaseLoad {
+    /// Bytes sent per send bus (logical tiles `2k` and `2k + 1` share bus `k`).
+    pub bus_out: Vec<u64>,
+    pub tile_in: Vec<u64>,
+    /// Encoded row bytes per tile.
+    pub row_bytes: Vec<u64>,
+}
+
+impl PhaseLoad {
+    pub fn new(tiles: u32) -> PhaseLoad {
+        let tiles = tiles as usize;
+        PhaseLoad { bus_out: vec![0; tiles.div_ceil(2)], tile_in: vec![0; tiles], row_bytes: vec![0; tiles] }
+    }
+
+    /// Adds the transfers that turn `source` into `destination`.
+    pub fn add(&mut self, source: &Shards, destination: &Shards) {
+        for_each_transfer(source, destination, |home, receivers, bytes| {
+            self.add_transfer(home, receivers, bytes);
+        });
+    }
+
+    pub fn add_transfer(&mut self, home: u32, receivers: &[u32], bytes: u64) {
+        let grow = |vector: &mut Vec<u64>, index: usize| {
+            if vector.len() <= index {
+                vector.resize(index + 1, 0);
+            }
+        };
+        let bus = (home / 2) as usize;
+        grow(&mut self.bus_out, bus);
+        self.bus_out[bus] += bytes;
+        grow(&mut self.row_bytes, home as usize);
+        self.row_bytes[home as usize] += SEND_ROW_BYTES;
+        for &tile in receivers {
+            grow(&mut self.tile_in, tile as usize);
+            grow(&mut self.row_bytes, tile as usize);
+            self.tile_in[tile as usize] += bytes;
+            self.row_bytes[tile as usize] += RECEIVE_ROW_BYTES;
+        }
+    }
+
+    pub fn max_bus_out(&self) -> u64 {
+        self.bus_out.iter().copied().max().unwrap_or(0)
+    }
+
+    pub fn max_tile_in(&self) -> u64 {
+        self.tile_in.iter().copied().max().unwrap_or(0)
+    }
+
+    pub fn max_row_bytes(&self) -> u64 {
+        self.row_bytes.iter().copied().max().unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.max_bus_out() == 0 && self.max_tile_in() == 0
+    }
+
+    /// The phase's cycles by the target table's endpoint rule (0 when nothing moves: no phase).
+    pub fn cycles(&self, target: &ipu_device::Target) -> u64 {
+        if self.is_empty() {
+            0
+        } else {
+            ipu_device::cost::exchange_phase_cycles(self.max_bus_out(), self.max_tile_in(), target)
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! The mid-level planner: pure Rust over plain data (no MLIR context), so it is unit-testable
+//! and can run off the IR thread.
+//!
+//! * [`graph`]: the program as values and ops;
+//! * [`layout`]: how a tensor is spread over tiles and what moving it costs the exchange;
+//! * [`cost`]: compute, conversion and memory terms from `ipu_device::cost`;
+//! * [`candidates`]: operator-plan candidates per op from the kernels that exist;
+//! * [`beam`]: the beam over the program keeping the Pareto front over cycles, exchange cycles
+//!   and memory, grouped by the formats later ops see;
+//! * [`constraints`]: pinning plans from JSON and dumping the chosen ones;
+//! * [`expand`]: a finalist expanded to per-tile transfers and kernel calls.
+
+pub mod beam;
+pub mod candidates;
+pub mod constraints;
+pub mod cost;
+pub mod expand;
+pub mod graph;
+pub mod layout;
+#[cfg(test)]
+mod tests;
+
+pub use beam::{evaluate, plan, Finalist, OpEstimate, ProgramEstimate};
+pub use candidates::{Candidate, Need};
+pub use constraints::{Constraint, Constraints};
+pub use cost::{MemoryUse, ValueFormat};
+pub use graph::{Graph, Op, OpKind, Origin, Value, ValueId};
+pub use layout::Shards;
+
+use ipu_device::{MemoryClass, Target};
+
+crate::option_enum! {
+    /// Precision policy: the element precision of GEMM inputs (vector kernels use f16 for
+    /// f16 and fp8, f32 for f32; the device has no FP8 arithmetic outside the AMP).
+    pub enum PrecisionPolicy {
+        F32 = "f32",
+        F16 = "f16",
+        Fp8 = "fp8",
+    }
+}
+
+/// Everything the planner is told.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannerOptions {
+    pub tiles: u32,
+    /// Tile counts plans may use; empty: `tiles` only.
+    pub active_tiles: Vec<u32>,
+    pub precision: PrecisionPolicy,
+    /// Given FP8 scale exponent; `None`: chosen from the data range where known, else 0.
+    pub fp8_scale: Option<i64>,
+    /// Memory class of GEMM weights; `None`: both are candidates.
+    pub weight_memory: Option<MemoryClass>,
+    pub beam_width: usize,
+    /// Candidates per op kept (best standalone cost first) before the beam.
+    pub candidates_per_op: usize,
+    /// Finalists returned.
+    pub finalists: usize,
+    /// Per-tile budgets by class and in total.
+    pub standard_budget: u64,
+    pub interleaved_budget: u64,
+    pub total_budget: u64,
+    pub constraints: Constraints,
+}
+
+impl PlannerOptions {
+    /// Defaults for `tiles` tiles of `target`, budgets from the target table.
+    pub fn new(tiles: u32, target: &Target) -> PlannerOptions {
+        PlannerOptions {
+            tiles,
+            active_tiles: Vec::new(),
+            precision: PrecisionPolicy::F16,
+            fp8_scale: None,
+            weight_memory: None,
+            beam_width: 8,
+            candidates_per_op: 24,
+            finalists: 4,
+            standard_budget: u64::from(target.memory.standard_budget.value),
+            interleaved_budget: u64::from(target.memory.interleaved_budget.value),
+            total_budget: u64::from(target.planned_budget_bytes()),
+            constraints: Constraints::default(),
+        }
+    }
+
+    /// The tile counts candidates are generated for (each at most `tiles`), ascending.
+    pub fn active_tile_counts(&self) -> Vec<u32> {
+        let mut counts: Vec<u32> = if self.active_tiles.is_empty() {
+            vec![self.tiles]
+        } else {
+            self.active_tiles.iter().copied().filter(|&count| count >= 1 && count <= self.tiles).collect()
+        };
+        counts.sort_unstable();
+        counts.dedup();
+        counts
+    }
+}
+
+/// Which memory class a plan runs out of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum BudgetClass {
+    Standard,
+    Interleaved,
+    Total,
+}
+
+impl BudgetClass {
+    pub fn name(self) -> &'static str {
+        match self {
+            BudgetClass::Standard => "standard",
+            BudgetClass::Interleaved => "interleaved",
+            BudgetClass::Total => "total",
+        }
+    }
+}
+
+impl std::fmt::Display for BudgetClass {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str(self.name())
+    }
+}
+
+/// Planner errors; each names the op (program-order index) and the numbers to act on.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlannerError {
+    #[error("op {op}: {detail}")]
+    Graph { op: usize, detail: String },
+    #[error("op {op} ({name}): no operator plan exists for it ({detail})")]
+    NoCandidate { op: usize, name: String, detail: String },
+    #[error(
+        "op {op} ({name}) does not fit: {class} memory per tile is short by {short} bytes for the best candidate {plan} (needs {needed} B, budget {budget} B)"
+    )]
+    OutOfMemory { op: usize, name: String, class: BudgetClass, short: u64, needed: u64, budget: u64, plan: String },
+    #[error("plan constraints: {0}")]
+    Constraints(String),
+}
