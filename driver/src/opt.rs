@@ -63,8 +63,8 @@ pub struct OptArgs {
     /// Report wall time per pass.
     #[arg(long = "mlir-timing")]
     pub timing: bool,
-    /// `list` (per pass name) or `tree` (following the pipeline's nesting).
-    #[arg(long = "mlir-timing-display", default_value = "list", value_parser = ["list", "tree"])]
+    /// `tree` (following the pipeline's nesting; mlir-opt's default) or `list` (per pass name).
+    #[arg(long = "mlir-timing-display", default_value = "tree", value_parser = ["list", "tree"])]
     pub timing_display: String,
     /// Report our passes' statistics.
     #[arg(long = "mlir-pass-statistics")]
@@ -76,7 +76,7 @@ pub struct OptArgs {
     #[arg(long = "verify-diagnostics", num_args = 0..=1, default_missing_value = "all", require_equals = true, value_parser = ["all", "only-expected"])]
     pub verify_diagnostics: Option<String>,
     /// Run the verifier after each pass.
-    #[arg(long = "verify-each", default_value_t = true, num_args = 0..=1, default_missing_value = "true", require_equals = true, action = clap::ArgAction::Set)]
+    #[arg(long = "verify-each", default_value_t = true, num_args = 0..=1, default_missing_value = "true", require_equals = true, action = clap::ArgAction::Set, value_parser = clap::builder::BoolishValueParser::new())]
     pub verify_each: bool,
     /// Print ops in the generic form.
     #[arg(long = "mlir-print-op-generic")]
@@ -159,7 +159,12 @@ fn run_inner(mut args: OptArgs) -> Result<(), Failed> {
         print!("{}", list_passes(&registry));
         return Ok(());
     }
-    let (file_name, mut buffer) = read_input(&args.input)?;
+    let (file_name, mut buffer, bytecode) = read_input(&args.input)?;
+    // MLIR parses bytecode only from a file; standard input goes through a private one.
+    let stdin_bytecode = match (&bytecode, args.input.as_str()) {
+        (Some(bytes), "-") => Some(TemporaryFile::write(bytes)?),
+        _ => None,
+    };
     if args.run_reproducer {
         let (ir, pipeline) = extract_reproducer(&buffer).ok_or_else(|| {
             error(format!("{file_name}: --run-reproducer needs a reproducer file with an `{REPRODUCER_KEY}` resource (written by --mlir-pass-pipeline-crash-reproducer)"))
@@ -175,13 +180,13 @@ fn run_inner(mut args: OptArgs) -> Result<(), Failed> {
     };
 
     let chunks = match &args.split_input_file {
-        Some(marker) => {
+        Some(marker) if bytecode.is_none() => {
             for near_miss in crate::split_input::split_marker_near_misses(&buffer, marker) {
                 eprintln!("{}", near_miss.render(&file_name));
             }
             split_input(&buffer, marker)
         }
-        None => vec![Chunk::whole(&buffer)],
+        _ => vec![Chunk::whole(&buffer)],
     };
     let verify_mode = match args.verify_diagnostics.as_deref() {
         None => None,
@@ -193,7 +198,12 @@ fn run_inner(mut args: OptArgs) -> Result<(), Failed> {
     let mut failed = false;
     for chunk in &chunks {
         let whole = chunks.len() == 1;
-        let mut outcome = process_chunk(&args, &registry, pipeline.as_ref(), &pipeline_text, &file_name, chunk, whole)?;
+        let direct = match &stdin_bytecode {
+            Some(file) => Some(file.path_text()),
+            None => (whole && args.input != "-" && !args.run_reproducer).then(|| args.input.clone()),
+        };
+        let mut outcome =
+            process_chunk(&args, &registry, pipeline.as_ref(), &pipeline_text, &file_name, chunk, direct.as_deref())?;
         match verify_mode {
             Some(mode) => {
                 // mlir-opt turns off MLIR's "see current operation" notes under
@@ -246,7 +256,7 @@ fn process_chunk(
     pipeline_text: &str,
     file_name: &str,
     chunk: &Chunk,
-    whole: bool,
+    direct: Option<&str>,
 ) -> Result<ChunkOutcome, Failed> {
     // Module-scope printing from several threads aborts MLIR; so does a reproducer run that
     // asked for a single thread. Keep one thread in those cases.
@@ -261,7 +271,6 @@ fn process_chunk(
 
     let source = chunk.source_with_original_lines();
     collector.set_file_name(file_name);
-    let direct = (whole && args.input != "-" && !args.run_reproducer).then_some(args.input.as_str());
     let Some(module) = parse_module(&context, &source, direct, file_name, &collector) else {
         if !collector.has_errors() {
             ipu_dialects::diagnostics::error_at(
@@ -299,15 +308,20 @@ fn process_chunk(
         enable_mlir_printing(&built.manager, args, &print);
         let input_text = args.crash_reproducer.as_ref().map(|_| module.as_operation().to_string());
         let started = Instant::now();
-        let result = built.manager.run(&mut module);
+        let mut succeeded = built.manager.run(&mut module).is_ok();
         let elapsed = started.elapsed();
+        // MLIR's verifier, run after each pass under --verify-each, knows only the IRDL
+        // constraints; our semantic checks (shapes, repeat bodies, ...) run on the result.
+        if succeeded && args.verify_each {
+            succeeded = ipu_dialects::ipu::verify::verify_module(module.as_operation());
+        }
         if let Some(timing) = &built.timing {
             eprint!("{}", timing.report(args.timing_display == "tree", elapsed));
         }
         if args.pass_statistics {
             eprint!("{}", statistics_report(&built));
         }
-        if result.is_err() {
+        if !succeeded {
             if let (Some(path), Some(input)) = (&args.crash_reproducer, input_text) {
                 write_reproducer(path, &input, &print_resolved(&built.root, &built.resolved), args)?;
             }
@@ -450,19 +464,53 @@ fn relocate(context: &Context, module: &Module, temporary: &str, file_name: &str
 
 static TEMP_COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
-fn read_input(path: &str) -> Result<(String, String), Failed> {
-    if path == "-" {
-        let mut buffer = String::new();
+/// The magic number that starts MLIR bytecode.
+const BYTECODE_MAGIC: &[u8] = b"ML\xefR";
+
+/// Reads the input: its name for diagnostics, its text, and its bytes instead when it is MLIR
+/// bytecode (which mlir-opt accepts wherever it accepts text).
+fn read_input(path: &str) -> Result<(String, String, Option<Vec<u8>>), Failed> {
+    let (name, bytes) = if path == "-" {
+        let mut bytes = Vec::new();
         std::io::stdin()
-            .read_to_string(&mut buffer)
+            .read_to_end(&mut bytes)
             .map_err(|e| error(format!("cannot read standard input: {e}")))?;
-        return Ok(("<stdin>".to_string(), buffer));
+        ("<stdin>".to_string(), bytes)
+    } else {
+        let bytes = std::fs::read(path).map_err(|e| error(format!("cannot open input file '{path}': {e}")))?;
+        (path.to_string(), bytes)
+    };
+    if bytes.starts_with(BYTECODE_MAGIC) {
+        return Ok((name, String::new(), Some(bytes)));
     }
-    let bytes = std::fs::read(path).map_err(|e| error(format!("cannot open input file '{path}': {e}")))?;
     let buffer = String::from_utf8(bytes).map_err(|e| {
-        error(format!("input file '{path}' is not UTF-8 text (first bad byte at offset {})", e.utf8_error().valid_up_to()))
+        error(format!(
+            "input '{name}' is neither UTF-8 text nor MLIR bytecode (first bad byte at offset {})",
+            e.utf8_error().valid_up_to()
+        ))
     })?;
-    Ok((path.to_string(), buffer))
+    Ok((name, buffer, None))
+}
+
+/// A private temporary file, removed when dropped.
+struct TemporaryFile(PathBuf);
+
+impl TemporaryFile {
+    fn write(bytes: &[u8]) -> Result<TemporaryFile, Failed> {
+        let path = std::env::temp_dir().join(format!("ipu-opt-{}-stdin.mlirbc", std::process::id()));
+        std::fs::write(&path, bytes).map_err(|e| error(format!("cannot write '{}': {e}", path.display())))?;
+        Ok(TemporaryFile(path))
+    }
+
+    fn path_text(&self) -> String {
+        self.0.display().to_string()
+    }
+}
+
+impl Drop for TemporaryFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 /// Writes atomically (temp file + rename) so a failure never leaves a truncated output, and
