@@ -573,7 +573,13 @@ fn write_reproducer(path: &Path, input: &str, pipeline: &str, args: &OptArgs) ->
 
 /// Splits a reproducer into its IR and pipeline.
 pub fn extract_reproducer(buffer: &str) -> Option<(String, String)> {
-    let start = buffer.rfind("{-#")?;
+    // The resource block starts a line; `{-#` inside a comment (say, a test's CHECK line) is
+    // not one.
+    let start = buffer
+        .match_indices("{-#")
+        .map(|(index, _)| index)
+        .filter(|&index| buffer[..index].rsplit('\n').next().is_some_and(|before| before.trim().is_empty()))
+        .last()?;
     let resources = &buffer[start..];
     let key = resources.find(REPRODUCER_KEY)?;
     let after = &resources[key..];
