@@ -1,5 +1,5 @@
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: ipu-opt %s -p 'builtin.module(ipu-canonicalize)' -o %t/out.mlir 2>&1 | count 0
+// RUN: env -u RUST_LOG ipu-opt %s -p 'builtin.module(ipu-canonicalize)' -o %t/out.mlir 2>&1 | count 0
 // RUN: FileCheck %s --input-file=%t/out.mlir
 // RUN: ipu-opt %s -p 'builtin.module(ipu-canonicalize)' -o - | FileCheck %s
 // RUN: cp %s %t/input.mlir
