@@ -110,20 +110,28 @@ pub struct OptArgs {
     pub log_format: String,
 }
 
-/// mlir-opt accepts `-flag`; clap wants `--flag`. Single-dash long options are rewritten.
+/// mlir-opt accepts `-flag`; clap wants `--flag`. Single-dash long options are rewritten: a known
+/// long name always (so `-pass-pipeline=...` is not `-p ass-pipeline=...`), any other word too
+/// unless it is `-o`/`-p` with its value attached (`-oout.mlir`).
 pub fn normalize_arguments(arguments: impl IntoIterator<Item = String>) -> Vec<String> {
+    use clap::CommandFactory;
+    let command = OptArgs::command();
+    let long_names: std::collections::BTreeSet<&str> =
+        command.get_arguments().filter_map(|argument| argument.get_long()).chain(["help", "version"]).collect();
     arguments
         .into_iter()
         .enumerate()
         .map(|(index, argument)| {
-            let is_single_dash_long = index > 0
-                && argument.starts_with('-')
-                && !argument.starts_with("--")
-                && argument.len() > 2
-                && argument.as_bytes()[1].is_ascii_alphabetic()
-                && !argument.starts_with("-o")
-                && !argument.starts_with("-p");
-            if is_single_dash_long {
+            let Some(word) = argument.strip_prefix('-').filter(|word| index > 0 && !word.starts_with('-')) else {
+                return argument;
+            };
+            let name = word.split('=').next().unwrap_or(word);
+            let is_long = long_names.contains(name)
+                || (word.len() > 1
+                    && word.as_bytes()[0].is_ascii_alphabetic()
+                    && !word.starts_with('o')
+                    && !word.starts_with('p'));
+            if is_long {
                 format!("-{argument}")
             } else {
                 argument
