@@ -70,8 +70,10 @@ pub enum SessionError {
     Config(#[from] ConfigError),
     #[error(transparent)]
     Package(#[from] PackageError),
+    /// Boxed: simulator errors carry whole hazard descriptions, and every session result
+    /// would otherwise be as large as the largest of them.
     #[error("simulated device: {0}")]
-    Sim(#[from] SimError),
+    Sim(Box<SimError>),
     #[error("session: {0}")]
     Order(&'static str),
     #[error("the package has no host call '{name}' (calls: {known})")]
@@ -88,6 +90,12 @@ pub enum SessionError {
     },
     #[error("binding '{binding}': {detail}")]
     Numerics { binding: String, detail: String },
+}
+
+impl From<SimError> for SessionError {
+    fn from(error: SimError) -> Self {
+        SessionError::Sim(Box::new(error))
+    }
 }
 
 /// An open simulated device.
@@ -307,10 +315,10 @@ impl Session {
                 .join(", ")
         };
         for given in inputs.keys() {
-            if !package
+            let is_input = package
                 .binding(given)
-                .is_some_and(|b| b.role == BindingRole::Input)
-            {
+                .is_some_and(|b| b.role == BindingRole::Input);
+            if !is_input {
                 return Err(SessionError::UnknownInput {
                     name: given.clone(),
                     known: known_inputs(),

@@ -335,6 +335,13 @@ impl Package {
         wire::encode(self)
     }
 
+    /// Encodes without validating: only for tests of the reader's own checks, which must
+    /// hold against files no validating writer would produce.
+    #[doc(hidden)]
+    pub fn to_bytes_unvalidated(&self) -> Result<Vec<u8>, PackageError> {
+        wire::encode(self)
+    }
+
     /// Decodes and validates a package.
     pub fn from_bytes(bytes: &[u8]) -> Result<Package, PackageError> {
         Ok(Self::from_bytes_with_layout(bytes)?.0)

@@ -187,6 +187,18 @@ impl HostCall {
     }
 }
 
+/// Deepest repeat nesting of `steps` (0 without repeats).
+fn repeat_depth(steps: &[Step]) -> usize {
+    steps
+        .iter()
+        .map(|step| match step {
+            Step::Repeat { body, .. } => 1 + repeat_depth(body),
+            _ => 0,
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 fn compute_provenances<'a>(steps: &'a [Step], out: &mut BTreeSet<&'a str>) {
     for step in steps {
         match step {
@@ -207,6 +219,14 @@ impl Package {
         }
         let target = self.target()?;
         self.image.validate(&target)?;
+        for program in &self.image.programs {
+            if repeat_depth(&program.steps) > super::wire::MAX_REPEAT_NESTING {
+                return Err(PackageError::Nesting {
+                    program: program.name.clone(),
+                    max: super::wire::MAX_REPEAT_NESTING,
+                });
+            }
+        }
         self.validate_kernels()?;
         for binding in &self.bindings {
             self.validate_binding(binding)?;

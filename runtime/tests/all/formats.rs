@@ -1,1 +1,304 @@
+//! Seeded mutation test of both file formats: truncations, bit flips, wrong versions and
+//! hostile lengths must give clear errors, never a panic or a huge allocation.
 
+use std::collections::BTreeMap;
+
+use ipu_device::sim::Simulator;
+use ipu_device::Target;
+use ipu_runtime::container::HEADER_BYTES;
+use ipu_runtime::npy::Tensor;
+use ipu_runtime::{Package, PackageError, ProfileError, ProfileFile};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use sha2::{Digest, Sha256};
+
+use crate::alloc_probe::largest_allocation;
+use crate::fixture;
+
+/// No decode of a file of a few KiB may allocate more than this at once.
+const ALLOCATION_LIMIT: usize = 1 << 20;
+
+fn package_bytes() -> Vec<u8> {
+    fixture::package()
+        .to_bytes()
+        .expect("fixture package encodes")
+}
+
+fn profile_bytes() -> Vec<u8> {
+    let package = fixture::package();
+    let target = Target::c600();
+    let mut sim = Simulator::new(target.clone(), fixture::runner());
+    sim.load(&package.image).expect("fixture loads");
+    let bias: Vec<u8> = fixture::bias()
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let stream = package.binding("b").unwrap().to_stream(&bias).unwrap();
+    sim.write_stream("b", &stream).unwrap();
+    sim.run("initialize").unwrap();
+    let x: Vec<u8> = fixture::input()
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let stream = package.binding("x").unwrap().to_stream(&x).unwrap();
+    sim.write_stream("x", &stream).unwrap();
+    let run = sim.run("run").unwrap();
+    ProfileFile::from_sim(&package, &target, &[run])
+        .to_bytes()
+        .expect("profile encodes")
+}
+
+fn decode_package(bytes: &[u8]) -> (Result<Package, PackageError>, usize) {
+    largest_allocation(|| Package::from_bytes(bytes))
+}
+
+fn decode_profile(bytes: &[u8]) -> (Result<ProfileFile, ProfileError>, usize) {
+    largest_allocation(|| ProfileFile::from_bytes(bytes))
+}
+
+/// Recomputes the header checksum, as a hostile writer would, so that a mutation reaches the
+/// layers behind the checksum.
+fn reseal(bytes: &mut [u8]) {
+    let mut hasher = Sha256::new();
+    hasher.update(&bytes[..32]);
+    hasher.update([0u8; 32]);
+    hasher.update(&bytes[64..]);
+    let sum: [u8; 32] = hasher.finalize().into();
+    bytes[32..64].copy_from_slice(&sum);
+}
+
+/// Both formats behind one interface: decode and report (is_ok, message, largest allocation).
+struct Format {
+    name: &'static str,
+    bytes: Vec<u8>,
+    decode: fn(&[u8]) -> (bool, String, usize),
+}
+
+fn formats() -> Vec<Format> {
+    vec![
+        Format {
+            name: "package",
+            bytes: package_bytes(),
+            decode: |b| {
+                let (r, a) = decode_package(b);
+                (
+                    r.is_ok(),
+                    r.err().map(|e| e.to_string()).unwrap_or_default(),
+                    a,
+                )
+            },
+        },
+        Format {
+            name: "profile",
+            bytes: profile_bytes(),
+            decode: |b| {
+                let (r, a) = decode_profile(b);
+                (
+                    r.is_ok(),
+                    r.err().map(|e| e.to_string()).unwrap_or_default(),
+                    a,
+                )
+            },
+        },
+    ]
+}
+
+#[test]
+fn intact_files_decode() {
+    for format in formats() {
+        let (ok, message, _) = (format.decode)(&format.bytes);
+        assert!(ok, "{}: {message}", format.name);
+    }
+}
+
+#[test]
+fn every_truncation_is_an_error() {
+    for format in formats() {
+        for length in 0..format.bytes.len() {
+            let (ok, message, largest) = (format.decode)(&format.bytes[..length]);
+            assert!(!ok, "{} truncated to {length} bytes decoded", format.name);
+            assert!(!message.is_empty());
+            assert!(
+                largest <= ALLOCATION_LIMIT,
+                "{}: truncation to {length} allocated {largest} bytes",
+                format.name
+            );
+        }
+        let (_, message, _) = (format.decode)(&format.bytes[..format.bytes.len() - 1]);
+        assert!(
+            message.contains("too short") || message.contains("payload"),
+            "{}: {message}",
+            format.name
+        );
+    }
+}
+
+#[test]
+fn every_single_bit_flip_is_caught() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0x1b0e_5e19);
+    for format in formats() {
+        for _ in 0..3000 {
+            let mut bytes = format.bytes.clone();
+            let bit = rng.random_range(0..bytes.len() * 8);
+            bytes[bit / 8] ^= 1 << (bit % 8);
+            let (ok, message, largest) = (format.decode)(&bytes);
+            assert!(!ok, "{}: flipping bit {bit} went unnoticed", format.name);
+            // Past the header's first 32 bytes every flip is a checksum failure.
+            if bit / 8 >= 32 {
+                assert!(
+                    message.contains("checksum"),
+                    "{}: bit {bit}: {message}",
+                    format.name
+                );
+            }
+            assert!(largest <= ALLOCATION_LIMIT);
+        }
+    }
+}
+
+#[test]
+fn wrong_versions_and_magic_are_named() {
+    for format in formats() {
+        for version in [0u32, 2, 7, u32::MAX] {
+            let mut bytes = format.bytes.clone();
+            bytes[8..12].copy_from_slice(&version.to_le_bytes());
+            let (ok, message, _) = (format.decode)(&bytes);
+            assert!(!ok);
+            assert!(
+                message.contains(&format!("format version {version} is not supported")),
+                "{}: {message}",
+                format.name
+            );
+        }
+        let mut bytes = format.bytes.clone();
+        bytes[1] = b'X';
+        let (ok, message, _) = (format.decode)(&bytes);
+        assert!(!ok && message.contains("bad magic"), "{message}");
+    }
+    // Each format refuses the other's files by magic.
+    let all = formats();
+    let (_, message, _) = (all[0].decode)(&all[1].bytes);
+    assert!(message.contains("bad magic"), "{message}");
+}
+
+#[test]
+fn hostile_lengths_are_refused_without_allocating() {
+    for format in formats() {
+        // The payload length in the header.
+        for declared in [u64::MAX, 1 << 40, format.bytes.len() as u64] {
+            let mut bytes = format.bytes.clone();
+            bytes[24..32].copy_from_slice(&declared.to_le_bytes());
+            reseal(&mut bytes);
+            let (ok, message, largest) = (format.decode)(&bytes);
+            assert!(!ok, "{}: payload length {declared}", format.name);
+            assert!(largest <= ALLOCATION_LIMIT, "{message}");
+        }
+        // The first section's length.
+        for length in [u64::MAX, 1 << 40, u64::from(u32::MAX)] {
+            let mut bytes = format.bytes.clone();
+            let at = HEADER_BYTES + 8;
+            bytes[at..at + 8].copy_from_slice(&length.to_le_bytes());
+            reseal(&mut bytes);
+            let (ok, message, largest) = (format.decode)(&bytes);
+            assert!(!ok);
+            assert!(message.contains("only"), "{}: {message}", format.name);
+            assert!(largest <= ALLOCATION_LIMIT, "{message}");
+        }
+        // A section count that disagrees with the format.
+        let mut bytes = format.bytes.clone();
+        bytes[16..20].copy_from_slice(&u32::MAX.to_le_bytes());
+        reseal(&mut bytes);
+        let (ok, message, _) = (format.decode)(&bytes);
+        assert!(!ok && message.contains("sections"), "{message}");
+    }
+}
+
+/// Postcard varints claiming huge sequences and strings inside a resealed section.
+#[test]
+fn hostile_varints_inside_sections() {
+    let bytes = package_bytes();
+    // The meta section is `{ name: String }`: claim a 2^35-byte name.
+    let meta_content = HEADER_BYTES + 16;
+    let mut hostile = bytes.clone();
+    hostile[meta_content..meta_content + 5].copy_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x7f]);
+    reseal(&mut hostile);
+    let (result, largest) = decode_package(&hostile);
+    assert!(result.is_err());
+    assert!(largest <= ALLOCATION_LIMIT, "{largest}");
+
+    // Random byte rewrites of every section behind a valid checksum: anything may come out
+    // (a rewritten data byte is still a valid package) but nothing may panic or balloon.
+    let mut rng = ChaCha8Rng::seed_from_u64(0x1472);
+    for format in formats() {
+        let mut errors = BTreeMap::<String, usize>::new();
+        for _ in 0..4000 {
+            let mut bytes = format.bytes.clone();
+            let edits = rng.random_range(1..4);
+            for _ in 0..edits {
+                let at = rng.random_range(HEADER_BYTES..bytes.len());
+                bytes[at] = match rng.random_range(0..3) {
+                    0 => 0xff,
+                    1 => 0x00,
+                    _ => rng.random(),
+                };
+            }
+            reseal(&mut bytes);
+            let (ok, message, largest) = (format.decode)(&bytes);
+            assert!(
+                largest <= ALLOCATION_LIMIT,
+                "{}: {largest} bytes: {message}",
+                format.name
+            );
+            if !ok {
+                let kind = message.split(':').take(2).collect::<Vec<_>>().join(":");
+                *errors.entry(kind).or_default() += 1;
+            }
+        }
+        assert!(errors.len() > 3, "{}: {errors:?}", format.name);
+    }
+}
+
+#[test]
+fn deep_repeat_nesting_is_refused() {
+    use ipu_device::image::Step;
+    let mut package = fixture::package();
+    let mut step = Step::Sync;
+    for _ in 0..200 {
+        step = Step::Repeat {
+            count: 1,
+            body: vec![step],
+        };
+    }
+    package.image.programs[0].steps.push(step);
+    let error = package.to_bytes().expect_err("the writer refuses it");
+    assert!(
+        error.to_string().contains("nests repeats deeper"),
+        "{error}"
+    );
+    // The reader refuses it on its own, before building the tree.
+    let bytes = package.to_bytes_unvalidated().expect("encodes");
+    let error = Package::from_bytes(&bytes).expect_err("nesting over the limit");
+    assert!(
+        error.to_string().contains("nests repeats deeper"),
+        "{error}"
+    );
+}
+
+#[test]
+fn npy_mutations_are_errors() {
+    let tensor = Tensor::new(vec![3, 5], (0..15).map(|v| v as f32).collect()).unwrap();
+    let bytes = tensor.to_npy(ipu_runtime::NpyDtype::F16);
+    for length in 0..bytes.len() {
+        let (result, largest) = largest_allocation(|| Tensor::from_npy(&bytes[..length], "t.npy"));
+        assert!(result.is_err(), "truncation to {length}");
+        assert!(largest <= ALLOCATION_LIMIT);
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    for _ in 0..2000 {
+        let mut mutated = bytes.clone();
+        let at = rng.random_range(0..mutated.len());
+        mutated[at] = rng.random();
+        let (_, largest) = largest_allocation(|| Tensor::from_npy(&mutated, "t.npy"));
+        assert!(largest <= ALLOCATION_LIMIT);
+    }
+}

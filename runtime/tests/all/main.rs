@@ -1,1 +1,9 @@
+//! The runtime's integration tests (one binary: one link, shared fixtures).
+
+mod alloc_probe;
+mod fixture;
 mod formats;
+mod lock;
+mod npy;
+mod package;
+mod session;

@@ -1,0 +1,290 @@
+//! A hand-built package for the C600 and a plain-Rust kernel runner, so the runtime's tests
+//! need neither the compiler nor the kernel compiler.
+//!
+//! The application computes `y = roll(x + b)`: four tiles each hold one row of `x` (f32
+//! [4, 8]) and a replica of the bias `b` (f32 [8], a weight streamed by `initialize`); each
+//! adds (inside a repeat, to exercise nested programs), then sends its row to the next tile,
+//! and `y` (f32 [4, 8]) is read back from where the rows landed. Every buffer sits in its own
+//! 16 KiB memory element so that no exchange access contends with another.
+
+use std::sync::Arc;
+
+use ipu_device::image::{
+    ComputeStep, DeviceImage, ExchangePhase, KernelRun, Program, Step, StreamBinding,
+    StreamDirection, StreamSlice, Transfer,
+};
+use ipu_device::kernels::spec::KernelRunError;
+use ipu_device::{KernelRunner, KernelSpec, Precision, Target};
+use ipu_runtime::package::{KernelObject, PlannedOp, ProfilePlan};
+use ipu_runtime::{
+    Binding, BindingPiece, BindingRole, DeviceConfig, HostCall, Package, Register, RegisterWrite,
+};
+
+pub const TILES: u32 = 4;
+pub const COLS: u32 = 8;
+const ROW_BYTES: u32 = COLS * 4;
+/// Offsets from the SRAM base (kernel ABI) of the four buffers, one memory element each.
+const X: u32 = 0x4000;
+const B: u32 = 0x8000;
+const SUM: u32 = 0xC000;
+const Y: u32 = 0x10000;
+pub const ADD_LOCATION: &str = "loc(\"model.mlir\":3:10)";
+
+fn sram_base() -> u32 {
+    Target::c600().memory.sram_base.value
+}
+
+/// Adds F32 rows with a broadcast bias and copies bytes, in plain Rust.
+pub struct RustKernels;
+
+impl KernelRunner for RustKernels {
+    fn run(
+        &self,
+        spec: &KernelSpec,
+        memory: &mut [u8],
+        args: &[u32],
+    ) -> Result<(), KernelRunError> {
+        // The spec's own operand check: every range below lies inside `memory`.
+        spec.check_call(memory.len(), args)?;
+        let at = |i: usize| args[i] as usize;
+        let read = |memory: &[u8], offset: usize| {
+            f32::from_le_bytes([
+                memory[offset],
+                memory[offset + 1],
+                memory[offset + 2],
+                memory[offset + 3],
+            ])
+        };
+        match spec {
+            KernelSpec::Add {
+                precision: Precision::F32,
+                rows,
+                cols,
+                b_rows,
+            } => {
+                let (a, b, out) = (at(0), at(1), at(2));
+                let cols = *cols as usize;
+                for row in 0..*rows as usize {
+                    let b_row = if *b_rows == 1 { 0 } else { row };
+                    for col in 0..cols {
+                        let value = read(memory, a + 4 * (row * cols + col))
+                            + read(memory, b + 4 * (b_row * cols + col));
+                        let o = out + 4 * (row * cols + col);
+                        memory[o..o + 4].copy_from_slice(&value.to_le_bytes());
+                    }
+                }
+                Ok(())
+            }
+            KernelSpec::Copy { bytes } => {
+                let (src, dst) = (at(0), at(1));
+                memory.copy_within(src..src + *bytes as usize, dst);
+                Ok(())
+            }
+            other => Err(KernelRunError::Other {
+                kernel: other.name(),
+                detail: "not implemented by the test runner".into(),
+            }),
+        }
+    }
+}
+
+pub fn runner() -> Arc<dyn KernelRunner> {
+    Arc::new(RustKernels)
+}
+
+fn slices(address: u32) -> Vec<StreamSlice> {
+    (0..TILES)
+        .map(|tile| StreamSlice {
+            tile,
+            address: sram_base() + address,
+            bytes: ROW_BYTES,
+        })
+        .collect()
+}
+
+/// The image described in the module docs.
+pub fn image() -> DeviceImage {
+    let base = sram_base();
+    let mut image = DeviceImage::new("c600");
+    let add = image.kernel_index(KernelSpec::Add {
+        precision: Precision::F32,
+        rows: 1,
+        cols: COLS,
+        b_rows: 1,
+    });
+    // A second kernel that is never run, to give the kernel table two entries.
+    image.kernel_index(KernelSpec::Copy { bytes: ROW_BYTES });
+    for tile in 0..TILES {
+        // A constant segment per tile (zeros where the sum will go), so tile images exist.
+        image.add_segment(tile, base + SUM, vec![0; ROW_BYTES as usize]);
+    }
+    image.streams = vec![
+        StreamBinding {
+            name: "x".into(),
+            direction: StreamDirection::HostToDevice,
+            slices: slices(X),
+        },
+        StreamBinding {
+            name: "b".into(),
+            direction: StreamDirection::HostToDevice,
+            slices: slices(B),
+        },
+        StreamBinding {
+            name: "y".into(),
+            direction: StreamDirection::DeviceToHost,
+            slices: slices(Y),
+        },
+    ];
+    let runs = (0..TILES)
+        .map(|tile| KernelRun {
+            tile,
+            kernel: add,
+            args: vec![X, B, SUM],
+        })
+        .collect();
+    // Sends in separate slots: tiles t and t^2 share a send bus.
+    let transfers: Vec<Transfer> = (0..TILES)
+        .map(|tile| Transfer {
+            source_tile: tile,
+            source_address: base + SUM,
+            destinations: vec![(tile + 1) % TILES],
+            destination_address: base + Y,
+            bytes: ROW_BYTES,
+            slot: tile * (ROW_BYTES / 4),
+        })
+        .collect();
+    image.programs = vec![
+        Program {
+            name: "initialize".into(),
+            steps: vec![Step::HostWrite { stream: "b".into() }],
+        },
+        Program {
+            name: "run".into(),
+            steps: vec![
+                Step::HostWrite { stream: "x".into() },
+                Step::Repeat {
+                    count: 1,
+                    body: vec![Step::Compute(ComputeStep {
+                        provenance: ADD_LOCATION.into(),
+                        runs,
+                    })],
+                },
+                Step::Exchange(ExchangePhase::from_transfers(0, &transfers)),
+                Step::HostRead { stream: "y".into() },
+            ],
+        },
+    ];
+    image
+}
+
+fn pieces(address: u32, offset_of_tile: impl Fn(u32) -> u64) -> Vec<BindingPiece> {
+    (0..TILES)
+        .map(|tile| BindingPiece {
+            tile,
+            address: sram_base() + address,
+            offset: offset_of_tile(tile),
+            bytes: ROW_BYTES,
+        })
+        .collect()
+}
+
+pub fn bias() -> Vec<f32> {
+    (0..COLS).map(|c| 0.5 * c as f32 - 1.0).collect()
+}
+
+/// The complete package, with a weight and one embedded (fake) kernel object.
+pub fn package() -> Package {
+    let mut package = Package::new("add-roll", image());
+    let bias_bytes = bias().iter().flat_map(|v| v.to_le_bytes()).collect();
+    package.bindings = vec![
+        Binding {
+            name: "x".into(),
+            role: BindingRole::Input,
+            stream: "x".into(),
+            precision: Precision::F32,
+            scale_exp: 0,
+            shape: vec![u64::from(TILES), u64::from(COLS)],
+            pieces: pieces(X, |tile| u64::from(tile * ROW_BYTES)),
+            data: Vec::new(),
+        },
+        Binding {
+            name: "b".into(),
+            role: BindingRole::Weight,
+            stream: "b".into(),
+            precision: Precision::F32,
+            scale_exp: 0,
+            shape: vec![u64::from(COLS)],
+            // Replicated: every tile's slice holds the whole bias.
+            pieces: pieces(B, |_| 0),
+            data: bias_bytes,
+        },
+        Binding {
+            name: "y".into(),
+            role: BindingRole::Output,
+            stream: "y".into(),
+            precision: Precision::F32,
+            scale_exp: 0,
+            shape: vec![u64::from(TILES), u64::from(COLS)],
+            // Tile t received the row of tile t - 1.
+            pieces: pieces(Y, |tile| u64::from((tile + TILES - 1) % TILES * ROW_BYTES)),
+            data: Vec::new(),
+        },
+    ];
+    package.calls = vec![
+        HostCall {
+            name: "initialize".into(),
+            command: 0,
+            program: "initialize".into(),
+        },
+        HostCall {
+            name: "run".into(),
+            command: 0,
+            program: "run".into(),
+        },
+    ];
+    package.profile_plan = ProfilePlan {
+        programs: vec!["run".into()],
+        ops: vec![PlannedOp {
+            provenance: ADD_LOCATION.into(),
+            op: "ipu.add".into(),
+            ideal_cycles: 1,
+            estimated_cycles: 20,
+        }],
+    };
+    package.device_config = DeviceConfig {
+        writes: vec![RegisterWrite {
+            register: Register::ExchangeSyncCycles,
+            value: 90,
+        }],
+    };
+    package
+        .embed_object(
+            1,
+            KernelObject {
+                bytes: b"\x7fELF not really an object".to_vec(),
+                cache_key: "0".repeat(64),
+                kernel_compiler: "test".into(),
+                llvm: "22".into(),
+                triple: "x86_64-unknown-linux-gnu".into(),
+                cpu: "generic".into(),
+            },
+        )
+        .expect("kernel 1 exists");
+    package
+}
+
+/// `x[r][c] = r * 10 + c`.
+pub fn input() -> Vec<f32> {
+    (0..TILES * COLS)
+        .map(|i| (i / COLS * 10 + i % COLS) as f32)
+        .collect()
+}
+
+/// What the device must return for [`input`].
+pub fn expected_output() -> Vec<f32> {
+    let x = input();
+    let b = bias();
+    (0..TILES * COLS)
+        .map(|i| x[i as usize] + b[(i % COLS) as usize])
+        .collect()
+}
