@@ -4,9 +4,11 @@
 pub mod annotate_flops;
 pub mod canonicalize;
 pub mod exchange;
+pub mod lower_mid;
 pub mod manager;
 pub mod pass;
 pub mod pipeline;
+pub mod plan_ir;
 pub mod planner;
 pub mod registry;
 pub mod timing;
@@ -18,6 +20,7 @@ pub use registry::Registry;
 pub fn register_builtin(registry: &mut Registry) {
     registry.register::<annotate_flops::AnnotateFlops>();
     registry.register::<canonicalize::Canonicalize>();
+    registry.register::<lower_mid::LowerMid>();
     registry.register_pipeline::<canonicalize::CleanupOptions>(
         "ipu-canonicalize, then upstream cse, canonicalize and symbol-dce",
         canonicalize::expand_cleanup,

@@ -265,7 +265,12 @@ fn gemm_candidates(graph: &Graph, op: &Op, active: &[u32], options: &PlannerOpti
                 }
                 let lhs_format = ValueFormat { precision: input, order: ElementOrder::AmpLeft, memory: MemoryClass::Standard, transposed: false, scale: scale_of(lhs_value) };
                 let rhs_format = ValueFormat { precision: input, order: ElementOrder::AmpRight, memory: weights, transposed: false, scale: scale_of(rhs_value) };
-                let output_format = ValueFormat { precision: output_precision, order: ElementOrder::AmpOutput, memory: MemoryClass::Standard, transposed: swapped, scale: 0 };
+                if swapped {
+                    // The swapped product leaves C^T in AMP output order; putting it back in
+                    // C's order is one transposing pass over the tile's block.
+                    compute += cost::rearrange_cycles(ElementOrder::AmpOutput, output_precision, u32_of(mb * nb), 1, target);
+                }
+                let output_format = ValueFormat { precision: output_precision, order: ElementOrder::AmpOutput, memory: MemoryClass::Standard, transposed: false, scale: 0 };
                 let (lhs_need, rhs_need) = if swapped {
                     // The weights stream through the AMP as rows and the activations are fed
                     // as its weights.

@@ -1,0 +1,428 @@
+//! Between the IR and the planner: reads `func.func` bodies into [`planner::Graph`]s and writes a
+//! chosen plan back (plan and estimate attributes, formatted result types, explicit
+//! `ipu.cast` / `ipu.rearrange` where an op reads a value in another format than its producer
+//! left it). Shared by `ipu-lower-mid` and `ipu-select-finalist`.
+//!
+//! Conversions this module inserts carry the unit attribute `ipu.inserted`; reading looks
+//! through them (so a planned module reads back as the graph that was planned) and
+//! [`strip_inserted`] removes them before a different finalist is applied.
+
+use std::collections::BTreeMap;
+
+use ipu_device::Precision;
+use ipu_dialects::{
+    format::{Estimate, Format, Memory, Order},
+    ipu::{self as ops, op_name, string_attribute, CastOp, RearrangeOp},
+    tensor::TensorInfo,
+};
+use melior::{
+    ir::{
+        attribute::FlatSymbolRefAttribute, block::BlockLike, operation::OperationLike, operation::OperationMutLike,
+        operation::OperationRefMut, Attribute, BlockRef, OperationRef, RegionLike, Type, Value, ValueLike,
+    },
+    Context,
+};
+
+use crate::planner::{
+    layout::{block_size, canonical_dims},
+    Finalist, Graph, Need, OpKind, Origin, ValueId,
+};
+
+/// Marks conversions the planner inserted.
+pub const INSERTED: &str = "ipu.inserted";
+
+/// One function read for planning, with the IR handles to write back to.
+pub struct FunctionGraph<'c, 'a> {
+    pub name: String,
+    pub function: OperationRef<'c, 'a>,
+    pub graph: Graph,
+    /// The planned ops, in graph order.
+    pub ops: Vec<OperationRef<'c, 'a>>,
+    /// The IR value of each graph value.
+    pub values: Vec<Value<'c, 'a>>,
+    /// Bodies of `ipu.repeat` ops by op index.
+    pub bodies: BTreeMap<usize, FunctionGraph<'c, 'a>>,
+}
+
+/// A problem reading the IR, reported at `op`.
+pub struct ReadError<'c, 'a> {
+    pub op: OperationRef<'c, 'a>,
+    pub message: String,
+}
+
+fn key(value: Value) -> usize {
+    value.to_raw().ptr as usize
+}
+
+fn precision_of(info: &TensorInfo) -> Precision {
+    Precision::from_mlir_name(info.element.mlir_name()).unwrap_or(Precision::F32)
+}
+
+fn entry_block<'c, 'a>(function: OperationRef<'c, 'a>) -> Option<BlockRef<'c, 'a>> {
+    function.regions().next()?.first_block()
+}
+
+/// `func.func` ops directly in `module`, by symbol name.
+pub fn functions<'c, 'a>(module: OperationRef<'c, 'a>) -> BTreeMap<String, OperationRef<'c, 'a>> {
+    let mut table = BTreeMap::new();
+    let Some(block) = module.regions().next().and_then(|region| region.first_block()) else { return table };
+    let mut next = block.first_operation();
+    while let Some(op) = next {
+        if op_name(&op) == "func.func" {
+            if let Some(name) = string_attribute(&op, "sym_name") {
+                if entry_block(op).is_some() {
+                    table.insert(name, op);
+                }
+            }
+        }
+        next = op.next_in_block();
+    }
+    table
+}
+
+/// Names of functions used as `ipu.repeat` bodies.
+pub fn body_names(module: OperationRef) -> Vec<String> {
+    let mut names = Vec::new();
+    module.walk(melior::ir::operation::WalkOrder::PreOrder, |op| {
+        if op_name(&op) == ops::RepeatOp::NAME {
+            if let Some(body) = op.attribute("body").ok().and_then(|a| FlatSymbolRefAttribute::try_from(a).ok()) {
+                names.push(body.value().to_string());
+            }
+        }
+        melior::ir::operation::WalkResult::Advance
+    });
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Largest magnitude of a splat dense constant (`dense<2.5>`), for FP8 scales.
+fn splat_max_abs(op: OperationRef) -> Option<f64> {
+    let text = op.attribute("value").ok()?.to_string();
+    let inner = text.strip_prefix("dense<")?.split('>').next()?;
+    inner.trim().parse::<f64>().ok().map(f64::abs)
+}
+
+/// Reads `function` (and the bodies of its repeats) into a graph.
+pub fn read_function<'c, 'a>(
+    function: OperationRef<'c, 'a>,
+    table: &BTreeMap<String, OperationRef<'c, 'a>>,
+) -> Result<FunctionGraph<'c, 'a>, ReadError<'c, 'a>> {
+    let name = string_attribute(&function, "sym_name").unwrap_or_default();
+    let fail = |op: OperationRef<'c, 'a>, message: String| ReadError { op, message };
+    let block = entry_block(function).ok_or_else(|| fail(function, "has no body to plan".into()))?;
+    let mut graph = Graph::default();
+    let mut ids: BTreeMap<usize, ValueId> = BTreeMap::new();
+    let mut values = Vec::new();
+    let mut planned = Vec::new();
+    let mut bodies = BTreeMap::new();
+    for index in 0..block.argument_count() {
+        let Ok(argument) = block.argument(index) else { continue };
+        let value: Value = argument.into();
+        let info = TensorInfo::from_type(value.r#type()).map_err(|e| fail(function, format!("argument #{index}: {e}")))?;
+        let id = graph.add_value(info.shape.iter().map(|&s| s as u64).collect(), precision_of(&info), Origin::Argument);
+        ids.insert(key(value), id);
+        values.push(value);
+    }
+    let mut next = block.first_operation();
+    while let Some(op) = next {
+        next = op.next_in_block();
+        let name = op_name(&op);
+        let operand_ids = |op: OperationRef<'c, 'a>| -> Result<Vec<ValueId>, ReadError<'c, 'a>> {
+            op.operands()
+                .enumerate()
+                .map(|(index, value)| ids.get(&key(value)).copied().ok_or_else(|| fail(op, format!("operand #{index} is not a planned tensor value"))))
+                .collect()
+        };
+        match name.as_str() {
+            "func.return" => {
+                graph.outputs = operand_ids(op)?;
+                continue;
+            }
+            "arith.constant" => {
+                let Ok(result) = op.result(0) else { continue };
+                let value: Value = result.into();
+                let info = TensorInfo::from_type(value.r#type()).map_err(|e| fail(op, e.to_string()))?;
+                let id = graph.add_value(info.shape.iter().map(|&s| s as u64).collect(), precision_of(&info), Origin::Constant);
+                graph.values[id].max_abs = splat_max_abs(op);
+                ids.insert(key(value), id);
+                values.push(value);
+                continue;
+            }
+            _ => {}
+        }
+        if !name.starts_with("ipu.") {
+            return Err(fail(op, format!("cannot be planned: '{name}' is not an ipu graph op")));
+        }
+        if op.attribute(INSERTED).is_ok() {
+            // A conversion from an earlier planning: the graph sees its source.
+            let source = operand_ids(op)?;
+            if let (Some(&source), Ok(result)) = (source.first(), op.result(0)) {
+                ids.insert(key(result.into()), source);
+            }
+            continue;
+        }
+        let operands = operand_ids(op)?;
+        let kind = match name.as_str() {
+            ops::MatmulOp::NAME => OpKind::Matmul { transpose_lhs: ops::flag(&op, "transpose_lhs"), transpose_rhs: ops::flag(&op, "transpose_rhs") },
+            ops::AddOp::NAME => OpKind::Add,
+            ops::GeluOp::NAME => OpKind::Gelu { tanh: string_attribute(&op, "approximate").as_deref() == Some("tanh") },
+            ops::SoftmaxOp::NAME => OpKind::Softmax,
+            ops::LayerNormOp::NAME => OpKind::LayerNorm { epsilon: ops::float_attribute(&op, "epsilon").unwrap_or(1e-5) },
+            ops::AttentionOp::NAME => OpKind::Attention { causal: ops::flag(&op, "causal") },
+            CastOp::NAME => OpKind::Cast { scale: ops::int_attribute(&op, "scale").unwrap_or(0) },
+            RearrangeOp::NAME => OpKind::Rearrange {
+                permutation: RearrangeOp::try_from(op).ok().and_then(|r| r.permutation()).map(|p| p.iter().map(|&a| a.max(0) as usize).collect()),
+            },
+            ops::RepeatOp::NAME => {
+                let repeat = ops::RepeatOp::try_from(op).map_err(|op| fail(op, "is not a repeat".into()))?;
+                let body_name = repeat.body().ok_or_else(|| fail(op, "has no body symbol".into()))?;
+                let body_function = *table.get(&body_name).ok_or_else(|| fail(op, format!("body @{body_name} is not a function with a body")))?;
+                if op.result_count() != 1 {
+                    return Err(fail(op, format!("carries {} values; the planner supports one carried value", op.result_count())));
+                }
+                let body = read_function(body_function, table)?;
+                let kind = OpKind::Repeat { count: repeat.count().unwrap_or(1).max(0) as u64, name: body_name, body: Box::new(body.graph.clone()) };
+                bodies.insert(planned.len(), body);
+                kind
+            }
+            other => return Err(fail(op, format!("cannot be planned: unknown op '{other}'"))),
+        };
+        let Ok(result) = op.result(0) else { return Err(fail(op, "has no result".into())) };
+        let value: Value = result.into();
+        let info = TensorInfo::from_type(value.r#type()).map_err(|e| fail(op, e.to_string()))?;
+        let id = graph.add_op(kind, operands, info.shape.iter().map(|&s| s as u64).collect(), precision_of(&info));
+        ids.insert(key(value), id);
+        values.push(value);
+        planned.push(op);
+    }
+    Ok(FunctionGraph { name, function, graph, ops: planned, values, bodies })
+}
+
+fn order_of(order: ipu_device::kernels::spec::ElementOrder) -> Order {
+    use ipu_device::kernels::spec::ElementOrder as E;
+    match order {
+        E::RowMajor => Order::RowMajor,
+        E::AmpLeft => Order::AmpLeft,
+        E::AmpRight => Order::AmpRight,
+        E::AmpOutput => Order::AmpOutput,
+    }
+}
+
+/// The `#ipu.format` of `need` on a tensor of `shape`: the canonical `[batch, rows, columns]`
+/// partitions go to the last two axes and axis 0 (for rank >= 3).
+pub fn format_of(shape: &[u64], need: &Need) -> Format {
+    let rank = shape.len();
+    let mut format = Format::row_major(rank);
+    let parts = need.shards.parts;
+    let mut set = |axis: usize, canonical: usize| {
+        let p = parts[canonical].max(1);
+        let block = block_size(shape[axis], p);
+        format.blocks[axis] = block as i64;
+        format.partitions[axis] = i64::from(p);
+        format.padding[axis] = (block * u64::from(p)).saturating_sub(shape[axis]) as i64;
+    };
+    if rank >= 1 {
+        set(rank - 1, 2);
+    }
+    if rank >= 2 {
+        set(rank - 2, 1);
+    }
+    if rank >= 3 {
+        set(0, 0);
+        for axis in 1..rank - 2 {
+            format.blocks[axis] = shape[axis] as i64;
+        }
+    }
+    let _ = canonical_dims(shape);
+    format.order = order_of(need.format.order);
+    format.memory = match need.format.memory {
+        ipu_device::MemoryClass::Standard => Memory::Standard,
+        ipu_device::MemoryClass::Interleaved => Memory::Interleaved,
+    };
+    format.scale = need.format.scale;
+    format
+}
+
+/// The tensor type text of a value of `shape` held as `need`.
+pub fn type_text(shape: &[u64], need: &Need) -> String {
+    let info = TensorInfo {
+        shape: shape.iter().map(|&s| s as i64).collect(),
+        element: ipu_dialects::ElementType::from_mlir_name(need.format.precision.mlir_name()).unwrap_or(ipu_dialects::ElementType::F32),
+        format: Some(format_of(shape, need)),
+    };
+    info.to_type_string()
+}
+
+fn parse_type<'c>(context: &'c Context, text: &str) -> Result<Type<'c>, String> {
+    Type::parse(context, text).ok_or_else(|| format!("internal: cannot parse planned type {text}"))
+}
+
+fn mark_inserted<'c>(context: &'c Context, mut op: melior::ir::Operation<'c>) -> melior::ir::Operation<'c> {
+    op.set_attribute(INSERTED, Attribute::unit(context));
+    op
+}
+
+/// Inserts before `consumer` the conversions from `value` to type `to`; returns the new value.
+fn convert<'c, 'a>(context: &'c Context, consumer: OperationRef<'c, 'a>, value: Value<'c, 'a>, to: Type<'c>, conversions: &mut usize) -> Result<Value<'c, 'a>, String> {
+    let from_info = TensorInfo::from_type(value.r#type()).map_err(|e| e.to_string())?;
+    let to_info = TensorInfo::from_type(to).map_err(|e| e.to_string())?;
+    let block = consumer.block().ok_or("internal: consumer is not in a block")?;
+    let location = consumer.location();
+    let mut current = value;
+    if from_info.element != to_info.element {
+        let scale = if to_info.element.is_fp8() {
+            to_info.format.as_ref().map_or(0, |f| f.scale)
+        } else if from_info.element.is_fp8() {
+            from_info.format.as_ref().map_or(0, |f| f.scale)
+        } else {
+            0
+        };
+        let mut middle = from_info.clone();
+        middle.element = to_info.element;
+        if let Some(format) = &mut middle.format {
+            format.scale = scale;
+        }
+        let middle_type = parse_type(context, &middle.to_type_string())?;
+        let cast = block.insert_operation_before(consumer, mark_inserted(context, CastOp::build(context, location, current, middle_type, scale)));
+        *conversions += 1;
+        current = cast.result(0).map_err(|e| e.to_string())?.into();
+    }
+    if current.r#type() != to {
+        let rearrange = block.insert_operation_before(consumer, mark_inserted(context, RearrangeOp::build(context, location, current, to, None)));
+        *conversions += 1;
+        current = rearrange.result(0).map_err(|e| e.to_string())?.into();
+    }
+    Ok(current)
+}
+
+/// Removes the conversions an earlier planning inserted in `function` (uses go back to their
+/// sources).
+pub fn strip_inserted(function: OperationRef) {
+    let Some(block) = entry_block(function) else { return };
+    let mut next = block.first_operation();
+    while let Some(op) = next {
+        next = op.next_in_block();
+        if op.attribute(INSERTED).is_ok() {
+            if let (Ok(source), Ok(result)) = (op.operand(0), op.result(0)) {
+                // SAFETY: both values are live; the op is removed from its block and destroyed
+                // after its uses are redirected, and nothing refers to it afterwards.
+                unsafe {
+                    mlir_sys::mlirValueReplaceAllUsesOfWith(result.to_raw(), source.to_raw());
+                    mlir_sys::mlirOperationRemoveFromParent(op.to_raw());
+                    mlir_sys::mlirOperationDestroy(op.to_raw());
+                }
+            }
+        }
+    }
+}
+
+/// Writes `finalist` into `function`: plan and estimate attributes, formatted result types and
+/// conversions. Returns the number of conversion ops inserted.
+pub fn apply<'c, 'a>(context: &'c Context, function: &FunctionGraph<'c, 'a>, finalist: &Finalist) -> Result<usize, String> {
+    strip_inserted(function.function);
+    let graph = &function.graph;
+    let mut conversions = 0usize;
+    let mut cache: BTreeMap<(ValueId, String), Value<'c, 'a>> = BTreeMap::new();
+    for (index, op) in function.ops.iter().enumerate() {
+        let candidate = finalist.plans.get(index).ok_or_else(|| format!("internal: no plan for op {index}"))?;
+        let graph_op = &graph.ops[index];
+        let repeat = matches!(graph_op.kind, OpKind::Repeat { .. });
+        for (operand, &value_id) in graph_op.operands.iter().enumerate() {
+            let shape = &graph.values[value_id].shape;
+            // A repeat's body signature fixes its carried types: keep them plain.
+            let wanted = if repeat {
+                let element = graph.values[value_id].element;
+                let mut text = String::from("tensor<");
+                for size in shape {
+                    text.push_str(&format!("{size}x"));
+                }
+                text.push_str(element.mlir_name());
+                text.push('>');
+                text
+            } else {
+                type_text(shape, &candidate.needs[operand])
+            };
+            let current = op.operand(operand).map_err(|e| e.to_string())?;
+            if current.r#type().to_string() == wanted {
+                continue;
+            }
+            let new = match cache.get(&(value_id, wanted.clone())) {
+                Some(value) => *value,
+                None => {
+                    let to = parse_type(context, &wanted)?;
+                    let value = convert(context, *op, current, to, &mut conversions)?;
+                    cache.insert((value_id, wanted), value);
+                    value
+                }
+            };
+            // SAFETY: `op` is a live op of this function.
+            let mut op_mut = unsafe { OperationRefMut::from_raw(op.to_raw()) };
+            op_mut.set_operand(operand, new);
+        }
+        let estimate = &finalist.ops[index];
+        let mut op_mut = unsafe { OperationRefMut::from_raw(op.to_raw()) };
+        if !repeat {
+            let result = op.result(0).map_err(|e| e.to_string())?;
+            let shape = &graph.values[graph_op.results[0]].shape;
+            result.set_type(parse_type(context, &type_text(shape, &candidate.output))?);
+        }
+        let plan = Attribute::parse(context, &candidate.plan.to_string()).ok_or_else(|| format!("internal: cannot parse {}", candidate.plan))?;
+        op_mut.set_attribute("plan", plan);
+        let estimate = Estimate {
+            cycles: estimate.cycles as i64,
+            exchange_cycles: estimate.exchange_cycles as i64,
+            peak_standard_bytes: estimate.memory.standard as i64,
+            peak_interleaved_bytes: estimate.memory.interleaved as i64,
+            peak_total_bytes: estimate.memory.total() as i64,
+            maximum_standard_allocation_bytes: estimate.memory.largest_standard as i64,
+        };
+        let estimate = Attribute::parse(context, &estimate.to_string()).ok_or("internal: cannot parse the estimate")?;
+        op_mut.set_attribute("estimate", estimate);
+        if let (Some(body), Some(body_plan)) = (function.bodies.get(&index), finalist.bodies.get(&index)) {
+            conversions += apply(context, body, body_plan)?;
+        }
+    }
+    // Values leave the function in its declared result types.
+    if let Some(block) = entry_block(function.function) {
+        if let Some(terminator) = block.terminator() {
+            let declared = function_result_types(function.function);
+            for index in 0..terminator.operand_count() {
+                let current = terminator.operand(index).map_err(|e| e.to_string())?;
+                let Some(declared) = declared.get(index) else { continue };
+                if current.r#type().to_string() != *declared {
+                    let to = parse_type(context, declared)?;
+                    let value = convert(context, terminator, current, to, &mut conversions)?;
+                    let mut terminator_mut = unsafe { OperationRefMut::from_raw(terminator.to_raw()) };
+                    terminator_mut.set_operand(index, value);
+                }
+            }
+        }
+    }
+    let program = &finalist.estimate;
+    let estimate = Estimate {
+        cycles: program.cycles as i64,
+        exchange_cycles: program.exchange_cycles as i64,
+        peak_standard_bytes: program.peak_standard as i64,
+        peak_interleaved_bytes: program.peak_interleaved as i64,
+        peak_total_bytes: program.peak_total as i64,
+        maximum_standard_allocation_bytes: program.maximum_standard_allocation as i64,
+    };
+    if let Some(attribute) = Attribute::parse(context, &estimate.to_string()) {
+        let mut function_mut = unsafe { OperationRefMut::from_raw(function.function.to_raw()) };
+        function_mut.set_attribute("ipu.estimate", attribute);
+    }
+    Ok(conversions)
+}
+
+/// The declared result types of a `func.func`, as text.
+fn function_result_types(function: OperationRef) -> Vec<String> {
+    use melior::ir::{attribute::TypeAttribute, r#type::FunctionType};
+    function
+        .attribute("function_type")
+        .ok()
+        .and_then(|attribute| TypeAttribute::try_from(attribute).ok())
+        .and_then(|attribute| FunctionType::try_from(attribute.value()).ok())
+        .map(|signature| (0..signature.result_count()).filter_map(|i| signature.result(i).ok().map(|t| t.to_string())).collect())
+        .unwrap_or_default()
+}
