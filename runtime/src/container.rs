@@ -243,6 +243,14 @@ fn u64_at(bytes: &[u8], at: usize) -> u64 {
 pub fn decode<'a>(spec: &FormatSpec, file: &'a [u8]) -> Result<Container<'a>, FormatError> {
     let format = spec.name;
     let available = file.len() as u64;
+    if file.len() < 8 && spec.magic.starts_with(file) {
+        return Err(FormatError::Truncated {
+            format,
+            what: "the magic".into(),
+            needed: 8,
+            available,
+        });
+    }
     if file.len() < 8 || file[..8] != spec.magic {
         let found = &file[..file.len().min(8)];
         return Err(FormatError::BadMagic {

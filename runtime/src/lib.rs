@@ -8,6 +8,7 @@
 
 pub mod config;
 pub mod container;
+pub mod inspect;
 pub mod lock;
 pub mod npy;
 pub mod package;

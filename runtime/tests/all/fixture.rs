@@ -92,8 +92,8 @@ pub fn runner() -> Arc<dyn KernelRunner> {
     Arc::new(RustKernels)
 }
 
-fn slices(address: u32) -> Vec<StreamSlice> {
-    (0..TILES)
+fn slices(tiles: u32, address: u32) -> Vec<StreamSlice> {
+    (0..tiles)
         .map(|tile| StreamSlice {
             tile,
             address: sram_base() + address,
@@ -102,8 +102,8 @@ fn slices(address: u32) -> Vec<StreamSlice> {
         .collect()
 }
 
-/// The image described in the module docs.
-pub fn image() -> DeviceImage {
+/// The image described in the module docs, over `tiles` tiles.
+pub fn image(tiles: u32) -> DeviceImage {
     let base = sram_base();
     let mut image = DeviceImage::new("c600");
     let add = image.kernel_index(KernelSpec::Add {
@@ -114,7 +114,7 @@ pub fn image() -> DeviceImage {
     });
     // A second kernel that is never run, to give the kernel table two entries.
     image.kernel_index(KernelSpec::Copy { bytes: ROW_BYTES });
-    for tile in 0..TILES {
+    for tile in 0..tiles {
         // A constant segment per tile (zeros where the sum will go), so tile images exist.
         image.add_segment(tile, base + SUM, vec![0; ROW_BYTES as usize]);
     }
@@ -122,20 +122,20 @@ pub fn image() -> DeviceImage {
         StreamBinding {
             name: "x".into(),
             direction: StreamDirection::HostToDevice,
-            slices: slices(X),
+            slices: slices(tiles, X),
         },
         StreamBinding {
             name: "b".into(),
             direction: StreamDirection::HostToDevice,
-            slices: slices(B),
+            slices: slices(tiles, B),
         },
         StreamBinding {
             name: "y".into(),
             direction: StreamDirection::DeviceToHost,
-            slices: slices(Y),
+            slices: slices(tiles, Y),
         },
     ];
-    let runs = (0..TILES)
+    let runs = (0..tiles)
         .map(|tile| KernelRun {
             tile,
             kernel: add,
@@ -143,11 +143,11 @@ pub fn image() -> DeviceImage {
         })
         .collect();
     // Sends in separate slots: tiles t and t^2 share a send bus.
-    let transfers: Vec<Transfer> = (0..TILES)
+    let transfers: Vec<Transfer> = (0..tiles)
         .map(|tile| Transfer {
             source_tile: tile,
             source_address: base + SUM,
-            destinations: vec![(tile + 1) % TILES],
+            destinations: vec![(tile + 1) % tiles],
             destination_address: base + Y,
             bytes: ROW_BYTES,
             slot: tile * (ROW_BYTES / 4),
@@ -177,8 +177,8 @@ pub fn image() -> DeviceImage {
     image
 }
 
-fn pieces(address: u32, offset_of_tile: impl Fn(u32) -> u64) -> Vec<BindingPiece> {
-    (0..TILES)
+fn pieces(tiles: u32, address: u32, offset_of_tile: impl Fn(u32) -> u64) -> Vec<BindingPiece> {
+    (0..tiles)
         .map(|tile| BindingPiece {
             tile,
             address: sram_base() + address,
@@ -192,9 +192,15 @@ pub fn bias() -> Vec<f32> {
     (0..COLS).map(|c| 0.5 * c as f32 - 1.0).collect()
 }
 
-/// The complete package, with a weight and one embedded (fake) kernel object.
+/// The complete package over [`TILES`] tiles.
 pub fn package() -> Package {
-    let mut package = Package::new("add-roll", image());
+    package_with(TILES)
+}
+
+/// The complete package over `tiles` tiles, with a weight and one embedded (fake) kernel
+/// object.
+pub fn package_with(tiles: u32) -> Package {
+    let mut package = Package::new("add-roll", image(tiles));
     let bias_bytes = bias().iter().flat_map(|v| v.to_le_bytes()).collect();
     package.bindings = vec![
         Binding {
@@ -203,8 +209,8 @@ pub fn package() -> Package {
             stream: "x".into(),
             precision: Precision::F32,
             scale_exp: 0,
-            shape: vec![u64::from(TILES), u64::from(COLS)],
-            pieces: pieces(X, |tile| u64::from(tile * ROW_BYTES)),
+            shape: vec![u64::from(tiles), u64::from(COLS)],
+            pieces: pieces(tiles, X, |tile| u64::from(tile * ROW_BYTES)),
             data: Vec::new(),
         },
         Binding {
@@ -215,7 +221,7 @@ pub fn package() -> Package {
             scale_exp: 0,
             shape: vec![u64::from(COLS)],
             // Replicated: every tile's slice holds the whole bias.
-            pieces: pieces(B, |_| 0),
+            pieces: pieces(tiles, B, |_| 0),
             data: bias_bytes,
         },
         Binding {
@@ -224,9 +230,11 @@ pub fn package() -> Package {
             stream: "y".into(),
             precision: Precision::F32,
             scale_exp: 0,
-            shape: vec![u64::from(TILES), u64::from(COLS)],
+            shape: vec![u64::from(tiles), u64::from(COLS)],
             // Tile t received the row of tile t - 1.
-            pieces: pieces(Y, |tile| u64::from((tile + TILES - 1) % TILES * ROW_BYTES)),
+            pieces: pieces(tiles, Y, |tile| {
+                u64::from((tile + tiles - 1) % tiles * ROW_BYTES)
+            }),
             data: Vec::new(),
         },
     ];
@@ -273,18 +281,26 @@ pub fn package() -> Package {
     package
 }
 
-/// `x[r][c] = r * 10 + c`.
+/// `x[r][c] = r * 10 + c` over [`TILES`] rows.
 pub fn input() -> Vec<f32> {
-    (0..TILES * COLS)
+    input_with(TILES)
+}
+
+pub fn input_with(tiles: u32) -> Vec<f32> {
+    (0..tiles * COLS)
         .map(|i| (i / COLS * 10 + i % COLS) as f32)
         .collect()
 }
 
 /// What the device must return for [`input`].
 pub fn expected_output() -> Vec<f32> {
-    let x = input();
+    expected_output_with(TILES)
+}
+
+pub fn expected_output_with(tiles: u32) -> Vec<f32> {
+    let x = input_with(tiles);
     let b = bias();
-    (0..TILES * COLS)
+    (0..tiles * COLS)
         .map(|i| x[i as usize] + b[(i % COLS) as usize])
         .collect()
 }

@@ -3,6 +3,7 @@
 mod alloc_probe;
 mod fixture;
 mod formats;
+mod inspect;
 mod lock;
 mod npy;
 mod package;

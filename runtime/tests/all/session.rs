@@ -221,3 +221,36 @@ fn configuration_changes_the_simulated_device() {
     assert_eq!(slow.clock_hz, 1e9);
     assert!(slow.runs[0].total_cycles > base.runs[0].total_cycles + 4000);
 }
+
+/// Every tile of the C600: write, read, load and run, with one sample per tile per step.
+#[test]
+fn whole_chip_package_runs() {
+    let tiles = 1472;
+    let dir = scratch("whole-chip");
+    let path = dir.join("model.ipuexe");
+    let started = std::time::Instant::now();
+    fixture::package_with(tiles).write(&path).unwrap();
+    let package = Package::read(&path).unwrap();
+    let x = Tensor::new(
+        vec![u64::from(tiles), u64::from(fixture::COLS)],
+        fixture::input_with(tiles),
+    )
+    .unwrap();
+    let inputs = BTreeMap::from([("x".to_string(), x)]);
+    let outcome = run_package(
+        package,
+        &SessionOptions::new(&dir),
+        fixture::runner(),
+        &inputs,
+    )
+    .unwrap();
+    assert_eq!(
+        outcome.outputs["y"].data,
+        fixture::expected_output_with(tiles)
+    );
+    assert_eq!(outcome.profile.sample_count(), 3 * 1472 + 1472);
+    eprintln!(
+        "whole chip: package, load and run in {:?}",
+        started.elapsed()
+    );
+}
