@@ -8,6 +8,7 @@
 
 pub mod config;
 pub mod container;
+pub mod inputs;
 pub mod inspect;
 pub mod lock;
 pub mod npy;

@@ -80,7 +80,7 @@ pub enum SessionError {
     UnknownCall { name: String, known: String },
     #[error("host call '{call}' needs input '{binding}', which was not given")]
     MissingInput { call: String, binding: String },
-    #[error("'{name}' is not an input of the package (inputs: {known})")]
+    #[error("'{name}' is not an input or weight of the package (inputs and weights: {known})")]
     UnknownInput { name: String, known: String },
     #[error("input '{binding}' has shape {found:?}, the package expects {expected:?}")]
     InputShape {
@@ -309,15 +309,17 @@ impl Session {
             package
                 .bindings
                 .iter()
-                .filter(|b| b.role == BindingRole::Input)
+                .filter(|b| b.role != BindingRole::Output)
                 .map(|b| b.name.as_str())
                 .collect::<Vec<_>>()
                 .join(", ")
         };
+        // Inputs, and weights that replace the package's values; a name the call does not
+        // stream is accepted (one map can serve `initialize` and `run`).
         for given in inputs.keys() {
             let is_input = package
                 .binding(given)
-                .is_some_and(|b| b.role == BindingRole::Input);
+                .is_some_and(|b| b.role != BindingRole::Output);
             if !is_input {
                 return Err(SessionError::UnknownInput {
                     name: given.clone(),
@@ -349,16 +351,14 @@ impl Session {
                     stream: phase.stream.clone(),
                 })
             })?;
-            let tensor_bytes = match binding.role {
-                BindingRole::Weight => binding.data.clone(),
+            let given = inputs.get(&binding.name);
+            let tensor_bytes = match (binding.role, given) {
+                (BindingRole::Weight, None) => binding.data.clone(),
                 _ => {
-                    let tensor =
-                        inputs
-                            .get(&binding.name)
-                            .ok_or_else(|| SessionError::MissingInput {
-                                call: call.name.clone(),
-                                binding: binding.name.clone(),
-                            })?;
+                    let tensor = given.ok_or_else(|| SessionError::MissingInput {
+                        call: call.name.clone(),
+                        binding: binding.name.clone(),
+                    })?;
                     if tensor.shape != binding.shape {
                         return Err(SessionError::InputShape {
                             binding: binding.name.clone(),
@@ -442,7 +442,8 @@ pub struct RunOutcome {
 }
 
 /// Opens a session, loads `package`, calls `initialize` (when the package has it) and `run`
-/// with `inputs`, and returns the outputs of `run` and the profile.
+/// with `inputs` (input tensors, and weight tensors that replace the package's values, by
+/// binding name), and returns the outputs of `run` and the profile.
 pub fn run_package(
     package: Package,
     options: &SessionOptions,
@@ -456,7 +457,7 @@ pub fn run_package(
     session.load(package)?;
     session.start_host_exchange()?;
     if has_initialize {
-        session.call("initialize", &BTreeMap::new())?;
+        session.call("initialize", inputs)?;
     }
     let result = session.call("run", inputs)?;
     Ok(RunOutcome {

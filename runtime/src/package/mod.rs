@@ -175,10 +175,8 @@ impl Binding {
         self.check_tensor_len(tensor.len())?;
         let total: u64 = self.pieces.iter().map(|p| u64::from(p.bytes)).sum();
         let mut stream = Vec::with_capacity(usize::try_from(total).unwrap_or(0));
-        for piece in &self.pieces {
-            // Validated: offset + bytes <= tensor length.
-            let start = piece.offset as usize;
-            stream.extend_from_slice(&tensor[start..start + piece.bytes as usize]);
+        for (index, piece) in self.pieces.iter().enumerate() {
+            stream.extend_from_slice(&tensor[self.piece_range(index, piece, tensor.len())?]);
         }
         Ok(stream)
     }
@@ -194,15 +192,41 @@ impl Binding {
                 found: stream.len() as u64,
             });
         }
-        let mut tensor = vec![0u8; usize::try_from(tensor_bytes).unwrap_or(0)];
+        // The length was checked against the pieces, which come from the (bounded) file.
+        let tensor_len = usize::try_from(tensor_bytes).map_err(|_| PackageError::BindingShape {
+            binding: self.name.clone(),
+            shape: self.shape.clone(),
+        })?;
+        let mut tensor = vec![0u8; tensor_len];
         let mut at = 0usize;
-        for piece in &self.pieces {
-            let start = piece.offset as usize;
+        for (index, piece) in self.pieces.iter().enumerate() {
+            let range = self.piece_range(index, piece, tensor_len)?;
             let bytes = piece.bytes as usize;
-            tensor[start..start + bytes].copy_from_slice(&stream[at..at + bytes]);
+            tensor[range].copy_from_slice(&stream[at..at + bytes]);
             at += bytes;
         }
         Ok(tensor)
+    }
+
+    /// The tensor byte range of piece `index`, checked against a tensor of `tensor_len`
+    /// bytes (validation guarantees it; this keeps unvalidated bindings from panicking).
+    fn piece_range(
+        &self,
+        index: usize,
+        piece: &BindingPiece,
+        tensor_len: usize,
+    ) -> Result<std::ops::Range<usize>, PackageError> {
+        let end = piece.offset.saturating_add(u64::from(piece.bytes));
+        if end > tensor_len as u64 {
+            return Err(PackageError::BindingPieceRange {
+                binding: self.name.clone(),
+                index,
+                offset: piece.offset,
+                end,
+                tensor_bytes: tensor_len as u64,
+            });
+        }
+        Ok(piece.offset as usize..end as usize)
     }
 
     fn check_tensor_len(&self, found: usize) -> Result<(), PackageError> {

@@ -1,0 +1,91 @@
+//! Host tensors for a package's bindings: seeded inputs, inputs and weights read from a
+//! directory of `.npy` files, outputs written as `.npy`.
+//!
+//! Files are named after bindings: `<dir>/<name>.npy`, with every character outside
+//! `[A-Za-z0-9._-]` replaced by `_` (MLIR value names such as `%arg0` are not file names).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::npy::{NpyDtype, NpyError, Sigma, Tensor};
+use crate::package::{BindingRole, Package};
+
+/// The file name of a binding's tensor.
+pub fn file_name(binding: &str) -> String {
+    let stem: String = binding
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{stem}.npy")
+}
+
+/// The seed of one binding's generator: the run's seed mixed with the binding's name, so
+/// each input gets an independent stream and adding or reordering bindings changes none of
+/// the others.
+pub fn binding_seed(seed: u64, binding: &str) -> u64 {
+    let digest = Sha256::digest(binding.as_bytes());
+    let mut word = [0u8; 8];
+    word.copy_from_slice(&digest[..8]);
+    seed ^ u64::from_le_bytes(word)
+}
+
+/// Seeded Gaussian values for every input of `package` (standard deviation
+/// [`Sigma::INPUT`]).
+pub fn seeded_inputs(package: &Package, seed: u64) -> BTreeMap<String, Tensor> {
+    package
+        .bindings
+        .iter()
+        .filter(|b| b.role == BindingRole::Input)
+        .map(|b| {
+            let tensor =
+                Tensor::gaussian(b.shape.clone(), Sigma::INPUT, binding_seed(seed, &b.name));
+            (b.name.clone(), tensor)
+        })
+        .collect()
+}
+
+/// Reads `<dir>/<name>.npy` for every input and weight of `package` whose file exists
+/// (weights so read replace the package's values). Missing inputs are left for the session
+/// to report by name.
+pub fn read_tensors(package: &Package, dir: &Path) -> Result<BTreeMap<String, Tensor>, NpyError> {
+    let mut tensors = BTreeMap::new();
+    for binding in package
+        .bindings
+        .iter()
+        .filter(|b| b.role != BindingRole::Output)
+    {
+        let path = dir.join(file_name(&binding.name));
+        if path.is_file() {
+            tensors.insert(binding.name.clone(), Tensor::read(&path)?);
+        }
+    }
+    Ok(tensors)
+}
+
+/// Writes each tensor to `<dir>/<name>.npy` and returns the paths.
+pub fn write_tensors(
+    tensors: &BTreeMap<String, Tensor>,
+    dir: &Path,
+    dtype: NpyDtype,
+) -> Result<Vec<PathBuf>, NpyError> {
+    std::fs::create_dir_all(dir).map_err(|source| NpyError::Io {
+        action: "creating",
+        path: dir.display().to_string(),
+        source,
+    })?;
+    let mut paths = Vec::with_capacity(tensors.len());
+    for (name, tensor) in tensors {
+        let path = dir.join(file_name(name));
+        tensor.write(&path, dtype)?;
+        paths.push(path);
+    }
+    Ok(paths)
+}
