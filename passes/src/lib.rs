@@ -11,6 +11,7 @@ pub mod pipeline;
 pub mod plan_ir;
 pub mod planner;
 pub mod registry;
+pub mod select_finalist;
 pub mod timing;
 
 pub use pass::{DynPass, Pass, PassFailure, PassRun, Statistics};
@@ -21,6 +22,7 @@ pub fn register_builtin(registry: &mut Registry) {
     registry.register::<annotate_flops::AnnotateFlops>();
     registry.register::<canonicalize::Canonicalize>();
     registry.register::<lower_mid::LowerMid>();
+    registry.register::<select_finalist::SelectFinalist>();
     registry.register_pipeline::<canonicalize::CleanupOptions>(
         "ipu-canonicalize, then upstream cse, canonicalize and symbol-dce",
         canonicalize::expand_cleanup,

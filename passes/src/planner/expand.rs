@@ -1,1 +1,178 @@
-//! A finalist expanded to per-tile work (filled in below).
+//! A finalist expanded to what the tiles do: per op, the exchange phases as explicit
+//! transfers (source tile, destination tiles, bytes) under a tile mapping, and the compute
+//! cycles of the busiest tile. `ipu-select-finalist` screens mappings on this, models the
+//! expansion with the physical endpoint rule and schedules its phases.
+
+use ipu_device::{cost, Target};
+
+use super::beam::Finalist;
+use super::graph::{Graph, OpKind};
+use super::layout::Shards;
+use crate::exchange::TransferRequest;
+
+/// One exchange phase of the expanded plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExpandedPhase {
+    /// The op (in program order) the phase belongs to; body ops of a repeat report the repeat.
+    pub op: usize,
+    pub transfers: Vec<TransferRequest>,
+    /// How many times the phase runs (repeat bodies run `count` times).
+    pub runs: u64,
+}
+
+/// The expanded plan.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ExpandedPlan {
+    pub phases: Vec<ExpandedPhase>,
+    /// Compute (and conversion) cycles, summed over ops, of each op's busiest tile.
+    pub compute_cycles: u64,
+}
+
+/// A tile mapping: virtual tile `v` of the plans runs on logical tile `mapping[v]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mapping {
+    pub name: String,
+    pub tiles: Vec<u32>,
+}
+
+impl Mapping {
+    pub fn identity(tiles: u32) -> Mapping {
+        Mapping { name: "grid".into(), tiles: (0..tiles).collect() }
+    }
+
+    pub fn map(&self, tile: u32) -> u32 {
+        self.tiles.get(tile as usize).copied().unwrap_or(tile)
+    }
+
+    pub fn is_identity(&self) -> bool {
+        self.tiles.iter().enumerate().all(|(index, &tile)| index as u32 == tile)
+    }
+
+    /// Whether the mapping is a permutation of `0..tiles`.
+    pub fn is_permutation(&self) -> bool {
+        let mut seen = vec![false; self.tiles.len()];
+        self.tiles.iter().all(|&tile| {
+            let fresh = seen.get(tile as usize).is_some_and(|s| !s);
+            if fresh {
+                seen[tile as usize] = true;
+            }
+            fresh
+        })
+    }
+}
+
+/// The mappings screened, at most `limit` (the identity first): orders of the grid over the
+/// tiles that change which blocks share a send bus (pair-aware) and how far apart in columns
+/// neighbours land on the snake (snake-aware).
+pub fn mappings(tiles: u32, columns: u32, limit: usize) -> Vec<Mapping> {
+    let n = tiles;
+    let half = n / 2;
+    let mut out = vec![Mapping::identity(n)];
+    let mut push = |name: &str, f: &dyn Fn(u32) -> u32| {
+        let mapping = Mapping { name: name.into(), tiles: (0..n).map(f).collect() };
+        if mapping.is_permutation() && !out.iter().any(|m| m.tiles == mapping.tiles) {
+            out.push(mapping);
+        }
+    };
+    push("reversed", &|v| n - 1 - v);
+    if n % 2 == 0 {
+        // Pair-aware: swap the members of each pair; spread consecutive blocks over buses.
+        push("pair_swap", &|v| v ^ 1);
+        push("pair_spread", &|v| if v < half { 2 * v } else { 2 * (v - half) + 1 });
+        push("pair_gather", &|v| (v % 2) * half + v / 2);
+    }
+    if n % 4 == 0 {
+        push("quad_swap", &|v| v ^ 2);
+    }
+    if columns > 0 && n % columns == 0 && n / columns > 1 {
+        // Snake-aware: walk the grid column-major, so a block's neighbours in the plan's
+        // fastest axis sit in the next snake row, not the next column.
+        let rows = n / columns;
+        push("snake_columns", &|v| (v % rows) * columns + v / rows);
+    }
+    for quarter in 1..4u32 {
+        push(&format!("rotate_{quarter}q"), &|v| (v + quarter * n / 4) % n);
+    }
+    if n.is_power_of_two() && n > 1 {
+        let bits = n.trailing_zeros();
+        push("bit_reverse", &|v| v.reverse_bits() >> (32 - bits));
+    }
+    out.truncate(limit.max(1));
+    out
+}
+
+fn transfers_between(home: &Shards, need: &Shards, mapping: &Mapping, out: &mut Vec<TransferRequest>) {
+    super::layout::for_each_transfer(home, need, |source, destinations, bytes| {
+        out.push(TransferRequest { source: mapping.map(source), destinations: destinations.iter().map(|&d| mapping.map(d)).collect(), bytes });
+    });
+}
+
+/// Expands `finalist` of `graph` under `mapping`.
+pub fn expand(graph: &Graph, finalist: &Finalist, mapping: &Mapping) -> ExpandedPlan {
+    let mut plan = ExpandedPlan::default();
+    expand_into(graph, finalist, mapping, 1, None, &mut plan);
+    plan
+}
+
+fn expand_into(graph: &Graph, finalist: &Finalist, mapping: &Mapping, runs: u64, report_as: Option<usize>, plan: &mut ExpandedPlan) {
+    for (index, op) in graph.ops.iter().enumerate() {
+        let Some(candidate) = finalist.plans.get(index) else { continue };
+        let reported = report_as.unwrap_or(index);
+        if let (OpKind::Repeat { count, body, .. }, Some(body_plan)) = (&op.kind, finalist.bodies.get(&index)) {
+            expand_into(body, body_plan, mapping, runs * count.max(&1), Some(reported), plan);
+            continue;
+        }
+        let estimate = finalist.ops.get(index).copied().unwrap_or_default();
+        plan.compute_cycles += runs * (estimate.cycles - estimate.exchange_cycles);
+        let mut transfers = Vec::new();
+        for (operand, need) in op.operands.iter().zip(&candidate.needs) {
+            if let Some(home) = &finalist.homes[*operand] {
+                if home.shards != need.shards || home.format != need.format {
+                    transfers_between(&home.shards, &need.shards, mapping, &mut transfers);
+                }
+            }
+        }
+        if !transfers.is_empty() {
+            plan.phases.push(ExpandedPhase { op: reported, transfers, runs });
+        }
+        for internal in &candidate.internal_phases {
+            let mut transfers = Vec::new();
+            internal.for_each_transfer(|source, destinations, bytes| {
+                transfers.push(TransferRequest { source: mapping.map(source), destinations: destinations.iter().map(|&d| mapping.map(d)).collect(), bytes });
+            });
+            if !transfers.is_empty() {
+                plan.phases.push(ExpandedPhase { op: reported, transfers, runs });
+            }
+        }
+    }
+}
+
+/// Endpoint loads of a phase on the physical grid: bytes out per send bus (physical pairs
+/// share one) and bytes in per tile. Tiles outside the target are skipped.
+pub fn physical_loads(transfers: &[TransferRequest], target: &Target) -> (u64, u64) {
+    let mut bus_out = std::collections::BTreeMap::<u32, u64>::new();
+    let mut tile_in = std::collections::BTreeMap::<u32, u64>::new();
+    for transfer in transfers {
+        if let Ok(physical) = target.logical_to_physical(transfer.source) {
+            *bus_out.entry(target.send_bus(physical.index)).or_default() += transfer.bytes;
+        }
+        for &destination in &transfer.destinations {
+            *tile_in.entry(destination).or_default() += transfer.bytes;
+        }
+    }
+    (bus_out.values().copied().max().unwrap_or(0), tile_in.values().copied().max().unwrap_or(0))
+}
+
+/// The expansion's cycles by the endpoint rule on physical buses: compute plus each phase's
+/// `exchange_phase_cycles`. Also returns the exchange part and the pressure (the busiest
+/// endpoint's cycles summed over phase runs, without the fixed phase cost).
+pub fn model(plan: &ExpandedPlan, target: &Target) -> (u64, u64, u64) {
+    let mut exchange = 0u64;
+    let mut pressure = 0u64;
+    for phase in &plan.phases {
+        let (bus, tile) = physical_loads(&phase.transfers, target);
+        exchange += phase.runs * cost::exchange_phase_cycles(bus, tile, target);
+        pressure += phase.runs * bus.max(tile).div_ceil(u64::from(target.exchange.bytes_per_cycle.value.max(1)));
+    }
+    (plan.compute_cycles + exchange, exchange, pressure)
+}

@@ -1,0 +1,216 @@
+//! `ipu-select-finalist`: for each finalist `ipu-lower-mid` retained, screen tile mappings by
+//! exchange resource load, model the expanded plan, schedule its exchange phases physically
+//! (`crate::exchange::schedule`, the scheduler `ipu-lower-exchanges` uses) and select the
+//! finalist with the best refined estimate:
+//! `refined = analytical - analytical exchange + scheduled exchange`.
+//!
+//! Finalists are re-derived from their recorded plans (every parameter pinned), so the planner's
+//! accounting is the only cost model and the selected finalist is written back with the same
+//! code `ipu-lower-mid` uses. The function gets `ipu.refined_estimate` (refined cycles,
+//! scheduled exchange cycles, then the memory peaks) and `ipu.tile_mapping` (the mapping's name;
+//! `ipu.tile_mapping_tiles` holds the permutation when it is not the identity).
+
+use ipu_device::Target;
+use ipu_dialects::{diagnostics::op_error, format::Estimate};
+use melior::{
+    ir::{
+        attribute::StringAttribute, operation::OperationLike, operation::OperationMutLike, operation::OperationRefMut, Attribute,
+        OperationRef,
+    },
+    Context,
+};
+use rayon::prelude::*;
+
+use crate::exchange::schedule_phase;
+use crate::lower_mid::{planner_options, LowerMidOptions, FINALISTS_ATTRIBUTE};
+use crate::pass::{Pass, PassFailure, PassRun};
+use crate::pipeline::{parse_option_list, PassOptions};
+use crate::plan_ir;
+use crate::planner::{
+    self,
+    expand::{expand, mappings, model, ExpandedPlan, Mapping},
+    Constraints, Finalist,
+};
+
+crate::pass_options! {
+    /// Options of `ipu-select-finalist`.
+    pub struct SelectFinalistOptions for "ipu-select-finalist" {
+        /// Finalists modelled and scheduled (the first ones ipu-lower-mid retained).
+        finalists: u32 = 4,
+        /// Candidates per op when re-deriving a finalist from its recorded plans.
+        candidates_per_op: u32 = 24,
+        /// Tile mappings screened per finalist (the grid order first).
+        mappings: u32 = 11,
+    }
+}
+
+/// The `ipu-select-finalist` pass.
+#[derive(Clone)]
+pub struct SelectFinalist {
+    options: SelectFinalistOptions,
+}
+
+/// What selection found for one finalist.
+#[derive(Debug, Clone)]
+pub struct Scheduled {
+    pub finalist: usize,
+    pub mapping: Mapping,
+    pub analytical_cycles: u64,
+    pub analytical_exchange_cycles: u64,
+    pub modelled_cycles: u64,
+    pub scheduled_exchange_cycles: u64,
+    pub refined_cycles: u64,
+}
+
+/// Sum over phases of the physically scheduled phase cycles (phases scheduled in parallel).
+pub fn scheduled_exchange_cycles(plan: &ExpandedPlan, target: &Target) -> Result<u64, String> {
+    let cycles: Result<Vec<u64>, String> = plan
+        .phases
+        .par_iter()
+        .map(|phase| schedule_phase(&phase.transfers, target).map(|s| s.cycles * phase.runs).map_err(|e| format!("op {}: {e}", phase.op)))
+        .collect();
+    Ok(cycles?.into_iter().sum())
+}
+
+/// Screens mappings for `finalist`, models and schedules it under the best one.
+pub fn schedule_finalist(index: usize, graph: &planner::Graph, finalist: &Finalist, tiles: u32, limit: usize, target: &Target) -> Result<Scheduled, String> {
+    let candidates = mappings(tiles, target.geometry.physical_columns.value, limit);
+    let screened: Vec<(u64, u64, u64, ExpandedPlan)> = candidates
+        .iter()
+        .map(|mapping| {
+            let plan = expand(graph, finalist, mapping);
+            let (cycles, exchange, pressure) = model(&plan, target);
+            (cycles, exchange, pressure, plan)
+        })
+        .collect();
+    let best = (0..screened.len()).min_by_key(|&i| (screened[i].2, screened[i].1, i)).unwrap_or(0);
+    tracing::info!(
+        finalist = index,
+        candidates = candidates.len(),
+        baseline_cycles = screened[0].1,
+        candidate_cycles = screened[best].1,
+        baseline_pressure = screened[0].2,
+        candidate_pressure = screened[best].2,
+        mapping = %candidates[best].name,
+        "screened tile mappings by exchange resource load"
+    );
+    let estimate = finalist.estimate;
+    tracing::info!(
+        finalist = index,
+        modelled_cycles = screened[best].0,
+        estimated_cycles = estimate.cycles,
+        estimated_exchange_cycles = estimate.exchange_cycles,
+        "modelled expanded operator plan"
+    );
+    let scheduled = scheduled_exchange_cycles(&screened[best].3, target)?;
+    let refined = estimate.cycles - estimate.exchange_cycles + scheduled;
+    let mapping = candidates[best].clone();
+    tracing::info!(
+        finalist = index,
+        mapped = !mapping.is_identity(),
+        analytical_cycles = estimate.cycles,
+        analytical_exchange_cycles = estimate.exchange_cycles,
+        scheduled_exchange_cycles = scheduled,
+        refined_cycles = refined,
+        "scheduled operator-plan finalist"
+    );
+    Ok(Scheduled {
+        finalist: index,
+        mapping,
+        analytical_cycles: estimate.cycles,
+        analytical_exchange_cycles: estimate.exchange_cycles,
+        modelled_cycles: screened[best].0,
+        scheduled_exchange_cycles: scheduled,
+        refined_cycles: refined,
+    })
+}
+
+impl Pass for SelectFinalist {
+    type Options = SelectFinalistOptions;
+    const ARGUMENT: &'static str = "ipu-select-finalist";
+    const SUMMARY: &'static str = "Screen tile mappings, schedule each finalist's exchanges physically and select the best refined plan";
+
+    fn new(options: SelectFinalistOptions) -> Self {
+        SelectFinalist { options }
+    }
+
+    fn options(&self) -> &SelectFinalistOptions {
+        &self.options
+    }
+
+    fn run(&self, op: OperationRef, run: &mut PassRun) -> Result<(), PassFailure> {
+        let fail = |message: String| {
+            op_error(&op, &format!("ipu-select-finalist: {message}"));
+            PassFailure(message)
+        };
+        let record = op
+            .attribute(FINALISTS_ATTRIBUTE)
+            .ok()
+            .and_then(|attribute| StringAttribute::try_from(attribute).ok())
+            .map(|attribute| attribute.value().to_string())
+            .ok_or_else(|| fail(format!("the module has no '{FINALISTS_ATTRIBUTE}' attribute; run ipu-lower-mid first")))?;
+        let record: serde_json::Value = serde_json::from_str(&record).map_err(|e| fail(format!("'{FINALISTS_ATTRIBUTE}' is not valid JSON: {e}")))?;
+        let options_text = record.get("options").and_then(|v| v.as_str()).unwrap_or("");
+        let lower_options = parse_option_list(options_text)
+            .and_then(|list| LowerMidOptions::from_pass_options(&list))
+            .map_err(|e| fail(format!("recorded ipu-lower-mid options do not parse: {e}")))?;
+        let target = Target::by_name(&lower_options.target).map_err(|e| fail(e.to_string()))?;
+        let mut options = planner_options(&lower_options, &target).map_err(fail)?;
+        options.candidates_per_op = self.options.candidates_per_op.max(1) as usize;
+        options.finalists = 1;
+        let context_ref = op.context();
+        // SAFETY: the context outlives this pass run.
+        let context: &Context = unsafe { context_ref.to_ref() };
+        let table = plan_ir::functions(op);
+        let functions = record.get("functions").and_then(|v| v.as_object()).cloned().unwrap_or_default();
+        for (name, finalists) in &functions {
+            let Some(function) = table.get(name) else { continue };
+            let graph = plan_ir::read_function(*function, &table).map_err(|error| {
+                op_error(&error.op, &format!("ipu-select-finalist: {}", error.message));
+                PassFailure(error.message)
+            })?;
+            let dumps = finalists.as_array().cloned().unwrap_or_default();
+            let mut results = Vec::new();
+            let mut derived = Vec::new();
+            for (index, dump) in dumps.iter().take(self.options.finalists.max(1) as usize).enumerate() {
+                let mut pinned = options.clone();
+                pinned.constraints = Constraints::parse(&dump.to_string()).map_err(|e| fail(e.to_string()))?;
+                let planned = planner::plan(&graph.graph, &pinned, &target).map_err(|error| {
+                    crate::lower_mid::report(&graph, &error);
+                    PassFailure(error.to_string())
+                })?;
+                let finalist = planned.finalists.into_iter().next().ok_or_else(|| fail(format!("finalist {index} could not be re-derived")))?;
+                results.push(schedule_finalist(index, &graph.graph, &finalist, options.tiles, self.options.mappings as usize, &target).map_err(fail)?);
+                derived.push(finalist);
+            }
+            let Some(best) = results.iter().min_by_key(|r| (r.refined_cycles, r.finalist)).cloned() else { continue };
+            tracing::info!(selected = best.finalist, mapped = !best.mapping.is_identity(), "selected physically scheduled operator-plan finalist");
+            run.statistic("finalists-scheduled", "Number of finalists physically scheduled", results.len() as u64);
+            let chosen = &derived[best.finalist];
+            plan_ir::apply(context, &graph, chosen).map_err(fail)?;
+            let estimate = chosen.estimate;
+            let refined = Estimate {
+                cycles: best.refined_cycles as i64,
+                exchange_cycles: best.scheduled_exchange_cycles as i64,
+                peak_standard_bytes: estimate.peak_standard as i64,
+                peak_interleaved_bytes: estimate.peak_interleaved as i64,
+                peak_total_bytes: estimate.peak_total as i64,
+                maximum_standard_allocation_bytes: estimate.maximum_standard_allocation as i64,
+            };
+            // SAFETY: the function op is live in this module.
+            let mut function_mut = unsafe { OperationRefMut::from_raw(function.to_raw()) };
+            if let Some(attribute) = Attribute::parse(context, &refined.to_string()) {
+                function_mut.set_attribute("ipu.refined_estimate", attribute);
+            }
+            function_mut.set_attribute("ipu.selected_finalist", Attribute::parse(context, &format!("{} : i64", best.finalist)).unwrap_or_else(|| Attribute::unit(context)));
+            function_mut.set_attribute("ipu.tile_mapping", StringAttribute::new(context, &best.mapping.name).into());
+            if !best.mapping.is_identity() {
+                let items: Vec<String> = best.mapping.tiles.iter().map(|t| t.to_string()).collect();
+                if let Some(attribute) = Attribute::parse(context, &format!("array<i32: {}>", items.join(", "))) {
+                    function_mut.set_attribute("ipu.tile_mapping_tiles", attribute);
+                }
+            }
+        }
+        Ok(())
+    }
+}
