@@ -16,7 +16,34 @@
 //! * the device configuration writes the compiler relied on ([`DeviceConfig`]);
 //! * the compiler version.
 //!
-//! The binary layout is in [`wire`]; validation on read and before write in [`validate`].
+//! Validation (before writing and after reading) is [`Package::validate`].
+//!
+//! ## Binary layout
+//! A [`crate::container`] file (magic `89 49 50 55 45 58 45 0a`, "\x89IPUEXE\n") with these
+//! sections, in this order:
+//!
+//! | kind | name | content |
+//! |---|---|---|
+//! | 1 | `meta` | postcard: the application name |
+//! | 2 | `image` | postcard: the device image without segment bytes; programs flattened |
+//! | 3 | `kernels` | postcard: one artifact per kernel table entry, the object table |
+//! | 4 | `bindings` | postcard: bindings without their data bytes |
+//! | 5 | `calls` | postcard: host exchange calls |
+//! | 6 | `profile-plan` | postcard: the profile plan |
+//! | 7 | `device-config` | postcard: register writes |
+//! | 8 | `data` | raw bytes: every segment (image order), every weight (binding order), every object (hash order) |
+//!
+//! Structure is postcard (varint integers and length-prefixed sequences, so the small tile
+//! ids, slots and counts that fill these tables take one or two bytes instead of four or
+//! eight; a stable, documented wire format), and bulk bytes live once in the raw `data` section so they are not re-encoded
+//! and their file offsets are known ([`FileLayout`], for `ipu inspect`). The structure records
+//! only lengths; the data section is consumed in order and must be used exactly.
+//!
+//! Programs are stored flat, in pre-order, a repeat followed by its body and recording how
+//! many direct children it has. Decoding a nested structure straight from untrusted bytes
+//! would recurse once per nesting level (a few bytes each), so a hostile file could overflow
+//! the stack; rebuilding the tree from the flat list refuses nesting deeper than
+//! [`MAX_REPEAT_NESTING`].
 
 mod validate;
 mod wire;
@@ -32,7 +59,7 @@ use serde::{Deserialize, Serialize};
 use tracing::info;
 
 pub use validate::PackageError;
-pub use wire::{FileLayout, PACKAGE_FORMAT_VERSION, PACKAGE_SPEC};
+pub use wire::{FileLayout, MAX_REPEAT_NESTING, PACKAGE_FORMAT_VERSION, PACKAGE_SPEC};
 
 use crate::config::DeviceConfig;
 use crate::container::FormatError;

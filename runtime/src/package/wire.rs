@@ -1,30 +1,4 @@
-//! The `.ipuexe` binary layout.
-//!
-//! A [`crate::container`] file (magic `89 49 50 55 45 58 45 0a`, "\x89IPUEXE\n") with these
-//! sections, in this order:
-//!
-//! | kind | name | content |
-//! |---|---|---|
-//! | 1 | `meta` | postcard: the application name |
-//! | 2 | `image` | postcard: the device image without segment bytes; programs flattened |
-//! | 3 | `kernels` | postcard: one artifact per kernel table entry, the object table |
-//! | 4 | `bindings` | postcard: bindings without their data bytes |
-//! | 5 | `calls` | postcard: host exchange calls |
-//! | 6 | `profile-plan` | postcard: the profile plan |
-//! | 7 | `device-config` | postcard: register writes |
-//! | 8 | `data` | raw bytes: every segment (image order), every weight (binding order), every object (hash order) |
-//!
-//! Structure is postcard (varint integers, length-prefixed sequences; about half the size of
-//! fixed-width encodings for these tables of small numbers, with a stable documented wire
-//! format), and bulk bytes live once in the raw `data` section so they are not re-encoded
-//! and their file offsets are known ([`FileLayout`], for `ipu inspect`). The structure records
-//! only lengths; the data section is consumed in order and must be used exactly.
-//!
-//! Programs are stored flat, in pre-order, a repeat followed by its body and recording how
-//! many direct children it has. Decoding a nested structure straight from untrusted bytes
-//! would recurse once per nesting level (a few bytes each), so a hostile file could overflow
-//! the stack; rebuilding the tree from the flat list refuses nesting deeper than
-//! [`MAX_REPEAT_NESTING`].
+//! Encoding and decoding of the `.ipuexe` layout documented in [`super`].
 
 use std::collections::BTreeMap;
 
