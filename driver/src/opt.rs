@@ -177,6 +177,20 @@ fn run_inner(mut args: OptArgs) -> Result<(), Failed> {
         let (ir, pipeline) = extract_reproducer(&buffer).ok_or_else(|| {
             error(format!("{file_name}: --run-reproducer needs a reproducer file with an `{REPRODUCER_KEY}` resource (written by --mlir-pass-pipeline-crash-reproducer)"))
         })?;
+        // Replay with the recorded settings, as mlir-opt does.
+        let resources = &buffer[ir.len()..];
+        if let Some(value) = reproducer_flag(resources, "disable_threading") {
+            args.disable_threading = value;
+        }
+        if let Some(value) = reproducer_flag(resources, "verify_each") {
+            args.verify_each = value;
+        }
+        tracing::info!(
+            pipeline = %pipeline,
+            disable_threading = args.disable_threading,
+            verify_each = args.verify_each,
+            "replaying reproducer"
+        );
         buffer = ir;
         args.pass_pipeline = Some(pipeline);
     }
@@ -577,6 +591,19 @@ fn write_reproducer(path: &Path, input: &str, pipeline: &str, args: &OptArgs) ->
     std::fs::write(path, text).map_err(|e| error(format!("cannot write reproducer '{}': {e}", path.display())))?;
     eprintln!("ipu-opt: wrote a reproducer to {}", path.display());
     Ok(())
+}
+
+/// A `key: true|false` entry of a reproducer's resource block.
+fn reproducer_flag(resources: &str, key: &str) -> Option<bool> {
+    let at = resources.find(&format!("{key}:"))?;
+    let value = resources[at + key.len() + 1..].trim_start();
+    if value.starts_with("true") {
+        Some(true)
+    } else if value.starts_with("false") {
+        Some(false)
+    } else {
+        None
+    }
 }
 
 /// Splits a reproducer into its IR and pipeline.
