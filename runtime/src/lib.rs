@@ -15,6 +15,7 @@ pub mod npy;
 pub mod package;
 pub mod profile;
 pub mod session;
+pub mod trace;
 
 pub use config::{DeviceConfig, Register, RegisterWrite};
 pub use lock::{DeviceLock, LockError};

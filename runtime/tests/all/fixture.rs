@@ -14,8 +14,10 @@ use ipu_device::image::{
     StreamDirection, StreamSlice, Transfer,
 };
 use ipu_device::kernels::spec::KernelRunError;
+use ipu_device::sim::Simulator;
 use ipu_device::{KernelRunner, KernelSpec, Precision, Target};
 use ipu_runtime::package::{KernelObject, PlannedOp, ProfilePlan};
+use ipu_runtime::ProfileFile;
 use ipu_runtime::{
     Binding, BindingPiece, BindingRole, DeviceConfig, HostCall, Package, Register, RegisterWrite,
 };
@@ -303,4 +305,20 @@ pub fn expected_output_with(tiles: u32) -> Vec<f32> {
     (0..tiles * COLS)
         .map(|i| x[i as usize] + b[(i % COLS) as usize])
         .collect()
+}
+
+/// The profile of `initialize` then `run` of `package` on a bare simulator (no session).
+pub fn profile(package: &Package) -> ProfileFile {
+    let target = Target::c600();
+    let mut sim = Simulator::new(target.clone(), runner());
+    sim.load(&package.image).expect("fixture loads");
+    let bias: Vec<u8> = bias().iter().flat_map(|v| v.to_le_bytes()).collect();
+    let stream = package.binding("b").unwrap().to_stream(&bias).unwrap();
+    sim.write_stream("b", &stream).unwrap();
+    sim.run("initialize").unwrap();
+    let x: Vec<u8> = input().iter().flat_map(|v| v.to_le_bytes()).collect();
+    let stream = package.binding("x").unwrap().to_stream(&x).unwrap();
+    sim.write_stream("x", &stream).unwrap();
+    let run = sim.run("run").unwrap();
+    ProfileFile::from_sim(package, &target, &[run])
 }

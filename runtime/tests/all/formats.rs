@@ -3,8 +3,6 @@
 
 use std::collections::BTreeMap;
 
-use ipu_device::sim::Simulator;
-use ipu_device::Target;
 use ipu_runtime::container::HEADER_BYTES;
 use ipu_runtime::npy::Tensor;
 use ipu_runtime::{Package, PackageError, ProfileError, ProfileFile};
@@ -25,25 +23,7 @@ fn package_bytes() -> Vec<u8> {
 }
 
 fn profile_bytes() -> Vec<u8> {
-    let package = fixture::package();
-    let target = Target::c600();
-    let mut sim = Simulator::new(target.clone(), fixture::runner());
-    sim.load(&package.image).expect("fixture loads");
-    let bias: Vec<u8> = fixture::bias()
-        .iter()
-        .flat_map(|v| v.to_le_bytes())
-        .collect();
-    let stream = package.binding("b").unwrap().to_stream(&bias).unwrap();
-    sim.write_stream("b", &stream).unwrap();
-    sim.run("initialize").unwrap();
-    let x: Vec<u8> = fixture::input()
-        .iter()
-        .flat_map(|v| v.to_le_bytes())
-        .collect();
-    let stream = package.binding("x").unwrap().to_stream(&x).unwrap();
-    sim.write_stream("x", &stream).unwrap();
-    let run = sim.run("run").unwrap();
-    ProfileFile::from_sim(&package, &target, &[run])
+    fixture::profile(&fixture::package())
         .to_bytes()
         .expect("profile encodes")
 }

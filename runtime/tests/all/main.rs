@@ -7,4 +7,5 @@ mod inspect;
 mod lock;
 mod npy;
 mod package;
+mod profile;
 mod session;

@@ -1,0 +1,77 @@
+//! The profile's derived views: per-tile samples, per-op cycles, the Chrome trace.
+
+use ipu_device::{KernelSpec, Precision, Target};
+use ipu_runtime::profile::{peak_cycles, StepKind};
+use ipu_runtime::trace::chrome_trace;
+
+use crate::fixture;
+
+#[test]
+fn ideal_cycles_fall_back_to_the_kernel_models_at_peak() {
+    let mut package = fixture::package();
+    package.profile_plan.ops.clear();
+    let profile = fixture::profile(&package);
+    let op = &profile.runs[0].ops[0];
+    assert_eq!(op.op, None);
+    assert_eq!(op.estimated_cycles, None);
+    // 4 adds of 8 f32 elements at 8 per cycle, spread over 1472 tiles, rounded up.
+    assert_eq!(op.ideal_cycles, 1);
+    assert!(op.achieved_cycles > op.ideal_cycles);
+
+    let target = Target::c600();
+    let gemm = KernelSpec::Gemm {
+        input: Precision::F8E4M3,
+        partials: Precision::F16,
+        weights: ipu_device::MemoryClass::Interleaved,
+        k: 32,
+        c: 64,
+        rows: vec![32, 34],
+        accumulate: false,
+    };
+    // Row entry 1 (34 rows): 34 * 32 * 64 MACs at 128 per cycle.
+    assert_eq!(
+        peak_cycles(&gemm, &[0, 0, 0, 1, 0, 0], &target),
+        34 * 32 * 64 / 128
+    );
+}
+
+#[test]
+fn tiles_without_kernels_still_see_the_global_steps() {
+    let package = fixture::package();
+    let profile = fixture::profile(&package);
+    let run = &profile.runs[0];
+    let idle = run.tile_samples(1000, &profile.kernels);
+    let kinds: Vec<_> = idle.iter().map(|s| s.kind).collect();
+    assert_eq!(
+        kinds,
+        [StepKind::HostWrite, StepKind::Exchange, StepKind::HostRead]
+    );
+    assert!(idle.iter().all(|s| s.kernel.is_none()));
+    assert_eq!(run.tile_totals.len(), 1472);
+    assert_eq!(run.tile_totals[0].kernel_runs, 1);
+    assert_eq!(run.tile_totals[1000].kernel_runs, 0);
+}
+
+#[test]
+fn chrome_trace_has_one_event_per_kernel_run_and_global_step() {
+    let profile = fixture::profile(&fixture::package());
+    let trace = chrome_trace(&profile);
+    let text = serde_json::to_string(&trace).unwrap();
+    let parsed: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let events = parsed["traceEvents"].as_array().unwrap();
+    let complete: Vec<_> = events.iter().filter(|e| e["ph"] == "X").collect();
+    let compute = complete.iter().filter(|e| e["cat"] == "compute").count();
+    assert_eq!(compute, 4);
+    assert_eq!(complete.len(), 4 + 3);
+    assert!(complete.iter().all(|e| e["dur"].as_f64().unwrap() >= 0.0));
+    let add = complete.iter().find(|e| e["cat"] == "compute").unwrap();
+    assert_eq!(add["name"], "add_f32_r1_c8_b1");
+    assert_eq!(add["args"]["op"], fixture::ADD_LOCATION);
+    assert!(complete.iter().any(|e| e["name"] == "exchange phase 0"));
+    assert!(complete.iter().any(|e| e["name"] == "host-read y"));
+    // Deterministic.
+    assert_eq!(
+        text,
+        serde_json::to_string(&chrome_trace(&profile)).unwrap()
+    );
+}
