@@ -199,7 +199,17 @@ pub fn encode(
             max: COMPILER_BYTES,
         });
     }
-    debug_assert_eq!(sections.len(), spec.sections.len());
+    if sections.len() != spec.sections.len() {
+        return Err(FormatError::Encode {
+            format: spec.name,
+            section: "(table)",
+            detail: format!(
+                "{} sections given, the format has {}",
+                sections.len(),
+                spec.sections.len()
+            ),
+        });
+    }
     let payload_bytes: usize = sections
         .iter()
         .map(|s| SECTION_HEADER_BYTES + s.len())

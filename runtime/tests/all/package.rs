@@ -183,3 +183,33 @@ fn tensors_gather_and_scatter_through_pieces() {
     let error = y.to_stream(&tensor[..100]).unwrap_err();
     assert!(matches!(error, PackageError::TensorLength { .. }));
 }
+
+/// A file with a valid checksum but invalid content (as a buggy or hostile writer would make
+/// it) is refused by the reader's own validation.
+#[test]
+fn reader_validates_what_the_writer_would_have_refused() {
+    let read_error = |package: &Package| {
+        let bytes = package.to_bytes_unvalidated().unwrap();
+        Package::from_bytes(&bytes).unwrap_err().to_string()
+    };
+    let mut package = fixture::package();
+    let base = package.image.tiles[0].segments[0].address;
+    package.image.add_segment(0, base + 8, vec![1; 8]);
+    assert!(read_error(&package).contains("overlap"));
+
+    let mut package = fixture::package();
+    package.bindings[0].pieces[0].offset = 1 << 40;
+    let error = read_error(&package);
+    assert!(error.contains("the tensor has 128 bytes"), "{error}");
+
+    let mut package = fixture::package();
+    package.image.streams[0].slices[0].address = 0x10;
+    package.bindings[0].pieces[0].address = 0x10;
+    let error = read_error(&package);
+    assert!(error.contains("outside SRAM"), "{error}");
+
+    let mut package = fixture::package();
+    package.image.format_version = 99;
+    let error = read_error(&package);
+    assert!(error.contains("image format version 99"), "{error}");
+}
