@@ -301,15 +301,15 @@ fn tree_path(op: OperationRef) -> std::path::PathBuf {
     levels.iter().rev().collect()
 }
 
+/// The title suffix and the text of a dump, as MLIR's IR printer makes them: the op is printed
+/// alone, or under --mlir-print-ir-module-scope the top-level op is printed and the title names
+/// the op the pass ran on (`('func.func' operation: @f)`).
 fn printed_scope(op: OperationRef, print: &PrintAround) -> (String, String) {
-    let mut target = op;
-    if print.module_scope {
-        while let Some(parent) = target.parent_operation() {
-            target = parent;
-        }
+    if !print.module_scope {
+        return (String::new(), print_operation(op, print));
     }
-    let name = target.name().as_string_ref().as_str().unwrap_or("?").to_string();
-    let symbol = target
+    let name = op.name().as_string_ref().as_str().unwrap_or("?").to_string();
+    let symbol = op
         .attribute("sym_name")
         .ok()
         .map(|attribute| attribute.to_string().trim_matches('"').to_string());
@@ -317,7 +317,11 @@ fn printed_scope(op: OperationRef, print: &PrintAround) -> (String, String) {
         Some(symbol) => format!(" ('{name}' operation: @{symbol})"),
         None => format!(" ('{name}' operation)"),
     };
-    (scope, print_operation(target, print))
+    let mut top = op;
+    while let Some(parent) = top.parent_operation() {
+        top = parent;
+    }
+    (scope, print_operation(top, print))
 }
 
 /// Prints an operation with the driver's printing flags.

@@ -7,17 +7,17 @@
 // pipeline, and only those: the driver's own helpers (timing markers, the printers of
 // --mlir-print-ir-before=) never show up.
 
-// BEFORE: // -----// IR Dump Before IpuCanonicalize (ipu-canonicalize) ('func.func' operation: @round_trip) //----- //
+// BEFORE: // -----// IR Dump Before IpuCanonicalize (ipu-canonicalize) //----- //
 // BEFORE-NEXT: func.func @round_trip
 // BEFORE-NEXT: "ipu.cast"
-// BEFORE: // -----// IR Dump Before {{.*}} (cse) ('builtin.module' operation) //----- //
+// BEFORE: // -----// IR Dump Before {{.*}} (cse) //----- //
 // BEFORE-NOT: IR Dump
 
 // AFTER-NOT: IR Dump Before IpuCanonicalize
-// AFTER: // -----// IR Dump After IpuCanonicalize (ipu-canonicalize) ('func.func' operation: @round_trip) //----- //
+// AFTER: // -----// IR Dump After IpuCanonicalize (ipu-canonicalize) //----- //
 // AFTER-NEXT: func.func @round_trip(%[[X:.*]]: tensor<4xf16>) -> tensor<4xf16> {
 // AFTER-NEXT: return %[[X]]
-// AFTER: // -----// IR Dump After {{.*}} (cse) ('builtin.module' operation) //----- //
+// AFTER: // -----// IR Dump After {{.*}} (cse) //----- //
 // AFTER-NOT: IR Dump After
 // AFTER-NOT: Timing
 // AFTER-NOT: IRPrinter

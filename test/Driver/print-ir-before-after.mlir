@@ -5,22 +5,22 @@
 // --mlir-print-ir-before=<passes> / --mlir-print-ir-after=<passes>: the IR on stderr around the
 // named passes only (ours and upstream ones), for each op the pass runs on.
 
-// BEFORE: // -----// IR Dump Before IpuCanonicalize (ipu-canonicalize) ('func.func' operation: @round_trip) //----- //
+// BEFORE: // -----// IR Dump Before IpuCanonicalize (ipu-canonicalize) //----- //
 // BEFORE-NEXT: func.func @round_trip(%[[X:.*]]: tensor<4xf16>) -> tensor<4xf16> {
 // BEFORE-NEXT: %[[WIDE:.*]] = "ipu.cast"(%[[X]])
 // BEFORE-NEXT: "ipu.cast"(%[[WIDE]])
 // BEFORE-NOT: IR Dump
 
-// AFTER: // -----// IR Dump After IpuCanonicalize (ipu-canonicalize) ('func.func' operation: @round_trip) //----- //
+// AFTER: // -----// IR Dump After IpuCanonicalize (ipu-canonicalize) //----- //
 // AFTER-NEXT: func.func @round_trip(%[[X:.*]]: tensor<4xf16>) -> tensor<4xf16> {
 // AFTER-NEXT: return %[[X]]
-// AFTER: // -----// IR Dump After {{.*}} (cse) ('builtin.module' operation) //----- //
+// AFTER: // -----// IR Dump After {{.*}} (cse) //----- //
 // AFTER-NEXT: module {
 // AFTER-NOT: IR Dump
 
 // AROUND-CSE-NOT: ipu-canonicalize
-// AROUND-CSE: // -----// IR Dump Before {{.*}} (cse) ('builtin.module' operation) //----- //
-// AROUND-CSE: // -----// IR Dump After {{.*}} (cse) ('builtin.module' operation) //----- //
+// AROUND-CSE: // -----// IR Dump Before {{.*}} (cse) //----- //
+// AROUND-CSE: // -----// IR Dump After {{.*}} (cse) //----- //
 // AROUND-CSE-NOT: IR Dump
 
 func.func @round_trip(%x: tensor<4xf16>) -> tensor<4xf16> {
