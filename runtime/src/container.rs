@@ -145,6 +145,13 @@ pub enum FormatError {
         section: &'static str,
         detail: String,
     },
+    #[error("{format}: {path} is {size} bytes, more than the {max} bytes any valid file can have")]
+    TooLarge {
+        format: &'static str,
+        path: String,
+        size: u64,
+        max: u64,
+    },
     #[error("{format}: {action} {path}: {source}")]
     Io {
         format: &'static str,
@@ -494,12 +501,36 @@ pub fn write_atomic(
     result
 }
 
-/// Reads a whole file (its size comes from the file system, not from its content).
-pub fn read_file(format: &'static str, path: &std::path::Path) -> Result<Vec<u8>, FormatError> {
-    std::fs::read(path).map_err(|source| FormatError::Io {
-        format,
-        action: "reading",
-        path: path.display().to_string(),
-        source,
-    })
+/// Reads a whole file after checking its size (from the file system) against `max_bytes`,
+/// so that a huge (or sparse) file is refused before anything is allocated for it.
+pub fn read_file(
+    format: &'static str,
+    path: &std::path::Path,
+    max_bytes: u64,
+) -> Result<Vec<u8>, FormatError> {
+    use std::io::Read;
+    let io = |action: &'static str| {
+        move |source| FormatError::Io {
+            format,
+            action,
+            path: path.display().to_string(),
+            source,
+        }
+    };
+    let file = std::fs::File::open(path).map_err(io("opening"))?;
+    let size = file.metadata().map_err(io("inspecting"))?.len();
+    if size > max_bytes {
+        return Err(FormatError::TooLarge {
+            format,
+            path: path.display().to_string(),
+            size,
+            max: max_bytes,
+        });
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    // `take`: a file that grows while being read cannot push past the limit either.
+    file.take(max_bytes)
+        .read_to_end(&mut bytes)
+        .map_err(io("reading"))?;
+    Ok(bytes)
 }

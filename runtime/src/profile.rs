@@ -40,6 +40,11 @@ pub const PROFILE_SPEC: FormatSpec = FormatSpec {
     sections: &[(1, "meta"), (2, "runs")],
 };
 
+/// Largest profile file a reader accepts (refused by size before reading). A profile grows
+/// with executed kernel runs (a few bytes each), so this allows billions of samples while
+/// keeping a huge or sparse file from being read into memory.
+pub const MAX_PROFILE_BYTES: u64 = 16 << 30;
+
 /// Largest tile count a profile may declare (the per-tile tables are dense).
 const MAX_TILES: u32 = 1 << 16;
 
@@ -584,7 +589,7 @@ impl ProfileFile {
     }
 
     pub fn read(path: &Path) -> Result<ProfileFile, ProfileError> {
-        let bytes = container::read_file(PROFILE_SPEC.name, path)?;
+        let bytes = container::read_file(PROFILE_SPEC.name, path, MAX_PROFILE_BYTES)?;
         Self::from_bytes(&bytes)
     }
 }

@@ -64,6 +64,12 @@ pub use wire::{FileLayout, MAX_REPEAT_NESTING, PACKAGE_FORMAT_VERSION, PACKAGE_S
 use crate::config::DeviceConfig;
 use crate::container::FormatError;
 
+/// Largest package file a reader accepts. Everything a package holds ends up in tile SRAM
+/// (C600: 1,472 tiles x 624 KiB = 919 MB) or is a small table or kernel object, so a larger
+/// file is not an application; refusing it by size keeps a huge or sparse file from being
+/// read into memory at all.
+pub const MAX_PACKAGE_BYTES: u64 = 4 << 30;
+
 /// The version of this compiler, recorded in every package and profile.
 pub const COMPILER_VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -422,7 +428,7 @@ impl Package {
     /// Reads and validates a package and returns its file layout.
     pub fn read_with_layout(path: &Path) -> Result<(Package, FileLayout), PackageError> {
         info!(path = %path.display(), "reading application package");
-        let bytes = crate::container::read_file(PACKAGE_SPEC.name, path)?;
+        let bytes = crate::container::read_file(PACKAGE_SPEC.name, path, MAX_PACKAGE_BYTES)?;
         let (package, layout) = Self::from_bytes_with_layout(&bytes)?;
         info!(
             tiles = package.tile_count(),

@@ -282,3 +282,26 @@ fn npy_mutations_are_errors() {
         assert!(largest <= ALLOCATION_LIMIT);
     }
 }
+
+#[test]
+fn huge_files_are_refused_by_size_before_reading() {
+    let dir = crate::lock::scratch("huge");
+    let path = dir.join("huge.ipuexe");
+    let file = std::fs::File::create(&path).unwrap();
+    // Sparse: no disk space is used.
+    file.set_len(ipu_runtime::package::MAX_PACKAGE_BYTES + 1)
+        .unwrap();
+    drop(file);
+    let (result, largest) = largest_allocation(|| Package::read(&path));
+    let error = result.unwrap_err().to_string();
+    assert!(error.contains("more than the 4294967296 bytes"), "{error}");
+    assert!(largest <= ALLOCATION_LIMIT);
+    let path = dir.join("huge.ipuprof");
+    std::fs::File::create(&path)
+        .unwrap()
+        .set_len(ipu_runtime::profile::MAX_PROFILE_BYTES + 1)
+        .unwrap();
+    let error = ProfileFile::read(&path).unwrap_err().to_string();
+    assert!(error.contains("more than the"), "{error}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
