@@ -149,11 +149,7 @@ impl State {
                         Origin::Constant => need.format,
                         _ => ValueFormat::row_major(value.element),
                     };
-                    let shards = Shards {
-                        owners: need.shards.owners.iter().map(|owners| owners[..1.min(owners.len())].to_vec()).collect(),
-                        element_bytes: format.precision.bytes(),
-                        ..need.shards.clone()
-                    };
+                    let shards = super::layout::host_home(&need.shards, format.precision.bytes());
                     let home = Arc::new(Need { shards, format });
                     let memory = need_memory(&home);
                     next.live = next.live.plus(memory);
@@ -286,7 +282,7 @@ pub fn op_key(prefix: &str, index: usize) -> String {
 fn standalone_score(candidate: &Candidate, target: &Target) -> u64 {
     let mut phase = PhaseLoad::new(candidate.tiles);
     for need in &candidate.needs {
-        let home = Shards { owners: need.shards.owners.iter().map(|owners| owners[..1.min(owners.len())].to_vec()).collect(), ..need.shards.clone() };
+        let home = super::layout::host_home(&need.shards, need.shards.element_bytes);
         phase.add(&home, &need.shards);
     }
     candidate.compute_cycles + candidate.internal_exchange_cycles + phase.cycles(target)
@@ -309,10 +305,40 @@ fn op_candidates(graph: &Graph, index: usize, prefix: &str, options: &PlannerOpt
             return Err(PlannerError::NoCandidate { op: index, name: op.kind.name().into(), detail: format!("no candidate satisfies the constraint on op {key}") });
         }
     }
-    let mut scored: Vec<(u64, String, Candidate)> = all.into_iter().map(|c| (standalone_score(&c, target), c.plan.to_string(), c)).collect();
-    scored.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
-    scored.truncate(options.candidates_per_op.max(1));
-    Ok(scored.into_iter().map(|(_, _, c)| Arc::new(c)).collect())
+    // Candidates that cannot fit even alone are dropped (one is kept if none fits, so the
+    // beam reports its shortfall); the budget is split between the cheapest and, for a
+    // quarter of it, the smallest in memory, so tight programs keep options that fit.
+    let fits = |c: &Candidate| {
+        let memory = candidates::standalone_memory(c);
+        memory.standard <= options.standard_budget && memory.interleaved <= options.interleaved_budget && memory.total() <= options.total_budget
+    };
+    let mut scored: Vec<(u64, u64, String, Candidate)> =
+        all.into_iter().map(|c| (standalone_score(&c, target), candidates::standalone_memory(&c).total(), c.plan.to_string(), c)).collect();
+    scored.sort_by(|a, b| (a.0, &a.2).cmp(&(b.0, &b.2)));
+    if scored.iter().any(|(.., c)| fits(c)) {
+        scored.retain(|(.., c)| fits(c));
+    } else {
+        scored.sort_by(|a, b| (a.1, &a.2).cmp(&(b.1, &b.2)));
+        scored.truncate(1);
+    }
+    let budget = options.candidates_per_op.max(1);
+    let by_memory = budget / 4;
+    let mut kept: Vec<(u64, u64, String, Candidate)> = Vec::new();
+    let mut smallest = scored.clone();
+    smallest.sort_by(|a, b| (a.1, a.0, &a.2).cmp(&(b.1, b.0, &b.2)));
+    for entry in smallest.into_iter().take(by_memory) {
+        kept.push(entry);
+    }
+    for entry in scored {
+        if kept.len() >= budget {
+            break;
+        }
+        if !kept.iter().any(|k| k.2 == entry.2) {
+            kept.push(entry);
+        }
+    }
+    kept.sort_by(|a, b| (a.0, &a.2).cmp(&(b.0, &b.2)));
+    Ok(kept.into_iter().map(|(.., c)| Arc::new(c)).collect())
 }
 
 /// An `ipu.repeat` is planned through its body, once: each body finalist becomes a candidate

@@ -221,7 +221,7 @@ fn gemm_candidates(graph: &Graph, op: &Op, active: &[u32], options: &PlannerOpti
             let shards = Shards::homed(out_dims, [if out_dims[0] > 1 { gb } else { 1 }, gm, gn * gk], output_precision.bytes(), 0);
             (shards, Some(block_size(dims.n, gn * gk)))
         };
-        for &weights in &weight_classes {
+        for (&weights, left_memory) in weight_classes.iter().flat_map(|w| [(w, MemoryClass::Standard), (w, MemoryClass::Interleaved)]) {
             for swapped in [false, true] {
                 let (rows, c) = if swapped { (nb, mb) } else { (mb, nb) };
                 let mut best: Option<(u64, KernelSpec, u32, u32)> = None;
@@ -256,14 +256,16 @@ fn gemm_candidates(graph: &Graph, op: &Op, active: &[u32], options: &PlannerOpti
                     let reduce = KernelSpec::ReduceAdd { partials_precision: partials, output: output_precision, elements: u32_of(slice_elements), partials: gk };
                     compute += cost::kernel_cycles(&reduce, target);
                     kernels.push(reduce);
+                    // Partials and the received slices live with the AMP-left operand: the
+                    // standard region is small (162 KB planned budget) and nothing here is code.
                     transient = transient
-                        .plus(MemoryUse::of(mb * nb * u64::from(partials.bytes()), MemoryClass::Standard))
-                        .plus(MemoryUse::of(slice_bytes * u64::from(gk - 1), MemoryClass::Standard));
+                        .plus(MemoryUse::of(mb * nb * u64::from(partials.bytes()), left_memory))
+                        .plus(MemoryUse::of(slice_bytes * u64::from(gk - 1), left_memory));
                 }
                 if !all_valid(&kernels) {
                     continue;
                 }
-                let lhs_format = ValueFormat { precision: input, order: ElementOrder::AmpLeft, memory: MemoryClass::Standard, transposed: false, scale: scale_of(lhs_value) };
+                let lhs_format = ValueFormat { precision: input, order: ElementOrder::AmpLeft, memory: left_memory, transposed: false, scale: scale_of(lhs_value) };
                 let rhs_format = ValueFormat { precision: input, order: ElementOrder::AmpRight, memory: weights, transposed: false, scale: scale_of(rhs_value) };
                 if swapped {
                     // The swapped product leaves C^T in AMP output order; putting it back in
@@ -275,7 +277,7 @@ fn gemm_candidates(graph: &Graph, op: &Op, active: &[u32], options: &PlannerOpti
                     // The weights stream through the AMP as rows and the activations are fed
                     // as its weights.
                     (Need { shards: lhs_need.clone(), format: ValueFormat { order: ElementOrder::AmpRight, memory: weights, ..lhs_format } },
-                     Need { shards: rhs_need.clone(), format: ValueFormat { order: ElementOrder::AmpLeft, memory: MemoryClass::Standard, ..rhs_format } })
+                     Need { shards: rhs_need.clone(), format: ValueFormat { order: ElementOrder::AmpLeft, memory: left_memory, ..rhs_format } })
                 } else {
                     (Need { shards: lhs_need.clone(), format: lhs_format }, Need { shards: rhs_need.clone(), format: rhs_format })
                 };
@@ -290,6 +292,7 @@ fn gemm_candidates(graph: &Graph, op: &Op, active: &[u32], options: &PlannerOpti
                     .with("c_block", PlanValue::Int(i64::from(c_block)))
                     .with("orientation", PlanValue::Str(if swapped { "swapped" } else { "normal" }.into()))
                     .with("weights", PlanValue::Str(weights.name().into()))
+                    .with("left", PlanValue::Str(left_memory.name().into()))
                     .with("precision", PlanValue::Str(input.short_name().into()));
                 out.push(Candidate {
                     plan,
@@ -581,6 +584,11 @@ fn attention_candidates(graph: &Graph, op: &Op, causal: bool, active: &[u32], op
         }
     }
     out
+}
+
+/// Per-tile memory of a candidate run alone: operand buffers, result and working memory.
+pub fn standalone_memory(candidate: &Candidate) -> MemoryUse {
+    candidate.needs.iter().map(need_memory).fold(candidate.transient, MemoryUse::plus).plus(need_memory(&candidate.output))
 }
 
 /// Per-tile memory a candidate's operand buffers take when they are not the value's home.

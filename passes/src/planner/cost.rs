@@ -99,31 +99,32 @@ pub fn gemm_tile_cycles(
     (calls.saturating_mul(per_call), spec)
 }
 
-/// Cycles to convert `elements` from `from` to `to` on one tile: a cast at the source when
-/// the precision or scale differs (done before sending, so exchange moves the new bytes), and
-/// rearranges at the destination: out of an AMP order to row-major, then into the new order;
-/// a change of `transposed` is a transposing rearrange (charged like an AMP pack).
+/// Cycles to convert a value's blocks from `from` to `to`, as (at the source, at the
+/// destination). Both the cast (precision or scale) and the rearrange (element order) run on
+/// the tile that holds the data, before it is sent: each element is converted once, and the
+/// exchange moves converted bytes. A rearrange leaves an AMP order through row-major and
+/// enters the new one (4 cycles per element each way, the AMP pack [HW-C600]); the
+/// destination side is kept for conversions that must happen after a move (none today).
 pub fn conversion_cycles(from: &ValueFormat, to: &ValueFormat, source_elements: u64, destination_elements: u64, target: &Target) -> (u64, u64) {
+    let _ = destination_elements;
     let mut at_source = 0;
+    let elements = u32::try_from(source_elements).unwrap_or(u32::MAX);
     if from.precision != to.precision || from.scale != to.scale {
-        let elements = u32::try_from(source_elements).unwrap_or(u32::MAX);
         at_source += cost::cast_cycles(from.precision, to.precision, elements, target);
     }
-    let mut at_destination = 0;
-    let rows = u32::try_from(destination_elements).unwrap_or(u32::MAX);
-    let pack = |order: ElementOrder| cost::rearrange_cycles(order, to.precision, rows, 1, target);
+    let pack = |order: ElementOrder| cost::rearrange_cycles(order, to.precision, elements, 1, target);
     if from.order != to.order || from.transposed != to.transposed {
         if from.order != ElementOrder::RowMajor {
-            at_destination += pack(from.order);
+            at_source += pack(from.order);
         }
         if to.order != ElementOrder::RowMajor {
-            at_destination += pack(to.order);
+            at_source += pack(to.order);
         }
         if from.transposed != to.transposed && from.order == ElementOrder::RowMajor && to.order == ElementOrder::RowMajor {
-            at_destination += pack(ElementOrder::AmpLeft);
+            at_source += pack(ElementOrder::AmpLeft);
         }
     }
-    (at_source, at_destination)
+    (at_source, 0)
 }
 
 /// The FP8 scale exponent for data of largest magnitude `max_abs` in F143 (largest finite

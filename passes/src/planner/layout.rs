@@ -108,23 +108,41 @@ impl Shards {
         (0..3).map(|axis| block_size(self.dims[axis], self.parts[axis])).product::<u64>() * u64::from(self.element_bytes)
     }
 
+    /// Blocks held by the busiest tile.
+    fn max_blocks_per_tile(&self) -> u64 {
+        let mut counts: Vec<u32> = Vec::new();
+        let mut busiest = 0;
+        for &tile in self.owners.iter().flatten() {
+            let tile = tile as usize;
+            if counts.len() <= tile {
+                counts.resize(tile + 1, 0);
+            }
+            counts[tile] += 1;
+            busiest = busiest.max(counts[tile]);
+        }
+        u64::from(busiest)
+    }
+
     /// Largest number of bytes any one tile allocates for this tensor.
     pub fn max_tile_bytes(&self) -> u64 {
-        let mut per_tile: std::collections::BTreeMap<u32, u64> = std::collections::BTreeMap::new();
-        for owners in &self.owners {
-            for &tile in owners {
-                *per_tile.entry(tile).or_default() += 1;
-            }
-        }
-        per_tile.values().copied().max().unwrap_or(0) * self.padded_block_bytes()
+        self.max_blocks_per_tile() * self.padded_block_bytes()
     }
 
     /// Number of distinct tiles holding a block.
     pub fn tile_count(&self) -> u32 {
-        let mut tiles: Vec<u32> = self.owners.iter().flatten().copied().collect();
-        tiles.sort_unstable();
-        tiles.dedup();
-        tiles.len() as u32
+        let mut seen: Vec<bool> = Vec::new();
+        let mut count = 0;
+        for &tile in self.owners.iter().flatten() {
+            let tile = tile as usize;
+            if seen.len() <= tile {
+                seen.resize(tile + 1, false);
+            }
+            if !seen[tile] {
+                seen[tile] = true;
+                count += 1;
+            }
+        }
+        count
     }
 
     /// Padding elements per axis (`parts * block - size`).
@@ -265,5 +283,35 @@ impl PhaseLoad {
         } else {
             ipu_device::cost::exchange_phase_cycles(self.max_bus_out(), self.max_tile_in(), target)
         }
+    }
+}
+
+/// Where the host writes a value its first consumer reads as `need`: each block once, spread
+/// over the block's readers (a replicated block is cut along its longest splittable axis into
+/// one piece per reader), so host-written data occupies every reading tile evenly.
+pub fn host_home(need: &Shards, element_bytes: u32) -> Shards {
+    let replicas = need.owners.first().map_or(1, |owners| owners.len() as u32).max(1);
+    let uniform = need.owners.iter().all(|owners| owners.len() as u32 == replicas);
+    let axis = (0..3)
+        .filter(|&axis| split_is_exact_cover(need.dims[axis], need.parts[axis] * replicas))
+        .max_by_key(|&axis| (block_size(need.dims[axis], need.parts[axis]), std::cmp::Reverse(axis)));
+    match (uniform && replicas > 1, axis) {
+        (true, Some(axis)) => {
+            let mut parts = need.parts;
+            parts[axis] *= replicas;
+            let blocks = parts.iter().map(|&p| p.max(1)).product::<u32>() as usize;
+            let mut owners = vec![Vec::new(); blocks];
+            for (block, readers) in need.owners.iter().enumerate() {
+                let coordinates = need.block_coordinates(block);
+                for (piece, &reader) in readers.iter().enumerate() {
+                    let mut c = coordinates;
+                    c[axis] = c[axis] * replicas + piece as u32;
+                    let index = ((c[0] * parts[1] + c[1]) * parts[2] + c[2]) as usize;
+                    owners[index] = vec![reader];
+                }
+            }
+            Shards { dims: need.dims, parts, element_bytes, owners }
+        }
+        _ => Shards { owners: need.owners.iter().map(|owners| owners[..1.min(owners.len())].to_vec()).collect(), element_bytes, ..need.clone() },
     }
 }

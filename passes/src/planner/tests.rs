@@ -58,7 +58,7 @@ fn exchange_and_conversion_terms_are_the_table_formulas() {
     assert_eq!(conversion_cycles(&f16, &f8, 800, 800, &target), ((800 * 3) / 8 + 11, 0));
     // Row-major to AMP-left: 4 cycles per element + 11.
     let amp = ValueFormat { order: ElementOrder::AmpLeft, ..f16 };
-    assert_eq!(conversion_cycles(&f16, &amp, 100, 100, &target), (0, 4 * 100 + 11));
+    assert_eq!(conversion_cycles(&f16, &amp, 100, 100, &target), (4 * 100 + 11, 0));
 }
 
 /// Seeded property: every split the planner may choose covers each element exactly once
