@@ -8,8 +8,10 @@ use std::time::{Duration, Instant};
 
 use ipu_runtime::lock::{DeviceLock, LockError};
 
+/// A fresh directory under Cargo's temporary directory for this test binary.
 pub fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ipu-runtime-test-{}-{name}", std::process::id()));
+    // Fixed names (no pid), so repeated runs reuse rather than accumulate directories.
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("runtime-{name}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch directory");
     dir
