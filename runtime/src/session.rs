@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use ipu_device::image::StreamDirection;
 use ipu_device::numerics::{decode_bytes, encode_bytes, Rounding};
-use ipu_device::sim::{Profile, SimError, SimOptions, Simulator};
+use ipu_device::sim::{LoadReport, Profile, SimError, SimOptions, Simulator};
 use ipu_device::{KernelRunner, Target};
 use tracing::{debug, info};
 
@@ -220,8 +220,10 @@ impl Session {
         Ok(())
     }
 
-    /// Loads the package's image (validation, hazard analysis, initial segments).
-    pub fn load(&mut self, package: Package) -> Result<(), SessionError> {
+    /// Loads the package's image: validation, the simulator's hazard analysis (what the
+    /// hardware would punish: the `hardwareTest`), initial segments. Returns what loading
+    /// counted.
+    pub fn load(&mut self, package: Package) -> Result<LoadReport, SessionError> {
         if self.stage == Stage::Initialized {
             self.configure(&package.device_config)?;
         }
@@ -249,7 +251,7 @@ impl Session {
         );
         self.package = Some(package);
         self.stage = Stage::Loaded;
-        Ok(())
+        Ok(report)
     }
 
     fn final_mark(&self) -> u32 {
@@ -437,6 +439,8 @@ impl Session {
 /// What [`run_package`] returns.
 #[derive(Debug, Clone)]
 pub struct RunOutcome {
+    /// What loading counted (it passed the simulator's hazard analysis).
+    pub load: LoadReport,
     pub outputs: BTreeMap<String, Tensor>,
     pub profile: ProfileFile,
 }
@@ -454,13 +458,14 @@ pub fn run_package(
     let writes = package.device_config.clone();
     session.configure(&writes)?;
     let has_initialize = package.call("initialize").is_some();
-    session.load(package)?;
+    let load = session.load(package)?;
     session.start_host_exchange()?;
     if has_initialize {
         session.call("initialize", inputs)?;
     }
     let result = session.call("run", inputs)?;
     Ok(RunOutcome {
+        load,
         outputs: result.outputs,
         profile: session.profile_file()?,
     })

@@ -248,6 +248,8 @@ fn whole_chip_package_runs() {
         outcome.outputs["y"].data,
         fixture::expected_output_with(tiles)
     );
+    assert_eq!(outcome.load.summary.tiles_with_images, tiles as usize);
+    assert_eq!(outcome.load.executed_steps["run"], 5);
     assert_eq!(outcome.profile.sample_count(), 3 * 1472 + 1472);
     eprintln!(
         "whole chip: package, load and run in {:?}",
