@@ -1,0 +1,49 @@
+// One RUN per option of ipu-lower-mid, on one GEMM.
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 precision=fp8})' | FileCheck %s --check-prefix=FP8
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 precision=fp8 fp8-scale=-3})' | FileCheck %s --check-prefix=SCALE
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 precision=f32})' | FileCheck %s --check-prefix=F32
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 weight-memory=standard})' | FileCheck %s --check-prefix=WSTD
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 active-tiles=4})' | FileCheck %s --check-prefix=ACTIVE
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 constraints={"ops":[{"op":0,"kind":"gemm_output_stationary","params":{"grid":[1,2,8,1],"weights":"interleaved"}}]}})' | FileCheck %s --check-prefix=PINNED
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 constraints-file=%S/Inputs/constraints.json})' | FileCheck %s --check-prefix=PINNED
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 dump-plans=%t.json})' -o /dev/null
+// RUN: FileCheck %s --check-prefix=DUMP < %t.json
+// The dump, fed back as constraints, reproduces the same plan.
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 dump-plans=%t.json})' | grep -o 'plan = .*}>' > %t.first
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 constraints-file=%t.json})' | grep -o 'plan = .*}>' | diff %t.first -
+// RUN: env RUST_LOG=info ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 beam-width=1 candidates-per-op=1 finalists=1})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=LOG
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{target=bow tiles=16})' | FileCheck %s --check-prefix=BOW
+
+// With precision=fp8 both operands are cast to F143 (weights with a scale from their range: 0.5 needs
+// 2^-8 to sit under 240) and the GEMM runs on FP8 inputs with F16 output.
+// FP8: "ipu.cast"(%arg0) {ipu.inserted} : (tensor<64x128xf16>) -> tensor<64x128xf8E4M3FNUZ>
+// FP8: "ipu.cast"(%cst) {ipu.inserted, scale = -8 : i32}
+// FP8: "ipu.matmul"{{.*}}precision = "f8"{{.*}} -> tensor<64x256xf16,
+
+// SCALE: "ipu.cast"(%cst) {ipu.inserted, scale = -3 : i32}
+
+// F32: "ipu.cast"(%arg0) {ipu.inserted} : (tensor<64x128xf16>) -> tensor<64x128xf32>
+// F32: "ipu.matmul"{{.*}}precision = "f32"{{.*}} -> tensor<64x256xf32,
+
+// WSTD: "ipu.matmul"{{.*}}weights = "standard"
+
+// ACTIVE: "ipu.matmul"{{.*}}tiles = 4 : i64
+
+// PINNED: "ipu.matmul"{{.*}}plan = #ipu.plan<"gemm_output_stationary", {{{.*}}grid = [1, 2, 8, 1]{{.*}}weights = "interleaved"}>
+
+// DUMP: "ops": [
+// DUMP: "kind": "gemm_
+// DUMP: "op": 0,
+// DUMP: "grid": [
+
+// LOG: planned operator-plan frontier function=gemm frontier_sizes=[1] candidates=1
+// LOG: retained operator-plan finalist finalist=0 values=4 operations=1 estimated_cycles={{[0-9]+}} estimated_exchange_cycles={{[0-9]+}} exchange_row_bytes={{[0-9]+}} peak_standard_bytes={{[0-9]+}} peak_interleaved_bytes={{[0-9]+}} peak_total_bytes={{[0-9]+}} maximum_standard_allocation_bytes={{[0-9]+}} active_tile_counts={16} padding_group_counts={} conversion_sources=[%0]
+// LOG-NOT: finalist=1
+
+// BOW: plan = #ipu.plan<"gemm_
+
+func.func @gemm(%x: tensor<64x128xf16>) -> tensor<64x256xf16> {
+  %w = arith.constant dense<0.5> : tensor<128x256xf16>
+  %h = "ipu.matmul"(%x, %w) : (tensor<64x128xf16>, tensor<128x256xf16>) -> tensor<64x256xf16>
+  return %h : tensor<64x256xf16>
+}
