@@ -14,6 +14,7 @@ pub mod lock;
 pub mod npy;
 pub mod package;
 pub mod profile;
+pub mod query;
 pub mod session;
 pub mod trace;
 

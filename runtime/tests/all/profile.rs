@@ -75,3 +75,31 @@ fn chrome_trace_has_one_event_per_kernel_run_and_global_step() {
         serde_json::to_string(&chrome_trace(&profile)).unwrap()
     );
 }
+
+#[test]
+fn queries_group_kernel_runs_and_phases() {
+    use ipu_runtime::query::{query, table, GroupBy, SortBy};
+    let profile = fixture::profile(&fixture::package());
+    let by_kernel = query(&profile, GroupBy::Kernel, SortBy::Cycles, None);
+    assert_eq!(by_kernel.len(), 1);
+    assert_eq!(by_kernel[0].group, "add_f32_r1_c8_b1");
+    assert_eq!(by_kernel[0].count, 4);
+    let by_op = query(&profile, GroupBy::Op, SortBy::Name, None);
+    assert_eq!(by_op[0].group, fixture::ADD_LOCATION);
+    assert_eq!(by_op[0].total_cycles, by_kernel[0].total_cycles);
+    let by_tile = query(&profile, GroupBy::Tile, SortBy::Name, Some(2));
+    let names: Vec<_> = by_tile.iter().map(|r| r.group.as_str()).collect();
+    assert_eq!(names, ["tile 0", "tile 1"]);
+    let phases = query(&profile, GroupBy::Phase, SortBy::Cycles, None);
+    let names: Vec<_> = phases.iter().map(|r| r.group.as_str()).collect();
+    assert_eq!(names.len(), 3);
+    assert!(names.contains(&"exchange phase 0"));
+    assert!(phases
+        .windows(2)
+        .all(|w| w[0].total_cycles >= w[1].total_cycles));
+    let text = table(&phases);
+    assert!(text.starts_with("group"), "{text}");
+    assert_eq!(text.lines().count(), 4);
+    let json = serde_json::to_string(&phases).unwrap();
+    assert!(json.contains("\"total_cycles\""), "{json}");
+}
