@@ -11,7 +11,9 @@
 //! while another creates and locks a new one, and both would own the device.
 //!
 //! flock is per open file description, so two sessions in one process (threads) exclude
-//! each other as two processes do.
+//! each other as two processes do. Rust opens files close-on-exec, so a process the session
+//! spawns (the kernel compiler's linker) does not inherit the lock and cannot keep the device
+//! owned after the session ends.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
