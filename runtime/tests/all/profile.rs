@@ -103,3 +103,64 @@ fn queries_group_kernel_runs_and_phases() {
     let json = serde_json::to_string(&phases).unwrap();
     assert!(json.contains("\"total_cycles\""), "{json}");
 }
+
+/// The HTML report: both heat maps cover every tile, the op table is there, and the inline
+/// script runs to completion in Node against a minimal stand-in for the page's DOM.
+#[test]
+fn html_report_is_self_contained_and_its_script_runs() {
+    use ipu_runtime::report::html;
+    let package = fixture::package();
+    let profile = fixture::profile(&package);
+    let page = html(&profile, Some(&package));
+    assert_eq!(page, html(&profile, Some(&package)), "deterministic");
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    assert_eq!(page.matches("<rect ").count(), 2 * 1472);
+    assert!(page.contains("data-rows=\"23\" data-columns=\"64\""));
+    assert!(page.contains("<td>ipu.add</td>"), "op table");
+    assert!(
+        !page.contains("http://") || page.matches("http://").count() == 2,
+        "only SVG namespaces"
+    );
+    assert!(
+        !page.contains("src=") && !page.contains("href="),
+        "no external resources"
+    );
+
+    let data_start = page.find("id=\"profile-data\">").unwrap() + "id=\"profile-data\">".len();
+    let data_end = data_start + page[data_start..].find("</script>").unwrap();
+    let data: serde_json::Value = serde_json::from_str(&page[data_start..data_end]).unwrap();
+    assert_eq!(data["runs"][0]["kernels"].as_array().unwrap().len(), 4);
+
+    let script_start = page.rfind("<script>").unwrap() + "<script>".len();
+    let script_end = script_start + page[script_start..].find("</script>").unwrap();
+    let script = &page[script_start..script_end];
+    let dir = crate::lock::scratch("report");
+    std::fs::write(dir.join("report.html"), &page).unwrap();
+    let harness = format!(
+        r#"
+let filled = 0;
+const context = {{ clearRect() {{}}, fillText() {{}}, fillRect() {{ filled++; }}, set font(v) {{}}, set fillStyle(v) {{}}, set globalAlpha(v) {{}} }};
+const elements = {{
+  "profile-data": {{ textContent: {data} }},
+  "timeline": {{ width: 1200, height: 512, getContext() {{ return context; }} }},
+  "run": {{ value: "0", options: [], appendChild(o) {{ this.options.push(o); }}, addEventListener() {{}} }},
+  "first-tile": {{ value: "0", addEventListener() {{}} }},
+}};
+globalThis.document = {{ getElementById(id) {{ return elements[id]; }}, createElement() {{ return {{}}; }} }};
+{script}
+if (filled !== 4 + 3) {{ throw new Error("drew " + filled + " boxes"); }}
+console.log("ok");
+"#,
+        data = serde_json::to_string(&page[data_start..data_end]).unwrap(),
+    );
+    let path = dir.join("harness.js");
+    std::fs::write(&path, harness).unwrap();
+    match std::process::Command::new("node").arg(&path).output() {
+        Ok(output) => assert!(
+            output.status.success() && String::from_utf8_lossy(&output.stdout).contains("ok"),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        ),
+        Err(e) => eprintln!("node is not available ({e}); the report script was not executed"),
+    }
+}
