@@ -35,6 +35,17 @@ fn escape(text: &str) -> String {
     out
 }
 
+/// Seconds in the unit that keeps three significant digits readable.
+fn duration(seconds: f64) -> String {
+    if seconds >= 1.0 {
+        format!("{seconds:.3} s")
+    } else if seconds >= 1e-3 {
+        format!("{:.3} ms", seconds * 1e3)
+    } else {
+        format!("{:.3} \u{b5}s", seconds * 1e6)
+    }
+}
+
 /// A light-to-dark blue ramp; `fraction` in 0..=1.
 fn color(fraction: f64) -> String {
     let f = if fraction.is_finite() {
@@ -198,10 +209,10 @@ pub fn html(profile: &ProfileFile, package: Option<&Package>) -> String {
     for run in &profile.runs {
         let _ = writeln!(
             out,
-            "<h2>run of <code>{}</code>: {} cycles ({:.3} ms)</h2>",
+            "<h2>run of <code>{}</code>: {} cycles ({})</h2>",
             escape(&run.program),
             run.total_cycles,
-            run.total_cycles as f64 / profile.clock_hz * 1e3
+            duration(run.total_cycles as f64 / profile.clock_hz)
         );
         let _ = writeln!(out, "<table class=\"ops\"><tr><th>op</th><th>location</th><th class=\"num\">kernel runs</th><th class=\"num\">ideal</th><th class=\"num\">estimated</th><th class=\"num\">achieved</th><th class=\"num\">ideal / achieved</th></tr>");
         let mut ops: Vec<_> = run.ops.iter().collect();

@@ -164,3 +164,49 @@ console.log("ok");
         Err(e) => eprintln!("node is not available ({e}); the report script was not executed"),
     }
 }
+
+/// The report in a real browser: headless Chromium loads it, the script fills the run
+/// selector, and the console shows no error. Skipped (with a message) where Chromium is not
+/// installed; the Node test above still runs the script.
+#[test]
+fn html_report_loads_in_headless_chromium() {
+    let Some(browser) = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| {
+            std::process::Command::new(b)
+                .arg("--version")
+                .output()
+                .is_ok()
+        })
+    else {
+        eprintln!("no Chromium installed: the browser check of the report was not run");
+        return;
+    };
+    let package = fixture::package();
+    let page = ipu_runtime::report::html(&fixture::profile(&package), Some(&package));
+    let dir = crate::lock::scratch("report-chromium");
+    let path = dir.join("report.html");
+    std::fs::write(&path, page).unwrap();
+    let output = std::process::Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--virtual-time-budget=2000",
+            "--dump-dom",
+        ])
+        .arg(format!("file://{}", path.display()))
+        .output()
+        .expect("chromium runs");
+    let dom = String::from_utf8_lossy(&output.stdout);
+    let log = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{log}");
+    assert!(
+        dom.contains("<option value=\"0\">run</option>"),
+        "script did not run:\n{log}"
+    );
+    assert!(dom.contains("data-rows=\"23\""), "tile grid missing");
+    assert!(!log.contains("Uncaught"), "script error:\n{log}");
+}
