@@ -13,6 +13,14 @@ use sha2::{Digest, Sha256};
 use crate::alloc_probe::largest_allocation;
 use crate::fixture;
 
+/// Mutations per format: `default`, or `IPU_MUTATION_ITERATIONS` for a longer local soak.
+fn iterations(default: usize) -> usize {
+    std::env::var("IPU_MUTATION_ITERATIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// No decode of a file of a few KiB may allocate more than this at once.
 const ALLOCATION_LIMIT: usize = 1 << 20;
 
@@ -117,7 +125,7 @@ fn every_truncation_is_an_error() {
 fn every_single_bit_flip_is_caught() {
     let mut rng = ChaCha8Rng::seed_from_u64(0x1b0e_5e19);
     for format in formats() {
-        for _ in 0..3000 {
+        for _ in 0..iterations(3000) {
             let mut bytes = format.bytes.clone();
             let bit = rng.random_range(0..bytes.len() * 8);
             bytes[bit / 8] ^= 1 << (bit % 8);
@@ -211,7 +219,7 @@ fn hostile_varints_inside_sections() {
     let mut rng = ChaCha8Rng::seed_from_u64(0x1472);
     for format in formats() {
         let mut errors = BTreeMap::<String, usize>::new();
-        for _ in 0..4000 {
+        for _ in 0..iterations(4000) {
             let mut bytes = format.bytes.clone();
             let edits = rng.random_range(1..4);
             for _ in 0..edits {
@@ -304,4 +312,36 @@ fn huge_files_are_refused_by_size_before_reading() {
     let error = ProfileFile::read(&path).unwrap_err().to_string();
     assert!(error.contains("more than the"), "{error}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Packages that still decode after random rewrites behind a valid checksum go through the
+/// whole run path (load, stream bindings, both calls): errors are fine, panics are not.
+#[test]
+fn decodable_mutants_run_or_fail_cleanly() {
+    use ipu_runtime::session::{run_package, SessionOptions};
+    let bytes = package_bytes();
+    let dir = crate::lock::scratch("mutants");
+    let options = SessionOptions::new(&dir);
+    let x = Tensor::new(
+        vec![u64::from(fixture::TILES), u64::from(fixture::COLS)],
+        fixture::input(),
+    )
+    .unwrap();
+    let inputs = BTreeMap::from([("x".to_string(), x)]);
+    let mut rng = ChaCha8Rng::seed_from_u64(0xa11);
+    let (mut ran, mut failed) = (0, 0);
+    for _ in 0..iterations(1500) {
+        let mut mutated = bytes.clone();
+        let at = rng.random_range(HEADER_BYTES..mutated.len());
+        mutated[at] = rng.random();
+        reseal(&mut mutated);
+        let Ok(package) = Package::from_bytes(&mutated) else {
+            continue;
+        };
+        match run_package(package, &options, fixture::runner(), &inputs) {
+            Ok(_) => ran += 1,
+            Err(_) => failed += 1,
+        }
+    }
+    assert!(ran > 0 && failed > 0, "ran {ran}, failed {failed}");
 }
