@@ -328,3 +328,27 @@ fn compiled_kernels_end_to_end() {
     let outcome = run_package(package, &SessionOptions::new(&dir), library, &inputs()).unwrap();
     assert_eq!(outcome.outputs["y"].data, fixture::expected_output());
 }
+
+/// Other table targets open by name; a package built for another target is refused at load.
+#[test]
+fn packages_load_only_on_their_target() {
+    let dir = scratch("bow");
+    let mut options = SessionOptions::new(&dir);
+    options.device = "sim:bow".into();
+    let mut session = Session::open(&options, fixture::runner()).expect("sim:bow opens");
+    assert_eq!(session.target().name, "bow");
+    let error = session.load(fixture::package()).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("built for target 'c600', the device is 'bow'"),
+        "{error}"
+    );
+    drop(session);
+    options.device = "sim:gc200".into();
+    let error = Session::open(&options, fixture::runner()).err().unwrap();
+    assert!(
+        error.to_string().contains("unknown target 'gc200'"),
+        "{error}"
+    );
+}
