@@ -167,6 +167,7 @@ fn run_inner(mut args: OptArgs) -> Result<(), Failed> {
         print!("{}", list_passes(&registry));
         return Ok(());
     }
+    check_printed_pass_names(&args, &registry)?;
     let (file_name, mut buffer, bytecode) = read_input(&args.input)?;
     // MLIR parses bytecode only from a file; standard input goes through a private one.
     let stdin_bytecode = match (&bytecode, args.input.as_str()) {
@@ -590,6 +591,39 @@ fn write_reproducer(path: &Path, input: &str, pipeline: &str, args: &OptArgs) ->
     );
     std::fs::write(path, text).map_err(|e| error(format!("cannot write reproducer '{}': {e}", path.display())))?;
     eprintln!("ipu-opt: wrote a reproducer to {}", path.display());
+    Ok(())
+}
+
+/// `--mlir-print-ir-before/after=` name passes by argument. A name that is no pass would
+/// silently print nothing (and a test checking for no dump could never fail), so it is an error,
+/// as in mlir-opt. Upstream names are checked against MLIR's own pass registry.
+fn check_printed_pass_names(args: &OptArgs, registry: &Registry) -> Result<(), Failed> {
+    let flags = [("--mlir-print-ir-before", &args.print_ir_before), ("--mlir-print-ir-after", &args.print_ir_after)];
+    for (flag, names) in flags {
+        for name in names {
+            if registry.pass(name).is_some() {
+                continue;
+            }
+            if registry.pipeline(name).is_some() {
+                return Err(error(format!(
+                    "{flag}: '{name}' is a pass pipeline, not a pass; name one of the passes it expands to (see --dump-pass-pipeline)"
+                )));
+            }
+            let context = Context::new();
+            let manager = melior::pass::PassManager::new(&context);
+            let source = format!("builtin.module({name})");
+            if !name.is_empty()
+                && name.chars().all(|character| character.is_ascii_alphanumeric() || character == '-' || character == '_')
+                && melior::utility::parse_pass_pipeline(manager.as_operation_pass_manager(), &source).is_ok()
+            {
+                continue;
+            }
+            let hint = ipu_passes::pipeline::suggest(name, registry.known_names())
+                .map(|candidate| format!("; did you mean '{candidate}'?"))
+                .unwrap_or_default();
+            return Err(error(format!("{flag}: unknown pass '{name}'{hint}")));
+        }
+    }
     Ok(())
 }
 
