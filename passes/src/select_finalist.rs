@@ -10,6 +10,8 @@
 //! scheduled exchange cycles, then the memory peaks) and `ipu.tile_mapping` (the mapping's name;
 //! `ipu.tile_mapping_tiles` holds the permutation when it is not the identity).
 
+use std::collections::BTreeMap;
+
 use ipu_device::Target;
 use ipu_dialects::{diagnostics::op_error, format::Estimate};
 use melior::{
@@ -63,11 +65,22 @@ pub struct Scheduled {
 }
 
 /// Sum over phases of the physically scheduled phase cycles (phases scheduled in parallel).
+/// Identical phases (the panels of a K-streamed GEMM) are scheduled once.
 pub fn scheduled_exchange_cycles(plan: &ExpandedPlan, target: &Target) -> Result<u64, String> {
-    let cycles: Result<Vec<u64>, String> = plan
-        .phases
+    let mut unique: Vec<(&crate::planner::expand::ExpandedPhase, u64)> = Vec::new();
+    let mut index: BTreeMap<&[crate::exchange::TransferRequest], usize> = BTreeMap::new();
+    for phase in &plan.phases {
+        match index.get(phase.transfers.as_slice()) {
+            Some(&at) => unique[at].1 += phase.runs,
+            None => {
+                index.insert(phase.transfers.as_slice(), unique.len());
+                unique.push((phase, phase.runs));
+            }
+        }
+    }
+    let cycles: Result<Vec<u64>, String> = unique
         .par_iter()
-        .map(|phase| schedule_phase(&phase.transfers, target).map(|s| s.cycles * phase.runs).map_err(|e| format!("op {}: {e}", phase.op)))
+        .map(|(phase, runs)| schedule_phase(&phase.transfers, target).map(|s| s.cycles * runs).map_err(|e| format!("op {}: {e}", phase.op)))
         .collect();
     Ok(cycles?.into_iter().sum())
 }

@@ -19,7 +19,7 @@ use ipu_device::Target;
 
 /// One transfer to schedule: `bytes` from logical tile `source` to every tile of
 /// `destinations` (a multicast when there are several).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct TransferRequest {
     pub source: u32,
     pub destinations: Vec<u32>,
@@ -115,8 +115,34 @@ pub fn transfer_cycles(bytes: u64, target: &Target) -> u64 {
     bytes.div_ceil(u64::from(target.exchange.bytes_per_cycle.value.max(1)))
 }
 
-/// Schedules one phase (see the module documentation).
+/// Orders in which transfers are placed; the scheduler keeps the shortest result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Priority {
+    /// Busiest resource first, then longest.
+    Pressure,
+    /// Widest multicast first (it needs many receivers free at once), then longest.
+    Fanout,
+    /// Longest first.
+    Length,
+}
+
+/// Schedules one phase (see the module documentation): list scheduling under a few priority
+/// orders, keeping the shortest horizon (ties: the first order).
 pub fn schedule_phase(transfers: &[TransferRequest], target: &Target) -> Result<PhaseSchedule, ScheduleError> {
+    let mut best: Option<PhaseSchedule> = None;
+    for priority in [Priority::Pressure, Priority::Fanout, Priority::Length] {
+        let schedule = schedule_with(transfers, target, priority)?;
+        if best.as_ref().is_none_or(|b| schedule.horizon < b.horizon) {
+            best = Some(schedule);
+        }
+        if best.as_ref().is_some_and(|b| b.horizon == b.lower_bound) {
+            break;
+        }
+    }
+    Ok(best.unwrap_or_default())
+}
+
+fn schedule_with(transfers: &[TransferRequest], target: &Target, priority: Priority) -> Result<PhaseSchedule, ScheduleError> {
     let max_piece = u64::from(target.exchange.max_transfer_words.value.max(1)) * 4;
     let mut used = Vec::with_capacity(transfers.len());
     let mut load: BTreeMap<Resource, u64> = BTreeMap::new();
@@ -132,7 +158,11 @@ pub fn schedule_phase(transfers: &[TransferRequest], target: &Target) -> Result<
     // Longest pressure first: the busiest resource a transfer touches, then its length.
     let mut order: Vec<usize> = (0..transfers.len()).filter(|&i| transfers[i].bytes > 0).collect();
     let pressure = |i: usize| used[i].iter().map(|r| load.get(r).copied().unwrap_or(0)).max().unwrap_or(0);
-    order.sort_by_key(|&i| (std::cmp::Reverse(pressure(i)), std::cmp::Reverse(transfers[i].bytes), i));
+    match priority {
+        Priority::Pressure => order.sort_by_key(|&i| (std::cmp::Reverse(pressure(i)), std::cmp::Reverse(transfers[i].bytes), i)),
+        Priority::Fanout => order.sort_by_key(|&i| (std::cmp::Reverse(used[i].len()), std::cmp::Reverse(transfers[i].bytes), i)),
+        Priority::Length => order.sort_by_key(|&i| (std::cmp::Reverse(transfers[i].bytes), i)),
+    }
     let mut busy: BTreeMap<Resource, Busy> = BTreeMap::new();
     let mut pieces = Vec::new();
     let mut starts = vec![0u64; transfers.len()];

@@ -162,7 +162,7 @@ impl State {
                 continue;
             }
             phase.add(&home.shards, &need.shards);
-            let memory = need_memory(need);
+            let memory = candidates::streamed_need_memory(need, candidate.k_steps);
             working = working.plus(memory);
             if home.format != need.format {
                 let source_elements = home.shards.padded_block_bytes() / u64::from(home.shards.element_bytes.max(1));
@@ -378,6 +378,7 @@ fn repeat_candidates(count: u64, name: &str, body: &Graph, options: &PlannerOpti
             internal_exchange_cycles: estimate.exchange_cycles * iterations + carry_cycles,
             internal_row_bytes: estimate.exchange_row_bytes + carry.max_row_bytes(),
             internal_phases: Vec::new(),
+            k_steps: 1,
             transient: MemoryUse { standard: estimate.peak_standard, interleaved: estimate.peak_interleaved, largest_standard: estimate.maximum_standard_allocation },
             kernels: finalist.plans.iter().flat_map(|plan| plan.kernels.clone()).collect(),
             padding_groups: Vec::new(),

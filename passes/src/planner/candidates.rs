@@ -74,6 +74,9 @@ pub struct Candidate {
     /// Exchange phases inside the op (K-split reduction, materialized attention scores).
     pub internal_exchange_cycles: u64,
     pub internal_row_bytes: u64,
+    /// The operand exchange runs in this many phases, each bringing the next K panel
+    /// (double-buffered), so the operand blocks never have to fit a tile whole.
+    pub k_steps: u32,
     /// The internal phases, for expansion (`ipu.repeat` candidates expand through their body).
     pub internal_phases: Vec<InternalPhase>,
     /// Per-tile working memory beyond the operands' and result's buffers.
@@ -210,6 +213,14 @@ fn gemm_candidates(graph: &Graph, op: &Op, active: &[u32], options: &PlannerOpti
         let (calls, mb) = if dims.rhs_batched { (batches, block_size(dims.m, gm)) } else { (1, batches * block_size(dims.m, gm)) };
         let nb = block_size(dims.n, gn);
         let kb = block_size(dims.k, gk);
+        // Stream K in panels when the operand blocks would take more than half of a tile's
+        // interleaved budget: two panels are resident at a time.
+        let operand_bytes = lhs_need.max_tile_bytes() + rhs_need.max_tile_bytes();
+        let mut k_steps = 1u32;
+        while operand_bytes * u64::from(k_steps.min(2)) / u64::from(k_steps) > options.interleaved_budget / 2 && kb / u64::from(2 * k_steps) >= 16 {
+            k_steps *= 2;
+        }
+        let k_panel = kb.div_ceil(u64::from(k_steps));
         // Output: with a K split each (b, i, j) block's partials are reduced onto gk homes,
         // one column slice each; that needs the column split to refine into gn * gk parts.
         let (output_shards, reduce) = if gk == 1 {
@@ -227,10 +238,11 @@ fn gemm_candidates(graph: &Graph, op: &Op, active: &[u32], options: &PlannerOpti
                 let mut best: Option<(u64, KernelSpec, u32, u32)> = None;
                 for k_block in [16u32, 32, 64, 128, 256, 512] {
                     for c_block in [16u32, 32, 64, 128, 256] {
-                        if u64::from(k_block) > kb.next_multiple_of(16) || u64::from(c_block) > c.next_multiple_of(16) {
+                        if u64::from(k_block) > k_panel.next_multiple_of(16) || u64::from(c_block) > c.next_multiple_of(16) {
                             continue;
                         }
-                        let (cycles, spec) = gemm_tile_cycles(input, weights, rows, kb, c, k_block, c_block, target);
+                        let (panel_cycles, spec) = gemm_tile_cycles(input, weights, rows, k_panel, c, k_block, c_block, target);
+                        let cycles = panel_cycles * u64::from(k_steps);
                         if spec.validate().is_err() {
                             continue;
                         }
@@ -245,6 +257,9 @@ fn gemm_candidates(graph: &Graph, op: &Op, active: &[u32], options: &PlannerOpti
                 let mut internal = PhaseLoad::new(tiles);
                 let mut internal_phases = Vec::new();
                 let mut transient = MemoryUse::default();
+                // Each further K panel is one more exchange phase's fixed cost; the bytes are
+                // the operand moves the beam prices.
+                let panel_phases = u64::from(k_steps - 1) * u64::from(target.exchange.phase_cycles.value);
                 if let Some(slice) = reduce {
                     // Reduce-scatter of the partials: tile (b, i, j, kk) keeps slice kk and
                     // receives it from the other gk - 1 tiles of its group.
@@ -293,16 +308,18 @@ fn gemm_candidates(graph: &Graph, op: &Op, active: &[u32], options: &PlannerOpti
                     .with("orientation", PlanValue::Str(if swapped { "swapped" } else { "normal" }.into()))
                     .with("weights", PlanValue::Str(weights.name().into()))
                     .with("left", PlanValue::Str(left_memory.name().into()))
-                    .with("precision", PlanValue::Str(input.short_name().into()));
+                    .with("precision", PlanValue::Str(input.short_name().into()))
+                    .with("k_steps", PlanValue::Int(i64::from(k_steps)));
                 out.push(Candidate {
                     plan,
                     tiles,
                     needs: vec![lhs_need, rhs_need],
                     output: Need { shards: output_shards.clone(), format: output_format },
                     compute_cycles: compute,
-                    internal_exchange_cycles: internal.cycles(target),
+                    internal_exchange_cycles: internal.cycles(target) + panel_phases,
                     internal_row_bytes: internal.max_row_bytes(),
                     internal_phases,
+                    k_steps,
                     transient,
                     kernels,
                     padding_groups,
@@ -387,6 +404,7 @@ fn pointwise_candidates(graph: &Graph, op: &Op, active: &[u32], options: &Planne
                 internal_exchange_cycles: 0,
                 internal_row_bytes: 0,
             internal_phases: Vec::new(),
+            k_steps: 1,
                 transient: MemoryUse::default(),
                 kernels: vec![spec],
                 padding_groups: Vec::new(),
@@ -437,6 +455,7 @@ fn row_candidates(graph: &Graph, op: &Op, active: &[u32], options: &PlannerOptio
             internal_exchange_cycles: 0,
             internal_row_bytes: 0,
             internal_phases: Vec::new(),
+            k_steps: 1,
             transient: MemoryUse::default(),
             kernels: vec![spec],
             padding_groups: Vec::new(),
@@ -483,6 +502,7 @@ fn rearrange_candidates(graph: &Graph, op: &Op, active: &[u32], options: &Planne
             internal_exchange_cycles: 0,
             internal_row_bytes: 0,
             internal_phases: Vec::new(),
+            k_steps: 1,
             transient: MemoryUse::default(),
             kernels: vec![spec],
             padding_groups: Vec::new(),
@@ -575,6 +595,7 @@ fn attention_candidates(graph: &Graph, op: &Op, causal: bool, active: &[u32], op
                 internal_exchange_cycles: internal.cycles(target),
                 internal_row_bytes: internal.max_row_bytes(),
                 internal_phases,
+                k_steps: 1,
                 transient: MemoryUse::of(score_bytes, MemoryClass::Standard),
                 kernels,
                 padding_groups: Vec::new(),
@@ -588,7 +609,17 @@ fn attention_candidates(graph: &Graph, op: &Op, causal: bool, active: &[u32], op
 
 /// Per-tile memory of a candidate run alone: operand buffers, result and working memory.
 pub fn standalone_memory(candidate: &Candidate) -> MemoryUse {
-    candidate.needs.iter().map(need_memory).fold(candidate.transient, MemoryUse::plus).plus(need_memory(&candidate.output))
+    candidate.needs.iter().map(|need| streamed_need_memory(need, candidate.k_steps)).fold(candidate.transient, MemoryUse::plus).plus(need_memory(&candidate.output))
+}
+
+/// Memory of an operand buffer streamed in `k_steps` panels, two resident at a time.
+pub fn streamed_need_memory(need: &Need, k_steps: u32) -> MemoryUse {
+    let full = need_memory(need);
+    if k_steps <= 1 {
+        return full;
+    }
+    let scale = |bytes: u64| bytes.div_ceil(u64::from(k_steps)) * 2;
+    MemoryUse { standard: scale(full.standard), interleaved: scale(full.interleaved), largest_standard: scale(full.largest_standard) }
 }
 
 /// Per-tile memory a candidate's operand buffers take when they are not the value's home.

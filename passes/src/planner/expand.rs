@@ -133,7 +133,17 @@ fn expand_into(graph: &Graph, finalist: &Finalist, mapping: &Mapping, runs: u64,
             }
         }
         if !transfers.is_empty() {
-            plan.phases.push(ExpandedPhase { op: reported, transfers, runs });
+            // A K-streamed plan moves its operands one panel per phase.
+            let steps = u64::from(candidate.k_steps.max(1));
+            if steps > 1 {
+                let panel: Vec<TransferRequest> =
+                    transfers.iter().map(|t| TransferRequest { bytes: t.bytes.div_ceil(steps), ..t.clone() }).collect();
+                for _ in 0..steps {
+                    plan.phases.push(ExpandedPhase { op: reported, transfers: panel.clone(), runs });
+                }
+            } else {
+                plan.phases.push(ExpandedPhase { op: reported, transfers, runs });
+            }
         }
         for internal in &candidate.internal_phases {
             let mut transfers = Vec::new();
