@@ -232,3 +232,54 @@ fn attention_and_row_ops_have_plans() {
     assert!(kinds.contains(&"attention_blocked"), "{kinds:?}");
     assert!(planned.finalists[0].estimate.cycles > 0);
 }
+
+#[test]
+fn screened_mappings_are_permutations() {
+    for tiles in [1u32, 2, 16, 64, 1472] {
+        for mapping in expand::mappings(tiles, 64, 100) {
+            assert!(mapping.is_permutation(), "{} on {tiles} tiles", mapping.name);
+            assert_eq!(mapping.tiles.len(), tiles as usize);
+        }
+    }
+    assert!(expand::mappings(1472, 64, 100).len() >= 9);
+    assert_eq!(expand::mappings(1472, 64, 1).len(), 1);
+}
+
+/// Under the grid order the expanded plan's physical model equals the planner's analytical
+/// estimate (logical pairs 2k, 2k + 1 are physical pairs), and the physical schedule of every
+/// phase is hazard-free and no shorter than its busiest endpoint.
+#[test]
+fn expansion_under_the_grid_order_reproduces_the_estimate() {
+    let target = Target::c600();
+    for (tiles, graph) in [(64, mlp(128, 256, 512)), (16, mlp(64, 128, 256))] {
+        let planned = plan(&graph, &options(tiles), &target).expect("plans");
+        for finalist in &planned.finalists {
+            let expanded = expand::expand(&graph, finalist, &expand::Mapping::identity(tiles));
+            let (cycles, exchange, _) = expand::model(&expanded, &target);
+            assert_eq!(exchange, finalist.estimate.exchange_cycles);
+            assert_eq!(cycles, finalist.estimate.cycles);
+            for phase in &expanded.phases {
+                let schedule = crate::exchange::schedule_phase(&phase.transfers, &target).expect("schedules");
+                crate::exchange::check_schedule(&phase.transfers, &schedule, &target).expect("hazard-free");
+                let (bus, tile) = expand::physical_loads(&phase.transfers, &target);
+                assert!(schedule.horizon * 4 >= bus.max(tile));
+            }
+        }
+    }
+}
+
+#[test]
+fn large_gemms_stream_k_panels_to_fit() {
+    let target = Target::c600();
+    let mut graph = Graph::default();
+    let a = graph.add_value(vec![4096, 4096], Precision::F16, Origin::Argument);
+    let b = graph.add_value(vec![4096, 4096], Precision::F16, Origin::Constant);
+    let c = graph.add_op(OpKind::Matmul { transpose_lhs: false, transpose_rhs: false }, vec![a, b], vec![4096, 4096], Precision::F16);
+    graph.outputs.push(c);
+    let planned = plan(&graph, &options(1472), &target).expect("fits by streaming");
+    let best = &planned.finalists[0];
+    assert!(best.plans[0].k_steps > 1);
+    assert!(best.estimate.peak_interleaved <= options(1472).interleaved_budget);
+    let ideal = ipu_device::cost::ideal_gemm_cycles(4096, 4096, 4096, Precision::F16, 1472, &target);
+    assert!(best.estimate.cycles >= ideal);
+}
