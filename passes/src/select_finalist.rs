@@ -57,6 +57,10 @@ pub struct SelectFinalist {
 pub struct Scheduled {
     pub finalist: usize,
     pub mapping: Mapping,
+    pub mappings_screened: usize,
+    /// Exchange cycles and pressure of the grid order and of the chosen mapping.
+    pub baseline: (u64, u64),
+    pub candidate: (u64, u64),
     pub analytical_cycles: u64,
     pub analytical_exchange_cycles: u64,
     pub modelled_cycles: u64,
@@ -64,7 +68,38 @@ pub struct Scheduled {
     pub refined_cycles: u64,
 }
 
-/// Sum over phases of the physically scheduled phase cycles (phases scheduled in parallel).
+impl Scheduled {
+    /// The seed's three lines for this finalist.
+    pub fn log(&self) {
+        tracing::info!(
+            finalist = self.finalist,
+            candidates = self.mappings_screened,
+            baseline_cycles = self.baseline.0,
+            candidate_cycles = self.candidate.0,
+            baseline_pressure = self.baseline.1,
+            candidate_pressure = self.candidate.1,
+            mapping = %self.mapping.name,
+            "screened tile mappings by exchange resource load"
+        );
+        tracing::info!(
+            finalist = self.finalist,
+            modelled_cycles = self.modelled_cycles,
+            estimated_cycles = self.analytical_cycles,
+            estimated_exchange_cycles = self.analytical_exchange_cycles,
+            "modelled expanded operator plan"
+        );
+        tracing::info!(
+            finalist = self.finalist,
+            mapped = !self.mapping.is_identity(),
+            analytical_cycles = self.analytical_cycles,
+            analytical_exchange_cycles = self.analytical_exchange_cycles,
+            scheduled_exchange_cycles = self.scheduled_exchange_cycles,
+            refined_cycles = self.refined_cycles,
+            "scheduled operator-plan finalist"
+        );
+    }
+}
+
 /// Identical phases (the panels of a K-streamed GEMM) are scheduled once.
 pub fn scheduled_exchange_cycles(plan: &ExpandedPlan, target: &Target) -> Result<u64, String> {
     let mut unique: Vec<(&crate::planner::expand::ExpandedPhase, u64)> = Vec::new();
@@ -85,11 +120,13 @@ pub fn scheduled_exchange_cycles(plan: &ExpandedPlan, target: &Target) -> Result
     Ok(cycles?.into_iter().sum())
 }
 
-/// Screens mappings for `finalist`, models and schedules it under the best one.
+/// Screens mappings for `finalist` (the busiest endpoint's load summed over phases, then the
+/// modelled exchange, then the screening order), models the expansion under the best one and
+/// schedules its phases.
 pub fn schedule_finalist(index: usize, graph: &planner::Graph, finalist: &Finalist, tiles: u32, limit: usize, target: &Target) -> Result<Scheduled, String> {
     let candidates = mappings(tiles, target.geometry.physical_columns.value, limit);
     let screened: Vec<(u64, u64, u64, ExpandedPlan)> = candidates
-        .iter()
+        .par_iter()
         .map(|mapping| {
             let plan = expand(graph, finalist, mapping);
             let (cycles, exchange, pressure) = model(&plan, target);
@@ -97,44 +134,19 @@ pub fn schedule_finalist(index: usize, graph: &planner::Graph, finalist: &Finali
         })
         .collect();
     let best = (0..screened.len()).min_by_key(|&i| (screened[i].2, screened[i].1, i)).unwrap_or(0);
-    tracing::info!(
-        finalist = index,
-        candidates = candidates.len(),
-        baseline_cycles = screened[0].1,
-        candidate_cycles = screened[best].1,
-        baseline_pressure = screened[0].2,
-        candidate_pressure = screened[best].2,
-        mapping = %candidates[best].name,
-        "screened tile mappings by exchange resource load"
-    );
     let estimate = finalist.estimate;
-    tracing::info!(
-        finalist = index,
-        modelled_cycles = screened[best].0,
-        estimated_cycles = estimate.cycles,
-        estimated_exchange_cycles = estimate.exchange_cycles,
-        "modelled expanded operator plan"
-    );
     let scheduled = scheduled_exchange_cycles(&screened[best].3, target)?;
-    let refined = estimate.cycles - estimate.exchange_cycles + scheduled;
-    let mapping = candidates[best].clone();
-    tracing::info!(
-        finalist = index,
-        mapped = !mapping.is_identity(),
-        analytical_cycles = estimate.cycles,
-        analytical_exchange_cycles = estimate.exchange_cycles,
-        scheduled_exchange_cycles = scheduled,
-        refined_cycles = refined,
-        "scheduled operator-plan finalist"
-    );
     Ok(Scheduled {
         finalist: index,
-        mapping,
+        mapping: candidates[best].clone(),
+        mappings_screened: candidates.len(),
+        baseline: (screened[0].1, screened[0].2),
+        candidate: (screened[best].1, screened[best].2),
         analytical_cycles: estimate.cycles,
         analytical_exchange_cycles: estimate.exchange_cycles,
         modelled_cycles: screened[best].0,
         scheduled_exchange_cycles: scheduled,
-        refined_cycles: refined,
+        refined_cycles: estimate.cycles - estimate.exchange_cycles + scheduled,
     })
 }
 
@@ -184,17 +196,26 @@ impl Pass for SelectFinalist {
             })?;
             let dumps = finalists.as_array().cloned().unwrap_or_default();
             let mut results = Vec::new();
-            let mut derived = Vec::new();
-            for (index, dump) in dumps.iter().take(self.options.finalists.max(1) as usize).enumerate() {
-                let mut pinned = options.clone();
-                pinned.constraints = Constraints::parse(&dump.to_string()).map_err(|e| fail(e.to_string()))?;
-                let planned = planner::plan(&graph.graph, &pinned, &target).map_err(|error| {
-                    crate::lower_mid::report(&graph, &error);
-                    PassFailure(error.to_string())
-                })?;
-                let finalist = planned.finalists.into_iter().next().ok_or_else(|| fail(format!("finalist {index} could not be re-derived")))?;
-                results.push(schedule_finalist(index, &graph.graph, &finalist, options.tiles, self.options.mappings as usize, &target).map_err(fail)?);
-                derived.push(finalist);
+            let sets = dumps
+                .iter()
+                .take(self.options.finalists.max(1) as usize)
+                .map(|dump| Constraints::parse(&dump.to_string()))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| fail(e.to_string()))?;
+            let derived = planner::derive(&graph.graph, &options, &target, &sets).map_err(|error| {
+                crate::lower_mid::report(&graph, &error);
+                PassFailure(error.to_string())
+            })?;
+            // Finalists are independent: schedule them in parallel, log in finalist order.
+            let graph_data = &graph.graph;
+            let scheduled: Result<Vec<Scheduled>, String> = derived
+                .par_iter()
+                .enumerate()
+                .map(|(index, finalist)| schedule_finalist(index, graph_data, finalist, options.tiles, self.options.mappings as usize, &target))
+                .collect();
+            for result in scheduled.map_err(fail)? {
+                result.log();
+                results.push(result);
             }
             let Some(best) = results.iter().min_by_key(|r| (r.refined_cycles, r.finalist)).cloned() else { continue };
             tracing::info!(selected = best.finalist, mapped = !best.mapping.is_identity(), "selected physically scheduled operator-plan finalist");

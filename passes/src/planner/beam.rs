@@ -436,6 +436,53 @@ fn plan_with_prefix(graph: &Graph, options: &PlannerOptions, target: &Target, pr
     Ok(Planned { finalists, candidates: all_candidates, frontier_sizes })
 }
 
+/// Re-derives complete plans recorded in the constraints form (one set per finalist): every
+/// op's candidates are generated once and shared by all sets; each set must pin one candidate
+/// per op (the first by standalone cost when it pins several). Graphs with repeats fall back
+/// to planning each set.
+pub fn derive(graph: &Graph, options: &PlannerOptions, target: &Target, sets: &[super::Constraints]) -> Result<Vec<Finalist>, PlannerError> {
+    graph.check()?;
+    if graph.ops.iter().any(|op| matches!(op.kind, OpKind::Repeat { .. })) {
+        return sets
+            .iter()
+            .map(|set| {
+                let mut pinned = options.clone();
+                pinned.constraints = set.clone();
+                pinned.finalists = 1;
+                plan(graph, &pinned, target)?.finalists.into_iter().next().ok_or_else(|| PlannerError::Constraints("no plan".into()))
+            })
+            .collect();
+    }
+    let all: Vec<Vec<(u64, String, Arc<Candidate>)>> = (0..graph.ops.len())
+        .map(|index| {
+            let mut scored: Vec<(u64, String, Arc<Candidate>)> = candidates::candidates(graph, index, options, target)
+                .into_iter()
+                .map(|c| (standalone_score(&c, target), c.plan.to_string(), Arc::new(c)))
+                .collect();
+            scored.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+            scored
+        })
+        .collect();
+    sets.iter()
+        .map(|set| {
+            let mut chosen = Vec::with_capacity(graph.ops.len());
+            for (index, candidates) in all.iter().enumerate() {
+                let key = op_key("", index);
+                let found = candidates.iter().position(|(.., c)| set.get(&key).is_none_or(|constraint| constraint.admits(&c.plan)));
+                let Some(position) = found else {
+                    return Err(PlannerError::NoCandidate {
+                        op: index,
+                        name: graph.ops[index].kind.name().into(),
+                        detail: format!("no candidate satisfies the constraint on op {key}"),
+                    });
+                };
+                chosen.push((position, candidates[position].2.clone()));
+            }
+            evaluate(graph, &chosen, options, target)
+        })
+        .collect()
+}
+
 /// Re-derives each repeat op's body plan from its recorded choices.
 fn attach_bodies(graph: &Graph, finalist: &mut Finalist, options: &PlannerOptions, target: &Target, prefix: &str) -> Result<(), PlannerError> {
     let _ = prefix;

@@ -20,7 +20,7 @@ pub mod layout;
 #[cfg(test)]
 mod tests;
 
-pub use beam::{evaluate, plan, Finalist, OpEstimate, ProgramEstimate};
+pub use beam::{derive, evaluate, plan, Finalist, OpEstimate, ProgramEstimate};
 pub use candidates::{Candidate, Need};
 pub use constraints::{Constraint, Constraints};
 pub use cost::{MemoryUse, ValueFormat};
