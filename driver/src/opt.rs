@@ -306,11 +306,14 @@ fn process_chunk(
     if !ipu_dialects::ipu::verify::verify_module(module.as_operation()) {
         return Ok(failed(&collector));
     }
+    // As in mlir-opt, -after-failure means "after a pass only if it failed": it silences the
+    // after-dumps of passes that succeed.
+    let after_on_success = !args.print_ir_after_failure;
     let print = PrintAround {
         before: args.print_ir_before.iter().cloned().collect(),
-        after: args.print_ir_after.iter().cloned().collect(),
+        after: if after_on_success { args.print_ir_after.iter().cloned().collect() } else { Default::default() },
         before_all: args.print_ir_before_all,
-        after_all: args.print_ir_after_all,
+        after_all: args.print_ir_after_all && after_on_success,
         tree_dir: args.print_ir_tree_dir.clone(),
         only_on_change: args.print_ir_after_change,
         module_scope: args.print_ir_module_scope,
