@@ -322,6 +322,10 @@ fn process_chunk(
         elide_elements_larger_than: args.elide_elementsattrs_if_larger,
     };
     let mut module = module;
+    if pipeline.is_none() && args.dump_pass_pipeline {
+        let root = module.as_operation().name().as_string_ref().as_str().unwrap_or("builtin.module").to_string();
+        eprintln!("Pass Manager with 0 passes:\n{root}()\n");
+    }
     if let Some(pipeline) = pipeline {
         let root = module.as_operation().name().as_string_ref().as_str().unwrap_or("builtin.module").to_string();
         let built = build_pass_manager(&context, registry, pipeline, &root, &print, args.timing)
