@@ -287,7 +287,7 @@ fn process_chunk(
     let context = ipu_dialects::create_context(threading).map_err(|e| error(e.to_string()))?;
     context.set_allow_unregistered_dialects(args.allow_unregistered_dialect);
     for path in &args.irdl_file {
-        ipu_dialects::context::load_irdl_file(&context, path).map_err(|e| error(e.to_string()))?;
+        load_extra_irdl(&context, path)?;
     }
     let collector = Collector::attach(&context);
     let failed = |collector: &Collector| ChunkOutcome { output: None, diagnostics: collector.take() };
@@ -406,6 +406,40 @@ fn enable_mlir_printing(manager: &melior::pass::PassManager, args: &OptArgs, pri
         flags,
         tree_printing_path: args.print_ir_tree_dir.clone().unwrap_or_default(),
     });
+}
+
+/// `--irdl-file`: loads a dialect declared in IRDL. MLIR aborts the process when a dialect is
+/// registered twice, so a file declaring a dialect the context already has is refused, except
+/// our own ipu declaration (which mlir-opt needs, and a user may pass out of habit): it is
+/// built in, so loading it again is a no-op.
+fn load_extra_irdl(context: &Context, path: &str) -> Result<(), Failed> {
+    let source = std::fs::read_to_string(path).map_err(|e| error(format!("IRDL file {path}: {e}")))?;
+    if source == ipu_dialects::IRDL_IPU {
+        return Ok(());
+    }
+    let Some(module) = Module::parse(context, &source) else {
+        return Err(error(format!("IRDL file {path}: not a valid IRDL module (see the diagnostics above)")));
+    };
+    {
+        let body = module.body();
+        let mut next = melior::ir::block::BlockLike::first_operation(&body);
+        while let Some(op) = next {
+            let is_dialect = op.name().as_string_ref().as_str() == Ok("irdl.dialect");
+            let name = op.attribute("sym_name").ok().map(|name| name.to_string().trim_matches('"').to_string());
+            if let (true, Some(name)) = (is_dialect, name) {
+                let name_ref = melior::StringRef::new(&name);
+                // SAFETY: the context is live; a null dialect means none is registered by that name.
+                let existing = unsafe { mlir_sys::mlirContextGetOrLoadDialect(context.to_raw(), name_ref.to_raw()) };
+                if !existing.ptr.is_null() {
+                    return Err(error(format!(
+                        "IRDL file {path} declares dialect '{name}', which is already loaded (built in, or declared by an earlier --irdl-file)"
+                    )));
+                }
+            }
+            next = op.next_in_block();
+        }
+    }
+    ipu_dialects::context::load_irdl_file(context, path).map_err(|e| error(e.to_string()))
 }
 
 /// Parses with a source name so diagnostics carry `file:line:col`. MLIR's C API parses a
