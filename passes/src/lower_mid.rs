@@ -12,14 +12,19 @@
 use ipu_device::{MemoryClass, Target};
 use ipu_dialects::diagnostics::op_error;
 use melior::{
-    ir::{attribute::StringAttribute, operation::OperationLike, operation::OperationMutLike, operation::OperationRefMut, OperationRef},
+    ir::{
+        attribute::StringAttribute, operation::OperationLike, operation::OperationMutLike,
+        operation::OperationRefMut, OperationRef,
+    },
     Context,
 };
 use serde_json::json;
 
 use crate::pass::{Pass, PassFailure, PassRun};
 use crate::plan_ir::{self, FunctionGraph};
-use crate::planner::{self, beam::Planned, Constraints, Finalist, PlannerError, PlannerOptions, PrecisionPolicy};
+use crate::planner::{
+    self, beam::Planned, Constraints, Finalist, PlannerError, PlannerOptions, PrecisionPolicy,
+};
 
 crate::option_enum! {
     /// Where GEMM weights live.
@@ -73,14 +78,27 @@ pub struct LowerMid {
 pub const FINALISTS_ATTRIBUTE: &str = "ipu.finalists";
 
 /// Builds the planner's options from the pass options (shared with `ipu-select-finalist`).
-pub fn planner_options(options: &LowerMidOptions, target: &Target) -> Result<PlannerOptions, String> {
+pub fn planner_options(
+    options: &LowerMidOptions,
+    target: &Target,
+) -> Result<PlannerOptions, String> {
     let mut planner = PlannerOptions::new(options.tiles, target);
     if options.tiles == 0 || options.tiles > target.geometry.tiles.value {
-        return Err(format!("tiles={} is outside 1..={} of target {}", options.tiles, target.geometry.tiles.value, target.name));
+        return Err(format!(
+            "tiles={} is outside 1..={} of target {}",
+            options.tiles, target.geometry.tiles.value, target.name
+        ));
     }
     planner.active_tiles = options.active_tiles.clone();
-    if let Some(bad) = options.active_tiles.iter().find(|&&count| count == 0 || count > options.tiles) {
-        return Err(format!("active-tiles entry {bad} is outside 1..={}", options.tiles));
+    if let Some(bad) = options
+        .active_tiles
+        .iter()
+        .find(|&&count| count == 0 || count > options.tiles)
+    {
+        return Err(format!(
+            "active-tiles entry {bad} is outside 1..={}",
+            options.tiles
+        ));
     }
     planner.precision = options.precision;
     planner.fp8_scale = options.fp8_scale;
@@ -100,14 +118,22 @@ pub fn planner_options(options: &LowerMidOptions, target: &Target) -> Result<Pla
     if let Some(budget) = options.memory_budget {
         // A smaller budget shrinks both classes in proportion to the table's split.
         let table = planner.total_budget.max(1);
-        planner.standard_budget = planner.standard_budget.min(planner.standard_budget * budget / table);
-        planner.interleaved_budget = planner.interleaved_budget.min(planner.interleaved_budget * budget / table);
+        planner.standard_budget = planner
+            .standard_budget
+            .min(planner.standard_budget * budget / table);
+        planner.interleaved_budget = planner
+            .interleaved_budget
+            .min(planner.interleaved_budget * budget / table);
         planner.total_budget = budget;
     }
     let mut text = options.constraints.clone();
     if !options.constraints_file.is_empty() {
-        text = std::fs::read_to_string(&options.constraints_file)
-            .map_err(|error| format!("cannot read constraints-file '{}': {error}", options.constraints_file))?;
+        text = std::fs::read_to_string(&options.constraints_file).map_err(|error| {
+            format!(
+                "cannot read constraints-file '{}': {error}",
+                options.constraints_file
+            )
+        })?;
     }
     if !text.trim().is_empty() {
         planner.constraints = Constraints::parse(&text).map_err(|error| error.to_string())?;
@@ -146,13 +172,21 @@ pub fn log_finalist(index: usize, graph: &planner::Graph, finalist: &Finalist) {
 }
 
 /// Every op's complete plan in the constraints form (`"3"`, `"body:<f>:0"` keys).
-pub fn plan_dump(function: &FunctionGraph, finalist: &Finalist) -> Vec<(String, ipu_dialects::format::Plan)> {
+pub fn plan_dump(
+    function: &FunctionGraph,
+    finalist: &Finalist,
+) -> Vec<(String, ipu_dialects::format::Plan)> {
     let mut plans = Vec::new();
     for (index, candidate) in finalist.plans.iter().enumerate() {
         plans.push((index.to_string(), candidate.plan.clone()));
-        if let (Some(body), Some(body_plan)) = (function.bodies.get(&index), finalist.bodies.get(&index)) {
+        if let (Some(body), Some(body_plan)) =
+            (function.bodies.get(&index), finalist.bodies.get(&index))
+        {
             for (body_index, candidate) in body_plan.plans.iter().enumerate() {
-                plans.push((format!("body:{}:{body_index}", body.name), candidate.plan.clone()));
+                plans.push((
+                    format!("body:{}:{body_index}", body.name),
+                    candidate.plan.clone(),
+                ));
             }
         }
     }
@@ -162,7 +196,9 @@ pub fn plan_dump(function: &FunctionGraph, finalist: &Finalist) -> Vec<(String, 
 /// Reports a planner error at the op it names.
 pub fn report(function: &FunctionGraph, error: &PlannerError) {
     let op = match error {
-        PlannerError::Graph { op, .. } | PlannerError::NoCandidate { op, .. } | PlannerError::OutOfMemory { op, .. } => function.ops.get(*op).copied(),
+        PlannerError::Graph { op, .. }
+        | PlannerError::NoCandidate { op, .. }
+        | PlannerError::OutOfMemory { op, .. } => function.ops.get(*op).copied(),
         PlannerError::Constraints(_) => None,
     };
     let message = match error {
@@ -181,7 +217,8 @@ pub fn report(function: &FunctionGraph, error: &PlannerError) {
 impl Pass for LowerMid {
     type Options = LowerMidOptions;
     const ARGUMENT: &'static str = "ipu-lower-mid";
-    const SUMMARY: &'static str = "Choose precisions, formats and operator plans (Pareto beam); insert explicit conversions";
+    const SUMMARY: &'static str =
+        "Choose precisions, formats and operator plans (Pareto beam); insert explicit conversions";
 
     fn new(options: LowerMidOptions) -> Self {
         LowerMid { options }
@@ -196,7 +233,8 @@ impl Pass for LowerMid {
             op_error(&op, &format!("ipu-lower-mid: {message}"));
             PassFailure(message)
         };
-        let target = Target::by_name(&self.options.target).map_err(|error| fail(error.to_string()))?;
+        let target =
+            Target::by_name(&self.options.target).map_err(|error| fail(error.to_string()))?;
         let options = planner_options(&self.options, &target).map_err(fail)?;
         let context_ref = op.context();
         // SAFETY: the context outlives this pass run.
@@ -216,37 +254,65 @@ impl Pass for LowerMid {
             if graph.ops.is_empty() {
                 continue;
             }
-            let planned: Planned = planner::plan(&graph.graph, &options, &target).map_err(|error| {
-                report(&graph, &error);
-                PassFailure(error.to_string())
-            })?;
+            let planned: Planned =
+                planner::plan(&graph.graph, &options, &target).map_err(|error| {
+                    report(&graph, &error);
+                    PassFailure(error.to_string())
+                })?;
             tracing::info!(function = %name, frontier_sizes = ?planned.frontier_sizes, candidates = planned.candidates.iter().map(Vec::len).sum::<usize>(), "planned operator-plan frontier");
             for (index, finalist) in planned.finalists.iter().enumerate() {
                 log_finalist(index, &graph.graph, finalist);
             }
             let best = &planned.finalists[0];
             let conversions = plan_ir::apply(context, &graph, best).map_err(fail)?;
-            run.statistic("planned-ops", "Number of ops given an operator plan", graph.ops.len() as u64);
-            run.statistic("conversions", "Number of cast and rearrange ops inserted", conversions as u64);
-            run.statistic("finalists", "Number of finalists retained", planned.finalists.len() as u64);
+            run.statistic(
+                "planned-ops",
+                "Number of ops given an operator plan",
+                graph.ops.len() as u64,
+            );
+            run.statistic(
+                "conversions",
+                "Number of cast and rearrange ops inserted",
+                conversions as u64,
+            );
+            run.statistic(
+                "finalists",
+                "Number of finalists retained",
+                planned.finalists.len() as u64,
+            );
             let finalists: Vec<serde_json::Value> = planned
                 .finalists
                 .iter()
                 .map(|finalist| {
-                    serde_json::from_str::<serde_json::Value>(&Constraints::dump(&plan_dump(&graph, finalist))).unwrap_or_default()
+                    serde_json::from_str::<serde_json::Value>(&Constraints::dump(&plan_dump(
+                        &graph, finalist,
+                    )))
+                    .unwrap_or_default()
                 })
                 .collect();
             record.insert(name.clone(), json!(finalists));
             dumps.extend(plan_dump(&graph, best));
         }
-        let options_text = { use crate::pipeline::PassOptions; self.options.print() };
+        let options_text = {
+            use crate::pipeline::PassOptions;
+            self.options.print()
+        };
         let value = json!({ "options": options_text, "functions": record }).to_string();
         // SAFETY: `op` is the live module this pass runs on.
         let mut module = unsafe { OperationRefMut::from_raw(op.to_raw()) };
-        module.set_attribute(FINALISTS_ATTRIBUTE, StringAttribute::new(context, &value).into());
+        module.set_attribute(
+            FINALISTS_ATTRIBUTE,
+            StringAttribute::new(context, &value).into(),
+        );
         if !self.options.dump_plans.is_empty() {
-            std::fs::write(&self.options.dump_plans, Constraints::dump(&dumps) + "\n")
-                .map_err(|error| fail(format!("cannot write dump-plans '{}': {error}", self.options.dump_plans)))?;
+            std::fs::write(&self.options.dump_plans, Constraints::dump(&dumps) + "\n").map_err(
+                |error| {
+                    fail(format!(
+                        "cannot write dump-plans '{}': {error}",
+                        self.options.dump_plans
+                    ))
+                },
+            )?;
         }
         Ok(())
     }

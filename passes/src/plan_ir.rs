@@ -17,8 +17,9 @@ use ipu_dialects::{
 };
 use melior::{
     ir::{
-        attribute::FlatSymbolRefAttribute, block::BlockLike, operation::OperationLike, operation::OperationMutLike,
-        operation::OperationRefMut, Attribute, BlockRef, OperationRef, RegionLike, Type, Value, ValueLike,
+        attribute::FlatSymbolRefAttribute, block::BlockLike, operation::OperationLike,
+        operation::OperationMutLike, operation::OperationRefMut, Attribute, BlockRef, OperationRef,
+        RegionLike, Type, Value, ValueLike,
     },
     Context,
 };
@@ -65,7 +66,13 @@ fn entry_block<'c, 'a>(function: OperationRef<'c, 'a>) -> Option<BlockRef<'c, 'a
 /// `func.func` ops directly in `module`, by symbol name.
 pub fn functions<'c, 'a>(module: OperationRef<'c, 'a>) -> BTreeMap<String, OperationRef<'c, 'a>> {
     let mut table = BTreeMap::new();
-    let Some(block) = module.regions().next().and_then(|region| region.first_block()) else { return table };
+    let Some(block) = module
+        .regions()
+        .next()
+        .and_then(|region| region.first_block())
+    else {
+        return table;
+    };
     let mut next = block.first_operation();
     while let Some(op) = next {
         if op_name(&op) == "func.func" {
@@ -85,7 +92,11 @@ pub fn body_names(module: OperationRef) -> Vec<String> {
     let mut names = Vec::new();
     module.walk(melior::ir::operation::WalkOrder::PreOrder, |op| {
         if op_name(&op) == ops::RepeatOp::NAME {
-            if let Some(body) = op.attribute("body").ok().and_then(|a| FlatSymbolRefAttribute::try_from(a).ok()) {
+            if let Some(body) = op
+                .attribute("body")
+                .ok()
+                .and_then(|a| FlatSymbolRefAttribute::try_from(a).ok())
+            {
                 names.push(body.value().to_string());
             }
         }
@@ -110,17 +121,25 @@ pub fn read_function<'c, 'a>(
 ) -> Result<FunctionGraph<'c, 'a>, ReadError<'c, 'a>> {
     let name = string_attribute(&function, "sym_name").unwrap_or_default();
     let fail = |op: OperationRef<'c, 'a>, message: String| ReadError { op, message };
-    let block = entry_block(function).ok_or_else(|| fail(function, "has no body to plan".into()))?;
+    let block =
+        entry_block(function).ok_or_else(|| fail(function, "has no body to plan".into()))?;
     let mut graph = Graph::default();
     let mut ids: BTreeMap<usize, ValueId> = BTreeMap::new();
     let mut values = Vec::new();
     let mut planned = Vec::new();
     let mut bodies = BTreeMap::new();
     for index in 0..block.argument_count() {
-        let Ok(argument) = block.argument(index) else { continue };
+        let Ok(argument) = block.argument(index) else {
+            continue;
+        };
         let value: Value = argument.into();
-        let info = TensorInfo::from_type(value.r#type()).map_err(|e| fail(function, format!("argument #{index}: {e}")))?;
-        let id = graph.add_value(info.shape.iter().map(|&s| s as u64).collect(), precision_of(&info), Origin::Argument);
+        let info = TensorInfo::from_type(value.r#type())
+            .map_err(|e| fail(function, format!("argument #{index}: {e}")))?;
+        let id = graph.add_value(
+            info.shape.iter().map(|&s| s as u64).collect(),
+            precision_of(&info),
+            Origin::Argument,
+        );
         ids.insert(key(value), id);
         values.push(value);
     }
@@ -131,7 +150,14 @@ pub fn read_function<'c, 'a>(
         let operand_ids = |op: OperationRef<'c, 'a>| -> Result<Vec<ValueId>, ReadError<'c, 'a>> {
             op.operands()
                 .enumerate()
-                .map(|(index, value)| ids.get(&key(value)).copied().ok_or_else(|| fail(op, format!("operand #{index} is not a planned tensor value"))))
+                .map(|(index, value)| {
+                    ids.get(&key(value)).copied().ok_or_else(|| {
+                        fail(
+                            op,
+                            format!("operand #{index} is not a planned tensor value"),
+                        )
+                    })
+                })
                 .collect()
         };
         match name.as_str() {
@@ -142,8 +168,13 @@ pub fn read_function<'c, 'a>(
             "arith.constant" => {
                 let Ok(result) = op.result(0) else { continue };
                 let value: Value = result.into();
-                let info = TensorInfo::from_type(value.r#type()).map_err(|e| fail(op, e.to_string()))?;
-                let id = graph.add_value(info.shape.iter().map(|&s| s as u64).collect(), precision_of(&info), Origin::Constant);
+                let info =
+                    TensorInfo::from_type(value.r#type()).map_err(|e| fail(op, e.to_string()))?;
+                let id = graph.add_value(
+                    info.shape.iter().map(|&s| s as u64).collect(),
+                    precision_of(&info),
+                    Origin::Constant,
+                );
                 graph.values[id].max_abs = splat_max_abs(op);
                 ids.insert(key(value), id);
                 values.push(value);
@@ -152,7 +183,10 @@ pub fn read_function<'c, 'a>(
             _ => {}
         }
         if !name.starts_with("ipu.") {
-            return Err(fail(op, format!("cannot be planned: '{name}' is not an ipu graph op")));
+            return Err(fail(
+                op,
+                format!("cannot be planned: '{name}' is not an ipu graph op"),
+            ));
         }
         if op.attribute(INSERTED).is_ok() {
             // A conversion from an earlier planning: the graph sees its source.
@@ -164,39 +198,85 @@ pub fn read_function<'c, 'a>(
         }
         let operands = operand_ids(op)?;
         let kind = match name.as_str() {
-            ops::MatmulOp::NAME => OpKind::Matmul { transpose_lhs: ops::flag(&op, "transpose_lhs"), transpose_rhs: ops::flag(&op, "transpose_rhs") },
+            ops::MatmulOp::NAME => OpKind::Matmul {
+                transpose_lhs: ops::flag(&op, "transpose_lhs"),
+                transpose_rhs: ops::flag(&op, "transpose_rhs"),
+            },
             ops::AddOp::NAME => OpKind::Add,
-            ops::GeluOp::NAME => OpKind::Gelu { tanh: string_attribute(&op, "approximate").as_deref() == Some("tanh") },
+            ops::GeluOp::NAME => OpKind::Gelu {
+                tanh: string_attribute(&op, "approximate").as_deref() == Some("tanh"),
+            },
             ops::SoftmaxOp::NAME => OpKind::Softmax,
-            ops::LayerNormOp::NAME => OpKind::LayerNorm { epsilon: ops::float_attribute(&op, "epsilon").unwrap_or(1e-5) },
-            ops::AttentionOp::NAME => OpKind::Attention { causal: ops::flag(&op, "causal") },
-            CastOp::NAME => OpKind::Cast { scale: ops::int_attribute(&op, "scale").unwrap_or(0) },
+            ops::LayerNormOp::NAME => OpKind::LayerNorm {
+                epsilon: ops::float_attribute(&op, "epsilon").unwrap_or(1e-5),
+            },
+            ops::AttentionOp::NAME => OpKind::Attention {
+                causal: ops::flag(&op, "causal"),
+            },
+            CastOp::NAME => OpKind::Cast {
+                scale: ops::int_attribute(&op, "scale").unwrap_or(0),
+            },
             RearrangeOp::NAME => OpKind::Rearrange {
-                permutation: RearrangeOp::try_from(op).ok().and_then(|r| r.permutation()).map(|p| p.iter().map(|&a| a.max(0) as usize).collect()),
+                permutation: RearrangeOp::try_from(op)
+                    .ok()
+                    .and_then(|r| r.permutation())
+                    .map(|p| p.iter().map(|&a| a.max(0) as usize).collect()),
             },
             ops::RepeatOp::NAME => {
-                let repeat = ops::RepeatOp::try_from(op).map_err(|op| fail(op, "is not a repeat".into()))?;
-                let body_name = repeat.body().ok_or_else(|| fail(op, "has no body symbol".into()))?;
-                let body_function = *table.get(&body_name).ok_or_else(|| fail(op, format!("body @{body_name} is not a function with a body")))?;
+                let repeat =
+                    ops::RepeatOp::try_from(op).map_err(|op| fail(op, "is not a repeat".into()))?;
+                let body_name = repeat
+                    .body()
+                    .ok_or_else(|| fail(op, "has no body symbol".into()))?;
+                let body_function = *table.get(&body_name).ok_or_else(|| {
+                    fail(
+                        op,
+                        format!("body @{body_name} is not a function with a body"),
+                    )
+                })?;
                 if op.result_count() != 1 {
-                    return Err(fail(op, format!("carries {} values; the planner supports one carried value", op.result_count())));
+                    return Err(fail(
+                        op,
+                        format!(
+                            "carries {} values; the planner supports one carried value",
+                            op.result_count()
+                        ),
+                    ));
                 }
                 let body = read_function(body_function, table)?;
-                let kind = OpKind::Repeat { count: repeat.count().unwrap_or(1).max(0) as u64, name: body_name, body: Box::new(body.graph.clone()) };
+                let kind = OpKind::Repeat {
+                    count: repeat.count().unwrap_or(1).max(0) as u64,
+                    name: body_name,
+                    body: Box::new(body.graph.clone()),
+                };
                 bodies.insert(planned.len(), body);
                 kind
             }
             other => return Err(fail(op, format!("cannot be planned: unknown op '{other}'"))),
         };
-        let Ok(result) = op.result(0) else { return Err(fail(op, "has no result".into())) };
+        let Ok(result) = op.result(0) else {
+            return Err(fail(op, "has no result".into()));
+        };
         let value: Value = result.into();
         let info = TensorInfo::from_type(value.r#type()).map_err(|e| fail(op, e.to_string()))?;
-        let id = graph.add_op(kind, operands, info.shape.iter().map(|&s| s as u64).collect(), precision_of(&info));
+        let id = graph.add_op(
+            kind,
+            operands,
+            info.shape.iter().map(|&s| s as u64).collect(),
+            precision_of(&info),
+        );
         ids.insert(key(value), id);
         values.push(value);
         planned.push(op);
     }
-    Ok(FunctionGraph { name, function, graph, ops: planned, values, bodies })
+    Ok(FunctionGraph {
+        name,
+        function,
+        graph,
+        ops: planned,
+        values,
+        bodies,
+    })
 }
 
 fn order_of(order: ipu_device::kernels::spec::ElementOrder) -> Order {
@@ -230,8 +310,8 @@ pub fn format_of(shape: &[u64], need: &Need) -> Format {
     }
     if rank >= 3 {
         set(0, 0);
-        for axis in 1..rank - 2 {
-            format.blocks[axis] = shape[axis] as i64;
+        for (block, &size) in format.blocks.iter_mut().zip(shape).take(rank - 2).skip(1) {
+            *block = size as i64;
         }
     }
     let _ = canonical_dims(shape);
@@ -248,7 +328,8 @@ pub fn format_of(shape: &[u64], need: &Need) -> Format {
 pub fn type_text(shape: &[u64], need: &Need) -> String {
     let info = TensorInfo {
         shape: shape.iter().map(|&s| s as i64).collect(),
-        element: ipu_dialects::ElementType::from_mlir_name(need.format.precision.mlir_name()).unwrap_or(ipu_dialects::ElementType::F32),
+        element: ipu_dialects::ElementType::from_mlir_name(need.format.precision.mlir_name())
+            .unwrap_or(ipu_dialects::ElementType::F32),
         format: Some(format_of(shape, need)),
     };
     info.to_type_string()
@@ -258,16 +339,27 @@ fn parse_type<'c>(context: &'c Context, text: &str) -> Result<Type<'c>, String> 
     Type::parse(context, text).ok_or_else(|| format!("internal: cannot parse planned type {text}"))
 }
 
-fn mark_inserted<'c>(context: &'c Context, mut op: melior::ir::Operation<'c>) -> melior::ir::Operation<'c> {
+fn mark_inserted<'c>(
+    context: &'c Context,
+    mut op: melior::ir::Operation<'c>,
+) -> melior::ir::Operation<'c> {
     op.set_attribute(INSERTED, Attribute::unit(context));
     op
 }
 
 /// Inserts before `consumer` the conversions from `value` to type `to`; returns the new value.
-fn convert<'c, 'a>(context: &'c Context, consumer: OperationRef<'c, 'a>, value: Value<'c, 'a>, to: Type<'c>, conversions: &mut usize) -> Result<Value<'c, 'a>, String> {
+fn convert<'c, 'a>(
+    context: &'c Context,
+    consumer: OperationRef<'c, 'a>,
+    value: Value<'c, 'a>,
+    to: Type<'c>,
+    conversions: &mut usize,
+) -> Result<Value<'c, 'a>, String> {
     let from_info = TensorInfo::from_type(value.r#type()).map_err(|e| e.to_string())?;
     let to_info = TensorInfo::from_type(to).map_err(|e| e.to_string())?;
-    let block = consumer.block().ok_or("internal: consumer is not in a block")?;
+    let block = consumer
+        .block()
+        .ok_or("internal: consumer is not in a block")?;
     let location = consumer.location();
     let mut current = value;
     if from_info.element != to_info.element {
@@ -284,12 +376,24 @@ fn convert<'c, 'a>(context: &'c Context, consumer: OperationRef<'c, 'a>, value: 
             format.scale = scale;
         }
         let middle_type = parse_type(context, &middle.to_type_string())?;
-        let cast = block.insert_operation_before(consumer, mark_inserted(context, CastOp::build(context, location, current, middle_type, scale)));
+        let cast = block.insert_operation_before(
+            consumer,
+            mark_inserted(
+                context,
+                CastOp::build(context, location, current, middle_type, scale),
+            ),
+        );
         *conversions += 1;
         current = cast.result(0).map_err(|e| e.to_string())?.into();
     }
     if current.r#type() != to {
-        let rearrange = block.insert_operation_before(consumer, mark_inserted(context, RearrangeOp::build(context, location, current, to, None)));
+        let rearrange = block.insert_operation_before(
+            consumer,
+            mark_inserted(
+                context,
+                RearrangeOp::build(context, location, current, to, None),
+            ),
+        );
         *conversions += 1;
         current = rearrange.result(0).map_err(|e| e.to_string())?.into();
     }
@@ -299,7 +403,9 @@ fn convert<'c, 'a>(context: &'c Context, consumer: OperationRef<'c, 'a>, value: 
 /// Removes the conversions an earlier planning inserted in `function` (uses go back to their
 /// sources).
 pub fn strip_inserted(function: OperationRef) {
-    let Some(block) = entry_block(function) else { return };
+    let Some(block) = entry_block(function) else {
+        return;
+    };
     let mut next = block.first_operation();
     while let Some(op) = next {
         next = op.next_in_block();
@@ -319,13 +425,20 @@ pub fn strip_inserted(function: OperationRef) {
 
 /// Writes `finalist` into `function`: plan and estimate attributes, formatted result types and
 /// conversions. Returns the number of conversion ops inserted.
-pub fn apply<'c, 'a>(context: &'c Context, function: &FunctionGraph<'c, 'a>, finalist: &Finalist) -> Result<usize, String> {
+pub fn apply<'c, 'a>(
+    context: &'c Context,
+    function: &FunctionGraph<'c, 'a>,
+    finalist: &Finalist,
+) -> Result<usize, String> {
     strip_inserted(function.function);
     let graph = &function.graph;
     let mut conversions = 0usize;
     let mut cache: BTreeMap<(ValueId, String), Value<'c, 'a>> = BTreeMap::new();
     for (index, op) in function.ops.iter().enumerate() {
-        let candidate = finalist.plans.get(index).ok_or_else(|| format!("internal: no plan for op {index}"))?;
+        let candidate = finalist
+            .plans
+            .get(index)
+            .ok_or_else(|| format!("internal: no plan for op {index}"))?;
         let graph_op = &graph.ops[index];
         let repeat = matches!(graph_op.kind, OpKind::Repeat { .. });
         for (operand, &value_id) in graph_op.operands.iter().enumerate() {
@@ -367,7 +480,8 @@ pub fn apply<'c, 'a>(context: &'c Context, function: &FunctionGraph<'c, 'a>, fin
             let shape = &graph.values[graph_op.results[0]].shape;
             result.set_type(parse_type(context, &type_text(shape, &candidate.output))?);
         }
-        let plan = Attribute::parse(context, &candidate.plan.to_string()).ok_or_else(|| format!("internal: cannot parse {}", candidate.plan))?;
+        let plan = Attribute::parse(context, &candidate.plan.to_string())
+            .ok_or_else(|| format!("internal: cannot parse {}", candidate.plan))?;
         op_mut.set_attribute("plan", plan);
         let estimate = Estimate {
             cycles: estimate.cycles as i64,
@@ -377,9 +491,12 @@ pub fn apply<'c, 'a>(context: &'c Context, function: &FunctionGraph<'c, 'a>, fin
             peak_total_bytes: estimate.memory.total() as i64,
             maximum_standard_allocation_bytes: estimate.memory.largest_standard as i64,
         };
-        let estimate = Attribute::parse(context, &estimate.to_string()).ok_or("internal: cannot parse the estimate")?;
+        let estimate = Attribute::parse(context, &estimate.to_string())
+            .ok_or("internal: cannot parse the estimate")?;
         op_mut.set_attribute("estimate", estimate);
-        if let (Some(body), Some(body_plan)) = (function.bodies.get(&index), finalist.bodies.get(&index)) {
+        if let (Some(body), Some(body_plan)) =
+            (function.bodies.get(&index), finalist.bodies.get(&index))
+        {
             conversions += apply(context, body, body_plan)?;
         }
     }
@@ -389,11 +506,14 @@ pub fn apply<'c, 'a>(context: &'c Context, function: &FunctionGraph<'c, 'a>, fin
             let declared = function_result_types(function.function);
             for index in 0..terminator.operand_count() {
                 let current = terminator.operand(index).map_err(|e| e.to_string())?;
-                let Some(declared) = declared.get(index) else { continue };
+                let Some(declared) = declared.get(index) else {
+                    continue;
+                };
                 if current.r#type().to_string() != *declared {
                     let to = parse_type(context, declared)?;
                     let value = convert(context, terminator, current, to, &mut conversions)?;
-                    let mut terminator_mut = unsafe { OperationRefMut::from_raw(terminator.to_raw()) };
+                    let mut terminator_mut =
+                        unsafe { OperationRefMut::from_raw(terminator.to_raw()) };
                     terminator_mut.set_operand(index, value);
                 }
             }
@@ -423,6 +543,10 @@ fn function_result_types(function: OperationRef) -> Vec<String> {
         .ok()
         .and_then(|attribute| TypeAttribute::try_from(attribute).ok())
         .and_then(|attribute| FunctionType::try_from(attribute.value()).ok())
-        .map(|signature| (0..signature.result_count()).filter_map(|i| signature.result(i).ok().map(|t| t.to_string())).collect())
+        .map(|signature| {
+            (0..signature.result_count())
+                .filter_map(|i| signature.result(i).ok().map(|t| t.to_string()))
+                .collect()
+        })
         .unwrap_or_default()
 }

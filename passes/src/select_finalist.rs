@@ -16,8 +16,8 @@ use ipu_device::Target;
 use ipu_dialects::{diagnostics::op_error, format::Estimate};
 use melior::{
     ir::{
-        attribute::StringAttribute, operation::OperationLike, operation::OperationMutLike, operation::OperationRefMut, Attribute,
-        OperationRef,
+        attribute::StringAttribute, operation::OperationLike, operation::OperationMutLike,
+        operation::OperationRefMut, Attribute, OperationRef,
     },
     Context,
 };
@@ -115,7 +115,11 @@ pub fn scheduled_exchange_cycles(plan: &ExpandedPlan, target: &Target) -> Result
     }
     let cycles: Result<Vec<u64>, String> = unique
         .par_iter()
-        .map(|(phase, runs)| schedule_phase(&phase.transfers, target).map(|s| s.cycles * runs).map_err(|e| format!("op {}: {e}", phase.op)))
+        .map(|(phase, runs)| {
+            schedule_phase(&phase.transfers, target)
+                .map(|s| s.cycles * runs)
+                .map_err(|e| format!("op {}: {e}", phase.op))
+        })
         .collect();
     Ok(cycles?.into_iter().sum())
 }
@@ -123,7 +127,14 @@ pub fn scheduled_exchange_cycles(plan: &ExpandedPlan, target: &Target) -> Result
 /// Screens mappings for `finalist` (the busiest endpoint's load summed over phases, then the
 /// modelled exchange, then the screening order), models the expansion under the best one and
 /// schedules its phases.
-pub fn schedule_finalist(index: usize, graph: &planner::Graph, finalist: &Finalist, tiles: u32, limit: usize, target: &Target) -> Result<Scheduled, String> {
+pub fn schedule_finalist(
+    index: usize,
+    graph: &planner::Graph,
+    finalist: &Finalist,
+    tiles: u32,
+    limit: usize,
+    target: &Target,
+) -> Result<Scheduled, String> {
     let candidates = mappings(tiles, target.geometry.physical_columns.value, limit);
     let screened: Vec<(u64, u64, u64, ExpandedPlan)> = candidates
         .par_iter()
@@ -133,7 +144,9 @@ pub fn schedule_finalist(index: usize, graph: &planner::Graph, finalist: &Finali
             (cycles, exchange, pressure, plan)
         })
         .collect();
-    let best = (0..screened.len()).min_by_key(|&i| (screened[i].2, screened[i].1, i)).unwrap_or(0);
+    let best = (0..screened.len())
+        .min_by_key(|&i| (screened[i].2, screened[i].1, i))
+        .unwrap_or(0);
     let estimate = finalist.estimate;
     let scheduled = scheduled_exchange_cycles(&screened[best].3, target)?;
     Ok(Scheduled {
@@ -173,8 +186,13 @@ impl Pass for SelectFinalist {
             .ok()
             .and_then(|attribute| StringAttribute::try_from(attribute).ok())
             .map(|attribute| attribute.value().to_string())
-            .ok_or_else(|| fail(format!("the module has no '{FINALISTS_ATTRIBUTE}' attribute; run ipu-lower-mid first")))?;
-        let record: serde_json::Value = serde_json::from_str(&record).map_err(|e| fail(format!("'{FINALISTS_ATTRIBUTE}' is not valid JSON: {e}")))?;
+            .ok_or_else(|| {
+                fail(format!(
+                    "the module has no '{FINALISTS_ATTRIBUTE}' attribute; run ipu-lower-mid first"
+                ))
+            })?;
+        let record: serde_json::Value = serde_json::from_str(&record)
+            .map_err(|e| fail(format!("'{FINALISTS_ATTRIBUTE}' is not valid JSON: {e}")))?;
         let options_text = record.get("options").and_then(|v| v.as_str()).unwrap_or("");
         let lower_options = parse_option_list(options_text)
             .and_then(|list| LowerMidOptions::from_pass_options(&list))
@@ -187,11 +205,20 @@ impl Pass for SelectFinalist {
         // SAFETY: the context outlives this pass run.
         let context: &Context = unsafe { context_ref.to_ref() };
         let table = plan_ir::functions(op);
-        let functions = record.get("functions").and_then(|v| v.as_object()).cloned().unwrap_or_default();
+        let functions = record
+            .get("functions")
+            .and_then(|v| v.as_object())
+            .cloned()
+            .unwrap_or_default();
         for (name, finalists) in &functions {
-            let Some(function) = table.get(name) else { continue };
+            let Some(function) = table.get(name) else {
+                continue;
+            };
             let graph = plan_ir::read_function(*function, &table).map_err(|error| {
-                op_error(&error.op, &format!("ipu-select-finalist: {}", error.message));
+                op_error(
+                    &error.op,
+                    &format!("ipu-select-finalist: {}", error.message),
+                );
                 PassFailure(error.message)
             })?;
             let dumps = finalists.as_array().cloned().unwrap_or_default();
@@ -202,24 +229,48 @@ impl Pass for SelectFinalist {
                 .map(|dump| Constraints::parse(&dump.to_string()))
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| fail(e.to_string()))?;
-            let derived = planner::derive(&graph.graph, &options, &target, &sets).map_err(|error| {
-                crate::lower_mid::report(&graph, &error);
-                PassFailure(error.to_string())
-            })?;
+            let derived =
+                planner::derive(&graph.graph, &options, &target, &sets).map_err(|error| {
+                    crate::lower_mid::report(&graph, &error);
+                    PassFailure(error.to_string())
+                })?;
             // Finalists are independent: schedule them in parallel, log in finalist order.
             let graph_data = &graph.graph;
             let scheduled: Result<Vec<Scheduled>, String> = derived
                 .par_iter()
                 .enumerate()
-                .map(|(index, finalist)| schedule_finalist(index, graph_data, finalist, options.tiles, self.options.mappings as usize, &target))
+                .map(|(index, finalist)| {
+                    schedule_finalist(
+                        index,
+                        graph_data,
+                        finalist,
+                        options.tiles,
+                        self.options.mappings as usize,
+                        &target,
+                    )
+                })
                 .collect();
             for result in scheduled.map_err(fail)? {
                 result.log();
                 results.push(result);
             }
-            let Some(best) = results.iter().min_by_key(|r| (r.refined_cycles, r.finalist)).cloned() else { continue };
-            tracing::info!(selected = best.finalist, mapped = !best.mapping.is_identity(), "selected physically scheduled operator-plan finalist");
-            run.statistic("finalists-scheduled", "Number of finalists physically scheduled", results.len() as u64);
+            let Some(best) = results
+                .iter()
+                .min_by_key(|r| (r.refined_cycles, r.finalist))
+                .cloned()
+            else {
+                continue;
+            };
+            tracing::info!(
+                selected = best.finalist,
+                mapped = !best.mapping.is_identity(),
+                "selected physically scheduled operator-plan finalist"
+            );
+            run.statistic(
+                "finalists-scheduled",
+                "Number of finalists physically scheduled",
+                results.len() as u64,
+            );
             let chosen = &derived[best.finalist];
             plan_ir::apply(context, &graph, chosen).map_err(fail)?;
             let estimate = chosen.estimate;
@@ -236,11 +287,20 @@ impl Pass for SelectFinalist {
             if let Some(attribute) = Attribute::parse(context, &refined.to_string()) {
                 function_mut.set_attribute("ipu.refined_estimate", attribute);
             }
-            function_mut.set_attribute("ipu.selected_finalist", Attribute::parse(context, &format!("{} : i64", best.finalist)).unwrap_or_else(|| Attribute::unit(context)));
-            function_mut.set_attribute("ipu.tile_mapping", StringAttribute::new(context, &best.mapping.name).into());
+            function_mut.set_attribute(
+                "ipu.selected_finalist",
+                Attribute::parse(context, &format!("{} : i64", best.finalist))
+                    .unwrap_or_else(|| Attribute::unit(context)),
+            );
+            function_mut.set_attribute(
+                "ipu.tile_mapping",
+                StringAttribute::new(context, &best.mapping.name).into(),
+            );
             if !best.mapping.is_identity() {
                 let items: Vec<String> = best.mapping.tiles.iter().map(|t| t.to_string()).collect();
-                if let Some(attribute) = Attribute::parse(context, &format!("array<i32: {}>", items.join(", "))) {
+                if let Some(attribute) =
+                    Attribute::parse(context, &format!("array<i32: {}>", items.join(", ")))
+                {
                     function_mut.set_attribute("ipu.tile_mapping_tiles", attribute);
                 }
             }

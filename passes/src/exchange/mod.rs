@@ -2,4 +2,6 @@
 
 pub mod schedule;
 
-pub use schedule::{check_schedule, schedule_phase, PhaseSchedule, ScheduleError, ScheduledPiece, TransferRequest};
+pub use schedule::{
+    check_schedule, schedule_phase, PhaseSchedule, ScheduleError, ScheduledPiece, TransferRequest,
+};

@@ -58,7 +58,11 @@ pub struct PhaseSchedule {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ScheduleError {
     #[error("transfer {transfer}: tile {tile} is outside the target's {tiles} tiles")]
-    TileOutOfRange { transfer: usize, tile: u32, tiles: u32 },
+    TileOutOfRange {
+        transfer: usize,
+        tile: u32,
+        tiles: u32,
+    },
     #[error("transfer {transfer} from tile {from_tile} has no destination")]
     NoDestination { transfer: usize, from_tile: u32 },
     #[error("transfer {transfer}: tile {tile} cannot send to itself")]
@@ -89,19 +93,37 @@ impl Busy {
 }
 
 /// The resources a transfer uses.
-pub(crate) fn resources(request: &TransferRequest, index: usize, target: &Target) -> Result<Vec<Resource>, ScheduleError> {
+pub(crate) fn resources(
+    request: &TransferRequest,
+    index: usize,
+    target: &Target,
+) -> Result<Vec<Resource>, ScheduleError> {
     let tiles = target.geometry.tiles.value;
     let physical = |tile: u32| {
-        target.logical_to_physical(tile).map_err(|_| ScheduleError::TileOutOfRange { transfer: index, tile, tiles })
+        target
+            .logical_to_physical(tile)
+            .map_err(|_| ScheduleError::TileOutOfRange {
+                transfer: index,
+                tile,
+                tiles,
+            })
     };
     if request.destinations.is_empty() {
-        return Err(ScheduleError::NoDestination { transfer: index, from_tile: request.source });
+        return Err(ScheduleError::NoDestination {
+            transfer: index,
+            from_tile: request.source,
+        });
     }
-    let mut used = vec![Resource::Bus(target.send_bus(physical(request.source)?.index))];
+    let mut used = vec![Resource::Bus(
+        target.send_bus(physical(request.source)?.index),
+    )];
     for &destination in &request.destinations {
         physical(destination)?;
         if destination == request.source {
-            return Err(ScheduleError::SelfTransfer { transfer: index, tile: destination });
+            return Err(ScheduleError::SelfTransfer {
+                transfer: index,
+                tile: destination,
+            });
         }
         used.push(Resource::Receiver(destination));
     }
@@ -128,7 +150,10 @@ enum Priority {
 
 /// Schedules one phase (see the module documentation): list scheduling under a few priority
 /// orders, keeping the shortest horizon (ties: the first order).
-pub fn schedule_phase(transfers: &[TransferRequest], target: &Target) -> Result<PhaseSchedule, ScheduleError> {
+pub fn schedule_phase(
+    transfers: &[TransferRequest],
+    target: &Target,
+) -> Result<PhaseSchedule, ScheduleError> {
     let mut best: Option<PhaseSchedule> = None;
     for priority in [Priority::Pressure, Priority::Fanout, Priority::Length] {
         let schedule = schedule_with(transfers, target, priority)?;
@@ -142,7 +167,11 @@ pub fn schedule_phase(transfers: &[TransferRequest], target: &Target) -> Result<
     Ok(best.unwrap_or_default())
 }
 
-fn schedule_with(transfers: &[TransferRequest], target: &Target, priority: Priority) -> Result<PhaseSchedule, ScheduleError> {
+fn schedule_with(
+    transfers: &[TransferRequest],
+    target: &Target,
+    priority: Priority,
+) -> Result<PhaseSchedule, ScheduleError> {
     let max_piece = u64::from(target.exchange.max_transfer_words.value.max(1)) * 4;
     let mut used = Vec::with_capacity(transfers.len());
     let mut load: BTreeMap<Resource, u64> = BTreeMap::new();
@@ -156,11 +185,31 @@ fn schedule_with(transfers: &[TransferRequest], target: &Target, priority: Prior
     }
     let lower_bound = load.values().copied().max().unwrap_or(0);
     // Longest pressure first: the busiest resource a transfer touches, then its length.
-    let mut order: Vec<usize> = (0..transfers.len()).filter(|&i| transfers[i].bytes > 0).collect();
-    let pressure = |i: usize| used[i].iter().map(|r| load.get(r).copied().unwrap_or(0)).max().unwrap_or(0);
+    let mut order: Vec<usize> = (0..transfers.len())
+        .filter(|&i| transfers[i].bytes > 0)
+        .collect();
+    let pressure = |i: usize| {
+        used[i]
+            .iter()
+            .map(|r| load.get(r).copied().unwrap_or(0))
+            .max()
+            .unwrap_or(0)
+    };
     match priority {
-        Priority::Pressure => order.sort_by_key(|&i| (std::cmp::Reverse(pressure(i)), std::cmp::Reverse(transfers[i].bytes), i)),
-        Priority::Fanout => order.sort_by_key(|&i| (std::cmp::Reverse(used[i].len()), std::cmp::Reverse(transfers[i].bytes), i)),
+        Priority::Pressure => order.sort_by_key(|&i| {
+            (
+                std::cmp::Reverse(pressure(i)),
+                std::cmp::Reverse(transfers[i].bytes),
+                i,
+            )
+        }),
+        Priority::Fanout => order.sort_by_key(|&i| {
+            (
+                std::cmp::Reverse(used[i].len()),
+                std::cmp::Reverse(transfers[i].bytes),
+                i,
+            )
+        }),
         Priority::Length => order.sort_by_key(|&i| (std::cmp::Reverse(transfers[i].bytes), i)),
     }
     let mut busy: BTreeMap<Resource, Busy> = BTreeMap::new();
@@ -188,12 +237,20 @@ fn schedule_with(transfers: &[TransferRequest], target: &Target, priority: Prior
                 }
             }
             for resource in &used[index] {
-                busy.entry(*resource).or_default().insert(start, start + length);
+                busy.entry(*resource)
+                    .or_default()
+                    .insert(start, start + length);
             }
             if offset == 0 {
                 starts[index] = start;
             }
-            pieces.push(ScheduledPiece { transfer: index, offset, bytes, start, end: start + length });
+            pieces.push(ScheduledPiece {
+                transfer: index,
+                offset,
+                bytes,
+                start,
+                end: start + length,
+            });
             horizon = horizon.max(start + length);
             // Pieces of one transfer go in order (the receiver writes them in address order).
             earliest = start + length;
@@ -201,38 +258,75 @@ fn schedule_with(transfers: &[TransferRequest], target: &Target, priority: Prior
         }
     }
     pieces.sort_by_key(|piece| (piece.start, piece.transfer, piece.offset));
-    let cycles = if pieces.is_empty() { 0 } else { u64::from(target.exchange.phase_cycles.value) + horizon };
-    Ok(PhaseSchedule { pieces, starts, horizon, cycles, lower_bound })
+    let cycles = if pieces.is_empty() {
+        0
+    } else {
+        u64::from(target.exchange.phase_cycles.value) + horizon
+    };
+    Ok(PhaseSchedule {
+        pieces,
+        starts,
+        horizon,
+        cycles,
+        lower_bound,
+    })
 }
 
 /// Checks a schedule against its requests: every byte of every transfer scheduled once, and
 /// no bus or receiver used by two pieces at once. Returns the first violation.
-pub fn check_schedule(transfers: &[TransferRequest], schedule: &PhaseSchedule, target: &Target) -> Result<(), String> {
+pub fn check_schedule(
+    transfers: &[TransferRequest],
+    schedule: &PhaseSchedule,
+    target: &Target,
+) -> Result<(), String> {
     let mut covered = vec![0u64; transfers.len()];
     let mut intervals: BTreeMap<Resource, Vec<(u64, u64, usize)>> = BTreeMap::new();
     for piece in &schedule.pieces {
-        let request = transfers.get(piece.transfer).ok_or_else(|| format!("piece names transfer {} of {}", piece.transfer, transfers.len()))?;
+        let request = transfers.get(piece.transfer).ok_or_else(|| {
+            format!(
+                "piece names transfer {} of {}",
+                piece.transfer,
+                transfers.len()
+            )
+        })?;
         if piece.end != piece.start + transfer_cycles(piece.bytes, target) {
-            return Err(format!("piece of transfer {} lasts {} cycles for {} bytes", piece.transfer, piece.end - piece.start, piece.bytes));
+            return Err(format!(
+                "piece of transfer {} lasts {} cycles for {} bytes",
+                piece.transfer,
+                piece.end - piece.start,
+                piece.bytes
+            ));
         }
         covered[piece.transfer] += piece.bytes;
         for resource in resources(request, piece.transfer, target).map_err(|e| e.to_string())? {
-            intervals.entry(resource).or_default().push((piece.start, piece.end, piece.transfer));
+            intervals
+                .entry(resource)
+                .or_default()
+                .push((piece.start, piece.end, piece.transfer));
         }
         if piece.end > schedule.horizon {
-            return Err(format!("piece of transfer {} ends at {} after the horizon {}", piece.transfer, piece.end, schedule.horizon));
+            return Err(format!(
+                "piece of transfer {} ends at {} after the horizon {}",
+                piece.transfer, piece.end, schedule.horizon
+            ));
         }
     }
     for (index, request) in transfers.iter().enumerate() {
         if covered[index] != request.bytes {
-            return Err(format!("transfer {index}: {} of {} bytes scheduled", covered[index], request.bytes));
+            return Err(format!(
+                "transfer {index}: {} of {} bytes scheduled",
+                covered[index], request.bytes
+            ));
         }
     }
     for (resource, mut list) in intervals {
         list.sort_unstable();
         for pair in list.windows(2) {
             if pair[1].0 < pair[0].1 {
-                return Err(format!("{resource:?}: transfers {} and {} overlap at cycle {}", pair[0].2, pair[1].2, pair[1].0));
+                return Err(format!(
+                    "{resource:?}: transfers {} and {} overlap at cycle {}",
+                    pair[0].2, pair[1].2, pair[1].0
+                ));
             }
         }
     }
@@ -246,7 +340,11 @@ mod tests {
     use rand_chacha::ChaCha8Rng;
 
     fn request(source: u32, destinations: &[u32], bytes: u64) -> TransferRequest {
-        TransferRequest { source, destinations: destinations.to_vec(), bytes }
+        TransferRequest {
+            source,
+            destinations: destinations.to_vec(),
+            bytes,
+        }
     }
 
     #[test]
@@ -286,9 +384,18 @@ mod tests {
     #[test]
     fn bad_requests_are_errors() {
         let target = Target::c600();
-        assert!(matches!(schedule_phase(&[request(0, &[], 4)], &target), Err(ScheduleError::NoDestination { .. })));
-        assert!(matches!(schedule_phase(&[request(0, &[0], 4)], &target), Err(ScheduleError::SelfTransfer { .. })));
-        assert!(matches!(schedule_phase(&[request(0, &[5000], 4)], &target), Err(ScheduleError::TileOutOfRange { .. })));
+        assert!(matches!(
+            schedule_phase(&[request(0, &[], 4)], &target),
+            Err(ScheduleError::NoDestination { .. })
+        ));
+        assert!(matches!(
+            schedule_phase(&[request(0, &[0], 4)], &target),
+            Err(ScheduleError::SelfTransfer { .. })
+        ));
+        assert!(matches!(
+            schedule_phase(&[request(0, &[5000], 4)], &target),
+            Err(ScheduleError::TileOutOfRange { .. })
+        ));
     }
 
     /// Seeded property: random phases schedule hazard-free, cover every byte, never beat the
@@ -304,7 +411,10 @@ mod tests {
             for _ in 0..count {
                 let source = rng.random_range(0..tiles);
                 let fanout = rng.random_range(1..4);
-                let mut destinations: Vec<u32> = (0..fanout).map(|_| rng.random_range(0..tiles)).filter(|&d| d != source).collect();
+                let mut destinations: Vec<u32> = (0..fanout)
+                    .map(|_| rng.random_range(0..tiles))
+                    .filter(|&d| d != source)
+                    .collect();
                 destinations.sort_unstable();
                 destinations.dedup();
                 if destinations.is_empty() {
@@ -315,7 +425,10 @@ mod tests {
             let schedule = schedule_phase(&transfers, &target).expect("schedules");
             check_schedule(&transfers, &schedule, &target).expect("hazard-free");
             assert!(schedule.horizon >= schedule.lower_bound);
-            let serial: u64 = transfers.iter().map(|t| transfer_cycles(t.bytes, &target)).sum();
+            let serial: u64 = transfers
+                .iter()
+                .map(|t| transfer_cycles(t.bytes, &target))
+                .sum();
             assert!(schedule.horizon <= serial);
         }
     }

@@ -165,17 +165,35 @@ impl State {
             let memory = candidates::streamed_need_memory(need, candidate.k_steps);
             working = working.plus(memory);
             if home.format != need.format {
-                let source_elements = home.shards.padded_block_bytes() / u64::from(home.shards.element_bytes.max(1));
-                let destination_elements = need.shards.padded_block_bytes() / u64::from(need.shards.element_bytes.max(1));
-                let (at_source, at_destination) = conversion_cycles(&home.format, &need.format, source_elements, destination_elements, target);
+                let source_elements =
+                    home.shards.padded_block_bytes() / u64::from(home.shards.element_bytes.max(1));
+                let destination_elements =
+                    need.shards.padded_block_bytes() / u64::from(need.shards.element_bytes.max(1));
+                let (at_source, at_destination) = conversion_cycles(
+                    &home.format,
+                    &need.format,
+                    source_elements,
+                    destination_elements,
+                    target,
+                );
                 source_cycles += at_source;
                 destination_cycles += at_destination;
-                finalist.conversions.push(Conversion { op: index, operand: finalist.conversions.len(), value: *operand, from: home.format, to: need.format });
+                finalist.conversions.push(Conversion {
+                    op: index,
+                    operand: finalist.conversions.len(),
+                    value: *operand,
+                    from: home.format,
+                    to: need.format,
+                });
             }
         }
         let output = Arc::new(candidate.output.clone());
         let output_memory = need_memory(&output);
-        let at_op = next.live.plus(working).plus(candidate.transient).plus(output_memory);
+        let at_op = next
+            .live
+            .plus(working)
+            .plus(candidate.transient)
+            .plus(output_memory);
         largest = largest.max(at_op.largest_standard);
         let exchange = phase.cycles(target) + candidate.internal_exchange_cycles;
         let cycles = candidate.compute_cycles + source_cycles + destination_cycles + exchange;
@@ -187,7 +205,11 @@ impl State {
         estimate.peak_interleaved = estimate.peak_interleaved.max(at_op.interleaved);
         estimate.peak_total = estimate.peak_total.max(at_op.total());
         estimate.maximum_standard_allocation = estimate.maximum_standard_allocation.max(largest);
-        finalist.ops.push(OpEstimate { cycles, exchange_cycles: exchange, memory: at_op });
+        finalist.ops.push(OpEstimate {
+            cycles,
+            exchange_cycles: exchange,
+            memory: at_op,
+        });
         finalist.choices.push(choice);
         finalist.plans.push(candidate.clone());
         finalist.active_tile_counts.insert(candidate.tiles);
@@ -206,28 +228,61 @@ impl State {
             }
         }
         let checks = [
-            (BudgetClass::Standard, at_op.standard, options.standard_budget),
-            (BudgetClass::Interleaved, at_op.interleaved, options.interleaved_budget),
+            (
+                BudgetClass::Standard,
+                at_op.standard,
+                options.standard_budget,
+            ),
+            (
+                BudgetClass::Interleaved,
+                at_op.interleaved,
+                options.interleaved_budget,
+            ),
             (BudgetClass::Total, at_op.total(), options.total_budget),
         ];
-        if let Some((class, needed, budget)) = checks.into_iter().find(|(_, needed, budget)| needed > budget) {
-            return Err(Shortfall { class, short: needed - budget, needed, budget, plan: candidate.plan.to_string() });
+        if let Some((class, needed, budget)) = checks
+            .into_iter()
+            .find(|(_, needed, budget)| needed > budget)
+        {
+            return Err(Shortfall {
+                class,
+                short: needed - budget,
+                needed,
+                budget,
+                plan: candidate.plan.to_string(),
+            });
         }
         Ok(next)
     }
 
     fn objectives(&self) -> [u64; 5] {
         let e = &self.finalist.estimate;
-        [e.cycles, e.exchange_cycles, e.peak_standard, e.peak_interleaved, e.peak_total]
+        [
+            e.cycles,
+            e.exchange_cycles,
+            e.peak_standard,
+            e.peak_interleaved,
+            e.peak_total,
+        ]
     }
 
     /// The formats later ops see: each still-needed value's format and blocking.
-    fn group_key(&self, graph: &Graph, after: usize, last_uses: &[Option<usize>]) -> Vec<(ValueId, ValueFormat, [u32; 3], u32)> {
+    fn group_key(
+        &self,
+        graph: &Graph,
+        after: usize,
+        last_uses: &[Option<usize>],
+    ) -> Vec<(ValueId, ValueFormat, [u32; 3], u32)> {
         let mut key = Vec::new();
         for (value, home) in self.finalist.homes.iter().enumerate() {
             let still_needed = last_uses[value].is_some_and(|last| last > after);
             if let (true, Some(home)) = (still_needed, home) {
-                key.push((value, home.format, home.shards.parts, home.shards.tile_count()));
+                key.push((
+                    value,
+                    home.format,
+                    home.shards.parts,
+                    home.shards.tile_count(),
+                ));
             }
         }
         let _ = graph;
@@ -244,7 +299,13 @@ fn order_key(state: &State) -> ([u64; 5], Vec<usize>) {
 }
 
 /// Keeps the Pareto front of each group, at most `beam_width` per group and `beam_width^2`.
-fn prune(states: Vec<State>, graph: &Graph, after: usize, last_uses: &[Option<usize>], beam_width: usize) -> Vec<State> {
+fn prune(
+    states: Vec<State>,
+    graph: &Graph,
+    after: usize,
+    last_uses: &[Option<usize>],
+    beam_width: usize,
+) -> Vec<State> {
     let mut groups: BTreeMap<String, Vec<State>> = BTreeMap::new();
     for state in states {
         let key = format!("{:?}", state.group_key(graph, after, last_uses));
@@ -256,7 +317,9 @@ fn prune(states: Vec<State>, graph: &Graph, after: usize, last_uses: &[Option<us
         let mut front: Vec<State> = Vec::new();
         for state in group {
             let objectives = state.objectives();
-            if front.iter().any(|kept| dominates(&kept.objectives(), &objectives) || kept.objectives() == objectives) {
+            if front.iter().any(|kept| {
+                dominates(&kept.objectives(), &objectives) || kept.objectives() == objectives
+            }) {
                 continue;
             }
             front.push(state);
@@ -289,20 +352,36 @@ fn standalone_score(candidate: &Candidate, target: &Target) -> u64 {
 }
 
 /// Candidates of op `index` after constraints and the per-op budget.
-fn op_candidates(graph: &Graph, index: usize, prefix: &str, options: &PlannerOptions, target: &Target) -> Result<Vec<Arc<Candidate>>, PlannerError> {
+fn op_candidates(
+    graph: &Graph,
+    index: usize,
+    prefix: &str,
+    options: &PlannerOptions,
+    target: &Target,
+) -> Result<Vec<Arc<Candidate>>, PlannerError> {
     let op = &graph.ops[index];
     let mut all = match &op.kind {
-        OpKind::Repeat { count, name, body } => repeat_candidates(*count, name, body, options, target)?,
+        OpKind::Repeat { count, name, body } => {
+            repeat_candidates(*count, name, body, options, target)?
+        }
         _ => candidates::candidates(graph, index, options, target),
     };
     if all.is_empty() {
-        return Err(PlannerError::NoCandidate { op: index, name: op.kind.name().into(), detail: "no kernel supports its shapes and precision on the active tile counts".into() });
+        return Err(PlannerError::NoCandidate {
+            op: index,
+            name: op.kind.name().into(),
+            detail: "no kernel supports its shapes and precision on the active tile counts".into(),
+        });
     }
     let key = op_key(prefix, index);
     if let Some(constraint) = options.constraints.get(&key) {
         all.retain(|candidate| constraint.admits(&candidate.plan));
         if all.is_empty() {
-            return Err(PlannerError::NoCandidate { op: index, name: op.kind.name().into(), detail: format!("no candidate satisfies the constraint on op {key}") });
+            return Err(PlannerError::NoCandidate {
+                op: index,
+                name: op.kind.name().into(),
+                detail: format!("no candidate satisfies the constraint on op {key}"),
+            });
         }
     }
     // Candidates that cannot fit even alone are dropped (one is kept if none fits, so the
@@ -310,10 +389,21 @@ fn op_candidates(graph: &Graph, index: usize, prefix: &str, options: &PlannerOpt
     // quarter of it, the smallest in memory, so tight programs keep options that fit.
     let fits = |c: &Candidate| {
         let memory = candidates::standalone_memory(c);
-        memory.standard <= options.standard_budget && memory.interleaved <= options.interleaved_budget && memory.total() <= options.total_budget
+        memory.standard <= options.standard_budget
+            && memory.interleaved <= options.interleaved_budget
+            && memory.total() <= options.total_budget
     };
-    let mut scored: Vec<(u64, u64, String, Candidate)> =
-        all.into_iter().map(|c| (standalone_score(&c, target), candidates::standalone_memory(&c).total(), c.plan.to_string(), c)).collect();
+    let mut scored: Vec<(u64, u64, String, Candidate)> = all
+        .into_iter()
+        .map(|c| {
+            (
+                standalone_score(&c, target),
+                candidates::standalone_memory(&c).total(),
+                c.plan.to_string(),
+                c,
+            )
+        })
+        .collect();
     scored.sort_by(|a, b| (a.0, &a.2).cmp(&(b.0, &b.2)));
     if scored.iter().any(|(.., c)| fits(c)) {
         scored.retain(|(.., c)| fits(c));
@@ -344,16 +434,35 @@ fn op_candidates(graph: &Graph, index: usize, prefix: &str, options: &PlannerOpt
 /// An `ipu.repeat` is planned through its body, once: each body finalist becomes a candidate
 /// costing `count` iterations, plus moving the carried values from where the body leaves them
 /// to where it reads them, between iterations.
-fn repeat_candidates(count: u64, name: &str, body: &Graph, options: &PlannerOptions, target: &Target) -> Result<Vec<Candidate>, PlannerError> {
+fn repeat_candidates(
+    count: u64,
+    name: &str,
+    body: &Graph,
+    options: &PlannerOptions,
+    target: &Target,
+) -> Result<Vec<Candidate>, PlannerError> {
     let planned = plan_with_prefix(body, options, target, &format!("body:{name}:"))?;
-    let arguments: Vec<ValueId> = (0..body.values.len()).filter(|&v| body.values[v].origin == Origin::Argument).collect();
+    let arguments: Vec<ValueId> = (0..body.values.len())
+        .filter(|&v| body.values[v].origin == Origin::Argument)
+        .collect();
     let mut out = Vec::new();
     for finalist in planned.finalists {
         let home_of = |value: ValueId| -> Need {
-            finalist.homes[value].as_deref().cloned().unwrap_or_else(|| {
-                let v = &body.values[value];
-                Need { shards: Shards::homed(super::layout::canonical_dims(&v.shape), [1, 1, 1], v.element.bytes(), 0), format: ValueFormat::row_major(v.element) }
-            })
+            finalist.homes[value]
+                .as_deref()
+                .cloned()
+                .unwrap_or_else(|| {
+                    let v = &body.values[value];
+                    Need {
+                        shards: Shards::homed(
+                            super::layout::canonical_dims(&v.shape),
+                            [1, 1, 1],
+                            v.element.bytes(),
+                            0,
+                        ),
+                        format: ValueFormat::row_major(v.element),
+                    }
+                })
         };
         let needs: Vec<Need> = arguments.iter().map(|&v| home_of(v)).collect();
         let outputs: Vec<Need> = body.outputs.iter().map(|&v| home_of(v)).collect();
@@ -367,11 +476,24 @@ fn repeat_candidates(count: u64, name: &str, body: &Graph, options: &PlannerOpti
         let iterations = count.max(1);
         let carry_cycles = carry.cycles(target) * (iterations - 1);
         let plan = ipu_dialects::format::Plan::new("repeat_body_once")
-            .with("count", ipu_dialects::format::PlanValue::Int(i64::try_from(count).unwrap_or(i64::MAX)))
-            .with("body_choices", ipu_dialects::format::PlanValue::Ints(finalist.choices.iter().map(|&c| c as i64).collect()));
+            .with(
+                "count",
+                ipu_dialects::format::PlanValue::Int(i64::try_from(count).unwrap_or(i64::MAX)),
+            )
+            .with(
+                "body_choices",
+                ipu_dialects::format::PlanValue::Ints(
+                    finalist.choices.iter().map(|&c| c as i64).collect(),
+                ),
+            );
         out.push(Candidate {
             plan,
-            tiles: finalist.active_tile_counts.iter().copied().max().unwrap_or(1),
+            tiles: finalist
+                .active_tile_counts
+                .iter()
+                .copied()
+                .max()
+                .unwrap_or(1),
             needs,
             output: outputs.first().cloned().unwrap_or_else(|| home_of(0)),
             compute_cycles: (estimate.cycles - estimate.exchange_cycles) * iterations,
@@ -379,8 +501,16 @@ fn repeat_candidates(count: u64, name: &str, body: &Graph, options: &PlannerOpti
             internal_row_bytes: estimate.exchange_row_bytes + carry.max_row_bytes(),
             internal_phases: Vec::new(),
             k_steps: 1,
-            transient: MemoryUse { standard: estimate.peak_standard, interleaved: estimate.peak_interleaved, largest_standard: estimate.maximum_standard_allocation },
-            kernels: finalist.plans.iter().flat_map(|plan| plan.kernels.clone()).collect(),
+            transient: MemoryUse {
+                standard: estimate.peak_standard,
+                interleaved: estimate.peak_interleaved,
+                largest_standard: estimate.maximum_standard_allocation,
+            },
+            kernels: finalist
+                .plans
+                .iter()
+                .flat_map(|plan| plan.kernels.clone())
+                .collect(),
             padding_groups: Vec::new(),
             body_choices: Some(finalist.choices.clone()),
             body_cycles: Some((estimate.cycles, estimate.exchange_cycles)),
@@ -390,11 +520,20 @@ fn repeat_candidates(count: u64, name: &str, body: &Graph, options: &PlannerOpti
 }
 
 /// Plans `graph`: the finalists (best first), the candidates and the frontier sizes.
-pub fn plan(graph: &Graph, options: &PlannerOptions, target: &Target) -> Result<Planned, PlannerError> {
+pub fn plan(
+    graph: &Graph,
+    options: &PlannerOptions,
+    target: &Target,
+) -> Result<Planned, PlannerError> {
     plan_with_prefix(graph, options, target, "")
 }
 
-fn plan_with_prefix(graph: &Graph, options: &PlannerOptions, target: &Target, prefix: &str) -> Result<Planned, PlannerError> {
+fn plan_with_prefix(
+    graph: &Graph,
+    options: &PlannerOptions,
+    target: &Target,
+    prefix: &str,
+) -> Result<Planned, PlannerError> {
     graph.check()?;
     let last_uses = graph.last_uses();
     let mut states = vec![State::empty(graph)];
@@ -409,7 +548,9 @@ fn plan_with_prefix(graph: &Graph, options: &PlannerOptions, target: &Target, pr
                 match state.extend(graph, index, choice, candidate, &last_uses, options, target) {
                     Ok(extended) => next.push(extended),
                     Err(shortfall) => {
-                        if best_shortfall.as_ref().is_none_or(|best| (shortfall.short, &shortfall.plan) < (best.short, &best.plan)) {
+                        if best_shortfall.as_ref().is_none_or(|best| {
+                            (shortfall.short, &shortfall.plan) < (best.short, &best.plan)
+                        }) {
                             best_shortfall = Some(shortfall);
                         }
                     }
@@ -419,8 +560,20 @@ fn plan_with_prefix(graph: &Graph, options: &PlannerOptions, target: &Target, pr
         if next.is_empty() {
             let name = graph.ops[index].kind.name().to_string();
             return Err(match best_shortfall {
-                Some(s) => PlannerError::OutOfMemory { op: index, name, class: s.class, short: s.short, needed: s.needed, budget: s.budget, plan: s.plan },
-                None => PlannerError::NoCandidate { op: index, name, detail: "no candidate could be applied".into() },
+                Some(s) => PlannerError::OutOfMemory {
+                    op: index,
+                    name,
+                    class: s.class,
+                    short: s.short,
+                    needed: s.needed,
+                    budget: s.budget,
+                    plan: s.plan,
+                },
+                None => PlannerError::NoCandidate {
+                    op: index,
+                    name,
+                    detail: "no candidate could be applied".into(),
+                },
             });
         }
         states = prune(next, graph, index, &last_uses, options.beam_width);
@@ -428,37 +581,67 @@ fn plan_with_prefix(graph: &Graph, options: &PlannerOptions, target: &Target, pr
         all_candidates.push(candidates);
     }
     let mut finalists: Vec<Finalist> = states.into_iter().map(|state| state.finalist).collect();
-    finalists.sort_by(|a, b| (a.estimate.cycles, a.estimate.peak_total, &a.choices).cmp(&(b.estimate.cycles, b.estimate.peak_total, &b.choices)));
+    finalists.sort_by(|a, b| {
+        (a.estimate.cycles, a.estimate.peak_total, &a.choices).cmp(&(
+            b.estimate.cycles,
+            b.estimate.peak_total,
+            &b.choices,
+        ))
+    });
     finalists.truncate(options.finalists.max(1));
     for finalist in &mut finalists {
         attach_bodies(graph, finalist, options, target, prefix)?;
     }
-    Ok(Planned { finalists, candidates: all_candidates, frontier_sizes })
+    Ok(Planned {
+        finalists,
+        candidates: all_candidates,
+        frontier_sizes,
+    })
 }
 
 /// Re-derives complete plans recorded in the constraints form (one set per finalist): every
 /// op's candidates are generated once and shared by all sets; each set must pin one candidate
 /// per op (the first by standalone cost when it pins several). Graphs with repeats fall back
 /// to planning each set.
-pub fn derive(graph: &Graph, options: &PlannerOptions, target: &Target, sets: &[super::Constraints]) -> Result<Vec<Finalist>, PlannerError> {
+pub fn derive(
+    graph: &Graph,
+    options: &PlannerOptions,
+    target: &Target,
+    sets: &[super::Constraints],
+) -> Result<Vec<Finalist>, PlannerError> {
     graph.check()?;
-    if graph.ops.iter().any(|op| matches!(op.kind, OpKind::Repeat { .. })) {
+    if graph
+        .ops
+        .iter()
+        .any(|op| matches!(op.kind, OpKind::Repeat { .. }))
+    {
         return sets
             .iter()
             .map(|set| {
                 let mut pinned = options.clone();
                 pinned.constraints = set.clone();
                 pinned.finalists = 1;
-                plan(graph, &pinned, target)?.finalists.into_iter().next().ok_or_else(|| PlannerError::Constraints("no plan".into()))
+                plan(graph, &pinned, target)?
+                    .finalists
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| PlannerError::Constraints("no plan".into()))
             })
             .collect();
     }
     let all: Vec<Vec<(u64, String, Arc<Candidate>)>> = (0..graph.ops.len())
         .map(|index| {
-            let mut scored: Vec<(u64, String, Arc<Candidate>)> = candidates::candidates(graph, index, options, target)
-                .into_iter()
-                .map(|c| (standalone_score(&c, target), c.plan.to_string(), Arc::new(c)))
-                .collect();
+            let mut scored: Vec<(u64, String, Arc<Candidate>)> =
+                candidates::candidates(graph, index, options, target)
+                    .into_iter()
+                    .map(|c| {
+                        (
+                            standalone_score(&c, target),
+                            c.plan.to_string(),
+                            Arc::new(c),
+                        )
+                    })
+                    .collect();
             scored.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
             scored
         })
@@ -468,7 +651,10 @@ pub fn derive(graph: &Graph, options: &PlannerOptions, target: &Target, sets: &[
             let mut chosen = Vec::with_capacity(graph.ops.len());
             for (index, candidates) in all.iter().enumerate() {
                 let key = op_key("", index);
-                let found = candidates.iter().position(|(.., c)| set.get(&key).is_none_or(|constraint| constraint.admits(&c.plan)));
+                let found = candidates.iter().position(|(.., c)| {
+                    set.get(&key)
+                        .is_none_or(|constraint| constraint.admits(&c.plan))
+                });
                 let Some(position) = found else {
                     return Err(PlannerError::NoCandidate {
                         op: index,
@@ -484,35 +670,58 @@ pub fn derive(graph: &Graph, options: &PlannerOptions, target: &Target, sets: &[
 }
 
 /// Re-derives each repeat op's body plan from its recorded choices.
-fn attach_bodies(graph: &Graph, finalist: &mut Finalist, options: &PlannerOptions, target: &Target, prefix: &str) -> Result<(), PlannerError> {
+fn attach_bodies(
+    graph: &Graph,
+    finalist: &mut Finalist,
+    options: &PlannerOptions,
+    target: &Target,
+    prefix: &str,
+) -> Result<(), PlannerError> {
     let _ = prefix;
     for (index, op) in graph.ops.iter().enumerate() {
-        if let (OpKind::Repeat { name, body, .. }, Some(choices)) = (&op.kind, finalist.plans[index].body_choices.clone()) {
+        if let (OpKind::Repeat { name, body, .. }, Some(choices)) =
+            (&op.kind, finalist.plans[index].body_choices.clone())
+        {
             let body_prefix = format!("body:{name}:");
             let candidates: Vec<Vec<Arc<Candidate>>> = (0..body.ops.len())
                 .map(|i| op_candidates(body, i, &body_prefix, options, target))
                 .collect::<Result<_, _>>()?;
-            let chosen: Vec<(usize, Arc<Candidate>)> = choices.iter().enumerate().filter_map(|(i, &c)| candidates[i].get(c).map(|cand| (c, cand.clone()))).collect();
-            finalist.bodies.insert(index, evaluate(body, &chosen, options, target)?);
+            let chosen: Vec<(usize, Arc<Candidate>)> = choices
+                .iter()
+                .enumerate()
+                .filter_map(|(i, &c)| candidates[i].get(c).map(|cand| (c, cand.clone())))
+                .collect();
+            finalist
+                .bodies
+                .insert(index, evaluate(body, &chosen, options, target)?);
         }
     }
     Ok(())
 }
 
 /// Replays the accounting for a fixed plan per op: `(choice index, candidate)` in op order.
-pub fn evaluate(graph: &Graph, chosen: &[(usize, Arc<Candidate>)], options: &PlannerOptions, target: &Target) -> Result<Finalist, PlannerError> {
+pub fn evaluate(
+    graph: &Graph,
+    chosen: &[(usize, Arc<Candidate>)],
+    options: &PlannerOptions,
+    target: &Target,
+) -> Result<Finalist, PlannerError> {
     let last_uses = graph.last_uses();
     let mut state = State::empty(graph);
     for (index, (choice, candidate)) in chosen.iter().enumerate() {
-        state = state.extend(graph, index, *choice, candidate, &last_uses, options, target).map_err(|s| PlannerError::OutOfMemory {
-            op: index,
-            name: graph.ops[index].kind.name().into(),
-            class: s.class,
-            short: s.short,
-            needed: s.needed,
-            budget: s.budget,
-            plan: s.plan,
-        })?;
+        state = state
+            .extend(
+                graph, index, *choice, candidate, &last_uses, options, target,
+            )
+            .map_err(|s| PlannerError::OutOfMemory {
+                op: index,
+                name: graph.ops[index].kind.name().into(),
+                class: s.class,
+                short: s.short,
+                needed: s.needed,
+                budget: s.budget,
+                plan: s.plan,
+            })?;
     }
     Ok(state.finalist)
 }

@@ -2,15 +2,15 @@
 //! candidate would call is checked with `KernelSpec::validate` and the candidate is dropped
 //! if one is not supported (FP8 arithmetic outside the GEMM, oversized weight blocks, ...).
 
-use ipu_dialects::format::{Plan, PlanValue};
 use ipu_device::{
     cost,
     kernels::spec::{ElementOrder, GeluForm, KernelSpec},
     MemoryClass, Precision, Target,
 };
+use ipu_dialects::format::{Plan, PlanValue};
 
 use super::cost::{gemm_tile_cycles, shard_memory, MemoryUse, ValueFormat};
-use super::graph::{Graph, MatmulDims, Op, OpKind};
+use super::graph::{Graph, Op, OpKind};
 use super::layout::{block_size, canonical_dims, split_is_exact_cover, PhaseLoad, Shards};
 use super::{PlannerOptions, PrecisionPolicy};
 
@@ -27,7 +27,11 @@ pub struct Need {
 pub enum InternalPhase {
     /// K-split reduce-scatter: `groups` groups of `group_size` consecutive tiles; member `kk`
     /// receives slice `kk` of the partials (`slice_bytes`) from every other member.
-    ReduceScatter { groups: u32, group_size: u32, slice_bytes: u64 },
+    ReduceScatter {
+        groups: u32,
+        group_size: u32,
+        slice_bytes: u64,
+    },
     /// A tensor moved from one blocking to another.
     Reshard { from: Shards, to: Shards },
 }
@@ -36,7 +40,11 @@ impl InternalPhase {
     /// Calls `visit(source, destinations, bytes)` for every transfer.
     pub fn for_each_transfer(&self, mut visit: impl FnMut(u32, &[u32], u64)) {
         match self {
-            InternalPhase::ReduceScatter { groups, group_size, slice_bytes } => {
+            InternalPhase::ReduceScatter {
+                groups,
+                group_size,
+                slice_bytes,
+            } => {
                 for group in 0..*groups {
                     for member in 0..*group_size {
                         let home = group * group_size + member;
@@ -48,14 +56,18 @@ impl InternalPhase {
                     }
                 }
             }
-            InternalPhase::Reshard { from, to } => super::layout::for_each_transfer(from, to, visit),
+            InternalPhase::Reshard { from, to } => {
+                super::layout::for_each_transfer(from, to, visit)
+            }
         }
     }
 
     /// Endpoint loads of the phase on `tiles` tiles.
     pub fn load(&self, tiles: u32) -> PhaseLoad {
         let mut load = PhaseLoad::new(tiles);
-        self.for_each_transfer(|source, destinations, bytes| load.add_transfer(source, destinations, bytes));
+        self.for_each_transfer(|source, destinations, bytes| {
+            load.add_transfer(source, destinations, bytes)
+        });
         load
     }
 }
@@ -95,7 +107,7 @@ pub fn divisors(n: u32) -> Vec<u32> {
     let mut large = Vec::new();
     let mut d = 1;
     while d * d <= n {
-        if n % d == 0 {
+        if n.is_multiple_of(d) {
             small.push(d);
             if d * d != n {
                 large.push(n / d);
@@ -108,31 +120,31 @@ pub fn divisors(n: u32) -> Vec<u32> {
     small
 }
 
-fn ints(values: &[u32]) -> PlanValue {
+pub(super) fn ints(values: &[u32]) -> PlanValue {
     PlanValue::Ints(values.iter().map(|&v| i64::from(v)).collect())
 }
 
-fn u32_of(value: u64) -> u32 {
+pub(super) fn u32_of(value: u64) -> u32 {
     u32::try_from(value).unwrap_or(u32::MAX)
 }
 
 /// The arithmetic precision of vector kernels under a policy (the device has no FP8
 /// arithmetic outside the AMP).
-fn vector_precision(policy: PrecisionPolicy) -> Precision {
+pub(super) fn vector_precision(policy: PrecisionPolicy) -> Precision {
     match policy {
         PrecisionPolicy::F32 => Precision::F32,
         PrecisionPolicy::F16 | PrecisionPolicy::Fp8 => Precision::F16,
     }
 }
 
-fn all_valid(kernels: &[KernelSpec]) -> bool {
+pub(super) fn all_valid(kernels: &[KernelSpec]) -> bool {
     kernels.iter().all(|spec| spec.validate().is_ok())
 }
 
 /// Tile grids of `axes.len()` factors whose product divides an active tile count, each factor
 /// splitting its axis (size in `axes`, `None`: the factor must be 1... handled by the caller)
 /// without an empty block.
-fn grids(active: &[u32], sizes: &[u64]) -> Vec<Vec<u32>> {
+pub(super) fn grids(active: &[u32], sizes: &[u64]) -> Vec<Vec<u32>> {
     let mut out = Vec::new();
     for &count in active {
         let mut stack = vec![(Vec::<u32>::new(), count)];
@@ -157,219 +169,122 @@ fn grids(active: &[u32], sizes: &[u64]) -> Vec<Vec<u32>> {
 
 /// Candidates for `graph.ops[index]` (not `ipu.repeat`, which the beam plans through its
 /// body).
-pub fn candidates(graph: &Graph, index: usize, options: &PlannerOptions, target: &Target) -> Vec<Candidate> {
+pub fn candidates(
+    graph: &Graph,
+    index: usize,
+    options: &PlannerOptions,
+    target: &Target,
+) -> Vec<Candidate> {
     let op = &graph.ops[index];
     let active = options.active_tile_counts();
     match &op.kind {
-        OpKind::Matmul { .. } => gemm_candidates(graph, op, &active, options, target),
-        OpKind::Add | OpKind::Gelu { .. } | OpKind::Cast { .. } => pointwise_candidates(graph, op, &active, options, target),
-        OpKind::Softmax | OpKind::LayerNorm { .. } => row_candidates(graph, op, &active, options, target),
+        OpKind::Matmul { .. } => super::gemm::gemm_candidates(graph, op, &active, options, target),
+        OpKind::Add | OpKind::Gelu { .. } | OpKind::Cast { .. } => {
+            pointwise_candidates(graph, op, &active, options, target)
+        }
+        OpKind::Softmax | OpKind::LayerNorm { .. } => {
+            row_candidates(graph, op, &active, options, target)
+        }
         OpKind::Rearrange { .. } => rearrange_candidates(graph, op, &active, options, target),
-        OpKind::Attention { causal } => attention_candidates(graph, op, *causal, &active, options, target),
+        OpKind::Attention { causal } => {
+            attention_candidates(graph, op, *causal, &active, options, target)
+        }
         OpKind::Repeat { .. } => Vec::new(),
     }
-}
-
-fn gemm_candidates(graph: &Graph, op: &Op, active: &[u32], options: &PlannerOptions, target: &Target) -> Vec<Candidate> {
-    let Ok(dims) = MatmulDims::of(graph, op) else { return Vec::new() };
-    let OpKind::Matmul { transpose_lhs, transpose_rhs } = op.kind else { return Vec::new() };
-    let lhs_value = &graph.values[op.operands[0]];
-    let rhs_value = &graph.values[op.operands[1]];
-    let out_value = &graph.values[op.results[0]];
-    let lhs_dims = canonical_dims(&lhs_value.shape);
-    let rhs_dims = canonical_dims(&rhs_value.shape);
-    let out_dims = canonical_dims(&out_value.shape);
-    let input = match options.precision {
-        PrecisionPolicy::F32 => Precision::F32,
-        PrecisionPolicy::F16 => Precision::F16,
-        PrecisionPolicy::Fp8 => Precision::F8E4M3,
-    };
-    let partials = ipu_device::kernels::describe::default_partials(input);
-    let output_precision = vector_precision(options.precision);
-    let scale_of = |value: &super::graph::Value| -> i64 {
-        if !input.is_fp8() {
-            return 0;
-        }
-        options.fp8_scale.unwrap_or_else(|| value.max_abs.map(super::cost::fp8_scale_for).unwrap_or(0))
-    };
-    let weight_classes: Vec<MemoryClass> = match options.weight_memory {
-        Some(class) => vec![class],
-        None => vec![MemoryClass::Interleaved, MemoryClass::Standard],
-    };
-    let batch_size = out_dims[0];
-    let mut out = Vec::new();
-    for grid in grids(active, &[batch_size, dims.m, dims.n, dims.k]) {
-        let [gb, gm, gn, gk] = [grid[0], grid[1], grid[2], grid[3]];
-        let tiles = gb * gm * gn * gk;
-        let lhs_batch = if lhs_dims[0] > 1 { Some(0) } else { None };
-        let (lhs_row, lhs_k) = if transpose_lhs { (2, 1) } else { (1, 2) };
-        let lhs_need = Shards::needed_by_grid(lhs_dims, input.bytes(), &grid, &[lhs_batch, Some(lhs_row), None, Some(lhs_k)]);
-        let rhs_batch = if dims.rhs_batched { Some(0) } else { None };
-        let (rhs_k, rhs_n) = if transpose_rhs { (2, 1) } else { (1, 2) };
-        let rhs_need = Shards::needed_by_grid(rhs_dims, input.bytes(), &grid, &[rhs_batch, None, Some(rhs_n), Some(rhs_k)]);
-        // Per-tile task: `batches` products of `mb x kb @ kb x nb`; with one shared weight
-        // matrix the batches fold into the rows of one product.
-        let batches = block_size(batch_size, gb);
-        let (calls, mb) = if dims.rhs_batched { (batches, block_size(dims.m, gm)) } else { (1, batches * block_size(dims.m, gm)) };
-        let nb = block_size(dims.n, gn);
-        let kb = block_size(dims.k, gk);
-        // Stream K in panels when the operand blocks would take more than half of a tile's
-        // interleaved budget: two panels are resident at a time.
-        let operand_bytes = lhs_need.max_tile_bytes() + rhs_need.max_tile_bytes();
-        let mut k_steps = 1u32;
-        while operand_bytes * u64::from(k_steps.min(2)) / u64::from(k_steps) > options.interleaved_budget / 2 && kb / u64::from(2 * k_steps) >= 16 {
-            k_steps *= 2;
-        }
-        let k_panel = kb.div_ceil(u64::from(k_steps));
-        // Output: with a K split each (b, i, j) block's partials are reduced onto gk homes,
-        // one column slice each; that needs the column split to refine into gn * gk parts.
-        let (output_shards, reduce) = if gk == 1 {
-            (Shards::needed_by_grid(out_dims, output_precision.bytes(), &grid, &[if out_dims[0] > 1 { Some(0) } else { None }, Some(1), Some(2), None]), None)
-        } else {
-            if !split_is_exact_cover(dims.n, gn * gk) || block_size(dims.n, gn) != u64::from(gk) * block_size(dims.n, gn * gk) {
-                continue;
-            }
-            let shards = Shards::homed(out_dims, [if out_dims[0] > 1 { gb } else { 1 }, gm, gn * gk], output_precision.bytes(), 0);
-            (shards, Some(block_size(dims.n, gn * gk)))
-        };
-        for (&weights, left_memory) in weight_classes.iter().flat_map(|w| [(w, MemoryClass::Standard), (w, MemoryClass::Interleaved)]) {
-            for swapped in [false, true] {
-                let (rows, c) = if swapped { (nb, mb) } else { (mb, nb) };
-                let mut best: Option<(u64, KernelSpec, u32, u32)> = None;
-                for k_block in [16u32, 32, 64, 128, 256, 512] {
-                    for c_block in [16u32, 32, 64, 128, 256] {
-                        if u64::from(k_block) > k_panel.next_multiple_of(16) || u64::from(c_block) > c.next_multiple_of(16) {
-                            continue;
-                        }
-                        let (panel_cycles, spec) = gemm_tile_cycles(input, weights, rows, k_panel, c, k_block, c_block, target);
-                        let cycles = panel_cycles * u64::from(k_steps);
-                        if spec.validate().is_err() {
-                            continue;
-                        }
-                        if best.as_ref().is_none_or(|(b, ..)| cycles < *b) {
-                            best = Some((cycles, spec, k_block, c_block));
-                        }
-                    }
-                }
-                let Some((gemm_cycles, spec, k_block, c_block)) = best else { continue };
-                let mut kernels = vec![spec];
-                let mut compute = gemm_cycles * calls;
-                let mut internal = PhaseLoad::new(tiles);
-                let mut internal_phases = Vec::new();
-                let mut transient = MemoryUse::default();
-                // Each further K panel is one more exchange phase's fixed cost; the bytes are
-                // the operand moves the beam prices.
-                let panel_phases = u64::from(k_steps - 1) * u64::from(target.exchange.phase_cycles.value);
-                if let Some(slice) = reduce {
-                    // Reduce-scatter of the partials: tile (b, i, j, kk) keeps slice kk and
-                    // receives it from the other gk - 1 tiles of its group.
-                    let slice_elements = slice * mb;
-                    let slice_bytes = slice_elements * u64::from(partials.bytes());
-                    let phase = InternalPhase::ReduceScatter { groups: tiles / gk, group_size: gk, slice_bytes };
-                    internal = phase.load(tiles);
-                    internal_phases.push(phase);
-                    let reduce = KernelSpec::ReduceAdd { partials_precision: partials, output: output_precision, elements: u32_of(slice_elements), partials: gk };
-                    compute += cost::kernel_cycles(&reduce, target);
-                    kernels.push(reduce);
-                    // Partials and the received slices live with the AMP-left operand: the
-                    // standard region is small (162 KB planned budget) and nothing here is code.
-                    transient = transient
-                        .plus(MemoryUse::of(mb * nb * u64::from(partials.bytes()), left_memory))
-                        .plus(MemoryUse::of(slice_bytes * u64::from(gk - 1), left_memory));
-                }
-                if !all_valid(&kernels) {
-                    continue;
-                }
-                let lhs_format = ValueFormat { precision: input, order: ElementOrder::AmpLeft, memory: left_memory, transposed: false, scale: scale_of(lhs_value) };
-                let rhs_format = ValueFormat { precision: input, order: ElementOrder::AmpRight, memory: weights, transposed: false, scale: scale_of(rhs_value) };
-                if swapped {
-                    // The swapped product leaves C^T in AMP output order; putting it back in
-                    // C's order is one transposing pass over the tile's block.
-                    compute += cost::rearrange_cycles(ElementOrder::AmpOutput, output_precision, u32_of(mb * nb), 1, target);
-                }
-                let output_format = ValueFormat { precision: output_precision, order: ElementOrder::AmpOutput, memory: MemoryClass::Standard, transposed: false, scale: 0 };
-                let (lhs_need, rhs_need) = if swapped {
-                    // The weights stream through the AMP as rows and the activations are fed
-                    // as its weights.
-                    (Need { shards: lhs_need.clone(), format: ValueFormat { order: ElementOrder::AmpRight, memory: weights, ..lhs_format } },
-                     Need { shards: rhs_need.clone(), format: ValueFormat { order: ElementOrder::AmpLeft, memory: left_memory, ..rhs_format } })
-                } else {
-                    (Need { shards: lhs_need.clone(), format: lhs_format }, Need { shards: rhs_need.clone(), format: rhs_format })
-                };
-                let mut padding_groups = Vec::new();
-                if kb % 16 != 0 || c % 16 != 0 {
-                    padding_groups.push(16);
-                }
-                let plan = Plan::new(if gk > 1 { "gemm_k_split" } else { "gemm_output_stationary" })
-                    .with("grid", ints(&grid))
-                    .with("tiles", PlanValue::Int(i64::from(tiles)))
-                    .with("k_block", PlanValue::Int(i64::from(k_block)))
-                    .with("c_block", PlanValue::Int(i64::from(c_block)))
-                    .with("orientation", PlanValue::Str(if swapped { "swapped" } else { "normal" }.into()))
-                    .with("weights", PlanValue::Str(weights.name().into()))
-                    .with("left", PlanValue::Str(left_memory.name().into()))
-                    .with("precision", PlanValue::Str(input.short_name().into()))
-                    .with("k_steps", PlanValue::Int(i64::from(k_steps)));
-                out.push(Candidate {
-                    plan,
-                    tiles,
-                    needs: vec![lhs_need, rhs_need],
-                    output: Need { shards: output_shards.clone(), format: output_format },
-                    compute_cycles: compute,
-                    internal_exchange_cycles: internal.cycles(target) + panel_phases,
-                    internal_row_bytes: internal.max_row_bytes(),
-                    internal_phases,
-                    k_steps,
-                    transient,
-                    kernels,
-                    padding_groups,
-                    body_choices: None,
-                    body_cycles: None,
-                });
-            }
-        }
-    }
-    out
 }
 
 /// The axis a broadcast operand's canonical axis maps to: `None` where the operand has size 1
 /// and the result does not (it is replicated along that grid axis).
 fn broadcast_axes(operand: [u64; 3], result: [u64; 3]) -> [Option<usize>; 3] {
-    [0, 1, 2].map(|axis| if operand[axis] == result[axis] { Some(axis) } else { None })
+    [0, 1, 2].map(|axis| {
+        if operand[axis] == result[axis] {
+            Some(axis)
+        } else {
+            None
+        }
+    })
 }
 
-fn pointwise_candidates(graph: &Graph, op: &Op, active: &[u32], options: &PlannerOptions, target: &Target) -> Vec<Candidate> {
+fn pointwise_candidates(
+    graph: &Graph,
+    op: &Op,
+    active: &[u32],
+    options: &PlannerOptions,
+    target: &Target,
+) -> Vec<Candidate> {
     let out_value = &graph.values[op.results[0]];
     let out_dims = canonical_dims(&out_value.shape);
     let precision = vector_precision(options.precision);
     let mut out = Vec::new();
     for grid in grids(active, &out_dims) {
         let tiles: u32 = grid.iter().product();
-        let block: Vec<u64> = (0..3).map(|axis| block_size(out_dims[axis], grid[axis])).collect();
+        let block: Vec<u64> = (0..3)
+            .map(|axis| block_size(out_dims[axis], grid[axis]))
+            .collect();
         let block_elements = block.iter().product::<u64>();
         let rows = block[0] * block[1];
         let cols = block[2];
         let orders: &[ElementOrder] = match op.kind {
-            OpKind::Add if op.operands.iter().any(|&v| canonical_dims(&graph.values[v].shape) != out_dims) => &[ElementOrder::RowMajor],
+            OpKind::Add
+                if op
+                    .operands
+                    .iter()
+                    .any(|&v| canonical_dims(&graph.values[v].shape) != out_dims) =>
+            {
+                &[ElementOrder::RowMajor]
+            }
             OpKind::Cast { .. } => &[ElementOrder::RowMajor],
             _ => &[ElementOrder::RowMajor, ElementOrder::AmpOutput],
         };
         for &order in orders {
             let (spec, kind, output_format) = match op.kind {
                 OpKind::Add => (
-                    KernelSpec::Add { precision, rows: u32_of(rows), cols: u32_of(cols), b_rows: if canonical_dims(&graph.values[op.operands[1]].shape)[1] == out_dims[1] && out_dims[1] > 1 { u32_of(rows) } else { 1 } },
+                    KernelSpec::Add {
+                        precision,
+                        rows: u32_of(rows),
+                        cols: u32_of(cols),
+                        b_rows: if canonical_dims(&graph.values[op.operands[1]].shape)[1]
+                            == out_dims[1]
+                            && out_dims[1] > 1
+                        {
+                            u32_of(rows)
+                        } else {
+                            1
+                        },
+                    },
                     "pointwise_add",
-                    ValueFormat { order, ..ValueFormat::row_major(precision) },
+                    ValueFormat {
+                        order,
+                        ..ValueFormat::row_major(precision)
+                    },
                 ),
                 OpKind::Gelu { tanh } => (
-                    KernelSpec::Gelu { precision, form: if tanh { GeluForm::Tanh } else { GeluForm::Erf }, elements: u32_of(block_elements) },
+                    KernelSpec::Gelu {
+                        precision,
+                        form: if tanh { GeluForm::Tanh } else { GeluForm::Erf },
+                        elements: u32_of(block_elements),
+                    },
                     "pointwise_gelu",
-                    ValueFormat { order, ..ValueFormat::row_major(precision) },
+                    ValueFormat {
+                        order,
+                        ..ValueFormat::row_major(precision)
+                    },
                 ),
                 OpKind::Cast { scale } => {
                     let to = out_value.element;
                     let from = graph.values[op.operands[0]].element;
-                    (KernelSpec::Cast { from, to, elements: u32_of(block_elements) }, "pointwise_cast", ValueFormat { scale: if to.is_fp8() { scale } else { 0 }, ..ValueFormat::row_major(to) })
+                    (
+                        KernelSpec::Cast {
+                            from,
+                            to,
+                            elements: u32_of(block_elements),
+                        },
+                        "pointwise_cast",
+                        ValueFormat {
+                            scale: if to.is_fp8() { scale } else { 0 },
+                            ..ValueFormat::row_major(to)
+                        },
+                    )
                 }
                 _ => continue,
             };
@@ -383,28 +298,49 @@ fn pointwise_candidates(graph: &Graph, op: &Op, active: &[u32], options: &Planne
                     let dims = canonical_dims(&graph.values[operand].shape);
                     let axes = broadcast_axes(dims, out_dims);
                     let input_format = match op.kind {
-                        OpKind::Cast { .. } => ValueFormat::row_major(graph.values[operand].element),
+                        OpKind::Cast { .. } => {
+                            ValueFormat::row_major(graph.values[operand].element)
+                        }
                         _ => output_format,
                     };
-                    Need { shards: Shards::needed_by_grid(dims, input_format.precision.bytes(), &grid, &axes), format: input_format }
+                    Need {
+                        shards: Shards::needed_by_grid(
+                            dims,
+                            input_format.precision.bytes(),
+                            &grid,
+                            &axes,
+                        ),
+                        format: input_format,
+                    }
                 })
                 .collect();
-            let output = Shards::needed_by_grid(out_dims, output_format.precision.bytes(), &grid, &[Some(0), Some(1), Some(2)]);
+            let output = Shards::needed_by_grid(
+                out_dims,
+                output_format.precision.bytes(),
+                &grid,
+                &[Some(0), Some(1), Some(2)],
+            );
             let plan = Plan::new(kind)
                 .with("grid", ints(&grid))
                 .with("tiles", PlanValue::Int(i64::from(tiles)))
                 .with("order", PlanValue::Str(order.name().into()))
-                .with("precision", PlanValue::Str(output_format.precision.short_name().into()));
+                .with(
+                    "precision",
+                    PlanValue::Str(output_format.precision.short_name().into()),
+                );
             out.push(Candidate {
                 plan,
                 tiles,
                 needs,
-                output: Need { shards: output, format: output_format },
+                output: Need {
+                    shards: output,
+                    format: output_format,
+                },
                 compute_cycles: cost::kernel_cycles(&spec, target),
                 internal_exchange_cycles: 0,
                 internal_row_bytes: 0,
-            internal_phases: Vec::new(),
-            k_steps: 1,
+                internal_phases: Vec::new(),
+                k_steps: 1,
                 transient: MemoryUse::default(),
                 kernels: vec![spec],
                 padding_groups: Vec::new(),
@@ -417,7 +353,13 @@ fn pointwise_candidates(graph: &Graph, op: &Op, active: &[u32], options: &Planne
 }
 
 /// Softmax and layer norm reduce along the last axis, so each tile holds whole rows.
-fn row_candidates(graph: &Graph, op: &Op, active: &[u32], options: &PlannerOptions, target: &Target) -> Vec<Candidate> {
+fn row_candidates(
+    graph: &Graph,
+    op: &Op,
+    active: &[u32],
+    options: &PlannerOptions,
+    target: &Target,
+) -> Vec<Candidate> {
     let out_dims = canonical_dims(&graph.values[op.results[0]].shape);
     let precision = vector_precision(options.precision);
     let format = ValueFormat::row_major(precision);
@@ -427,9 +369,22 @@ fn row_candidates(graph: &Graph, op: &Op, active: &[u32], options: &PlannerOptio
         let rows = block_size(out_dims[0], grid[0]) * block_size(out_dims[1], grid[1]);
         let cols = out_dims[2];
         let (spec, kind) = match op.kind {
-            OpKind::Softmax => (KernelSpec::Softmax { precision, rows: u32_of(rows), cols: u32_of(cols), causal: false }, "rows_softmax"),
+            OpKind::Softmax => (
+                KernelSpec::Softmax {
+                    precision,
+                    rows: u32_of(rows),
+                    cols: u32_of(cols),
+                    causal: false,
+                },
+                "rows_softmax",
+            ),
             OpKind::LayerNorm { epsilon } => (
-                KernelSpec::LayerNorm { precision, rows: u32_of(rows), cols: u32_of(cols), epsilon_nano: (epsilon * 1e9).round().clamp(0.0, f64::from(i32::MAX)) as u32 },
+                KernelSpec::LayerNorm {
+                    precision,
+                    rows: u32_of(rows),
+                    cols: u32_of(cols),
+                    epsilon_nano: (epsilon * 1e9).round().clamp(0.0, f64::from(i32::MAX)) as u32,
+                },
                 "rows_layer_norm",
             ),
             _ => continue,
@@ -442,15 +397,34 @@ fn row_candidates(graph: &Graph, op: &Op, active: &[u32], options: &PlannerOptio
             .iter()
             .map(|&operand| {
                 let dims = canonical_dims(&graph.values[operand].shape);
-                Need { shards: Shards::needed_by_grid(dims, precision.bytes(), &grid, &broadcast_axes(dims, out_dims)), format }
+                Need {
+                    shards: Shards::needed_by_grid(
+                        dims,
+                        precision.bytes(),
+                        &grid,
+                        &broadcast_axes(dims, out_dims),
+                    ),
+                    format,
+                }
             })
             .collect();
-        let output = Shards::needed_by_grid(out_dims, precision.bytes(), &grid, &[Some(0), Some(1), Some(2)]);
+        let output = Shards::needed_by_grid(
+            out_dims,
+            precision.bytes(),
+            &grid,
+            &[Some(0), Some(1), Some(2)],
+        );
         out.push(Candidate {
-            plan: Plan::new(kind).with("grid", ints(&grid)).with("tiles", PlanValue::Int(i64::from(tiles))).with("precision", PlanValue::Str(precision.short_name().into())),
+            plan: Plan::new(kind)
+                .with("grid", ints(&grid))
+                .with("tiles", PlanValue::Int(i64::from(tiles)))
+                .with("precision", PlanValue::Str(precision.short_name().into())),
             tiles,
             needs,
-            output: Need { shards: output, format },
+            output: Need {
+                shards: output,
+                format,
+            },
             compute_cycles: cost::kernel_cycles(&spec, target),
             internal_exchange_cycles: 0,
             internal_row_bytes: 0,
@@ -467,37 +441,84 @@ fn row_candidates(graph: &Graph, op: &Op, active: &[u32], options: &PlannerOptio
 }
 
 /// A user-written rearrange: a layout change, optionally transposing the last two axes.
-fn rearrange_candidates(graph: &Graph, op: &Op, active: &[u32], options: &PlannerOptions, target: &Target) -> Vec<Candidate> {
-    let OpKind::Rearrange { permutation } = &op.kind else { return Vec::new() };
+fn rearrange_candidates(
+    graph: &Graph,
+    op: &Op,
+    active: &[u32],
+    options: &PlannerOptions,
+    target: &Target,
+) -> Vec<Candidate> {
+    let OpKind::Rearrange { permutation } = &op.kind else {
+        return Vec::new();
+    };
     let input = &graph.values[op.operands[0]];
     let out_dims = canonical_dims(&graph.values[op.results[0]].shape);
     let in_dims = canonical_dims(&input.shape);
     let rank = input.shape.len();
-    let transposes = permutation.as_ref().is_some_and(|p| rank >= 2 && p.len() == rank && p[rank - 2] == rank - 1);
+    let transposes = permutation
+        .as_ref()
+        .is_some_and(|p| rank >= 2 && p.len() == rank && p[rank - 2] == rank - 1);
     let precision = input.element;
     let _ = options;
     let format = ValueFormat::row_major(precision);
     let mut out = Vec::new();
     for grid in grids(active, &out_dims) {
         let tiles: u32 = grid.iter().product();
-        let elements: u64 = (0..3).map(|axis| block_size(out_dims[axis], grid[axis])).product();
-        let axes = if transposes { [Some(0), Some(2), Some(1)] } else { [Some(0), Some(1), Some(2)] };
-        let spec = if transposes {
-            KernelSpec::Rearrange { order: ElementOrder::AmpLeft, to_amp: true, precision, offset: 0, rows: u32_of(elements), rows_padded: u32_of(elements), cols: 1, cols_padded: 16 }
+        let elements: u64 = (0..3)
+            .map(|axis| block_size(out_dims[axis], grid[axis]))
+            .product();
+        let axes = if transposes {
+            [Some(0), Some(2), Some(1)]
         } else {
-            KernelSpec::Copy { bytes: u32_of(elements * u64::from(precision.bytes())) }
+            [Some(0), Some(1), Some(2)]
+        };
+        let spec = if transposes {
+            KernelSpec::Rearrange {
+                order: ElementOrder::AmpLeft,
+                to_amp: true,
+                precision,
+                offset: 0,
+                rows: u32_of(elements),
+                rows_padded: u32_of(elements),
+                cols: 1,
+                cols_padded: 16,
+            }
+        } else {
+            KernelSpec::Copy {
+                bytes: u32_of(elements * u64::from(precision.bytes())),
+            }
         };
         let cycles = if transposes {
-            cost::rearrange_cycles(ElementOrder::AmpLeft, precision, u32_of(elements), 1, target)
+            cost::rearrange_cycles(
+                ElementOrder::AmpLeft,
+                precision,
+                u32_of(elements),
+                1,
+                target,
+            )
         } else {
             cost::kernel_cycles(&spec, target)
         };
         let need = Shards::needed_by_grid(in_dims, precision.bytes(), &grid, &axes);
         out.push(Candidate {
-            plan: Plan::new("rearrange").with("grid", ints(&grid)).with("tiles", PlanValue::Int(i64::from(tiles))).with("transpose", PlanValue::Bool(transposes)),
+            plan: Plan::new("rearrange")
+                .with("grid", ints(&grid))
+                .with("tiles", PlanValue::Int(i64::from(tiles)))
+                .with("transpose", PlanValue::Bool(transposes)),
             tiles,
-            needs: vec![Need { shards: need, format }],
-            output: Need { shards: Shards::needed_by_grid(out_dims, precision.bytes(), &grid, &[Some(0), Some(1), Some(2)]), format },
+            needs: vec![Need {
+                shards: need,
+                format,
+            }],
+            output: Need {
+                shards: Shards::needed_by_grid(
+                    out_dims,
+                    precision.bytes(),
+                    &grid,
+                    &[Some(0), Some(1), Some(2)],
+                ),
+                format,
+            },
             compute_cycles: cycles,
             internal_exchange_cycles: 0,
             internal_row_bytes: 0,
@@ -519,7 +540,14 @@ fn rearrange_candidates(graph: &Graph, op: &Op, active: &[u32], options: &Planne
 /// a (query, key) tile grid, exchanged to whole rows for the softmax, then multiplied by v).
 /// Online-softmax rescaling across key blocks has no kernel yet, so the blocked plan keeps a
 /// tile's score rows whole.
-fn attention_candidates(graph: &Graph, op: &Op, causal: bool, active: &[u32], options: &PlannerOptions, target: &Target) -> Vec<Candidate> {
+fn attention_candidates(
+    graph: &Graph,
+    op: &Op,
+    causal: bool,
+    active: &[u32],
+    options: &PlannerOptions,
+    target: &Target,
+) -> Vec<Candidate> {
     let q = canonical_dims(&graph.values[op.operands[0]].shape);
     let k = canonical_dims(&graph.values[op.operands[1]].shape);
     let v = canonical_dims(&graph.values[op.operands[2]].shape);
@@ -531,11 +559,21 @@ fn attention_candidates(graph: &Graph, op: &Op, causal: bool, active: &[u32], op
         PrecisionPolicy::Fp8 => Precision::F8E4M3,
     };
     let vector = vector_precision(options.precision);
-    let in_format = |order| ValueFormat { precision: input, order, memory: MemoryClass::Interleaved, transposed: false, scale: 0 };
+    let in_format = |order| ValueFormat {
+        precision: input,
+        order,
+        memory: MemoryClass::Interleaved,
+        transposed: false,
+        scale: 0,
+    };
     let out_format = ValueFormat::row_major(vector);
     let mut out = Vec::new();
     for materialized in [false, true] {
-        let shapes: Vec<u64> = if materialized { vec![q[0], s, t] } else { vec![q[0], s] };
+        let shapes: Vec<u64> = if materialized {
+            vec![q[0], s, t]
+        } else {
+            vec![q[0], s]
+        };
         for grid in grids(active, &shapes) {
             let tiles: u32 = grid.iter().product();
             let (gb, gs) = (grid[0], grid[1]);
@@ -543,24 +581,65 @@ fn attention_candidates(graph: &Graph, op: &Op, causal: bool, active: &[u32], op
             let bb = block_size(q[0], gb);
             let sb = block_size(s, gs);
             let tb = block_size(t, gt);
-            let (score_cycles, score_spec) = gemm_tile_cycles(input, MemoryClass::Interleaved, bb * sb, d, tb, 64.min(d.next_multiple_of(16) as u32), 64, target);
+            let (score_cycles, score_spec) = gemm_tile_cycles(
+                input,
+                MemoryClass::Interleaved,
+                bb * sb,
+                d,
+                tb,
+                64.min(d.next_multiple_of(16) as u32),
+                64,
+                target,
+            );
             let mut kernels = vec![score_spec];
             let mut compute = score_cycles;
             let mut internal = PhaseLoad::new(tiles);
             let mut internal_phases = Vec::new();
-            let rows_after = if materialized { block_size(s, gs * gt).max(1) } else { sb };
+            let rows_after = if materialized {
+                block_size(s, gs * gt).max(1)
+            } else {
+                sb
+            };
             if materialized {
                 if !super::layout::split_is_exact_cover(s, gs * gt) {
                     continue;
                 }
-                let scores_home = Shards::needed_by_grid([q[0], s, t], vector.bytes(), &grid, &[Some(0), Some(1), Some(2)]);
+                let scores_home = Shards::needed_by_grid(
+                    [q[0], s, t],
+                    vector.bytes(),
+                    &grid,
+                    &[Some(0), Some(1), Some(2)],
+                );
                 let scores_rows = Shards::homed([q[0], s, t], [gb, gs * gt, 1], vector.bytes(), 0);
                 internal.add(&scores_home, &scores_rows);
-                internal_phases.push(InternalPhase::Reshard { from: scores_home, to: scores_rows });
+                internal_phases.push(InternalPhase::Reshard {
+                    from: scores_home,
+                    to: scores_rows,
+                });
             }
-            let softmax = KernelSpec::Softmax { precision: vector, rows: u32_of(bb * rows_after), cols: u32_of(t), causal };
-            let pack = cost::rearrange_cycles(ElementOrder::AmpLeft, vector, u32_of(bb * rows_after), u32_of(t), target);
-            let (pv_cycles, pv_spec) = gemm_tile_cycles(input, MemoryClass::Interleaved, bb * rows_after, t, e, 64, 64, target);
+            let softmax = KernelSpec::Softmax {
+                precision: vector,
+                rows: u32_of(bb * rows_after),
+                cols: u32_of(t),
+                causal,
+            };
+            let pack = cost::rearrange_cycles(
+                ElementOrder::AmpLeft,
+                vector,
+                u32_of(bb * rows_after),
+                u32_of(t),
+                target,
+            );
+            let (pv_cycles, pv_spec) = gemm_tile_cycles(
+                input,
+                MemoryClass::Interleaved,
+                bb * rows_after,
+                t,
+                e,
+                64,
+                64,
+                target,
+            );
             compute += cost::kernel_cycles(&softmax, target) + pack + pv_cycles;
             kernels.push(softmax);
             kernels.push(pv_spec);
@@ -568,29 +647,55 @@ fn attention_candidates(graph: &Graph, op: &Op, causal: bool, active: &[u32], op
                 continue;
             }
             let q_need = Shards::needed_by_grid(q, input.bytes(), &grid, &[Some(0), Some(1), None]);
-            let kv_axes: Vec<Option<usize>> = if materialized { vec![Some(0), None, Some(1)] } else { vec![Some(0), None] };
+            let kv_axes: Vec<Option<usize>> = if materialized {
+                vec![Some(0), None, Some(1)]
+            } else {
+                vec![Some(0), None]
+            };
             let k_need = Shards::needed_by_grid(k, input.bytes(), &grid, &kv_axes);
             // The value rows a tile multiplies by are all keys of its batch.
-            let v_need = Shards::needed_by_grid(v, input.bytes(), &grid, &[Some(0), None, None][..grid.len()]);
+            let v_need = Shards::needed_by_grid(
+                v,
+                input.bytes(),
+                &grid,
+                &[Some(0), None, None][..grid.len()],
+            );
             let output = if materialized {
                 Shards::homed(out_dims, [gb, gs * gt, 1], vector.bytes(), 0)
             } else {
                 Shards::needed_by_grid(out_dims, vector.bytes(), &grid, &[Some(0), Some(1)])
             };
-            let score_bytes = bb * sb * tb * u64::from(vector.bytes()) + 2 * bb * rows_after * t * u64::from(vector.bytes());
+            let score_bytes = bb * sb * tb * u64::from(vector.bytes())
+                + 2 * bb * rows_after * t * u64::from(vector.bytes());
             out.push(Candidate {
-                plan: Plan::new(if materialized { "attention_materialized" } else { "attention_blocked" })
-                    .with("grid", ints(&grid))
-                    .with("tiles", PlanValue::Int(i64::from(tiles)))
-                    .with("causal", PlanValue::Bool(causal))
-                    .with("precision", PlanValue::Str(input.short_name().into())),
+                plan: Plan::new(if materialized {
+                    "attention_materialized"
+                } else {
+                    "attention_blocked"
+                })
+                .with("grid", ints(&grid))
+                .with("tiles", PlanValue::Int(i64::from(tiles)))
+                .with("causal", PlanValue::Bool(causal))
+                .with("precision", PlanValue::Str(input.short_name().into())),
                 tiles,
                 needs: vec![
-                    Need { shards: q_need, format: in_format(ElementOrder::AmpLeft) },
-                    Need { shards: k_need, format: in_format(ElementOrder::AmpRight) },
-                    Need { shards: v_need, format: in_format(ElementOrder::AmpRight) },
+                    Need {
+                        shards: q_need,
+                        format: in_format(ElementOrder::AmpLeft),
+                    },
+                    Need {
+                        shards: k_need,
+                        format: in_format(ElementOrder::AmpRight),
+                    },
+                    Need {
+                        shards: v_need,
+                        format: in_format(ElementOrder::AmpRight),
+                    },
                 ],
-                output: Need { shards: output, format: out_format },
+                output: Need {
+                    shards: output,
+                    format: out_format,
+                },
                 compute_cycles: compute,
                 internal_exchange_cycles: internal.cycles(target),
                 internal_row_bytes: internal.max_row_bytes(),
@@ -609,7 +714,12 @@ fn attention_candidates(graph: &Graph, op: &Op, causal: bool, active: &[u32], op
 
 /// Per-tile memory of a candidate run alone: operand buffers, result and working memory.
 pub fn standalone_memory(candidate: &Candidate) -> MemoryUse {
-    candidate.needs.iter().map(|need| streamed_need_memory(need, candidate.k_steps)).fold(candidate.transient, MemoryUse::plus).plus(need_memory(&candidate.output))
+    candidate
+        .needs
+        .iter()
+        .map(|need| streamed_need_memory(need, candidate.k_steps))
+        .fold(candidate.transient, MemoryUse::plus)
+        .plus(need_memory(&candidate.output))
 }
 
 /// Memory of an operand buffer streamed in `k_steps` panels, two resident at a time.
@@ -619,7 +729,11 @@ pub fn streamed_need_memory(need: &Need, k_steps: u32) -> MemoryUse {
         return full;
     }
     let scale = |bytes: u64| bytes.div_ceil(u64::from(k_steps)) * 2;
-    MemoryUse { standard: scale(full.standard), interleaved: scale(full.interleaved), largest_standard: scale(full.largest_standard) }
+    MemoryUse {
+        standard: scale(full.standard),
+        interleaved: scale(full.interleaved),
+        largest_standard: scale(full.largest_standard),
+    }
 }
 
 /// Per-tile memory a candidate's operand buffers take when they are not the value's home.

@@ -28,7 +28,10 @@ impl Constraint {
     /// Whether `plan` satisfies the constraint.
     pub fn admits(&self, plan: &Plan) -> bool {
         self.kind.as_ref().is_none_or(|kind| *kind == plan.kind)
-            && self.params.iter().all(|(key, value)| plan.params.get(key) == Some(value))
+            && self
+                .params
+                .iter()
+                .all(|(key, value)| plan.params.get(key) == Some(value))
     }
 }
 
@@ -50,17 +53,24 @@ fn to_json(value: &PlanValue) -> Json {
 fn from_json(key: &str, value: &Json) -> Result<PlanValue, PlannerError> {
     match value {
         Json::Bool(value) => Ok(PlanValue::Bool(*value)),
-        Json::Number(number) => number
-            .as_i64()
-            .map(PlanValue::Int)
-            .ok_or_else(|| PlannerError::Constraints(format!("parameter '{key}': {number} is not an integer"))),
+        Json::Number(number) => number.as_i64().map(PlanValue::Int).ok_or_else(|| {
+            PlannerError::Constraints(format!("parameter '{key}': {number} is not an integer"))
+        }),
         Json::String(value) => Ok(PlanValue::Str(value.clone())),
         Json::Array(items) => items
             .iter()
-            .map(|item| item.as_i64().ok_or_else(|| PlannerError::Constraints(format!("parameter '{key}': list item {item} is not an integer"))))
+            .map(|item| {
+                item.as_i64().ok_or_else(|| {
+                    PlannerError::Constraints(format!(
+                        "parameter '{key}': list item {item} is not an integer"
+                    ))
+                })
+            })
             .collect::<Result<Vec<_>, _>>()
             .map(PlanValue::Ints),
-        other => Err(PlannerError::Constraints(format!("parameter '{key}': unsupported value {other}"))),
+        other => Err(PlannerError::Constraints(format!(
+            "parameter '{key}': unsupported value {other}"
+        ))),
     }
 }
 
@@ -75,26 +85,36 @@ impl Constraints {
 
     /// Parses the JSON form.
     pub fn parse(text: &str) -> Result<Constraints, PlannerError> {
-        let root: Json = serde_json::from_str(text).map_err(|error| PlannerError::Constraints(format!("not valid JSON: {error}")))?;
-        let ops = root
-            .get("ops")
-            .and_then(Json::as_array)
-            .ok_or_else(|| PlannerError::Constraints("expected an object with an \"ops\" array".into()))?;
+        let root: Json = serde_json::from_str(text)
+            .map_err(|error| PlannerError::Constraints(format!("not valid JSON: {error}")))?;
+        let ops = root.get("ops").and_then(Json::as_array).ok_or_else(|| {
+            PlannerError::Constraints("expected an object with an \"ops\" array".into())
+        })?;
         let mut constraints = Constraints::default();
         for (position, entry) in ops.iter().enumerate() {
             let key = match entry.get("op") {
                 Some(Json::Number(number)) => number.to_string(),
                 Some(Json::String(text)) => text.clone(),
-                _ => return Err(PlannerError::Constraints(format!("ops[{position}] has no \"op\" (an index or \"body:<function>:<index>\")"))),
+                _ => {
+                    return Err(PlannerError::Constraints(format!(
+                        "ops[{position}] has no \"op\" (an index or \"body:<function>:<index>\")"
+                    )))
+                }
             };
             let kind = match entry.get("kind") {
                 None => None,
                 Some(Json::String(kind)) => Some(kind.clone()),
-                Some(other) => return Err(PlannerError::Constraints(format!("ops[{position}]: kind {other} is not a string"))),
+                Some(other) => {
+                    return Err(PlannerError::Constraints(format!(
+                        "ops[{position}]: kind {other} is not a string"
+                    )))
+                }
             };
             let mut params = BTreeMap::new();
             if let Some(object) = entry.get("params") {
-                let object = object.as_object().ok_or_else(|| PlannerError::Constraints(format!("ops[{position}]: params is not an object")))?;
+                let object = object.as_object().ok_or_else(|| {
+                    PlannerError::Constraints(format!("ops[{position}]: params is not an object"))
+                })?;
                 for (name, value) in object {
                     params.insert(name.clone(), from_json(name, value)?);
                 }
@@ -109,8 +129,15 @@ impl Constraints {
         let ops: Vec<Json> = plans
             .iter()
             .map(|(key, plan)| {
-                let params: Map<String, Json> = plan.params.iter().map(|(name, value)| (name.clone(), to_json(value))).collect();
-                let op = key.parse::<u64>().map(Json::from).unwrap_or_else(|_| Json::String(key.clone()));
+                let params: Map<String, Json> = plan
+                    .params
+                    .iter()
+                    .map(|(name, value)| (name.clone(), to_json(value)))
+                    .collect();
+                let op = key
+                    .parse::<u64>()
+                    .map(Json::from)
+                    .unwrap_or_else(|_| Json::String(key.clone()));
                 json!({"op": op, "kind": plan.kind, "params": params})
             })
             .collect();

@@ -24,7 +24,13 @@ pub struct ValueFormat {
 
 impl ValueFormat {
     pub fn row_major(precision: Precision) -> ValueFormat {
-        ValueFormat { precision, order: ElementOrder::RowMajor, memory: MemoryClass::Standard, transposed: false, scale: 0 }
+        ValueFormat {
+            precision,
+            order: ElementOrder::RowMajor,
+            memory: MemoryClass::Standard,
+            transposed: false,
+            scale: 0,
+        }
     }
 }
 
@@ -40,8 +46,16 @@ pub struct MemoryUse {
 impl MemoryUse {
     pub fn of(bytes: u64, class: MemoryClass) -> MemoryUse {
         match class {
-            MemoryClass::Standard => MemoryUse { standard: bytes, interleaved: 0, largest_standard: bytes },
-            MemoryClass::Interleaved => MemoryUse { standard: 0, interleaved: bytes, largest_standard: 0 },
+            MemoryClass::Standard => MemoryUse {
+                standard: bytes,
+                interleaved: 0,
+                largest_standard: bytes,
+            },
+            MemoryClass::Interleaved => MemoryUse {
+                standard: 0,
+                interleaved: bytes,
+                largest_standard: 0,
+            },
         }
     }
 
@@ -74,6 +88,7 @@ pub fn shard_memory(shards: &Shards, format: &ValueFormat) -> MemoryUse {
 /// One AMP GEMM tile task `[rows x k] @ [k x c]` cut into kernel calls of `k_block x c_block`
 /// (the calibrated call's shape family): returns (cycles, the kernel spec). K and C are padded
 /// to the blocks with zeros, so padding costs work.
+#[allow(clippy::too_many_arguments)]
 pub fn gemm_tile_cycles(
     input: Precision,
     weights: MemoryClass,
@@ -105,14 +120,21 @@ pub fn gemm_tile_cycles(
 /// exchange moves converted bytes. A rearrange leaves an AMP order through row-major and
 /// enters the new one (4 cycles per element each way, the AMP pack [HW-C600]); the
 /// destination side is kept for conversions that must happen after a move (none today).
-pub fn conversion_cycles(from: &ValueFormat, to: &ValueFormat, source_elements: u64, destination_elements: u64, target: &Target) -> (u64, u64) {
+pub fn conversion_cycles(
+    from: &ValueFormat,
+    to: &ValueFormat,
+    source_elements: u64,
+    destination_elements: u64,
+    target: &Target,
+) -> (u64, u64) {
     let _ = destination_elements;
     let mut at_source = 0;
     let elements = u32::try_from(source_elements).unwrap_or(u32::MAX);
     if from.precision != to.precision || from.scale != to.scale {
         at_source += cost::cast_cycles(from.precision, to.precision, elements, target);
     }
-    let pack = |order: ElementOrder| cost::rearrange_cycles(order, to.precision, elements, 1, target);
+    let pack =
+        |order: ElementOrder| cost::rearrange_cycles(order, to.precision, elements, 1, target);
     if from.order != to.order || from.transposed != to.transposed {
         if from.order != ElementOrder::RowMajor {
             at_source += pack(from.order);
@@ -120,7 +142,10 @@ pub fn conversion_cycles(from: &ValueFormat, to: &ValueFormat, source_elements: 
         if to.order != ElementOrder::RowMajor {
             at_source += pack(to.order);
         }
-        if from.transposed != to.transposed && from.order == ElementOrder::RowMajor && to.order == ElementOrder::RowMajor {
+        if from.transposed != to.transposed
+            && from.order == ElementOrder::RowMajor
+            && to.order == ElementOrder::RowMajor
+        {
             at_source += pack(ElementOrder::AmpLeft);
         }
     }

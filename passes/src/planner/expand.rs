@@ -37,7 +37,10 @@ pub struct Mapping {
 
 impl Mapping {
     pub fn identity(tiles: u32) -> Mapping {
-        Mapping { name: "grid".into(), tiles: (0..tiles).collect() }
+        Mapping {
+            name: "grid".into(),
+            tiles: (0..tiles).collect(),
+        }
     }
 
     pub fn map(&self, tile: u32) -> u32 {
@@ -45,7 +48,10 @@ impl Mapping {
     }
 
     pub fn is_identity(&self) -> bool {
-        self.tiles.iter().enumerate().all(|(index, &tile)| index as u32 == tile)
+        self.tiles
+            .iter()
+            .enumerate()
+            .all(|(index, &tile)| index as u32 == tile)
     }
 
     /// Whether the mapping is a permutation of `0..tiles`.
@@ -69,29 +75,40 @@ pub fn mappings(tiles: u32, columns: u32, limit: usize) -> Vec<Mapping> {
     let half = n / 2;
     let mut out = vec![Mapping::identity(n)];
     let mut push = |name: &str, f: &dyn Fn(u32) -> u32| {
-        let mapping = Mapping { name: name.into(), tiles: (0..n).map(f).collect() };
+        let mapping = Mapping {
+            name: name.into(),
+            tiles: (0..n).map(f).collect(),
+        };
         if mapping.is_permutation() && !out.iter().any(|m| m.tiles == mapping.tiles) {
             out.push(mapping);
         }
     };
     push("reversed", &|v| n - 1 - v);
-    if n % 2 == 0 {
+    if n.is_multiple_of(2) {
         // Pair-aware: swap the members of each pair; spread consecutive blocks over buses.
         push("pair_swap", &|v| v ^ 1);
-        push("pair_spread", &|v| if v < half { 2 * v } else { 2 * (v - half) + 1 });
+        push("pair_spread", &|v| {
+            if v < half {
+                2 * v
+            } else {
+                2 * (v - half) + 1
+            }
+        });
         push("pair_gather", &|v| (v % 2) * half + v / 2);
     }
-    if n % 4 == 0 {
+    if n.is_multiple_of(4) {
         push("quad_swap", &|v| v ^ 2);
     }
-    if columns > 0 && n % columns == 0 && n / columns > 1 {
+    if columns > 0 && n.is_multiple_of(columns) && n / columns > 1 {
         // Snake-aware: walk the grid column-major, so a block's neighbours in the plan's
         // fastest axis sit in the next snake row, not the next column.
         let rows = n / columns;
         push("snake_columns", &|v| (v % rows) * columns + v / rows);
     }
     for quarter in 1..4u32 {
-        push(&format!("rotate_{quarter}q"), &|v| (v + quarter * n / 4) % n);
+        push(&format!("rotate_{quarter}q"), &|v| {
+            (v + quarter * n / 4) % n
+        });
     }
     if n.is_power_of_two() && n > 1 {
         let bits = n.trailing_zeros();
@@ -101,9 +118,18 @@ pub fn mappings(tiles: u32, columns: u32, limit: usize) -> Vec<Mapping> {
     out
 }
 
-fn transfers_between(home: &Shards, need: &Shards, mapping: &Mapping, out: &mut Vec<TransferRequest>) {
+fn transfers_between(
+    home: &Shards,
+    need: &Shards,
+    mapping: &Mapping,
+    out: &mut Vec<TransferRequest>,
+) {
     super::layout::for_each_transfer(home, need, |source, destinations, bytes| {
-        out.push(TransferRequest { source: mapping.map(source), destinations: destinations.iter().map(|&d| mapping.map(d)).collect(), bytes });
+        out.push(TransferRequest {
+            source: mapping.map(source),
+            destinations: destinations.iter().map(|&d| mapping.map(d)).collect(),
+            bytes,
+        });
     });
 }
 
@@ -114,12 +140,30 @@ pub fn expand(graph: &Graph, finalist: &Finalist, mapping: &Mapping) -> Expanded
     plan
 }
 
-fn expand_into(graph: &Graph, finalist: &Finalist, mapping: &Mapping, runs: u64, report_as: Option<usize>, plan: &mut ExpandedPlan) {
+fn expand_into(
+    graph: &Graph,
+    finalist: &Finalist,
+    mapping: &Mapping,
+    runs: u64,
+    report_as: Option<usize>,
+    plan: &mut ExpandedPlan,
+) {
     for (index, op) in graph.ops.iter().enumerate() {
-        let Some(candidate) = finalist.plans.get(index) else { continue };
+        let Some(candidate) = finalist.plans.get(index) else {
+            continue;
+        };
         let reported = report_as.unwrap_or(index);
-        if let (OpKind::Repeat { count, body, .. }, Some(body_plan)) = (&op.kind, finalist.bodies.get(&index)) {
-            expand_into(body, body_plan, mapping, runs * count.max(&1), Some(reported), plan);
+        if let (OpKind::Repeat { count, body, .. }, Some(body_plan)) =
+            (&op.kind, finalist.bodies.get(&index))
+        {
+            expand_into(
+                body,
+                body_plan,
+                mapping,
+                runs * count.max(&1),
+                Some(reported),
+                plan,
+            );
             continue;
         }
         let estimate = finalist.ops.get(index).copied().unwrap_or_default();
@@ -136,22 +180,43 @@ fn expand_into(graph: &Graph, finalist: &Finalist, mapping: &Mapping, runs: u64,
             // A K-streamed plan moves its operands one panel per phase.
             let steps = u64::from(candidate.k_steps.max(1));
             if steps > 1 {
-                let panel: Vec<TransferRequest> =
-                    transfers.iter().map(|t| TransferRequest { bytes: t.bytes.div_ceil(steps), ..t.clone() }).collect();
+                let panel: Vec<TransferRequest> = transfers
+                    .iter()
+                    .map(|t| TransferRequest {
+                        bytes: t.bytes.div_ceil(steps),
+                        ..t.clone()
+                    })
+                    .collect();
                 for _ in 0..steps {
-                    plan.phases.push(ExpandedPhase { op: reported, transfers: panel.clone(), runs });
+                    plan.phases.push(ExpandedPhase {
+                        op: reported,
+                        transfers: panel.clone(),
+                        runs,
+                    });
                 }
             } else {
-                plan.phases.push(ExpandedPhase { op: reported, transfers, runs });
+                plan.phases.push(ExpandedPhase {
+                    op: reported,
+                    transfers,
+                    runs,
+                });
             }
         }
         for internal in &candidate.internal_phases {
             let mut transfers = Vec::new();
             internal.for_each_transfer(|source, destinations, bytes| {
-                transfers.push(TransferRequest { source: mapping.map(source), destinations: destinations.iter().map(|&d| mapping.map(d)).collect(), bytes });
+                transfers.push(TransferRequest {
+                    source: mapping.map(source),
+                    destinations: destinations.iter().map(|&d| mapping.map(d)).collect(),
+                    bytes,
+                });
             });
             if !transfers.is_empty() {
-                plan.phases.push(ExpandedPhase { op: reported, transfers, runs });
+                plan.phases.push(ExpandedPhase {
+                    op: reported,
+                    transfers,
+                    runs,
+                });
             }
         }
     }
@@ -170,7 +235,10 @@ pub fn physical_loads(transfers: &[TransferRequest], target: &Target) -> (u64, u
             *tile_in.entry(destination).or_default() += transfer.bytes;
         }
     }
-    (bus_out.values().copied().max().unwrap_or(0), tile_in.values().copied().max().unwrap_or(0))
+    (
+        bus_out.values().copied().max().unwrap_or(0),
+        tile_in.values().copied().max().unwrap_or(0),
+    )
 }
 
 /// The expansion's cycles by the endpoint rule on physical buses: compute plus each phase's
@@ -182,7 +250,10 @@ pub fn model(plan: &ExpandedPlan, target: &Target) -> (u64, u64, u64) {
     for phase in &plan.phases {
         let (bus, tile) = physical_loads(&phase.transfers, target);
         exchange += phase.runs * cost::exchange_phase_cycles(bus, tile, target);
-        pressure += phase.runs * bus.max(tile).div_ceil(u64::from(target.exchange.bytes_per_cycle.value.max(1)));
+        pressure += phase.runs
+            * bus
+                .max(tile)
+                .div_ceil(u64::from(target.exchange.bytes_per_cycle.value.max(1)));
     }
     (plan.compute_cycles + exchange, exchange, pressure)
 }

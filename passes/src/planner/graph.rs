@@ -40,18 +40,35 @@ impl Value {
 /// The semantic op kinds the planner knows.
 #[derive(Debug, Clone, PartialEq)]
 pub enum OpKind {
-    Matmul { transpose_lhs: bool, transpose_rhs: bool },
+    Matmul {
+        transpose_lhs: bool,
+        transpose_rhs: bool,
+    },
     Add,
-    Gelu { tanh: bool },
+    Gelu {
+        tanh: bool,
+    },
     Softmax,
-    LayerNorm { epsilon: f64 },
-    Attention { causal: bool },
+    LayerNorm {
+        epsilon: f64,
+    },
+    Attention {
+        causal: bool,
+    },
     /// A user-written cast (kept as an op; the planner prices it).
-    Cast { scale: i64 },
+    Cast {
+        scale: i64,
+    },
     /// A user-written rearrange (layout or axis permutation).
-    Rearrange { permutation: Option<Vec<usize>> },
+    Rearrange {
+        permutation: Option<Vec<usize>>,
+    },
     /// `count` iterations of `body`, planned once.
-    Repeat { count: u64, name: String, body: Box<Graph> },
+    Repeat {
+        count: u64,
+        name: String,
+        body: Box<Graph>,
+    },
 }
 
 impl OpKind {
@@ -90,15 +107,30 @@ pub struct Graph {
 
 impl Graph {
     pub fn add_value(&mut self, shape: Vec<u64>, element: Precision, origin: Origin) -> ValueId {
-        self.values.push(Value { shape, element, origin, max_abs: None });
+        self.values.push(Value {
+            shape,
+            element,
+            origin,
+            max_abs: None,
+        });
         self.values.len() - 1
     }
 
     /// Adds an op with one result of `shape` and `element`; returns the result id.
-    pub fn add_op(&mut self, kind: OpKind, operands: Vec<ValueId>, shape: Vec<u64>, element: Precision) -> ValueId {
+    pub fn add_op(
+        &mut self,
+        kind: OpKind,
+        operands: Vec<ValueId>,
+        shape: Vec<u64>,
+        element: Precision,
+    ) -> ValueId {
         let index = self.ops.len();
         let result = self.add_value(shape, element, Origin::Op(index));
-        self.ops.push(Op { kind, operands, results: vec![result] });
+        self.ops.push(Op {
+            kind,
+            operands,
+            results: vec![result],
+        });
         result
     }
 
@@ -122,13 +154,18 @@ impl Graph {
         for (index, op) in self.ops.iter().enumerate() {
             for &operand in &op.operands {
                 let Some(value) = self.values.get(operand) else {
-                    return Err(PlannerError::Graph { op: index, detail: format!("operand %{operand} does not exist") });
+                    return Err(PlannerError::Graph {
+                        op: index,
+                        detail: format!("operand %{operand} does not exist"),
+                    });
                 };
                 if let Origin::Op(producer) = value.origin {
                     if producer >= index {
                         return Err(PlannerError::Graph {
                             op: index,
-                            detail: format!("operand %{operand} is produced by op {producer}, not before it"),
+                            detail: format!(
+                                "operand %{operand} is produced by op {producer}, not before it"
+                            ),
                         });
                     }
                 }
@@ -155,22 +192,45 @@ pub struct MatmulDims {
 
 impl MatmulDims {
     pub fn of(graph: &Graph, op: &Op) -> Result<MatmulDims, PlannerError> {
-        let OpKind::Matmul { transpose_lhs, transpose_rhs } = op.kind else {
-            return Err(PlannerError::Graph { op: 0, detail: "not a matmul".into() });
+        let OpKind::Matmul {
+            transpose_lhs,
+            transpose_rhs,
+        } = op.kind
+        else {
+            return Err(PlannerError::Graph {
+                op: 0,
+                detail: "not a matmul".into(),
+            });
         };
         let lhs = &graph.values[op.operands[0]].shape;
         let rhs = &graph.values[op.operands[1]].shape;
         if lhs.len() < 2 || rhs.len() < 2 {
-            return Err(PlannerError::Graph { op: 0, detail: "matmul operands must have rank >= 2".into() });
+            return Err(PlannerError::Graph {
+                op: 0,
+                detail: "matmul operands must have rank >= 2".into(),
+            });
         }
         let (m, k) = if transpose_lhs {
             (lhs[lhs.len() - 1], lhs[lhs.len() - 2])
         } else {
             (lhs[lhs.len() - 2], lhs[lhs.len() - 1])
         };
-        let n = if transpose_rhs { rhs[rhs.len() - 2] } else { rhs[rhs.len() - 1] };
-        let batch: u64 = lhs[..lhs.len() - 2].iter().product::<u64>().max(rhs[..rhs.len() - 2].iter().product());
+        let n = if transpose_rhs {
+            rhs[rhs.len() - 2]
+        } else {
+            rhs[rhs.len() - 1]
+        };
+        let batch: u64 = lhs[..lhs.len() - 2]
+            .iter()
+            .product::<u64>()
+            .max(rhs[..rhs.len() - 2].iter().product());
         let rhs_batched = rhs[..rhs.len() - 2].iter().product::<u64>() > 1;
-        Ok(MatmulDims { batch, m, k, n, rhs_batched })
+        Ok(MatmulDims {
+            batch,
+            m,
+            k,
+            n,
+            rhs_batched,
+        })
     }
 }

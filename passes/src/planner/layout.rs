@@ -14,7 +14,11 @@ pub fn canonical_dims(shape: &[u64]) -> [u64; 3] {
         0 => [1, 1, 1],
         1 => [1, 1, shape[0]],
         2 => [1, shape[0], shape[1]],
-        rank => [shape[..rank - 2].iter().product(), shape[rank - 2], shape[rank - 1]],
+        rank => [
+            shape[..rank - 2].iter().product(),
+            shape[rank - 2],
+            shape[rank - 1],
+        ],
     }
 }
 
@@ -50,7 +54,12 @@ impl Shards {
     /// Blocks spread one per tile in row-major block order starting at tile `first`.
     pub fn homed(dims: [u64; 3], parts: [u32; 3], element_bytes: u32, first: u32) -> Shards {
         let blocks = parts.iter().map(|&p| p.max(1)).product::<u32>();
-        Shards { dims, parts, element_bytes, owners: (0..blocks).map(|block| vec![first + block]).collect() }
+        Shards {
+            dims,
+            parts,
+            element_bytes,
+            owners: (0..blocks).map(|block| vec![first + block]).collect(),
+        }
     }
 
     /// Blocks `parts` of a tensor needed by the tiles of a `grid`, where `axis_of[g]` says
@@ -84,10 +93,16 @@ impl Shards {
                     block_coordinate[*axis] = coordinate[g];
                 }
             }
-            let block = (block_coordinate[0] * parts[1] + block_coordinate[1]) * parts[2] + block_coordinate[2];
+            let block = (block_coordinate[0] * parts[1] + block_coordinate[1]) * parts[2]
+                + block_coordinate[2];
             owners[block as usize].push(tile);
         }
-        Shards { dims, parts, element_bytes, owners }
+        Shards {
+            dims,
+            parts,
+            element_bytes,
+            owners,
+        }
     }
 
     /// The per-axis block coordinates of linear block `block`.
@@ -105,7 +120,10 @@ impl Shards {
 
     /// Bytes of one padded block (what a tile allocates for it).
     pub fn padded_block_bytes(&self) -> u64 {
-        (0..3).map(|axis| block_size(self.dims[axis], self.parts[axis])).product::<u64>() * u64::from(self.element_bytes)
+        (0..3)
+            .map(|axis| block_size(self.dims[axis], self.parts[axis]))
+            .product::<u64>()
+            * u64::from(self.element_bytes)
     }
 
     /// Blocks held by the busiest tile.
@@ -147,7 +165,10 @@ impl Shards {
 
     /// Padding elements per axis (`parts * block - size`).
     pub fn padding(&self) -> [u64; 3] {
-        [0, 1, 2].map(|axis| block_size(self.dims[axis], self.parts[axis]) * u64::from(self.parts[axis].max(1)) - self.dims[axis])
+        [0, 1, 2].map(|axis| {
+            block_size(self.dims[axis], self.parts[axis]) * u64::from(self.parts[axis].max(1))
+                - self.dims[axis]
+        })
     }
 
     /// The same blocks with every tile renamed through `mapping` (virtual -> logical tile).
@@ -156,13 +177,18 @@ impl Shards {
             .owners
             .iter()
             .map(|owners| {
-                let mut renamed: Vec<u32> =
-                    owners.iter().map(|&tile| mapping.get(tile as usize).copied().unwrap_or(tile)).collect();
+                let mut renamed: Vec<u32> = owners
+                    .iter()
+                    .map(|&tile| mapping.get(tile as usize).copied().unwrap_or(tile))
+                    .collect();
                 renamed.sort_unstable();
                 renamed
             })
             .collect();
-        Shards { owners, ..self.clone() }
+        Shards {
+            owners,
+            ..self.clone()
+        }
     }
 }
 
@@ -170,7 +196,10 @@ impl Shards {
 fn overlapping_blocks(size: u64, parts: u32, lo: u64, hi: u64) -> (u32, u32) {
     let step = block_size(size, parts).max(1);
     let last_block = parts.max(1) - 1;
-    ((lo / step).min(u64::from(last_block)) as u32, ((hi.max(lo + 1) - 1) / step).min(u64::from(last_block)) as u32)
+    (
+        (lo / step).min(u64::from(last_block)) as u32,
+        ((hi.max(lo + 1) - 1) / step).min(u64::from(last_block)) as u32,
+    )
 }
 
 /// Calls `visit(source_tile, destinations, bytes)` for every piece of `destination`'s blocks
@@ -178,18 +207,34 @@ fn overlapping_blocks(size: u64, parts: u32, lo: u64, hi: u64) -> (u32, u32) {
 /// that needs it and does not hold it receives it (a multicast). Source blocks must have one
 /// owner (a home). Sizes are in the destination's element bytes (a conversion happens at the
 /// source before sending). `source.dims` and `destination.dims` must be equal.
-pub fn for_each_transfer(source: &Shards, destination: &Shards, mut visit: impl FnMut(u32, &[u32], u64)) {
+pub fn for_each_transfer(
+    source: &Shards,
+    destination: &Shards,
+    mut visit: impl FnMut(u32, &[u32], u64),
+) {
     let mut receivers = Vec::new();
     for (block, owners) in destination.owners.iter().enumerate() {
         let ranges = destination.block_ranges(block);
         let spans: Vec<(u32, u32)> = (0..3)
-            .map(|axis| overlapping_blocks(source.dims[axis], source.parts[axis], ranges[axis].0, ranges[axis].1))
+            .map(|axis| {
+                overlapping_blocks(
+                    source.dims[axis],
+                    source.parts[axis],
+                    ranges[axis].0,
+                    ranges[axis].1,
+                )
+            })
             .collect();
         for b0 in spans[0].0..=spans[0].1 {
             for b1 in spans[1].0..=spans[1].1 {
                 for b2 in spans[2].0..=spans[2].1 {
-                    let source_block = ((b0 * source.parts[1].max(1) + b1) * source.parts[2].max(1) + b2) as usize;
-                    let Some(&home) = source.owners.get(source_block).and_then(|owners| owners.first()) else {
+                    let source_block =
+                        ((b0 * source.parts[1].max(1) + b1) * source.parts[2].max(1) + b2) as usize;
+                    let Some(&home) = source
+                        .owners
+                        .get(source_block)
+                        .and_then(|owners| owners.first())
+                    else {
                         continue;
                     };
                     let source_ranges = source.block_ranges(source_block);
@@ -205,7 +250,11 @@ pub fn for_each_transfer(source: &Shards, destination: &Shards, mut visit: impl 
                     receivers.clear();
                     receivers.extend(owners.iter().copied().filter(|&tile| tile != home));
                     if !receivers.is_empty() {
-                        visit(home, &receivers, elements * u64::from(destination.element_bytes));
+                        visit(
+                            home,
+                            &receivers,
+                            elements * u64::from(destination.element_bytes),
+                        );
                     }
                 }
             }
@@ -231,7 +280,11 @@ pub struct PhaseLoad {
 impl PhaseLoad {
     pub fn new(tiles: u32) -> PhaseLoad {
         let tiles = tiles as usize;
-        PhaseLoad { bus_out: vec![0; tiles.div_ceil(2)], tile_in: vec![0; tiles], row_bytes: vec![0; tiles] }
+        PhaseLoad {
+            bus_out: vec![0; tiles.div_ceil(2)],
+            tile_in: vec![0; tiles],
+            row_bytes: vec![0; tiles],
+        }
     }
 
     /// Adds the transfers that turn `source` into `destination`.
@@ -290,11 +343,23 @@ impl PhaseLoad {
 /// over the block's readers (a replicated block is cut along its longest splittable axis into
 /// one piece per reader), so host-written data occupies every reading tile evenly.
 pub fn host_home(need: &Shards, element_bytes: u32) -> Shards {
-    let replicas = need.owners.first().map_or(1, |owners| owners.len() as u32).max(1);
-    let uniform = need.owners.iter().all(|owners| owners.len() as u32 == replicas);
+    let replicas = need
+        .owners
+        .first()
+        .map_or(1, |owners| owners.len() as u32)
+        .max(1);
+    let uniform = need
+        .owners
+        .iter()
+        .all(|owners| owners.len() as u32 == replicas);
     let axis = (0..3)
         .filter(|&axis| split_is_exact_cover(need.dims[axis], need.parts[axis] * replicas))
-        .max_by_key(|&axis| (block_size(need.dims[axis], need.parts[axis]), std::cmp::Reverse(axis)));
+        .max_by_key(|&axis| {
+            (
+                block_size(need.dims[axis], need.parts[axis]),
+                std::cmp::Reverse(axis),
+            )
+        });
     match (uniform && replicas > 1, axis) {
         (true, Some(axis)) => {
             let mut parts = need.parts;
@@ -310,8 +375,21 @@ pub fn host_home(need: &Shards, element_bytes: u32) -> Shards {
                     owners[index] = vec![reader];
                 }
             }
-            Shards { dims: need.dims, parts, element_bytes, owners }
+            Shards {
+                dims: need.dims,
+                parts,
+                element_bytes,
+                owners,
+            }
         }
-        _ => Shards { owners: need.owners.iter().map(|owners| owners[..1.min(owners.len())].to_vec()).collect(), element_bytes, ..need.clone() },
+        _ => Shards {
+            owners: need
+                .owners
+                .iter()
+                .map(|owners| owners[..1.min(owners.len())].to_vec())
+                .collect(),
+            element_bytes,
+            ..need.clone()
+        },
     }
 }

@@ -15,6 +15,7 @@ pub mod candidates;
 pub mod constraints;
 pub mod cost;
 pub mod expand;
+pub mod gemm;
 pub mod graph;
 pub mod layout;
 #[cfg(test)]
@@ -86,7 +87,11 @@ impl PlannerOptions {
         let mut counts: Vec<u32> = if self.active_tiles.is_empty() {
             vec![self.tiles]
         } else {
-            self.active_tiles.iter().copied().filter(|&count| count >= 1 && count <= self.tiles).collect()
+            self.active_tiles
+                .iter()
+                .copied()
+                .filter(|&count| count >= 1 && count <= self.tiles)
+                .collect()
         };
         counts.sort_unstable();
         counts.dedup();
@@ -124,11 +129,23 @@ pub enum PlannerError {
     #[error("op {op}: {detail}")]
     Graph { op: usize, detail: String },
     #[error("op {op} ({name}): no operator plan exists for it ({detail})")]
-    NoCandidate { op: usize, name: String, detail: String },
+    NoCandidate {
+        op: usize,
+        name: String,
+        detail: String,
+    },
     #[error(
         "op {op} ({name}) does not fit: {class} memory per tile is short by {short} bytes for the best candidate {plan} (needs {needed} B, budget {budget} B)"
     )]
-    OutOfMemory { op: usize, name: String, class: BudgetClass, short: u64, needed: u64, budget: u64, plan: String },
+    OutOfMemory {
+        op: usize,
+        name: String,
+        class: BudgetClass,
+        short: u64,
+        needed: u64,
+        budget: u64,
+        plan: String,
+    },
     #[error("plan constraints: {0}")]
     Constraints(String),
 }

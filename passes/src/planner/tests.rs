@@ -16,9 +16,30 @@ fn mlp(tokens: u64, hidden: u64, inner: u64) -> Graph {
     let x = graph.add_value(vec![tokens, hidden], Precision::F16, Origin::Argument);
     let w1 = graph.add_value(vec![hidden, inner], Precision::F16, Origin::Constant);
     let w2 = graph.add_value(vec![inner, hidden], Precision::F16, Origin::Constant);
-    let h = graph.add_op(OpKind::Matmul { transpose_lhs: false, transpose_rhs: false }, vec![x, w1], vec![tokens, inner], Precision::F16);
-    let g = graph.add_op(OpKind::Gelu { tanh: true }, vec![h], vec![tokens, inner], Precision::F16);
-    let y = graph.add_op(OpKind::Matmul { transpose_lhs: false, transpose_rhs: false }, vec![g, w2], vec![tokens, hidden], Precision::F16);
+    let h = graph.add_op(
+        OpKind::Matmul {
+            transpose_lhs: false,
+            transpose_rhs: false,
+        },
+        vec![x, w1],
+        vec![tokens, inner],
+        Precision::F16,
+    );
+    let g = graph.add_op(
+        OpKind::Gelu { tanh: true },
+        vec![h],
+        vec![tokens, inner],
+        Precision::F16,
+    );
+    let y = graph.add_op(
+        OpKind::Matmul {
+            transpose_lhs: false,
+            transpose_rhs: false,
+        },
+        vec![g, w2],
+        vec![tokens, hidden],
+        Precision::F16,
+    );
     graph.outputs.push(y);
     graph
 }
@@ -31,12 +52,39 @@ fn options(tiles: u32) -> PlannerOptions {
 fn gemm_term_is_the_calibrated_call() {
     let target = Target::c600();
     for rows in [1u64, 16, 32, 100] {
-        let (cycles, _) = gemm_tile_cycles(Precision::F16, MemoryClass::Interleaved, rows, 64, 64, 64, 64, &target);
+        let (cycles, _) = gemm_tile_cycles(
+            Precision::F16,
+            MemoryClass::Interleaved,
+            rows,
+            64,
+            64,
+            64,
+            64,
+            &target,
+        );
         assert_eq!(cycles, 294 + 64 * rows + 4 * 940);
-        let (cycles, _) = gemm_tile_cycles(Precision::F16, MemoryClass::Standard, rows, 64, 64, 64, 64, &target);
+        let (cycles, _) = gemm_tile_cycles(
+            Precision::F16,
+            MemoryClass::Standard,
+            rows,
+            64,
+            64,
+            64,
+            64,
+            &target,
+        );
         assert_eq!(cycles, 294 + 64 * rows + 4 * 1063);
         // Two K blocks and two C blocks: four calls.
-        let (cycles, _) = gemm_tile_cycles(Precision::F16, MemoryClass::Interleaved, rows, 128, 128, 64, 64, &target);
+        let (cycles, _) = gemm_tile_cycles(
+            Precision::F16,
+            MemoryClass::Interleaved,
+            rows,
+            128,
+            128,
+            64,
+            64,
+            &target,
+        );
         assert_eq!(cycles, 4 * (294 + 64 * rows + 4 * 940));
     }
 }
@@ -55,10 +103,19 @@ fn exchange_and_conversion_terms_are_the_table_formulas() {
     let f16 = ValueFormat::row_major(Precision::F16);
     let f8 = ValueFormat::row_major(Precision::F8E4M3);
     // Cast: (input + output bytes) / 8 + 11.
-    assert_eq!(conversion_cycles(&f16, &f8, 800, 800, &target), ((800 * 3) / 8 + 11, 0));
+    assert_eq!(
+        conversion_cycles(&f16, &f8, 800, 800, &target),
+        ((800 * 3) / 8 + 11, 0)
+    );
     // Row-major to AMP-left: 4 cycles per element + 11.
-    let amp = ValueFormat { order: ElementOrder::AmpLeft, ..f16 };
-    assert_eq!(conversion_cycles(&f16, &amp, 100, 100, &target), (4 * 100 + 11, 0));
+    let amp = ValueFormat {
+        order: ElementOrder::AmpLeft,
+        ..f16
+    };
+    assert_eq!(
+        conversion_cycles(&f16, &amp, 100, 100, &target),
+        (4 * 100 + 11, 0)
+    );
 }
 
 /// Seeded property: every split the planner may choose covers each element exactly once
@@ -67,7 +124,11 @@ fn exchange_and_conversion_terms_are_the_table_formulas() {
 fn layouts_cover_every_element_once() {
     let mut rng = ChaCha8Rng::seed_from_u64(7);
     for _ in 0..300 {
-        let dims = [rng.random_range(1..4u64), rng.random_range(1..40u64), rng.random_range(1..40u64)];
+        let dims = [
+            rng.random_range(1..4u64),
+            rng.random_range(1..40u64),
+            rng.random_range(1..40u64),
+        ];
         let parts = [0, 1, 2].map(|axis| rng.random_range(1..=dims[axis].min(9) as u32));
         if !(0..3).all(|axis| split_is_exact_cover(dims[axis], parts[axis])) {
             continue;
@@ -76,7 +137,10 @@ fn layouts_cover_every_element_once() {
         let mut seen = vec![0u8; (dims[0] * dims[1] * dims[2]) as usize];
         for block in 0..shards.owners.len() {
             let ranges = shards.block_ranges(block);
-            assert!(ranges.iter().all(|(lo, hi)| lo < hi), "empty block {block} in {dims:?} / {parts:?}");
+            assert!(
+                ranges.iter().all(|(lo, hi)| lo < hi),
+                "empty block {block} in {dims:?} / {parts:?}"
+            );
             for a in ranges[0].0..ranges[0].1 {
                 for b in ranges[1].0..ranges[1].1 {
                     for c in ranges[2].0..ranges[2].1 {
@@ -91,13 +155,23 @@ fn layouts_cover_every_element_once() {
         if (0..3).all(|axis| split_is_exact_cover(dims[axis], other_parts[axis])) {
             let other = Shards::homed(dims, other_parts, 2, 0);
             let mut received = 0u64;
-            for_each_transfer(&shards, &other, |_, receivers, bytes| received += bytes * receivers.len() as u64);
+            for_each_transfer(&shards, &other, |_, receivers, bytes| {
+                received += bytes * receivers.len() as u64
+            });
             let mut resident = 0u64;
             for block in 0..other.owners.len() {
                 let tile = other.owners[block][0] as usize;
                 if tile < shards.owners.len() {
                     let (mine, theirs) = (other.block_ranges(block), shards.block_ranges(tile));
-                    resident += (0..3).map(|axis| mine[axis].1.min(theirs[axis].1).saturating_sub(mine[axis].0.max(theirs[axis].0))).product::<u64>() * 2;
+                    resident += (0..3)
+                        .map(|axis| {
+                            mine[axis]
+                                .1
+                                .min(theirs[axis].1)
+                                .saturating_sub(mine[axis].0.max(theirs[axis].0))
+                        })
+                        .product::<u64>()
+                        * 2;
                 }
             }
             assert_eq!(received + resident, dims.iter().product::<u64>() * 2);
@@ -113,29 +187,63 @@ fn gemm_plans_cover_the_output_once() {
     let target = Target::c600();
     let mut rng = ChaCha8Rng::seed_from_u64(11);
     for _ in 0..12 {
-        let (m, k, n) = (rng.random_range(1..200u64), rng.random_range(16..300u64), rng.random_range(16..300u64));
+        let (m, k, n) = (
+            rng.random_range(1..200u64),
+            rng.random_range(16..300u64),
+            rng.random_range(16..300u64),
+        );
         let mut graph = Graph::default();
         let a = graph.add_value(vec![m, k], Precision::F16, Origin::Argument);
         let b = graph.add_value(vec![k, n], Precision::F16, Origin::Constant);
-        graph.add_op(OpKind::Matmul { transpose_lhs: false, transpose_rhs: false }, vec![a, b], vec![m, n], Precision::F16);
+        graph.add_op(
+            OpKind::Matmul {
+                transpose_lhs: false,
+                transpose_rhs: false,
+            },
+            vec![a, b],
+            vec![m, n],
+            Precision::F16,
+        );
         let tiles = [4u32, 16, 64][rng.random_range(0..3)];
         for candidate in candidates::candidates(&graph, 0, &options(tiles), &target) {
             let output = &candidate.output.shards;
-            let mut homes: Vec<u32> = output.owners.iter().map(|owners| {
-                assert_eq!(owners.len(), 1);
-                owners[0]
-            }).collect();
-            let covered: u64 = (0..output.owners.len()).map(|block| output.block_ranges(block).iter().map(|(lo, hi)| hi - lo).product::<u64>()).sum();
+            let mut homes: Vec<u32> = output
+                .owners
+                .iter()
+                .map(|owners| {
+                    assert_eq!(owners.len(), 1);
+                    owners[0]
+                })
+                .collect();
+            let covered: u64 = (0..output.owners.len())
+                .map(|block| {
+                    output
+                        .block_ranges(block)
+                        .iter()
+                        .map(|(lo, hi)| hi - lo)
+                        .product::<u64>()
+                })
+                .sum();
             assert_eq!(covered, m * n, "{}", candidate.plan);
             homes.sort_unstable();
             homes.dedup();
-            assert_eq!(homes.len(), output.owners.len(), "two blocks share a home in {}", candidate.plan);
+            assert_eq!(
+                homes.len(),
+                output.owners.len(),
+                "two blocks share a home in {}",
+                candidate.plan
+            );
             for need in &candidate.needs {
                 let mut readers: Vec<u32> = need.shards.owners.iter().flatten().copied().collect();
                 readers.sort_unstable();
                 let count = readers.len();
                 readers.dedup();
-                assert_eq!(readers.len(), count, "a tile reads two blocks in {}", candidate.plan);
+                assert_eq!(
+                    readers.len(),
+                    count,
+                    "a tile reads two blocks in {}",
+                    candidate.plan
+                );
                 assert_eq!(count as u32, candidate.tiles);
             }
         }
@@ -150,7 +258,12 @@ fn finalists_costs_equal_a_recomputation() {
     let planned = plan(&graph, &options, &target).expect("plans");
     assert!(!planned.finalists.is_empty());
     for finalist in &planned.finalists {
-        let chosen: Vec<(usize, Arc<Candidate>)> = finalist.choices.iter().enumerate().map(|(op, &c)| (c, planned.candidates[op][c].clone())).collect();
+        let chosen: Vec<(usize, Arc<Candidate>)> = finalist
+            .choices
+            .iter()
+            .enumerate()
+            .map(|(op, &c)| (c, planned.candidates[op][c].clone()))
+            .collect();
         let again = evaluate(&graph, &chosen, &options, &target).expect("evaluates");
         assert_eq!(again.estimate, finalist.estimate);
         assert_eq!(again.ops, finalist.ops);
@@ -159,7 +272,11 @@ fn finalists_costs_equal_a_recomputation() {
         assert!(finalist.estimate.peak_total <= options.total_budget);
     }
     // Best first.
-    let cycles: Vec<u64> = planned.finalists.iter().map(|f| f.estimate.cycles).collect();
+    let cycles: Vec<u64> = planned
+        .finalists
+        .iter()
+        .map(|f| f.estimate.cycles)
+        .collect();
     assert!(cycles.windows(2).all(|w| w[0] <= w[1]));
 }
 
@@ -169,7 +286,13 @@ fn a_graph_that_cannot_fit_names_the_class_and_shortfall() {
     let graph = mlp(4096, 4096, 4096);
     let error = plan(&graph, &options(1), &target).expect_err("does not fit one tile");
     match error {
-        PlannerError::OutOfMemory { op, short, needed, budget, .. } => {
+        PlannerError::OutOfMemory {
+            op,
+            short,
+            needed,
+            budget,
+            ..
+        } => {
             assert_eq!(op, 0);
             assert_eq!(needed - budget, short);
             assert!(short > 0);
@@ -188,7 +311,14 @@ fn constraints_pin_plans_and_dumps_reproduce_them() {
     let best = &planned.finalists[0];
     assert_eq!(best.plans[0].plan.ints("grid"), Some(&[1i64, 4, 4, 1][..]));
     assert_eq!(best.plans[0].plan.str("weights"), Some("standard"));
-    let dump = Constraints::dump(&best.plans.iter().enumerate().map(|(i, c)| (i.to_string(), c.plan.clone())).collect::<Vec<_>>());
+    let dump = Constraints::dump(
+        &best
+            .plans
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (i.to_string(), c.plan.clone()))
+            .collect::<Vec<_>>(),
+    );
     options.constraints = Constraints::parse(&dump).expect("dump parses");
     let again = plan(&graph, &options, &target).expect("plans");
     assert_eq!(again.finalists[0].estimate, best.estimate);
@@ -202,13 +332,27 @@ fn repeat_bodies_are_planned_once() {
     let body = {
         let mut body = Graph::default();
         let x = body.add_value(vec![64, 64], Precision::F16, Origin::Argument);
-        let y = body.add_op(OpKind::Gelu { tanh: true }, vec![x], vec![64, 64], Precision::F16);
+        let y = body.add_op(
+            OpKind::Gelu { tanh: true },
+            vec![x],
+            vec![64, 64],
+            Precision::F16,
+        );
         body.outputs.push(y);
         body
     };
     let mut graph = Graph::default();
     let x = graph.add_value(vec![64, 64], Precision::F16, Origin::Argument);
-    let y = graph.add_op(OpKind::Repeat { count: 10, name: "layer".into(), body: Box::new(body) }, vec![x], vec![64, 64], Precision::F16);
+    let y = graph.add_op(
+        OpKind::Repeat {
+            count: 10,
+            name: "layer".into(),
+            body: Box::new(body),
+        },
+        vec![x],
+        vec![64, 64],
+        Precision::F16,
+    );
     graph.outputs.push(y);
     let planned = plan(&graph, &options(16), &target).expect("plans");
     let best = &planned.finalists[0];
@@ -222,13 +366,26 @@ fn attention_and_row_ops_have_plans() {
     let target = Target::c600();
     let mut graph = Graph::default();
     let q = graph.add_value(vec![4, 128, 64], Precision::F16, Origin::Argument);
-    let a = graph.add_op(OpKind::Attention { causal: true }, vec![q, q, q], vec![4, 128, 64], Precision::F16);
+    let a = graph.add_op(
+        OpKind::Attention { causal: true },
+        vec![q, q, q],
+        vec![4, 128, 64],
+        Precision::F16,
+    );
     let gamma = graph.add_value(vec![64], Precision::F16, Origin::Constant);
-    let n = graph.add_op(OpKind::LayerNorm { epsilon: 1e-5 }, vec![a, gamma, gamma], vec![4, 128, 64], Precision::F16);
+    let n = graph.add_op(
+        OpKind::LayerNorm { epsilon: 1e-5 },
+        vec![a, gamma, gamma],
+        vec![4, 128, 64],
+        Precision::F16,
+    );
     let s = graph.add_op(OpKind::Softmax, vec![n], vec![4, 128, 64], Precision::F16);
     graph.outputs.push(s);
     let planned = plan(&graph, &options(64), &target).expect("plans");
-    let kinds: Vec<&str> = planned.candidates[0].iter().map(|c| c.plan.kind.as_str()).collect();
+    let kinds: Vec<&str> = planned.candidates[0]
+        .iter()
+        .map(|c| c.plan.kind.as_str())
+        .collect();
     assert!(kinds.contains(&"attention_blocked"), "{kinds:?}");
     assert!(planned.finalists[0].estimate.cycles > 0);
 }
@@ -237,7 +394,11 @@ fn attention_and_row_ops_have_plans() {
 fn screened_mappings_are_permutations() {
     for tiles in [1u32, 2, 16, 64, 1472] {
         for mapping in expand::mappings(tiles, 64, 100) {
-            assert!(mapping.is_permutation(), "{} on {tiles} tiles", mapping.name);
+            assert!(
+                mapping.is_permutation(),
+                "{} on {tiles} tiles",
+                mapping.name
+            );
             assert_eq!(mapping.tiles.len(), tiles as usize);
         }
     }
@@ -259,8 +420,10 @@ fn expansion_under_the_grid_order_reproduces_the_estimate() {
             assert_eq!(exchange, finalist.estimate.exchange_cycles);
             assert_eq!(cycles, finalist.estimate.cycles);
             for phase in &expanded.phases {
-                let schedule = crate::exchange::schedule_phase(&phase.transfers, &target).expect("schedules");
-                crate::exchange::check_schedule(&phase.transfers, &schedule, &target).expect("hazard-free");
+                let schedule =
+                    crate::exchange::schedule_phase(&phase.transfers, &target).expect("schedules");
+                crate::exchange::check_schedule(&phase.transfers, &schedule, &target)
+                    .expect("hazard-free");
                 let (bus, tile) = expand::physical_loads(&phase.transfers, &target);
                 assert!(schedule.horizon * 4 >= bus.max(tile));
             }
@@ -274,12 +437,21 @@ fn large_gemms_stream_k_panels_to_fit() {
     let mut graph = Graph::default();
     let a = graph.add_value(vec![4096, 4096], Precision::F16, Origin::Argument);
     let b = graph.add_value(vec![4096, 4096], Precision::F16, Origin::Constant);
-    let c = graph.add_op(OpKind::Matmul { transpose_lhs: false, transpose_rhs: false }, vec![a, b], vec![4096, 4096], Precision::F16);
+    let c = graph.add_op(
+        OpKind::Matmul {
+            transpose_lhs: false,
+            transpose_rhs: false,
+        },
+        vec![a, b],
+        vec![4096, 4096],
+        Precision::F16,
+    );
     graph.outputs.push(c);
     let planned = plan(&graph, &options(1472), &target).expect("fits by streaming");
     let best = &planned.finalists[0];
     assert!(best.plans[0].k_steps > 1);
     assert!(best.estimate.peak_interleaved <= options(1472).interleaved_budget);
-    let ideal = ipu_device::cost::ideal_gemm_cycles(4096, 4096, 4096, Precision::F16, 1472, &target);
+    let ideal =
+        ipu_device::cost::ideal_gemm_cycles(4096, 4096, 4096, Precision::F16, 1472, &target);
     assert!(best.estimate.cycles >= ideal);
 }

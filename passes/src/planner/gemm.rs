@@ -1,0 +1,313 @@
+//! GEMM candidates: output-stationary tile grids over `[batch, m, n, k]` (with K split and a
+//! reduce-scatter of the partials when `k > 1`), K streamed in panels when the operand blocks
+//! do not fit, kernel blocks chosen per grid, both orientations, both memory classes for the
+//! AMP-left operand and (unless pinned) for the weights, the precision of the policy.
+
+use ipu_device::{
+    cost, kernels::spec::ElementOrder, kernels::spec::KernelSpec, MemoryClass, Precision, Target,
+};
+use ipu_dialects::format::{Plan, PlanValue};
+
+use super::candidates::{
+    all_valid, grids, ints, u32_of, vector_precision, Candidate, InternalPhase, Need,
+};
+use super::cost::{gemm_tile_cycles, MemoryUse, ValueFormat};
+use super::graph::{Graph, MatmulDims, Op, OpKind};
+use super::layout::{block_size, canonical_dims, split_is_exact_cover, PhaseLoad, Shards};
+use super::{PlannerOptions, PrecisionPolicy};
+
+pub(super) fn gemm_candidates(
+    graph: &Graph,
+    op: &Op,
+    active: &[u32],
+    options: &PlannerOptions,
+    target: &Target,
+) -> Vec<Candidate> {
+    let Ok(dims) = MatmulDims::of(graph, op) else {
+        return Vec::new();
+    };
+    let OpKind::Matmul {
+        transpose_lhs,
+        transpose_rhs,
+    } = op.kind
+    else {
+        return Vec::new();
+    };
+    let lhs_value = &graph.values[op.operands[0]];
+    let rhs_value = &graph.values[op.operands[1]];
+    let out_value = &graph.values[op.results[0]];
+    let lhs_dims = canonical_dims(&lhs_value.shape);
+    let rhs_dims = canonical_dims(&rhs_value.shape);
+    let out_dims = canonical_dims(&out_value.shape);
+    let input = match options.precision {
+        PrecisionPolicy::F32 => Precision::F32,
+        PrecisionPolicy::F16 => Precision::F16,
+        PrecisionPolicy::Fp8 => Precision::F8E4M3,
+    };
+    let partials = ipu_device::kernels::describe::default_partials(input);
+    let output_precision = vector_precision(options.precision);
+    let scale_of = |value: &super::graph::Value| -> i64 {
+        if !input.is_fp8() {
+            return 0;
+        }
+        options
+            .fp8_scale
+            .unwrap_or_else(|| value.max_abs.map(super::cost::fp8_scale_for).unwrap_or(0))
+    };
+    let weight_classes: Vec<MemoryClass> = match options.weight_memory {
+        Some(class) => vec![class],
+        None => vec![MemoryClass::Interleaved, MemoryClass::Standard],
+    };
+    let batch_size = out_dims[0];
+    let mut out = Vec::new();
+    for grid in grids(active, &[batch_size, dims.m, dims.n, dims.k]) {
+        let [gb, gm, gn, gk] = [grid[0], grid[1], grid[2], grid[3]];
+        let tiles = gb * gm * gn * gk;
+        let lhs_batch = if lhs_dims[0] > 1 { Some(0) } else { None };
+        let (lhs_row, lhs_k) = if transpose_lhs { (2, 1) } else { (1, 2) };
+        let lhs_need = Shards::needed_by_grid(
+            lhs_dims,
+            input.bytes(),
+            &grid,
+            &[lhs_batch, Some(lhs_row), None, Some(lhs_k)],
+        );
+        let rhs_batch = if dims.rhs_batched { Some(0) } else { None };
+        let (rhs_k, rhs_n) = if transpose_rhs { (2, 1) } else { (1, 2) };
+        let rhs_need = Shards::needed_by_grid(
+            rhs_dims,
+            input.bytes(),
+            &grid,
+            &[rhs_batch, None, Some(rhs_n), Some(rhs_k)],
+        );
+        // Per-tile task: `batches` products of `mb x kb @ kb x nb`; with one shared weight
+        // matrix the batches fold into the rows of one product.
+        let batches = block_size(batch_size, gb);
+        let (calls, mb) = if dims.rhs_batched {
+            (batches, block_size(dims.m, gm))
+        } else {
+            (1, batches * block_size(dims.m, gm))
+        };
+        let nb = block_size(dims.n, gn);
+        let kb = block_size(dims.k, gk);
+        // Stream K in panels when the operand blocks would take more than half of a tile's
+        // interleaved budget: two panels are resident at a time.
+        let operand_bytes = lhs_need.max_tile_bytes() + rhs_need.max_tile_bytes();
+        let mut k_steps = 1u32;
+        while operand_bytes * u64::from(k_steps.min(2)) / u64::from(k_steps)
+            > options.interleaved_budget / 2
+            && kb / u64::from(2 * k_steps) >= 16
+        {
+            k_steps *= 2;
+        }
+        let k_panel = kb.div_ceil(u64::from(k_steps));
+        // Output: with a K split each (b, i, j) block's partials are reduced onto gk homes,
+        // one column slice each; that needs the column split to refine into gn * gk parts.
+        let (output_shards, reduce) = if gk == 1 {
+            (
+                Shards::needed_by_grid(
+                    out_dims,
+                    output_precision.bytes(),
+                    &grid,
+                    &[
+                        if out_dims[0] > 1 { Some(0) } else { None },
+                        Some(1),
+                        Some(2),
+                        None,
+                    ],
+                ),
+                None,
+            )
+        } else {
+            if !split_is_exact_cover(dims.n, gn * gk)
+                || block_size(dims.n, gn) != u64::from(gk) * block_size(dims.n, gn * gk)
+            {
+                continue;
+            }
+            let shards = Shards::homed(
+                out_dims,
+                [if out_dims[0] > 1 { gb } else { 1 }, gm, gn * gk],
+                output_precision.bytes(),
+                0,
+            );
+            (shards, Some(block_size(dims.n, gn * gk)))
+        };
+        for (&weights, left_memory) in weight_classes
+            .iter()
+            .flat_map(|w| [(w, MemoryClass::Standard), (w, MemoryClass::Interleaved)])
+        {
+            for swapped in [false, true] {
+                let (rows, c) = if swapped { (nb, mb) } else { (mb, nb) };
+                let mut best: Option<(u64, KernelSpec, u32, u32)> = None;
+                for k_block in [16u32, 32, 64, 128, 256, 512] {
+                    for c_block in [16u32, 32, 64, 128, 256] {
+                        if u64::from(k_block) > k_panel.next_multiple_of(16)
+                            || u64::from(c_block) > c.next_multiple_of(16)
+                        {
+                            continue;
+                        }
+                        let (panel_cycles, spec) = gemm_tile_cycles(
+                            input, weights, rows, k_panel, c, k_block, c_block, target,
+                        );
+                        let cycles = panel_cycles * u64::from(k_steps);
+                        if spec.validate().is_err() {
+                            continue;
+                        }
+                        if best.as_ref().is_none_or(|(b, ..)| cycles < *b) {
+                            best = Some((cycles, spec, k_block, c_block));
+                        }
+                    }
+                }
+                let Some((gemm_cycles, spec, k_block, c_block)) = best else {
+                    continue;
+                };
+                let mut kernels = vec![spec];
+                let mut compute = gemm_cycles * calls;
+                let mut internal = PhaseLoad::new(tiles);
+                let mut internal_phases = Vec::new();
+                let mut transient = MemoryUse::default();
+                // Each further K panel is one more exchange phase's fixed cost; the bytes are
+                // the operand moves the beam prices.
+                let panel_phases =
+                    u64::from(k_steps - 1) * u64::from(target.exchange.phase_cycles.value);
+                if let Some(slice) = reduce {
+                    // Reduce-scatter of the partials: tile (b, i, j, kk) keeps slice kk and
+                    // receives it from the other gk - 1 tiles of its group.
+                    let slice_elements = slice * mb;
+                    let slice_bytes = slice_elements * u64::from(partials.bytes());
+                    let phase = InternalPhase::ReduceScatter {
+                        groups: tiles / gk,
+                        group_size: gk,
+                        slice_bytes,
+                    };
+                    internal = phase.load(tiles);
+                    internal_phases.push(phase);
+                    let reduce = KernelSpec::ReduceAdd {
+                        partials_precision: partials,
+                        output: output_precision,
+                        elements: u32_of(slice_elements),
+                        partials: gk,
+                    };
+                    compute += cost::kernel_cycles(&reduce, target);
+                    kernels.push(reduce);
+                    // Partials and the received slices live with the AMP-left operand: the
+                    // standard region is small (162 KB planned budget) and nothing here is code.
+                    transient = transient
+                        .plus(MemoryUse::of(
+                            mb * nb * u64::from(partials.bytes()),
+                            left_memory,
+                        ))
+                        .plus(MemoryUse::of(slice_bytes * u64::from(gk - 1), left_memory));
+                }
+                if !all_valid(&kernels) {
+                    continue;
+                }
+                let lhs_format = ValueFormat {
+                    precision: input,
+                    order: ElementOrder::AmpLeft,
+                    memory: left_memory,
+                    transposed: false,
+                    scale: scale_of(lhs_value),
+                };
+                let rhs_format = ValueFormat {
+                    precision: input,
+                    order: ElementOrder::AmpRight,
+                    memory: weights,
+                    transposed: false,
+                    scale: scale_of(rhs_value),
+                };
+                if swapped {
+                    // The swapped product leaves C^T in AMP output order; putting it back in
+                    // C's order is one transposing pass over the tile's block.
+                    compute += cost::rearrange_cycles(
+                        ElementOrder::AmpOutput,
+                        output_precision,
+                        u32_of(mb * nb),
+                        1,
+                        target,
+                    );
+                }
+                let output_format = ValueFormat {
+                    precision: output_precision,
+                    order: ElementOrder::AmpOutput,
+                    memory: MemoryClass::Standard,
+                    transposed: false,
+                    scale: 0,
+                };
+                let (lhs_need, rhs_need) = if swapped {
+                    // The weights stream through the AMP as rows and the activations are fed
+                    // as its weights.
+                    (
+                        Need {
+                            shards: lhs_need.clone(),
+                            format: ValueFormat {
+                                order: ElementOrder::AmpRight,
+                                memory: weights,
+                                ..lhs_format
+                            },
+                        },
+                        Need {
+                            shards: rhs_need.clone(),
+                            format: ValueFormat {
+                                order: ElementOrder::AmpLeft,
+                                memory: left_memory,
+                                ..rhs_format
+                            },
+                        },
+                    )
+                } else {
+                    (
+                        Need {
+                            shards: lhs_need.clone(),
+                            format: lhs_format,
+                        },
+                        Need {
+                            shards: rhs_need.clone(),
+                            format: rhs_format,
+                        },
+                    )
+                };
+                let mut padding_groups = Vec::new();
+                if !kb.is_multiple_of(16) || !c.is_multiple_of(16) {
+                    padding_groups.push(16);
+                }
+                let plan = Plan::new(if gk > 1 {
+                    "gemm_k_split"
+                } else {
+                    "gemm_output_stationary"
+                })
+                .with("grid", ints(&grid))
+                .with("tiles", PlanValue::Int(i64::from(tiles)))
+                .with("k_block", PlanValue::Int(i64::from(k_block)))
+                .with("c_block", PlanValue::Int(i64::from(c_block)))
+                .with(
+                    "orientation",
+                    PlanValue::Str(if swapped { "swapped" } else { "normal" }.into()),
+                )
+                .with("weights", PlanValue::Str(weights.name().into()))
+                .with("left", PlanValue::Str(left_memory.name().into()))
+                .with("precision", PlanValue::Str(input.short_name().into()))
+                .with("k_steps", PlanValue::Int(i64::from(k_steps)));
+                out.push(Candidate {
+                    plan,
+                    tiles,
+                    needs: vec![lhs_need, rhs_need],
+                    output: Need {
+                        shards: output_shards.clone(),
+                        format: output_format,
+                    },
+                    compute_cycles: compute,
+                    internal_exchange_cycles: internal.cycles(target) + panel_phases,
+                    internal_row_bytes: internal.max_row_bytes(),
+                    internal_phases,
+                    k_steps,
+                    transient,
+                    kernels,
+                    padding_groups,
+                    body_choices: None,
+                    body_cycles: None,
+                });
+            }
+        }
+    }
+    out
+}
