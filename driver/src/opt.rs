@@ -237,8 +237,16 @@ fn run_inner(mut args: OptArgs) -> Result<(), Failed> {
                 verify_results.push(verify_with_mode(chunk, &file_name, &outcome.diagnostics, mode))
             }
             None => {
+                // A note at its error's own location does not repeat the source line (mlir-opt).
+                let mut parent = None;
                 for diagnostic in &outcome.diagnostics {
-                    eprintln!("{}", render(diagnostic));
+                    let location = (&diagnostic.file, diagnostic.line, diagnostic.column);
+                    let repeats = diagnostic.severity == Severity::Note && parent == Some(location);
+                    if diagnostic.severity != Severity::Note {
+                        parent = Some(location);
+                    }
+                    let text = if repeats { render(diagnostic) } else { render_with_source(diagnostic, &file_name, &buffer) };
+                    eprintln!("{text}");
                 }
             }
         }
@@ -406,6 +414,20 @@ fn enable_mlir_printing(manager: &melior::pass::PassManager, args: &OptArgs, pri
         flags,
         tree_printing_path: args.print_ir_tree_dir.clone().unwrap_or_default(),
     });
+}
+
+/// A diagnostic as mlir-opt prints it: `file:line:col: severity: message`, then, when the
+/// location is in the input, its source line and a caret under the column.
+fn render_with_source(diagnostic: &Diagnostic, file_name: &str, buffer: &str) -> String {
+    let mut text = render(diagnostic);
+    if let (Some(file), Some(line), Some(column)) = (&diagnostic.file, diagnostic.line, diagnostic.column) {
+        let source = (file == file_name && line > 0).then(|| buffer.lines().nth(line as usize - 1)).flatten();
+        if let Some(source) = source {
+            let indent = source.chars().take(column.saturating_sub(1) as usize).count();
+            text.push_str(&format!("\n{source}\n{}^", " ".repeat(indent)));
+        }
+    }
+    text
 }
 
 /// `--irdl-file`: loads a dialect declared in IRDL. MLIR aborts the process when a dialect is

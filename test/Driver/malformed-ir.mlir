@@ -3,10 +3,15 @@
 // RUN: not ls %t
 // RUN: ipu-opt %s --split-input-file --verify-diagnostics
 // RUN: cat %s | not ipu-opt --split-input-file 2>&1 | FileCheck %s --check-prefix=STDIN
+// RUN: not ipu-opt %s --split-input-file 2>&1 | FileCheck %s --strict-whitespace --check-prefix=SNIPPET
 
 // Malformed IR: each error names the file, line and column (of this file, also inside split
-// chunks and for standard input), the exit code is non-zero and no output file is written.
+// chunks and for standard input), followed by the source line and a caret as in mlir-opt; the
+// exit code is non-zero and no output file is written.
 
+// SNIPPET: malformed-ir.mlir:[[# @LINE + 7]]:24: error: expected ')' to end operand list
+// SNIPPET-NEXT: {{^}}  %0 = "ipu.add"(%x, %x : (tensor<4xf16>, tensor<4xf16>) -> tensor<4xf16>{{$}}
+// SNIPPET-NEXT: {{^ {23}\^$}}
 // CHECK: malformed-ir.mlir:[[# @LINE + 4]]:24: error: expected ')' to end operand list
 // STDIN: <stdin>:[[# @LINE + 3]]:24: error: expected ')' to end operand list
 func.func @unclosed_operands(%x: tensor<4xf16>) -> tensor<4xf16> {
