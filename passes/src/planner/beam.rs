@@ -137,7 +137,7 @@ impl State {
         let mut destination_cycles = 0u64;
         let mut working = MemoryUse::default();
         let mut largest = 0u64;
-        for (operand, need) in op.operands.iter().zip(&candidate.needs) {
+        for (position, (operand, need)) in op.operands.iter().zip(&candidate.needs).enumerate() {
             let value = &graph.values[*operand];
             let home = match &finalist.homes[*operand] {
                 Some(home) => home.clone(),
@@ -149,7 +149,14 @@ impl State {
                         Origin::Constant => need.format,
                         _ => ValueFormat::row_major(value.element),
                     };
-                    let shards = super::layout::host_home(&need.shards, format.precision.bytes());
+                    let shards = if candidate.resident_weights
+                        && position == 1
+                        && value.origin == Origin::Constant
+                    {
+                        need.shards.clone()
+                    } else {
+                        super::layout::host_home(&need.shards, format.precision.bytes())
+                    };
                     let home = Arc::new(Need { shards, format });
                     let memory = need_memory(&home);
                     next.live = next.live.plus(memory);
@@ -221,7 +228,10 @@ impl State {
         }
         next.live = next.live.plus(output_memory);
         for operand in op.operands.iter().collect::<BTreeSet<_>>() {
-            if last_uses[*operand] == Some(index) {
+            // Constants are written once at initialization and stay resident.
+            if last_uses[*operand] == Some(index)
+                && graph.values[*operand].origin != Origin::Constant
+            {
                 if let Some(home) = &next.finalist.homes[*operand] {
                     next.live = next.live.minus(need_memory(home));
                 }
@@ -501,6 +511,7 @@ fn repeat_candidates(
             internal_row_bytes: estimate.exchange_row_bytes + carry.max_row_bytes(),
             internal_phases: Vec::new(),
             k_steps: 1,
+            resident_weights: false,
             transient: MemoryUse {
                 standard: estimate.peak_standard,
                 interleaved: estimate.peak_interleaved,

@@ -89,6 +89,10 @@ pub struct Candidate {
     /// The operand exchange runs in this many phases, each bringing the next K panel
     /// (double-buffered), so the operand blocks never have to fit a tile whole.
     pub k_steps: u32,
+    /// The right operand is a constant the host writes, replicated, exactly where this plan
+    /// reads it (at initialization, so runs move no weights; it costs its replicas' memory
+    /// for the whole program).
+    pub resident_weights: bool,
     /// The internal phases, for expansion (`ipu.repeat` candidates expand through their body).
     pub internal_phases: Vec<InternalPhase>,
     /// Per-tile working memory beyond the operands' and result's buffers.
@@ -341,6 +345,7 @@ fn pointwise_candidates(
                 internal_row_bytes: 0,
                 internal_phases: Vec::new(),
                 k_steps: 1,
+                resident_weights: false,
                 transient: MemoryUse::default(),
                 kernels: vec![spec],
                 padding_groups: Vec::new(),
@@ -430,6 +435,7 @@ fn row_candidates(
             internal_row_bytes: 0,
             internal_phases: Vec::new(),
             k_steps: 1,
+            resident_weights: false,
             transient: MemoryUse::default(),
             kernels: vec![spec],
             padding_groups: Vec::new(),
@@ -524,6 +530,7 @@ fn rearrange_candidates(
             internal_row_bytes: 0,
             internal_phases: Vec::new(),
             k_steps: 1,
+            resident_weights: false,
             transient: MemoryUse::default(),
             kernels: vec![spec],
             padding_groups: Vec::new(),
@@ -701,6 +708,7 @@ fn attention_candidates(
                 internal_row_bytes: internal.max_row_bytes(),
                 internal_phases,
                 k_steps: 1,
+                resident_weights: false,
                 transient: MemoryUse::of(score_bytes, MemoryClass::Standard),
                 kernels,
                 padding_groups: Vec::new(),

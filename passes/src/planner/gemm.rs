@@ -59,6 +59,7 @@ pub(super) fn gemm_candidates(
         None => vec![MemoryClass::Interleaved, MemoryClass::Standard],
     };
     let batch_size = out_dims[0];
+    let weights_constant = rhs_value.origin == super::graph::Origin::Constant;
     let mut out = Vec::new();
     for grid in grids(active, &[batch_size, dims.m, dims.n, dims.k]) {
         let [gb, gm, gn, gk] = [grid[0], grid[1], grid[2], grid[3]];
@@ -286,8 +287,9 @@ pub(super) fn gemm_candidates(
                 .with("weights", PlanValue::Str(weights.name().into()))
                 .with("left", PlanValue::Str(left_memory.name().into()))
                 .with("precision", PlanValue::Str(input.short_name().into()))
-                .with("k_steps", PlanValue::Int(i64::from(k_steps)));
-                out.push(Candidate {
+                .with("k_steps", PlanValue::Int(i64::from(k_steps)))
+                .with("weights_resident", PlanValue::Bool(false));
+                let candidate = Candidate {
                     plan,
                     tiles,
                     needs: vec![lhs_need, rhs_need],
@@ -300,12 +302,24 @@ pub(super) fn gemm_candidates(
                     internal_row_bytes: internal.max_row_bytes(),
                     internal_phases,
                     k_steps,
+                    resident_weights: false,
                     transient,
                     kernels,
                     padding_groups,
                     body_choices: None,
                     body_cycles: None,
-                });
+                };
+                if weights_constant
+                    && candidate.needs[1].shards.max_tile_bytes() <= options.interleaved_budget / 2
+                {
+                    let mut resident = candidate.clone();
+                    resident.resident_weights = true;
+                    resident.plan = resident
+                        .plan
+                        .with("weights_resident", PlanValue::Bool(true));
+                    out.push(resident);
+                }
+                out.push(candidate);
             }
         }
     }

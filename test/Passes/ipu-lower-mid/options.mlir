@@ -29,7 +29,7 @@
 
 // ACTIVE: "ipu.matmul"{{.*}}tiles = 4 : i64
 
-// PINNED: "ipu.matmul"{{.*}}plan = #ipu.plan<"gemm_output_stationary", {{{.*}}grid = [1, 2, 8, 1]{{.*}}weights = "interleaved"}>
+// PINNED: "ipu.matmul"{{.*}}plan = #ipu.plan<"gemm_output_stationary", {{{.*}}grid = [1, 2, 8, 1]{{.*}}weights = "interleaved", weights_resident = {{true|false}}}>
 
 // DUMP: "ops": [
 // DUMP: "kind": "gemm_
