@@ -305,6 +305,10 @@ impl Pass for SelectFinalist {
                 }
             }
         }
+        // The finalists are decided; later passes read the selected plan from the ops.
+        // SAFETY: `op` is the live module this pass runs on.
+        let mut module = unsafe { OperationRefMut::from_raw(op.to_raw()) };
+        let _ = module.remove_attribute(FINALISTS_ATTRIBUTE);
         Ok(())
     }
 }

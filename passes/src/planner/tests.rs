@@ -455,3 +455,89 @@ fn large_gemms_stream_k_panels_to_fit() {
         ipu_device::cost::ideal_gemm_cycles(4096, 4096, 4096, Precision::F16, 1472, &target);
     assert!(best.estimate.cycles >= ideal);
 }
+
+/// Seeded property over every op kind's candidates: the result's blocks are disjoint, cover
+/// it exactly once and each has one home; no tile is home to two blocks.
+#[test]
+fn every_plan_covers_its_result_once() {
+    let target = Target::c600();
+    let mut rng = ChaCha8Rng::seed_from_u64(23);
+    for _ in 0..8 {
+        let (b, s, d) = (
+            rng.random_range(1..5u64),
+            rng.random_range(8..80u64),
+            rng.random_range(16..96u64),
+        );
+        let mut graph = Graph::default();
+        let x = graph.add_value(vec![b, s, d], Precision::F16, Origin::Argument);
+        let bias = graph.add_value(vec![d], Precision::F16, Origin::Constant);
+        graph.add_op(OpKind::Add, vec![x, bias], vec![b, s, d], Precision::F16);
+        graph.add_op(
+            OpKind::Gelu { tanh: false },
+            vec![x],
+            vec![b, s, d],
+            Precision::F16,
+        );
+        graph.add_op(OpKind::Softmax, vec![x], vec![b, s, d], Precision::F16);
+        graph.add_op(
+            OpKind::LayerNorm { epsilon: 1e-5 },
+            vec![x, bias, bias],
+            vec![b, s, d],
+            Precision::F16,
+        );
+        graph.add_op(
+            OpKind::Attention {
+                causal: rng.random_bool(0.5),
+            },
+            vec![x, x, x],
+            vec![b, s, d],
+            Precision::F16,
+        );
+        graph.add_op(
+            OpKind::Cast { scale: 0 },
+            vec![x],
+            vec![b, s, d],
+            Precision::F32,
+        );
+        graph.add_op(
+            OpKind::Rearrange {
+                permutation: Some(vec![0, 2, 1]),
+            },
+            vec![x],
+            vec![b, d, s],
+            Precision::F16,
+        );
+        let tiles = [4u32, 16, 64][rng.random_range(0..3)];
+        for index in 0..graph.ops.len() {
+            let result = &graph.values[graph.ops[index].results[0]];
+            let total: u64 = result.shape.iter().product();
+            for candidate in candidates::candidates(&graph, index, &options(tiles), &target) {
+                let output = &candidate.output.shards;
+                let mut seen = std::collections::BTreeSet::new();
+                let mut covered = 0u64;
+                for (block, owners) in output.owners.iter().enumerate() {
+                    assert_eq!(owners.len(), 1, "{}", candidate.plan);
+                    assert!(
+                        seen.insert(owners[0]),
+                        "two blocks share tile {} in {}",
+                        owners[0],
+                        candidate.plan
+                    );
+                    let ranges = output.block_ranges(block);
+                    assert!(
+                        ranges.iter().all(|(lo, hi)| lo < hi),
+                        "empty block in {}",
+                        candidate.plan
+                    );
+                    covered += ranges.iter().map(|(lo, hi)| hi - lo).product::<u64>();
+                }
+                assert_eq!(covered, total, "{}", candidate.plan);
+                assert!(
+                    candidate.kernels.iter().all(|spec| spec.validate().is_ok()),
+                    "{}",
+                    candidate.plan
+                );
+            }
+        }
+    }
+}

@@ -4,6 +4,8 @@
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=64}, ipu-select-finalist)' | FileCheck %s
 // RUN: env RUST_LOG=info ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=64}, ipu-select-finalist)' -o /dev/null 2>&1 | FileCheck %s --check-prefix=LOG
 
+// The finalists are consumed: the module attribute is gone.
+// CHECK-NOT: ipu.finalists
 // CHECK-LABEL: func.func @mlp
 // CHECK-SAME: ipu.estimate = #ipu.estimate<{{[0-9]+}} : i64
 // CHECK-SAME: ipu.refined_estimate = #ipu.estimate<{{[0-9]+}} : i64, {{[0-9]+}} : i64
