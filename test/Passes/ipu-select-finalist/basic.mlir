@@ -2,6 +2,8 @@
 // function records the refined estimate (refined cycles, scheduled exchange cycles, peaks),
 // the selected finalist and the tile mapping.
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=64}, ipu-select-finalist)' | FileCheck %s
+// Stock mlir-opt reads the planned module with our IRDL file.
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=64}, ipu-select-finalist)' | %mlir_opt --irdl-file=%irdl_ipu | FileCheck %s --check-prefix=STOCK
 // RUN: env RUST_LOG=info ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=64}, ipu-select-finalist)' -o /dev/null 2>&1 | FileCheck %s --check-prefix=LOG
 
 // The finalists are consumed: the module attribute is gone.
@@ -14,6 +16,8 @@
 // CHECK: "ipu.matmul"{{.*}}plan = #ipu.plan<"gemm_
 // CHECK: "ipu.gelu"{{.*}}plan = #ipu.plan<"pointwise_gelu"
 // CHECK: "ipu.matmul"{{.*}}plan = #ipu.plan<"gemm_
+
+// STOCK: "ipu.matmul"{{.*}}plan = #ipu.plan<"gemm_
 
 // Every field of the seed's lines, for each finalist, then the selection.
 // LOG: retained operator-plan finalist finalist=0
