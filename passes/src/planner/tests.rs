@@ -541,3 +541,81 @@ fn every_plan_covers_its_result_once() {
         }
     }
 }
+
+/// Seeded robustness: random chains of ops with random shapes, tile counts, precisions and
+/// budgets plan or fail with an error, never panic; successful plans recompute exactly.
+#[test]
+fn random_programs_plan_or_fail_cleanly() {
+    let target = Target::c600();
+    let mut rng = ChaCha8Rng::seed_from_u64(99);
+    for _ in 0..25 {
+        let mut graph = Graph::default();
+        let rows = rng.random_range(1..300u64);
+        let mut width = rng.random_range(1..300u64);
+        let mut current = graph.add_value(vec![rows, width], Precision::F16, Origin::Argument);
+        for _ in 0..rng.random_range(1..5) {
+            current = match rng.random_range(0..4) {
+                0 => {
+                    let next = rng.random_range(1..300u64);
+                    let w = graph.add_value(vec![width, next], Precision::F16, Origin::Constant);
+                    width = next;
+                    graph.add_op(
+                        OpKind::Matmul {
+                            transpose_lhs: false,
+                            transpose_rhs: false,
+                        },
+                        vec![current, w],
+                        vec![rows, width],
+                        Precision::F16,
+                    )
+                }
+                1 => graph.add_op(
+                    OpKind::Gelu { tanh: true },
+                    vec![current],
+                    vec![rows, width],
+                    Precision::F16,
+                ),
+                2 => graph.add_op(
+                    OpKind::Softmax,
+                    vec![current],
+                    vec![rows, width],
+                    Precision::F16,
+                ),
+                _ => {
+                    let bias = graph.add_value(vec![width], Precision::F16, Origin::Constant);
+                    graph.add_op(
+                        OpKind::Add,
+                        vec![current, bias],
+                        vec![rows, width],
+                        Precision::F16,
+                    )
+                }
+            };
+        }
+        graph.outputs.push(current);
+        let mut options = options([1u32, 7, 16, 64, 1472][rng.random_range(0..5)]);
+        options.precision = [
+            PrecisionPolicy::F32,
+            PrecisionPolicy::F16,
+            PrecisionPolicy::Fp8,
+        ][rng.random_range(0..3)];
+        if rng.random_bool(0.3) {
+            options.total_budget = rng.random_range(1_000..100_000);
+        }
+        if let Ok(planned) = plan(&graph, &options, &target) {
+            let best = &planned.finalists[0];
+            let chosen: Vec<(usize, Arc<Candidate>)> = best
+                .choices
+                .iter()
+                .enumerate()
+                .map(|(op, &c)| (c, planned.candidates[op][c].clone()))
+                .collect();
+            assert_eq!(
+                evaluate(&graph, &chosen, &options, &target)
+                    .expect("evaluates")
+                    .estimate,
+                best.estimate
+            );
+        }
+    }
+}
