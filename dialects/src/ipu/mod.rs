@@ -8,7 +8,7 @@ pub mod verify;
 
 use melior::{
     ir::{
-        attribute::{FlatSymbolRefAttribute, FloatAttribute, IntegerAttribute, StringAttribute},
+        attribute::{AttributeLike, FlatSymbolRefAttribute, FloatAttribute, IntegerAttribute, StringAttribute},
         operation::{OperationBuilder, OperationLike},
         r#type::IntegerType,
         Attribute, Identifier, Location, Operation, OperationRef, Type, Value,
@@ -76,11 +76,40 @@ pub fn op_name<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> String {
 /// Whether an optional flag attribute is set: a unit attribute or `true`.
 pub fn flag<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, name: &str) -> bool {
     match op.attribute(name) {
-        Ok(attribute) => {
-            let text = attribute.to_string();
-            text == "unit" || text == "true"
-        }
+        Ok(attribute) => matches!(flag_value(attribute), Some(true)),
         Err(_) => false,
+    }
+}
+
+/// The value of a flag attribute: `Some(true)` for a unit attribute or `true`, `Some(false)` for
+/// `false`, `None` for any other attribute. (Asks MLIR instead of printing the attribute: a
+/// print builds an `AsmState` over every loaded dialect, too slow for a per-op verifier.)
+pub fn flag_value(attribute: Attribute) -> Option<bool> {
+    let raw = attribute.to_raw();
+    // SAFETY: `raw` is a live attribute; the predicates only compare its TypeID, and the bool
+    // value is read only from a bool attribute.
+    unsafe {
+        if mlir_sys::mlirAttributeIsAUnit(raw) {
+            Some(true)
+        } else if mlir_sys::mlirAttributeIsABool(raw) {
+            Some(mlir_sys::mlirBoolAttrGetValue(raw))
+        } else {
+            None
+        }
+    }
+}
+
+/// The elements of a `array<i64: ...>` attribute, `None` for any other attribute.
+pub fn i64_array(attribute: Attribute) -> Option<Vec<i64>> {
+    let raw = attribute.to_raw();
+    // SAFETY: `raw` is a live attribute; elements are read only from a dense i64 array, within
+    // its element count.
+    unsafe {
+        if !mlir_sys::mlirAttributeIsADenseI64Array(raw) {
+            return None;
+        }
+        let count = mlir_sys::mlirDenseArrayGetNumElements(raw);
+        Some((0..count).map(|index| mlir_sys::mlirDenseI64ArrayGetElement(raw, index)).collect())
     }
 }
 
@@ -403,8 +432,7 @@ impl<'c, 'a> RearrangeOp<'c, 'a> {
 
     /// The axis permutation, if any (`permutation = array<i64: ...>`).
     pub fn permutation(&self) -> Option<Vec<i64>> {
-        let attribute = self.op.attribute("permutation").ok()?;
-        parse_i64_array(&attribute.to_string())
+        i64_array(self.op.attribute("permutation").ok()?)
     }
 
     pub fn build(

@@ -154,9 +154,8 @@ pub fn matmul_shape(lhs: &[i64], rhs: &[i64], transpose_lhs: bool, transpose_rhs
 
 fn check_flag_attribute(op: OperationRef, name: &str) -> Check {
     if let Ok(attribute) = op.attribute(name) {
-        let text = attribute.to_string();
-        if !matches!(text.as_str(), "unit" | "true" | "false") {
-            return Err(format!("attribute '{name}' must be a unit or bool attribute, found {text}"));
+        if flag_value(attribute).is_none() {
+            return Err(format!("attribute '{name}' must be a unit or bool attribute, found {attribute}"));
         }
     }
     Ok(())
@@ -360,7 +359,7 @@ fn verify_rearrange(op: OperationRef) -> Check {
     let expected = match op.attribute("permutation") {
         Err(_) => input.shape.clone(),
         Ok(attribute) => {
-            let permutation = parse_i64_array(&attribute.to_string())
+            let permutation = i64_array(attribute)
                 .ok_or_else(|| format!("attribute 'permutation' must be array<i64: ...>, found {attribute}"))?;
             let mut seen = vec![false; input.rank()];
             if permutation.len() != input.rank() {
