@@ -1,5 +1,6 @@
 //! The ipu-opt driver library: mlir-opt conventions over our pass registry.
 
+pub mod bench_module;
 pub mod diagnostics;
 pub mod logging;
 pub mod opt;
