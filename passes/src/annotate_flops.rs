@@ -222,6 +222,36 @@ mod tests {
         );
     }
 
+    /// `docs/writing-a-pass.md` quotes this pass; every quoted block must still be real code.
+    #[test]
+    fn tutorial_quotes_match_the_code() {
+        let tutorial = include_str!("../../docs/writing-a-pass.md");
+        let sources = [
+            include_str!("annotate_flops.rs"),
+            include_str!("lib.rs"),
+            include_str!("../../test/Passes/ipu-annotate-flops/annotate-flops.mlir"),
+            include_str!("../../test/Passes/ipu-annotate-flops/invalid.mlir"),
+        ];
+        let mut quoted = 0;
+        for fence in ["```rust\n", "```mlir\n"] {
+            for block in tutorial.split(fence).skip(1) {
+                let Some(end) = block.find("```") else {
+                    continue;
+                };
+                let code = &block[..end];
+                assert!(
+                    sources.iter().any(|source| source.contains(code)),
+                    "docs/writing-a-pass.md quotes code that is not in the sources:\n{code}"
+                );
+                quoted += 1;
+            }
+        }
+        assert!(
+            quoted >= 8,
+            "expected the tutorial's quotes, found {quoted}"
+        );
+    }
+
     #[test]
     fn bad_shapes_and_overflow_are_errors() {
         let error = matmul_flops(&[4, 16], &[8, 16], false, false).unwrap_err();
