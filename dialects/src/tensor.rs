@@ -1,9 +1,13 @@
 //! Plain-data view of a tensor type: shape, element type and format encoding.
 
 use melior::ir::{
+    attribute::AttributeLike,
     r#type::{RankedTensorType, ShapedTypeLike, TypeLike},
-    Type,
+    Attribute, Type,
 };
+
+use std::cell::RefCell;
+use std::collections::HashMap;
 
 use crate::format::Format;
 
@@ -117,10 +121,7 @@ impl TensorInfo {
             .ok_or_else(|| TensorTypeError::ElementType { found: tensor.element().to_string() })?;
         let format = match tensor.encoding() {
             None => None,
-            Some(attribute) => Some(
-                Format::parse(&attribute.to_string())
-                    .map_err(|error| TensorTypeError::Format { detail: error.to_string() })?,
-            ),
+            Some(attribute) => Some(decode_format(attribute)?),
         };
         Ok(TensorInfo { shape, element, format })
     }
@@ -146,5 +147,59 @@ impl TensorInfo {
         }
         text.push('>');
         text
+    }
+}
+
+/// Decodes a format encoding. Decoding prints the attribute (the C API cannot read IRDL
+/// attribute parameters), and a print builds an `AsmState` over every loaded dialect, so inside
+/// a [`FormatCache`] scope each distinct encoding is printed once.
+fn decode_format(attribute: Attribute) -> Result<Format, TensorTypeError> {
+    let key = attribute.to_raw().ptr as usize;
+    let cached = FORMAT_CACHE.with(|cache| cache.borrow().as_ref().and_then(|map| map.get(&key).cloned()));
+    if let Some(result) = cached {
+        return result;
+    }
+    let result =
+        Format::parse(&attribute.to_string()).map_err(|error| TensorTypeError::Format { detail: error.to_string() });
+    FORMAT_CACHE.with(|cache| {
+        if let Some(map) = cache.borrow_mut().as_mut() {
+            map.insert(key, result.clone());
+        }
+    });
+    result
+}
+
+thread_local! {
+    static FORMAT_CACHE: RefCell<Option<HashMap<usize, Result<Format, TensorTypeError>>>> =
+        const { RefCell::new(None) };
+}
+
+/// While alive, [`TensorInfo::from_type`] on this thread decodes each distinct format encoding
+/// once. Attributes are uniqued and live as long as their context, so an attribute's address
+/// identifies it only while that context is alive: hold the guard only while one context is in
+/// use (as `verify_module` does for one walk). Dropping the outermost guard clears the cache.
+pub struct FormatCache {
+    outermost: bool,
+}
+
+impl FormatCache {
+    pub fn enable() -> FormatCache {
+        let outermost = FORMAT_CACHE.with(|cache| {
+            let mut cache = cache.borrow_mut();
+            let outermost = cache.is_none();
+            if outermost {
+                *cache = Some(HashMap::new());
+            }
+            outermost
+        });
+        FormatCache { outermost }
+    }
+}
+
+impl Drop for FormatCache {
+    fn drop(&mut self) {
+        if self.outermost {
+            FORMAT_CACHE.with(|cache| *cache.borrow_mut() = None);
+        }
     }
 }

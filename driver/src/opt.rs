@@ -268,6 +268,10 @@ fn run_inner(mut args: OptArgs) -> Result<(), Failed> {
         let bytes: Vec<u8> = outputs.concat();
         return write_output(&args.output, &args.input, &bytes);
     }
+    if let [output] = outputs.as_slice() {
+        // One chunk: write the printed bytes as they are (no copies of a possibly large module).
+        return write_output(&args.output, &args.input, output);
+    }
     let texts: Vec<String> = outputs.iter().map(|bytes| String::from_utf8_lossy(bytes).into_owned()).collect();
     let marker = args.split_input_file.as_deref().unwrap_or(DEFAULT_SPLIT_MARKER);
     let text = if chunks.len() > 1 { join_outputs(&texts, marker) } else { texts.concat() };

@@ -336,7 +336,30 @@ pub fn print_operation(op: OperationRef, print: &PrintAround) -> String {
     if let Some(limit) = print.elide_elements_larger_than {
         flags = flags.elide_large_elements_attributes(limit);
     }
-    op.to_string_with_flags(flags).unwrap_or_else(|_| op.to_string())
+    // Collect raw bytes and validate once: melior's `to_string_with_flags` checks UTF-8 and
+    // appends per printer chunk (~5% of ipu-opt's run on the 100k-op benchmark, BENCHMARKS.md).
+    let mut bytes: Vec<u8> = Vec::new();
+    // SAFETY: the op and flags are live for the call; the callback only appends to `bytes`.
+    unsafe {
+        mlir_sys::mlirOperationPrintWithFlags(
+            op.to_raw(),
+            flags.to_raw(),
+            Some(collect_bytes),
+            &mut bytes as *mut Vec<u8> as *mut c_void,
+        )
+    };
+    match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(error) => String::from_utf8_lossy(error.as_bytes()).into_owned(),
+    }
+}
+
+unsafe extern "C" fn collect_bytes(text: mlir_sys::MlirStringRef, data: *mut c_void) {
+    // SAFETY: `data` is the `Vec<u8>` passed by `print_operation`; `text` is valid for the call.
+    let sink = unsafe { &mut *(data as *mut Vec<u8>) };
+    if text.length > 0 {
+        sink.extend_from_slice(unsafe { std::slice::from_raw_parts(text.data as *const u8, text.length) });
+    }
 }
 
 unsafe extern "C" fn collect_string(text: mlir_sys::MlirStringRef, data: *mut c_void) {

@@ -54,6 +54,7 @@ pub fn function_table<'c, 'a>(module: OperationRef<'c, 'a>) -> FunctionTable {
 /// all passed.
 pub fn verify_module<'c, 'a>(root: OperationRef<'c, 'a>) -> bool {
     let functions = function_table(root);
+    let _formats = crate::tensor::FormatCache::enable();
     let mut ok = true;
     root.walk(melior::ir::operation::WalkOrder::PreOrder, |op| {
         if let Err(message) = verify_operation(op, &functions) {
