@@ -6,6 +6,8 @@ set -euo pipefail
 PACKAGES=(
   llvm-22-dev llvm-22-tools libpolly-22-dev libmlir-22-dev mlir-22-tools
   libclang1-22 libclang-common-22-dev libzstd-dev zlib1g-dev libffi-dev libxml2-dev
+  # Headless browser for the profile report test (driver/tests/all/cli.rs renders report.html).
+  chromium
 )
 # Optional oracles used by some tests (FP8 conversions, numpy checks).
 PY_PACKAGES=(ml_dtypes numpy)
@@ -29,6 +31,11 @@ if [ "${#missing[@]}" -gt 0 ]; then
     tail -n 20 /tmp/ipu-setup-apt.log >&2
     exit 1
   fi
+fi
+
+if [ ! -x /usr/bin/chromium ]; then
+  echo "setup: error: /usr/bin/chromium is missing after installing the chromium package" >&2
+  exit 1
 fi
 
 for tool in FileCheck not count mlir-opt llvm-config; do

@@ -9,6 +9,10 @@
 //! * a per-tile timeline (compute, exchange, sync, host) drawn on a canvas by a small inline
 //!   script from the profile data embedded as JSON, 32 tiles at a time.
 //!
+//! `<body data-report-status>` is `loading` until the script finished (`ready`) or failed
+//! (`error`, with the messages in `#report-errors`), which is what the headless-browser test
+//! reads from the rendered DOM.
+//!
 //! The output is deterministic: the same profile gives the same bytes.
 
 use std::fmt::Write;
@@ -138,6 +142,21 @@ figure.heat { display: inline-block; margin: 8px 24px 8px 0; }
 .legend span { display: inline-block; padding: 0 8px; margin-right: 6px; color: #fff; }
 "##;
 
+/// Runs first, in the head: any uncaught script error is written into `#report-errors` and
+/// `data-report-status="error"` on `<body>`, so a headless browser's DOM dump (and a person)
+/// sees it; the main script sets `data-report-status="ready"` when it finished.
+const ERROR_CATCHER: &str = r##"
+"use strict";
+window.addEventListener("error", function (event) {
+  const report = function () {
+    const box = document.getElementById("report-errors");
+    if (box) { box.hidden = false; box.textContent += "script error: " + event.message + " (line " + event.lineno + ")\n"; }
+    if (document.body) { document.body.setAttribute("data-report-status", "error"); }
+  };
+  if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", report); } else { report(); }
+});
+"##;
+
 /// Draws `data.runs[run]` for tiles `first..first+32` on the canvas. Kernel runs are drawn
 /// per tile; global steps span every row.
 const SCRIPT: &str = r##"
@@ -183,6 +202,11 @@ const SCRIPT: &str = r##"
   runSelect.addEventListener("change", draw);
   firstInput.addEventListener("input", draw);
   draw();
+  const grid = document.querySelector("svg.grid");
+  document.body.setAttribute("data-grid-cells", String(grid ? grid.querySelectorAll("rect").length : 0));
+  if (document.body.getAttribute("data-report-status") !== "error") {
+    document.body.setAttribute("data-report-status", "ready");
+  }
 })();
 "##;
 
@@ -194,7 +218,7 @@ pub fn html(profile: &ProfileFile, package: Option<&Package>) -> String {
     let title = format!("{} on {}", profile.application, profile.target);
     let _ = writeln!(
         out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>",
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style><script>{ERROR_CATCHER}</script></head><body data-report-status=\"loading\">\n<pre id=\"report-errors\" hidden></pre>",
         escape(&title)
     );
     let _ = writeln!(

@@ -1,3 +1,4 @@
 //! The driver's integration tests, in one binary (each test binary links all of MLIR).
 
+mod cli;
 mod mutation;

@@ -1,0 +1,77 @@
+//! `ipu compile` and the compile half of `ipu run model.mlir`.
+//!
+//! The lowering pipeline (`ipu-compile{...}`, issue 5) is looked up in the pass registry when
+//! the command runs, not at build time, so this command starts working in the build where
+//! `ipu_passes` registers it; until then it fails as a usage error (exit 2) that says so.
+
+use std::path::Path;
+
+use anyhow::anyhow;
+use ipu_runtime::Package;
+
+use super::{CompileArgs, CompileOptions, Failure};
+
+/// The registered name of the whole planning-and-lowering pipeline.
+pub const PIPELINE: &str = "ipu-compile";
+
+/// Whether this build's registry has the lowering pipeline (as a named pipeline or a pass).
+pub fn pipeline_available() -> bool {
+    let registry = ipu_passes::Registry::with_builtin();
+    registry.pipeline(PIPELINE).is_some() || registry.pass(PIPELINE).is_some()
+}
+
+/// The pipeline text `builtin.module(ipu-compile{...})` for `options`.
+pub fn pipeline_text(options: &CompileOptions) -> String {
+    let mut settings = Vec::new();
+    if let Some(tiles) = options.tiles {
+        settings.push(format!("tiles={tiles}"));
+    }
+    if let Some(precision) = &options.precision {
+        settings.push(format!("precision={precision}"));
+    }
+    if settings.is_empty() {
+        format!("builtin.module({PIPELINE})")
+    } else {
+        format!("builtin.module({PIPELINE}{{{}}})", settings.join(" "))
+    }
+}
+
+/// Compiles the model at `input` to a package.
+pub fn compile(input: &Path, options: &CompileOptions) -> Result<Package, Failure> {
+    if !input.is_file() {
+        return Err(Failure::input(anyhow!(
+            "cannot read model '{}': no such file",
+            input.display()
+        )));
+    }
+    if !pipeline_available() {
+        return Err(Failure::input(anyhow!(
+            "cannot compile '{}': the lowering pipeline is not available in this build \
+             (the pass registry has no '{PIPELINE}'); run an already compiled package with \
+             `ipu run model.ipuexe`",
+            input.display()
+        )));
+    }
+    // The pipeline is registered; the step from its output to a package is the package
+    // translation (`ipu-translate --ipu-to-package`), which lands with it.
+    Err(Failure::input(anyhow!(
+        "cannot compile '{}': '{}' is registered but this `ipu` has no package translation \
+         to call after it",
+        input.display(),
+        pipeline_text(options)
+    )))
+}
+
+/// `ipu compile model.mlir -o model.ipuexe`.
+pub fn command(args: &CompileArgs) -> Result<(), Failure> {
+    let package = compile(&args.input, &args.options)?;
+    package
+        .write(&args.output)
+        .map_err(|e| Failure::input(anyhow!(e).context("writing the package")))?;
+    println!(
+        "package={} tiles={}",
+        args.output.display(),
+        package.tile_count()
+    );
+    Ok(())
+}

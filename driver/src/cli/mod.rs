@@ -1,0 +1,244 @@
+//! The `ipu` command line: argument definitions, dispatch and exit codes.
+//!
+//! Each command's module turns its arguments into work and a [`Failure`] that says which
+//! exit code a script sees.
+
+mod compile;
+mod inspect;
+mod profile;
+mod progress;
+mod run;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Without `RUST_LOG`, `ipu` logs the session's milestones (the seed system's `INFO` lines)
+/// and warnings from everything else; `RUST_LOG=warn` quiets them.
+pub const DEFAULT_LOG_FILTER: &str = "warn,ipu_runtime=info,ipu_passes=info";
+
+/// Process exit codes.
+pub mod exit {
+    /// The command did what was asked; for `ipu run`, every test that ran passed.
+    pub const OK: i32 = 0;
+    /// A run or test failed: the simulator refused or faulted (hardwareTest=FAIL), the numbers
+    /// differ from the reference (numericalTest=FAIL), or the device could not be owned.
+    pub const FAILED: i32 = 1;
+    /// The command line or an input is wrong: unknown option, missing or unreadable file,
+    /// corrupt package or profile, bad device name or configuration, the lowering pipeline is
+    /// not available. Nothing ran.
+    pub const USAGE: i32 = 2;
+}
+
+const AFTER_HELP: &str = "\
+Exit codes:
+  0  success (for `run`: every test that ran passed)
+  1  a run or test failed (hardwareTest=FAIL, numericalTest=FAIL, device ownership)
+  2  usage or input error (bad arguments, missing/corrupt file, unavailable pipeline)
+
+Logging: RUST_LOG filters log lines on stderr (default: the session's milestones);
+--log-format json writes one JSON object per line.";
+
+/// Compile models for the Graphcore IPU21 (C600), run them on the simulated device, inspect
+/// packages and look at profiles.
+#[derive(Debug, Parser)]
+#[command(name = "ipu", version, after_help = AFTER_HELP)]
+pub struct Cli {
+    /// Log line format on stderr.
+    #[arg(long, global = true, default_value = "text", value_parser = ["text", "json"])]
+    pub log_format: String,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Compile an `ipu` graph module (.mlir) to an application package (.ipuexe).
+    #[command(after_help = AFTER_HELP)]
+    Compile(CompileArgs),
+    /// Run a package (.ipuexe), or compile and run a model (.mlir), on a device; write the
+    /// package, profile and outputs, and report the hardware and numerical tests.
+    #[command(after_help = AFTER_HELP)]
+    Run(RunArgs),
+    /// Print a readable summary of a package.
+    #[command(after_help = AFTER_HELP)]
+    Inspect(InspectArgs),
+    /// Look at a profile (.ipuprof): HTML report, Chrome trace, grouped query.
+    #[command(subcommand)]
+    Profile(ProfileCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct CompileOptions {
+    /// Tiles the program may use (default: the whole device).
+    #[arg(long)]
+    pub tiles: Option<u32>,
+    /// Precision the planner targets (for example f16, fp8).
+    #[arg(long)]
+    pub precision: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompileArgs {
+    /// The model: an MLIR module of `ipu` graph ops.
+    pub input: PathBuf,
+    /// Where to write the package.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub options: CompileOptions,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// A package (.ipuexe) or a model (.mlir, compiled first).
+    pub input: PathBuf,
+    /// Device: `sim:c600` (the C600 simulator), `sim:bow`, or any target of the device table
+    /// as `sim:<name>`.
+    #[arg(long, default_value = ipu_runtime::DEFAULT_DEVICE)]
+    pub device: String,
+    /// Device configuration file replayed after the package's own register writes.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Directory of `<binding>.npy` inputs (and weights replacing the package's); inputs
+    /// without a file are generated from --seed.
+    #[arg(long, value_name = "DIR")]
+    pub inputs: Option<PathBuf>,
+    /// Seed of the Gaussian input generators.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Directory to write the outputs to as `<binding>.npy` (f32).
+    #[arg(long, value_name = "DIR")]
+    pub outputs: Option<PathBuf>,
+    /// Root of the artifact directories; this run writes `<root>/<name>/`.
+    #[arg(long, default_value = "artifacts", value_name = "DIR")]
+    pub artifacts: PathBuf,
+    /// Name of this run's artifact directory (default: the input's file stem).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Seconds to wait for device ownership before giving up (default: wait).
+    #[arg(long, value_name = "SECONDS")]
+    pub lock_timeout: Option<f64>,
+    #[command(flatten)]
+    pub compile: CompileOptions,
+}
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// The package.
+    pub package: PathBuf,
+    /// Every binding with its tile pieces and file offsets.
+    #[arg(long, conflicts_with = "tile")]
+    pub bindings: bool,
+    /// One tile: segments, code, binding pieces and the program steps that touch it.
+    #[arg(long, value_name = "N")]
+    pub tile: Option<u32>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ProfileCommand {
+    /// Write a self-contained HTML report: per-tile timeline, heat maps over the tile grid,
+    /// ideal vs achieved cycles per op.
+    #[command(after_help = AFTER_HELP)]
+    Report(ReportArgs),
+    /// Write Chrome trace JSON (opens in Perfetto or chrome://tracing).
+    #[command(after_help = AFTER_HELP)]
+    Trace(TraceArgs),
+    /// Group and sort the profile's cycles by kernel, op, tile or phase.
+    #[command(after_help = AFTER_HELP)]
+    Query(QueryArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    pub profile: PathBuf,
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// The profiled package, for the memory heat map.
+    #[arg(long)]
+    pub package: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct TraceArgs {
+    pub profile: PathBuf,
+    #[arg(short, long)]
+    pub output: PathBuf,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum GroupByArg {
+    Kernel,
+    Op,
+    Tile,
+    Phase,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum SortArg {
+    /// Total cycles, largest first.
+    Cycles,
+    /// Runs or steps, most first.
+    Count,
+    /// Group name.
+    Name,
+}
+
+#[derive(Debug, Args)]
+pub struct QueryArgs {
+    pub profile: PathBuf,
+    #[arg(long, value_enum)]
+    pub group_by: GroupByArg,
+    #[arg(long, value_enum, default_value = "cycles")]
+    pub sort: SortArg,
+    /// Keep the first N rows.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Print JSON (an array of rows) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Why a command failed, with the exit code it maps to.
+#[derive(Debug)]
+pub enum Failure {
+    /// Bad input or usage ([`exit::USAGE`]).
+    Input(anyhow::Error),
+    /// The run or a test failed ([`exit::FAILED`]); the message was already printed when
+    /// `None`.
+    Failed(Option<anyhow::Error>),
+}
+
+impl Failure {
+    pub fn input(error: impl Into<anyhow::Error>) -> Failure {
+        Failure::Input(error.into())
+    }
+
+    pub fn failed(error: impl Into<anyhow::Error>) -> Failure {
+        Failure::Failed(Some(error.into()))
+    }
+}
+
+/// Runs the command and returns the process exit code.
+pub fn main(cli: Cli) -> i32 {
+    let result = match cli.command {
+        Command::Compile(args) => compile::command(&args),
+        Command::Run(args) => run::command(&args),
+        Command::Inspect(args) => inspect::command(&args),
+        Command::Profile(ProfileCommand::Report(args)) => profile::report(&args),
+        Command::Profile(ProfileCommand::Trace(args)) => profile::trace(&args),
+        Command::Profile(ProfileCommand::Query(args)) => profile::query(&args),
+    };
+    match result {
+        Ok(()) => exit::OK,
+        Err(Failure::Input(error)) => {
+            eprintln!("ipu: error: {error:#}");
+            exit::USAGE
+        }
+        Err(Failure::Failed(Some(error))) => {
+            eprintln!("ipu: error: {error:#}");
+            exit::FAILED
+        }
+        Err(Failure::Failed(None)) => exit::FAILED,
+    }
+}

@@ -1,0 +1,300 @@
+//! `ipu run`: compile (for a `.mlir`) or read a package, run it on a device in one session,
+//! write the artifacts and report the tests, ending like the seed system's runs:
+//!
+//! ```text
+//! profile=artifacts/model/profile-final.ipuprof tiles=1472 samples=1472
+//! referenceMaximumAbsoluteError=0.019749 numericalTest=PASS
+//! package=artifacts/model/model-final.ipuexe tiles=1472 hardwareTest=PASS
+//! ```
+//!
+//! `hardwareTest` is whether the simulator loaded the package (its hazard analysis is what the
+//! hardware would punish) and ran both host calls without a fault.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{anyhow, Context};
+use ipu_device::image::ImageError;
+use ipu_device::kernels::KernelLibrary;
+use ipu_device::sim::SimError;
+use ipu_device::KernelRunner;
+use ipu_runtime::inputs::{read_tensors, seeded_inputs, write_tensors};
+use ipu_runtime::npy::{NpyDtype, Tensor};
+use ipu_runtime::{DeviceConfig, Package, Session, SessionError, SessionOptions};
+
+use super::progress::Steps;
+use super::{compile, Failure, RunArgs};
+
+/// The package's file name inside the run's artifact directory.
+pub const PACKAGE_FILE: &str = "model-final.ipuexe";
+/// The profile's file name inside the run's artifact directory.
+pub const PROFILE_FILE: &str = "profile-final.ipuprof";
+
+/// The artifact directory's name: `--name`, else the input's file stem.
+fn run_name(args: &RunArgs) -> Result<String, Failure> {
+    let name = match &args.name {
+        Some(name) => name.clone(),
+        None => args
+            .input
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .map(str::to_string)
+            .ok_or_else(|| {
+                Failure::input(anyhow!(
+                    "'{}' has no file name to name the artifacts after; pass --name",
+                    args.input.display()
+                ))
+            })?,
+    };
+    if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\']) {
+        return Err(Failure::input(anyhow!(
+            "--name '{name}' must be one path component"
+        )));
+    }
+    Ok(name)
+}
+
+/// One ownership lock per device, shared by every run under the same artifact root:
+/// `<root>/sim-c600/device.lock`.
+fn lock_dir(root: &Path, device: &str) -> PathBuf {
+    let component: String = device
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    root.join(component)
+}
+
+/// The package: compiled from a `.mlir`, read otherwise.
+fn load_input(args: &RunArgs) -> Result<Package, Failure> {
+    let is_model = args.input.extension().is_some_and(|e| e == "mlir");
+    if is_model {
+        return compile::compile(&args.input, &args.compile);
+    }
+    Package::read(&args.input)
+        .with_context(|| format!("reading package '{}'", args.input.display()))
+        .map_err(Failure::Input)
+}
+
+/// Inputs: seeded Gaussians for every input, replaced by `<dir>/<binding>.npy` where present.
+fn host_inputs(args: &RunArgs, package: &Package) -> Result<BTreeMap<String, Tensor>, Failure> {
+    let mut tensors = seeded_inputs(package, args.seed);
+    if let Some(dir) = &args.inputs {
+        if !dir.is_dir() {
+            return Err(Failure::input(anyhow!(
+                "--inputs '{}' is not a directory",
+                dir.display()
+            )));
+        }
+        let read = read_tensors(package, dir)
+            .with_context(|| format!("reading inputs from '{}'", dir.display()))
+            .map_err(Failure::Input)?;
+        tensors.extend(read);
+    }
+    Ok(tensors)
+}
+
+/// Which exit code a session error maps to: what the user can fix in the command line or the
+/// input files is a usage error; what happened on the device is a failed run.
+fn classify(error: SessionError) -> Failure {
+    match error {
+        SessionError::Device { .. }
+        | SessionError::Config(_)
+        | SessionError::Package(_)
+        | SessionError::UnknownCall { .. }
+        | SessionError::MissingInput { .. }
+        | SessionError::UnknownInput { .. }
+        | SessionError::InputShape { .. } => Failure::input(error),
+        // A package for another device, or from another format version, never ran: the
+        // command named the wrong device or file.
+        SessionError::Sim(ref sim)
+            if matches!(
+                **sim,
+                SimError::Image(ImageError::TargetMismatch { .. } | ImageError::Version { .. })
+            ) =>
+        {
+            Failure::input(error)
+        }
+        SessionError::Lock(_)
+        | SessionError::Sim(_)
+        | SessionError::Order(_)
+        | SessionError::Numerics { .. } => Failure::failed(error),
+    }
+}
+
+/// The host reference's outputs for `inputs`, when this build has a reference evaluator for
+/// the package (`ipu_runtime::reference`, issue 6). Until it lands there is none, and the
+/// numerical test is reported as skipped.
+fn reference_outputs(
+    _package: &Package,
+    _inputs: &BTreeMap<String, Tensor>,
+) -> Option<(BTreeMap<String, Tensor>, f64)> {
+    None
+}
+
+/// Largest |device - reference| over every output the reference computed.
+fn maximum_absolute_error(
+    device: &BTreeMap<String, Tensor>,
+    reference: &BTreeMap<String, Tensor>,
+) -> f64 {
+    let mut worst = 0.0f64;
+    for (name, expected) in reference {
+        let Some(found) = device.get(name) else {
+            return f64::INFINITY;
+        };
+        if found.data.len() != expected.data.len() {
+            return f64::INFINITY;
+        }
+        for (a, b) in found.data.iter().zip(&expected.data) {
+            let difference = (f64::from(*a) - f64::from(*b)).abs();
+            // NaN on either side is a failure, not a zero difference.
+            worst = if difference.is_nan() {
+                f64::INFINITY
+            } else {
+                worst.max(difference)
+            };
+        }
+    }
+    worst
+}
+
+struct Ran {
+    outputs: BTreeMap<String, Tensor>,
+    profile: ipu_runtime::ProfileFile,
+}
+
+/// One session: configure, load, host exchange, `initialize` (when present) and `run`.
+fn run_session(
+    args: &RunArgs,
+    package: Package,
+    inputs: &BTreeMap<String, Tensor>,
+    runner: Arc<dyn KernelRunner>,
+    steps: &Steps,
+) -> Result<Ran, SessionError> {
+    let mut options = SessionOptions::new(lock_dir(&args.artifacts, &args.device));
+    options.device = args.device.clone();
+    options.config_file = args.config.clone();
+    options.lock_timeout = args.lock_timeout.map(Duration::from_secs_f64);
+    steps.step("waiting for the device");
+    let mut session = Session::open(&options, runner)?;
+    let writes = package.device_config.clone();
+    session.configure(&writes)?;
+    let has_initialize = package.call("initialize").is_some();
+    steps.step("loading the application");
+    session.load(package)?;
+    session.start_host_exchange()?;
+    steps.step("running");
+    if has_initialize {
+        session.call("initialize", inputs)?;
+    }
+    let result = session.call("run", inputs)?;
+    Ok(Ran {
+        outputs: result.outputs,
+        profile: session.profile_file()?,
+    })
+}
+
+pub fn command(args: &RunArgs) -> Result<(), Failure> {
+    if let Some(seconds) = args.lock_timeout {
+        if !(seconds.is_finite() && seconds >= 0.0) {
+            return Err(Failure::input(anyhow!(
+                "--lock-timeout must be a non-negative number of seconds, not {seconds}"
+            )));
+        }
+    }
+    let name = run_name(args)?;
+    let steps = Steps::new(4);
+    if !args.input.is_file() {
+        return Err(Failure::input(anyhow!(
+            "cannot read '{}': no such file",
+            args.input.display()
+        )));
+    }
+    // A bad configuration file is an input error found before waiting for the device.
+    if let Some(config) = &args.config {
+        DeviceConfig::read(config)
+            .with_context(|| format!("device configuration '{}'", config.display()))
+            .map_err(Failure::Input)?;
+    }
+    steps.step("reading the package");
+    let package = load_input(args)?;
+    let dir = args.artifacts.join(&name);
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("creating '{}'", dir.display()))
+        .map_err(Failure::Input)?;
+    let package_path = dir.join(PACKAGE_FILE);
+    // Written and read back, as every run does: what runs is what the file holds.
+    package
+        .write(&package_path)
+        .with_context(|| format!("writing '{}'", package_path.display()))
+        .map_err(Failure::failed)?;
+    let package = Package::read(&package_path)
+        .with_context(|| format!("reading back '{}'", package_path.display()))
+        .map_err(Failure::failed)?;
+    let tiles = package.tile_count();
+    let inputs = host_inputs(args, &package)?;
+    let reference = reference_outputs(&package, &inputs);
+    let library = KernelLibrary::from_env()
+        .context("opening the kernel cache")
+        .map_err(Failure::failed)?;
+    let runner: Arc<dyn KernelRunner> = Arc::new(library);
+
+    let ran = match run_session(args, package, &inputs, runner, &steps) {
+        Ok(ran) => ran,
+        Err(error) => {
+            let failure = classify(error);
+            if matches!(failure, Failure::Failed(_)) {
+                steps.suspend(|| {
+                    println!(
+                        "package={} tiles={tiles} hardwareTest=FAIL",
+                        package_path.display()
+                    )
+                });
+            }
+            return Err(failure);
+        }
+    };
+    drop(steps);
+
+    let profile_path = dir.join(PROFILE_FILE);
+    ran.profile
+        .write(&profile_path)
+        .with_context(|| format!("writing '{}'", profile_path.display()))
+        .map_err(Failure::failed)?;
+    if let Some(outputs) = &args.outputs {
+        write_tensors(&ran.outputs, outputs, NpyDtype::F32)
+            .with_context(|| format!("writing outputs to '{}'", outputs.display()))
+            .map_err(Failure::failed)?;
+    }
+    println!(
+        "profile={} tiles={} samples={}",
+        profile_path.display(),
+        ran.profile.tiles,
+        ran.profile.sample_count()
+    );
+    let numerical_pass = match &reference {
+        Some((expected, tolerance)) => {
+            let error = maximum_absolute_error(&ran.outputs, expected);
+            let pass = error <= *tolerance;
+            println!(
+                "referenceMaximumAbsoluteError={error:.6} numericalTest={}",
+                if pass { "PASS" } else { "FAIL" }
+            );
+            pass
+        }
+        None => {
+            println!("numericalTest=SKIPPED (no reference)");
+            true
+        }
+    };
+    println!(
+        "package={} tiles={tiles} hardwareTest=PASS",
+        package_path.display()
+    );
+    if numerical_pass {
+        Ok(())
+    } else {
+        Err(Failure::Failed(None))
+    }
+}
