@@ -15,6 +15,7 @@ pub mod npy;
 pub mod package;
 pub mod profile;
 pub mod query;
+pub mod reference;
 pub mod report;
 pub mod session;
 pub mod trace;

@@ -8,4 +8,5 @@ mod lock;
 mod npy;
 mod package;
 mod profile;
+mod reference;
 mod session;
