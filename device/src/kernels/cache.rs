@@ -234,12 +234,88 @@ impl KernelCache {
         }
     }
 
+    /// Links `object`, a kernel object shipped in an application package and built under
+    /// `key`, into the cache as the entry of `spec`, so loading the package compiles nothing.
+    ///
+    /// An object is native code for the host that built it: it is installed only when `key`
+    /// is the key this host computes for `spec` (same source, parameters, compiler, LLVM and
+    /// host target); otherwise `Ok(None)` and the kernel is compiled from its spec as usual.
+    /// A valid entry already present wins; a damaged one is replaced. The entry is built and
+    /// renamed into place exactly like a compiled one, so readers see all of it or none.
+    pub fn install(
+        &self,
+        spec: &KernelSpec,
+        object: &[u8],
+        key: &str,
+    ) -> Result<Option<CachedKernel>, KernelError> {
+        let expected = self.key(spec)?;
+        if key != expected {
+            debug!(name = %spec.name(), packaged_key = %key, host_key = %expected, "packaged kernel object was built for another host or compiler; compiling from the spec");
+            return Ok(None);
+        }
+        let dir = self.entry_dir(key);
+        match self.validate(&dir, key) {
+            Ok(metadata) => {
+                return Ok(Some(CachedKernel {
+                    object: dir.join(OBJECT_FILE),
+                    library: dir.join(LIBRARY_FILE),
+                    dir,
+                    metadata,
+                    built: false,
+                }))
+            }
+            Err(Invalid::Missing) => {}
+            Err(Invalid::Damaged(problem)) => {
+                warn!(name = %spec.name(), entry = %dir.display(), problem = %problem, "damaged kernel cache entry, replacing it with the packaged object");
+                self.discard(&dir)?;
+            }
+        }
+        let source = source_path(spec.source_file());
+        info!(name = ?spec.name(), bytes = object.len(), "installing packaged kernel object");
+        self.write_entry(spec, key, &dir, object, &source, Instant::now())?;
+        match self.validate(&dir, key) {
+            Ok(metadata) => Ok(Some(CachedKernel {
+                object: dir.join(OBJECT_FILE),
+                library: dir.join(LIBRARY_FILE),
+                dir,
+                metadata,
+                built: true,
+            })),
+            Err(Invalid::Missing) => Err(KernelError::io(
+                "installing packaged kernel object into",
+                &dir,
+                std::io::Error::from(std::io::ErrorKind::NotFound),
+            )),
+            Err(Invalid::Damaged(problem)) => Err(KernelError::Unstable {
+                kernel: spec.name(),
+                path: dir,
+                attempts: 1,
+                detail: problem,
+            }),
+        }
+    }
+
     fn build(&self, spec: &KernelSpec, key: &str, dir: &Path) -> Result<(), KernelError> {
         let name = spec.name();
         let source = source_path(spec.source_file());
         info!(source = %source, name = ?name, target = %"ipu21", "compiling kernel");
         let started = Instant::now();
         let object = compile_object(spec)?;
+        self.write_entry(spec, key, dir, &object, &source, started)
+    }
+
+    /// Writes `object`, its linked library and metadata into a private directory and renames
+    /// it to `dir`; losing the rename to a concurrent writer of the same key is success.
+    fn write_entry(
+        &self,
+        spec: &KernelSpec,
+        key: &str,
+        dir: &Path,
+        object: &[u8],
+        source: &str,
+        started: Instant,
+    ) -> Result<(), KernelError> {
+        let name = spec.name();
         fs::create_dir_all(&self.root)
             .map_err(|e| KernelError::io("creating cache root", &self.root, e))?;
         let tmp = self
@@ -248,7 +324,7 @@ impl KernelCache {
         fs::create_dir(&tmp).map_err(|e| KernelError::io("creating", &tmp, e))?;
         let result = (|| {
             let object_path = tmp.join(OBJECT_FILE);
-            fs::write(&object_path, &object)
+            fs::write(&object_path, object)
                 .map_err(|e| KernelError::io("writing", &object_path, e))?;
             let library_path = tmp.join(LIBRARY_FILE);
             link_shared(&name, &object_path, &library_path)?;
@@ -259,14 +335,14 @@ impl KernelCache {
                 format: CACHE_FORMAT,
                 key: key.to_string(),
                 name: name.clone(),
-                source: source.clone(),
+                source: source.to_string(),
                 spec: spec.clone(),
                 entries: spec
                     .entries()
                     .into_iter()
                     .map(|(symbol, _)| symbol)
                     .collect(),
-                object_sha256: sha256_hex(&object),
+                object_sha256: sha256_hex(object),
                 library_sha256: sha256_hex(&library),
                 compiler: compiler_version(),
                 llvm: target.llvm_version.clone(),

@@ -159,6 +159,28 @@ fn maximum_absolute_error(
     worst
 }
 
+/// Puts the package's compiled kernel objects into the kernel cache when they were built for
+/// this host, so the session loads them instead of compiling. An object that does not match
+/// (or cannot be installed) only costs a compile from the kernel's spec, so it is logged, not
+/// fatal.
+fn install_packaged_kernels(package: &Package, library: &KernelLibrary) {
+    for (artifact, spec) in package.kernels.iter().zip(&package.image.kernels) {
+        let Some(object) = artifact
+            .object
+            .as_ref()
+            .and_then(|hash| package.objects.get(hash))
+        else {
+            continue;
+        };
+        if let Err(error) = library
+            .cache()
+            .install(spec, &object.bytes, &object.cache_key)
+        {
+            tracing::warn!(kernel = %artifact.name, %error, "packaged kernel object not installed; compiling from the spec");
+        }
+    }
+}
+
 struct Ran {
     outputs: BTreeMap<String, Tensor>,
     profile: ipu_runtime::ProfileFile,
@@ -238,6 +260,7 @@ pub fn command(args: &RunArgs) -> Result<(), Failure> {
     let library = KernelLibrary::from_env()
         .context("opening the kernel cache")
         .map_err(Failure::failed)?;
+    install_packaged_kernels(&package, &library);
     let runner: Arc<dyn KernelRunner> = Arc::new(library);
 
     let ran = match run_session(args, package, &inputs, runner, &steps) {

@@ -360,3 +360,49 @@ fn report_renders_in_headless_chromium() {
     );
     assert!(dom.contains("data-rows=\"23\" data-columns=\"64\""));
 }
+
+/// A package that ships the compiled Add kernel for this host runs on an empty kernel cache
+/// without compiling: `ipu run` installs the packaged object first.
+#[test]
+fn packaged_kernel_objects_are_installed_instead_of_compiled() {
+    use ipu_device::kernels::KernelCache;
+    use ipu_runtime::package::KernelObject;
+
+    let dir = scratch("installed-objects");
+    let builder = KernelCache::new(dir.join("build-cache"));
+    let mut package = fixture::package();
+    let add = package.image.kernels[0].clone();
+    let entry = builder.ensure(&add).expect("the add kernel compiles");
+    package
+        .embed_object(0, KernelObject::from_cache_entry(&entry).expect("object"))
+        .expect("embed");
+    package_and_inputs(&dir);
+    package
+        .write(&dir.join("model.ipuexe"))
+        .expect("package writes");
+    let fresh = dir.join("fresh-cache");
+    let output = Command::new(IPU)
+        .args([
+            "run",
+            "model.ipuexe",
+            "--inputs",
+            "inputs",
+            "--outputs",
+            "outputs",
+        ])
+        .current_dir(&dir)
+        .env("IPU_KERNEL_CACHE", &fresh)
+        .env("RUST_LOG", "info")
+        .output()
+        .expect("the ipu binary starts");
+    assert_exit(&output, 0, "ipu run with a packaged object");
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("installing packaged kernel object"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("compiling kernel"), "{stderr}");
+    assert!(fresh.join(&entry.metadata.key).join("kernel.so").is_file());
+    let y = Tensor::read(&dir.join("outputs").join("y.npy")).expect("y.npy");
+    assert_eq!(y.data, fixture::expected_output());
+}

@@ -146,9 +146,12 @@ const elements = {{
   "run": {{ value: "0", options: [], appendChild(o) {{ this.options.push(o); }}, addEventListener() {{}} }},
   "first-tile": {{ value: "0", addEventListener() {{}} }},
 }};
-globalThis.document = {{ getElementById(id) {{ return elements[id]; }}, createElement() {{ return {{}}; }} }};
+const attributes = {{}};
+const body = {{ setAttribute(k, v) {{ attributes[k] = v; }}, getAttribute(k) {{ return attributes[k] === undefined ? null : attributes[k]; }} }};
+globalThis.document = {{ body, getElementById(id) {{ return elements[id]; }}, createElement() {{ return {{}}; }}, querySelector() {{ return null; }} }};
 {script}
 if (filled !== 4 + 3) {{ throw new Error("drew " + filled + " boxes"); }}
+if (attributes["data-report-status"] !== "ready") {{ throw new Error("status " + attributes["data-report-status"]); }}
 console.log("ok");
 "#,
         data = serde_json::to_string(&page[data_start..data_end]).unwrap(),
