@@ -46,6 +46,16 @@ fn broadcast_offset(index: &[usize], shape: &[usize], shape_strides: &[usize]) -
 /// `lhs + rhs` with NumPy broadcasting.
 pub(super) fn add(lhs: &Array, rhs: &Array) -> OpResult {
     let shape = broadcast_all(&[&lhs.shape, &rhs.shape])?;
+    // Fast path for the common cases (same shape, a bias over trailing axes): an operand whose
+    // shape is a suffix of the result's repeats with period its length.
+    let suffix = |operand: &Array| shape.ends_with(&operand.shape);
+    if !lhs.is_empty() && !rhs.is_empty() && suffix(lhs) && suffix(rhs) {
+        let count: usize = shape.iter().product();
+        let data = (0..count)
+            .map(|offset| lhs.data[offset % lhs.len()] + rhs.data[offset % rhs.len()])
+            .collect();
+        return Ok(Array { shape, data });
+    }
     let (lhs_strides, rhs_strides) = (lhs.strides(), rhs.strides());
     let count: usize = shape.iter().product();
     let mut data = Vec::with_capacity(count);
@@ -73,21 +83,36 @@ fn matrix(source: &[f64], base: usize, rows: usize, cols: usize, transpose: bool
     out
 }
 
-/// `out[m x n] = a[m x k] @ b[k x n]`, each element summed over k in ascending order (rows in
-/// parallel; every element's sum order is fixed, so the result does not depend on threads).
+/// Rows per parallel task and columns per tile of [`gemm`]: a 16 x 256 f64 output tile is
+/// 32 KiB (stays in L1) and each row of `b`'s tile is reused 16 times, which cuts the memory
+/// traffic of the naive row-at-a-time loop by that factor.
+const GEMM_ROWS: usize = 16;
+const GEMM_COLUMNS: usize = 256;
+
+/// `out[m x n] = a[m x k] @ b[k x n]`, each element summed over k in ascending order (row
+/// blocks in parallel, tiled; every element's sum order is fixed, so the result does not
+/// depend on the thread count or the tiling).
 fn gemm(a: &[f64], b: &[f64], m: usize, k: usize, n: usize) -> Vec<f64> {
     let mut out = vec![0.0; m * n];
     if n == 0 {
         return out;
     }
-    out.par_chunks_mut(n)
+    out.par_chunks_mut(GEMM_ROWS * n)
         .enumerate()
-        .for_each(|(row, out_row)| {
-            for depth in 0..k {
-                let left = a[row * k + depth];
-                let b_row = &b[depth * n..(depth + 1) * n];
-                for (value, &right) in out_row.iter_mut().zip(b_row) {
-                    *value += left * right;
+        .for_each(|(block, out_block)| {
+            let first_row = block * GEMM_ROWS;
+            let rows = out_block.len() / n;
+            for column in (0..n).step_by(GEMM_COLUMNS) {
+                let width = GEMM_COLUMNS.min(n - column);
+                for depth in 0..k {
+                    let b_tile = &b[depth * n + column..depth * n + column + width];
+                    for row in 0..rows {
+                        let left = a[(first_row + row) * k + depth];
+                        let out_tile = &mut out_block[row * n + column..row * n + column + width];
+                        for (value, &right) in out_tile.iter_mut().zip(b_tile) {
+                            *value += left * right;
+                        }
+                    }
                 }
             }
         });

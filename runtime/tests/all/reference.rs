@@ -128,12 +128,7 @@ fn gelu_erf_and_tanh_forms() {
     // 0.5 x (1 + erf(x / sqrt 2)); erf(1/sqrt 2) = 0.682689492137086, erf(3/sqrt 2) = 0.997300203936740.
     assert_close(
         &out[0].data,
-        &[
-            -0.158655253931457,
-            0.0,
-            0.841344746068543,
-            2.99595030590511,
-        ],
+        &[-0.158655253931457, 0.0, 0.841344746068543, 2.99595030590511],
         1e-6,
     );
     // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
@@ -775,4 +770,39 @@ fn a_small_siglip_style_mlp_evaluates_end_to_end() {
     let wide = run(&f32_source, "mlp", &inputs);
     let comparison = compare(&out[0], &wide[0], &Tolerance::MLP_SMOKE).expect("compares");
     assert!(comparison.pass, "{comparison}");
+}
+
+/// Wall time of the reference on the full SigLIP MLP example (14.4 G multiply-adds in f64):
+/// `cargo test -p ipu-runtime --test all siglip_example -- --ignored --nocapture`.
+#[test]
+#[ignore = "about a minute on two cores in the dev profile"]
+fn siglip_example_reference_wall_time() {
+    let source = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/siglip_mlp.mlir"
+    ))
+    .expect("example model");
+    let program = program(&source);
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let function = &program.functions["siglip_mlp"];
+    let inputs: Vec<Array> = function
+        .argument_types()
+        .iter()
+        .map(|t| {
+            let count = t.elements();
+            array(
+                &t.shape,
+                &(0..count)
+                    .map(|_| f64::from(rng.random_range(-1.0f32..1.0)))
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .collect();
+    let start = std::time::Instant::now();
+    let out = program.evaluate("siglip_mlp", &inputs).expect("evaluates");
+    eprintln!(
+        "siglip reference {:?} elapsed {:?}",
+        out[0].shape,
+        start.elapsed()
+    );
 }
