@@ -123,9 +123,12 @@ fn classify(error: SessionError) -> Failure {
     }
 }
 
-/// The host reference's outputs for `inputs`, when this build has a reference evaluator for
-/// the package (`ipu_runtime::reference`, issue 6). Until it lands there is none, and the
-/// numerical test is reported as skipped.
+/// The host reference's outputs for `inputs` and the tolerance they are held to.
+///
+/// The evaluator (`ipu_runtime::reference::Program`) runs the `ipu` graph module, which a
+/// package does not carry, and needs the compiler's mapping from bindings to the function's
+/// arguments and results; both arrive with the compile pipeline. Until then there is no
+/// reference and the numerical test is reported as skipped.
 fn reference_outputs(
     _package: &Package,
     _inputs: &BTreeMap<String, Tensor>,

@@ -406,3 +406,34 @@ fn packaged_kernel_objects_are_installed_instead_of_compiled() {
     let y = Tensor::read(&dir.join("outputs").join("y.npy")).expect("y.npy");
     assert_eq!(y.data, fixture::expected_output());
 }
+
+/// While another process owns the device, `ipu run` waits; with --lock-timeout it gives up
+/// as a failed run (exit 1) naming the lock, and runs once ownership is free.
+#[test]
+fn run_waits_for_device_ownership() {
+    use ipu_runtime::DeviceLock;
+    use std::time::Duration;
+
+    let dir = scratch("ownership");
+    package_and_inputs(&dir);
+    let lock_path = DeviceLock::path_in(&dir.join("artifacts").join("sim-c600"));
+    let held = DeviceLock::acquire(&lock_path, Some(Duration::from_secs(5))).expect("lock");
+    let args = [
+        "run",
+        "model.ipuexe",
+        "--inputs",
+        "inputs",
+        "--lock-timeout",
+        "0.3",
+    ];
+    let output = ipu(&dir, &args);
+    assert_exit(&output, 1, "ipu run while the device is owned");
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("waiting for hardware ownership path=artifacts/sim-c600/device.lock"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("is still held by"), "{stderr}");
+    drop(held);
+    assert_exit(&ipu(&dir, &args), 0, "ipu run after ownership is released");
+}
