@@ -437,3 +437,51 @@ fn run_waits_for_device_ownership() {
     drop(held);
     assert_exit(&ipu(&dir, &args), 0, "ipu run after ownership is released");
 }
+
+/// A package whose exchange the simulator refuses (tiles 0 and 2 share a send bus and send in
+/// the same slot) fails the hardware test: the final line says so and the exit code is 1.
+#[test]
+fn a_hazard_fails_the_hardware_test() {
+    use ipu_device::image::{ExchangePhase, Step, Transfer};
+
+    let dir = scratch("hazard");
+    package_and_inputs(&dir);
+    let mut package = fixture::package();
+    let base = ipu_device::Target::c600().memory.sram_base.value;
+    let row_bytes = fixture::COLS * 4;
+    let transfers: Vec<Transfer> = (0..fixture::TILES)
+        .map(|tile| Transfer {
+            source_tile: tile,
+            source_address: base + 0xC000,
+            destinations: vec![(tile + 1) % fixture::TILES],
+            destination_address: base + 0x10000,
+            bytes: row_bytes,
+            slot: 0,
+        })
+        .collect();
+    let run = package
+        .image
+        .programs
+        .iter_mut()
+        .find(|p| p.name == "run")
+        .expect("run program");
+    for step in &mut run.steps {
+        if let Step::Exchange(phase) = step {
+            *phase = ExchangePhase::from_transfers(0, &transfers);
+        }
+    }
+    package
+        .write(&dir.join("model.ipuexe"))
+        .expect("the package itself is well formed");
+    let output = ipu(&dir, &["run", "model.ipuexe", "--inputs", "inputs"]);
+    assert_exit(&output, 1, "ipu run of a hazardous package");
+    assert_eq!(
+        text(&output.stdout).trim_end(),
+        "package=artifacts/model/model-final.ipuexe tiles=1472 hardwareTest=FAIL"
+    );
+    assert!(
+        text(&output.stderr).contains("send bus"),
+        "{}",
+        text(&output.stderr)
+    );
+}
