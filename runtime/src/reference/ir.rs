@@ -223,4 +223,28 @@ impl Program {
     pub fn insert(&mut self, function: Function) {
         self.functions.insert(function.name.clone(), function);
     }
+
+    /// The entry function: the only function with a body that no `func.call` or
+    /// `ipu.repeat` refers to (`None` when there is not exactly one).
+    pub fn entry(&self) -> Option<&str> {
+        let called: std::collections::BTreeSet<&str> = self
+            .functions
+            .values()
+            .filter_map(|function| function.body.as_ref())
+            .flatten()
+            .filter_map(|operation| match &operation.kind {
+                OpKind::Call { callee } => Some(callee.as_str()),
+                OpKind::Repeat { body, .. } => Some(body.as_str()),
+                _ => None,
+            })
+            .collect();
+        let mut roots = self
+            .functions
+            .values()
+            .filter(|function| function.body.is_some() && !called.contains(function.name.as_str()));
+        match (roots.next(), roots.next()) {
+            (Some(root), None) => Some(root.name.as_str()),
+            _ => None,
+        }
+    }
 }

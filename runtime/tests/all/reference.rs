@@ -372,6 +372,7 @@ fn repeat_calls_its_body_count_times() {
         %2 = "ipu.repeat"(%x) {body = @step, count = 0 : i64} : (tensor<2xf32>) -> tensor<2xf32>
         return %0, %1#0, %1#1, %2 : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
       }"#;
+    assert_eq!(program(source).entry(), Some("f"));
     let x = array(&[2], &[0.5, -3.0]);
     let y = array(&[2], &[7.0, 8.0]);
     let out = run(source, "f", &[x.clone(), y.clone()]);
@@ -410,6 +411,7 @@ fn large_constants_printed_as_hex_read_back() {
     let context = ipu_dialects::create_context(false).expect("context");
     let module = Module::parse(&context, &source).expect("parses");
     let printed = module.as_operation().to_string();
+    assert!(printed.contains("dense<\"0x"), "{printed}");
     let module = Module::parse(&context, &printed).expect("reparses");
     let program = Program::from_module(&module).expect("reads");
     let out = program.evaluate("f", &[]).expect("evaluates");
