@@ -4,6 +4,7 @@
 pub mod annotate_flops;
 pub mod canonicalize;
 pub mod exchange;
+pub mod lower;
 pub mod lower_mid;
 pub mod manager;
 pub mod pass;

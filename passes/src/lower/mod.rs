@@ -1,0 +1,329 @@
+//! Lowering from the (planned) `ipu` graph to tiles and to the runtime's package.
+//!
+//! Stages, each its own module and each reading and refining one [`program::TileProgram`]:
+//! lower to tiles ([`lower_graph`], per op: [`gemm`]), storage placement ([`place`]),
+//! exchange lowering ([`exchange`]), package emission ([`package`]). [`compile_function`]
+//! runs them all on one `func.func` and logs the seed's lines with the seed's fields.
+
+pub mod exchange;
+pub mod gemm;
+pub mod package;
+pub mod place;
+pub mod program;
+
+use std::collections::BTreeMap;
+
+use ipu_device::kernels::KernelCache;
+use ipu_device::numerics::{encode_bytes, Rounding};
+use ipu_device::{Precision, Target};
+use ipu_runtime::package::{BindingRole, Package};
+use melior::ir::{
+    operation::{OperationLike, OperationResult},
+    OperationRef,
+};
+use tracing::info;
+
+use crate::plan_ir;
+use crate::planner::{Graph, OpKind, Origin, ValueId};
+use gemm::{GemmGrid, GemmPrecision};
+use program::{HostBinding, HostPiece, Place, TileProgram, TileStep};
+
+/// Errors of the lowering stages.
+#[derive(Debug, thiserror::Error)]
+pub enum LowerError {
+    #[error("{op}: {detail}")]
+    Unsupported { op: String, detail: String },
+    #[error(
+        "tile {tile} needs {needed} B of {class} memory for {buffer}, {free} B free \
+         (short by {shortfall} B); largest live: {largest}"
+    )]
+    OutOfMemory {
+        tile: u32,
+        class: &'static str,
+        buffer: String,
+        needed: u64,
+        free: u64,
+        shortfall: u64,
+        largest: String,
+    },
+    #[error("buffer {buffer} has no address (run storage placement first)")]
+    Unplaced { buffer: String },
+    #[error("exchange phase {phase}: {detail}")]
+    Exchange { phase: u32, detail: String },
+    #[error("kernel {kernel}: {detail}")]
+    Kernel { kernel: String, detail: String },
+    #[error("package: {0}")]
+    Package(String),
+    #[error("{0}")]
+    Input(String),
+}
+
+/// The precision policy of GEMM inputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrecisionPolicy {
+    /// The tensors' own element types.
+    Native,
+    /// FP8 (E4M3) AMP inputs, cast on device with `fp8_scale`.
+    Fp8,
+}
+
+/// What the lowering needs besides the graph.
+#[derive(Debug, Clone)]
+pub struct LowerOptions {
+    pub target: Target,
+    pub tiles: u32,
+    pub precision: PrecisionPolicy,
+    pub fp8_scale: i32,
+}
+
+/// Lowers a graph to a tile program. `constants` holds the C-order bytes of every constant
+/// value (in its element type).
+pub fn lower_graph(
+    name: &str,
+    graph: &Graph,
+    constants: &BTreeMap<ValueId, Vec<u8>>,
+    options: &LowerOptions,
+) -> Result<TileProgram, LowerError> {
+    let mut program = TileProgram {
+        name: name.to_string(),
+        tiles: options.target.geometry.tiles.value,
+        ..TileProgram::default()
+    };
+    let tiles = options.tiles.min(program.tiles);
+    let mut arguments = 0usize;
+    let mut binding_name = |value: ValueId, graph: &Graph| match graph.values[value].origin {
+        Origin::Argument => {
+            arguments += 1;
+            format!("arg{}", arguments - 1)
+        }
+        _ => format!("const{value}"),
+    };
+    for (index, op) in graph.ops.iter().enumerate() {
+        let OpKind::Matmul {
+            transpose_lhs: false,
+            transpose_rhs: false,
+        } = op.kind
+        else {
+            return Err(LowerError::Unsupported {
+                op: op.kind.name().into(),
+                detail: format!(
+                    "op {index} is not lowered to tiles yet (only untransposed ipu.matmul)"
+                ),
+            });
+        };
+        let (a, b, c) = (op.operands[0], op.operands[1], op.results[0]);
+        let (va, vb, vc) = (&graph.values[a], &graph.values[b], &graph.values[c]);
+        if va.shape.len() != 2 || vb.shape.len() != 2 {
+            return Err(LowerError::Unsupported {
+                op: "ipu.matmul".into(),
+                detail: "batched matmuls are not lowered yet".into(),
+            });
+        }
+        let to_u32 = |d: u64| {
+            u32::try_from(d).map_err(|_| LowerError::Input(format!("dimension {d} too large")))
+        };
+        let grid = GemmGrid::new(
+            to_u32(va.shape[0])?,
+            to_u32(va.shape[1])?,
+            to_u32(vb.shape[1])?,
+            tiles,
+        )?;
+        let precision = GemmPrecision {
+            host: va.element,
+            input: match options.precision {
+                PrecisionPolicy::Fp8 => Precision::F8E4M3,
+                PrecisionPolicy::Native => va.element,
+            },
+            scale_exp: options.fp8_scale,
+        };
+        if vb.element != va.element || vc.element != precision.partials() {
+            return Err(LowerError::Unsupported {
+                op: "ipu.matmul".into(),
+                detail: format!(
+                    "element types {:?} x {:?} -> {:?}: inputs must agree and the result be {:?}",
+                    va.element,
+                    vb.element,
+                    vc.element,
+                    precision.partials()
+                ),
+            });
+        }
+        for input in [a, b] {
+            if !matches!(
+                graph.values[input].origin,
+                Origin::Argument | Origin::Constant
+            ) {
+                return Err(LowerError::Unsupported {
+                    op: "ipu.matmul".into(),
+                    detail: "operands produced by other ops are not lowered yet".into(),
+                });
+            }
+        }
+        let provenance = format!("op{index}");
+        let (a_rm, b_rm) = gemm::input_buffers(&mut program, &grid, precision, &provenance);
+        let hb = precision.host.bytes();
+        let a_pieces = (0..grid.mb)
+            .map(|i| HostPiece {
+                tile: grid.tile(i, i % grid.nb),
+                place: Place::at(a_rm, 0),
+                tensor_offset: u64::from(grid.first_row(i) * grid.k * hb),
+                bytes: grid.rows(i) * grid.k * hb,
+            })
+            .collect();
+        let b_pieces = (0..grid.nb)
+            .flat_map(|j| {
+                let grid = &grid;
+                (0..grid.k).map(move |kk| HostPiece {
+                    tile: grid.tile(j % grid.mb, j),
+                    place: Place::at(b_rm, kk * grid.cb * hb),
+                    tensor_offset: u64::from((kk * grid.n + j * grid.cb) * hb),
+                    bytes: grid.cb * hb,
+                })
+            })
+            .collect();
+        for (value, pieces) in [(a, a_pieces), (b, b_pieces)] {
+            let v = &graph.values[value];
+            let weight = v.origin == Origin::Constant;
+            let data = if weight {
+                constants.get(&value).cloned().ok_or_else(|| {
+                    LowerError::Input(format!("constant value {value} has no data"))
+                })?
+            } else {
+                Vec::new()
+            };
+            program.bindings.push(HostBinding {
+                name: binding_name(value, graph),
+                role: if weight {
+                    BindingRole::Weight
+                } else {
+                    BindingRole::Input
+                },
+                precision: v.element,
+                shape: v.shape.clone(),
+                pieces,
+                data,
+            });
+            let step = TileStep::HostWrite {
+                binding: program.bindings.len() - 1,
+            };
+            if weight {
+                program.initialize.push(step);
+            } else {
+                program.run.push(step);
+            }
+        }
+        let c_rm = gemm::lower_matmul(&mut program, &grid, precision, (a_rm, b_rm), &provenance);
+        let Some(output) = graph.outputs.iter().position(|&o| o == c) else {
+            return Err(LowerError::Unsupported {
+                op: "ipu.matmul".into(),
+                detail: "results used by other ops are not lowered yet".into(),
+            });
+        };
+        let ob = precision.partials().bytes();
+        let pieces = grid
+            .grid()
+            .flat_map(|(i, j)| {
+                let grid = &grid;
+                (0..grid.rows(i)).map(move |r| HostPiece {
+                    tile: grid.tile(i, j),
+                    place: Place::at(c_rm, r * grid.cb * ob),
+                    tensor_offset: u64::from(((grid.first_row(i) + r) * grid.n + j * grid.cb) * ob),
+                    bytes: grid.cb * ob,
+                })
+            })
+            .collect();
+        program.bindings.push(HostBinding {
+            name: format!("result{output}"),
+            role: BindingRole::Output,
+            precision: vc.element,
+            shape: vc.shape.clone(),
+            pieces,
+            data: Vec::new(),
+        });
+        program.run.push(TileStep::HostRead {
+            binding: program.bindings.len() - 1,
+        });
+        program.ops.push((provenance, "ipu.matmul".into(), 0));
+    }
+    info!(
+        logical_shards = program.logical_shards(),
+        exchange_phases = program.exchange_phases(),
+        "lowered graph for package construction"
+    );
+    Ok(program)
+}
+
+/// Places, lowers exchanges and emits the package of a tile program.
+pub fn finish(
+    mut program: TileProgram,
+    target: &Target,
+    cache: Option<&KernelCache>,
+) -> Result<Package, LowerError> {
+    let support = place::place_storage(&mut program, target)?;
+    let phases = exchange::lower_exchanges(&program, target)?;
+    let final_exchange: u64 = phases.iter().map(|p| p.cycles).sum();
+    info!(final_exchange, "costed final placed program");
+    package::build_package(&program, &support, &phases, target, cache)
+}
+
+/// Reads the C-order bytes of a splat `arith.constant` in `precision`.
+fn constant_bytes(
+    op: OperationRef,
+    elements: u64,
+    precision: Precision,
+) -> Result<Vec<u8>, LowerError> {
+    let text = op
+        .attribute("value")
+        .map_err(|_| LowerError::Input("arith.constant without value".into()))?
+        .to_string();
+    let splat = text
+        .strip_prefix("dense<")
+        .and_then(|rest| rest.split('>').next())
+        .and_then(|inner| inner.trim().parse::<f32>().ok())
+        .ok_or_else(|| LowerError::Unsupported {
+            op: "arith.constant".into(),
+            detail: format!("only splat constants are lowered yet, not {text:.60}"),
+        })?;
+    let count =
+        usize::try_from(elements).map_err(|_| LowerError::Input("constant too large".into()))?;
+    encode_bytes(
+        &vec![splat; count],
+        precision,
+        0,
+        Rounding::NearestEvenSaturating,
+    )
+    .map_err(|e| LowerError::Input(e.to_string()))
+}
+
+/// Lowers function `name` of `module` (planned or not) to a package.
+pub fn compile_function(
+    module: OperationRef,
+    name: Option<&str>,
+    options: &LowerOptions,
+    cache: Option<&KernelCache>,
+) -> Result<Package, LowerError> {
+    let table = plan_ir::functions(module);
+    let bodies = plan_ir::body_names(module);
+    let function = match name {
+        Some(name) => table.get(name).copied(),
+        None => table
+            .iter()
+            .find(|(n, _)| !bodies.contains(n))
+            .map(|(_, f)| *f),
+    }
+    .ok_or_else(|| LowerError::Input(format!("no function {}", name.unwrap_or("to lower"))))?;
+    let read =
+        plan_ir::read_function(function, &table).map_err(|e| LowerError::Input(e.message))?;
+    let mut constants = BTreeMap::new();
+    for (id, value) in read.graph.values.iter().enumerate() {
+        if value.origin == Origin::Constant {
+            let ir = read.values[id];
+            let op = OperationResult::try_from(ir)
+                .map(|result| result.owner())
+                .map_err(|_| LowerError::Input(format!("constant {id} has no defining op")))?;
+            constants.insert(id, constant_bytes(op, value.elements(), value.element)?);
+        }
+    }
+    let program = lower_graph(&read.name, &read.graph, &constants, options)?;
+    finish(program, &options.target, cache)
+}

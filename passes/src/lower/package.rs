@@ -1,0 +1,199 @@
+//! Package emission: a placed, exchange-lowered tile program becomes the runtime's
+//! [`Package`] (device image, bindings, host calls, profile plan, kernel objects).
+
+use std::collections::BTreeMap;
+
+use ipu_device::image::{
+    AddressRange, ComputeStep, DeviceImage, KernelRun, Program, Step, StreamBinding, StreamSlice,
+};
+use ipu_device::kernels::KernelCache;
+use ipu_device::Target;
+use ipu_runtime::package::{
+    Binding, BindingPiece, HostCall, KernelObject, Package, PlannedOp, ProfilePlan,
+};
+
+use tracing::info;
+
+use super::exchange::LoweredPhase;
+use super::place::SupportMemory;
+use super::program::{Arg, Place, TileProgram, TileStep};
+use super::LowerError;
+
+fn address(program: &TileProgram, place: Place) -> Result<u32, LowerError> {
+    let buffer = &program.buffers[place.buffer];
+    buffer
+        .address
+        .map(|a| a + place.offset)
+        .ok_or_else(|| LowerError::Unplaced {
+            buffer: buffer.name.clone(),
+        })
+}
+
+fn steps(
+    program: &TileProgram,
+    steps: &[TileStep],
+    phases: &BTreeMap<u32, &LoweredPhase>,
+    target: &Target,
+) -> Result<Vec<Step>, LowerError> {
+    let base = target.memory.sram_base.value;
+    let mut out = Vec::with_capacity(steps.len());
+    for step in steps {
+        out.push(match step {
+            TileStep::HostWrite { binding } => Step::HostWrite {
+                stream: program.bindings[*binding].name.clone(),
+            },
+            TileStep::HostRead { binding } => Step::HostRead {
+                stream: program.bindings[*binding].name.clone(),
+            },
+            TileStep::Compute { provenance, runs } => {
+                let mut lowered = Vec::with_capacity(runs.len());
+                for run in runs {
+                    let args = run
+                        .args
+                        .iter()
+                        .map(|arg| match *arg {
+                            Arg::Address(place) => address(program, place).map(|a| a - base),
+                            Arg::Value(value) => Ok(value),
+                        })
+                        .collect::<Result<_, _>>()?;
+                    lowered.push(KernelRun {
+                        tile: run.tile,
+                        kernel: run.kernel,
+                        args,
+                    });
+                }
+                Step::Compute(ComputeStep {
+                    provenance: provenance.clone(),
+                    runs: lowered,
+                })
+            }
+            TileStep::Exchange { phase, .. } => {
+                let lowered = phases.get(phase).ok_or_else(|| LowerError::Exchange {
+                    phase: *phase,
+                    detail: "phase was not lowered".into(),
+                })?;
+                Step::Exchange(lowered.phase.clone())
+            }
+        });
+    }
+    Ok(out)
+}
+
+/// Builds the package. With `cache`, every kernel is compiled through it (the `compiling
+/// kernel` / `kernel artifact created` lines come from the device crate) and its object is
+/// embedded; without, kernels are referenced by spec and compiled where the package loads.
+pub fn build_package(
+    program: &TileProgram,
+    support: &SupportMemory,
+    phases: &[LoweredPhase],
+    target: &Target,
+    cache: Option<&KernelCache>,
+) -> Result<Package, LowerError> {
+    let by_phase: BTreeMap<u32, &LoweredPhase> =
+        phases.iter().map(|p| (p.phase.phase, p)).collect();
+    let mut image = DeviceImage::new(target.name.clone());
+    image.kernels = program.kernels.clone();
+    let code = AddressRange::new(support.code_address, support.generated_code_bytes.max(1));
+    let mut used: Vec<u32> = program
+        .buffers
+        .iter()
+        .flat_map(|b| b.tiles.iter().copied())
+        .collect();
+    used.sort_unstable();
+    used.dedup();
+    for tile in used {
+        image.tile_mut(tile).code.push(code);
+    }
+    let mut bindings = Vec::with_capacity(program.bindings.len());
+    for binding in &program.bindings {
+        let mut slices = Vec::with_capacity(binding.pieces.len());
+        let mut pieces = Vec::with_capacity(binding.pieces.len());
+        for piece in &binding.pieces {
+            let at = address(program, piece.place)?;
+            slices.push(StreamSlice {
+                tile: piece.tile,
+                address: at,
+                bytes: piece.bytes,
+            });
+            pieces.push(BindingPiece {
+                tile: piece.tile,
+                address: at,
+                offset: piece.tensor_offset,
+                bytes: piece.bytes,
+            });
+        }
+        image.streams.push(StreamBinding {
+            name: binding.name.clone(),
+            direction: binding.role.direction(),
+            slices,
+        });
+        bindings.push(Binding {
+            name: binding.name.clone(),
+            role: binding.role,
+            stream: binding.name.clone(),
+            precision: binding.precision,
+            scale_exp: 0,
+            shape: binding.shape.clone(),
+            pieces,
+            data: binding.data.clone(),
+        });
+    }
+    let mut calls = Vec::new();
+    if !program.initialize.is_empty() {
+        image.programs.push(Program {
+            name: "initialize".into(),
+            steps: steps(program, &program.initialize, &by_phase, target)?,
+        });
+        calls.push(HostCall {
+            name: "initialize".into(),
+            command: 0,
+            program: "initialize".into(),
+        });
+    }
+    image.programs.push(Program {
+        name: "run".into(),
+        steps: steps(program, &program.run, &by_phase, target)?,
+    });
+    calls.push(HostCall {
+        name: "run".into(),
+        command: 0,
+        program: "run".into(),
+    });
+    let mut package = Package::new(program.name.clone(), image);
+    package.bindings = bindings;
+    package.calls = calls;
+    package.profile_plan = ProfilePlan {
+        programs: vec!["run".into()],
+        ops: program
+            .ops
+            .iter()
+            .map(|(provenance, op, estimated)| PlannedOp {
+                provenance: provenance.clone(),
+                op: op.clone(),
+                ideal_cycles: 0,
+                estimated_cycles: *estimated,
+            })
+            .collect(),
+    };
+    if let Some(cache) = cache {
+        for (index, spec) in program.kernels.iter().enumerate() {
+            info!(kernel = %spec.name(), "planned kernel specialization");
+            let entry = cache.ensure(spec).map_err(|e| LowerError::Kernel {
+                kernel: spec.name(),
+                detail: e.to_string(),
+            })?;
+            let object =
+                KernelObject::from_cache_entry(&entry).map_err(|e| LowerError::Kernel {
+                    kernel: spec.name(),
+                    detail: e.to_string(),
+                })?;
+            package
+                .embed_object(index, object)
+                .map_err(|e| LowerError::Package(e.to_string()))?;
+        }
+    }
+    package
+        .validate()
+        .map_err(|e| LowerError::Package(e.to_string()))?;
+    Ok(package)
+}

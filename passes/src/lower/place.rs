@@ -1,0 +1,235 @@
+//! Storage placement: package support memory first, then every buffer an address.
+//!
+//! ## Support memory
+//! Standard memory starts with what every tile needs besides planned data: the linked runtime
+//! (`RUNTIME_BYTES`), the profile counters, the tile's exchange tables (one row per send and
+//! receive of the busiest tile), the host exchange code and the generated step code (one
+//! record per step). Planned standard data starts at the next memory element boundary after
+//! that (and never below the target's support reservation), so support code and data never
+//! share an element: instruction fetch contends with exchange per element.
+//!
+//! ## Buffers
+//! A buffer holds one address on all its tiles. Buffers are placed largest first (ties: id),
+//! each at the lowest aligned address of its class's range that no placed buffer overlapping
+//! it in tiles and lifetime occupies. Element rule: a buffer of at most one memory element
+//! (16 KiB on the C600) never straddles an element boundary, so one transfer into it touches
+//! one element. Out of memory names the tile, the class, the shortfall and the largest
+//! buffers live there.
+
+use std::collections::BTreeSet;
+
+use ipu_device::{MemoryClass, Target};
+use tracing::info;
+
+use super::program::{TileProgram, TileStep};
+use super::LowerError;
+
+/// Bytes of the linked tile runtime (supervisor, vertex dispatch, sync) at the start of
+/// standard memory.
+pub const RUNTIME_BYTES: u32 = 6328;
+/// Profile counters per tile: cycle counters of the run and the last step.
+pub const PROFILE_BYTES: u32 = 32;
+/// Host exchange code per tile (stream page handlers).
+pub const HOST_CODE_BYTES: u32 = 436;
+/// Bytes of one exchange table row (address, bytes, slot, peer).
+pub const EXCHANGE_ROW_BYTES: u32 = 16;
+/// Bytes of generated code per step (a call or exchange dispatch record).
+pub const STEP_CODE_BYTES: u32 = 8;
+/// Alignment of every buffer (128-bit loads from interleaved memory).
+pub const ALIGNMENT: u32 = 16;
+
+/// The support memory of every tile (see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SupportMemory {
+    pub linked_end: u32,
+    pub profile_bytes: u32,
+    pub exchange_table_bytes: u32,
+    pub host_code_bytes: u32,
+    pub generated_code_bytes: u32,
+    pub code_address: u32,
+    /// Address ranges `[start, end)` for planned data, per class.
+    pub standard_ranges: Vec<(u32, u32)>,
+    pub interleaved_ranges: Vec<(u32, u32)>,
+}
+
+fn align_up(value: u32, to: u32) -> u32 {
+    value.div_ceil(to) * to
+}
+
+/// Sizes the support memory from the program's steps.
+pub fn support_memory(program: &TileProgram, target: &Target) -> SupportMemory {
+    let memory = &target.memory;
+    let steps: Vec<&TileStep> = program.initialize.iter().chain(&program.run).collect();
+    let mut rows = vec![0u32; program.tiles as usize];
+    for step in &steps {
+        if let TileStep::Exchange { moves, .. } = step {
+            for m in moves {
+                if let Some(r) = rows.get_mut(m.source_tile as usize) {
+                    *r += 1;
+                }
+                for &d in &m.destinations {
+                    if let Some(r) = rows.get_mut(d as usize) {
+                        *r += 1;
+                    }
+                }
+            }
+        }
+    }
+    let busiest = rows.into_iter().max().unwrap_or(0);
+    let linked_end = memory.standard_start.value + RUNTIME_BYTES;
+    let exchange_table_bytes = busiest * EXCHANGE_ROW_BYTES;
+    let generated_code_bytes = steps.len() as u32 * STEP_CODE_BYTES;
+    let code_address = align_up(
+        linked_end + PROFILE_BYTES + exchange_table_bytes + HOST_CODE_BYTES,
+        ALIGNMENT,
+    );
+    let support_end = (code_address + generated_code_bytes)
+        .max(memory.standard_start.value + memory.support_reservation.value);
+    let standard_start = align_up(support_end, memory.element_bytes.value);
+    SupportMemory {
+        linked_end,
+        profile_bytes: PROFILE_BYTES,
+        exchange_table_bytes,
+        host_code_bytes: HOST_CODE_BYTES,
+        generated_code_bytes,
+        code_address,
+        standard_ranges: vec![(standard_start, memory.standard_end.value)],
+        interleaved_ranges: vec![(
+            memory.interleaved_start.value,
+            memory
+                .interleaved_end
+                .value
+                .min(memory.loadable_limit.value),
+        )],
+    }
+}
+
+/// Places every buffer (see the module docs); logs the support memory line.
+pub fn place_storage(
+    program: &mut TileProgram,
+    target: &Target,
+) -> Result<SupportMemory, LowerError> {
+    program.compute_lifetimes();
+    let support = support_memory(program, target);
+    info!(
+        linked_end = support.linked_end,
+        profile_bytes = support.profile_bytes,
+        exchange_table_bytes = support.exchange_table_bytes,
+        host_code_bytes = support.host_code_bytes,
+        generated_code_bytes = support.generated_code_bytes,
+        code_address = support.code_address,
+        standard_ranges = ?support.standard_ranges,
+        "allocated package support memory"
+    );
+    let element = target.memory.element_bytes.value;
+    let mut order: Vec<usize> = (0..program.buffers.len()).collect();
+    order.sort_by_key(|&b| (std::cmp::Reverse(program.buffers[b].bytes), b));
+    let tile_sets: Vec<BTreeSet<u32>> = program
+        .buffers
+        .iter()
+        .map(|b| b.tiles.iter().copied().collect())
+        .collect();
+    let mut placed: Vec<usize> = Vec::new();
+    for &id in &order {
+        let buffer = &program.buffers[id];
+        let ranges = match buffer.class {
+            MemoryClass::Standard => &support.standard_ranges,
+            MemoryClass::Interleaved => &support.interleaved_ranges,
+        };
+        let conflicts: Vec<(u32, u32)> = placed
+            .iter()
+            .filter(|&&other| {
+                let o = &program.buffers[other];
+                o.class == buffer.class
+                    && o.live.0 <= buffer.live.1
+                    && buffer.live.0 <= o.live.1
+                    && !tile_sets[id].is_disjoint(&tile_sets[other])
+            })
+            .filter_map(|&other| {
+                let o = &program.buffers[other];
+                o.address.map(|a| (a, a + o.bytes))
+            })
+            .collect();
+        let fits = |start: u32| -> Option<u32> {
+            let mut at = align_up(start, ALIGNMENT);
+            if buffer.bytes <= element && at / element != (at + buffer.bytes - 1) / element {
+                at = align_up(at, element);
+            }
+            let clash = conflicts
+                .iter()
+                .any(|&(s, e)| at < e && s < at + buffer.bytes);
+            (!clash).then_some(at)
+        };
+        let mut found = None;
+        for &(start, end) in ranges {
+            let candidates = std::iter::once(start).chain(conflicts.iter().map(|&(_, e)| e));
+            let mut best: Option<u32> = None;
+            for candidate in candidates.filter(|&c| c >= start) {
+                if let Some(at) = fits(candidate) {
+                    if u64::from(at) + u64::from(buffer.bytes) <= u64::from(end)
+                        && best.is_none_or(|b| at < b)
+                    {
+                        best = Some(at);
+                    }
+                }
+            }
+            if best.is_some() {
+                found = best;
+                break;
+            }
+        }
+        let Some(address) = found else {
+            return Err(out_of_memory(program, id, ranges, &conflicts, &tile_sets));
+        };
+        program.buffers[id].address = Some(address);
+        placed.push(id);
+    }
+    Ok(support)
+}
+
+fn out_of_memory(
+    program: &TileProgram,
+    id: usize,
+    ranges: &[(u32, u32)],
+    conflicts: &[(u32, u32)],
+    tile_sets: &[BTreeSet<u32>],
+) -> LowerError {
+    let buffer = &program.buffers[id];
+    let capacity: u64 = ranges.iter().map(|&(s, e)| u64::from(e - s)).sum();
+    let used: u64 = conflicts.iter().map(|&(s, e)| u64::from(e - s)).sum();
+    let free = capacity.saturating_sub(used);
+    let tile = buffer.tiles.first().copied().unwrap_or(0);
+    let mut live: Vec<(u32, String)> = program
+        .buffers
+        .iter()
+        .enumerate()
+        .filter(|(other, o)| {
+            o.class == buffer.class
+                && o.address.is_some()
+                && tile_sets[*other].contains(&tile)
+                && o.live.0 <= buffer.live.1
+                && buffer.live.0 <= o.live.1
+        })
+        .map(|(_, o)| (o.bytes, o.name.clone()))
+        .collect();
+    live.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let largest = live
+        .iter()
+        .take(3)
+        .map(|(bytes, name)| format!("{name} ({bytes} B)"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    LowerError::OutOfMemory {
+        tile,
+        class: buffer.class.name(),
+        buffer: buffer.name.clone(),
+        needed: u64::from(buffer.bytes),
+        free,
+        shortfall: u64::from(buffer.bytes).saturating_sub(free),
+        largest: if largest.is_empty() {
+            "none".into()
+        } else {
+            largest
+        },
+    }
+}

@@ -1,0 +1,219 @@
+//! The tile-level program as plain data: what `ipu-lower-to-tiles` produces and the later
+//! lowering stages (storage placement, exchange lowering, package emission) refine.
+//!
+//! A [`TileProgram`] is one BSP program over all tiles: logical buffers (one name, one memory
+//! class and size, held by a set of tiles at one common address so a broadcast can land at the
+//! same place on every receiver), compute steps of kernel runs whose arguments name buffer
+//! bytes, exchange phases of moves between buffers, and host bindings laid over buffers.
+//! Placement fills [`Buffer::address`]; exchange lowering turns moves into slotted transfers.
+
+use ipu_device::{KernelSpec, MemoryClass, Precision};
+use ipu_runtime::package::BindingRole;
+
+/// Index of a buffer in [`TileProgram::buffers`].
+pub type BufferId = usize;
+
+/// A logical buffer: `bytes` bytes of class `class` on every tile of `tiles`, at one address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Buffer {
+    /// What it holds (`%arg0.amp_left`), for diagnostics.
+    pub name: String,
+    pub class: MemoryClass,
+    pub bytes: u32,
+    /// Tiles holding it, ascending.
+    pub tiles: Vec<u32>,
+    /// First and last step index (in the `run` program, host steps included) using it.
+    pub live: (usize, usize),
+    /// Absolute tile address, set by storage placement.
+    pub address: Option<u32>,
+}
+
+/// Bytes at `offset` inside a buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Place {
+    pub buffer: BufferId,
+    pub offset: u32,
+}
+
+impl Place {
+    pub const fn at(buffer: BufferId, offset: u32) -> Place {
+        Place { buffer, offset }
+    }
+}
+
+/// One run-time argument of a kernel run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arg {
+    /// The byte offset from the SRAM base of a place (the kernel ABI).
+    Address(Place),
+    /// A plain value (row entry index, scale exponent bits).
+    Value(u32),
+}
+
+/// One kernel call on one tile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Run {
+    pub tile: u32,
+    /// Index into [`TileProgram::kernels`].
+    pub kernel: u32,
+    pub args: Vec<Arg>,
+}
+
+/// One move of an exchange phase: `bytes` from `source` on `source_tile` to `destination`
+/// on every tile of `destinations`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Move {
+    pub source_tile: u32,
+    pub source: Place,
+    pub destinations: Vec<u32>,
+    pub destination: Place,
+    pub bytes: u32,
+}
+
+/// One BSP step of a tile program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TileStep {
+    HostWrite { binding: usize },
+    HostRead { binding: usize },
+    Compute { provenance: String, runs: Vec<Run> },
+    Exchange { phase: u32, moves: Vec<Move> },
+}
+
+/// A piece of a host binding: `bytes` bytes of the tensor from byte `tensor_offset`, at
+/// `place` on `tile`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostPiece {
+    pub tile: u32,
+    pub place: Place,
+    pub tensor_offset: u64,
+    pub bytes: u32,
+}
+
+/// A model tensor streamed through host exchange.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostBinding {
+    pub name: String,
+    pub role: BindingRole,
+    pub precision: Precision,
+    pub shape: Vec<u64>,
+    pub pieces: Vec<HostPiece>,
+    /// Weights: the initial tensor bytes (C order).
+    pub data: Vec<u8>,
+}
+
+/// The whole tile program.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TileProgram {
+    pub name: String,
+    pub tiles: u32,
+    pub buffers: Vec<Buffer>,
+    pub kernels: Vec<KernelSpec>,
+    pub bindings: Vec<HostBinding>,
+    /// Steps of the `initialize` call (weights).
+    pub initialize: Vec<TileStep>,
+    /// Steps of the `run` call.
+    pub run: Vec<TileStep>,
+    /// Provenance and estimate of each planned op, for the profile plan.
+    pub ops: Vec<(String, String, u64)>,
+}
+
+impl TileProgram {
+    /// Adds `spec` unless present; returns its index.
+    pub fn kernel(&mut self, spec: KernelSpec) -> u32 {
+        if let Some(found) = self.kernels.iter().position(|k| *k == spec) {
+            return found as u32;
+        }
+        self.kernels.push(spec);
+        (self.kernels.len() - 1) as u32
+    }
+
+    /// Adds a buffer live from step `first` (extended by later uses, [`Self::touch`]).
+    pub fn buffer(
+        &mut self,
+        name: impl Into<String>,
+        class: MemoryClass,
+        bytes: u32,
+        tiles: Vec<u32>,
+    ) -> BufferId {
+        let step = self.run.len();
+        self.buffers.push(Buffer {
+            name: name.into(),
+            class,
+            bytes,
+            tiles,
+            live: (step, step),
+            address: None,
+        });
+        self.buffers.len() - 1
+    }
+
+    /// Logical shards: (buffer, tile) pairs.
+    pub fn logical_shards(&self) -> usize {
+        self.buffers.iter().map(|b| b.tiles.len()).sum()
+    }
+
+    pub fn exchange_phases(&self) -> usize {
+        self.initialize
+            .iter()
+            .chain(&self.run)
+            .filter(|s| matches!(s, TileStep::Exchange { .. }))
+            .count()
+    }
+
+    /// Recomputes every buffer's live range from the `run` steps that use it (initialize
+    /// steps count as step 0: weights stay live from the start).
+    pub fn compute_lifetimes(&mut self) {
+        let mut live: Vec<Option<(usize, usize)>> = vec![None; self.buffers.len()];
+        let mut mark = |buffer: BufferId, step: usize| {
+            let entry = &mut live[buffer];
+            *entry = Some(match *entry {
+                None => (step, step),
+                Some((a, b)) => (a.min(step), b.max(step)),
+            });
+        };
+        let visit =
+            |steps: &[TileStep], base: Option<usize>, mark: &mut dyn FnMut(usize, usize)| {
+                for (index, step) in steps.iter().enumerate() {
+                    let at = base.unwrap_or(index);
+                    match step {
+                        TileStep::HostWrite { binding } | TileStep::HostRead { binding } => {
+                            for piece in &self.bindings[*binding].pieces {
+                                mark(piece.place.buffer, at);
+                            }
+                        }
+                        TileStep::Compute { runs, .. } => {
+                            for run in runs {
+                                for arg in &run.args {
+                                    if let Arg::Address(place) = arg {
+                                        mark(place.buffer, at);
+                                    }
+                                }
+                            }
+                        }
+                        TileStep::Exchange { moves, .. } => {
+                            for m in moves {
+                                mark(m.source.buffer, at);
+                                mark(m.destination.buffer, at);
+                            }
+                        }
+                    }
+                }
+            };
+        visit(&self.initialize, Some(0), &mut mark);
+        visit(&self.run, None, &mut mark);
+        for (buffer, range) in self.buffers.iter_mut().zip(live) {
+            buffer.live = range.unwrap_or((0, 0));
+        }
+        // Weights written by `initialize` must survive every run.
+        let weights: Vec<BufferId> = self
+            .bindings
+            .iter()
+            .filter(|b| b.role == BindingRole::Weight)
+            .flat_map(|b| b.pieces.iter().map(|p| p.place.buffer))
+            .collect();
+        let end = self.run.len();
+        for buffer in weights {
+            self.buffers[buffer].live = (0, end);
+        }
+    }
+}

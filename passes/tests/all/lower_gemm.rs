@@ -1,0 +1,184 @@
+//! End to end: `ipu` GEMMs lowered to packages (`ipu_passes::lower`), run on the simulator
+//! through the runtime's session with the real compiled kernels, checked against the f64
+//! host product of the same (device-rounded) inputs.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use ipu_device::kernels::{KernelCache, KernelLibrary};
+use ipu_device::numerics::{decode_bytes, encode_bytes, Rounding};
+use ipu_device::{Precision, Target};
+use ipu_passes::lower::gemm::GemmGrid;
+use ipu_passes::lower::{compile_function, LowerOptions, PrecisionPolicy};
+use ipu_runtime::npy::Tensor;
+use ipu_runtime::session::{run_package, SessionOptions};
+use melior::ir::{operation::OperationLike, Module};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// Values of `precision` (after encoding at `scale`) of `values`.
+fn rounded(values: &[f32], precision: Precision, scale: i32) -> Vec<f32> {
+    let bytes =
+        encode_bytes(values, precision, scale, Rounding::NearestEvenSaturating).expect("encode");
+    decode_bytes(&bytes, precision, scale).expect("decode")
+}
+
+struct Case {
+    m: usize,
+    k: usize,
+    n: usize,
+    tiles: u32,
+    precision: PrecisionPolicy,
+    /// The weight as a splat constant instead of an argument.
+    splat_weight: Option<f32>,
+}
+
+fn run_case(case: &Case) -> f64 {
+    let Case { m, k, n, .. } = *case;
+    let (weight_arg, weight_def) = match case.splat_weight {
+        Some(v) => (
+            String::new(),
+            format!("%w = arith.constant dense<{v:?}> : tensor<{k}x{n}xf16>\n"),
+        ),
+        None => (format!(", %w: tensor<{k}x{n}xf16>"), String::new()),
+    };
+    let source = format!(
+        "func.func @gemm(%x: tensor<{m}x{k}xf16>{weight_arg}) -> tensor<{m}x{n}xf16> {{\n\
+         {weight_def}\
+         %y = \"ipu.matmul\"(%x, %w) : (tensor<{m}x{k}xf16>, tensor<{k}x{n}xf16>) -> tensor<{m}x{n}xf16>\n\
+         return %y : tensor<{m}x{n}xf16>\n}}\n"
+    );
+    let context = ipu_dialects::context::create_context(false).expect("context");
+    let module = Module::parse(&context, &source).expect("parse");
+    assert!(module.as_operation().verify());
+    let options = LowerOptions {
+        target: Target::c600(),
+        tiles: case.tiles,
+        precision: case.precision,
+        fp8_scale: 0,
+    };
+    let cache = KernelCache::from_env().expect("kernel cache");
+    let package =
+        compile_function(module.as_operation(), None, &options, Some(&cache)).expect("lowering");
+    // Round trip through the file format, as `ipu run` would read it.
+    let bytes = package.to_bytes().expect("encode package");
+    let package = ipu_runtime::package::Package::from_bytes(&bytes).expect("decode package");
+
+    let mut rng = ChaCha8Rng::seed_from_u64(0x9e44 + (m * k * n) as u64);
+    let mut values = |count: usize| -> Vec<f32> {
+        rounded(
+            &(0..count)
+                .map(|_| rng.random_range(-1.0f32..1.0))
+                .collect::<Vec<_>>(),
+            Precision::F16,
+            0,
+        )
+    };
+    let x = values(m * k);
+    let w = match case.splat_weight {
+        Some(v) => vec![v; k * n],
+        None => values(k * n),
+    };
+    let mut inputs = BTreeMap::new();
+    inputs.insert(
+        "arg0".to_string(),
+        Tensor {
+            shape: vec![m as u64, k as u64],
+            data: x.clone(),
+        },
+    );
+    if case.splat_weight.is_none() {
+        inputs.insert(
+            "arg1".to_string(),
+            Tensor {
+                shape: vec![k as u64, n as u64],
+                data: w.clone(),
+            },
+        );
+    }
+    let lock_dir =
+        std::env::temp_dir().join(format!("ipu-lower-gemm-{}-{m}x{k}x{n}", std::process::id()));
+    std::fs::create_dir_all(&lock_dir).expect("lock dir");
+    let runner = Arc::new(KernelLibrary::new(cache));
+    let outcome = run_package(package, &SessionOptions::new(&lock_dir), runner, &inputs)
+        .expect("run on the simulator");
+    let _ = std::fs::remove_dir_all(&lock_dir);
+    let y = &outcome.outputs["result0"];
+    assert_eq!(y.shape, vec![m as u64, n as u64]);
+
+    let (xq, wq) = match case.precision {
+        PrecisionPolicy::Fp8 => (
+            rounded(&x, Precision::F8E4M3, 0),
+            rounded(&w, Precision::F8E4M3, 0),
+        ),
+        PrecisionPolicy::Native => (x, w),
+    };
+    let kb = GemmGrid::new(m as u32, k as u32, n as u32, case.tiles)
+        .expect("grid")
+        .kb as usize;
+    let mut worst = 0.0f64;
+    for r in 0..m {
+        for c in 0..n {
+            // One F16 rounding of the running partial per K block, f32 sums inside: half an
+            // F16 ulp of each block's partial plus f32 rounding of the block's terms.
+            let (mut sum, mut magnitude, mut bound) = (0.0f64, 0.0f64, 1e-6f64);
+            for kk in 0..k {
+                let p = f64::from(xq[r * k + kk]) * f64::from(wq[kk * n + c]);
+                sum += p;
+                magnitude += p.abs();
+                if (kk + 1) % kb == 0 || kk + 1 == k {
+                    bound += sum.abs() * 2f64.powi(-11) + magnitude * 2f64.powi(-22);
+                    magnitude = 0.0;
+                }
+            }
+            let got = f64::from(y.data[r * n + c]);
+            let error = (got - sum).abs();
+            assert!(
+                error <= bound,
+                "C[{r}, {c}] = {got}, host {sum}, error {error:.3e} > {bound:.3e}"
+            );
+            worst = worst.max(error);
+        }
+    }
+    worst
+}
+
+/// The seed's shape class: FP8 on 64 tiles, rows that need padding (250 rows in 8 row blocks
+/// of 32: the last one has 26 real rows), inputs cast to FP8 on the device.
+#[test]
+fn fp8_gemm_64_tiles_padded_rows() {
+    run_case(&Case {
+        m: 250,
+        k: 256,
+        n: 512,
+        tiles: 64,
+        precision: PrecisionPolicy::Fp8,
+        splat_weight: None,
+    });
+}
+
+/// FP16 on the whole C600 (1472 tiles), K split into two K blocks (k * c limit).
+#[test]
+fn f16_gemm_1472_tiles() {
+    run_case(&Case {
+        m: 300,
+        k: 1040,
+        n: 1024,
+        tiles: 1472,
+        precision: PrecisionPolicy::Native,
+        splat_weight: None,
+    });
+}
+
+/// A splat constant weight becomes a package weight streamed by `initialize`.
+#[test]
+fn f16_gemm_with_constant_weight() {
+    run_case(&Case {
+        m: 64,
+        k: 64,
+        n: 128,
+        tiles: 16,
+        precision: PrecisionPolicy::Native,
+        splat_weight: Some(0.5),
+    });
+}

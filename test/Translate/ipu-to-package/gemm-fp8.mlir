@@ -1,0 +1,17 @@
+// The seed's GEMM class: FP8 on 64 tiles, 250 rows in row blocks of 32 (the last padded from
+// 26), lowered to tiles, placed, exchange-lowered and written as a package.
+// RUN: env RUST_LOG=info ipu-translate --ipu-to-package %s -o %t.ipuexe --tiles=64 --precision=fp8 2>&1 | FileCheck %s
+
+// CHECK: lowered graph for package construction logical_shards={{[0-9]+}} exchange_phases=1
+// CHECK: allocated package support memory linked_end=317624 profile_bytes=32 exchange_table_bytes={{[0-9]+}} host_code_bytes=436 generated_code_bytes={{[0-9]+}} code_address={{[0-9]+}} standard_ranges=[({{[0-9]+}}, 524288)]
+// CHECK: costed final placed program final_exchange={{[0-9]+}}
+// CHECK-DAG: planned kernel specialization kernel=gemm_f8_interleaved_k256_c64_r32
+// CHECK-DAG: planned kernel specialization kernel=rearrange_amp_left_f8_o0_r26_p32_c256_p256
+// CHECK-DAG: planned kernel specialization kernel=cast_f16_f8_n6656
+// CHECK: writing application package tiles=1472
+// CHECK: application package written
+
+func.func @gemm(%x: tensor<250x256xf16>, %w: tensor<256x512xf16>) -> tensor<250x512xf16> {
+  %y = "ipu.matmul"(%x, %w) : (tensor<250x256xf16>, tensor<256x512xf16>) -> tensor<250x512xf16>
+  return %y : tensor<250x512xf16>
+}
