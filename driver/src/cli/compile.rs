@@ -52,14 +52,58 @@ pub fn compile(input: &Path, options: &CompileOptions) -> Result<Package, Failur
             input.display()
         )));
     }
-    // The pipeline is registered; the step from its output to a package is the package
-    // translation (`ipu-translate --ipu-to-package`), which lands with it.
-    Err(Failure::input(anyhow!(
-        "cannot compile '{}': '{}' is registered but this `ipu` has no package translation \
-         to call after it",
-        input.display(),
-        pipeline_text(options)
-    )))
+    lower(input, options)
+}
+
+/// Parses and verifies the module, lowers its entry function to tiles and builds the
+/// package (`ipu_passes::lower::compile_function`, the translation `ipu-translate
+/// --ipu-to-package` runs), embedding compiled kernel objects from the kernel cache.
+fn lower(input: &Path, options: &CompileOptions) -> Result<Package, Failure> {
+    use ipu_passes::lower::{compile_function, LowerOptions, PrecisionPolicy};
+    use melior::ir::{operation::OperationLike, Module};
+
+    let source = std::fs::read_to_string(input).map_err(|e| {
+        Failure::input(anyhow!(e).context(format!("reading '{}'", input.display())))
+    })?;
+    let context = ipu_dialects::context::create_context(false).map_err(Failure::failed)?;
+    let Some(module) = Module::parse(&context, &source) else {
+        return Err(Failure::input(anyhow!(
+            "'{}': the module does not parse",
+            input.display()
+        )));
+    };
+    if !module.as_operation().verify() {
+        return Err(Failure::input(anyhow!(
+            "'{}': the module does not verify",
+            input.display()
+        )));
+    }
+    let target = ipu_device::Target::c600();
+    let precision = match options.precision.as_deref() {
+        None | Some("native") => PrecisionPolicy::Native,
+        Some("fp8") => PrecisionPolicy::Fp8,
+        Some(other) => {
+            return Err(Failure::input(anyhow!(
+                "--precision '{other}': expected native or fp8"
+            )))
+        }
+    };
+    let lower_options = LowerOptions {
+        tiles: options.tiles.unwrap_or(target.geometry.tiles.value),
+        target,
+        precision,
+        fp8_scale: 0,
+    };
+    let cache = ipu_device::kernels::KernelCache::from_env()
+        .map_err(|e| Failure::failed(anyhow!(e).context("opening the kernel cache")))?;
+    // A model the lowering cannot handle ran the compiler and failed: a failed run (exit 1).
+    compile_function(module.as_operation(), None, &lower_options, Some(&cache)).map_err(|e| {
+        Failure::failed(anyhow!(e).context(format!(
+            "compiling '{}' ({})",
+            input.display(),
+            pipeline_text(options)
+        )))
+    })
 }
 
 /// `ipu compile model.mlir -o model.ipuexe`.
