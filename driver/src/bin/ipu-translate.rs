@@ -42,7 +42,7 @@ struct Args {
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    ipu_driver::logging::init_with_default(&args.log_format, "info");
+    ipu_driver::logging::init(&args.log_format);
     if !args.ipu_to_package {
         bail!("no translation selected (use --ipu-to-package)");
     }
