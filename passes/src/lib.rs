@@ -3,6 +3,7 @@
 
 pub mod annotate_flops;
 pub mod canonicalize;
+pub mod convert;
 pub mod eqsat;
 pub mod exchange;
 pub mod lower;
@@ -23,6 +24,7 @@ pub use registry::Registry;
 pub fn register_builtin(registry: &mut Registry) {
     registry.register::<annotate_flops::AnnotateFlops>();
     registry.register::<canonicalize::Canonicalize>();
+    convert::register(registry);
     registry.register::<eqsat::Eqsat>();
     registry.register::<lower_mid::LowerMid>();
     registry.register::<select_finalist::SelectFinalist>();

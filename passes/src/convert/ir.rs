@@ -1,0 +1,149 @@
+//! Small read-only queries on MLIR values and constants shared by the import passes.
+
+use ipu_dialects::{ipu::op_name, tensor::ElementType};
+use melior::ir::{
+    attribute::AttributeLike,
+    operation::{OperationLike, OperationResult},
+    r#type::{DimSize, RankedTensorType, ShapedTypeLike, TypeLike},
+    Attribute, OperationRef, Type, Value, ValueLike,
+};
+
+/// A stable identity for a value within one pass run (its address).
+pub fn key(value: Value) -> usize {
+    value.to_raw().ptr as usize
+}
+
+/// The op that defines `value`, if it is an op result.
+pub fn producer<'c, 'a>(value: Value<'c, 'a>) -> Option<OperationRef<'c, 'a>> {
+    OperationResult::try_from(value)
+        .ok()
+        .map(|result| result.owner())
+}
+
+/// The op that defines `value` if it is named `name`.
+pub fn produced_by<'c, 'a>(value: Value<'c, 'a>, name: &str) -> Option<OperationRef<'c, 'a>> {
+    producer(value).filter(|op| op_name(op) == name)
+}
+
+pub fn has_uses(value: Value) -> bool {
+    // SAFETY: the value is live; a null first use means no uses.
+    !unsafe { mlir_sys::mlirValueGetFirstUse(value.to_raw()) }
+        .ptr
+        .is_null()
+}
+
+/// The ops using `value`, once per use.
+pub fn users<'c, 'a>(value: Value<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
+    let mut users = Vec::new();
+    // SAFETY: the value is live; the use list is walked until its null end, and each owner is a
+    // live op of the same IR.
+    unsafe {
+        let mut operand = mlir_sys::mlirValueGetFirstUse(value.to_raw());
+        while !operand.ptr.is_null() {
+            users.push(OperationRef::from_raw(mlir_sys::mlirOpOperandGetOwner(
+                operand,
+            )));
+            operand = mlir_sys::mlirOpOperandGetNextUse(operand);
+        }
+    }
+    users
+}
+
+/// The static shape of a ranked tensor type.
+pub fn shape_of(r#type: Type) -> Option<Vec<i64>> {
+    let tensor = RankedTensorType::try_from(r#type).ok()?;
+    (0..tensor.rank())
+        .map(|axis| match tensor.dim_size(axis).ok()? {
+            DimSize::Static(size) => i64::try_from(size).ok(),
+            DimSize::Dynamic => None,
+        })
+        .collect()
+}
+
+/// Checks that `value` is a statically shaped tensor of an element type ipu computes in.
+pub fn check_ipu_tensor(value: Value, role: &str) -> Result<(), String> {
+    let r#type = value.r#type();
+    let tensor = RankedTensorType::try_from(r#type)
+        .map_err(|_| format!("{role} has type {type}, not a ranked tensor"))?;
+    if !tensor.has_static_shape() {
+        return Err(format!(
+            "{role} type {type} has a dynamic shape; ipu needs static shapes"
+        ));
+    }
+    if ElementType::from_type(tensor.element()).is_none() {
+        return Err(format!(
+            "{role} element type {} is not one of ipu's (f32, f16, f8E4M3FNUZ, f8E5M2FNUZ)",
+            tensor.element()
+        ));
+    }
+    Ok(())
+}
+
+/// A dense constant: the attribute of a `tosa.const` / `arith.constant`.
+#[derive(Clone, Copy)]
+pub struct DenseConstant<'c> {
+    pub attribute: Attribute<'c>,
+}
+
+impl<'c> DenseConstant<'c> {
+    /// The constant `value` holds, if it is produced by `tosa.const` or `arith.constant` with a
+    /// dense elements attribute.
+    pub fn of(value: Value<'c, '_>) -> Option<Self> {
+        let op = producer(value)?;
+        let attribute = match op_name(&op).as_str() {
+            "tosa.const" => op.attribute("values").ok()?,
+            "arith.constant" => op.attribute("value").ok()?,
+            _ => return None,
+        };
+        // SAFETY: `attribute` is live; the predicate only compares its TypeID.
+        unsafe { mlir_sys::mlirAttributeIsADenseElements(attribute.to_raw()) }
+            .then_some(DenseConstant { attribute })
+    }
+
+    /// The splat value, for a float or integer splat.
+    pub fn splat(&self) -> Option<f64> {
+        let raw = self.attribute.to_raw();
+        // SAFETY: `raw` is a dense elements attribute; the splat element is read only for a
+        // splat, and only as a float when it is a float attribute.
+        unsafe {
+            if !mlir_sys::mlirDenseElementsAttrIsSplat(raw) {
+                return None;
+            }
+            let element = mlir_sys::mlirDenseElementsAttrGetSplatValue(raw);
+            if mlir_sys::mlirAttributeIsAFloat(element) {
+                Some(mlir_sys::mlirFloatAttrGetValueDouble(element))
+            } else if mlir_sys::mlirAttributeIsAInteger(element) {
+                Some(mlir_sys::mlirIntegerAttrGetValueInt(element) as f64)
+            } else {
+                None
+            }
+        }
+    }
+
+    /// The same elements with the shape of `r#type` (same element count).
+    pub fn reshaped(&self, r#type: Type<'c>) -> DenseConstant<'c> {
+        // SAFETY: `attribute` is a dense elements attribute and `r#type` a shaped type with the
+        // same number of elements (checked by the callers).
+        let raw = unsafe {
+            mlir_sys::mlirDenseElementsAttrReshapeGet(self.attribute.to_raw(), r#type.to_raw())
+        };
+        DenseConstant {
+            attribute: unsafe { Attribute::from_raw(raw) },
+        }
+    }
+
+    pub fn r#type(&self) -> Type<'c> {
+        self.attribute.r#type()
+    }
+}
+
+/// The splat float value of `value`, if it is a splat constant.
+pub fn splat_of(value: Value) -> Option<f64> {
+    DenseConstant::of(value)?.splat()
+}
+
+/// Whether `actual` matches `expected` to within the precision a frontend might have written it
+/// in (f16 constants carry ~3 decimal digits).
+pub fn close(actual: f64, expected: f64) -> bool {
+    (actual - expected).abs() <= 2e-3 * expected.abs().max(1e-30)
+}

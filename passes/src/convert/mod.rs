@@ -1,0 +1,299 @@
+//! Import of upstream models into `ipu` ops: `convert-tosa-to-ipu` ([`tosa`]) and
+//! `convert-linalg-to-ipu` ([`linalg`]).
+//!
+//! Both passes work in two phases so that a failure leaves the IR untouched: first every op of
+//! the source dialect is classified (a direct conversion, part of a recognized decomposition, or
+//! an error naming the op and why), then, only if nothing failed, the [`Rewrite`]s are applied
+//! in program order and the replaced ops erased.
+
+pub mod ir;
+pub mod linalg;
+pub mod tosa;
+mod tosa_patterns;
+
+use std::collections::BTreeMap;
+
+use ipu_dialects::ipu::{AddOp, GeluOp, LayerNormOp, MatmulOp, RearrangeOp, SoftmaxOp};
+use melior::{
+    ir::{
+        attribute::AttributeLike, block::BlockLike, operation::OperationBuilder,
+        operation::OperationLike, r#type::TypeLike, Attribute, Identifier, OperationRef, Type,
+        Value, ValueLike,
+    },
+    Context,
+};
+
+use self::ir::{key, DenseConstant};
+
+/// Why an op cannot be converted: reported as `'<op>' op cannot be converted to ipu: <reason>`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("cannot be converted to ipu: {0}")]
+pub struct Unconvertible(pub String);
+
+/// What replaces the root op of a [`Rewrite`].
+#[derive(Clone)]
+pub enum Replacement<'c, 'a> {
+    /// `ipu.matmul(lhs, rhs)`, plus `ipu.add` of `addend` when the source accumulated into it.
+    Matmul {
+        lhs: Value<'c, 'a>,
+        rhs: Value<'c, 'a>,
+        addend: Option<Addend<'c, 'a>>,
+    },
+    Add {
+        lhs: Value<'c, 'a>,
+        rhs: Value<'c, 'a>,
+    },
+    /// `ipu.rearrange` with an axis permutation.
+    Transpose {
+        input: Value<'c, 'a>,
+        permutation: Vec<i64>,
+    },
+    Gelu {
+        input: Value<'c, 'a>,
+        tanh: bool,
+    },
+    Softmax {
+        input: Value<'c, 'a>,
+    },
+    LayerNorm {
+        input: Value<'c, 'a>,
+        gamma: DenseConstant<'c>,
+        beta: DenseConstant<'c>,
+        epsilon: f64,
+    },
+    /// `arith.constant` holding `value` (from `tosa.const`, or a constant folded by an import).
+    Constant {
+        value: Attribute<'c>,
+    },
+    /// An upstream `tensor.reshape` (ipu has no reshape op: shape changes of activations stay
+    /// upstream metadata ops).
+    Reshape {
+        input: Value<'c, 'a>,
+    },
+    /// The root's result is `value` itself (an identity, e.g. a transpose with the identity
+    /// permutation).
+    Forward {
+        value: Value<'c, 'a>,
+    },
+}
+
+/// A second matmul operand that is added to the product.
+#[derive(Clone)]
+pub enum Addend<'c, 'a> {
+    Value(Value<'c, 'a>),
+    /// A splat of this number in the result type (a non-zero `linalg.fill` init).
+    Splat(f64),
+}
+
+/// One planned rewrite: `root`'s single result is replaced by `replacement`; `root` and
+/// `interior` (ops whose results are used only inside the recognized pattern) are erased.
+pub struct Rewrite<'c, 'a> {
+    pub root: OperationRef<'c, 'a>,
+    pub interior: Vec<OperationRef<'c, 'a>>,
+    pub replacement: Replacement<'c, 'a>,
+    /// Statistic name (`matmul`, `softmax`, ...).
+    pub kind: &'static str,
+}
+
+/// The checked plan of a conversion: the rewrites, and ops erased once they have no uses
+/// (shape constants, zero points, destination tensors).
+#[derive(Default)]
+pub struct Plan<'c, 'a> {
+    pub rewrites: Vec<Rewrite<'c, 'a>>,
+    pub erase_if_unused: Vec<OperationRef<'c, 'a>>,
+}
+
+/// Applies `plan`: builds each replacement before its root (in program order, so every input is
+/// already final), redirects the root's uses, then erases the replaced ops, users first.
+/// Returns the count of rewrites per kind.
+pub fn apply<'c, 'a>(
+    context: &'c Context,
+    plan: Plan<'c, 'a>,
+) -> Result<BTreeMap<&'static str, u64>, String> {
+    let mut replaced: BTreeMap<usize, Value<'c, 'a>> = BTreeMap::new();
+    let mut counts = BTreeMap::new();
+    let mut erase: Vec<OperationRef<'c, 'a>> = Vec::new();
+    for rewrite in &plan.rewrites {
+        let remap = |value: Value<'c, 'a>| replaced.get(&key(value)).copied().unwrap_or(value);
+        let root = rewrite.root;
+        let block = root
+            .block()
+            .ok_or("internal: a converted op is not in a block")?;
+        let result = root.result(0).map_err(|error| error.to_string())?;
+        let result_type = result.r#type();
+        let location = root.location();
+        let insert = |op| -> Result<Value<'c, 'a>, String> {
+            let inserted = block.insert_operation_before(root, op);
+            Ok(inserted
+                .result(0)
+                .map_err(|error| error.to_string())?
+                .into())
+        };
+        let value = match &rewrite.replacement {
+            Replacement::Matmul { lhs, rhs, addend } => {
+                let product = insert(MatmulOp::build(
+                    context,
+                    location,
+                    remap(*lhs),
+                    remap(*rhs),
+                    result_type,
+                    false,
+                    false,
+                ))?;
+                match addend {
+                    None => product,
+                    Some(addend) => {
+                        let addend = match addend {
+                            Addend::Value(value) => remap(*value),
+                            Addend::Splat(number) => {
+                                insert(constant(context, location, splat(result_type, *number)?))?
+                            }
+                        };
+                        insert(AddOp::build(location, product, addend, result_type))?
+                    }
+                }
+            }
+            Replacement::Add { lhs, rhs } => insert(AddOp::build(
+                location,
+                remap(*lhs),
+                remap(*rhs),
+                result_type,
+            ))?,
+            Replacement::Transpose { input, permutation } => insert(RearrangeOp::build(
+                context,
+                location,
+                remap(*input),
+                result_type,
+                Some(permutation),
+            ))?,
+            Replacement::Gelu { input, tanh } => insert(GeluOp::build(
+                context,
+                location,
+                remap(*input),
+                result_type,
+                *tanh,
+            ))?,
+            Replacement::Softmax { input } => {
+                insert(SoftmaxOp::build(location, remap(*input), result_type))?
+            }
+            Replacement::LayerNorm {
+                input,
+                gamma,
+                beta,
+                epsilon,
+            } => {
+                let gamma = insert(constant(context, location, gamma.attribute))?;
+                let beta = insert(constant(context, location, beta.attribute))?;
+                insert(LayerNormOp::build(
+                    context,
+                    location,
+                    remap(*input),
+                    gamma,
+                    beta,
+                    result_type,
+                    *epsilon,
+                ))?
+            }
+            Replacement::Constant { value } => insert(constant(context, location, *value))?,
+            Replacement::Reshape { input } => {
+                let shape =
+                    ir::shape_of(result_type).ok_or("internal: reshape to an unranked tensor")?;
+                let text = format!(
+                    "dense<[{}]> : tensor<{}xindex>",
+                    shape
+                        .iter()
+                        .map(i64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    shape.len()
+                );
+                let shape_attribute =
+                    Attribute::parse(context, &text).ok_or("internal: reshape shape constant")?;
+                let shape_value = insert(constant(context, location, shape_attribute))?;
+                insert(
+                    OperationBuilder::new("tensor.reshape", location)
+                        .add_operands(&[remap(*input), shape_value])
+                        .add_results(&[result_type])
+                        .build()
+                        .map_err(|error| error.to_string())?,
+                )?
+            }
+            Replacement::Forward { value } => remap(*value),
+        };
+        // SAFETY: both values are live and of the same type; the root is erased below, after
+        // every rewrite has been built.
+        unsafe { mlir_sys::mlirValueReplaceAllUsesOfWith(result.to_raw(), value.to_raw()) };
+        replaced.insert(key(result.into()), value);
+        if let (Replacement::Constant { .. }, Some(created)) =
+            (&rewrite.replacement, ir::producer(value))
+        {
+            // A weight whose only users were ops of a recognized pattern ends up unused.
+            erase.push(created);
+        }
+        erase.push(root);
+        erase.extend(rewrite.interior.iter().copied());
+        *counts.entry(rewrite.kind).or_insert(0) += 1;
+    }
+    erase.extend(plan.erase_if_unused.iter().copied());
+    erase_users_first(erase);
+    Ok(counts)
+}
+
+/// Erases `ops` that no longer have uses, repeating while erasing one frees another (a pattern's
+/// interior ops use each other in any order).
+fn erase_users_first(mut ops: Vec<OperationRef>) {
+    let mut seen = std::collections::BTreeSet::new();
+    ops.retain(|op| seen.insert(op.to_raw().ptr as usize));
+    loop {
+        let before = ops.len();
+        ops.retain(|op| {
+            if op.results().any(|result| ir::has_uses(result.into())) {
+                return true;
+            }
+            // SAFETY: the op has no uses left and is not referenced by any later step.
+            unsafe {
+                mlir_sys::mlirOperationRemoveFromParent(op.to_raw());
+                mlir_sys::mlirOperationDestroy(op.to_raw());
+            }
+            false
+        });
+        if ops.len() == before {
+            break;
+        }
+    }
+}
+
+fn constant<'c>(
+    context: &'c Context,
+    location: melior::ir::Location<'c>,
+    value: Attribute<'c>,
+) -> melior::ir::Operation<'c> {
+    OperationBuilder::new("arith.constant", location)
+        .add_attributes(&[(Identifier::new(context, "value"), value)])
+        .add_results(&[value_type(value)])
+        .build()
+        .expect("arith.constant with a typed attribute always builds")
+}
+
+fn value_type(attribute: Attribute) -> Type {
+    // SAFETY: every attribute we build a constant from is a typed (dense elements) attribute.
+    unsafe { Type::from_raw(mlir_sys::mlirAttributeGetType(attribute.to_raw())) }
+}
+
+/// A dense splat of `number` with `r#type` (a float tensor type).
+fn splat(r#type: Type, number: f64) -> Result<Attribute, String> {
+    let context = r#type.context();
+    // SAFETY: the context outlives the pass run.
+    let context: &Context = unsafe { context.to_ref() };
+    Attribute::parse(
+        context,
+        &format!("dense<{number:.17e}> : {type}", type = r#type),
+    )
+    .ok_or_else(|| format!("internal: cannot build a splat of {number} : {}", r#type))
+}
+
+/// Registers `convert-tosa-to-ipu` and `convert-linalg-to-ipu`.
+pub fn register(registry: &mut crate::Registry) {
+    registry.register::<tosa::ConvertTosaToIpu>();
+    registry.register::<linalg::ConvertLinalgToIpu>();
+}
