@@ -262,8 +262,31 @@ pub fn finish(
     let support = place::place_storage(&mut program, target)?;
     let phases = exchange::lower_exchanges(&program, target)?;
     let final_exchange: u64 = phases.iter().map(|p| p.cycles).sum();
-    info!(final_exchange, "costed final placed program");
+    let final_cycles = final_exchange + compute_cycles(&program, target);
+    info!(final_cycles, final_exchange, "costed final placed program");
     package::build_package(&program, &support, &phases, target, cache)
+}
+
+/// Modelled compute cycles of the `run` program: per compute step, the busiest tile's sum of
+/// its kernels' cycles (`ipu_device::cost`, the simulator's own table).
+fn compute_cycles(program: &TileProgram, target: &Target) -> u64 {
+    program
+        .run
+        .iter()
+        .map(|step| match step {
+            TileStep::Compute { runs, .. } => {
+                let mut per_tile: BTreeMap<u32, u64> = BTreeMap::new();
+                for run in runs {
+                    if let Some(spec) = program.kernels.get(run.kernel as usize) {
+                        *per_tile.entry(run.tile).or_default() +=
+                            ipu_device::cost::kernel_cycles(spec, target);
+                    }
+                }
+                per_tile.into_values().max().unwrap_or(0)
+            }
+            _ => 0,
+        })
+        .sum()
 }
 
 /// Reads the C-order bytes of a splat `arith.constant` in `precision`.

@@ -4,7 +4,7 @@
 
 // CHECK: lowered graph for package construction logical_shards={{[0-9]+}} exchange_phases=1
 // CHECK: allocated package support memory linked_end=317624 profile_bytes=32 exchange_table_bytes={{[0-9]+}} host_code_bytes=436 generated_code_bytes={{[0-9]+}} code_address={{[0-9]+}} standard_ranges=[({{[0-9]+}}, 524288)]
-// CHECK: costed final placed program final_exchange={{[0-9]+}}
+// CHECK: costed final placed program final_cycles={{[0-9]+}} final_exchange={{[0-9]+}}
 // CHECK-DAG: planned kernel specialization kernel=gemm_f8_interleaved_k256_c64_r32
 // CHECK-DAG: planned kernel specialization kernel=rearrange_amp_left_f8_o0_r26_p32_c256_p256
 // CHECK-DAG: planned kernel specialization kernel=cast_f16_f8_n6656
