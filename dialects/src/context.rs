@@ -37,7 +37,11 @@ pub fn load_dialects(context: &Context) -> Result<(), ContextError> {
     load_irdl_source(context, IRDL_IPU, "ipu")
 }
 
-fn load_irdl_source(context: &Context, source: &str, dialect: &'static str) -> Result<(), ContextError> {
+fn load_irdl_source(
+    context: &Context,
+    source: &str,
+    dialect: &'static str,
+) -> Result<(), ContextError> {
     let module = Module::parse(context, source).ok_or(ContextError::IrdlParse { dialect })?;
     if melior::utility::load_irdl_dialects(&module) {
         Ok(())
@@ -48,8 +52,10 @@ fn load_irdl_source(context: &Context, source: &str, dialect: &'static str) -> R
 
 /// Loads an extra IRDL file given by the user (`ipu-opt --irdl-file=`).
 pub fn load_irdl_file(context: &Context, path: &str) -> Result<(), ContextError> {
-    let source = std::fs::read_to_string(path)
-        .map_err(|error| ContextError::IrdlFile { path: path.to_string(), detail: error.to_string() })?;
+    let source = std::fs::read_to_string(path).map_err(|error| ContextError::IrdlFile {
+        path: path.to_string(),
+        detail: error.to_string(),
+    })?;
     let module = Module::parse(context, &source).ok_or_else(|| ContextError::IrdlFile {
         path: path.to_string(),
         detail: "not a valid IRDL module (see the diagnostics above)".to_string(),
@@ -57,7 +63,10 @@ pub fn load_irdl_file(context: &Context, path: &str) -> Result<(), ContextError>
     if melior::utility::load_irdl_dialects(&module) {
         Ok(())
     } else {
-        Err(ContextError::IrdlFile { path: path.to_string(), detail: "IRDL loading failed".to_string() })
+        Err(ContextError::IrdlFile {
+            path: path.to_string(),
+            detail: "IRDL loading failed".to_string(),
+        })
     }
 }
 

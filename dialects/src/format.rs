@@ -28,7 +28,12 @@ pub enum Order {
 }
 
 impl Order {
-    pub const ALL: [Order; 4] = [Order::RowMajor, Order::AmpLeft, Order::AmpRight, Order::AmpOutput];
+    pub const ALL: [Order; 4] = [
+        Order::RowMajor,
+        Order::AmpLeft,
+        Order::AmpRight,
+        Order::AmpOutput,
+    ];
 
     pub const fn name(self) -> &'static str {
         match self {
@@ -115,13 +120,22 @@ impl Format {
         parser.expect_str(",")?;
         let memory_name = parser.string()?;
         let memory = Memory::from_name(&memory_name).ok_or_else(|| {
-            parser.error(&format!("unknown memory class \"{memory_name}\" (expected standard or interleaved)"))
+            parser.error(&format!(
+                "unknown memory class \"{memory_name}\" (expected standard or interleaved)"
+            ))
         })?;
         parser.expect_str(",")?;
         let scale = parser.int()?;
         parser.expect_str(">")?;
         parser.end()?;
-        Ok(Format { order, blocks, partitions, padding, memory, scale })
+        Ok(Format {
+            order,
+            blocks,
+            partitions,
+            padding,
+            memory,
+            scale,
+        })
     }
 }
 
@@ -169,7 +183,10 @@ pub struct Plan {
 
 impl Plan {
     pub fn new(kind: &str) -> Plan {
-        Plan { kind: kind.to_string(), params: BTreeMap::new() }
+        Plan {
+            kind: kind.to_string(),
+            params: BTreeMap::new(),
+        }
     }
 
     pub fn with(mut self, key: &str, value: PlanValue) -> Plan {
@@ -209,7 +226,11 @@ impl Plan {
         if !parser.eat("}") {
             loop {
                 let key = parser.identifier()?;
-                let value = if parser.eat("=") { parser.plan_value()? } else { PlanValue::Bool(true) };
+                let value = if parser.eat("=") {
+                    parser.plan_value()?
+                } else {
+                    PlanValue::Bool(true)
+                };
                 params.insert(key, value);
                 if parser.eat("}") {
                     break;
@@ -305,11 +326,17 @@ struct Parser<'t> {
 
 impl<'t> Parser<'t> {
     fn new(text: &'t str) -> Self {
-        Parser { text: text.trim(), position: 0 }
+        Parser {
+            text: text.trim(),
+            position: 0,
+        }
     }
 
     fn error(&self, message: &str) -> CodecError {
-        CodecError { message: format!("{message} at offset {}", self.position), text: self.text.to_string() }
+        CodecError {
+            message: format!("{message} at offset {}", self.position),
+            text: self.text.to_string(),
+        }
     }
 
     fn rest(&self) -> &'t str {
@@ -372,7 +399,9 @@ impl<'t> Parser<'t> {
         self.skip_space();
         let rest = self.rest();
         let length = rest
-            .find(|character: char| !(character.is_ascii_alphanumeric() || character == '_' || character == '.'))
+            .find(|character: char| {
+                !(character.is_ascii_alphanumeric() || character == '_' || character == '.')
+            })
             .unwrap_or(rest.len());
         if length == 0 {
             return Err(self.error("expected an identifier"));
@@ -387,9 +416,13 @@ impl<'t> Parser<'t> {
         let rest = self.rest();
         let length = rest
             .char_indices()
-            .take_while(|(index, character)| character.is_ascii_digit() || (*index == 0 && *character == '-'))
+            .take_while(|(index, character)| {
+                character.is_ascii_digit() || (*index == 0 && *character == '-')
+            })
             .count();
-        let value: i64 = rest[..length].parse().map_err(|_| self.error("expected an integer"))?;
+        let value: i64 = rest[..length]
+            .parse()
+            .map_err(|_| self.error("expected an integer"))?;
         self.position += length;
         let checkpoint = self.position;
         if self.eat(":") {
@@ -441,22 +474,34 @@ mod tests {
 
     #[test]
     fn format_round_trips_through_mlir_printed_form() {
-        let printed = r#"#ipu.format<"amp_left", [64, 16], [1, 4], [0, 2], "interleaved", -3 : i64>"#;
+        let printed =
+            r#"#ipu.format<"amp_left", [64, 16], [1, 4], [0, 2], "interleaved", -3 : i64>"#;
         let format = Format::parse(printed).expect("parses");
         assert_eq!(format.order, Order::AmpLeft);
         assert_eq!(format.blocks, vec![64, 16]);
         assert_eq!(format.padding, vec![0, 2]);
         assert_eq!(format.memory, Memory::Interleaved);
         assert_eq!(format.scale, -3);
-        assert_eq!(Format::parse(&format.to_string()).expect("reparses"), format);
+        assert_eq!(
+            Format::parse(&format.to_string()).expect("reparses"),
+            format
+        );
     }
 
     #[test]
     fn format_errors_name_the_problem() {
-        let error = Format::parse(r#"#ipu.format<"diagonal", [1], [1], [0], "standard", 0>"#).unwrap_err();
-        assert!(error.message.contains("unknown element order \"diagonal\""), "{error}");
-        let error = Format::parse(r#"#ipu.format<"row_major", [1], [1], [0], "fast", 0>"#).unwrap_err();
-        assert!(error.message.contains("unknown memory class \"fast\""), "{error}");
+        let error =
+            Format::parse(r#"#ipu.format<"diagonal", [1], [1], [0], "standard", 0>"#).unwrap_err();
+        assert!(
+            error.message.contains("unknown element order \"diagonal\""),
+            "{error}"
+        );
+        let error =
+            Format::parse(r#"#ipu.format<"row_major", [1], [1], [0], "fast", 0>"#).unwrap_err();
+        assert!(
+            error.message.contains("unknown memory class \"fast\""),
+            "{error}"
+        );
         assert!(Format::parse(r#"#ipu.format<"row_major", [1], [1]"#).is_err());
     }
 
@@ -482,6 +527,9 @@ mod tests {
         let estimate = Estimate::parse(printed).expect("parses");
         assert_eq!(estimate.cycles, 72994);
         assert_eq!(estimate.maximum_standard_allocation_bytes, 16384);
-        assert_eq!(Estimate::parse(&estimate.to_string()).expect("reparses"), estimate);
+        assert_eq!(
+            Estimate::parse(&estimate.to_string()).expect("reparses"),
+            estimate
+        );
     }
 }

@@ -23,8 +23,12 @@ pub enum ElementType {
 }
 
 impl ElementType {
-    pub const ALL: [ElementType; 4] =
-        [ElementType::F32, ElementType::F16, ElementType::F8E4M3FNUZ, ElementType::F8E5M2FNUZ];
+    pub const ALL: [ElementType; 4] = [
+        ElementType::F32,
+        ElementType::F16,
+        ElementType::F8E4M3FNUZ,
+        ElementType::F8E5M2FNUZ,
+    ];
 
     pub const fn mlir_name(self) -> &'static str {
         match self {
@@ -36,7 +40,9 @@ impl ElementType {
     }
 
     pub fn from_mlir_name(name: &str) -> Option<Self> {
-        ElementType::ALL.into_iter().find(|element| element.mlir_name() == name)
+        ElementType::ALL
+            .into_iter()
+            .find(|element| element.mlir_name() == name)
     }
 
     /// The element type `r#type` stands for, if it is one of ours. Uses MLIR's type predicates
@@ -103,27 +109,42 @@ pub struct TensorInfo {
 impl TensorInfo {
     /// Reads an `ipu` tensor type.
     pub fn from_type(r#type: Type) -> Result<TensorInfo, TensorTypeError> {
-        let tensor = RankedTensorType::try_from(r#type)
-            .map_err(|_| TensorTypeError::NotRankedTensor { found: r#type.to_string() })?;
+        let tensor =
+            RankedTensorType::try_from(r#type).map_err(|_| TensorTypeError::NotRankedTensor {
+                found: r#type.to_string(),
+            })?;
         let mut shape = Vec::with_capacity(tensor.rank());
         for axis in 0..tensor.rank() {
             let size = tensor
                 .dim_size(axis)
-                .map_err(|_| TensorTypeError::DynamicDimension { axis, found: r#type.to_string() })?;
+                .map_err(|_| TensorTypeError::DynamicDimension {
+                    axis,
+                    found: r#type.to_string(),
+                })?;
             match size {
                 melior::ir::r#type::DimSize::Static(size) => shape.push(size as i64),
                 melior::ir::r#type::DimSize::Dynamic => {
-                    return Err(TensorTypeError::DynamicDimension { axis, found: r#type.to_string() })
+                    return Err(TensorTypeError::DynamicDimension {
+                        axis,
+                        found: r#type.to_string(),
+                    })
                 }
             }
         }
-        let element = ElementType::from_type(tensor.element())
-            .ok_or_else(|| TensorTypeError::ElementType { found: tensor.element().to_string() })?;
+        let element = ElementType::from_type(tensor.element()).ok_or_else(|| {
+            TensorTypeError::ElementType {
+                found: tensor.element().to_string(),
+            }
+        })?;
         let format = match tensor.encoding() {
             None => None,
             Some(attribute) => Some(decode_format(attribute)?),
         };
-        Ok(TensorInfo { shape, element, format })
+        Ok(TensorInfo {
+            shape,
+            element,
+            format,
+        })
     }
 
     pub fn rank(&self) -> usize {
@@ -155,12 +176,18 @@ impl TensorInfo {
 /// a [`FormatCache`] scope each distinct encoding is printed once.
 fn decode_format(attribute: Attribute) -> Result<Format, TensorTypeError> {
     let key = attribute.to_raw().ptr as usize;
-    let cached = FORMAT_CACHE.with(|cache| cache.borrow().as_ref().and_then(|map| map.get(&key).cloned()));
+    let cached = FORMAT_CACHE.with(|cache| {
+        cache
+            .borrow()
+            .as_ref()
+            .and_then(|map| map.get(&key).cloned())
+    });
     if let Some(result) = cached {
         return result;
     }
-    let result =
-        Format::parse(&attribute.to_string()).map_err(|error| TensorTypeError::Format { detail: error.to_string() });
+    let result = Format::parse(&attribute.to_string()).map_err(|error| TensorTypeError::Format {
+        detail: error.to_string(),
+    });
     FORMAT_CACHE.with(|cache| {
         if let Some(map) = cache.borrow_mut().as_mut() {
             map.insert(key, result.clone());

@@ -8,7 +8,10 @@ use crate::verify_diagnostics::{Diagnostic, Severity};
 
 /// Collected diagnostics of one context.
 #[derive(Clone, Default)]
-pub struct Collector(Arc<Mutex<Vec<Diagnostic>>>, Arc<Mutex<(Option<String>, Option<String>)>>);
+pub struct Collector(
+    Arc<Mutex<Vec<Diagnostic>>>,
+    Arc<Mutex<(Option<String>, Option<String>)>>,
+);
 
 impl Collector {
     /// Attaches to `context`; every diagnostic (and its notes) is recorded, none is printed.
@@ -57,11 +60,17 @@ impl Collector {
     }
 
     pub fn take(&self) -> Vec<Diagnostic> {
-        self.0.lock().map(|mut all| std::mem::take(&mut *all)).unwrap_or_default()
+        self.0
+            .lock()
+            .map(|mut all| std::mem::take(&mut *all))
+            .unwrap_or_default()
     }
 
     pub fn has_errors(&self) -> bool {
-        self.0.lock().map(|all| all.iter().any(|d| d.severity == Severity::Error)).unwrap_or(false)
+        self.0
+            .lock()
+            .map(|all| all.iter().any(|d| d.severity == Severity::Error))
+            .unwrap_or(false)
     }
 }
 
@@ -74,7 +83,9 @@ fn convert(diagnostic: &melior::diagnostic::Diagnostic) -> Diagnostic {
     };
     let message = diagnostic.to_string();
     match parse_location(&diagnostic.location().to_string()) {
-        Some((file, line, column)) => Diagnostic::new(severity, line, column, message).in_file(file),
+        Some((file, line, column)) => {
+            Diagnostic::new(severity, line, column, message).in_file(file)
+        }
         None => Diagnostic::unknown(severity, message),
     }
 }
@@ -97,9 +108,15 @@ pub fn parse_location(text: &str) -> Option<(String, u32, u32)> {
 pub fn render(diagnostic: &Diagnostic) -> String {
     match (&diagnostic.file, diagnostic.line, diagnostic.column) {
         (Some(file), Some(line), Some(column)) => {
-            format!("{file}:{line}:{column}: {}: {}", diagnostic.severity, diagnostic.message)
+            format!(
+                "{file}:{line}:{column}: {}: {}",
+                diagnostic.severity, diagnostic.message
+            )
         }
-        _ => format!("loc(unknown): {}: {}", diagnostic.severity, diagnostic.message),
+        _ => format!(
+            "loc(unknown): {}: {}",
+            diagnostic.severity, diagnostic.message
+        ),
     }
 }
 
@@ -109,7 +126,10 @@ mod tests {
 
     #[test]
     fn locations_parse_from_printed_forms() {
-        assert_eq!(parse_location(r#"loc("a/b.mlir":3:15)"#), Some(("a/b.mlir".into(), 3, 15)));
+        assert_eq!(
+            parse_location(r#"loc("a/b.mlir":3:15)"#),
+            Some(("a/b.mlir".into(), 3, 15))
+        );
         assert_eq!(
             parse_location(r#"loc(callsite("x.mlir":4:2 at "y.mlir":9:1))"#),
             Some(("x.mlir".into(), 4, 2))

@@ -17,11 +17,17 @@ use melior::{
 
 use crate::diagnostics::{render, Collector};
 use crate::split_input::{join_outputs, split_input, Chunk, DEFAULT_SPLIT_MARKER};
-use crate::verify_diagnostics::{combine_chunk_results, verify_with_mode, Diagnostic, Severity, VerifyMode};
+use crate::verify_diagnostics::{
+    combine_chunk_results, verify_with_mode, Diagnostic, Severity, VerifyMode,
+};
 
 /// Command-line options of `ipu-opt` (mlir-opt's names; single-dash long options work too).
 #[derive(Parser, Debug, Clone, Default)]
-#[command(name = "ipu-opt", version, about = "MLIR optimizer driver for the ipu dialects and passes")]
+#[command(
+    name = "ipu-opt",
+    version,
+    about = "MLIR optimizer driver for the ipu dialects and passes"
+)]
 pub struct OptArgs {
     /// Input file (`-` for standard input).
     #[arg(default_value = "-")]
@@ -116,13 +122,19 @@ pub struct OptArgs {
 pub fn normalize_arguments(arguments: impl IntoIterator<Item = String>) -> Vec<String> {
     use clap::CommandFactory;
     let command = OptArgs::command();
-    let long_names: std::collections::BTreeSet<&str> =
-        command.get_arguments().filter_map(|argument| argument.get_long()).chain(["help", "version"]).collect();
+    let long_names: std::collections::BTreeSet<&str> = command
+        .get_arguments()
+        .filter_map(|argument| argument.get_long())
+        .chain(["help", "version"])
+        .collect();
     arguments
         .into_iter()
         .enumerate()
         .map(|(index, argument)| {
-            let Some(word) = argument.strip_prefix('-').filter(|word| index > 0 && !word.starts_with('-')) else {
+            let Some(word) = argument
+                .strip_prefix('-')
+                .filter(|word| index > 0 && !word.starts_with('-'))
+            else {
                 return argument;
             };
             let name = word.split('=').next().unwrap_or(word);
@@ -223,18 +235,33 @@ fn run_inner(mut args: OptArgs) -> Result<(), Failed> {
         let whole = chunks.len() == 1;
         let direct = match &stdin_bytecode {
             Some(file) => Some(file.path_text()),
-            None => (whole && args.input != "-" && !args.run_reproducer).then(|| args.input.clone()),
+            None => {
+                (whole && args.input != "-" && !args.run_reproducer).then(|| args.input.clone())
+            }
         };
-        let mut outcome =
-            process_chunk(&args, &registry, pipeline.as_ref(), &pipeline_text, &file_name, chunk, direct.as_deref())?;
+        let mut outcome = process_chunk(
+            &args,
+            &registry,
+            pipeline.as_ref(),
+            &pipeline_text,
+            &file_name,
+            chunk,
+            direct.as_deref(),
+        )?;
         match verify_mode {
             Some(mode) => {
                 // mlir-opt turns off MLIR's "see current operation" notes under
                 // -verify-diagnostics; the C API cannot, so they are dropped here.
                 outcome.diagnostics.retain(|diagnostic| {
-                    !(diagnostic.severity == Severity::Note && diagnostic.message.starts_with("see current operation:"))
+                    !(diagnostic.severity == Severity::Note
+                        && diagnostic.message.starts_with("see current operation:"))
                 });
-                verify_results.push(verify_with_mode(chunk, &file_name, &outcome.diagnostics, mode))
+                verify_results.push(verify_with_mode(
+                    chunk,
+                    &file_name,
+                    &outcome.diagnostics,
+                    mode,
+                ))
             }
             None => {
                 // A note at its error's own location does not repeat the source line (mlir-opt).
@@ -245,7 +272,11 @@ fn run_inner(mut args: OptArgs) -> Result<(), Failed> {
                     if diagnostic.severity != Severity::Note {
                         parent = Some(location);
                     }
-                    let text = if repeats { render(diagnostic) } else { render_with_source(diagnostic, &file_name, &buffer) };
+                    let text = if repeats {
+                        render(diagnostic)
+                    } else {
+                        render_with_source(diagnostic, &file_name, &buffer)
+                    };
                     eprintln!("{text}");
                 }
             }
@@ -272,9 +303,19 @@ fn run_inner(mut args: OptArgs) -> Result<(), Failed> {
         // One chunk: write the printed bytes as they are (no copies of a possibly large module).
         return write_output(&args.output, &args.input, output);
     }
-    let texts: Vec<String> = outputs.iter().map(|bytes| String::from_utf8_lossy(bytes).into_owned()).collect();
-    let marker = args.split_input_file.as_deref().unwrap_or(DEFAULT_SPLIT_MARKER);
-    let text = if chunks.len() > 1 { join_outputs(&texts, marker) } else { texts.concat() };
+    let texts: Vec<String> = outputs
+        .iter()
+        .map(|bytes| String::from_utf8_lossy(bytes).into_owned())
+        .collect();
+    let marker = args
+        .split_input_file
+        .as_deref()
+        .unwrap_or(DEFAULT_SPLIT_MARKER);
+    let text = if chunks.len() > 1 {
+        join_outputs(&texts, marker)
+    } else {
+        texts.concat()
+    };
     write_output(&args.output, &args.input, text.as_bytes())
 }
 
@@ -302,7 +343,10 @@ fn process_chunk(
         load_extra_irdl(&context, path)?;
     }
     let collector = Collector::attach(&context);
-    let failed = |collector: &Collector| ChunkOutcome { output: None, diagnostics: collector.take() };
+    let failed = |collector: &Collector| ChunkOutcome {
+        output: None,
+        diagnostics: collector.take(),
+    };
 
     let source = chunk.source_with_original_lines();
     collector.set_file_name(file_name);
@@ -323,7 +367,11 @@ fn process_chunk(
     let after_on_success = !args.print_ir_after_failure;
     let print = PrintAround {
         before: args.print_ir_before.iter().cloned().collect(),
-        after: if after_on_success { args.print_ir_after.iter().cloned().collect() } else { Default::default() },
+        after: if after_on_success {
+            args.print_ir_after.iter().cloned().collect()
+        } else {
+            Default::default()
+        },
         before_all: args.print_ir_before_all,
         after_all: args.print_ir_after_all && after_on_success,
         tree_dir: args.print_ir_tree_dir.clone(),
@@ -335,20 +383,38 @@ fn process_chunk(
     };
     let mut module = module;
     if pipeline.is_none() && args.dump_pass_pipeline {
-        let root = module.as_operation().name().as_string_ref().as_str().unwrap_or("builtin.module").to_string();
+        let root = module
+            .as_operation()
+            .name()
+            .as_string_ref()
+            .as_str()
+            .unwrap_or("builtin.module")
+            .to_string();
         eprintln!("Pass Manager with 0 passes:\n{root}()\n");
     }
     if let Some(pipeline) = pipeline {
-        let root = module.as_operation().name().as_string_ref().as_str().unwrap_or("builtin.module").to_string();
+        let root = module
+            .as_operation()
+            .name()
+            .as_string_ref()
+            .as_str()
+            .unwrap_or("builtin.module")
+            .to_string();
         let built = build_pass_manager(&context, registry, pipeline, &root, &print, args.timing)
             .map_err(|e| pipeline_error(pipeline_text, &e))?;
         if args.dump_pass_pipeline {
-            eprintln!("Pass Manager with {} passes:", count_passes(&built.resolved));
+            eprintln!(
+                "Pass Manager with {} passes:",
+                count_passes(&built.resolved)
+            );
             eprintln!("{}\n", print_resolved(&built.root, &built.resolved));
         }
         built.manager.enable_verifier(args.verify_each);
         enable_mlir_printing(&built.manager, args, &print);
-        let input_text = args.crash_reproducer.as_ref().map(|_| module.as_operation().to_string());
+        let input_text = args
+            .crash_reproducer
+            .as_ref()
+            .map(|_| module.as_operation().to_string());
         let started = Instant::now();
         let mut succeeded = built.manager.run(&mut module).is_ok();
         let elapsed = started.elapsed();
@@ -365,10 +431,18 @@ fn process_chunk(
         }
         if !succeeded {
             if let (Some(path), Some(input)) = (&args.crash_reproducer, input_text) {
-                write_reproducer(path, &input, &print_resolved(&built.root, &built.resolved), args)?;
+                write_reproducer(
+                    path,
+                    &input,
+                    &print_resolved(&built.root, &built.resolved),
+                    args,
+                )?;
             }
             if !collector.has_errors() {
-                ipu_dialects::diagnostics::error_at(module.as_operation().location(), "pass pipeline failed");
+                ipu_dialects::diagnostics::error_at(
+                    module.as_operation().location(),
+                    "pass pipeline failed",
+                );
             }
             return Ok(failed(&collector));
         }
@@ -380,7 +454,10 @@ fn process_chunk(
         text.push('\n');
         text.into_bytes()
     };
-    Ok(ChunkOutcome { output: Some(output), diagnostics: collector.take() })
+    Ok(ChunkOutcome {
+        output: Some(output),
+        diagnostics: collector.take(),
+    })
 }
 
 fn count_passes(elements: &[ipu_passes::manager::Resolved]) -> usize {
@@ -424,10 +501,17 @@ fn enable_mlir_printing(manager: &melior::pass::PassManager, args: &OptArgs, pri
 /// location is in the input, its source line and a caret under the column.
 fn render_with_source(diagnostic: &Diagnostic, file_name: &str, buffer: &str) -> String {
     let mut text = render(diagnostic);
-    if let (Some(file), Some(line), Some(column)) = (&diagnostic.file, diagnostic.line, diagnostic.column) {
-        let source = (file == file_name && line > 0).then(|| buffer.lines().nth(line as usize - 1)).flatten();
+    if let (Some(file), Some(line), Some(column)) =
+        (&diagnostic.file, diagnostic.line, diagnostic.column)
+    {
+        let source = (file == file_name && line > 0)
+            .then(|| buffer.lines().nth(line as usize - 1))
+            .flatten();
         if let Some(source) = source {
-            let indent = source.chars().take(column.saturating_sub(1) as usize).count();
+            let indent = source
+                .chars()
+                .take(column.saturating_sub(1) as usize)
+                .count();
             text.push_str(&format!("\n{source}\n{}^", " ".repeat(indent)));
         }
     }
@@ -439,23 +523,31 @@ fn render_with_source(diagnostic: &Diagnostic, file_name: &str, buffer: &str) ->
 /// our own ipu declaration (which mlir-opt needs, and a user may pass out of habit): it is
 /// built in, so loading it again is a no-op.
 fn load_extra_irdl(context: &Context, path: &str) -> Result<(), Failed> {
-    let source = std::fs::read_to_string(path).map_err(|e| error(format!("IRDL file {path}: {e}")))?;
+    let source =
+        std::fs::read_to_string(path).map_err(|e| error(format!("IRDL file {path}: {e}")))?;
     if source == ipu_dialects::IRDL_IPU {
         return Ok(());
     }
     let Some(module) = Module::parse(context, &source) else {
-        return Err(error(format!("IRDL file {path}: not a valid IRDL module (see the diagnostics above)")));
+        return Err(error(format!(
+            "IRDL file {path}: not a valid IRDL module (see the diagnostics above)"
+        )));
     };
     {
         let body = module.body();
         let mut next = melior::ir::block::BlockLike::first_operation(&body);
         while let Some(op) = next {
             let is_dialect = op.name().as_string_ref().as_str() == Ok("irdl.dialect");
-            let name = op.attribute("sym_name").ok().map(|name| name.to_string().trim_matches('"').to_string());
+            let name = op
+                .attribute("sym_name")
+                .ok()
+                .map(|name| name.to_string().trim_matches('"').to_string());
             if let (true, Some(name)) = (is_dialect, name) {
                 let name_ref = melior::StringRef::new(&name);
                 // SAFETY: the context is live; a null dialect means none is registered by that name.
-                let existing = unsafe { mlir_sys::mlirContextGetOrLoadDialect(context.to_raw(), name_ref.to_raw()) };
+                let existing = unsafe {
+                    mlir_sys::mlirContextGetOrLoadDialect(context.to_raw(), name_ref.to_raw())
+                };
                 if !existing.ptr.is_null() {
                     return Err(error(format!(
                         "IRDL file {path} declares dialect '{name}', which is already loaded (built in, or declared by an earlier --irdl-file)"
@@ -483,7 +575,10 @@ fn parse_module<'c>(
         None => {
             let directory = std::env::temp_dir().join(format!("ipu-opt-{}", std::process::id()));
             std::fs::create_dir_all(&directory).ok()?;
-            let path = directory.join(format!("chunk-{}.mlir", TEMP_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
+            let path = directory.join(format!(
+                "chunk-{}.mlir",
+                TEMP_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            ));
             std::fs::write(&path, source).ok()?;
             collector.map_file(&path.display().to_string());
             (path.display().to_string(), Some((directory, path)))
@@ -510,22 +605,32 @@ fn parse_module<'c>(
 /// Points the locations the parser gave a temporary chunk file back at the input file, so printed
 /// `loc(...)`, later diagnostics and reproducers name the file the user wrote (as mlir-opt does).
 fn relocate(context: &Context, module: &Module, temporary: &str, file_name: &str) {
-    use melior::ir::{block::BlockLike, operation::WalkOrder, operation::WalkResult, RegionLike, ValueLike};
+    use melior::ir::{
+        block::BlockLike, operation::WalkOrder, operation::WalkResult, RegionLike, ValueLike,
+    };
     let remap = |location: mlir_sys::MlirLocation| -> Option<mlir_sys::MlirLocation> {
         // SAFETY: `location` is a live location of this context; the getters only read it.
         unsafe {
             if !mlir_sys::mlirLocationIsAFileLineColRange(location) {
                 return None;
             }
-            let name = mlir_sys::mlirIdentifierStr(mlir_sys::mlirLocationFileLineColRangeGetFilename(location));
+            let name = mlir_sys::mlirIdentifierStr(
+                mlir_sys::mlirLocationFileLineColRangeGetFilename(location),
+            );
             let bytes = std::slice::from_raw_parts(name.data as *const u8, name.length);
             if bytes != temporary.as_bytes() {
                 return None;
             }
             let line = mlir_sys::mlirLocationFileLineColRangeGetStartLine(location).max(0) as u32;
-            let column = mlir_sys::mlirLocationFileLineColRangeGetStartColumn(location).max(0) as u32;
+            let column =
+                mlir_sys::mlirLocationFileLineColRangeGetStartColumn(location).max(0) as u32;
             let file = melior::StringRef::new(file_name);
-            Some(mlir_sys::mlirLocationFileLineColGet(context.to_raw(), file.to_raw(), line, column))
+            Some(mlir_sys::mlirLocationFileLineColGet(
+                context.to_raw(),
+                file.to_raw(),
+                line,
+                column,
+            ))
         }
     };
     module.as_operation().walk(WalkOrder::PreOrder, |op| {
@@ -541,7 +646,9 @@ fn relocate(context: &Context, module: &Module, temporary: &str, file_name: &str
                         // SAFETY: block arguments of a live block; only their location changes.
                         let location = unsafe { mlir_sys::mlirValueGetLocation(argument.to_raw()) };
                         if let Some(location) = remap(location) {
-                            unsafe { mlir_sys::mlirBlockArgumentSetLocation(argument.to_raw(), location) };
+                            unsafe {
+                                mlir_sys::mlirBlockArgumentSetLocation(argument.to_raw(), location)
+                            };
                         }
                     }
                 }
@@ -567,7 +674,8 @@ fn read_input(path: &str) -> Result<(String, String, Option<Vec<u8>>), Failed> {
             .map_err(|e| error(format!("cannot read standard input: {e}")))?;
         ("<stdin>".to_string(), bytes)
     } else {
-        let bytes = std::fs::read(path).map_err(|e| error(format!("cannot open input file '{path}': {e}")))?;
+        let bytes = std::fs::read(path)
+            .map_err(|e| error(format!("cannot open input file '{path}': {e}")))?;
         (path.to_string(), bytes)
     };
     if bytes.starts_with(BYTECODE_MAGIC) {
@@ -587,8 +695,10 @@ struct TemporaryFile(PathBuf);
 
 impl TemporaryFile {
     fn write(bytes: &[u8]) -> Result<TemporaryFile, Failed> {
-        let path = std::env::temp_dir().join(format!("ipu-opt-{}-stdin.mlirbc", std::process::id()));
-        std::fs::write(&path, bytes).map_err(|e| error(format!("cannot write '{}': {e}", path.display())))?;
+        let path =
+            std::env::temp_dir().join(format!("ipu-opt-{}-stdin.mlirbc", std::process::id()));
+        std::fs::write(&path, bytes)
+            .map_err(|e| error(format!("cannot write '{}': {e}", path.display())))?;
         Ok(TemporaryFile(path))
     }
 
@@ -617,13 +727,17 @@ fn write_output(output: &str, input: &str, bytes: &[u8]) -> Result<(), Failed> {
     if input != "-" {
         if let (Ok(a), Ok(b)) = (std::fs::canonicalize(input), std::fs::canonicalize(target)) {
             if a == b {
-                return Err(error(format!("output file '{output}' is the input file; refusing to overwrite it")));
+                return Err(error(format!(
+                    "output file '{output}' is the input file; refusing to overwrite it"
+                )));
             }
         }
     }
     // `/dev/null`, a FIFO or a terminal: write in place. A temp file renamed over it would
     // replace the device node itself (and, run as root, break /dev/null for everyone).
-    let is_special = std::fs::metadata(target).map(|metadata| !metadata.is_file()).unwrap_or(false);
+    let is_special = std::fs::metadata(target)
+        .map(|metadata| !metadata.is_file())
+        .unwrap_or(false);
     if is_special {
         return std::fs::OpenOptions::new()
             .write(true)
@@ -631,10 +745,16 @@ fn write_output(output: &str, input: &str, bytes: &[u8]) -> Result<(), Failed> {
             .and_then(|mut file| file.write_all(bytes))
             .map_err(|e| error(format!("cannot write output file '{output}': {e}")));
     }
-    let directory = target.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let directory = target
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let temporary = directory.join(format!(
         ".{}.tmp{}",
-        target.file_name().and_then(|name| name.to_str()).unwrap_or("out"),
+        target
+            .file_name()
+            .and_then(|name| name.to_str())
+            .unwrap_or("out"),
         std::process::id()
     ));
     std::fs::write(&temporary, bytes)
@@ -646,17 +766,26 @@ fn write_output(output: &str, input: &str, bytes: &[u8]) -> Result<(), Failed> {
 }
 
 fn pipeline_error(text: &str, error_value: &PipelineError) -> Failed {
-    eprintln!("ipu-opt: invalid pass pipeline:\n{}", error_value.render(text));
+    eprintln!(
+        "ipu-opt: invalid pass pipeline:\n{}",
+        error_value.render(text)
+    );
     Failed
 }
 
-fn write_reproducer(path: &Path, input: &str, pipeline: &str, args: &OptArgs) -> Result<(), Failed> {
+fn write_reproducer(
+    path: &Path,
+    input: &str,
+    pipeline: &str,
+    args: &OptArgs,
+) -> Result<(), Failed> {
     let escaped = pipeline.replace('\\', "\\\\").replace('"', "\\\"");
     let text = format!(
         "{input}\n\n{{-#\n  external_resources: {{\n    {REPRODUCER_KEY}: {{\n      pipeline: \"{escaped}\",\n      disable_threading: {},\n      verify_each: {}\n    }}\n  }}\n#-}}\n",
         args.disable_threading, args.verify_each
     );
-    std::fs::write(path, text).map_err(|e| error(format!("cannot write reproducer '{}': {e}", path.display())))?;
+    std::fs::write(path, text)
+        .map_err(|e| error(format!("cannot write reproducer '{}': {e}", path.display())))?;
     eprintln!("ipu-opt: wrote a reproducer to {}", path.display());
     Ok(())
 }
@@ -665,7 +794,10 @@ fn write_reproducer(path: &Path, input: &str, pipeline: &str, args: &OptArgs) ->
 /// silently print nothing (and a test checking for no dump could never fail), so it is an error,
 /// as in mlir-opt. Upstream names are checked against MLIR's own pass registry.
 fn check_printed_pass_names(args: &OptArgs, registry: &Registry) -> Result<(), Failed> {
-    let flags = [("--mlir-print-ir-before", &args.print_ir_before), ("--mlir-print-ir-after", &args.print_ir_after)];
+    let flags = [
+        ("--mlir-print-ir-before", &args.print_ir_before),
+        ("--mlir-print-ir-after", &args.print_ir_after),
+    ];
     for (flag, names) in flags {
         for name in names {
             if registry.pass(name).is_some() {
@@ -680,8 +812,14 @@ fn check_printed_pass_names(args: &OptArgs, registry: &Registry) -> Result<(), F
             let manager = melior::pass::PassManager::new(&context);
             let source = format!("builtin.module({name})");
             if !name.is_empty()
-                && name.chars().all(|character| character.is_ascii_alphanumeric() || character == '-' || character == '_')
-                && melior::utility::parse_pass_pipeline(manager.as_operation_pass_manager(), &source).is_ok()
+                && name.chars().all(|character| {
+                    character.is_ascii_alphanumeric() || character == '-' || character == '_'
+                })
+                && melior::utility::parse_pass_pipeline(
+                    manager.as_operation_pass_manager(),
+                    &source,
+                )
+                .is_ok()
             {
                 continue;
             }
@@ -714,13 +852,20 @@ pub fn extract_reproducer(buffer: &str) -> Option<(String, String)> {
     let start = buffer
         .match_indices("{-#")
         .map(|(index, _)| index)
-        .filter(|&index| buffer[..index].rsplit('\n').next().is_some_and(|before| before.trim().is_empty()))
+        .filter(|&index| {
+            buffer[..index]
+                .rsplit('\n')
+                .next()
+                .is_some_and(|before| before.trim().is_empty())
+        })
         .last()?;
     let resources = &buffer[start..];
     let key = resources.find(REPRODUCER_KEY)?;
     let after = &resources[key..];
     let pipeline_at = after.find("pipeline:")?;
-    let rest = after[pipeline_at + "pipeline:".len()..].trim_start().strip_prefix('"')?;
+    let rest = after[pipeline_at + "pipeline:".len()..]
+        .trim_start()
+        .strip_prefix('"')?;
     let mut pipeline = String::new();
     let mut characters = rest.chars();
     loop {
@@ -736,14 +881,21 @@ pub fn extract_reproducer(buffer: &str) -> Option<(String, String)> {
 /// `--list-passes`: our passes and pipelines with options, types, defaults and help.
 pub fn list_passes(registry: &Registry) -> String {
     let mut text = String::from("Passes:\n");
-    let describe = |text: &mut String, argument: &str, summary: &str, options: Vec<ipu_passes::pipeline::OptionInfo>| {
+    let describe = |text: &mut String,
+                    argument: &str,
+                    summary: &str,
+                    options: Vec<ipu_passes::pipeline::OptionInfo>| {
         text.push_str(&format!("  {argument}  -  {summary}\n"));
         for option in options {
             text.push_str(&format!(
                 "    {}=<{}>  (default: {})  -  {}\n",
                 option.name,
                 option.type_name,
-                if option.default.is_empty() { "\"\"".to_string() } else { option.default.clone() },
+                if option.default.is_empty() {
+                    "\"\"".to_string()
+                } else {
+                    option.default.clone()
+                },
                 option.help
             ));
         }
@@ -755,18 +907,27 @@ pub fn list_passes(registry: &Registry) -> String {
     for info in registry.pipelines() {
         describe(&mut text, info.argument, info.summary, (info.options)());
     }
-    text.push_str("Upstream MLIR passes (canonicalize, cse, symbol-dce, ...) are accepted in any pipeline.\n");
+    text.push_str(
+        "Upstream MLIR passes (canonicalize, cse, symbol-dce, ...) are accepted in any pipeline.\n",
+    );
     text
 }
 
 fn statistics_report(built: &ipu_passes::manager::BuiltPipeline) -> String {
     let table = built.statistics.snapshot();
     let mut text = String::new();
-    text.push_str("===-------------------------------------------------------------------------===\n");
+    text.push_str(
+        "===-------------------------------------------------------------------------===\n",
+    );
     text.push_str("                         ... Pass statistics report ...\n");
-    text.push_str("===-------------------------------------------------------------------------===\n");
+    text.push_str(
+        "===-------------------------------------------------------------------------===\n",
+    );
     for (instance, pass) in built.instances.iter().enumerate() {
-        text.push_str(&format!("{}\n", ipu_passes::pass::display_name(pass.argument())));
+        text.push_str(&format!(
+            "{}\n",
+            ipu_passes::pass::display_name(pass.argument())
+        ));
         if let Some(values) = table.get(&(instance, pass.argument())) {
             for (name, (value, help)) in values {
                 text.push_str(&format!("  (S) {value} {name} - {help}\n"));

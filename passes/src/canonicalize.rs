@@ -48,10 +48,15 @@ crate::pass_options! {
 }
 
 /// Expands `ipu-cleanup{...}`.
-pub fn expand_cleanup(options: &[crate::pipeline::PassOption]) -> Result<String, crate::pipeline::PipelineError> {
+pub fn expand_cleanup(
+    options: &[crate::pipeline::PassOption],
+) -> Result<String, crate::pipeline::PipelineError> {
     use crate::pipeline::PassOptions;
     let options = CleanupOptions::from_pass_options(options)?;
-    let mut text = format!("ipu-canonicalize{{max-iterations={}}}, cse, canonicalize", options.max_iterations);
+    let mut text = format!(
+        "ipu-canonicalize{{max-iterations={}}}, cse, canonicalize",
+        options.max_iterations
+    );
     if options.symbol_dce {
         text.push_str(", symbol-dce");
     }
@@ -76,7 +81,8 @@ pub struct Canonicalize {
 impl Pass for Canonicalize {
     type Options = CanonicalizeOptions;
     const ARGUMENT: &'static str = "ipu-canonicalize";
-    const SUMMARY: &'static str = "Simplify ipu ops: casts of casts, identity rearranges, transposes into matmul flags";
+    const SUMMARY: &'static str =
+        "Simplify ipu ops: casts of casts, identity rearranges, transposes into matmul flags";
 
     fn new(options: CanonicalizeOptions) -> Self {
         Canonicalize { options }
@@ -99,16 +105,37 @@ impl Pass for Canonicalize {
         let context_ref = op.context();
         // SAFETY: the context outlives this pass run.
         let context: &Context = unsafe { context_ref.to_ref() };
-        let counters: Vec<Arc<AtomicU64>> = PATTERNS.iter().map(|_| Arc::new(AtomicU64::new(0))).collect();
+        let counters: Vec<Arc<AtomicU64>> = PATTERNS
+            .iter()
+            .map(|_| Arc::new(AtomicU64::new(0)))
+            .collect();
         let patterns = RewritePatternSet::new(context);
-        let enabled = |name: &str| !self.options.disable_patterns.iter().any(|disabled| disabled == name);
+        let enabled = |name: &str| {
+            !self
+                .options
+                .disable_patterns
+                .iter()
+                .any(|disabled| disabled == name)
+        };
         type Rewrite = fn(OperationRef, PatternRewriter) -> bool;
         let table: [(&str, &str, Rewrite); 5] = [
             ("fold-identity-cast", CastOp::NAME, fold_identity_cast),
             ("fold-cast-of-cast", CastOp::NAME, fold_cast_of_cast),
-            ("fold-identity-rearrange", RearrangeOp::NAME, fold_identity_rearrange),
-            ("fold-rearrange-of-rearrange", RearrangeOp::NAME, fold_rearrange_of_rearrange),
-            ("fold-transpose-into-matmul", MatmulOp::NAME, fold_transpose_into_matmul),
+            (
+                "fold-identity-rearrange",
+                RearrangeOp::NAME,
+                fold_identity_rearrange,
+            ),
+            (
+                "fold-rearrange-of-rearrange",
+                RearrangeOp::NAME,
+                fold_rearrange_of_rearrange,
+            ),
+            (
+                "fold-transpose-into-matmul",
+                MatmulOp::NAME,
+                fold_transpose_into_matmul,
+            ),
         ];
         for (index, (name, root, rewrite)) in table.into_iter().enumerate() {
             if !enabled(name) {
@@ -141,7 +168,10 @@ impl Pass for Canonicalize {
                 run.statistic(name, "Number of times the pattern rewrote an op", count);
             }
         }
-        let total: u64 = counters.iter().map(|counter| counter.load(Ordering::Relaxed)).sum();
+        let total: u64 = counters
+            .iter()
+            .map(|counter| counter.load(Ordering::Relaxed))
+            .sum();
         run.statistic("rewrites", "Number of ops rewritten", total);
         result.map_err(|_| {
             ipu_dialects::diagnostics::error_at(
@@ -166,12 +196,19 @@ fn info(value: Value) -> Option<TensorInfo> {
 
 fn has_uses(value: Value) -> bool {
     // SAFETY: the value is live; a null first use means no uses.
-    !unsafe { mlir_sys::mlirValueGetFirstUse(value.to_raw()) }.ptr.is_null()
+    !unsafe { mlir_sys::mlirValueGetFirstUse(value.to_raw()) }
+        .ptr
+        .is_null()
 }
 
 /// Replaces `op`'s single result with `value`, then erases `op` and, if it became dead, the op
 /// that defined the operand we looked through (IRDL ops are never considered dead by MLIR).
-fn replace_and_clean(rewriter: PatternRewriter, op: OperationRef, value: Value, looked_through: Option<OperationRef>) {
+fn replace_and_clean(
+    rewriter: PatternRewriter,
+    op: OperationRef,
+    value: Value,
+    looked_through: Option<OperationRef>,
+) {
     let base = rewriter.as_rewriter_base();
     base.replace_op_with_values(op, &[value]);
     if let Some(producer) = looked_through {
@@ -184,12 +221,18 @@ fn replace_and_clean(rewriter: PatternRewriter, op: OperationRef, value: Value, 
 }
 
 fn defining_op<'c, 'a>(value: Value<'c, 'a>) -> Option<OperationRef<'c, 'a>> {
-    melior::ir::operation::OperationResult::try_from(value).ok().map(|result| result.owner())
+    melior::ir::operation::OperationResult::try_from(value)
+        .ok()
+        .map(|result| result.owner())
 }
 
 fn fold_identity_cast(op: OperationRef, rewriter: PatternRewriter) -> bool {
-    let Ok(cast) = CastOp::try_from(op) else { return false };
-    let (Some(input), Some(result)) = (cast.input(), cast.result()) else { return false };
+    let Ok(cast) = CastOp::try_from(op) else {
+        return false;
+    };
+    let (Some(input), Some(result)) = (cast.input(), cast.result()) else {
+        return false;
+    };
     if cast.scale() != 0 || type_of(input) != type_of(result) {
         return false;
     }
@@ -211,44 +254,83 @@ fn exact_conversion(from: ElementType, scale: i64, to: ElementType) -> bool {
 }
 
 fn fold_cast_of_cast(op: OperationRef, rewriter: PatternRewriter) -> bool {
-    let Ok(outer) = CastOp::try_from(op) else { return false };
-    let Some(middle) = outer.input() else { return false };
-    let Some(inner_op) = defining_op(middle) else { return false };
-    let Ok(inner) = CastOp::try_from(inner_op) else { return false };
-    let (Some(source), Some(result)) = (inner.input(), outer.result()) else { return false };
-    let (Some(source_info), Some(middle_info), Some(result_info)) = (info(source), info(middle), info(result)) else {
+    let Ok(outer) = CastOp::try_from(op) else {
+        return false;
+    };
+    let Some(middle) = outer.input() else {
+        return false;
+    };
+    let Some(inner_op) = defining_op(middle) else {
+        return false;
+    };
+    let Ok(inner) = CastOp::try_from(inner_op) else {
+        return false;
+    };
+    let (Some(source), Some(result)) = (inner.input(), outer.result()) else {
+        return false;
+    };
+    let (Some(source_info), Some(middle_info), Some(result_info)) =
+        (info(source), info(middle), info(result))
+    else {
         return false;
     };
     // The first step must be exact; the FP8 scale of the source side is the inner cast's.
-    let source_scale = if source_info.element.is_fp8() { inner.scale() } else { 0 };
+    let source_scale = if source_info.element.is_fp8() {
+        inner.scale()
+    } else {
+        0
+    };
     if !exact_conversion(source_info.element, source_scale, middle_info.element) {
         return false;
     }
-    let outer_scale = if result_info.element.is_fp8() { outer.scale() } else { 0 };
+    let outer_scale = if result_info.element.is_fp8() {
+        outer.scale()
+    } else {
+        0
+    };
     if type_of(source) == type_of(result) && source_scale == outer_scale {
         replace_and_clean(rewriter, op, source, Some(inner_op));
         return true;
     }
-    let scale = if result_info.element.is_fp8() { outer.scale() } else { source_scale };
+    let scale = if result_info.element.is_fp8() {
+        outer.scale()
+    } else {
+        source_scale
+    };
     let context_ref = op.context();
     // SAFETY: the context outlives the rewrite.
     let context: &Context = unsafe { context_ref.to_ref() };
     let location: Location = op.location();
     let base = rewriter.as_rewriter_base();
     base.set_insertion_point_before(op);
-    let new = base.insert(CastOp::build(context, location, source, type_of(result), scale));
-    let Ok(new_result) = new.result(0) else { return false };
+    let new = base.insert(CastOp::build(
+        context,
+        location,
+        source,
+        type_of(result),
+        scale,
+    ));
+    let Ok(new_result) = new.result(0) else {
+        return false;
+    };
     replace_and_clean(rewriter, op, new_result.into(), Some(inner_op));
     true
 }
 
 fn is_identity(permutation: &[i64]) -> bool {
-    permutation.iter().enumerate().all(|(index, &axis)| axis == index as i64)
+    permutation
+        .iter()
+        .enumerate()
+        .all(|(index, &axis)| axis == index as i64)
 }
 
 fn fold_identity_rearrange(op: OperationRef, rewriter: PatternRewriter) -> bool {
-    let Ok(rearrange) = RearrangeOp::try_from(op) else { return false };
-    let (Some(input), Some(result)) = (rearrange.input(), rearrange.result()) else { return false };
+    let Ok(rearrange) = RearrangeOp::try_from(op) else {
+        return false;
+    };
+    let (Some(input), Some(result)) = (rearrange.input(), rearrange.result()) else {
+        return false;
+    };
     if type_of(input) != type_of(result) {
         return false;
     }
@@ -262,12 +344,24 @@ fn fold_identity_rearrange(op: OperationRef, rewriter: PatternRewriter) -> bool 
 }
 
 fn fold_rearrange_of_rearrange(op: OperationRef, rewriter: PatternRewriter) -> bool {
-    let Ok(outer) = RearrangeOp::try_from(op) else { return false };
-    let Some(middle) = outer.input() else { return false };
-    let Some(inner_op) = defining_op(middle) else { return false };
-    let Ok(inner) = RearrangeOp::try_from(inner_op) else { return false };
-    let (Some(source), Some(result)) = (inner.input(), outer.result()) else { return false };
-    let Some(rank) = info(source).map(|info| info.rank()) else { return false };
+    let Ok(outer) = RearrangeOp::try_from(op) else {
+        return false;
+    };
+    let Some(middle) = outer.input() else {
+        return false;
+    };
+    let Some(inner_op) = defining_op(middle) else {
+        return false;
+    };
+    let Ok(inner) = RearrangeOp::try_from(inner_op) else {
+        return false;
+    };
+    let (Some(source), Some(result)) = (inner.input(), outer.result()) else {
+        return false;
+    };
+    let Some(rank) = info(source).map(|info| info.rank()) else {
+        return false;
+    };
     let identity: Vec<i64> = (0..rank as i64).collect();
     let first = inner.permutation().unwrap_or_else(|| identity.clone());
     let second = outer.permutation().unwrap_or_else(|| identity.clone());
@@ -285,15 +379,29 @@ fn fold_rearrange_of_rearrange(op: OperationRef, rewriter: PatternRewriter) -> b
     let context: &Context = unsafe { context_ref.to_ref() };
     let base = rewriter.as_rewriter_base();
     base.set_insertion_point_before(op);
-    let permutation = if is_identity(&composed) { None } else { Some(composed.as_slice()) };
-    let new = base.insert(RearrangeOp::build(context, op.location(), source, type_of(result), permutation));
-    let Ok(new_result) = new.result(0) else { return false };
+    let permutation = if is_identity(&composed) {
+        None
+    } else {
+        Some(composed.as_slice())
+    };
+    let new = base.insert(RearrangeOp::build(
+        context,
+        op.location(),
+        source,
+        type_of(result),
+        permutation,
+    ));
+    let Ok(new_result) = new.result(0) else {
+        return false;
+    };
     replace_and_clean(rewriter, op, new_result.into(), Some(inner_op));
     true
 }
 
 /// If `value` is a plain transpose of the last two axes (no format change), its source.
-fn transposed_source<'c, 'a>(value: Value<'c, 'a>) -> Option<(Value<'c, 'a>, OperationRef<'c, 'a>)> {
+fn transposed_source<'c, 'a>(
+    value: Value<'c, 'a>,
+) -> Option<(Value<'c, 'a>, OperationRef<'c, 'a>)> {
     let producer = defining_op(value)?;
     let rearrange = RearrangeOp::try_from(producer).ok()?;
     let permutation = rearrange.permutation()?;
@@ -315,8 +423,12 @@ fn transposed_source<'c, 'a>(value: Value<'c, 'a>) -> Option<(Value<'c, 'a>, Ope
 }
 
 fn fold_transpose_into_matmul(op: OperationRef, rewriter: PatternRewriter) -> bool {
-    let Ok(matmul) = MatmulOp::try_from(op) else { return false };
-    let (Some(lhs), Some(rhs), Some(result)) = (matmul.lhs(), matmul.rhs(), matmul.result()) else { return false };
+    let Ok(matmul) = MatmulOp::try_from(op) else {
+        return false;
+    };
+    let (Some(lhs), Some(rhs), Some(result)) = (matmul.lhs(), matmul.rhs(), matmul.result()) else {
+        return false;
+    };
     let lhs_fold = transposed_source(lhs);
     let rhs_fold = transposed_source(rhs);
     if lhs_fold.is_none() && rhs_fold.is_none() {
@@ -331,7 +443,15 @@ fn fold_transpose_into_matmul(op: OperationRef, rewriter: PatternRewriter) -> bo
     let context: &Context = unsafe { context_ref.to_ref() };
     let base = rewriter.as_rewriter_base();
     base.set_insertion_point_before(op);
-    let mut new = MatmulOp::build(context, op.location(), new_lhs, new_rhs, type_of(result), transpose_lhs, transpose_rhs);
+    let mut new = MatmulOp::build(
+        context,
+        op.location(),
+        new_lhs,
+        new_rhs,
+        type_of(result),
+        transpose_lhs,
+        transpose_rhs,
+    );
     // Keep any other attributes (plans, estimates) the op carried.
     for (name, attribute) in op.attributes() {
         let name = name.as_string_ref().as_str().unwrap_or("").to_string();
@@ -340,7 +460,9 @@ fn fold_transpose_into_matmul(op: OperationRef, rewriter: PatternRewriter) -> bo
         }
     }
     let new = base.insert(new);
-    let Ok(new_result) = new.result(0) else { return false };
+    let Ok(new_result) = new.result(0) else {
+        return false;
+    };
     base.replace_op_with_values(op, &[new_result.into()]);
     for (_, producer) in [lhs_fold, rhs_fold].into_iter().flatten() {
         if let Ok(value) = producer.result(0) {

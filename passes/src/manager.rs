@@ -13,7 +13,9 @@ use melior::{
 };
 
 use crate::pass::{display_name, to_mlir_pass, DynPass, Statistics};
-use crate::pipeline::{parse_pipeline, unknown_pass_error, Element, Pipeline, PipelineError, Span, ANY_ANCHOR};
+use crate::pipeline::{
+    parse_pipeline, unknown_pass_error, Element, Pipeline, PipelineError, Span, ANY_ANCHOR,
+};
 use crate::registry::Registry;
 
 /// How deep named pipelines may expand into each other before we call it a cycle.
@@ -25,9 +27,16 @@ pub enum Resolved {
     /// One of our passes, with its options parsed.
     Ours { pass: Arc<dyn DynPass>, span: Span },
     /// An upstream pass, as text for MLIR's parser.
-    Upstream { name: String, text: String, span: Span },
+    Upstream {
+        name: String,
+        text: String,
+        span: Span,
+    },
     /// A nested pipeline on an op anchor (or `any`).
-    Nested { anchor: String, elements: Vec<Resolved> },
+    Nested {
+        anchor: String,
+        elements: Vec<Resolved>,
+    },
 }
 
 impl Resolved {
@@ -56,17 +65,26 @@ fn resolve_at_depth(
     for element in elements {
         let span = |own: Span| blame.unwrap_or(own);
         match element {
-            Element::Nested { anchor, elements, .. } => resolved.push(Resolved::Nested {
+            Element::Nested {
+                anchor, elements, ..
+            } => resolved.push(Resolved::Nested {
                 anchor: anchor.value.clone(),
                 elements: resolve_at_depth(registry, elements, depth, blame)?,
             }),
-            Element::Pass { name, options, span: element_span } => {
+            Element::Pass {
+                name,
+                options,
+                span: element_span,
+            } => {
                 if let Some(info) = registry.pass(&name.value) {
                     let pass = (info.create)(options).map_err(|error| match blame {
                         Some(blame) => PipelineError::new(error.message.clone(), blame),
                         None => error,
                     })?;
-                    resolved.push(Resolved::Ours { pass, span: span(name.span) });
+                    resolved.push(Resolved::Ours {
+                        pass,
+                        span: span(name.span),
+                    });
                 } else if let Some(info) = registry.pipeline(&name.value) {
                     if depth >= MAX_EXPANSION_DEPTH {
                         return Err(PipelineError::new(
@@ -77,18 +95,33 @@ fn resolve_at_depth(
                     let text = (info.expand)(options)?;
                     let expanded = parse_pipeline(&text).map_err(|error| {
                         PipelineError::new(
-                            format!("named pipeline '{}' expanded to an invalid pipeline '{text}': {}", name.value, error.message),
+                            format!(
+                                "named pipeline '{}' expanded to an invalid pipeline '{text}': {}",
+                                name.value, error.message
+                            ),
                             span(name.span),
                         )
                     })?;
-                    let inner = resolve_at_depth(registry, &expanded.elements, depth + 1, Some(span(*element_span)))?;
+                    let inner = resolve_at_depth(
+                        registry,
+                        &expanded.elements,
+                        depth + 1,
+                        Some(span(*element_span)),
+                    )?;
                     match expanded.anchor {
-                        Some(anchor) => resolved.push(Resolved::Nested { anchor: anchor.value, elements: inner }),
+                        Some(anchor) => resolved.push(Resolved::Nested {
+                            anchor: anchor.value,
+                            elements: inner,
+                        }),
                         None => resolved.extend(inner),
                     }
                 } else if name.value.starts_with("ipu-") {
                     // Our namespace: MLIR cannot know it, so say so with our list.
-                    return Err(unknown_pass_error(&name.value, span(name.span), registry.known_names()));
+                    return Err(unknown_pass_error(
+                        &name.value,
+                        span(name.span),
+                        registry.known_names(),
+                    ));
                 } else {
                     resolved.push(Resolved::Upstream {
                         name: name.value.clone(),
@@ -131,7 +164,6 @@ impl PrintAround {
     }
 }
 
-
 /// A pass manager ready to run, with the statistics sink of our passes.
 pub struct BuiltPipeline<'c> {
     pub manager: PassManager<'c>,
@@ -155,9 +187,17 @@ pub fn build_pass_manager<'c>(
     print: &PrintAround,
     timed: bool,
 ) -> Result<BuiltPipeline<'c>, PipelineError> {
-    let anchor = pipeline.anchor.as_ref().map(|anchor| anchor.value.as_str()).unwrap_or(root);
+    let anchor = pipeline
+        .anchor
+        .as_ref()
+        .map(|anchor| anchor.value.as_str())
+        .unwrap_or(root);
     if anchor != root && anchor != ANY_ANCHOR {
-        let span = pipeline.anchor.as_ref().map(|anchor| anchor.span).unwrap_or_default();
+        let span = pipeline
+            .anchor
+            .as_ref()
+            .map(|anchor| anchor.span)
+            .unwrap_or_default();
         return Err(PipelineError::new(
             format!("pipeline is anchored on '{anchor}' but the input's top-level operation is '{root}'"),
             span,
@@ -166,8 +206,14 @@ pub fn build_pass_manager<'c>(
     let elements = resolve(registry, &pipeline.elements)?;
     let manager = create_manager_on(context, root);
     let timing = timed.then(|| crate::timing::Timing::new(&elements));
-    let mut builder =
-        Builder { statistics: Statistics::default(), instances: Vec::new(), print: print.clone(), timing: timing.clone(), next_element: 0, dump_counter: Arc::default() };
+    let mut builder = Builder {
+        statistics: Statistics::default(),
+        instances: Vec::new(),
+        print: print.clone(),
+        timing: timing.clone(),
+        next_element: 0,
+        dump_counter: Arc::default(),
+    };
     builder.add(&manager.as_operation_pass_manager(), &elements)?;
     Ok(BuiltPipeline {
         manager,
@@ -182,7 +228,12 @@ pub fn build_pass_manager<'c>(
 fn create_manager_on<'c>(context: &'c Context, root: &str) -> PassManager<'c> {
     let name = StringRef::new(root);
     // SAFETY: the context outlives the manager ('c); the name is copied by MLIR.
-    unsafe { PassManager::from_raw(mlir_sys::mlirPassManagerCreateOnOperation(context.to_raw(), name.to_raw())) }
+    unsafe {
+        PassManager::from_raw(mlir_sys::mlirPassManagerCreateOnOperation(
+            context.to_raw(),
+            name.to_raw(),
+        ))
+    }
 }
 
 struct Builder {
@@ -197,7 +248,11 @@ struct Builder {
 }
 
 impl Builder {
-    fn add(&mut self, manager: &OperationPassManager, elements: &[Resolved]) -> Result<(), PipelineError> {
+    fn add(
+        &mut self,
+        manager: &OperationPassManager,
+        elements: &[Resolved],
+    ) -> Result<(), PipelineError> {
         for element in elements {
             let element_index = self.next_element;
             self.next_element += 1;
@@ -207,7 +262,9 @@ impl Builder {
             let argument = element.argument().map(str::to_string);
             let snapshot = Arc::new(Mutex::new(None::<String>));
             if let Some(argument) = &argument {
-                if self.print.prints_before(argument) || (self.print.only_on_change && self.print.prints_after(argument)) {
+                if self.print.prints_before(argument)
+                    || (self.print.only_on_change && self.print.prints_after(argument))
+                {
                     manager.add_pass(self.printer(argument, true, snapshot.clone()));
                 }
             }
@@ -215,9 +272,15 @@ impl Builder {
                 Resolved::Ours { pass, .. } => {
                     let instance = self.instances.len();
                     self.instances.push(pass.clone());
-                    manager.add_pass(to_mlir_pass(pass.clone(), instance, self.statistics.clone()));
+                    manager.add_pass(to_mlir_pass(
+                        pass.clone(),
+                        instance,
+                        self.statistics.clone(),
+                    ));
                 }
-                Resolved::Upstream { name, text, span } => add_upstream(manager, name, text, *span)?,
+                Resolved::Upstream { name, text, span } => {
+                    add_upstream(manager, name, text, *span)?
+                }
                 Resolved::Nested { anchor, elements } => {
                     let nested = manager.nested_under(anchor);
                     self.add(&nested, elements)?;
@@ -237,7 +300,12 @@ impl Builder {
 
     /// A pass that prints the IR like MLIR's instrumentation (`// -----// IR Dump Before ...`).
     /// Before-printers also record a snapshot so an after-printer can skip unchanged IR.
-    fn printer(&self, argument: &str, before: bool, snapshot: Arc<Mutex<Option<String>>>) -> melior::pass::Pass {
+    fn printer(
+        &self,
+        argument: &str,
+        before: bool,
+        snapshot: Arc<Mutex<Option<String>>>,
+    ) -> melior::pass::Pass {
         let print = self.print.clone();
         let title = format!("{} ({argument})", display_name(argument));
         let print_before = print.prints_before(argument);
@@ -252,9 +320,13 @@ impl Builder {
                     let suffix = if when == "Before" { "_before" } else { "" };
                     let folder = directory.join(tree_path(op));
                     let file = folder.join(format!("{number}_{file_stem}{suffix}.mlir"));
-                    let written = std::fs::create_dir_all(&folder).and_then(|_| std::fs::write(&file, format!("{text}\n")));
+                    let written = std::fs::create_dir_all(&folder)
+                        .and_then(|_| std::fs::write(&file, format!("{text}\n")));
                     if let Err(error) = written {
-                        eprintln!("ipu-opt: error: cannot write IR dump '{}': {error}", file.display());
+                        eprintln!(
+                            "ipu-opt: error: cannot write IR dump '{}': {error}",
+                            file.display()
+                        );
                     }
                 }
             };
@@ -268,7 +340,10 @@ impl Builder {
                 emit("Before", &text);
             } else {
                 if print.only_on_change {
-                    let unchanged = snapshot.lock().map(|stored| stored.as_deref() == Some(text.as_str())).unwrap_or(false);
+                    let unchanged = snapshot
+                        .lock()
+                        .map(|stored| stored.as_deref() == Some(text.as_str()))
+                        .unwrap_or(false);
                     if unchanged {
                         return;
                     }
@@ -279,7 +354,15 @@ impl Builder {
         #[repr(align(8))]
         struct PrinterId;
         static PRINTER_ID: PrinterId = PrinterId;
-        create_external(callback, TypeId::create(&PRINTER_ID), "IRPrinter", "ipu-print-ir", "prints IR", "", &[])
+        create_external(
+            callback,
+            TypeId::create(&PRINTER_ID),
+            "IRPrinter",
+            "ipu-print-ir",
+            "prints IR",
+            "",
+            &[],
+        )
     }
 }
 
@@ -289,11 +372,21 @@ fn tree_path(op: OperationRef) -> std::path::PathBuf {
     let mut levels = Vec::new();
     let mut current = Some(op);
     while let Some(level) = current {
-        let name = level.name().as_string_ref().as_str().unwrap_or("op").replace('.', "_");
+        let name = level
+            .name()
+            .as_string_ref()
+            .as_str()
+            .unwrap_or("op")
+            .replace('.', "_");
         let symbol = level
             .attribute("sym_name")
             .ok()
-            .map(|attribute| attribute.to_string().trim_matches('"').replace(['/', '\\'], "_"))
+            .map(|attribute| {
+                attribute
+                    .to_string()
+                    .trim_matches('"')
+                    .replace(['/', '\\'], "_")
+            })
             .unwrap_or_else(|| "no-symbol-name".to_string());
         levels.push(format!("{name}_{symbol}"));
         current = level.parent_operation();
@@ -308,7 +401,12 @@ fn printed_scope(op: OperationRef, print: &PrintAround) -> (String, String) {
     if !print.module_scope {
         return (String::new(), print_operation(op, print));
     }
-    let name = op.name().as_string_ref().as_str().unwrap_or("?").to_string();
+    let name = op
+        .name()
+        .as_string_ref()
+        .as_str()
+        .unwrap_or("?")
+        .to_string();
     let symbol = op
         .attribute("sym_name")
         .ok()
@@ -358,7 +456,9 @@ unsafe extern "C" fn collect_bytes(text: mlir_sys::MlirStringRef, data: *mut c_v
     // SAFETY: `data` is the `Vec<u8>` passed by `print_operation`; `text` is valid for the call.
     let sink = unsafe { &mut *(data as *mut Vec<u8>) };
     if text.length > 0 {
-        sink.extend_from_slice(unsafe { std::slice::from_raw_parts(text.data as *const u8, text.length) });
+        sink.extend_from_slice(unsafe {
+            std::slice::from_raw_parts(text.data as *const u8, text.length)
+        });
     }
 }
 
@@ -369,7 +469,12 @@ unsafe extern "C" fn collect_string(text: mlir_sys::MlirStringRef, data: *mut c_
     sink.push_str(&String::from_utf8_lossy(bytes));
 }
 
-fn add_upstream(manager: &OperationPassManager, name: &str, text: &str, span: Span) -> Result<(), PipelineError> {
+fn add_upstream(
+    manager: &OperationPassManager,
+    name: &str,
+    text: &str,
+    span: Span,
+) -> Result<(), PipelineError> {
     let mut message = String::new();
     let source = StringRef::new(text);
     // SAFETY: the manager is live; the callback only appends to `message` during the call.
@@ -389,7 +494,10 @@ fn add_upstream(manager: &OperationPassManager, name: &str, text: &str, span: Sp
         let registry = Registry::with_builtin();
         return Err(unknown_pass_error(name, span, registry.known_names()));
     }
-    Err(PipelineError::new(format!("pass '{name}': {message}"), span))
+    Err(PipelineError::new(
+        format!("pass '{name}': {message}"),
+        span,
+    ))
 }
 
 /// Prints a resolved pipeline the way `--dump-pass-pipeline` shows it: our passes with every
@@ -404,7 +512,9 @@ fn print_elements(elements: &[Resolved]) -> String {
         .map(|element| match element {
             Resolved::Ours { pass, .. } => format!("{}{}", pass.argument(), pass.options_text()),
             Resolved::Upstream { text, .. } => text.clone(),
-            Resolved::Nested { anchor, elements } => format!("{anchor}({})", print_elements(elements)),
+            Resolved::Nested { anchor, elements } => {
+                format!("{anchor}({})", print_elements(elements))
+            }
         })
         .collect();
     items.join(", ")

@@ -92,7 +92,8 @@ impl<P: Pass> DynPass for P {
 
 /// Statistics of every pass instance in a pass manager, in pipeline order:
 /// (instance index, pass argument) -> statistic -> (value, help).
-pub type StatisticsTable = BTreeMap<(usize, &'static str), BTreeMap<&'static str, (u64, &'static str)>>;
+pub type StatisticsTable =
+    BTreeMap<(usize, &'static str), BTreeMap<&'static str, (u64, &'static str)>>;
 
 /// Shared statistics sink (MLIR clones passes per thread, so the sink is behind a lock).
 #[derive(Clone, Default)]
@@ -103,7 +104,11 @@ impl Statistics {
         self.0.lock().map(|table| table.clone()).unwrap_or_default()
     }
 
-    fn merge(&self, key: (usize, &'static str), values: BTreeMap<&'static str, (u64, &'static str)>) {
+    fn merge(
+        &self,
+        key: (usize, &'static str),
+        values: BTreeMap<&'static str, (u64, &'static str)>,
+    ) {
         if let Ok(mut table) = self.0.lock() {
             let entry = table.entry(key).or_default();
             for (name, (value, help)) in values {
@@ -131,13 +136,20 @@ impl<'c> RunExternalPass<'c> for ExternalAdapter {
         let started = Instant::now();
         let mut statistics = BTreeMap::new();
         let result = {
-            let mut run = PassRun { statistics: &mut statistics };
+            let mut run = PassRun {
+                statistics: &mut statistics,
+            };
             self.pass.run_dyn(operation, &mut run)
         };
         self.statistics.merge((self.instance, argument), statistics);
         let elapsed_ms = started.elapsed().as_millis() as u64;
         let success = result.is_ok();
-        let op_name = operation.name().as_string_ref().as_str().unwrap_or("?").to_string();
+        let op_name = operation
+            .name()
+            .as_string_ref()
+            .as_str()
+            .unwrap_or("?")
+            .to_string();
         tracing::info!(pass = %argument, op = %op_name, elapsed_ms, success, "pass finished");
         if let Err(failure) = result {
             tracing::debug!(pass = argument, reason = %failure, "pass failed");
@@ -152,7 +164,9 @@ fn type_id_for(argument: &'static str) -> TypeId<'static> {
     struct Slot(#[allow(dead_code)] u64);
     static SLOTS: Mutex<BTreeMap<&'static str, usize>> = Mutex::new(BTreeMap::new());
     let address = match SLOTS.lock() {
-        Ok(mut slots) => *slots.entry(argument).or_insert_with(|| Box::leak(Box::new(Slot(0))) as *const Slot as usize),
+        Ok(mut slots) => *slots
+            .entry(argument)
+            .or_insert_with(|| Box::leak(Box::new(Slot(0))) as *const Slot as usize),
         Err(_) => Box::leak(Box::new(Slot(0))) as *const Slot as usize,
     };
     // SAFETY: the address points to a leaked, 8-byte-aligned `Slot` that is never freed.
@@ -160,13 +174,21 @@ fn type_id_for(argument: &'static str) -> TypeId<'static> {
 }
 
 /// Wraps one of our passes as an MLIR pass. `name` is the display name (`IpuCanonicalize`).
-pub fn to_mlir_pass(pass: Arc<dyn DynPass>, instance: usize, statistics: Statistics) -> melior::pass::Pass {
+pub fn to_mlir_pass(
+    pass: Arc<dyn DynPass>,
+    instance: usize,
+    statistics: Statistics,
+) -> melior::pass::Pass {
     let argument = pass.argument();
     let anchor = pass.anchor();
     let summary = pass.summary();
     let name = display_name(argument);
     create_external(
-        ExternalAdapter { pass, instance, statistics },
+        ExternalAdapter {
+            pass,
+            instance,
+            statistics,
+        },
         type_id_for(argument),
         &name,
         argument,

@@ -54,15 +54,29 @@ impl Registry {
     pub fn register<P: Pass>(&mut self) {
         self.passes.insert(
             P::ARGUMENT,
-            PassInfo { argument: P::ARGUMENT, summary: P::SUMMARY, options: P::Options::describe, create: create::<P> },
+            PassInfo {
+                argument: P::ARGUMENT,
+                summary: P::SUMMARY,
+                options: P::Options::describe,
+                create: create::<P>,
+            },
         );
     }
 
     /// Registers a named pipeline whose options are `O`.
-    pub fn register_pipeline<O: PassOptions>(&mut self, summary: &'static str, expand: ExpandPipeline) {
+    pub fn register_pipeline<O: PassOptions>(
+        &mut self,
+        summary: &'static str,
+        expand: ExpandPipeline,
+    ) {
         self.pipelines.insert(
             O::pass_name(),
-            PipelineInfo { argument: O::pass_name(), summary, options: O::describe, expand },
+            PipelineInfo {
+                argument: O::pass_name(),
+                summary,
+                options: O::describe,
+                expand,
+            },
         );
     }
 
@@ -84,7 +98,12 @@ impl Registry {
 
     /// Every name a pipeline element may use: ours and the upstream passes we know of.
     pub fn known_names(&self) -> Vec<&'static str> {
-        let mut names: Vec<&'static str> = self.passes.keys().chain(self.pipelines.keys()).copied().collect();
+        let mut names: Vec<&'static str> = self
+            .passes
+            .keys()
+            .chain(self.pipelines.keys())
+            .copied()
+            .collect();
         names.extend(UPSTREAM_PASSES);
         names.sort_unstable();
         names.dedup();

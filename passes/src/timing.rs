@@ -38,7 +38,10 @@ impl Timing {
     pub fn new(elements: &[Resolved]) -> Timing {
         let mut rows = Vec::new();
         collect(elements, 0, &mut rows);
-        Timing { rows: Arc::new(rows), totals: Arc::default() }
+        Timing {
+            rows: Arc::new(rows),
+            totals: Arc::default(),
+        }
     }
 
     /// A marker pass that starts (or stops) the clock of element `index` on this thread.
@@ -56,19 +59,38 @@ impl Timing {
         #[repr(align(8))]
         struct MarkerId;
         static MARKER_ID: MarkerId = MarkerId;
-        create_external(callback, TypeId::create(&MARKER_ID), "TimingMarker", "ipu-timing-marker", "", "", &[])
+        create_external(
+            callback,
+            TypeId::create(&MARKER_ID),
+            "TimingMarker",
+            "ipu-timing-marker",
+            "",
+            "",
+            &[],
+        )
     }
 
     /// The report, as mlir-opt prints it (`list` sums passes by name; `tree` follows nesting).
     pub fn report(&self, tree: bool, total: Duration) -> String {
-        let totals = self.totals.lock().map(|totals| totals.clone()).unwrap_or_default();
+        let totals = self
+            .totals
+            .lock()
+            .map(|totals| totals.clone())
+            .unwrap_or_default();
         let seconds = |duration: Duration| duration.as_secs_f64();
         let total_seconds = seconds(total).max(1e-9);
         let mut text = String::new();
-        text.push_str("===-------------------------------------------------------------------------===\n");
+        text.push_str(
+            "===-------------------------------------------------------------------------===\n",
+        );
         text.push_str("                         ... Execution time report ...\n");
-        text.push_str("===-------------------------------------------------------------------------===\n");
-        text.push_str(&format!("  Total Execution Time: {:.4} seconds\n\n", seconds(total)));
+        text.push_str(
+            "===-------------------------------------------------------------------------===\n",
+        );
+        text.push_str(&format!(
+            "  Total Execution Time: {:.4} seconds\n\n",
+            seconds(total)
+        ));
         text.push_str("  ----Wall Time----  ----Name----\n");
         let line = |value: Duration, name: &str, indent: usize| {
             format!(
@@ -82,14 +104,19 @@ impl Timing {
         if tree {
             for (index, row) in self.rows.iter().enumerate() {
                 let value = totals.get(&index).copied().unwrap_or_default();
-                let name = if row.is_pipeline { format!("'{}' Pipeline", row.name) } else { row.name.clone() };
+                let name = if row.is_pipeline {
+                    format!("'{}' Pipeline", row.name)
+                } else {
+                    row.name.clone()
+                };
                 text.push_str(&line(value, &name, row.depth));
             }
         } else {
             let mut by_name: BTreeMap<&str, Duration> = BTreeMap::new();
             for (index, row) in self.rows.iter().enumerate() {
                 if !row.is_pipeline {
-                    *by_name.entry(row.name.as_str()).or_default() += totals.get(&index).copied().unwrap_or_default();
+                    *by_name.entry(row.name.as_str()).or_default() +=
+                        totals.get(&index).copied().unwrap_or_default();
                 }
             }
             let mut sorted: Vec<(&str, Duration)> = by_name.into_iter().collect();
@@ -107,13 +134,21 @@ fn collect(elements: &[Resolved], depth: usize, rows: &mut Vec<Row>) {
     for element in elements {
         match element {
             Resolved::Nested { anchor, elements } => {
-                rows.push(Row { name: anchor.clone(), depth, is_pipeline: true });
+                rows.push(Row {
+                    name: anchor.clone(),
+                    depth,
+                    is_pipeline: true,
+                });
                 collect(elements, depth + 1, rows);
             }
             other => {
                 let argument = other.argument().unwrap_or("?");
                 let name = format!("{} ({argument})", display_name(argument));
-                rows.push(Row { name, depth, is_pipeline: false });
+                rows.push(Row {
+                    name,
+                    depth,
+                    is_pipeline: false,
+                });
             }
         }
     }

@@ -8,7 +8,10 @@ pub mod verify;
 
 use melior::{
     ir::{
-        attribute::{AttributeLike, FlatSymbolRefAttribute, FloatAttribute, IntegerAttribute, StringAttribute},
+        attribute::{
+            AttributeLike, FlatSymbolRefAttribute, FloatAttribute, IntegerAttribute,
+            StringAttribute,
+        },
         operation::{OperationBuilder, OperationLike},
         r#type::IntegerType,
         Attribute, Identifier, Location, Operation, OperationRef, Type, Value,
@@ -109,26 +112,36 @@ pub fn i64_array(attribute: Attribute) -> Option<Vec<i64>> {
             return None;
         }
         let count = mlir_sys::mlirDenseArrayGetNumElements(raw);
-        Some((0..count).map(|index| mlir_sys::mlirDenseI64ArrayGetElement(raw, index)).collect())
+        Some(
+            (0..count)
+                .map(|index| mlir_sys::mlirDenseI64ArrayGetElement(raw, index))
+                .collect(),
+        )
     }
 }
 
 /// An optional integer attribute.
 pub fn int_attribute<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, name: &str) -> Option<i64> {
     let attribute = op.attribute(name).ok()?;
-    IntegerAttribute::try_from(attribute).ok().map(|value| value.value())
+    IntegerAttribute::try_from(attribute)
+        .ok()
+        .map(|value| value.value())
 }
 
 /// An optional float attribute.
 pub fn float_attribute<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, name: &str) -> Option<f64> {
     let attribute = op.attribute(name).ok()?;
-    FloatAttribute::try_from(attribute).ok().map(|value| value.value())
+    FloatAttribute::try_from(attribute)
+        .ok()
+        .map(|value| value.value())
 }
 
 /// An optional string attribute.
 pub fn string_attribute<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, name: &str) -> Option<String> {
     let attribute = op.attribute(name).ok()?;
-    StringAttribute::try_from(attribute).ok().map(|value| value.value().to_string())
+    StringAttribute::try_from(attribute)
+        .ok()
+        .map(|value| value.value().to_string())
 }
 
 fn operand<'c, 'a>(op: OperationRef<'c, 'a>, index: usize) -> Option<Value<'c, 'a>> {
@@ -139,7 +152,11 @@ fn unit(context: &Context) -> Attribute<'_> {
     Attribute::unit(context)
 }
 
-fn named<'c>(context: &'c Context, name: &str, attribute: Attribute<'c>) -> (Identifier<'c>, Attribute<'c>) {
+fn named<'c>(
+    context: &'c Context,
+    name: &str,
+    attribute: Attribute<'c>,
+) -> (Identifier<'c>, Attribute<'c>) {
     (Identifier::new(context, name), attribute)
 }
 
@@ -222,7 +239,12 @@ impl<'c, 'a> AddOp<'c, 'a> {
         operand(self.op, 1)
     }
 
-    pub fn build(location: Location<'c>, lhs: Value<'c, '_>, rhs: Value<'c, '_>, result: Type<'c>) -> Operation<'c> {
+    pub fn build(
+        location: Location<'c>,
+        lhs: Value<'c, '_>,
+        rhs: Value<'c, '_>,
+        result: Type<'c>,
+    ) -> Operation<'c> {
         build(Self::NAME, location, &[lhs, rhs], result, &[])
     }
 }
@@ -255,7 +277,11 @@ impl<'c, 'a> GeluOp<'c, 'a> {
     ) -> Operation<'c> {
         let mut attributes = Vec::new();
         if tanh {
-            attributes.push(named(context, "approximate", StringAttribute::new(context, "tanh").into()));
+            attributes.push(named(
+                context,
+                "approximate",
+                StringAttribute::new(context, "tanh").into(),
+            ));
         }
         build(Self::NAME, location, &[input], result, &attributes)
     }
@@ -317,7 +343,13 @@ impl<'c, 'a> LayerNormOp<'c, 'a> {
         epsilon: f64,
     ) -> Operation<'c> {
         let epsilon = FloatAttribute::new(context, Type::float32(context), epsilon).into();
-        build(Self::NAME, location, &[input, gamma, beta], result, &[named(context, "epsilon", epsilon)])
+        build(
+            Self::NAME,
+            location,
+            &[input, gamma, beta],
+            result,
+            &[named(context, "epsilon", epsilon)],
+        )
     }
 }
 
@@ -367,9 +399,19 @@ impl<'c, 'a> AttentionOp<'c, 'a> {
             attributes.push(named(context, "causal", unit(context)));
         }
         if let Some(scale) = scale {
-            attributes.push(named(context, "scale", FloatAttribute::new(context, Type::float32(context), scale).into()));
+            attributes.push(named(
+                context,
+                "scale",
+                FloatAttribute::new(context, Type::float32(context), scale).into(),
+            ));
         }
-        build(Self::NAME, location, &[query, key, value], result, &attributes)
+        build(
+            Self::NAME,
+            location,
+            &[query, key, value],
+            result,
+            &attributes,
+        )
     }
 }
 
@@ -405,7 +447,8 @@ impl<'c, 'a> CastOp<'c, 'a> {
     ) -> Operation<'c> {
         let mut attributes = Vec::new();
         if scale != 0 {
-            let attribute = IntegerAttribute::new(IntegerType::new(context, 32).into(), scale).into();
+            let attribute =
+                IntegerAttribute::new(IntegerType::new(context, 32).into(), scale).into();
             attributes.push(named(context, "scale", attribute));
         }
         build(Self::NAME, location, &[input], result, &attributes)
@@ -461,7 +504,10 @@ pub fn parse_i64_array(text: &str) -> Option<Vec<i64>> {
     if inner.is_empty() {
         return Some(Vec::new());
     }
-    inner.split(',').map(|item| item.trim().parse().ok()).collect()
+    inner
+        .split(',')
+        .map(|item| item.trim().parse().ok())
+        .collect()
 }
 
 op_view!(
@@ -487,7 +533,9 @@ impl<'c, 'a> RepeatOp<'c, 'a> {
     /// The body function's symbol name.
     pub fn body(&self) -> Option<String> {
         let attribute = self.op.attribute("body").ok()?;
-        FlatSymbolRefAttribute::try_from(attribute).ok().map(|symbol| symbol.value().to_string())
+        FlatSymbolRefAttribute::try_from(attribute)
+            .ok()
+            .map(|symbol| symbol.value().to_string())
     }
 
     pub fn build(
@@ -503,7 +551,11 @@ impl<'c, 'a> RepeatOp<'c, 'a> {
             .add_operands(carried)
             .add_results(results)
             .add_attributes(&[
-                named(context, "body", FlatSymbolRefAttribute::new(context, body).into()),
+                named(
+                    context,
+                    "body",
+                    FlatSymbolRefAttribute::new(context, body).into(),
+                ),
                 named(context, "count", count),
             ])
             .build()

@@ -5,10 +5,8 @@
 use std::collections::BTreeMap;
 
 use melior::ir::{
-    attribute::TypeAttribute,
-    operation::OperationLike,
-    r#type::FunctionType,
-    block::BlockLike, OperationRef, RegionLike, Type, ValueLike,
+    attribute::TypeAttribute, block::BlockLike, operation::OperationLike, r#type::FunctionType,
+    OperationRef, RegionLike, Type, ValueLike,
 };
 
 use super::*;
@@ -24,8 +22,12 @@ pub type FunctionTable = BTreeMap<String, (Vec<String>, Vec<String>)>;
 /// Collects the input and result types (as text) of every `func.func` directly in `module`.
 pub fn function_table<'c, 'a>(module: OperationRef<'c, 'a>) -> FunctionTable {
     let mut table = FunctionTable::new();
-    let Some(region) = module.regions().next() else { return table };
-    let Some(block) = region.first_block() else { return table };
+    let Some(region) = module.regions().next() else {
+        return table;
+    };
+    let Some(block) = region.first_block() else {
+        return table;
+    };
     let mut next = block.first_operation();
     while let Some(op) = next {
         if op_name(&op) == "func.func" {
@@ -69,7 +71,9 @@ pub fn verify_module<'c, 'a>(root: OperationRef<'c, 'a>) -> bool {
 /// Verifies one op; non-`ipu` ops pass.
 pub fn verify_operation(op: OperationRef, functions: &FunctionTable) -> Check {
     let name = op_name(&op);
-    let Some(short) = name.strip_prefix("ipu.") else { return Ok(()) };
+    let Some(short) = name.strip_prefix("ipu.") else {
+        return Ok(());
+    };
     match short {
         "matmul" => verify_matmul(op),
         "add" => verify_add(op),
@@ -89,12 +93,16 @@ fn tensor(r#type: Type, what: &str) -> Result<TensorInfo, String> {
 }
 
 fn operand_info(op: OperationRef, index: usize, what: &str) -> Result<TensorInfo, String> {
-    let value = op.operand(index).map_err(|_| format!("is missing operand #{index} ({what})"))?;
+    let value = op
+        .operand(index)
+        .map_err(|_| format!("is missing operand #{index} ({what})"))?;
     tensor(value.r#type(), what)
 }
 
 fn result_info(op: OperationRef) -> Result<TensorInfo, String> {
-    let value = op.result(0).map_err(|_| "is missing its result".to_string())?;
+    let value = op
+        .result(0)
+        .map_err(|_| "is missing its result".to_string())?;
     tensor(value.r#type(), "result")
 }
 
@@ -108,8 +116,16 @@ pub fn broadcast_shapes(lhs: &[i64], rhs: &[i64]) -> Option<Vec<i64>> {
     let rank = lhs.len().max(rhs.len());
     let mut shape = vec![0; rank];
     for axis in 0..rank {
-        let left = if axis + lhs.len() >= rank { lhs[axis + lhs.len() - rank] } else { 1 };
-        let right = if axis + rhs.len() >= rank { rhs[axis + rhs.len() - rank] } else { 1 };
+        let left = if axis + lhs.len() >= rank {
+            lhs[axis + lhs.len() - rank]
+        } else {
+            1
+        };
+        let right = if axis + rhs.len() >= rank {
+            rhs[axis + rhs.len() - rank]
+        } else {
+            1
+        };
         shape[axis] = match (left, right) {
             (a, b) if a == b => a,
             (1, b) => b,
@@ -121,7 +137,12 @@ pub fn broadcast_shapes(lhs: &[i64], rhs: &[i64]) -> Option<Vec<i64>> {
 }
 
 /// The result shape of `ipu.matmul` with the given flags, or why there is none.
-pub fn matmul_shape(lhs: &[i64], rhs: &[i64], transpose_lhs: bool, transpose_rhs: bool) -> Result<Vec<i64>, String> {
+pub fn matmul_shape(
+    lhs: &[i64],
+    rhs: &[i64],
+    transpose_lhs: bool,
+    transpose_rhs: bool,
+) -> Result<Vec<i64>, String> {
     if lhs.len() < 2 || rhs.len() < 2 {
         return Err(format!(
             "operands must have rank >= 2, found lhs {} and rhs {}",
@@ -131,8 +152,16 @@ pub fn matmul_shape(lhs: &[i64], rhs: &[i64], transpose_lhs: bool, transpose_rhs
     }
     let (lhs_batch, lhs_matrix) = lhs.split_at(lhs.len() - 2);
     let (rhs_batch, rhs_matrix) = rhs.split_at(rhs.len() - 2);
-    let (m, k_lhs) = if transpose_lhs { (lhs_matrix[1], lhs_matrix[0]) } else { (lhs_matrix[0], lhs_matrix[1]) };
-    let (k_rhs, n) = if transpose_rhs { (rhs_matrix[1], rhs_matrix[0]) } else { (rhs_matrix[0], rhs_matrix[1]) };
+    let (m, k_lhs) = if transpose_lhs {
+        (lhs_matrix[1], lhs_matrix[0])
+    } else {
+        (lhs_matrix[0], lhs_matrix[1])
+    };
+    let (k_rhs, n) = if transpose_rhs {
+        (rhs_matrix[1], rhs_matrix[0])
+    } else {
+        (rhs_matrix[0], rhs_matrix[1])
+    };
     if k_lhs != k_rhs {
         return Err(format!(
             "contraction sizes differ: lhs {}{} contracts {k_lhs}, rhs {}{} contracts {k_rhs}",
@@ -156,7 +185,9 @@ pub fn matmul_shape(lhs: &[i64], rhs: &[i64], transpose_lhs: bool, transpose_rhs
 fn check_flag_attribute(op: OperationRef, name: &str) -> Check {
     if let Ok(attribute) = op.attribute(name) {
         if flag_value(attribute).is_none() {
-            return Err(format!("attribute '{name}' must be a unit or bool attribute, found {attribute}"));
+            return Err(format!(
+                "attribute '{name}' must be a unit or bool attribute, found {attribute}"
+            ));
         }
     }
     Ok(())
@@ -175,7 +206,12 @@ fn verify_matmul(op: OperationRef) -> Check {
     let lhs = operand_info(op, 0, "lhs")?;
     let rhs = operand_info(op, 1, "rhs")?;
     let result = result_info(op)?;
-    let expected = matmul_shape(&lhs.shape, &rhs.shape, flag(&op, "transpose_lhs"), flag(&op, "transpose_rhs"))?;
+    let expected = matmul_shape(
+        &lhs.shape,
+        &rhs.shape,
+        flag(&op, "transpose_lhs"),
+        flag(&op, "transpose_rhs"),
+    )?;
     if expected != result.shape {
         return Err(format!(
             "result shape {} does not match the product shape {}",
@@ -184,10 +220,16 @@ fn verify_matmul(op: OperationRef) -> Check {
         ));
     }
     if lhs.element != rhs.element {
-        return Err(format!("operand element types differ: lhs {} and rhs {}", lhs.element, rhs.element));
+        return Err(format!(
+            "operand element types differ: lhs {} and rhs {}",
+            lhs.element, rhs.element
+        ));
     }
     if !accumulator_allowed(lhs.element, result.element) {
-        return Err(format!("result element type {} cannot hold a product of {} operands", result.element, lhs.element));
+        return Err(format!(
+            "result element type {} cannot hold a product of {} operands",
+            result.element, lhs.element
+        ));
     }
     Ok(())
 }
@@ -197,7 +239,11 @@ fn verify_add(op: OperationRef) -> Check {
     let rhs = operand_info(op, 1, "rhs")?;
     let result = result_info(op)?;
     let expected = broadcast_shapes(&lhs.shape, &rhs.shape).ok_or_else(|| {
-        format!("operand shapes {} and {} do not broadcast", shape_text(&lhs.shape), shape_text(&rhs.shape))
+        format!(
+            "operand shapes {} and {} do not broadcast",
+            shape_text(&lhs.shape),
+            shape_text(&rhs.shape)
+        )
     })?;
     if expected != result.shape {
         return Err(format!(
@@ -235,7 +281,11 @@ fn verify_gelu(op: OperationRef) -> Check {
     if let Ok(attribute) = op.attribute("approximate") {
         match string_attribute(&op, "approximate").as_deref() {
             Some("erf") | Some("tanh") => {}
-            _ => return Err(format!("attribute 'approximate' must be \"erf\" or \"tanh\", found {attribute}")),
+            _ => {
+                return Err(format!(
+                    "attribute 'approximate' must be \"erf\" or \"tanh\", found {attribute}"
+                ))
+            }
         }
     }
     verify_unary_same(op)
@@ -256,7 +306,9 @@ fn verify_layer_norm(op: OperationRef) -> Check {
     }
     match float_attribute(&op, "epsilon") {
         Some(epsilon) if epsilon > 0.0 && epsilon.is_finite() => Ok(()),
-        Some(epsilon) => Err(format!("epsilon must be positive and finite, found {epsilon}")),
+        Some(epsilon) => Err(format!(
+            "epsilon must be positive and finite, found {epsilon}"
+        )),
         None => Err("requires a float attribute 'epsilon'".to_string()),
     }
 }
@@ -269,7 +321,10 @@ fn verify_attention(op: OperationRef) -> Check {
     let result = result_info(op)?;
     for (what, info) in [("query", &query), ("key", &key), ("value", &value)] {
         if info.rank() < 2 {
-            return Err(format!("{what} must have rank >= 2, found {}", shape_text(&info.shape)));
+            return Err(format!(
+                "{what} must have rank >= 2, found {}",
+                shape_text(&info.shape)
+            ));
         }
     }
     let rank = query.rank();
@@ -289,13 +344,19 @@ fn verify_attention(op: OperationRef) -> Check {
     let (t, d_key) = (key.shape[rank - 2], key.shape[rank - 1]);
     let (t_value, e) = (value.shape[rank - 2], value.shape[rank - 1]);
     if d != d_key {
-        return Err(format!("query head size {d} differs from key head size {d_key}"));
+        return Err(format!(
+            "query head size {d} differs from key head size {d_key}"
+        ));
     }
     if t != t_value {
-        return Err(format!("key length {t} differs from value length {t_value}"));
+        return Err(format!(
+            "key length {t} differs from value length {t_value}"
+        ));
     }
     if flag(&op, "causal") && s != t {
-        return Err(format!("causal attention needs equal query and key lengths, found {s} and {t}"));
+        return Err(format!(
+            "causal attention needs equal query and key lengths, found {s} and {t}"
+        ));
     }
     let mut expected = batch.to_vec();
     expected.extend([s, e]);
@@ -360,8 +421,9 @@ fn verify_rearrange(op: OperationRef) -> Check {
     let expected = match op.attribute("permutation") {
         Err(_) => input.shape.clone(),
         Ok(attribute) => {
-            let permutation = i64_array(attribute)
-                .ok_or_else(|| format!("attribute 'permutation' must be array<i64: ...>, found {attribute}"))?;
+            let permutation = i64_array(attribute).ok_or_else(|| {
+                format!("attribute 'permutation' must be array<i64: ...>, found {attribute}")
+            })?;
             let mut seen = vec![false; input.rank()];
             if permutation.len() != input.rank() {
                 return Err(format!(
@@ -372,13 +434,23 @@ fn verify_rearrange(op: OperationRef) -> Check {
                 ));
             }
             for &axis in &permutation {
-                let index = usize::try_from(axis).ok().filter(|index| *index < input.rank());
+                let index = usize::try_from(axis)
+                    .ok()
+                    .filter(|index| *index < input.rank());
                 match index {
                     Some(index) if !seen[index] => seen[index] = true,
-                    _ => return Err(format!("{attribute} is not a permutation of 0..{}", input.rank())),
+                    _ => {
+                        return Err(format!(
+                            "{attribute} is not a permutation of 0..{}",
+                            input.rank()
+                        ))
+                    }
                 }
             }
-            permutation.iter().map(|&axis| input.shape[axis as usize]).collect()
+            permutation
+                .iter()
+                .map(|&axis| input.shape[axis as usize])
+                .collect()
         }
     };
     if result.shape != expected {
@@ -398,10 +470,17 @@ fn verify_repeat(op: OperationRef, functions: &FunctionTable) -> Check {
     }
     let view = RepeatOp::try_from(op).map_err(|_| "is not an ipu.repeat".to_string())?;
     let body = view.body().ok_or("requires a symbol attribute 'body'")?;
-    let (inputs, results) =
-        functions.get(&body).ok_or_else(|| format!("body @{body} is not a func.func in this module"))?;
-    let carried: Vec<String> = op.operands().map(|value| value.r#type().to_string()).collect();
-    let produced: Vec<String> = op.results().map(|value| value.r#type().to_string()).collect();
+    let (inputs, results) = functions
+        .get(&body)
+        .ok_or_else(|| format!("body @{body} is not a func.func in this module"))?;
+    let carried: Vec<String> = op
+        .operands()
+        .map(|value| value.r#type().to_string())
+        .collect();
+    let produced: Vec<String> = op
+        .results()
+        .map(|value| value.r#type().to_string())
+        .collect();
     if &carried != inputs {
         return Err(format!(
             "carried values ({}) do not match the inputs of @{body} ({})",
@@ -436,9 +515,15 @@ mod tests {
 
     #[test]
     fn matmul_shapes_with_flags_and_batches() {
-        assert_eq!(matmul_shape(&[4, 16], &[16, 8], false, false), Ok(vec![4, 8]));
+        assert_eq!(
+            matmul_shape(&[4, 16], &[16, 8], false, false),
+            Ok(vec![4, 8])
+        );
         assert_eq!(matmul_shape(&[16, 4], &[8, 16], true, true), Ok(vec![4, 8]));
-        assert_eq!(matmul_shape(&[2, 1, 4, 16], &[3, 16, 8], false, false), Ok(vec![2, 3, 4, 8]));
+        assert_eq!(
+            matmul_shape(&[2, 1, 4, 16], &[3, 16, 8], false, false),
+            Ok(vec![2, 3, 4, 8])
+        );
         let error = matmul_shape(&[4, 16], &[8, 16], false, false).unwrap_err();
         assert!(error.contains("contraction sizes differ"), "{error}");
     }
