@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# The main job: compile the example model (examples/siglip_mlp.mlir) and run it on the simulated
-# C600. Stages that have landed run; see README.md "Status" for what is still being built.
+# The main job: take the example models through ipu-opt, compile a GEMM to a package and run it on
+# the simulated C600 (sim:c600, 1472 tiles). See README.md "Status" for what is still being built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-MODEL="${1:-examples/siglip_mlp.mlir}"
-cargo build --release -p ipu-driver --bins
-BIN=target/release
-mkdir -p artifacts/example
-echo "== ipu-opt: verify and simplify ${MODEL} =="
-RUST_LOG="${RUST_LOG:-info}" "$BIN/ipu-opt" "$MODEL" \
+cargo build -p ipu-driver --bins
+BIN=target/debug
+OUT=artifacts/example
+mkdir -p "$OUT"
+export RUST_LOG="${RUST_LOG:-info}"
+
+echo "== ipu-opt: verify, simplify and annotate examples/siglip_mlp.mlir =="
+"$BIN/ipu-opt" examples/siglip_mlp.mlir \
   --pass-pipeline='builtin.module(ipu-cleanup, ipu-annotate-flops)' \
-  --mlir-timing --mlir-pass-statistics -o artifacts/example/model-simplified.mlir
-echo "wrote artifacts/example/model-simplified.mlir"
-if [ -x "$BIN/ipu" ] && "$BIN/ipu" --help 2>/dev/null | grep -q "run"; then
-  echo "== ipu run: compile to a package and run on sim:c600 =="
-  "$BIN/ipu" run "$MODEL" --device sim:c600 --artifacts artifacts/example
-fi
+  --mlir-timing --mlir-pass-statistics -o "$OUT/siglip_mlp-simplified.mlir"
+
+echo "== ipu-translate: FP8 GEMM (250x256x512, padded rows) on 64 tiles -> $OUT/model-final.ipuexe =="
+"$BIN/ipu-translate" --ipu-to-package examples/gemm_fp8.mlir --tiles 64 --precision fp8 \
+  -o "$OUT/model-final.ipuexe"
+
+echo "== ipu run: the package on sim:c600 =="
+"$BIN/ipu" run "$OUT/model-final.ipuexe" --device sim:c600 --artifacts "$OUT"
