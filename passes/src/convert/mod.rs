@@ -13,12 +13,17 @@ mod tosa_patterns;
 
 use std::collections::BTreeMap;
 
-use ipu_dialects::ipu::{AddOp, GeluOp, LayerNormOp, MatmulOp, RearrangeOp, SoftmaxOp};
+use ipu_dialects::ipu::{
+    AddOp, AttentionOp, GeluOp, LayerNormOp, MatmulOp, RearrangeOp, SoftmaxOp,
+};
 use melior::{
     ir::{
-        attribute::AttributeLike, block::BlockLike, operation::OperationBuilder,
-        operation::OperationLike, r#type::TypeLike, Attribute, Identifier, OperationRef, Type,
-        Value, ValueLike,
+        attribute::AttributeLike,
+        block::BlockLike,
+        operation::OperationBuilder,
+        operation::OperationLike,
+        r#type::{ShapedTypeLike, TypeLike},
+        Attribute, Identifier, OperationRef, Type, Value, ValueLike,
     },
     Context,
 };
@@ -74,6 +79,27 @@ pub enum Replacement<'c, 'a> {
     /// permutation).
     Forward {
         value: Value<'c, 'a>,
+    },
+    /// `ipu.matmul(lhs, constant weight)` (a weight rearranged by the import, e.g. split into
+    /// heads).
+    MatmulConstant {
+        lhs: Value<'c, 'a>,
+        weight: Attribute<'c>,
+    },
+    /// `ipu.attention(query, key, value) {scale}`.
+    Attention {
+        query: Value<'c, 'a>,
+        key: Value<'c, 'a>,
+        value: Value<'c, 'a>,
+        scale: f64,
+    },
+    /// The head merge folded into the output projection:
+    /// `sum_h input[h] @ weight[h]` for `input: [H, S, Dh]`, `weight: [H, Dh, E]`, as
+    /// `rearrange(ones[1, H] @ rearrange(input @ weight, [1, 0, 2]), [1, 0, 2])` (ipu has no
+    /// reshape or reduction op; the ones-matmul sums the per-head products).
+    HeadMerge {
+        input: Value<'c, 'a>,
+        weight: Attribute<'c>,
     },
 }
 
@@ -219,6 +245,83 @@ pub fn apply<'c, 'a>(
                 )?
             }
             Replacement::Forward { value } => remap(*value),
+            Replacement::MatmulConstant { lhs, weight } => {
+                let weight = insert(constant(context, location, *weight))?;
+                insert(MatmulOp::build(
+                    context,
+                    location,
+                    remap(*lhs),
+                    weight,
+                    result_type,
+                    false,
+                    false,
+                ))?
+            }
+            Replacement::Attention {
+                query,
+                key,
+                value,
+                scale,
+            } => insert(AttentionOp::build(
+                context,
+                location,
+                remap(*query),
+                remap(*key),
+                remap(*value),
+                result_type,
+                false,
+                Some(*scale),
+            ))?,
+            Replacement::HeadMerge { input, weight } => {
+                let input = remap(*input);
+                let heads = ir::shape_of(input.r#type())
+                    .ok_or("internal: head merge of an unranked tensor")?;
+                let out = ir::shape_of(result_type)
+                    .ok_or("internal: head merge to an unranked tensor")?;
+                let (h, s, e) = (heads[0], heads[1], out[2]);
+                let element = melior::ir::r#type::RankedTensorType::try_from(result_type)
+                    .map_err(|_| "internal: head merge result is not a ranked tensor")?
+                    .element();
+                let tensor = |shape: &[i64]| -> Result<Type<'c>, String> {
+                    let dims: Vec<String> = shape.iter().map(i64::to_string).collect();
+                    Type::parse(context, &format!("tensor<{}x{element}>", dims.join("x")))
+                        .ok_or_else(|| "internal: head merge type".to_string())
+                };
+                let weight = insert(constant(context, location, *weight))?;
+                let per_head = insert(MatmulOp::build(
+                    context,
+                    location,
+                    input,
+                    weight,
+                    tensor(&[h, s, e])?,
+                    false,
+                    false,
+                ))?;
+                let by_row = insert(RearrangeOp::build(
+                    context,
+                    location,
+                    per_head,
+                    tensor(&[s, h, e])?,
+                    Some(&[1, 0, 2]),
+                ))?;
+                let ones = insert(constant(context, location, splat(tensor(&[1, h])?, 1.0)?))?;
+                let summed = insert(MatmulOp::build(
+                    context,
+                    location,
+                    ones,
+                    by_row,
+                    tensor(&[s, 1, e])?,
+                    false,
+                    false,
+                ))?;
+                insert(RearrangeOp::build(
+                    context,
+                    location,
+                    summed,
+                    result_type,
+                    Some(&[1, 0, 2]),
+                ))?
+            }
         };
         // SAFETY: both values are live and of the same type; the root is erased below, after
         // every rewrite has been built.

@@ -11,8 +11,8 @@ use std::collections::BTreeSet;
 use ipu_dialects::ipu::op_name;
 use melior::{
     ir::{
-        operation::OperationLike, r#type::RankedTensorType, r#type::ShapedTypeLike, Attribute,
-        OperationRef, Type, Value, ValueLike,
+        attribute::AttributeLike, operation::OperationLike, r#type::RankedTensorType,
+        r#type::ShapedTypeLike, r#type::TypeLike, Attribute, OperationRef, Type, Value, ValueLike,
     },
     Context,
 };
@@ -30,6 +30,8 @@ pub(super) fn recognize<'c, 'a>(op: OperationRef<'c, 'a>) -> Option<Rewrite<'c, 
     match op_name(&op).as_str() {
         "tosa.mul" => softmax(op).or_else(|| gelu(op)).or_else(|| layer_norm(op)),
         "tosa.add" => layer_norm(op),
+        "tosa.matmul" => attention(op).or_else(|| head_merge(op)),
+        "tosa.reshape" => head_split(op),
         _ => None,
     }
 }
@@ -433,4 +435,195 @@ fn vector<'c>(
             Some(DenseConstant { attribute })
         }
     }
+}
+
+/// A `tosa.matmul` with constant-zero zero points: its operands A and B.
+fn plain_matmul<'c, 'a>(op: OperationRef<'c, 'a>) -> Option<(Value<'c, 'a>, Value<'c, 'a>)> {
+    if op_name(&op) != "tosa.matmul" {
+        return None;
+    }
+    for index in [2, 3] {
+        if splat_of(op.operand(index).ok()?) != Some(0.0) {
+            return None;
+        }
+    }
+    Some((op.operand(0).ok()?, op.operand(1).ok()?))
+}
+
+/// The permutation of a `tosa.transpose`.
+fn perms(op: OperationRef) -> Option<Vec<i64>> {
+    let raw = op.attribute("perms").ok()?.to_raw();
+    // SAFETY: elements are read only from a dense i32 array, within its element count.
+    unsafe {
+        if !mlir_sys::mlirAttributeIsADenseI32Array(raw) {
+            return None;
+        }
+        Some(
+            (0..mlir_sys::mlirDenseArrayGetNumElements(raw))
+                .map(|index| i64::from(mlir_sys::mlirDenseI32ArrayGetElement(raw, index)))
+                .collect(),
+        )
+    }
+}
+
+/// Scaled dot-product attention over heads as frontends write it:
+/// `matmul(softmax(matmul(q, transpose(k, [0, 2, 1])) * scale), v)` with a splat `scale`
+/// (or none: scale 1), becomes `ipu.attention(q, k, v) {scale}`. The root is the last matmul.
+fn attention<'c, 'a>(root: OperationRef<'c, 'a>) -> Option<Rewrite<'c, 'a>> {
+    let (probs, value) = plain_matmul(root)?;
+    let softmax_root = produced_by(probs, "tosa.mul")?;
+    let softmax = softmax(softmax_root)?;
+    let Replacement::Softmax { input: logits } = softmax.replacement else {
+        return None;
+    };
+    let mut matcher = Matcher::new(root);
+    matcher.interior.push(softmax_root);
+    matcher.interior.extend(softmax.interior.iter().copied());
+    let (scale, factors) = matcher.product(logits);
+    let [scores] = factors.as_slice() else {
+        return None;
+    };
+    let scores_op = matcher.take(*scores, "tosa.matmul")?;
+    let (query, transposed_key) = plain_matmul(scores_op)?;
+    let transpose = matcher.take(transposed_key, "tosa.transpose")?;
+    if perms(transpose)? != [0, 2, 1] {
+        return None;
+    }
+    let key = Matcher::operand(transpose, 0)?;
+    for operand in [query, key, value] {
+        if shape_of(operand.r#type())?.len() != 3 {
+            return None;
+        }
+    }
+    matcher.finish(
+        Replacement::Attention {
+            query,
+            key,
+            value,
+            scale,
+        },
+        "attention",
+    )
+}
+
+/// The static shape of `value`'s type.
+fn shape(value: Value) -> Option<Vec<i64>> {
+    shape_of(value.r#type())
+}
+
+/// The f32 values of a dense constant (`None` for other element types).
+fn f32_values(constant: &DenseConstant) -> Option<Vec<f32>> {
+    let raw = constant.attribute.to_raw();
+    let element = RankedTensorType::try_from(constant.r#type())
+        .ok()?
+        .element();
+    if !element.is_f32() {
+        return None;
+    }
+    let count: i64 = shape_of(constant.r#type())?.iter().product();
+    // SAFETY: `raw` is a dense f32 elements attribute; positions are below its element count
+    // (a splat answers every position).
+    Some(
+        (0..count)
+            .map(|position| unsafe {
+                mlir_sys::mlirDenseElementsAttrGetFloatValue(raw, position as isize)
+            })
+            .collect(),
+    )
+}
+
+/// A dense f32 constant of `shape` holding `values`.
+fn f32_constant<'c>(context: &'c Context, shape: &[i64], values: &[f32]) -> Option<Attribute<'c>> {
+    let dims: Vec<String> = shape.iter().map(i64::to_string).collect();
+    let r#type = Type::parse(context, &format!("tensor<{}xf32>", dims.join("x")))?;
+    // SAFETY: `values` holds exactly the type's element count of f32s, copied by MLIR.
+    Some(unsafe {
+        Attribute::from_raw(mlir_sys::mlirDenseElementsAttrFloatGet(
+            r#type.to_raw(),
+            values.len() as isize,
+            values.as_ptr(),
+        ))
+    })
+}
+
+/// The head split of a projection, as frontends write it:
+/// `reshape(transpose(reshape(matmul(x, W), [1, S, H, Dh]), [0, 2, 1, 3]), [H, S, Dh])` with
+/// `x: [1, S, D]` and a constant f32 `W: [1, D, H * Dh]`, becomes
+/// `ipu.matmul(x, W')` with `W'[h, d, j] = W[0, d, h * Dh + j]` (`[H, D, Dh]`; the batch axis
+/// of `x` broadcasts against the heads). The root is the last reshape.
+fn head_split<'c, 'a>(root: OperationRef<'c, 'a>) -> Option<Rewrite<'c, 'a>> {
+    let output = result(root)?;
+    let out_shape = shape(output)?;
+    let [heads, s, dh] = out_shape.as_slice() else {
+        return None;
+    };
+    let mut matcher = Matcher::new(root);
+    let transpose = matcher.take(Matcher::operand(root, 0)?, "tosa.transpose")?;
+    if perms(transpose)? != [0, 2, 1, 3] {
+        return None;
+    }
+    let split = matcher.take(Matcher::operand(transpose, 0)?, "tosa.reshape")?;
+    if shape(result(split)?)? != [1, *s, *heads, *dh] {
+        return None;
+    }
+    let projection = Matcher::operand(split, 0)?;
+    let projection_op = matcher.take(projection, "tosa.matmul")?;
+    let (x, weight) = plain_matmul(projection_op)?;
+    let d = *shape(x)?.last()?;
+    if shape(x)? != [1, *s, d] || shape(weight)? != [1, d, heads * dh] {
+        return None;
+    }
+    let values = f32_values(&DenseConstant::of(weight)?)?;
+    let (h_count, d_count, dh_count) = (*heads as usize, d as usize, *dh as usize);
+    let mut split_values = Vec::with_capacity(values.len());
+    for h in 0..h_count {
+        for row in 0..d_count {
+            let base = row * h_count * dh_count + h * dh_count;
+            split_values.extend_from_slice(&values[base..base + dh_count]);
+        }
+    }
+    let context_ref = root.context();
+    // SAFETY: the context outlives the pass run.
+    let context: &Context = unsafe { context_ref.to_ref() };
+    let weight = f32_constant(context, &[*heads, d, *dh], &split_values)?;
+    matcher.finish(Replacement::MatmulConstant { lhs: x, weight }, "head_split")
+}
+
+/// The head merge into the output projection, as frontends write it:
+/// `matmul(reshape(transpose(reshape(a, [1, H, S, Dh]), [0, 2, 1, 3]), [1, S, H * Dh]), W)`
+/// with `a: [H, S, Dh]` and a constant `W: [1, H * Dh, E]`: the sum over heads of
+/// `a[h] @ W[h * Dh .. (h + 1) * Dh]` (see [`Replacement::HeadMerge`]). The root is the matmul.
+fn head_merge<'c, 'a>(root: OperationRef<'c, 'a>) -> Option<Rewrite<'c, 'a>> {
+    let (merged, weight) = plain_matmul(root)?;
+    let mut matcher = Matcher::new(root);
+    let merge = matcher.take(merged, "tosa.reshape")?;
+    let transpose = matcher.take(Matcher::operand(merge, 0)?, "tosa.transpose")?;
+    if perms(transpose)? != [0, 2, 1, 3] {
+        return None;
+    }
+    let unmerge = matcher.take(Matcher::operand(transpose, 0)?, "tosa.reshape")?;
+    let input = Matcher::operand(unmerge, 0)?;
+    let in_shape = shape(input)?;
+    let [heads, s, dh] = in_shape.as_slice() else {
+        return None;
+    };
+    let e = *shape(weight)?.last()?;
+    if shape(result(unmerge)?)? != [1, *heads, *s, *dh]
+        || shape(merged)? != [1, *s, heads * dh]
+        || shape(weight)? != [1, heads * dh, e]
+    {
+        return None;
+    }
+    let context_ref = root.context();
+    // SAFETY: the context outlives the pass run.
+    let context: &Context = unsafe { context_ref.to_ref() };
+    let per_head = Type::parse(
+        context,
+        &format!(
+            "tensor<{heads}x{dh}x{e}x{}>",
+            RankedTensorType::try_from(weight.r#type()).ok()?.element()
+        ),
+    )?;
+    let weight = DenseConstant::of(weight)?.reshaped(per_head).attribute;
+    matcher.finish(Replacement::HeadMerge { input, weight }, "head_merge")
 }
