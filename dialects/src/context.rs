@@ -10,6 +10,9 @@ use melior::{
 /// The IRDL declaration of the `ipu` graph dialect.
 pub const IRDL_IPU: &str = include_str!("../irdl/ipu.irdl.mlir");
 
+/// The IRDL declaration of the `ipu_tile` tile-level dialect.
+pub const IRDL_IPU_TILE: &str = include_str!("../irdl/ipu_tile.irdl.mlir");
+
 /// Errors setting up a context.
 #[derive(Debug, thiserror::Error)]
 pub enum ContextError {
@@ -34,7 +37,8 @@ pub fn create_context(threading: bool) -> Result<Context, ContextError> {
 
 /// Loads our IRDL dialects into `context`.
 pub fn load_dialects(context: &Context) -> Result<(), ContextError> {
-    load_irdl_source(context, IRDL_IPU, "ipu")
+    load_irdl_source(context, IRDL_IPU, "ipu")?;
+    load_irdl_source(context, IRDL_IPU_TILE, "ipu_tile")
 }
 
 fn load_irdl_source(

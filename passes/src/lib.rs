@@ -28,6 +28,13 @@ pub fn register_builtin(registry: &mut Registry) {
     registry.register::<eqsat::Eqsat>();
     registry.register::<lower_mid::LowerMid>();
     registry.register::<select_finalist::SelectFinalist>();
+    registry.register::<lower::passes::LowerToTiles>();
+    registry.register::<lower::passes::PlanKernels>();
+    registry.register::<lower::passes::PlaceStorage>();
+    registry.register::<lower::passes::LowerExchanges>();
+    registry.register::<lower::passes::OptimizeExchangePlacement>();
+    registry.register::<lower::passes::EmitTileCode>();
+    registry.register::<lower::passes::Compile>();
     registry.register_pipeline::<canonicalize::CleanupOptions>(
         "ipu-canonicalize, then upstream cse, canonicalize and symbol-dce",
         canonicalize::expand_cleanup,

@@ -46,6 +46,9 @@ crate::pass_options! {
     }
 }
 
+/// Module attribute, set by selection: the `ipu-lower-mid` options the plans were made with.
+pub const PLAN_OPTIONS_ATTRIBUTE: &str = "ipu.plan_options";
+
 /// The `ipu-select-finalist` pass.
 #[derive(Clone)]
 pub struct SelectFinalist {
@@ -309,6 +312,11 @@ impl Pass for SelectFinalist {
         // SAFETY: `op` is the live module this pass runs on.
         let mut module = unsafe { OperationRefMut::from_raw(op.to_raw()) };
         let _ = module.remove_attribute(FINALISTS_ATTRIBUTE);
+        // The planning options stay, for the lowering (tile count, precision, FP8 scale).
+        module.set_attribute(
+            PLAN_OPTIONS_ATTRIBUTE,
+            StringAttribute::new(context, options_text).into(),
+        );
         Ok(())
     }
 }

@@ -51,7 +51,9 @@ use exchange::{transfer_cycles, CodeElements};
 use memory::TileMemories;
 use plan::{LoadedProgram, Node, Planner};
 
-use crate::image::{DeviceImage, ImageSummary, StreamBinding, StreamDirection};
+use crate::image::{
+    AddressRange, DeviceImage, ExchangePhase, ImageSummary, StreamBinding, StreamDirection,
+};
 use crate::kernels::spec::{KernelRunner, KernelSpec};
 use crate::target::Target;
 
@@ -301,6 +303,30 @@ impl Simulator {
         );
         Ok(profile)
     }
+}
+
+/// Checks one encoded exchange phase exactly as loading would: sender buses, receiver
+/// occupancy, overlapping writes and memory-element hazards (send-read vs receive-write, and
+/// exchange access to elements holding code, from `code`: per tile, its code ranges).
+/// The compiler uses it to validate a schedule whose rows were relocated.
+pub fn check_exchange_phase(
+    target: &Target,
+    phase: &ExchangePhase,
+    code: &[(u32, AddressRange)],
+    program: &str,
+    step: u32,
+) -> Result<(), SimError> {
+    let mut image = DeviceImage::new(target.name.clone());
+    for &(tile, range) in code {
+        image.tile_mut(tile).code.push(range);
+    }
+    let elements = code_elements(target, &image);
+    let at = StepAt {
+        program: program.to_string(),
+        step,
+        phase: Some(phase.phase),
+    };
+    exchange::analyse(target, phase, &elements, &at).map(|_| ())
 }
 
 /// Memory-element indices that hold declared code, per tile.

@@ -7,7 +7,10 @@
 
 pub mod exchange;
 pub mod gemm;
+pub mod ir;
+pub mod optimize;
 pub mod package;
+pub mod passes;
 pub mod place;
 pub mod program;
 
@@ -269,7 +272,7 @@ pub fn finish(
 
 /// Modelled compute cycles of the `run` program: per compute step, the busiest tile's sum of
 /// its kernels' cycles (`ipu_device::cost`, the simulator's own table).
-fn compute_cycles(program: &TileProgram, target: &Target) -> u64 {
+pub(crate) fn compute_cycles(program: &TileProgram, target: &Target) -> u64 {
     program
         .run
         .iter()

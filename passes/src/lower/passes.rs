@@ -1,0 +1,894 @@
+//! The lowering passes, each reading and rewriting the `ipu_tile` module ([`super::ir`]):
+//! `ipu-lower-to-tiles`, `ipu-plan-kernels`, `ipu-place-storage`, `ipu-lower-exchanges`,
+//! `ipu-optimize-exchange-placement`, `ipu-emit-tile-code`, and `ipu-compile`, which runs the
+//! planning passes and these in order as the phases of one package build.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use ipu_device::kernels::KernelCache;
+use ipu_device::Target;
+use melior::{
+    ir::{
+        attribute::StringAttribute,
+        operation::{OperationLike, OperationResult},
+        OperationRef,
+    },
+    Context,
+};
+use rayon::prelude::*;
+use tracing::info;
+
+use super::exchange::{encode_phase, phase_requests, validate_relocated};
+use super::ir::{self, EmittedCode, StoredSchedule, TileDesign};
+use super::program::{Move, TileStep};
+use super::{LowerError, LowerOptions, PrecisionPolicy};
+use crate::exchange::schedule_phase;
+use crate::lower_mid::{LowerMid, LowerMidOptions, FINALISTS_ATTRIBUTE};
+use crate::pass::{Pass, PassFailure, PassRun};
+use crate::pipeline::{parse_option_list, PassOptions};
+use crate::plan_ir;
+use crate::planner::{Origin, PrecisionPolicy as PlanPrecision};
+use crate::select_finalist::{SelectFinalist, SelectFinalistOptions, PLAN_OPTIONS_ATTRIBUTE};
+use ipu_dialects::diagnostics::op_error;
+
+/// Reports `error` at `op` (the diagnostic the user sees) and fails the pass.
+fn fail(op: OperationRef, pass: &str, error: impl std::fmt::Display) -> PassFailure {
+    let message = format!("{pass}: {error}");
+    op_error(&op, &message);
+    PassFailure(message)
+}
+
+fn target_of(op: OperationRef, pass: &str, name: &str) -> Result<Target, PassFailure> {
+    Target::by_name(name).map_err(|e| fail(op, pass, e))
+}
+
+/// Runs `stage` on every tile module of `module`: read, transform, write back.
+fn each_design(
+    module: OperationRef,
+    pass: &str,
+    target: &Target,
+    mut stage: impl FnMut(&mut TileDesign) -> Result<(), LowerError>,
+) -> Result<usize, PassFailure> {
+    let context_ref = module.context();
+    // SAFETY: the context outlives this pass run.
+    let context: &Context = unsafe { context_ref.to_ref() };
+    let modules = ir::tile_modules(module);
+    if modules.is_empty() {
+        return Err(fail(
+            module,
+            pass,
+            "the module has no ipu_tile program; run ipu-lower-to-tiles first",
+        ));
+    }
+    let count = modules.len();
+    for tile_module in modules {
+        let mut design =
+            ir::read_design(tile_module, target).map_err(|e| fail(tile_module, pass, e))?;
+        stage(&mut design).map_err(|e| fail(tile_module, pass, e))?;
+        ir::replace_tile_module(context, tile_module, &design)
+            .map_err(|e| fail(module, pass, e))?;
+    }
+    Ok(count)
+}
+
+// ---------------------------------------------------------------------------------------
+// ipu-lower-to-tiles
+
+crate::option_enum! {
+    /// GEMM input precision of the lowering (`auto`: what planning chose, else native).
+    pub enum TilePrecision {
+        Auto = "auto",
+        Native = "native",
+        Fp8 = "fp8",
+    }
+}
+
+crate::pass_options! {
+    /// Options of `ipu-lower-to-tiles`.
+    pub struct LowerToTilesOptions for "ipu-lower-to-tiles" {
+        /// Target table name (c600, bow).
+        target: String = "c600".to_string(),
+        /// Tiles the program may use; 0: what planning recorded, else every tile.
+        tiles: u32 = 0,
+        /// GEMM input precision; auto: what planning recorded, else the tensors' own types.
+        precision: TilePrecision = TilePrecision::Auto,
+        /// FP8 scale exponent; empty: what planning recorded, else 0.
+        fp8_scale: Option<i64> = None,
+        /// Function to lower; empty: the first that is not a repeat body.
+        function: String = String::new(),
+    }
+}
+
+/// `ipu-lower-to-tiles`: the graph function becomes an `ipu_tile` program.
+#[derive(Clone)]
+pub struct LowerToTiles {
+    options: LowerToTilesOptions,
+}
+
+/// The ipu-lower-mid options recorded on `module` by planning, if any.
+fn planned_options(module: OperationRef) -> Option<LowerMidOptions> {
+    let text = match module.attribute(PLAN_OPTIONS_ATTRIBUTE) {
+        Ok(attribute) => StringAttribute::try_from(attribute)
+            .ok()?
+            .value()
+            .to_string(),
+        Err(_) => {
+            let record = module
+                .attribute(FINALISTS_ATTRIBUTE)
+                .ok()
+                .and_then(|a| StringAttribute::try_from(a).ok())
+                .map(|a| a.value().to_string())?;
+            let record: serde_json::Value = serde_json::from_str(&record).ok()?;
+            record.get("options")?.as_str()?.to_string()
+        }
+    };
+    parse_option_list(&text)
+        .ok()
+        .and_then(|list| LowerMidOptions::from_pass_options(&list).ok())
+}
+
+impl LowerToTiles {
+    fn lower_options(&self, module: OperationRef, target: Target) -> Result<LowerOptions, String> {
+        let planned = planned_options(module);
+        let tiles = match (self.options.tiles, &planned) {
+            (0, Some(p)) => p.tiles,
+            (0, None) => target.geometry.tiles.value,
+            (t, _) => t,
+        };
+        if tiles == 0 || tiles > target.geometry.tiles.value {
+            return Err(format!(
+                "tiles={tiles} is outside 1..={} of target {}",
+                target.geometry.tiles.value, target.name
+            ));
+        }
+        let precision = match (self.options.precision, &planned) {
+            (TilePrecision::Fp8, _) => PrecisionPolicy::Fp8,
+            (TilePrecision::Native, _) => PrecisionPolicy::Native,
+            (TilePrecision::Auto, Some(p)) if p.precision == PlanPrecision::Fp8 => {
+                PrecisionPolicy::Fp8
+            }
+            (TilePrecision::Auto, _) => PrecisionPolicy::Native,
+        };
+        let scale = self
+            .options
+            .fp8_scale
+            .or(planned.as_ref().and_then(|p| p.fp8_scale))
+            .unwrap_or(0);
+        if !(-31..=31).contains(&scale) {
+            return Err(format!("fp8-scale={scale} is outside -31..=31"));
+        }
+        Ok(LowerOptions {
+            target,
+            tiles,
+            precision,
+            fp8_scale: scale as i32,
+        })
+    }
+}
+
+impl Pass for LowerToTiles {
+    type Options = LowerToTilesOptions;
+    const ARGUMENT: &'static str = "ipu-lower-to-tiles";
+    const SUMMARY: &'static str =
+        "Lower the ipu graph function to an ipu_tile program: buffers, kernel runs, exchange phases and host streams";
+    const ANCHOR: &'static str = "builtin.module";
+
+    fn new(options: LowerToTilesOptions) -> Self {
+        LowerToTiles { options }
+    }
+
+    fn options(&self) -> &LowerToTilesOptions {
+        &self.options
+    }
+
+    fn run(&self, op: OperationRef, run: &mut PassRun) -> Result<(), PassFailure> {
+        let pass = Self::ARGUMENT;
+        let target = target_of(op, pass, &self.options.target)?;
+        let options = self
+            .lower_options(op, target)
+            .map_err(|e| fail(op, pass, e))?;
+        let name = (!self.options.function.is_empty()).then_some(self.options.function.as_str());
+        let (function, program) = lower_to_program(op, name, &options).map_err(|e| match e {
+            Located::At(at, e) => fail(at, pass, e),
+            Located::Module(e) => fail(op, pass, e),
+        })?;
+        run.statistic(
+            "logical-shards",
+            "(buffer, tile) pairs",
+            program.logical_shards() as u64,
+        );
+        run.statistic(
+            "exchange-phases",
+            "exchange phases",
+            program.exchange_phases() as u64,
+        );
+        let context_ref = op.context();
+        // SAFETY: the context outlives this pass run.
+        let context: &Context = unsafe { context_ref.to_ref() };
+        for old in ir::tile_modules(op) {
+            if ir::read_design(old, &options.target)
+                .map(|d| d.function == function)
+                .unwrap_or(false)
+            {
+                return Err(fail(
+                    old,
+                    pass,
+                    format!("function '{function}' is already lowered to tiles"),
+                ));
+            }
+        }
+        let design = TileDesign::new(program, &function, &options.target);
+        let location = plan_ir::functions(op)
+            .get(&function)
+            .map(|f| f.location())
+            .unwrap_or_else(|| op.location());
+        ir::append_tile_module(context, op, location, &design).map_err(|e| fail(op, pass, e))
+    }
+}
+
+enum Located<'c, 'a> {
+    At(OperationRef<'c, 'a>, LowerError),
+    Module(LowerError),
+}
+
+/// Lowers function `name` (or the entry function) of `module` to a tile program.
+fn lower_to_program<'c, 'a>(
+    module: OperationRef<'c, 'a>,
+    name: Option<&str>,
+    options: &LowerOptions,
+) -> Result<(String, super::program::TileProgram), Located<'c, 'a>> {
+    let table = plan_ir::functions(module);
+    let bodies = plan_ir::body_names(module);
+    let function = match name {
+        Some(name) => table.get(name).copied(),
+        None => table
+            .iter()
+            .find(|(n, _)| !bodies.contains(n))
+            .map(|(_, f)| *f),
+    }
+    .ok_or_else(|| {
+        Located::Module(LowerError::Input(format!(
+            "no function {}",
+            name.map(|n| format!("'{n}'"))
+                .unwrap_or_else(|| "to lower".into())
+        )))
+    })?;
+    let read = plan_ir::read_function(function, &table)
+        .map_err(|e| Located::At(e.op, LowerError::Input(e.message)))?;
+    let mut constants = BTreeMap::new();
+    for (id, value) in read.graph.values.iter().enumerate() {
+        if value.origin == Origin::Constant {
+            let ir_value = read.values[id];
+            let op = OperationResult::try_from(ir_value)
+                .map(|result| result.owner())
+                .map_err(|_| {
+                    Located::At(
+                        function,
+                        LowerError::Input(format!("constant {id} has no defining op")),
+                    )
+                })?;
+            let bytes = op
+                .attribute("value")
+                .ok()
+                .and_then(|a| ir::attribute_bytes(a, value.elements(), value.element.bytes()))
+                .ok_or_else(|| {
+                    Located::At(
+                        op,
+                        LowerError::Unsupported {
+                            op: "arith.constant".into(),
+                            detail: "only dense elements constants are lowered".into(),
+                        },
+                    )
+                })?;
+            constants.insert(id, bytes);
+        }
+    }
+    let program = super::lower_graph(&read.name, &read.graph, &constants, options)
+        .map_err(|e| Located::At(function, e))?;
+    Ok((read.name, program))
+}
+
+// ---------------------------------------------------------------------------------------
+// ipu-plan-kernels
+
+crate::pass_options! {
+    /// Options of `ipu-plan-kernels`.
+    pub struct PlanKernelsOptions for "ipu-plan-kernels" {
+        /// Target table name.
+        target: String = "c600".to_string(),
+        /// Compile every specialization through the kernel cache ($IPU_KERNEL_CACHE).
+        compile: bool = true,
+    }
+}
+
+/// `ipu-plan-kernels`: lists the program's kernel specializations (the seed's names) and
+/// compiles each through the device's content-addressed cache.
+#[derive(Clone)]
+pub struct PlanKernels {
+    options: PlanKernelsOptions,
+}
+
+impl Pass for PlanKernels {
+    type Options = PlanKernelsOptions;
+    const ARGUMENT: &'static str = "ipu-plan-kernels";
+    const SUMMARY: &'static str =
+        "Name the kernel specializations of an ipu_tile program and compile them through the kernel cache";
+    const ANCHOR: &'static str = "builtin.module";
+
+    fn new(options: PlanKernelsOptions) -> Self {
+        PlanKernels { options }
+    }
+
+    fn options(&self) -> &PlanKernelsOptions {
+        &self.options
+    }
+
+    fn run(&self, op: OperationRef, run: &mut PassRun) -> Result<(), PassFailure> {
+        let pass = Self::ARGUMENT;
+        let target = target_of(op, pass, &self.options.target)?;
+        let cache = if self.options.compile {
+            Some(KernelCache::from_env().map_err(|e| fail(op, pass, e))?)
+        } else {
+            None
+        };
+        let mut kernels = 0;
+        each_design(op, pass, &target, |design| {
+            plan_kernels(design, cache.as_ref())?;
+            kernels += design.program.kernels.len() as u64;
+            Ok(())
+        })?;
+        run.statistic("kernels", "kernel specializations", kernels);
+        Ok(())
+    }
+}
+
+/// Logs every specialization and, with a cache, compiles it.
+pub fn plan_kernels(design: &TileDesign, cache: Option<&KernelCache>) -> Result<(), LowerError> {
+    for spec in &design.program.kernels {
+        info!(kernel = %spec.name(), "planned kernel specialization");
+    }
+    match cache {
+        Some(cache) => compile_kernels(design, cache),
+        None => Ok(()),
+    }
+}
+
+/// Compiles every specialization through the cache (a warm entry is a lookup).
+pub fn compile_kernels(design: &TileDesign, cache: &KernelCache) -> Result<(), LowerError> {
+    for spec in &design.program.kernels {
+        cache.ensure(spec).map_err(|e| LowerError::Kernel {
+            kernel: spec.name(),
+            detail: e.to_string(),
+        })?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// ipu-place-storage
+
+crate::pass_options! {
+    /// Options of `ipu-place-storage`.
+    pub struct PlaceStorageOptions for "ipu-place-storage" {
+        /// Target table name.
+        target: String = "c600".to_string(),
+    }
+}
+
+/// `ipu-place-storage`: package support memory, then an address for every buffer.
+#[derive(Clone)]
+pub struct PlaceStorage {
+    options: PlaceStorageOptions,
+}
+
+impl Pass for PlaceStorage {
+    type Options = PlaceStorageOptions;
+    const ARGUMENT: &'static str = "ipu-place-storage";
+    const SUMMARY: &'static str =
+        "Allocate package support memory and place every buffer of an ipu_tile program (lifetimes, memory classes, 16 KiB element rules)";
+    const ANCHOR: &'static str = "builtin.module";
+
+    fn new(options: PlaceStorageOptions) -> Self {
+        PlaceStorage { options }
+    }
+
+    fn options(&self) -> &PlaceStorageOptions {
+        &self.options
+    }
+
+    fn run(&self, op: OperationRef, run: &mut PassRun) -> Result<(), PassFailure> {
+        let pass = Self::ARGUMENT;
+        let target = target_of(op, pass, &self.options.target)?;
+        let mut buffers = 0;
+        each_design(op, pass, &target, |design| {
+            place_storage(design, &target)?;
+            buffers += design.program.buffers.len() as u64;
+            Ok(())
+        })?;
+        run.statistic("buffers", "buffers placed", buffers);
+        Ok(())
+    }
+}
+
+/// Places the design's storage (drops stored schedules' validity: they are revalidated).
+pub fn place_storage(design: &mut TileDesign, target: &Target) -> Result<(), LowerError> {
+    design.support = Some(super::place::place_storage(&mut design.program, target)?);
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// ipu-lower-exchanges
+
+crate::pass_options! {
+    /// Options of `ipu-lower-exchanges`.
+    pub struct LowerExchangesOptions for "ipu-lower-exchanges" {
+        /// Target table name.
+        target: String = "c600".to_string(),
+        /// Reuse a phase's stored schedule when only addresses moved (after validating the
+        /// relocated rows); off: schedule every phase again.
+        reuse: bool = true,
+    }
+}
+
+/// `ipu-lower-exchanges`: the physical schedule of every exchange phase.
+#[derive(Clone)]
+pub struct LowerExchanges {
+    options: LowerExchangesOptions,
+}
+
+impl Pass for LowerExchanges {
+    type Options = LowerExchangesOptions;
+    const ARGUMENT: &'static str = "ipu-lower-exchanges";
+    const SUMMARY: &'static str =
+        "Schedule every exchange phase of a placed ipu_tile program on the sender buses and receivers, phases in parallel";
+    const ANCHOR: &'static str = "builtin.module";
+
+    fn new(options: LowerExchangesOptions) -> Self {
+        LowerExchanges { options }
+    }
+
+    fn options(&self) -> &LowerExchangesOptions {
+        &self.options
+    }
+
+    fn run(&self, op: OperationRef, run: &mut PassRun) -> Result<(), PassFailure> {
+        let pass = Self::ARGUMENT;
+        let target = target_of(op, pass, &self.options.target)?;
+        let mut counts = (0, 0);
+        each_design(op, pass, &target, |design| {
+            let (scheduled, reused) = lower_exchanges(design, &target, self.options.reuse)?;
+            counts.0 += scheduled;
+            counts.1 += reused;
+            Ok(())
+        })?;
+        run.statistic("phases-scheduled", "phases scheduled", counts.0);
+        run.statistic("phases-reused", "stored schedules reused", counts.1);
+        Ok(())
+    }
+}
+
+fn exchange_phases(design: &TileDesign) -> Vec<(u32, &[Move])> {
+    let program = &design.program;
+    program
+        .initialize
+        .iter()
+        .chain(&program.run)
+        .filter_map(|step| match step {
+            TileStep::Exchange { phase, moves } => Some((*phase, moves.as_slice())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Schedules every phase (in parallel), reusing a stored schedule whose key matches after
+/// validating its rows at the current addresses. Returns (scheduled, reused).
+pub fn lower_exchanges(
+    design: &mut TileDesign,
+    target: &Target,
+    reuse: bool,
+) -> Result<(u64, u64), LowerError> {
+    if design.support.is_none() {
+        return Err(LowerError::Input(
+            "the program is not placed; run ipu-place-storage first".into(),
+        ));
+    }
+    let code = super::optimize::code_ranges(design);
+    let results: Vec<(u32, StoredSchedule, bool)> = exchange_phases(design)
+        .par_iter()
+        .map(|&(phase, moves)| {
+            let key = ir::schedule_key(moves);
+            if let Some(stored) = design
+                .schedules
+                .get(&phase)
+                .filter(|s| reuse && s.key == key)
+            {
+                validate_relocated(&design.program, phase, moves, stored, target, &code)?;
+                info!(
+                    phase,
+                    "reused exchange optimization after validating relocated rows"
+                );
+                return Ok((phase, stored.clone(), true));
+            }
+            let requests = phase_requests(moves);
+            let schedule = schedule_phase(&requests, target).map_err(|e| LowerError::Exchange {
+                phase,
+                detail: e.to_string(),
+            })?;
+            crate::exchange::check_schedule(&requests, &schedule, target)
+                .map_err(|detail| LowerError::Exchange { phase, detail })?;
+            let stored = StoredSchedule {
+                key,
+                pieces: schedule
+                    .pieces
+                    .iter()
+                    .map(|p| [p.transfer as u64, p.offset, p.bytes, p.start])
+                    .collect(),
+                cycles: schedule.cycles,
+            };
+            // Memory-element hazards at the current addresses are resolved by
+            // ipu-optimize-exchange-placement and checked again by ipu-emit-tile-code.
+            Ok((phase, stored, false))
+        })
+        .collect::<Result<_, LowerError>>()?;
+    let mut counts = (0, 0);
+    design.schedules.clear();
+    for (phase, stored, reused) in results {
+        if reused {
+            counts.1 += 1;
+        } else {
+            counts.0 += 1;
+        }
+        design.schedules.insert(phase, stored);
+    }
+    Ok(counts)
+}
+
+// ---------------------------------------------------------------------------------------
+// ipu-optimize-exchange-placement
+
+crate::pass_options! {
+    /// Options of `ipu-optimize-exchange-placement`.
+    pub struct OptimizeExchangePlacementOptions for "ipu-optimize-exchange-placement" {
+        /// Target table name.
+        target: String = "c600".to_string(),
+    }
+}
+
+/// `ipu-optimize-exchange-placement`: moves buffers when that shortens the exchange horizon.
+#[derive(Clone)]
+pub struct OptimizeExchangePlacement {
+    options: OptimizeExchangePlacementOptions,
+}
+
+impl Pass for OptimizeExchangePlacement {
+    type Options = OptimizeExchangePlacementOptions;
+    const ARGUMENT: &'static str = "ipu-optimize-exchange-placement";
+    const SUMMARY: &'static str =
+        "Move exchange buffers of a placed ipu_tile program when that shortens the exchange horizon, then revalidate the schedules";
+    const ANCHOR: &'static str = "builtin.module";
+
+    fn new(options: OptimizeExchangePlacementOptions) -> Self {
+        OptimizeExchangePlacement { options }
+    }
+
+    fn options(&self) -> &OptimizeExchangePlacementOptions {
+        &self.options
+    }
+
+    fn run(&self, op: OperationRef, run: &mut PassRun) -> Result<(), PassFailure> {
+        let pass = Self::ARGUMENT;
+        let target = target_of(op, pass, &self.options.target)?;
+        let mut moved = 0;
+        each_design(op, pass, &target, |design| {
+            moved += super::optimize::optimize_exchange_placement(design, &target)?;
+            Ok(())
+        })?;
+        run.statistic("buffers-moved", "buffers moved", moved);
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// ipu-emit-tile-code
+
+crate::pass_options! {
+    /// Options of `ipu-emit-tile-code`.
+    pub struct EmitTileCodeOptions for "ipu-emit-tile-code" {
+        /// Target table name.
+        target: String = "c600".to_string(),
+    }
+}
+
+/// `ipu-emit-tile-code`: tile programs and images, costed.
+#[derive(Clone)]
+pub struct EmitTileCode {
+    options: EmitTileCodeOptions,
+}
+
+impl Pass for EmitTileCode {
+    type Options = EmitTileCodeOptions;
+    const ARGUMENT: &'static str = "ipu-emit-tile-code";
+    const SUMMARY: &'static str =
+        "Emit the tile programs and images of a placed, exchange-lowered ipu_tile program and cost it";
+    const ANCHOR: &'static str = "builtin.module";
+
+    fn new(options: EmitTileCodeOptions) -> Self {
+        EmitTileCode { options }
+    }
+
+    fn options(&self) -> &EmitTileCodeOptions {
+        &self.options
+    }
+
+    fn run(&self, op: OperationRef, run: &mut PassRun) -> Result<(), PassFailure> {
+        let pass = Self::ARGUMENT;
+        let target = target_of(op, pass, &self.options.target)?;
+        let mut tiles = 0;
+        each_design(op, pass, &target, |design| {
+            emit_tile_code(design, &target)?;
+            tiles += design.code.as_ref().map_or(0, |c| c.tiles.len() as u64);
+            Ok(())
+        })?;
+        run.statistic("code-tiles", "tiles with code", tiles);
+        Ok(())
+    }
+}
+
+/// Checks that every phase has a schedule, builds the device image (validated) and records
+/// the costed program.
+pub fn emit_tile_code(design: &mut TileDesign, target: &Target) -> Result<(), LowerError> {
+    let (phases, final_cycles, final_exchange) = staged("prepare_tile_code", || {
+        super::optimize::validate_all(design, target, false)?;
+        let phases = lowered_phases(design, target)?;
+        let final_exchange: u64 = phases.iter().map(|p| p.cycles).sum();
+        let final_cycles = final_exchange + super::compute_cycles(&design.program, target);
+        Ok::<_, LowerError>((phases, final_cycles, final_exchange))
+    })?;
+    info!(final_cycles, final_exchange, "costed final placed program");
+    let package = staged("emit_tile_code", || {
+        let support = design.support.as_ref().ok_or_else(|| {
+            LowerError::Input("the program is not placed; run ipu-place-storage first".into())
+        })?;
+        super::package::build_package(&design.program, support, &phases, target, None)
+    })?;
+    staged("build_tile_images", || {
+        package
+            .image
+            .validate(target)
+            .map(|_| ())
+            .map_err(|e| LowerError::Package(e.to_string()))
+    })?;
+    let mut tiles: Vec<u32> = package.image.tiles.iter().map(|t| t.tile).collect();
+    tiles.sort_unstable();
+    design.code = Some(EmittedCode {
+        tiles,
+        final_cycles,
+        final_exchange,
+    });
+    Ok(())
+}
+
+/// The encoded phases of a design with a schedule for every phase.
+pub fn lowered_phases(
+    design: &TileDesign,
+    target: &Target,
+) -> Result<Vec<super::exchange::LoweredPhase>, LowerError> {
+    exchange_phases(design)
+        .into_iter()
+        .map(|(phase, moves)| {
+            let stored = design
+                .schedules
+                .get(&phase)
+                .filter(|s| s.key == ir::schedule_key(moves))
+                .ok_or_else(|| LowerError::Exchange {
+                    phase,
+                    detail: "has no current schedule; run ipu-lower-exchanges first".into(),
+                })?;
+            encode_phase(&design.program, phase, moves, stored, target)
+        })
+        .collect()
+}
+
+/// The package of a module's (single) emitted tile program, with kernel objects from
+/// `cache` when given.
+pub fn package_from_module(
+    module: OperationRef,
+    target: &Target,
+    cache: Option<&KernelCache>,
+) -> Result<ipu_runtime::Package, LowerError> {
+    let modules = ir::tile_modules(module);
+    let [tile_module] = modules[..] else {
+        return Err(LowerError::Input(format!(
+            "expected one ipu_tile program in the module, found {}",
+            modules.len()
+        )));
+    };
+    let design = ir::read_design(tile_module, target)?;
+    if design.code.is_none() {
+        return Err(LowerError::Input(
+            "the ipu_tile program has no emitted code; run ipu-emit-tile-code first".into(),
+        ));
+    }
+    let support = design.support.as_ref().ok_or_else(|| {
+        LowerError::Input("the program is not placed; run ipu-place-storage first".into())
+    })?;
+    let phases = lowered_phases(&design, target)?;
+    info!(
+        tiles = target.geometry.tiles.value,
+        "writing application package"
+    );
+    super::package::build_package(&design.program, support, &phases, target, cache)
+}
+
+// ---------------------------------------------------------------------------------------
+// ipu-compile
+
+/// A phase of the package build: a tracing span `ipu.package.phase{phase=...}` and, when it
+/// ends, `package build phase finished phase=... elapsed_ms=... success=...`.
+pub struct Phase {
+    name: &'static str,
+    started: Instant,
+    span: tracing::span::EnteredSpan,
+    success: bool,
+}
+
+impl Phase {
+    pub fn enter(name: &'static str) -> Phase {
+        Phase {
+            name,
+            started: Instant::now(),
+            span: tracing::info_span!("ipu.package.phase", phase = name).entered(),
+            success: false,
+        }
+    }
+
+    /// Marks the phase successful (a phase dropped without this reports `success=false`).
+    pub fn finish(mut self) {
+        self.success = true;
+    }
+}
+
+/// Runs `body` as phase `name` of the package build.
+pub fn staged<T, E>(name: &'static str, body: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
+    let phase = Phase::enter(name);
+    let result = body();
+    if result.is_ok() {
+        phase.finish();
+    }
+    result
+}
+
+impl Drop for Phase {
+    fn drop(&mut self) {
+        let _ = &self.span;
+        info!(
+            phase = self.name,
+            elapsed_ms = self.started.elapsed().as_millis() as u64,
+            success = self.success,
+            "package build phase finished"
+        );
+    }
+}
+
+crate::pass_options! {
+    /// Options of `ipu-compile`.
+    pub struct CompileOptions for "ipu-compile" {
+        /// Target table name (c600, bow).
+        target: String = "c600".to_string(),
+        /// Tiles of the device the program runs on.
+        tiles: u32 = 1472,
+        /// Precision policy for GEMM inputs: f32, f16 or fp8.
+        precision: PlanPrecision = PlanPrecision::F16,
+        /// FP8 scale exponent; empty: chosen from constant data ranges (0 where unknown).
+        fp8_scale: Option<i64> = None,
+        /// Finalists planning retains and selection schedules.
+        finalists: u32 = 4,
+        /// Compile kernels through the kernel cache.
+        compile_kernels: bool = true,
+    }
+}
+
+/// `ipu-compile`: planning and lowering, phase by phase, as one package build.
+#[derive(Clone)]
+pub struct Compile {
+    options: CompileOptions,
+}
+
+impl Pass for Compile {
+    type Options = CompileOptions;
+    const ARGUMENT: &'static str = "ipu-compile";
+    const SUMMARY: &'static str =
+        "Plan and lower an ipu graph to an emitted ipu_tile program (ipu-lower-mid, ipu-select-finalist, ipu-lower-to-tiles, ipu-plan-kernels, ipu-place-storage, ipu-lower-exchanges, ipu-optimize-exchange-placement, ipu-emit-tile-code)";
+    const ANCHOR: &'static str = "builtin.module";
+
+    fn new(options: CompileOptions) -> Self {
+        Compile { options }
+    }
+
+    fn options(&self) -> &CompileOptions {
+        &self.options
+    }
+
+    fn run(&self, op: OperationRef, run: &mut PassRun) -> Result<(), PassFailure> {
+        let o = &self.options;
+        let operations = count_graph_ops(op);
+        let span = tracing::info_span!(
+            "ipu.package.build",
+            tile_count = o.tiles,
+            operations = operations
+        );
+        let _build = span.enter();
+        let mut lower_mid = LowerMidOptions::default();
+        lower_mid.target = o.target.clone();
+        lower_mid.tiles = o.tiles;
+        lower_mid.precision = o.precision;
+        lower_mid.fp8_scale = o.fp8_scale;
+        lower_mid.finalists = o.finalists;
+        staged("lower_mid", || LowerMid::new(lower_mid).run(op, run))?;
+        let select = SelectFinalistOptions {
+            finalists: o.finalists,
+            ..SelectFinalistOptions::default()
+        };
+        staged("select_finalist", || {
+            SelectFinalist::new(select).run(op, run)
+        })?;
+        let tiles_options = LowerToTilesOptions {
+            target: o.target.clone(),
+            ..LowerToTilesOptions::default()
+        };
+        LowerToTiles::new(tiles_options).run(op, run)?;
+        let target = target_of(op, Self::ARGUMENT, &o.target)?;
+        staged("compile_runtime", || Ok::<(), PassFailure>(()))?;
+        let cache = if o.compile_kernels {
+            Some(KernelCache::from_env().map_err(|e| fail(op, Self::ARGUMENT, e))?)
+        } else {
+            None
+        };
+        each_design(op, Self::ARGUMENT, &target, |design| {
+            staged("plan_kernels", || plan_kernels(design, None))?;
+            if let Some(cache) = &cache {
+                staged("compile_kernels", || compile_kernels(design, cache))?;
+            }
+            // The tile runtime is linked from the target table's sizes (place.rs).
+            staged("link_runtime", || Ok::<(), LowerError>(()))?;
+            staged("size_tile_code", || {
+                design.program.compute_lifetimes();
+                Ok::<(), LowerError>(())
+            })?;
+            staged("place_storage", || place_storage(design, &target))?;
+            staged("lower_exchanges", || lower_exchanges(design, &target, true))?;
+            staged("optimize_exchange_placement", || {
+                super::optimize::optimize_exchange_placement(design, &target)
+            })?;
+            emit_tile_code(design, &target)
+        })?;
+        Ok(())
+    }
+}
+
+/// Graph ops of the module's functions (`ipu.*` ops other than planning's inserted casts and
+/// rearranges).
+fn count_graph_ops(module: OperationRef) -> usize {
+    use melior::ir::{block::BlockLike, RegionLike};
+    let mut count = 0;
+    for function in plan_ir::functions(module).values() {
+        let Some(block) = function.region(0).ok().and_then(|r| r.first_block()) else {
+            continue;
+        };
+        let mut next = block.first_operation();
+        while let Some(inner) = next {
+            let name = inner.name();
+            if name
+                .as_string_ref()
+                .as_str()
+                .is_ok_and(|n| n.starts_with("ipu."))
+                && !inner.has_attribute("ipu.inserted")
+            {
+                count += 1;
+            }
+            next = inner.next_in_block();
+        }
+    }
+    count
+}
