@@ -8,6 +8,7 @@ use clap::Parser;
 use ipu_device::kernels::KernelCache;
 use ipu_device::Target;
 use ipu_passes::lower::{compile_function, LowerOptions, PrecisionPolicy};
+use ipu_runtime::package::{PackageSource, SourcePrecision};
 use melior::ir::{operation::OperationLike, Module};
 
 #[derive(Debug, Parser)]
@@ -74,12 +75,25 @@ fn main() -> anyhow::Result<()> {
     } else {
         Some(KernelCache::from_env()?)
     };
-    let package = compile_function(
+    let mut package = compile_function(
         module.as_operation(),
         args.function.as_deref(),
         &options,
         cache.as_ref(),
     )?;
+    // The source module, the function and the precision policy, for `ipu run`'s host
+    // reference. The lowering names the package after the function it lowered.
+    let function = args
+        .function
+        .clone()
+        .unwrap_or_else(|| package.name.clone());
+    let precision = match options.precision {
+        PrecisionPolicy::Fp8 => SourcePrecision::Fp8 {
+            scale_exp: options.fp8_scale,
+        },
+        PrecisionPolicy::Native => SourcePrecision::Native,
+    };
+    package.set_source(PackageSource::new(source, function, precision));
     package.write(&args.output)?;
     Ok(())
 }

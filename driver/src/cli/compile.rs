@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use anyhow::anyhow;
+use ipu_runtime::package::{PackageSource, SourcePrecision};
 use ipu_runtime::Package;
 
 use super::{CompileArgs, CompileOptions, Failure};
@@ -97,13 +98,25 @@ fn lower(input: &Path, options: &CompileOptions) -> Result<Package, Failure> {
     let cache = ipu_device::kernels::KernelCache::from_env()
         .map_err(|e| Failure::failed(anyhow!(e).context("opening the kernel cache")))?;
     // A model the lowering cannot handle ran the compiler and failed: a failed run (exit 1).
-    compile_function(module.as_operation(), None, &lower_options, Some(&cache)).map_err(|e| {
+    let mut package = compile_function(module.as_operation(), None, &lower_options, Some(&cache))
+        .map_err(|e| {
         Failure::failed(anyhow!(e).context(format!(
             "compiling '{}' ({})",
             input.display(),
             pipeline_text(options)
         )))
-    })
+    })?;
+    // What the host reference of `ipu run` needs: the source module, the function the
+    // lowering chose (it names the package after it) and the precision policy.
+    let source_precision = match lower_options.precision {
+        PrecisionPolicy::Fp8 => SourcePrecision::Fp8 {
+            scale_exp: lower_options.fp8_scale,
+        },
+        PrecisionPolicy::Native => SourcePrecision::Native,
+    };
+    let function = package.name.clone();
+    package.set_source(PackageSource::new(source, function, source_precision));
+    Ok(package)
 }
 
 /// `ipu compile model.mlir -o model.ipuexe`.

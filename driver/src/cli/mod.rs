@@ -5,6 +5,7 @@
 
 mod compile;
 mod inspect;
+mod numerical;
 mod profile;
 mod progress;
 mod run;

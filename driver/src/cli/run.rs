@@ -25,7 +25,7 @@ use ipu_runtime::npy::{NpyDtype, Tensor};
 use ipu_runtime::{DeviceConfig, Package, Session, SessionError, SessionOptions};
 
 use super::progress::Steps;
-use super::{compile, Failure, RunArgs};
+use super::{compile, numerical, Failure, RunArgs};
 
 /// The package's file name inside the run's artifact directory.
 pub const PACKAGE_FILE: &str = "model-final.ipuexe";
@@ -123,43 +123,61 @@ fn classify(error: SessionError) -> Failure {
     }
 }
 
-/// The host reference's outputs for `inputs` and the tolerance they are held to.
-///
-/// The evaluator (`ipu_runtime::reference::Program`) runs the `ipu` graph module, which a
-/// package does not carry, and needs the compiler's mapping from bindings to the function's
-/// arguments and results; both arrive with the compile pipeline. Until then there is no
-/// reference and the numerical test is reported as skipped.
+/// The host reference's outputs for `inputs` and the tolerance each is held to
+/// (`super::numerical`, which documents the rule per workload): the package's source module
+/// evaluated by `ipu_runtime::reference` on the inputs the device receives, with the weights
+/// of the module, and the operands rounded as the package's precision policy does on the
+/// device (FP8 E4M3 at its scale). `Ok(None)` when the package carries no source (the
+/// numerical test is then reported as skipped); an error when it does but the reference
+/// cannot be computed, which fails the test.
 fn reference_outputs(
-    _package: &Package,
-    _inputs: &BTreeMap<String, Tensor>,
-) -> Option<(BTreeMap<String, Tensor>, f64)> {
-    None
+    package: &Package,
+    inputs: &BTreeMap<String, Tensor>,
+) -> anyhow::Result<Option<numerical::Reference>> {
+    numerical::reference(package, inputs)
 }
 
-/// Largest |device - reference| over every output the reference computed.
-fn maximum_absolute_error(
-    device: &BTreeMap<String, Tensor>,
-    reference: &BTreeMap<String, Tensor>,
-) -> f64 {
-    let mut worst = 0.0f64;
-    for (name, expected) in reference {
-        let Some(found) = device.get(name) else {
-            return f64::INFINITY;
-        };
-        if found.data.len() != expected.data.len() {
-            return f64::INFINITY;
+/// The numerical test's line (`referenceMaximumAbsoluteError=... numericalTest=PASS|FAIL`, or
+/// `numericalTest=SKIPPED (no reference)`); returns whether it passed (a skipped test does
+/// not fail the run). Details of a failure go to stderr.
+fn numerical_test(
+    reference: &anyhow::Result<Option<numerical::Reference>>,
+    outputs: &BTreeMap<String, Tensor>,
+) -> bool {
+    let reference = match reference {
+        Ok(Some(reference)) => reference,
+        Ok(None) => {
+            println!("numericalTest=SKIPPED (no reference)");
+            return true;
         }
-        for (a, b) in found.data.iter().zip(&expected.data) {
-            let difference = (f64::from(*a) - f64::from(*b)).abs();
-            // NaN on either side is a failure, not a zero difference.
-            worst = if difference.is_nan() {
-                f64::INFINITY
-            } else {
-                worst.max(difference)
-            };
+        Err(error) => {
+            println!("numericalTest=FAIL (no reference: {error:#})");
+            eprintln!("ipu: error: numerical test: the host reference failed: {error:#}");
+            return false;
+        }
+    };
+    match numerical::check(reference, outputs) {
+        Ok(outcome) => {
+            for (binding, comparison) in &outcome.comparisons {
+                let detail = numerical::describe(binding, comparison);
+                if comparison.pass {
+                    tracing::info!(function = %reference.function, workload = reference.workload, "numerical test: {detail}");
+                } else {
+                    eprintln!(
+                        "ipu: numerical test failed: @{} ({} rule): {detail}",
+                        reference.function, reference.workload
+                    );
+                }
+            }
+            println!("{}", outcome.summary());
+            outcome.pass
+        }
+        Err(error) => {
+            println!("numericalTest=FAIL ({error:#})");
+            eprintln!("ipu: error: numerical test: {error:#}");
+            false
         }
     }
-    worst
 }
 
 /// Puts the package's compiled kernel objects into the kernel cache when they were built for
@@ -299,21 +317,7 @@ pub fn command(args: &RunArgs) -> Result<(), Failure> {
         ran.profile.tiles,
         ran.profile.sample_count()
     );
-    let numerical_pass = match &reference {
-        Some((expected, tolerance)) => {
-            let error = maximum_absolute_error(&ran.outputs, expected);
-            let pass = error <= *tolerance;
-            println!(
-                "referenceMaximumAbsoluteError={error:.6} numericalTest={}",
-                if pass { "PASS" } else { "FAIL" }
-            );
-            pass
-        }
-        None => {
-            println!("numericalTest=SKIPPED (no reference)");
-            true
-        }
-    };
+    let numerical_pass = numerical_test(&reference, &ran.outputs);
     println!(
         "package={} tiles={tiles} hardwareTest=PASS",
         package_path.display()

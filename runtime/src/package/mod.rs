@@ -14,7 +14,10 @@
 //! * [`HostCall`]s (`initialize`, `run`): the programs the host invokes, with their command;
 //! * the [`ProfilePlan`]: which programs to profile and the compiler's ideal cycles per op;
 //! * the device configuration writes the compiler relied on ([`DeviceConfig`]);
-//! * the compiler version.
+//! * the compiler version;
+//! * optionally, the [`PackageSource`]: the `ipu` graph module the package was compiled from,
+//!   the compiled function and the precision policy, for the host reference (`ipu run`'s
+//!   numerical test).
 //!
 //! Validation (before writing and after reading) is [`Package::validate`].
 //!
@@ -32,6 +35,9 @@
 //! | 6 | `profile-plan` | postcard: the profile plan |
 //! | 7 | `device-config` | postcard: register writes |
 //! | 8 | `data` | raw bytes: every segment (image order), every weight (binding order), every object (hash order) |
+//! | 9 | `source` | empty (no source), or a version varint and the source record ([`source`]) |
+//!
+//! Version 1 files have sections 1 to 8 only; they are read as packages without a source.
 //!
 //! Structure is postcard (varint integers and length-prefixed sequences, so the small tile
 //! ids, slots and counts that fill these tables take one or two bytes instead of four or
@@ -45,6 +51,7 @@
 //! the stack; rebuilding the tree from the flat list refuses nesting deeper than
 //! [`MAX_REPEAT_NESTING`].
 
+pub mod source;
 mod validate;
 mod wire;
 
@@ -58,8 +65,12 @@ use ipu_device::Target;
 use serde::{Deserialize, Serialize};
 use tracing::info;
 
+pub use source::{PackageSource, SourcePrecision, SOURCE_SECTION_VERSION};
 pub use validate::PackageError;
-pub use wire::{FileLayout, MAX_REPEAT_NESTING, PACKAGE_FORMAT_VERSION, PACKAGE_SPEC};
+pub use wire::{
+    FileLayout, MAX_REPEAT_NESTING, OLDEST_PACKAGE_FORMAT_VERSION, PACKAGE_FORMAT_VERSION,
+    PACKAGE_SPEC,
+};
 
 use crate::config::DeviceConfig;
 use crate::container::FormatError;
@@ -89,6 +100,8 @@ pub struct Package {
     pub calls: Vec<HostCall>,
     pub profile_plan: ProfilePlan,
     pub device_config: DeviceConfig,
+    /// The source module and compile settings, for the host reference (`None`: no reference).
+    pub source: Option<PackageSource>,
 }
 
 /// How a package provides one kernel of the image's kernel table.
@@ -340,7 +353,15 @@ impl Package {
             calls: Vec::new(),
             profile_plan: ProfilePlan::default(),
             device_config: DeviceConfig::default(),
+            source: None,
         }
+    }
+
+    /// Records the source module the package was compiled from, the compiled function and the
+    /// precision policy, so that a run can be checked against the host reference.
+    pub fn set_source(&mut self, source: PackageSource) -> &mut Package {
+        self.source = Some(source);
+        self
     }
 
     /// Embeds `object` as the compiled code of kernel `index`; equal objects are stored once.

@@ -154,6 +154,10 @@ pub enum PackageError {
     PlannedOpUnknown { provenance: String },
     #[error("application package: compiler version is empty")]
     NoCompiler,
+    #[error("application package: source: {detail}")]
+    Source { detail: String },
+    #[error("application package: source section version {found} is not supported (this build reads version {supported})")]
+    SourceVersion { found: u32, supported: u32 },
 }
 
 impl HostCall {
@@ -216,6 +220,9 @@ impl Package {
     pub fn validate(&self) -> Result<(), PackageError> {
         if self.compiler.is_empty() {
             return Err(PackageError::NoCompiler);
+        }
+        if let Some(source) = &self.source {
+            source.validate()?;
         }
         let target = self.target()?;
         self.image.validate(&target)?;

@@ -17,8 +17,13 @@ use super::{
 use crate::config::{DeviceConfig, RegisterWrite};
 use crate::container::{self, FormatSpec};
 
-/// Version of the `.ipuexe` layout; bumped on any incompatible change.
-pub const PACKAGE_FORMAT_VERSION: u32 = 1;
+/// Version of the `.ipuexe` layout; bumped on any incompatible change. Version 2 added the
+/// `source` section; version 1 files (without it) are still read, as packages without a
+/// source.
+pub const PACKAGE_FORMAT_VERSION: u32 = 2;
+
+/// The oldest layout this build reads.
+pub const OLDEST_PACKAGE_FORMAT_VERSION: u32 = 1;
 
 /// Deepest nesting of repeats a package may hold.
 pub const MAX_REPEAT_NESTING: usize = 64;
@@ -36,8 +41,31 @@ pub const PACKAGE_SPEC: FormatSpec = FormatSpec {
         (6, "profile-plan"),
         (7, "device-config"),
         (8, "data"),
+        (9, "source"),
     ],
 };
+
+/// Version 1: the sections of version 2 without `source`.
+const PACKAGE_SPEC_V1: FormatSpec = FormatSpec {
+    version: 1,
+    sections: PACKAGE_SPEC.sections.split_at(8).0,
+    ..PACKAGE_SPEC
+};
+
+/// The spec of the layout version a file declares: version 1 files are read with their own
+/// section table; every other version (the current one, or one this build refuses with a
+/// message naming the version) goes to the current spec.
+fn spec_for(bytes: &[u8]) -> &'static FormatSpec {
+    let declared = bytes
+        .get(8..12)
+        .filter(|_| bytes.starts_with(&PACKAGE_SPEC.magic))
+        .map(|word| u32::from_le_bytes([word[0], word[1], word[2], word[3]]));
+    if declared == Some(PACKAGE_SPEC_V1.version) {
+        &PACKAGE_SPEC_V1
+    } else {
+        &PACKAGE_SPEC
+    }
+}
 
 /// Where things are in a package file (byte offsets from the file start).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -334,18 +362,37 @@ pub(super) fn encode(package: &Package) -> Result<Vec<u8>, PackageError> {
         container::to_section(spec, "profile-plan", &package.profile_plan)?,
         container::to_section(spec, "device-config", &package.device_config.writes)?,
         data,
+        super::source::encode(spec, package.source.as_ref())?,
     ];
     Ok(container::encode(spec, &package.compiler, &sections)?)
 }
 
 pub(super) fn decode(bytes: &[u8]) -> Result<(Package, FileLayout), PackageError> {
-    let spec = &PACKAGE_SPEC;
+    let spec = spec_for(bytes);
     let file = container::decode(spec, bytes)?;
-    let [meta, image, kernels, bindings, calls, plan, config, data] = file.sections[..] else {
+    let (meta, image, kernels, bindings, calls, plan, config, data, source) = match file.sections[..]
+    {
+        [meta, image, kernels, bindings, calls, plan, config, data, source] => (
+            meta,
+            image,
+            kernels,
+            bindings,
+            calls,
+            plan,
+            config,
+            data,
+            super::source::decode(spec, &source)?,
+        ),
+        // Version 1.
+        [meta, image, kernels, bindings, calls, plan, config, data] => (
+            meta, image, kernels, bindings, calls, plan, config, data, None,
+        ),
         // decode() returns exactly one section per kind of the spec.
-        return Err(PackageError::Internal {
-            detail: "section table size".into(),
-        });
+        _ => {
+            return Err(PackageError::Internal {
+                detail: "section table size".into(),
+            })
+        }
     };
     let mut layout = FileLayout {
         file_bytes: bytes.len() as u64,
@@ -472,6 +519,7 @@ pub(super) fn decode(bytes: &[u8]) -> Result<(Package, FileLayout), PackageError
         calls,
         profile_plan,
         device_config: DeviceConfig { writes },
+        source,
     };
     Ok((package, layout))
 }

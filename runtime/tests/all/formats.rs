@@ -5,6 +5,11 @@ use std::collections::BTreeMap;
 
 use ipu_runtime::container::HEADER_BYTES;
 use ipu_runtime::npy::Tensor;
+use ipu_runtime::package::{
+    PackageSource, SourcePrecision, OLDEST_PACKAGE_FORMAT_VERSION, PACKAGE_FORMAT_VERSION,
+    SOURCE_SECTION_VERSION,
+};
+use ipu_runtime::profile::PROFILE_FORMAT_VERSION;
 use ipu_runtime::{Package, PackageError, ProfileError, ProfileFile};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -28,6 +33,23 @@ fn package_bytes() -> Vec<u8> {
     fixture::package()
         .to_bytes()
         .expect("fixture package encodes")
+}
+
+/// The fixture package with a `source` section (the compiler's packages carry one).
+fn package_with_source() -> Package {
+    let mut package = fixture::package();
+    package.set_source(PackageSource::new(
+        "func.func @add_roll(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {\n  return %x : tensor<4x8xf32>\n}\n",
+        "add_roll",
+        SourcePrecision::Fp8 { scale_exp: -3 },
+    ));
+    package
+}
+
+fn package_with_source_bytes() -> Vec<u8> {
+    package_with_source()
+        .to_bytes()
+        .expect("package with source encodes")
 }
 
 fn profile_bytes() -> Vec<u8> {
@@ -60,21 +82,28 @@ struct Format {
     name: &'static str,
     bytes: Vec<u8>,
     decode: fn(&[u8]) -> (bool, String, usize),
+    /// Header versions this build reads.
+    versions: &'static [u32],
 }
+
+fn decode_package_report(b: &[u8]) -> (bool, String, usize) {
+    let (r, a) = decode_package(b);
+    (
+        r.is_ok(),
+        r.err().map(|e| e.to_string()).unwrap_or_default(),
+        a,
+    )
+}
+
+const PACKAGE_VERSIONS: &[u32] = &[OLDEST_PACKAGE_FORMAT_VERSION, PACKAGE_FORMAT_VERSION];
 
 fn formats() -> Vec<Format> {
     vec![
         Format {
             name: "package",
             bytes: package_bytes(),
-            decode: |b| {
-                let (r, a) = decode_package(b);
-                (
-                    r.is_ok(),
-                    r.err().map(|e| e.to_string()).unwrap_or_default(),
-                    a,
-                )
-            },
+            decode: decode_package_report,
+            versions: PACKAGE_VERSIONS,
         },
         Format {
             name: "profile",
@@ -87,6 +116,13 @@ fn formats() -> Vec<Format> {
                     a,
                 )
             },
+            versions: &[PROFILE_FORMAT_VERSION],
+        },
+        Format {
+            name: "package with source",
+            bytes: package_with_source_bytes(),
+            decode: decode_package_report,
+            versions: PACKAGE_VERSIONS,
         },
     ]
 }
@@ -147,7 +183,11 @@ fn every_single_bit_flip_is_caught() {
 #[test]
 fn wrong_versions_and_magic_are_named() {
     for format in formats() {
-        for version in [0u32, 2, 7, u32::MAX] {
+        let current = *format.versions.last().unwrap();
+        for version in [0u32, current + 1, 7, u32::MAX] {
+            if format.versions.contains(&version) {
+                continue;
+            }
             let mut bytes = format.bytes.clone();
             bytes[8..12].copy_from_slice(&version.to_le_bytes());
             let (ok, message, _) = (format.decode)(&bytes);
@@ -167,6 +207,130 @@ fn wrong_versions_and_magic_are_named() {
     let all = formats();
     let (_, message, _) = (all[0].decode)(&all[1].bytes);
     assert!(message.contains("bad magic"), "{message}");
+}
+
+/// The section table of a file: (kind, content offset, content length).
+fn section_table(bytes: &[u8]) -> Vec<(u32, usize, usize)> {
+    let count = u32::from_le_bytes(bytes[16..20].try_into().unwrap()) as usize;
+    let mut at = HEADER_BYTES;
+    let mut table = Vec::new();
+    for _ in 0..count {
+        let kind = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+        let length = u64::from_le_bytes(bytes[at + 8..at + 16].try_into().unwrap()) as usize;
+        table.push((kind, at + 16, length));
+        at += 16 + length;
+    }
+    table
+}
+
+/// A version 1 file (sections 1 to 8, no `source`) is read as a package without a source.
+#[test]
+fn version_1_packages_are_still_read() {
+    let mut bytes = package_bytes();
+    let table = section_table(&bytes);
+    let (kind, at, length) = *table.last().unwrap();
+    assert_eq!((kind, length), (9, 0), "no source: an empty last section");
+    bytes.truncate(at - 16);
+    bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+    bytes[16..20].copy_from_slice(&8u32.to_le_bytes());
+    let payload = (bytes.len() - HEADER_BYTES) as u64;
+    bytes[24..32].copy_from_slice(&payload.to_le_bytes());
+    reseal(&mut bytes);
+    let package = Package::from_bytes(&bytes).expect("a version 1 package reads");
+    assert_eq!(package, fixture::package());
+    assert!(package.source.is_none());
+    // A version 1 header over version 2 sections is refused by its section count.
+    let mut bytes = package_with_source_bytes();
+    bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+    reseal(&mut bytes);
+    let (ok, message, _) = decode_package_report(&bytes);
+    assert!(!ok && message.contains("sections"), "{message}");
+}
+
+/// Rewrites the `source` section's content of a package file (and its lengths), reseals it.
+fn with_source_content(bytes: &[u8], content: &[u8]) -> Vec<u8> {
+    let (kind, at, length) = *section_table(bytes).last().unwrap();
+    assert_eq!(kind, 9);
+    let mut out = bytes[..at].to_vec();
+    out[at - 8..at].copy_from_slice(&(content.len() as u64).to_le_bytes());
+    out.extend_from_slice(content);
+    out.extend_from_slice(&bytes[at + length..]);
+    let payload = (out.len() - HEADER_BYTES) as u64;
+    out[24..32].copy_from_slice(&payload.to_le_bytes());
+    reseal(&mut out);
+    out
+}
+
+#[test]
+fn the_source_section_round_trips_and_refuses_bad_content() {
+    let package = package_with_source();
+    let bytes = package_with_source_bytes();
+    assert_eq!(Package::from_bytes(&bytes).unwrap(), package);
+    let (_, at, length) = *section_table(&bytes).last().unwrap();
+    let content = bytes[at..at + length].to_vec();
+    assert_eq!(content[0] as u32, SOURCE_SECTION_VERSION);
+    let module_text = package.source.as_ref().unwrap().module.as_bytes();
+    // Version varint, then the module's length varint, then its bytes.
+    assert_eq!(content[1] as usize, module_text.len());
+    assert_eq!(&content[2..2 + module_text.len()], module_text);
+
+    let refused = |content: &[u8]| {
+        let (ok, message, largest) = decode_package_report(&with_source_content(&bytes, content));
+        assert!(!ok, "{content:02x?} decoded");
+        assert!(largest <= ALLOCATION_LIMIT, "{largest}: {message}");
+        assert!(message.contains("source"), "{message}");
+        message
+    };
+    // Bad UTF-8 in the module text.
+    let mut bad = content.clone();
+    bad[2] = 0xff;
+    refused(&bad);
+    // A module claiming 2^35 bytes, and one longer than the section.
+    let mut huge = vec![content[0], 0xff, 0xff, 0xff, 0xff, 0x7f];
+    huge.extend_from_slice(&content[2..]);
+    refused(&huge);
+    let mut long = content.clone();
+    long[1] = 0x7f;
+    refused(&long);
+    // An unknown section version, an empty version varint, trailing bytes.
+    let mut version = content.clone();
+    version[0] = 2;
+    assert!(refused(&version).contains("source section version 2 is not supported"));
+    refused(&[0x80]);
+    let mut trailing = content.clone();
+    trailing.push(0);
+    refused(&trailing);
+    // Decodable but invalid: an FP8 scale the numerics refuse, an empty function name.
+    let mut bad_scale = package.clone();
+    bad_scale.source.as_mut().unwrap().precision = SourcePrecision::Fp8 { scale_exp: 1000 };
+    let error = Package::from_bytes(&bad_scale.to_bytes_unvalidated().unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("source: FP8 scale exponent 1000"), "{error}");
+    let mut no_function = package.clone();
+    no_function.source.as_mut().unwrap().function.clear();
+    let error = no_function.to_bytes().unwrap_err().to_string();
+    assert!(
+        error.contains("source: the function name is empty"),
+        "{error}"
+    );
+    // Seeded rewrites of the source section alone: errors or packages, never a panic.
+    let mut rng = ChaCha8Rng::seed_from_u64(0x5042);
+    let mut decoded = 0;
+    for _ in 0..iterations(2000) {
+        let mut mutated = content.clone();
+        for _ in 0..rng.random_range(1..4) {
+            let at = rng.random_range(0..mutated.len());
+            mutated[at] = rng.random();
+        }
+        let (ok, message, largest) = decode_package_report(&with_source_content(&bytes, &mutated));
+        assert!(largest <= ALLOCATION_LIMIT, "{largest}: {message}");
+        decoded += usize::from(ok);
+    }
+    assert!(
+        decoded > 0,
+        "some rewrites (of the module text) still decode"
+    );
 }
 
 #[test]

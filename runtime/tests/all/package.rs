@@ -36,7 +36,7 @@ fn round_trip_is_exact_and_deterministic() {
         objects,
     } = layout;
     assert_eq!(file_bytes, bytes.len() as u64);
-    assert_eq!(sections.len(), 8);
+    assert_eq!(sections.len(), 9);
     assert_eq!(segments.len(), fixture::TILES as usize);
     let (_, offset, length) = &weights[0];
     let bias = &package.binding("b").unwrap().data;

@@ -1,0 +1,454 @@
+//! The numerical test of `ipu run`: the package's source module evaluated by the host
+//! reference (`ipu_runtime::reference`) on the inputs and weights the device received, and
+//! compared with the device's outputs under the workload's tolerance rule.
+//!
+//! # Which values
+//! The package's [`PackageSource`] names the function the package runs. The compiler's
+//! bindings map onto it by name:
+//! * `argN` (inputs): argument `N`, with the tensor the device received (generated from
+//!   `--seed`, or read from `--inputs`);
+//! * `constN` (weights): the module's constant whose result is value `N` of the function
+//!   (arguments first, then op results in order). The reference uses the module's own values,
+//!   so a package whose weight bytes differ from its source fails the test; a weight given in
+//!   `--inputs` replaces the constant on both sides;
+//! * `resultN` (outputs): result `N` of the function.
+//!
+//! Arguments are rounded onto their declared element type on entry (as the host encodes them
+//! for the device), and under the FP8 precision policy every GEMM operand that is not already
+//! FP8 goes through a cast to FP8 E4M3 at the policy's scale, which is what the lowered
+//! program does on the device. So the reference sees exactly the operand values the device
+//! multiplies, and the difference measures accumulation, the final rounding and any layout or
+//! exchange bug.
+//!
+//! # Tolerance rule per workload
+//! * GEMM workloads (a function of `ipu.matmul`s, with casts, constants and rearranges):
+//!   `Tolerance::fp8_gemm(K, output type, output scale, reference)` for FP8 and F16 operands
+//!   (both accumulate in F16 partials), element by element
+//!   `|x - ref| <= 2 sqrt(K) 2^-11 max|ref| + smallest output step + 2 u_out |ref|`: the
+//!   probabilistic bound on K roundings of the F16 partial sums (Higham and Mary, lambda = 2),
+//!   plus one ulp of the output format for a sum that rounds to the neighbouring grid point.
+//!   K is the largest contraction length of the function's matmuls. An f32 GEMM uses the same
+//!   rule with f32's unit roundoff in place of the F16 partials'.
+//!   Example: the seed GEMM (K = 256, f16 output) allows `2^-6 max|ref| + 2^-24 + 2^-10 |ref|`;
+//!   with sigma-1 inputs max|ref| is about 80, so about 1.3 + 2^-10 |ref|.
+//! * anything else: the hardware checkpoint rule `|x - ref| <= 0.03 + 0.03 |ref|`
+//!   (`Tolerance::CHECKPOINT`).
+//!
+//! Bit-exact checks (one-hot operands, `ipu_runtime::reference::one_hot`) live in the tests:
+//! they need chosen inputs, not the generated ones.
+
+use std::collections::BTreeMap;
+
+use anyhow::{anyhow, bail, Context as _};
+use ipu_dialects::ElementType;
+use ipu_runtime::npy::Tensor;
+use ipu_runtime::package::{BindingRole, PackageSource, SourcePrecision};
+use ipu_runtime::reference::{
+    compare, unit_roundoff, Array, Comparison, Function, OpKind, Operation, Program, Tolerance,
+    ValueId, ValueType,
+};
+use ipu_runtime::Package;
+use melior::ir::Module;
+
+/// One output's reference values and the rule the device's values are held to.
+pub struct ExpectedOutput {
+    pub binding: String,
+    pub values: Array,
+    pub tolerance: Tolerance,
+}
+
+/// The reference of a run (see the module docs).
+pub struct Reference {
+    pub function: String,
+    pub workload: &'static str,
+    pub outputs: Vec<ExpectedOutput>,
+}
+
+/// The outcome of comparing a run with its [`Reference`].
+pub struct Outcome {
+    pub max_abs_error: f64,
+    pub pass: bool,
+    /// One per output, in binding order.
+    pub comparisons: Vec<(String, Comparison)>,
+}
+
+impl Outcome {
+    /// `referenceMaximumAbsoluteError=0.019749 numericalTest=PASS`, the seed's line.
+    pub fn summary(&self) -> String {
+        format!(
+            "referenceMaximumAbsoluteError={:.6} numericalTest={}",
+            self.max_abs_error,
+            if self.pass { "PASS" } else { "FAIL" }
+        )
+    }
+}
+
+/// The reference outputs of `package` for `inputs` (by binding name), or `None` when the
+/// package carries no source.
+pub fn reference(
+    package: &Package,
+    inputs: &BTreeMap<String, Tensor>,
+) -> anyhow::Result<Option<Reference>> {
+    let Some(source) = &package.source else {
+        return Ok(None);
+    };
+    let mut program = read_program(source)?;
+    let function_name = source.function.clone();
+    let Some(function) = program.functions.get(&function_name) else {
+        bail!(
+            "the source module has no function @{function_name} (functions: {})",
+            program
+                .functions
+                .keys()
+                .map(|name| format!("@{name}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    };
+    let workload = Workload::of(function);
+    let mut arguments = BTreeMap::new();
+    let mut weights = Vec::new();
+    let mut outputs = Vec::new();
+    for binding in &package.bindings {
+        match binding.role {
+            BindingRole::Input => {
+                let index = numbered(&binding.name, "arg")
+                    .filter(|&index| index < function.arguments)
+                    .ok_or_else(|| {
+                        anyhow!(
+                            "input binding '{}' names no argument of @{function_name} \
+                             ({} arguments: arg0..)",
+                            binding.name,
+                            function.arguments
+                        )
+                    })?;
+                let tensor = inputs
+                    .get(&binding.name)
+                    .ok_or_else(|| anyhow!("no tensor for input binding '{}'", binding.name))?;
+                arguments.insert(
+                    format!("arg{index}"),
+                    Array::from_tensor(tensor)
+                        .with_context(|| format!("input '{}'", binding.name))?,
+                );
+            }
+            BindingRole::Weight => {
+                if let Some(tensor) = inputs.get(&binding.name) {
+                    let value = numbered(&binding.name, "const").ok_or_else(|| {
+                        anyhow!(
+                            "weight binding '{}' names no constant of @{function_name}",
+                            binding.name
+                        )
+                    })?;
+                    weights.push((binding.name.clone(), value, tensor));
+                }
+            }
+            BindingRole::Output => {
+                let index = numbered(&binding.name, "result")
+                    .filter(|&index| index < function.returns.len())
+                    .ok_or_else(|| {
+                        anyhow!(
+                            "output binding '{}' names no result of @{function_name} \
+                             ({} results: result0..)",
+                            binding.name,
+                            function.returns.len()
+                        )
+                    })?;
+                outputs.push((binding.name.clone(), index, binding.shape.clone()));
+            }
+        }
+    }
+    for (binding, value, tensor) in weights {
+        replace_constant(&mut program, &function_name, &binding, value, tensor)?;
+    }
+    if let SourcePrecision::Fp8 { scale_exp } = source.precision {
+        cast_gemm_operands_to_fp8(&mut program, scale_exp);
+    }
+    let results = program
+        .evaluate_named(&function_name, &arguments)
+        .with_context(|| format!("evaluating @{function_name}"))?;
+    let function = &program.functions[&function_name];
+    let mut expected = Vec::with_capacity(outputs.len());
+    for (binding, index, shape) in outputs {
+        let values = results[index].clone();
+        if values
+            .shape
+            .iter()
+            .map(|&d| d as u64)
+            .ne(shape.iter().copied())
+        {
+            bail!(
+                "output binding '{binding}' has shape {shape:?}, result {index} of \
+                 @{function_name} has shape {:?}",
+                values.shape
+            );
+        }
+        let tolerance = workload.tolerance(&function.result_types[index], &values);
+        expected.push(ExpectedOutput {
+            binding,
+            values,
+            tolerance,
+        });
+    }
+    Ok(Some(Reference {
+        function: function_name,
+        workload: workload.name(),
+        outputs: expected,
+    }))
+}
+
+/// Compares the device's outputs (by binding name) with the reference.
+pub fn check(reference: &Reference, device: &BTreeMap<String, Tensor>) -> anyhow::Result<Outcome> {
+    let mut outcome = Outcome {
+        max_abs_error: 0.0,
+        pass: true,
+        comparisons: Vec::new(),
+    };
+    for output in &reference.outputs {
+        let tensor = device
+            .get(&output.binding)
+            .ok_or_else(|| anyhow!("the device returned no output '{}'", output.binding))?;
+        let found = Array::from_tensor(tensor)
+            .with_context(|| format!("device output '{}'", output.binding))?;
+        let comparison = compare(&output.values, &found, &output.tolerance)
+            .with_context(|| format!("output '{}'", output.binding))?;
+        outcome.max_abs_error = outcome.max_abs_error.max(comparison.max_abs_error);
+        outcome.pass &= comparison.pass;
+        outcome
+            .comparisons
+            .push((output.binding.clone(), comparison));
+    }
+    Ok(outcome)
+}
+
+/// A readable account of one output's comparison, for the log and for failures.
+pub fn describe(binding: &str, comparison: &Comparison) -> String {
+    format!(
+        "output '{binding}': {} of {} elements outside {}; max |x - ref| {:.6}, max rel {:.3e}; \
+         worst at {:?}: device {}, reference {}",
+        comparison.failures,
+        comparison.elements,
+        comparison.tolerance,
+        comparison.max_abs_error,
+        comparison.max_rel_error,
+        comparison.worst_index,
+        comparison.worst_device,
+        comparison.worst_reference
+    )
+}
+
+fn read_program(source: &PackageSource) -> anyhow::Result<Program> {
+    let context = ipu_dialects::context::create_context(false)
+        .context("creating the MLIR context for the source module")?;
+    let module = Module::parse(&context, &source.module)
+        .ok_or_else(|| anyhow!("the package's source module does not parse"))?;
+    Program::from_module(&module).context("reading the source module")
+}
+
+/// `N` of `<prefix>N`.
+fn numbered(name: &str, prefix: &str) -> Option<usize> {
+    let digits = name.strip_prefix(prefix)?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// Replaces the values of the constant defining value `value` of `function` with `tensor` (a
+/// weight given on the command line, which the device receives instead of the package's).
+fn replace_constant(
+    program: &mut Program,
+    function: &str,
+    binding: &str,
+    value: usize,
+    tensor: &Tensor,
+) -> anyhow::Result<()> {
+    let function = program
+        .functions
+        .get_mut(function)
+        .ok_or_else(|| anyhow!("no function @{function}"))?;
+    let declared = function.values.get(value).cloned();
+    let operation = function
+        .body
+        .iter_mut()
+        .flatten()
+        .find(|op| op.results.first() == Some(&ValueId(value)))
+        .filter(|op| matches!(op.kind, OpKind::Constant { .. }));
+    let (Some(operation), Some(declared)) = (operation, declared) else {
+        bail!("weight binding '{binding}' names no constant of the source function");
+    };
+    if declared
+        .shape
+        .iter()
+        .map(|&d| d as u64)
+        .ne(tensor.shape.iter().copied())
+    {
+        bail!(
+            "weight '{binding}': the given tensor has shape {:?}, the constant is {}",
+            tensor.shape,
+            declared.describe()
+        );
+    }
+    operation.kind = OpKind::Constant {
+        values: tensor.data.iter().map(|&v| f64::from(v)).collect(),
+    };
+    Ok(())
+}
+
+/// Under the FP8 policy the device casts each GEMM operand to FP8 E4M3 at `scale_exp` before
+/// multiplying: put the same casts in front of every matmul operand that is not FP8 already.
+fn cast_gemm_operands_to_fp8(program: &mut Program, scale_exp: i32) {
+    for function in program.functions.values_mut() {
+        let Some(body) = function.body.take() else {
+            continue;
+        };
+        let mut rewritten = Vec::with_capacity(body.len());
+        for mut operation in body {
+            if matches!(operation.kind, OpKind::Matmul { .. }) {
+                for operand in operation.operands.iter_mut() {
+                    let Some(operand_type) = function.values.get(operand.0) else {
+                        continue;
+                    };
+                    if operand_type.element.is_fp8() {
+                        continue;
+                    }
+                    let cast_type = ValueType::new(&operand_type.shape, ElementType::F8E4M3FNUZ)
+                        .with_scale(scale_exp);
+                    let cast = ValueId(function.values.len());
+                    function.values.push(cast_type);
+                    rewritten.push(Operation {
+                        kind: OpKind::Cast { scale: scale_exp },
+                        operands: vec![*operand],
+                        results: vec![cast],
+                        location: operation.location.clone(),
+                    });
+                    *operand = cast;
+                }
+            }
+            rewritten.push(operation);
+        }
+        function.body = Some(rewritten);
+    }
+}
+
+/// What the function computes, for the tolerance rule.
+enum Workload {
+    /// Matmuls (and casts, constants, rearranges) only; `k` is the longest contraction.
+    Gemm {
+        k: usize,
+    },
+    Other,
+}
+
+impl Workload {
+    fn of(function: &Function) -> Workload {
+        let mut k = 0usize;
+        for operation in function.body.iter().flatten() {
+            match &operation.kind {
+                OpKind::Matmul { transpose_lhs, .. } => {
+                    let lhs = operation
+                        .operands
+                        .first()
+                        .and_then(|id| function.values.get(id.0));
+                    let Some(lhs) = lhs.filter(|t| t.shape.len() >= 2) else {
+                        return Workload::Other;
+                    };
+                    let rank = lhs.shape.len();
+                    let contraction = if *transpose_lhs {
+                        lhs.shape[rank - 2]
+                    } else {
+                        lhs.shape[rank - 1]
+                    };
+                    k = k.max(contraction);
+                }
+                OpKind::Cast { .. } | OpKind::Constant { .. } | OpKind::Rearrange { .. } => {}
+                _ => return Workload::Other,
+            }
+        }
+        if k == 0 {
+            Workload::Other
+        } else {
+            Workload::Gemm { k }
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Workload::Gemm { .. } => "gemm",
+            Workload::Other => "checkpoint",
+        }
+    }
+
+    fn tolerance(&self, output: &ValueType, reference: &Array) -> Tolerance {
+        match *self {
+            Workload::Gemm { k } => match output.element {
+                // F32 partials: the same derivation with f32's unit roundoff.
+                ElementType::F32 => {
+                    let max_reference = reference
+                        .data
+                        .iter()
+                        .filter(|v| v.is_finite())
+                        .fold(0.0f64, |max, v| max.max(v.abs()));
+                    let u = unit_roundoff(ElementType::F32);
+                    Tolerance::Elementwise {
+                        abs: 2.0 * (k as f64).sqrt() * u * max_reference + (-149.0f64).exp2(),
+                        rel: 2.0 * u,
+                    }
+                }
+                element => Tolerance::fp8_gemm(k, element, output.scale, reference),
+            },
+            Workload::Other => Tolerance::CHECKPOINT,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binding_numbers() {
+        assert_eq!(numbered("arg0", "arg"), Some(0));
+        assert_eq!(numbered("arg12", "arg"), Some(12));
+        assert_eq!(numbered("arg", "arg"), None);
+        assert_eq!(numbered("arg+1", "arg"), None);
+        assert_eq!(numbered("const3", "arg"), None);
+    }
+
+    #[test]
+    fn fp8_policy_casts_matmul_operands_once() {
+        let f16 = |shape: &[usize]| ValueType::new(shape, ElementType::F16);
+        let mut function = Function::new("gemm", vec![f16(&[2, 4]), f16(&[4, 3])]);
+        let (a, b) = (function.argument(0), function.argument(1));
+        let y = function.push(
+            OpKind::Matmul {
+                transpose_lhs: false,
+                transpose_rhs: false,
+            },
+            &[a, b],
+            vec![f16(&[2, 3])],
+        );
+        function.set_returns(&y);
+        let mut program = Program::new();
+        program.insert(function);
+        assert!(matches!(
+            Workload::of(&program.functions["gemm"]),
+            Workload::Gemm { k: 4 }
+        ));
+        cast_gemm_operands_to_fp8(&mut program, -2);
+        let function = &program.functions["gemm"];
+        let body = function.body.as_ref().unwrap();
+        assert_eq!(body.len(), 3);
+        assert!(matches!(body[0].kind, OpKind::Cast { scale: -2 }));
+        assert_eq!(
+            function.values[body[2].operands[0].0].element,
+            ElementType::F8E4M3FNUZ
+        );
+        assert_eq!(function.values[body[2].operands[1].0].scale, -2);
+        // 0.3 is not on the FP8 grid at scale -2 (steps of 1/32 near it): the reference
+        // multiplies the rounded operand, 0.3125, as the device does.
+        let lhs = Array::new(vec![2, 4], vec![0.3, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]).unwrap();
+        let rhs = Array::new(vec![4, 3], vec![1.0; 12]).unwrap();
+        let result = program.evaluate("gemm", &[lhs, rhs]).unwrap();
+        assert_eq!(result[0].data[0], 0.3125);
+    }
+}

@@ -1,0 +1,308 @@
+//! The numerical test of `ipu run` on packages the compiler built (`ipu-translate
+//! --ipu-to-package`): the seed-class FP8 GEMM passes against the host reference; a package
+//! whose weight bytes differ from its source module fails it with exit code 1; one-hot
+//! operands give results that must be bit-exact, so a layout or exchange permutation shows
+//! as a value at the wrong place rather than as tolerance noise.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use ipu_dialects::ElementType;
+use ipu_runtime::npy::{NpyDtype, Tensor};
+use ipu_runtime::package::SourcePrecision;
+use ipu_runtime::reference::{check_exact, distinct_values, one_hot, Array};
+use ipu_runtime::{BindingRole, Package};
+
+const IPU: &str = env!("CARGO_BIN_EXE_ipu");
+const TRANSLATE: &str = env!("CARGO_BIN_EXE_ipu-translate");
+
+/// The seed's GEMM: 250 x 256 x 512, FP8 on 64 tiles.
+const GEMM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/gemm_fp8.mlir");
+const M: usize = 250;
+const K: usize = 256;
+const N: usize = 512;
+
+/// The same GEMM with the right-hand side a weight (a constant of the module): the package
+/// ships its bytes and `initialize` streams them in.
+const GEMM_WEIGHT: &str = r#"
+func.func @gemm_weight(%x: tensor<250x256xf16>) -> tensor<250x512xf16> {
+  %w = arith.constant dense<0.5> : tensor<256x512xf16>
+  %y = "ipu.matmul"(%x, %w) : (tensor<250x256xf16>, tensor<256x512xf16>) -> tensor<250x512xf16>
+  return %y : tensor<250x512xf16>
+}
+"#;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("numerical")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch directory");
+    dir
+}
+
+fn kernel_cache() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-kernel-cache")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn assert_exit(output: &Output, code: i32, what: &str) {
+    assert_eq!(
+        output.status.code(),
+        Some(code),
+        "{what}: expected exit {code}\nstdout:\n{}\nstderr:\n{}",
+        text(&output.stdout),
+        text(&output.stderr)
+    );
+}
+
+/// `ipu-translate --ipu-to-package model --tiles 64 --precision fp8 -o out`.
+fn translate(dir: &Path, model: &Path, output: &str) {
+    let result = Command::new(TRANSLATE)
+        .args(["--ipu-to-package"])
+        .arg(model)
+        .args(["-o", output, "--tiles", "64", "--precision", "fp8"])
+        .current_dir(dir)
+        .env("IPU_KERNEL_CACHE", kernel_cache())
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("ipu-translate starts");
+    assert_exit(&result, 0, "ipu-translate");
+}
+
+/// `ipu run` in `dir`.
+fn ipu_run(dir: &Path, args: &[&str]) -> Output {
+    Command::new(IPU)
+        .arg("run")
+        .args(args)
+        .current_dir(dir)
+        .env("IPU_KERNEL_CACHE", kernel_cache())
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("the ipu binary starts")
+}
+
+fn stdout_lines(output: &Output) -> Vec<String> {
+    text(&output.stdout).lines().map(str::to_string).collect()
+}
+
+#[test]
+fn translated_gemm_carries_its_source_and_passes() {
+    let dir = scratch("gemm");
+    translate(&dir, Path::new(GEMM), "gemm.ipuexe");
+    let package = Package::read(&dir.join("gemm.ipuexe")).expect("package reads");
+    let source = package
+        .source
+        .as_ref()
+        .expect("the package carries its source");
+    assert_eq!(source.function, "gemm");
+    assert_eq!(source.precision, SourcePrecision::Fp8 { scale_exp: 0 });
+    assert_eq!(
+        source.module,
+        std::fs::read_to_string(GEMM).expect("example")
+    );
+    let output = ipu_run(&dir, &["gemm.ipuexe", "--device", "sim:c600"]);
+    assert_exit(&output, 0, "ipu run of the FP8 GEMM");
+    let lines = stdout_lines(&output);
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    let error: f64 = lines[1]
+        .strip_prefix("referenceMaximumAbsoluteError=")
+        .and_then(|rest| rest.strip_suffix(" numericalTest=PASS"))
+        .and_then(|value| value.parse().ok())
+        .unwrap_or_else(|| panic!("numerical test line: {}", lines[1]));
+    // FP8 operands are the same on both sides: what remains is the accumulation and the final
+    // rounding to f16, well under the K = 256 rule (about 0.0156 max|ref|, max|ref| being
+    // tens here). The simulator's kernels sum the exact FP8 products and round once, so the
+    // error is 0 today.
+    assert!((0.0..0.5).contains(&error), "{error}");
+    assert!(lines[2].ends_with("hardwareTest=PASS"), "{}", lines[2]);
+}
+
+/// The reference evaluates the module's constants; the device streams the package's weight
+/// bytes. A package whose bytes were altered (here a single element of the weight) must fail
+/// the numerical test, with exit code 1, while the hardware test passes.
+#[test]
+fn wrong_weights_fail_the_numerical_test() {
+    let dir = scratch("wrong-weights");
+    std::fs::write(dir.join("gemm_weight.mlir"), GEMM_WEIGHT).expect("model");
+    translate(&dir, &dir.join("gemm_weight.mlir"), "good.ipuexe");
+    let output = ipu_run(&dir, &["good.ipuexe", "--name", "good"]);
+    assert_exit(&output, 0, "the intact package");
+    assert!(stdout_lines(&output)[1].ends_with("numericalTest=PASS"));
+
+    let mut package = Package::read(&dir.join("good.ipuexe")).expect("package reads");
+    let weight = package
+        .bindings
+        .iter_mut()
+        .find(|b| b.role == BindingRole::Weight)
+        .expect("the constant is a weight binding");
+    assert_eq!(weight.name, "const1");
+    // w[3][7] = 4.0 (f16 0x4400) instead of 0.5: column 7 of the result is off by
+    // 3.5 x[m][3] in every row.
+    let at = (3 * N + 7) * 2;
+    weight.data[at..at + 2].copy_from_slice(&[0x00, 0x44]);
+    package
+        .write(&dir.join("bad.ipuexe"))
+        .expect("the package is well formed");
+    let output = ipu_run(&dir, &["bad.ipuexe", "--name", "bad"]);
+    assert_exit(&output, 1, "a package with a wrong weight");
+    let lines = stdout_lines(&output);
+    assert!(
+        lines[1].starts_with("referenceMaximumAbsoluteError=")
+            && lines[1].ends_with(" numericalTest=FAIL"),
+        "{lines:?}"
+    );
+    assert!(lines[2].ends_with("hardwareTest=PASS"), "{lines:?}");
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("numerical test failed: @gemm_weight (gemm rule): output 'result0'"),
+        "{stderr}"
+    );
+    // Only column 7 is wrong.
+    assert!(
+        stderr.contains("worst at [") && stderr.contains(", 7]:"),
+        "{stderr}"
+    );
+
+    // Giving the altered value as the weight on the command line changes both sides: the
+    // device streams it and the reference uses it in place of the module's constant.
+    let inputs = dir.join("inputs");
+    std::fs::create_dir_all(&inputs).unwrap();
+    let mut w = vec![0.5f32; K * N];
+    w[3 * N + 7] = 4.0;
+    Tensor::new(vec![K as u64, N as u64], w)
+        .unwrap()
+        .write(&inputs.join("const1.npy"), NpyDtype::F32)
+        .unwrap();
+    let output = ipu_run(
+        &dir,
+        &["bad.ipuexe", "--name", "given", "--inputs", "inputs"],
+    );
+    assert_exit(&output, 0, "the weight given on the command line");
+}
+
+/// Row selection: row `m` of the left operand is one-hot at `k = (37 m + 11) mod K`.
+fn selected_row(m: usize) -> usize {
+    (37 * m + 11) % K
+}
+
+/// Column selection: column `n` of the right operand is one-hot at `k = (29 n + 5) mod K`.
+fn selected_column(n: usize) -> usize {
+    (29 * n + 5) % K
+}
+
+fn tensor(array: &Array) -> Tensor {
+    array.to_tensor()
+}
+
+/// Runs the FP8 GEMM package on `lhs` and `rhs`; returns the device's result.
+fn run_gemm(dir: &Path, name: &str, lhs: &Array, rhs: &Array) -> Array {
+    let inputs = dir.join(format!("{name}-inputs"));
+    std::fs::create_dir_all(&inputs).unwrap();
+    tensor(lhs)
+        .write(&inputs.join("arg0.npy"), NpyDtype::F32)
+        .unwrap();
+    tensor(rhs)
+        .write(&inputs.join("arg1.npy"), NpyDtype::F32)
+        .unwrap();
+    let outputs = format!("{name}-outputs");
+    let output = ipu_run(
+        dir,
+        &[
+            "gemm.ipuexe",
+            "--name",
+            name,
+            "--inputs",
+            inputs.to_str().unwrap(),
+            "--outputs",
+            &outputs,
+        ],
+    );
+    assert_exit(&output, 0, name);
+    // The reference is exact here too: every product is one value times 1.0.
+    assert_eq!(
+        stdout_lines(&output)[1],
+        "referenceMaximumAbsoluteError=0.000000 numericalTest=PASS"
+    );
+    let result = Tensor::read(&dir.join(&outputs).join("result0.npy")).expect("result0.npy");
+    Array::from_tensor(&result).unwrap()
+}
+
+/// One-hot operands select values without rounding (each output is one FP8 value times 1.0,
+/// plus zeros, in any accumulation order), and `distinct_values` makes the selected values
+/// distinct, so the device result must equal the selection bit for bit. Row selection checks
+/// the left operand's row blocks, the right operand's layout and the result's gathering;
+/// column selection checks the left operand's columns and the right operand's column blocks.
+#[test]
+fn one_hot_gemms_are_bit_exact() {
+    let dir = scratch("one-hot");
+    translate(&dir, Path::new(GEMM), "gemm.ipuexe");
+
+    // C = S A where row m of S is one-hot: row m of C is row selected_row(m) of B.
+    let mut lhs = Array::zeros(&[M, K]);
+    for m in 0..M {
+        let row = one_hot(&[K], &[selected_row(m)]).unwrap();
+        lhs.data[m * K..(m + 1) * K].copy_from_slice(&row.data);
+    }
+    let rhs = distinct_values(&[K, N], ElementType::F8E4M3FNUZ);
+    let mut expected = Array::zeros(&[M, N]);
+    for m in 0..M {
+        let k = selected_row(m);
+        expected.data[m * N..(m + 1) * N].copy_from_slice(&rhs.data[k * N..(k + 1) * N]);
+    }
+    let device = run_gemm(&dir, "rows", &lhs, &rhs);
+    let check = check_exact(&expected, &device).unwrap();
+    assert!(check.pass(), "{check}");
+
+    // The check is discriminating: two swapped result rows are caught and located.
+    let mut swapped = device.clone();
+    let (a, b) = (10 * N, 11 * N);
+    for n in 0..N {
+        swapped.data.swap(a + n, b + n);
+    }
+    let check = check_exact(&expected, &swapped).unwrap();
+    assert!(!check.pass());
+    let first = check.first.expect("a mismatch");
+    assert_eq!(first.index, vec![10, 0]);
+    assert_eq!(first.found, expected.data[11 * N], "{first:?}");
+    assert_eq!(check.mismatches, 2 * N);
+
+    // C = A S where column n of S is one-hot: column n of C is column selected_column(n)
+    // of A.
+    let lhs = distinct_values(&[M, K], ElementType::F8E4M3FNUZ);
+    let mut rhs = Array::zeros(&[K, N]);
+    for n in 0..N {
+        rhs.data[selected_column(n) * N + n] = 1.0;
+    }
+    let mut expected = Array::zeros(&[M, N]);
+    for m in 0..M {
+        for n in 0..N {
+            expected.data[m * N + n] = lhs.data[m * K + selected_column(n)];
+        }
+    }
+    let device = run_gemm(&dir, "columns", &lhs, &rhs);
+    let check = check_exact(&expected, &device).unwrap();
+    assert!(check.pass(), "{check}");
+}
+
+/// `ipu run model.mlir` compiles, records the source and checks the numbers, once this
+/// build registers the `ipu-compile` pipeline (until then the usage error is tested in
+/// `cli.rs`).
+#[test]
+fn run_from_mlir_checks_the_numbers() {
+    let registry = ipu_passes::Registry::with_builtin();
+    if registry.pipeline("ipu-compile").is_none() && registry.pass("ipu-compile").is_none() {
+        return;
+    }
+    let dir = scratch("from-mlir");
+    std::fs::copy(GEMM, dir.join("gemm.mlir")).unwrap();
+    let output = ipu_run(&dir, &["gemm.mlir", "--tiles", "64", "--precision", "fp8"]);
+    assert_exit(&output, 0, "ipu run gemm.mlir");
+    let lines = stdout_lines(&output);
+    assert!(lines[1].ends_with("numericalTest=PASS"), "{lines:?}");
+    let package = Package::read(&dir.join("artifacts/gemm/model-final.ipuexe")).unwrap();
+    assert_eq!(package.source.map(|s| s.function), Some("gemm".into()));
+}
