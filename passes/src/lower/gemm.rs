@@ -82,6 +82,37 @@ impl GemmGrid {
         })
     }
 
+    /// The grid of a planned output-stationary GEMM: `gm` row blocks and `gn` column blocks
+    /// (the plan's `grid = [1, gm, gn, 1]`). The columns must split evenly into blocks of a
+    /// multiple of 16; rows split into blocks of `ceil(m / gm)` with the last one padded.
+    pub fn planned(m: u32, k: u32, n: u32, gm: u32, gn: u32) -> Result<GemmGrid, LowerError> {
+        let unsupported = |detail: String| LowerError::Unsupported {
+            op: "ipu.matmul".into(),
+            detail,
+        };
+        if gm == 0 || gn == 0 || !n.is_multiple_of(gn) || !(n / gn).is_multiple_of(16) {
+            return Err(unsupported(format!(
+                "planned grid {gm}x{gn} does not split N = {n} into equal blocks of a multiple of 16"
+            )));
+        }
+        let mut grid = GemmGrid::new(m, k, n, gm * gn)?;
+        grid.cb = n / gn;
+        grid.nb = gn;
+        grid.rows_padded = m.div_ceil(gm.min(m));
+        grid.mb = m.div_ceil(grid.rows_padded);
+        let max_k = (GEMM_MAX_WEIGHT_ELEMENTS / grid.cb) / 16 * 16;
+        let k16 = k.div_ceil(16) * 16;
+        grid.k_steps = k16.div_ceil(max_k);
+        grid.kb = k16.div_ceil(grid.k_steps).div_ceil(16) * 16;
+        if k <= (grid.k_steps - 1) * grid.kb {
+            return Err(unsupported(format!(
+                "K = {k} leaves an empty K block of {}",
+                grid.kb
+            )));
+        }
+        Ok(grid)
+    }
+
     pub fn tile(&self, i: u32, j: u32) -> u32 {
         i * self.nb + j
     }
@@ -170,46 +201,11 @@ pub fn lower_matmul(
     let (k, cb) = (grid.k, grid.cb);
     let standard = MemoryClass::Standard;
 
-    let mut moves = Vec::new();
-    for i in 0..grid.mb {
-        let home = grid.tile(i, i % grid.nb);
-        let destinations: Vec<u32> = (0..grid.nb)
-            .map(|j| grid.tile(i, j))
-            .filter(|&t| t != home)
-            .collect();
-        if !destinations.is_empty() {
-            moves.push(Move {
-                source_tile: home,
-                source: Place::at(a_rm, 0),
-                destinations,
-                destination: Place::at(a_rm, 0),
-                bytes: grid.rows(i) * k * host,
-            });
-        }
-    }
-    for j in 0..grid.nb {
-        let home = grid.tile(j % grid.mb, j);
-        let destinations: Vec<u32> = (0..grid.mb)
-            .map(|i| grid.tile(i, j))
-            .filter(|&t| t != home)
-            .collect();
-        if !destinations.is_empty() {
-            moves.push(Move {
-                source_tile: home,
-                source: Place::at(b_rm, 0),
-                destinations,
-                destination: Place::at(b_rm, 0),
-                bytes: k * cb * host,
-            });
-        }
-    }
-    if !moves.is_empty() {
-        let phase = program.exchange_phases() as u32;
-        program.run.push(TileStep::Exchange { phase, moves });
-    }
-
+    // Under a narrowing precision policy the home tiles cast their blocks first, so the
+    // broadcast moves the narrow bytes and no tile casts a block another tile also casts.
     let (mut a_in, mut b_in) = (a_rm, b_rm);
     let scale = Arg::Value(precision.scale_exp as u32);
+    let mut element = host;
     if precision.input != precision.host {
         let a_c = program.buffer(
             format!("{provenance}.a.cast"),
@@ -223,34 +219,81 @@ pub fn lower_matmul(
             k * cb * input,
             all.clone(),
         );
+        let cast = |elements| KernelSpec::Cast {
+            from: precision.host,
+            to: precision.input,
+            elements,
+        };
         let mut runs = Vec::new();
-        for (i, j) in grid.grid() {
-            let tile = grid.tile(i, j);
-            let cast = |elements| KernelSpec::Cast {
-                from: precision.host,
-                to: precision.input,
-                elements,
-            };
-            for (spec, src, dst) in [
-                (cast(grid.rows(i) * k), a_rm, a_c),
-                (cast(k * cb), b_rm, b_c),
-            ] {
-                runs.push(Run {
-                    tile,
-                    kernel: program.kernel(spec),
-                    args: vec![
-                        Arg::Address(Place::at(src, 0)),
-                        Arg::Address(Place::at(dst, 0)),
-                        scale,
-                    ],
-                });
-            }
+        for i in 0..grid.mb {
+            runs.push(Run {
+                tile: grid.tile(i, i % grid.nb),
+                kernel: program.kernel(cast(grid.rows(i) * k)),
+                args: vec![
+                    Arg::Address(Place::at(a_rm, 0)),
+                    Arg::Address(Place::at(a_c, 0)),
+                    scale,
+                ],
+            });
         }
+        for j in 0..grid.nb {
+            runs.push(Run {
+                tile: grid.tile(j % grid.mb, j),
+                kernel: program.kernel(cast(k * cb)),
+                args: vec![
+                    Arg::Address(Place::at(b_rm, 0)),
+                    Arg::Address(Place::at(b_c, 0)),
+                    scale,
+                ],
+            });
+        }
+        // One tile may be home to both a row block and a column block: its runs are listed
+        // in order, which is all a compute step needs.
+        runs.sort_by_key(|r| r.tile);
         program.run.push(TileStep::Compute {
             provenance: format!("{provenance}.cast"),
             runs,
         });
         (a_in, b_in) = (a_c, b_c);
+        element = input;
+    }
+
+    let mut moves = Vec::new();
+    for i in 0..grid.mb {
+        let home = grid.tile(i, i % grid.nb);
+        let destinations: Vec<u32> = (0..grid.nb)
+            .map(|j| grid.tile(i, j))
+            .filter(|&t| t != home)
+            .collect();
+        if !destinations.is_empty() {
+            moves.push(Move {
+                source_tile: home,
+                source: Place::at(a_in, 0),
+                destinations,
+                destination: Place::at(a_in, 0),
+                bytes: grid.rows(i) * k * element,
+            });
+        }
+    }
+    for j in 0..grid.nb {
+        let home = grid.tile(j % grid.mb, j);
+        let destinations: Vec<u32> = (0..grid.mb)
+            .map(|i| grid.tile(i, j))
+            .filter(|&t| t != home)
+            .collect();
+        if !destinations.is_empty() {
+            moves.push(Move {
+                source_tile: home,
+                source: Place::at(b_in, 0),
+                destinations,
+                destination: Place::at(b_in, 0),
+                bytes: k * cb * element,
+            });
+        }
+    }
+    if !moves.is_empty() {
+        let phase = program.exchange_phases() as u32;
+        program.run.push(TileStep::Exchange { phase, moves });
     }
 
     let kp = grid.k_padded();

@@ -29,6 +29,7 @@ use tracing::info;
 use crate::plan_ir;
 use crate::planner::{Graph, OpKind, Origin, ValueId};
 use gemm::{GemmGrid, GemmPrecision};
+use ipu_dialects::format::Plan;
 use program::{HostBinding, HostPiece, Place, TileProgram, TileStep};
 
 /// Errors of the lowering stages.
@@ -87,6 +88,57 @@ pub fn lower_graph(
     constants: &BTreeMap<ValueId, Vec<u8>>,
     options: &LowerOptions,
 ) -> Result<TileProgram, LowerError> {
+    lower_planned_graph(name, graph, &[], constants, options)
+}
+
+/// The grid the lowering uses for a matmul: the selected plan's when it is an
+/// output-stationary grid the GEMM lowering implements (no batch or K split, one K panel,
+/// normal orientation, equal column blocks), else the lowering's own.
+fn gemm_grid(
+    (m, k, n): (u32, u32, u32),
+    plan: Option<&Plan>,
+    tiles: u32,
+    op: usize,
+) -> Result<GemmGrid, LowerError> {
+    if let Some(plan) = plan {
+        let grid = plan.ints("grid").unwrap_or(&[]);
+        let followable = plan.kind == "gemm_output_stationary"
+            && grid.len() == 4
+            && grid[0] == 1
+            && grid[3] == 1
+            && plan.int("k_steps").unwrap_or(1) == 1
+            && plan.str("orientation").unwrap_or("normal") == "normal";
+        if followable {
+            match GemmGrid::planned(m, k, n, grid[1] as u32, grid[2] as u32) {
+                Ok(planned) if planned.mb * planned.nb <= tiles => return Ok(planned),
+                Ok(_) => info!(
+                    op,
+                    "planned GEMM grid exceeds the tile count; using the lowering's grid"
+                ),
+                Err(e) => {
+                    info!(op, reason = %e, "planned GEMM grid not followed; using the lowering's grid")
+                }
+            }
+        } else {
+            info!(
+                op,
+                plan = %plan,
+                "plan not implemented by the GEMM lowering yet (batch or K split, K panels or swapped orientation); using the lowering's grid"
+            );
+        }
+    }
+    GemmGrid::new(m, k, n, tiles)
+}
+
+/// [`lower_graph`] following the selected plan of each op where the lowering implements it
+/// (`plans[i]` for op i; missing entries: no plan).
+pub fn lower_planned_graph(
+    name: &str,
+    graph: &Graph,
+    plans: &[Option<Plan>],
+    constants: &BTreeMap<ValueId, Vec<u8>>,
+    options: &LowerOptions,
+) -> Result<TileProgram, LowerError> {
     let mut program = TileProgram {
         name: name.to_string(),
         tiles: options.target.geometry.tiles.value,
@@ -125,11 +177,15 @@ pub fn lower_graph(
         let to_u32 = |d: u64| {
             u32::try_from(d).map_err(|_| LowerError::Input(format!("dimension {d} too large")))
         };
-        let grid = GemmGrid::new(
-            to_u32(va.shape[0])?,
-            to_u32(va.shape[1])?,
-            to_u32(vb.shape[1])?,
+        let grid = gemm_grid(
+            (
+                to_u32(va.shape[0])?,
+                to_u32(va.shape[1])?,
+                to_u32(vb.shape[1])?,
+            ),
+            plans.get(index).and_then(|p| p.as_ref()),
             tiles,
+            index,
         )?;
         let precision = GemmPrecision {
             host: va.element,
@@ -277,7 +333,7 @@ pub(crate) fn compute_cycles(program: &TileProgram, target: &Target) -> u64 {
         .run
         .iter()
         .map(|step| match step {
-            TileStep::Compute { runs, .. } => {
+            TileStep::Compute { runs, provenance } => {
                 let mut per_tile: BTreeMap<u32, u64> = BTreeMap::new();
                 for run in runs {
                     if let Some(spec) = program.kernels.get(run.kernel as usize) {
@@ -285,7 +341,9 @@ pub(crate) fn compute_cycles(program: &TileProgram, target: &Target) -> u64 {
                             ipu_device::cost::kernel_cycles(spec, target);
                     }
                 }
-                per_tile.into_values().max().unwrap_or(0)
+                let cycles = per_tile.into_values().max().unwrap_or(0);
+                tracing::debug!(step = %provenance, cycles, "costed compute step");
+                cycles
             }
             _ => 0,
         })

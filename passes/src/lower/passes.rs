@@ -284,7 +284,16 @@ fn lower_to_program<'c, 'a>(
             constants.insert(id, bytes);
         }
     }
-    let program = super::lower_graph(&read.name, &read.graph, &constants, options)
+    let plans: Vec<Option<ipu_dialects::format::Plan>> = read
+        .ops
+        .iter()
+        .map(|op| {
+            op.attribute("plan")
+                .ok()
+                .and_then(|a| ipu_dialects::format::Plan::parse(&a.to_string()).ok())
+        })
+        .collect();
+    let program = super::lower_planned_graph(&read.name, &read.graph, &plans, &constants, options)
         .map_err(|e| Located::At(function, e))?;
     Ok((read.name, program))
 }
