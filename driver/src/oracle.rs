@@ -928,7 +928,7 @@ pub fn compare_with_oracle(
             let allowed = tolerance.absolute + tolerance.relative * want.abs();
             let error_for_max = if error.is_nan() { f64::INFINITY } else { error };
             let excess = error_for_max - allowed;
-            if !(error <= allowed) {
+            if error.is_nan() || error > allowed {
                 comparison.failures += 1;
             }
             comparison.max_abs_error = comparison.max_abs_error.max(error_for_max);

@@ -3,3 +3,4 @@
 mod cli;
 mod mutation;
 mod numerical;
+mod oracle;

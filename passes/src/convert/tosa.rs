@@ -12,6 +12,9 @@
 //! | `0.5 * x * (1 + erf(x / sqrt 2))` | `ipu.gelu(x)` |
 //! | `0.5 * x * (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`, or `x * sigmoid(2 sqrt(2/pi) (...))` | `ipu.gelu(x) {approximate = "tanh"}` |
 //! | `(x - mean) * rsqrt(var + eps) * gamma + beta` over the last axis | `ipu.layer_norm(x, gamma, beta) {epsilon}` |
+//! | `matmul(softmax(matmul(q, transpose(k, [0, 2, 1])) * c), v)` | `ipu.attention(q, k, v) {scale = c}` (scale 1 without the multiply) |
+//! | head split `reshape(transpose(reshape(matmul(x, W), [1, S, H, Dh]), [0, 2, 1, 3]), [H, S, Dh])`, constant f32 `W` | `ipu.matmul(x, W')`, `W'` the `[H, D, Dh]` per-head columns of `W` |
+//! | head merge `matmul(reshape(transpose(reshape(a, [1, H, S, Dh]), [0, 2, 1, 3]), [1, S, D]), W)`, constant `W` | per-head `ipu.matmul(a, W as [H, Dh, E])` summed over heads by a ones-matmul between two `ipu.rearrange`s |
 //!
 //! `tosa.fully_connected` no longer exists in MLIR 22's TOSA (frontends emit `reshape` +
 //! `matmul` + `add` instead), so there is nothing to convert for it. `sub`, `mul`, `exp`,
