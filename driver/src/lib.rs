@@ -1,6 +1,7 @@
 //! The ipu-opt driver library: mlir-opt conventions over our pass registry.
 
 pub mod bench_module;
+pub mod build;
 pub mod crosscheck;
 pub mod diagnostics;
 pub mod logging;

@@ -1,15 +1,14 @@
-//! `ipu-translate --ipu-to-package in.mlir -o out.ipuexe`: lowers a (planned or unplanned)
-//! `ipu` graph function to tiles and writes the runtime's application package.
+//! `ipu-translate --ipu-to-package in.mlir -o out.ipuexe`: writes the runtime's application
+//! package of a module: its emitted `ipu_tile` program when it has one (the output of
+//! `ipu-opt --pass-pipeline='builtin.module(ipu-compile{...})'`), else of its graph function
+//! compiled with `ipu-compile` and the options given here.
 
 use std::path::PathBuf;
 
 use anyhow::{bail, Context as _};
 use clap::Parser;
-use ipu_device::kernels::KernelCache;
-use ipu_device::Target;
-use ipu_passes::lower::{compile_function, LowerOptions, PrecisionPolicy};
+use ipu_driver::build::{build_package, BuildOptions};
 use ipu_runtime::package::{PackageSource, SourcePrecision};
-use melior::ir::{operation::OperationLike, Module};
 
 #[derive(Debug, Parser)]
 #[command(name = "ipu-translate", about = "Translate ipu IR to other formats")]
@@ -52,46 +51,28 @@ fn main() -> anyhow::Result<()> {
     } else {
         std::fs::read_to_string(&args.input).with_context(|| format!("reading {}", args.input))?
     };
-    let context = ipu_dialects::context::create_context(false)?;
-    let Some(module) = Module::parse(&context, &source) else {
-        bail!("{}: could not parse the module", args.input);
+    // Packages an emitted ipu_tile program as it is; anything else runs ipu-compile first.
+    let options = BuildOptions {
+        target: args.target.clone(),
+        tiles: Some(args.tiles),
+        precision: args.precision.clone(),
+        fp8_scale: Some(args.fp8_scale),
+        function: args.function.clone(),
+        embed_kernels: !args.no_embed_kernels,
     };
-    if !module.as_operation().verify() {
-        bail!("{}: the module does not verify", args.input);
-    }
-    let target = Target::by_name(&args.target)?;
-    let options = LowerOptions {
-        target,
-        tiles: args.tiles,
-        precision: if args.precision == "fp8" {
-            PrecisionPolicy::Fp8
-        } else {
-            PrecisionPolicy::Native
-        },
-        fp8_scale: args.fp8_scale,
-    };
-    let cache = if args.no_embed_kernels {
-        None
-    } else {
-        Some(KernelCache::from_env()?)
-    };
-    let mut package = compile_function(
-        module.as_operation(),
-        args.function.as_deref(),
-        &options,
-        cache.as_ref(),
-    )?;
+    let mut package = build_package(&source, &args.input, &options)?;
     // The source module, the function and the precision policy, for `ipu run`'s host
     // reference. The lowering names the package after the function it lowered.
     let function = args
         .function
         .clone()
         .unwrap_or_else(|| package.name.clone());
-    let precision = match options.precision {
-        PrecisionPolicy::Fp8 => SourcePrecision::Fp8 {
-            scale_exp: options.fp8_scale,
-        },
-        PrecisionPolicy::Native => SourcePrecision::Native,
+    let precision = if args.precision == "fp8" {
+        SourcePrecision::Fp8 {
+            scale_exp: args.fp8_scale,
+        }
+    } else {
+        SourcePrecision::Native
     };
     package.set_source(PackageSource::new(source, function, precision));
     package.write(&args.output)?;

@@ -56,63 +56,36 @@ pub fn compile(input: &Path, options: &CompileOptions) -> Result<Package, Failur
     lower(input, options)
 }
 
-/// Parses and verifies the module, lowers its entry function to tiles and builds the
-/// package (`ipu_passes::lower::compile_function`, the translation `ipu-translate
-/// --ipu-to-package` runs), embedding compiled kernel objects from the kernel cache.
+/// Runs the `ipu-compile` pipeline on the model and builds the package
+/// ([`ipu_driver::build::build_package`], what `ipu-translate --ipu-to-package` runs), embedding
+/// compiled kernel objects from the kernel cache.
 fn lower(input: &Path, options: &CompileOptions) -> Result<Package, Failure> {
-    use ipu_passes::lower::{compile_function, LowerOptions, PrecisionPolicy};
-    use melior::ir::{operation::OperationLike, Module};
-
     let source = std::fs::read_to_string(input).map_err(|e| {
         Failure::input(anyhow!(e).context(format!("reading '{}'", input.display())))
     })?;
-    let context = ipu_dialects::context::create_context(false).map_err(Failure::failed)?;
-    let Some(module) = Module::parse(&context, &source) else {
+    let precision = options.precision.clone().unwrap_or_else(|| "native".into());
+    if !matches!(precision.as_str(), "native" | "f16" | "f32" | "fp8") {
         return Err(Failure::input(anyhow!(
-            "'{}': the module does not parse",
-            input.display()
-        )));
-    };
-    if !module.as_operation().verify() {
-        return Err(Failure::input(anyhow!(
-            "'{}': the module does not verify",
-            input.display()
+            "--precision '{precision}': expected native, f16, f32 or fp8"
         )));
     }
-    let target = ipu_device::Target::c600();
-    let precision = match options.precision.as_deref() {
-        None | Some("native") => PrecisionPolicy::Native,
-        Some("fp8") => PrecisionPolicy::Fp8,
-        Some(other) => {
-            return Err(Failure::input(anyhow!(
-                "--precision '{other}': expected native or fp8"
-            )))
-        }
+    let build = ipu_driver::build::BuildOptions {
+        tiles: options.tiles,
+        precision: precision.clone(),
+        fp8_scale: Some(0),
+        ..ipu_driver::build::BuildOptions::default()
     };
-    let lower_options = LowerOptions {
-        tiles: options.tiles.unwrap_or(target.geometry.tiles.value),
-        target,
-        precision,
-        fp8_scale: 0,
-    };
-    let cache = ipu_device::kernels::KernelCache::from_env()
-        .map_err(|e| Failure::failed(anyhow!(e).context("opening the kernel cache")))?;
-    // A model the lowering cannot handle ran the compiler and failed: a failed run (exit 1).
-    let mut package = compile_function(module.as_operation(), None, &lower_options, Some(&cache))
-        .map_err(|e| {
-        Failure::failed(anyhow!(e).context(format!(
-            "compiling '{}' ({})",
-            input.display(),
-            pipeline_text(options)
-        )))
+    // A model the compiler cannot handle ran the compiler and failed: a failed run (exit 1).
+    let file = input.display().to_string();
+    let mut package = ipu_driver::build::build_package(&source, &file, &build).map_err(|e| {
+        Failure::failed(e.context(format!("compiling '{file}' ({})", pipeline_text(options))))
     })?;
-    // What the host reference of `ipu run` needs: the source module, the function the
-    // lowering chose (it names the package after it) and the precision policy.
-    let source_precision = match lower_options.precision {
-        PrecisionPolicy::Fp8 => SourcePrecision::Fp8 {
-            scale_exp: lower_options.fp8_scale,
-        },
-        PrecisionPolicy::Native => SourcePrecision::Native,
+    // What the host reference of `ipu run` needs: the source module, the function compiled
+    // (the package is named after it) and the precision policy.
+    let source_precision = if precision == "fp8" {
+        SourcePrecision::Fp8 { scale_exp: 0 }
+    } else {
+        SourcePrecision::Native
     };
     let function = package.name.clone();
     package.set_source(PackageSource::new(source, function, source_precision));

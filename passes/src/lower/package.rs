@@ -12,8 +12,6 @@ use ipu_runtime::package::{
     Binding, BindingPiece, HostCall, KernelObject, Package, PlannedOp, ProfilePlan,
 };
 
-use tracing::info;
-
 use super::exchange::LoweredPhase;
 use super::place::SupportMemory;
 use super::program::{Arg, Place, TileProgram, TileStep};
@@ -177,7 +175,6 @@ pub fn build_package(
     };
     if let Some(cache) = cache {
         for (index, spec) in program.kernels.iter().enumerate() {
-            info!(kernel = %spec.name(), "planned kernel specialization");
             let entry = cache.ensure(spec).map_err(|e| LowerError::Kernel {
                 kernel: spec.name(),
                 detail: e.to_string(),

@@ -795,6 +795,8 @@ crate::pass_options! {
         finalists: u32 = 4,
         /// Compile kernels through the kernel cache.
         compile_kernels: bool = true,
+        /// Function to compile; empty: the first that is not a repeat body.
+        function: String = String::new(),
     }
 }
 
@@ -844,6 +846,7 @@ impl Pass for Compile {
         })?;
         let tiles_options = LowerToTilesOptions {
             target: o.target.clone(),
+            function: o.function.clone(),
             ..LowerToTilesOptions::default()
         };
         LowerToTiles::new(tiles_options).run(op, run)?;

@@ -1,0 +1,141 @@
+//! Building a package from a model: what `ipu compile`, `ipu run model.mlir` and
+//! `ipu-translate --ipu-to-package` share.
+//!
+//! A module that already holds an emitted `ipu_tile` program (the output of `ipu-opt
+//! --pass-pipeline='builtin.module(ipu-compile{...})'`) is packaged as it is; any other module
+//! first runs the registered `ipu-compile{...}` pass with the given options, through the same
+//! pass manager `ipu-opt` builds.
+
+use anyhow::{anyhow, bail, Context as _};
+use ipu_device::kernels::KernelCache;
+use ipu_device::Target;
+use ipu_passes::lower::{ir, passes::package_from_module};
+use ipu_passes::manager::{build_pass_manager, PrintAround};
+use ipu_passes::pipeline::parse_pipeline;
+use ipu_passes::Registry;
+use ipu_runtime::Package;
+use melior::ir::{operation::OperationLike, Module};
+
+/// What a package build needs besides the model.
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
+    /// Target table name (`c600`, `bow`).
+    pub target: String,
+    /// Tiles the program may use (default: every tile of the target).
+    pub tiles: Option<u32>,
+    /// GEMM input precision: `native` (the graph's own types), `f16`, `f32` or `fp8`.
+    pub precision: String,
+    /// FP8 scale exponent (default: chosen from constant data ranges).
+    pub fp8_scale: Option<i32>,
+    /// Function to compile (default: the first that is not a repeat body).
+    pub function: Option<String>,
+    /// Compile kernels through the cache and embed their objects in the package.
+    pub embed_kernels: bool,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        BuildOptions {
+            target: "c600".into(),
+            tiles: None,
+            precision: "native".into(),
+            fp8_scale: None,
+            function: None,
+            embed_kernels: true,
+        }
+    }
+}
+
+/// The `ipu-compile{...}` pipeline text for `options` on a module whose graph's GEMM
+/// inputs are `native` (`f16` / `f32`).
+pub fn pipeline_text(options: &BuildOptions, native: &str, target: &Target) -> String {
+    let precision = match options.precision.as_str() {
+        "native" => native,
+        other => other,
+    };
+    let mut settings = vec![
+        format!("target={}", options.target),
+        format!(
+            "tiles={}",
+            options.tiles.unwrap_or(target.geometry.tiles.value)
+        ),
+        format!("precision={precision}"),
+        format!("compile-kernels={}", options.embed_kernels),
+    ];
+    if let Some(scale) = options.fp8_scale {
+        settings.push(format!("fp8-scale={scale}"));
+    }
+    if let Some(function) = &options.function {
+        settings.push(format!("function={function}"));
+    }
+    format!("builtin.module(ipu-compile{{{}}})", settings.join(" "))
+}
+
+/// The element type name (`f16` / `f32`) of the model's GEMM inputs, from the first
+/// function argument that is a tensor (f16 unless it is f32).
+fn native_precision(source: &str) -> &'static str {
+    let first = source
+        .split("tensor<")
+        .nth(1)
+        .and_then(|rest| rest.split('>').next())
+        .unwrap_or("");
+    if first.ends_with("xf32") || first == "f32" {
+        "f32"
+    } else {
+        "f16"
+    }
+}
+
+/// Builds the package of the model `source` (read from `file`, for messages).
+pub fn build_package(source: &str, file: &str, options: &BuildOptions) -> anyhow::Result<Package> {
+    if !matches!(options.precision.as_str(), "native" | "f16" | "f32" | "fp8") {
+        bail!(
+            "precision '{}': expected native, f16, f32 or fp8",
+            options.precision
+        );
+    }
+    let target = Target::by_name(&options.target)?;
+    if let Some(tiles) = options.tiles {
+        if tiles == 0 || tiles > target.geometry.tiles.value {
+            bail!(
+                "tiles={tiles} is outside 1..={} of target {}",
+                target.geometry.tiles.value,
+                target.name
+            );
+        }
+    }
+    let context = ipu_dialects::context::create_context(false)?;
+    ipu_passes::register_upstream_passes();
+    let Some(mut module) = Module::parse(&context, source) else {
+        bail!("{file}: the module does not parse (see the diagnostics above)");
+    };
+    if !module.as_operation().verify() {
+        bail!("{file}: the module does not verify (see the diagnostics above)");
+    }
+    if ir::tile_modules(module.as_operation()).is_empty() {
+        let text = pipeline_text(options, native_precision(source), &target);
+        let pipeline = parse_pipeline(&text).map_err(|e| anyhow!("{text}: {e}"))?;
+        let registry = Registry::with_builtin();
+        let built = build_pass_manager(
+            &context,
+            &registry,
+            &pipeline,
+            "builtin.module",
+            &PrintAround::default(),
+            false,
+        )
+        .map_err(|e| anyhow!("{text}: {e}"))?;
+        built
+            .manager
+            .run(&mut module)
+            .map_err(|_| anyhow!("{file}: {text} failed (see the diagnostics above)"))?;
+    }
+    let cache = if options.embed_kernels {
+        Some(KernelCache::from_env().context("opening the kernel cache")?)
+    } else {
+        None
+    };
+    let package = package_from_module(module.as_operation(), &target, cache.as_ref())
+        .with_context(|| format!("{file}: building the package"))?;
+    Ok(package)
+}
