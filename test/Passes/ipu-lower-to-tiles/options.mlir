@@ -1,0 +1,68 @@
+// One RUN per option of ipu-lower-to-tiles, on a module of two GEMMs.
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=16})' | FileCheck %s --check-prefix=TILES
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles)' | FileCheck %s --check-prefix=ALL
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 precision=fp8 fp8-scale=-3})' | FileCheck %s --check-prefix=FP8
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 precision=native})' | FileCheck %s --check-prefix=NATIVE
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 function=second})' | FileCheck %s --check-prefix=FUNCTION
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 target=bow})' | FileCheck %s --check-prefix=BOW
+// After planning, the defaults follow what ipu-lower-mid recorded (tiles, precision, scale);
+// explicit options override it.
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=8 precision=fp8 fp8-scale=-2}, ipu-select-finalist, ipu-lower-to-tiles)' | FileCheck %s --check-prefix=PLANNED
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=8 precision=fp8}, ipu-select-finalist, ipu-lower-to-tiles{tiles=4 precision=native})' | FileCheck %s --check-prefix=OVERRIDE
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4}, ipu-lower-to-tiles{tiles=4 function=second})' | FileCheck %s --check-prefix=BOTH
+
+// tiles=16: 16 row blocks of 2 rows, every buffer on tiles 0..15.
+// TILES: module @gemm.tiles
+// TILES: "ipu_tile.kernel"() {index = 2 : i64, name = "gemm_f16_interleaved_k64_c64_r2"
+// TILES: "ipu_tile.buffer"() {bytes = 256 : i64, {{.*}}name = "op0.a", tiles = array<i32: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15>}
+// TILES-NOT: module @second.tiles
+
+// The default without planning: every tile of the target may be used (one row per tile).
+// ALL: "ipu_tile.kernel"() {index = 2 : i64, name = "gemm_f16_interleaved_k64_c64_r1"
+// ALL: "ipu_tile.buffer"() {bytes = 128 : i64, {{.*}}name = "op0.a", tiles = array<i32: 0, 1, {{.*}}, 30, 31>}
+
+// precision=fp8: on-device casts to F8E4M3 with the scale exponent (-3 as the u32 argument
+// 4294967293), then an FP8 GEMM with F16 partials.
+// FP8: "ipu_tile.kernel"() {index = 0 : i64, name = "cast_f16_f8_n512"
+// FP8: "ipu_tile.kernel"() {index = 1 : i64, name = "cast_f16_f8_n4096"
+// FP8: name = "gemm_f8_interleaved_k64_c64_r8"
+// FP8: "ipu_tile.buffer"() {bytes = 512 : i64, {{.*}}name = "op0.a.cast"
+// FP8: "ipu_tile.buffer"() {bytes = 4096 : i64, {{.*}}name = "op0.b.cast"
+// FP8: "ipu_tile.compute"() {program = "run", provenance = "op0.cast", runs = array<i64: 0, 0, 3, 0, 0, 2, 0, -1, 4294967293, 0, 1, 3, 1, 0, 3, 0, -1, 4294967293,
+
+// NATIVE-NOT: cast
+// NATIVE: name = "gemm_f16_interleaved_k64_c64_r8"
+// NATIVE-NOT: cast
+
+// function=second lowers only @second (16x32x32: 4 rows per tile).
+// FUNCTION-NOT: module @gemm.tiles
+// FUNCTION: module @second.tiles attributes {ipu_tile.function = "second", ipu_tile.target = "c600", ipu_tile.tiles = 1472 : i64}
+// FUNCTION: name = "gemm_f16_interleaved_k32_c32_r4"
+// FUNCTION-NOT: module @gemm.tiles
+
+// BOW: module @gemm.tiles attributes {ipu_tile.function = "gemm", ipu_tile.target = "bow", ipu_tile.tiles = 1472 : i64}
+
+// PLANNED: module @gemm.tiles
+// PLANNED: name = "cast_f16_f8_n{{[0-9]+}}"
+// PLANNED: name = "gemm_f8_interleaved_
+// PLANNED: name = "op0.a", tiles = array<i32: 0, 1, 2, 3, 4, 5, 6, 7>}
+// PLANNED: provenance = "op0.cast", runs = array<i64: 0, 0, 3, 0, 0, 2, 0, -1, 4294967294,
+
+// OVERRIDE: module @gemm.tiles
+// OVERRIDE-NOT: cast
+// OVERRIDE: name = "gemm_f16_interleaved_k64_c64_r8"
+// OVERRIDE: name = "op0.a", tiles = array<i32: 0, 1, 2, 3>}
+
+// Each function gets its own tile module.
+// BOTH: module @gemm.tiles attributes {ipu_tile.function = "gemm"
+// BOTH: module @second.tiles attributes {ipu_tile.function = "second"
+
+func.func @gemm(%x: tensor<32x64xf16>, %w: tensor<64x64xf16>) -> tensor<32x64xf16> {
+  %y = "ipu.matmul"(%x, %w) : (tensor<32x64xf16>, tensor<64x64xf16>) -> tensor<32x64xf16>
+  return %y : tensor<32x64xf16>
+}
+
+func.func @second(%x: tensor<16x32xf16>, %w: tensor<32x32xf16>) -> tensor<16x32xf16> {
+  %y = "ipu.matmul"(%x, %w) : (tensor<16x32xf16>, tensor<32x32xf16>) -> tensor<16x32xf16>
+  return %y : tensor<16x32xf16>
+}
