@@ -17,8 +17,13 @@ echo "== ipu-opt: verify, simplify and annotate examples/siglip_mlp.mlir =="
   --pass-pipeline='builtin.module(ipu-cleanup, ipu-annotate-flops)' \
   --mlir-timing --mlir-pass-statistics -o "$OUT/siglip_mlp-simplified.mlir"
 
-echo "== ipu-translate: FP8 GEMM (250x256x512, padded rows) on 64 tiles -> $OUT/model-final.ipuexe =="
-"$BIN/ipu-translate" --ipu-to-package examples/gemm_fp8.mlir --tiles 64 --precision fp8 \
+echo "== ipu-opt: ipu-compile plans and lowers the FP8 GEMM (250x256x512, padded rows) for 64 tiles =="
+"$BIN/ipu-opt" examples/gemm_fp8.mlir \
+  --pass-pipeline='builtin.module(ipu-compile{tiles=64 precision=fp8 fp8-scale=0})' \
+  -o "$OUT/gemm_fp8-tiles.mlir"
+
+echo "== ipu-translate: the emitted ipu_tile program -> $OUT/model-final.ipuexe =="
+"$BIN/ipu-translate" --ipu-to-package "$OUT/gemm_fp8-tiles.mlir" --precision fp8 \
   -o "$OUT/model-final.ipuexe"
 
 echo "== ipu run: the package on sim:c600, checked against the host reference =="

@@ -183,15 +183,30 @@ pub fn input_buffers(
     (a_rm, b_rm)
 }
 
-/// Emits the steps of one GEMM (see the module docs) reading the row-major A and B on their
-/// home tiles; returns the row-major C buffer.
+/// Where a GEMM's left operand is when [`lower_matmul`] starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ASource {
+    /// Row block i row-major (`rows(i) x k`) on its home tile `(i, i mod nb)`, broadcast
+    /// along grid row i by the GEMM's exchange.
+    Home(BufferId),
+    /// Already on every tile of grid row i, block-major: K block s is row-major
+    /// `rows(i) x kb` at byte `s * rows_padded * kb * host bytes`.
+    Gathered(BufferId),
+}
+
+/// Emits the steps of one GEMM (see the module docs) reading A from `a` and the row-major B
+/// on its home tiles; returns the row-major C buffer.
 pub fn lower_matmul(
     program: &mut TileProgram,
     grid: &GemmGrid,
     precision: GemmPrecision,
-    (a_rm, b_rm): (BufferId, BufferId),
+    (a, b_rm): (ASource, BufferId),
     provenance: &str,
 ) -> BufferId {
+    let (a_rm, gathered) = match a {
+        ASource::Home(buffer) => (buffer, false),
+        ASource::Gathered(buffer) => (buffer, true),
+    };
     let host = precision.host.bytes();
     let input = precision.input.bytes();
     let partials = precision.partials();
@@ -225,16 +240,31 @@ pub fn lower_matmul(
             elements,
         };
         let mut runs = Vec::new();
-        for i in 0..grid.mb {
-            runs.push(Run {
-                tile: grid.tile(i, i % grid.nb),
-                kernel: program.kernel(cast(grid.rows(i) * k)),
-                args: vec![
-                    Arg::Address(Place::at(a_rm, 0)),
-                    Arg::Address(Place::at(a_c, 0)),
-                    scale,
-                ],
-            });
+        if gathered {
+            // Every tile of grid row i holds the whole row block: each casts its copy.
+            for (i, j) in grid.grid() {
+                runs.push(Run {
+                    tile: grid.tile(i, j),
+                    kernel: program.kernel(cast(rp * k)),
+                    args: vec![
+                        Arg::Address(Place::at(a_rm, 0)),
+                        Arg::Address(Place::at(a_c, 0)),
+                        scale,
+                    ],
+                });
+            }
+        } else {
+            for i in 0..grid.mb {
+                runs.push(Run {
+                    tile: grid.tile(i, i % grid.nb),
+                    kernel: program.kernel(cast(grid.rows(i) * k)),
+                    args: vec![
+                        Arg::Address(Place::at(a_rm, 0)),
+                        Arg::Address(Place::at(a_c, 0)),
+                        scale,
+                    ],
+                });
+            }
         }
         for j in 0..grid.nb {
             runs.push(Run {
@@ -259,7 +289,7 @@ pub fn lower_matmul(
     }
 
     let mut moves = Vec::new();
-    for i in 0..grid.mb {
+    for i in (0..grid.mb).filter(|_| !gathered) {
         let home = grid.tile(i, i % grid.nb);
         let destinations: Vec<u32> = (0..grid.nb)
             .map(|j| grid.tile(i, j))
@@ -326,21 +356,45 @@ pub fn lower_matmul(
     let mut runs = Vec::new();
     for (i, j) in grid.grid() {
         let tile = grid.tile(i, j);
-        let spec = KernelSpec::Rearrange {
-            order: ElementOrder::AmpLeft,
-            to_amp: true,
-            precision: precision.input,
-            offset: 0,
-            rows: grid.rows(i),
-            rows_padded: rp,
-            cols: k,
-            cols_padded: kp,
-        };
-        runs.push(Run {
-            tile,
-            kernel: program.kernel(spec),
-            args: vec![address(a_in, 0), address(a_amp, 0)],
-        });
+        if gathered {
+            // K block s of the block-major copy becomes K block s of the AMP-left operand.
+            for s in 0..grid.k_steps {
+                let spec = KernelSpec::Rearrange {
+                    order: ElementOrder::AmpLeft,
+                    to_amp: true,
+                    precision: precision.input,
+                    offset: 0,
+                    rows: grid.rows(i),
+                    rows_padded: rp,
+                    cols: grid.kb,
+                    cols_padded: grid.kb,
+                };
+                runs.push(Run {
+                    tile,
+                    kernel: program.kernel(spec),
+                    args: vec![
+                        address(a_in, s * rp * grid.kb * element),
+                        address(a_amp, s * grid.kb * rp * input),
+                    ],
+                });
+            }
+        } else {
+            let spec = KernelSpec::Rearrange {
+                order: ElementOrder::AmpLeft,
+                to_amp: true,
+                precision: precision.input,
+                offset: 0,
+                rows: grid.rows(i),
+                rows_padded: rp,
+                cols: k,
+                cols_padded: kp,
+            };
+            runs.push(Run {
+                tile,
+                kernel: program.kernel(spec),
+                args: vec![address(a_in, 0), address(a_amp, 0)],
+            });
+        }
         for s in 0..grid.k_steps {
             let spec = KernelSpec::Rearrange {
                 order: ElementOrder::AmpRight,

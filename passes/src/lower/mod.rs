@@ -7,6 +7,7 @@
 
 pub mod exchange;
 pub mod gemm;
+pub mod graph;
 pub mod ir;
 pub mod optimize;
 pub mod package;
@@ -19,7 +20,7 @@ use std::collections::BTreeMap;
 use ipu_device::kernels::KernelCache;
 use ipu_device::numerics::{encode_bytes, Rounding};
 use ipu_device::{Precision, Target};
-use ipu_runtime::package::{BindingRole, Package};
+use ipu_runtime::package::Package;
 use melior::ir::{
     operation::{OperationLike, OperationResult},
     OperationRef,
@@ -27,10 +28,10 @@ use melior::ir::{
 use tracing::info;
 
 use crate::plan_ir;
-use crate::planner::{Graph, OpKind, Origin, ValueId};
-use gemm::{GemmGrid, GemmPrecision};
+use crate::planner::{Graph, Origin, ValueId};
+use gemm::GemmGrid;
 use ipu_dialects::format::Plan;
-use program::{HostBinding, HostPiece, Place, TileProgram, TileStep};
+use program::{TileProgram, TileStep};
 
 /// Errors of the lowering stages.
 #[derive(Debug, thiserror::Error)]
@@ -139,171 +140,7 @@ pub fn lower_planned_graph(
     constants: &BTreeMap<ValueId, Vec<u8>>,
     options: &LowerOptions,
 ) -> Result<TileProgram, LowerError> {
-    let mut program = TileProgram {
-        name: name.to_string(),
-        tiles: options.target.geometry.tiles.value,
-        ..TileProgram::default()
-    };
-    let tiles = options.tiles.min(program.tiles);
-    let mut arguments = 0usize;
-    let mut binding_name = |value: ValueId, graph: &Graph| match graph.values[value].origin {
-        Origin::Argument => {
-            arguments += 1;
-            format!("arg{}", arguments - 1)
-        }
-        _ => format!("const{value}"),
-    };
-    for (index, op) in graph.ops.iter().enumerate() {
-        let OpKind::Matmul {
-            transpose_lhs: false,
-            transpose_rhs: false,
-        } = op.kind
-        else {
-            return Err(LowerError::Unsupported {
-                op: op.kind.name().into(),
-                detail: format!(
-                    "op {index} is not lowered to tiles yet (only untransposed ipu.matmul)"
-                ),
-            });
-        };
-        let (a, b, c) = (op.operands[0], op.operands[1], op.results[0]);
-        let (va, vb, vc) = (&graph.values[a], &graph.values[b], &graph.values[c]);
-        if va.shape.len() != 2 || vb.shape.len() != 2 {
-            return Err(LowerError::Unsupported {
-                op: "ipu.matmul".into(),
-                detail: "batched matmuls are not lowered yet".into(),
-            });
-        }
-        let to_u32 = |d: u64| {
-            u32::try_from(d).map_err(|_| LowerError::Input(format!("dimension {d} too large")))
-        };
-        let grid = gemm_grid(
-            (
-                to_u32(va.shape[0])?,
-                to_u32(va.shape[1])?,
-                to_u32(vb.shape[1])?,
-            ),
-            plans.get(index).and_then(|p| p.as_ref()),
-            tiles,
-            index,
-        )?;
-        let precision = GemmPrecision {
-            host: va.element,
-            input: match options.precision {
-                PrecisionPolicy::Fp8 => Precision::F8E4M3,
-                PrecisionPolicy::Native => va.element,
-            },
-            scale_exp: options.fp8_scale,
-        };
-        if vb.element != va.element || vc.element != precision.partials() {
-            return Err(LowerError::Unsupported {
-                op: "ipu.matmul".into(),
-                detail: format!(
-                    "element types {:?} x {:?} -> {:?}: inputs must agree and the result be {:?}",
-                    va.element,
-                    vb.element,
-                    vc.element,
-                    precision.partials()
-                ),
-            });
-        }
-        for input in [a, b] {
-            if !matches!(
-                graph.values[input].origin,
-                Origin::Argument | Origin::Constant
-            ) {
-                return Err(LowerError::Unsupported {
-                    op: "ipu.matmul".into(),
-                    detail: "operands produced by other ops are not lowered yet".into(),
-                });
-            }
-        }
-        let provenance = format!("op{index}");
-        let (a_rm, b_rm) = gemm::input_buffers(&mut program, &grid, precision, &provenance);
-        let hb = precision.host.bytes();
-        let a_pieces = (0..grid.mb)
-            .map(|i| HostPiece {
-                tile: grid.tile(i, i % grid.nb),
-                place: Place::at(a_rm, 0),
-                tensor_offset: u64::from(grid.first_row(i) * grid.k * hb),
-                bytes: grid.rows(i) * grid.k * hb,
-            })
-            .collect();
-        let b_pieces = (0..grid.nb)
-            .flat_map(|j| {
-                let grid = &grid;
-                (0..grid.k).map(move |kk| HostPiece {
-                    tile: grid.tile(j % grid.mb, j),
-                    place: Place::at(b_rm, kk * grid.cb * hb),
-                    tensor_offset: u64::from((kk * grid.n + j * grid.cb) * hb),
-                    bytes: grid.cb * hb,
-                })
-            })
-            .collect();
-        for (value, pieces) in [(a, a_pieces), (b, b_pieces)] {
-            let v = &graph.values[value];
-            let weight = v.origin == Origin::Constant;
-            let data = if weight {
-                constants.get(&value).cloned().ok_or_else(|| {
-                    LowerError::Input(format!("constant value {value} has no data"))
-                })?
-            } else {
-                Vec::new()
-            };
-            program.bindings.push(HostBinding {
-                name: binding_name(value, graph),
-                role: if weight {
-                    BindingRole::Weight
-                } else {
-                    BindingRole::Input
-                },
-                precision: v.element,
-                shape: v.shape.clone(),
-                pieces,
-                data,
-            });
-            let step = TileStep::HostWrite {
-                binding: program.bindings.len() - 1,
-            };
-            if weight {
-                program.initialize.push(step);
-            } else {
-                program.run.push(step);
-            }
-        }
-        let c_rm = gemm::lower_matmul(&mut program, &grid, precision, (a_rm, b_rm), &provenance);
-        let Some(output) = graph.outputs.iter().position(|&o| o == c) else {
-            return Err(LowerError::Unsupported {
-                op: "ipu.matmul".into(),
-                detail: "results used by other ops are not lowered yet".into(),
-            });
-        };
-        let ob = precision.partials().bytes();
-        let pieces = grid
-            .grid()
-            .flat_map(|(i, j)| {
-                let grid = &grid;
-                (0..grid.rows(i)).map(move |r| HostPiece {
-                    tile: grid.tile(i, j),
-                    place: Place::at(c_rm, r * grid.cb * ob),
-                    tensor_offset: u64::from(((grid.first_row(i) + r) * grid.n + j * grid.cb) * ob),
-                    bytes: grid.cb * ob,
-                })
-            })
-            .collect();
-        program.bindings.push(HostBinding {
-            name: format!("result{output}"),
-            role: BindingRole::Output,
-            precision: vc.element,
-            shape: vc.shape.clone(),
-            pieces,
-            data: Vec::new(),
-        });
-        program.run.push(TileStep::HostRead {
-            binding: program.bindings.len() - 1,
-        });
-        program.ops.push((provenance, "ipu.matmul".into(), 0));
-    }
+    let program = self::graph::lower(name, graph, plans, constants, options)?;
     info!(
         logical_shards = program.logical_shards(),
         exchange_phases = program.exchange_phases(),

@@ -1,0 +1,610 @@
+//! Lowering a graph op by op, keeping track of where each value lives.
+//!
+//! ## Distributions
+//! A value is either still on the host (a function argument or a constant, streamed in where
+//! an op needs it) or on the device as [`Blocks`]: the 2-D view `[M x N]` of the tensor (every
+//! leading axis folded into the rows) cut into `mb` row blocks of `rows_padded` rows and `nb`
+//! column blocks of `cb` columns, block (i, j) row-major on tile `i * nb + j` (the
+//! [`GemmGrid`] of the matmul that produced it).
+//!
+//! ## Ops
+//! * `ipu.matmul` with host operands: [`super::gemm`] (home tiles, broadcast, AMP).
+//! * `ipu.matmul` whose left operand is on the device: the product keeps the producer's row
+//!   blocks and contracts over its column blocks, so K runs in `nb` blocks of `cb` (one GEMM
+//!   call each, accumulating). One exchange phase gathers row block i's column blocks onto
+//!   every tile of grid row i of the product, block-major (K block s at `s * rows_padded * cb`);
+//!   a tile that already holds a block copies it with the copy kernel.
+//! * `ipu.add` of a device value and a bias vector (`[N]`, broadcast over rows): the bias
+//!   column block j is streamed to a home tile and broadcast down grid column j; or of two
+//!   device values on the same grid: elementwise.
+//! * `ipu.gelu` of a device value: per tile, in the value's precision.
+//!
+//! Results returned by the function are read back per row of every block.
+
+use std::collections::BTreeMap;
+
+use ipu_device::kernels::describe::GEMM_MAX_WEIGHT_ELEMENTS;
+use ipu_device::kernels::spec::GeluForm;
+use ipu_device::{KernelSpec, MemoryClass, Precision};
+use ipu_dialects::format::Plan;
+use ipu_runtime::package::BindingRole;
+use tracing::info;
+
+use super::gemm::{self, ASource, GemmGrid, GemmPrecision};
+use super::program::{
+    Arg, BufferId, HostBinding, HostPiece, Move, Place, Run, TileProgram, TileStep,
+};
+use super::{LowerError, LowerOptions, PrecisionPolicy};
+use crate::planner::{Graph, OpKind, Origin, ValueId};
+
+/// A device value: row-major blocks over a grid (see the module docs).
+#[derive(Debug, Clone)]
+struct Blocks {
+    grid: GemmGrid,
+    buffer: BufferId,
+    precision: Precision,
+}
+
+fn unsupported(op: &str, detail: impl Into<String>) -> LowerError {
+    LowerError::Unsupported {
+        op: op.into(),
+        detail: detail.into(),
+    }
+}
+
+fn to_u32(d: u64) -> Result<u32, LowerError> {
+    u32::try_from(d).map_err(|_| LowerError::Input(format!("dimension {d} too large")))
+}
+
+/// `[M, N]` of a tensor shape: every leading axis folded into the rows.
+fn view_2d(shape: &[u64]) -> Result<(u32, u32), LowerError> {
+    let Some((&n, rows)) = shape.split_last() else {
+        return Err(LowerError::Input("a scalar has no 2-D view".into()));
+    };
+    Ok((to_u32(rows.iter().product())?, to_u32(n)?))
+}
+
+struct Lowering<'g> {
+    graph: &'g Graph,
+    constants: &'g BTreeMap<ValueId, Vec<u8>>,
+    options: &'g LowerOptions,
+    tiles: u32,
+    program: TileProgram,
+    placed: BTreeMap<ValueId, Blocks>,
+}
+
+impl Lowering<'_> {
+    fn binding_name(&self, value: ValueId) -> String {
+        match self.graph.values[value].origin {
+            // Arguments are the first values, in order: the id is the argument number.
+            Origin::Argument => format!("arg{value}"),
+            _ => format!("const{value}"),
+        }
+    }
+
+    /// Streams host value `value` into the given pieces (a host write in `initialize` for
+    /// constants, in `run` for arguments).
+    fn stream(&mut self, value: ValueId, pieces: Vec<HostPiece>) -> Result<(), LowerError> {
+        let v = &self.graph.values[value];
+        let weight = v.origin == Origin::Constant;
+        let data = if weight {
+            self.constants
+                .get(&value)
+                .cloned()
+                .ok_or_else(|| LowerError::Input(format!("constant value {value} has no data")))?
+        } else {
+            Vec::new()
+        };
+        self.program.bindings.push(HostBinding {
+            name: self.binding_name(value),
+            role: if weight {
+                BindingRole::Weight
+            } else {
+                BindingRole::Input
+            },
+            precision: v.element,
+            shape: v.shape.clone(),
+            pieces,
+            data,
+        });
+        let step = TileStep::HostWrite {
+            binding: self.program.bindings.len() - 1,
+        };
+        if weight {
+            self.program.initialize.push(step);
+        } else {
+            self.program.run.push(step);
+        }
+        Ok(())
+    }
+
+    fn host(&self, value: ValueId, op: &str) -> Result<(), LowerError> {
+        match self.graph.values[value].origin {
+            Origin::Argument | Origin::Constant => Ok(()),
+            Origin::Op(_) => Err(unsupported(
+                op,
+                format!("value {value} is neither on the device nor on the host"),
+            )),
+        }
+    }
+
+    fn matmul(&mut self, index: usize, plan: Option<&Plan>) -> Result<(), LowerError> {
+        let op = &self.graph.ops[index];
+        let OpKind::Matmul {
+            transpose_lhs: false,
+            transpose_rhs: false,
+        } = op.kind
+        else {
+            return Err(unsupported(
+                "ipu.matmul",
+                format!("op {index}: transposed operands are not lowered yet"),
+            ));
+        };
+        let (a, b, c) = (op.operands[0], op.operands[1], op.results[0]);
+        let (va, vb, vc) = (
+            &self.graph.values[a],
+            &self.graph.values[b],
+            &self.graph.values[c],
+        );
+        if vb.shape.len() != 2 {
+            return Err(unsupported(
+                "ipu.matmul",
+                format!("op {index}: batched right operands are not lowered yet"),
+            ));
+        }
+        self.host(b, "ipu.matmul")?;
+        let (m, k) = view_2d(&va.shape)?;
+        let n = to_u32(vb.shape[1])?;
+        let provenance = format!("op{index}");
+        let chained = self.placed.get(&a).cloned();
+        let host_precision = chained
+            .as_ref()
+            .map_or(va.element, |blocks| blocks.precision);
+        if vb.element != host_precision {
+            return Err(unsupported(
+                "ipu.matmul",
+                format!(
+                    "op {index}: operand types {:?} and {:?} differ",
+                    host_precision, vb.element
+                ),
+            ));
+        }
+        let precision = GemmPrecision {
+            host: host_precision,
+            input: match self.options.precision {
+                PrecisionPolicy::Fp8 => Precision::F8E4M3,
+                PrecisionPolicy::Native => host_precision,
+            },
+            scale_exp: self.options.fp8_scale,
+        };
+        if vc.element != precision.partials() {
+            return Err(unsupported(
+                "ipu.matmul",
+                format!(
+                    "op {index}: the result must be {:?} (the GEMM partials), not {:?}",
+                    precision.partials(),
+                    vc.element
+                ),
+            ));
+        }
+        let hb = precision.host.bytes();
+        let (grid, a_source) = match &chained {
+            None => {
+                self.host(a, "ipu.matmul")?;
+                let grid = super::gemm_grid((m, k, n), plan, self.tiles, index)?;
+                let (a_rm, b_rm) =
+                    gemm::input_buffers(&mut self.program, &grid, precision, &provenance);
+                let pieces = (0..grid.mb)
+                    .map(|i| HostPiece {
+                        tile: grid.tile(i, i % grid.nb),
+                        place: Place::at(a_rm, 0),
+                        tensor_offset: u64::from(grid.first_row(i) * grid.k * hb),
+                        bytes: grid.rows(i) * grid.k * hb,
+                    })
+                    .collect();
+                self.stream(a, pieces)?;
+                (grid, (ASource::Home(a_rm), b_rm))
+            }
+            Some(producer) => {
+                if plan.is_some() {
+                    info!(
+                        op = index,
+                        "the product of a device value keeps its producer's row blocks; the plan's grid is not followed"
+                    );
+                }
+                let grid = self.chained_grid(producer, n, index)?;
+                let gathered = self.gather(producer, &grid, &provenance)?;
+                let b_rm = self.program.buffer(
+                    format!("{provenance}.b"),
+                    MemoryClass::Standard,
+                    k * grid.cb * hb,
+                    grid.tiles(),
+                );
+                (grid, (ASource::Gathered(gathered), b_rm))
+            }
+        };
+        let (a_source, b_rm) = a_source;
+        let b_pieces = (0..grid.nb)
+            .flat_map(|j| {
+                let grid = &grid;
+                (0..grid.k).map(move |kk| HostPiece {
+                    tile: grid.tile(j % grid.mb, j),
+                    place: Place::at(b_rm, kk * grid.cb * hb),
+                    tensor_offset: u64::from((kk * grid.n + j * grid.cb) * hb),
+                    bytes: grid.cb * hb,
+                })
+            })
+            .collect();
+        self.stream(b, b_pieces)?;
+        let c_rm = gemm::lower_matmul(
+            &mut self.program,
+            &grid,
+            precision,
+            (a_source, b_rm),
+            &provenance,
+        );
+        self.program.ops.push((provenance, "ipu.matmul".into(), 0));
+        self.placed.insert(
+            c,
+            Blocks {
+                grid,
+                buffer: c_rm,
+                precision: precision.partials(),
+            },
+        );
+        Ok(())
+    }
+
+    /// The grid of a product whose left operand is `producer`: its row blocks, K blocks of
+    /// the producer's column blocks, and the widest column blocks of N that fit.
+    fn chained_grid(
+        &self,
+        producer: &Blocks,
+        n: u32,
+        index: usize,
+    ) -> Result<GemmGrid, LowerError> {
+        let p = &producer.grid;
+        let fail = |detail: String| unsupported("ipu.matmul", format!("op {index}: {detail}"));
+        let cb = [64u32, 48, 32, 16]
+            .into_iter()
+            .find(|&cb| {
+                n.is_multiple_of(cb)
+                    && p.mb * (n / cb) <= self.tiles
+                    && p.cb * cb <= GEMM_MAX_WEIGHT_ELEMENTS
+            })
+            .ok_or_else(|| {
+                fail(format!(
+                    "N = {n} has no column block (16..64) with {} row blocks on {} tiles and K blocks of {}",
+                    p.mb, self.tiles, p.cb
+                ))
+            })?;
+        if !p.cb.is_multiple_of(16) {
+            return Err(fail(format!(
+                "K blocks of {} are not a multiple of 16",
+                p.cb
+            )));
+        }
+        Ok(GemmGrid {
+            m: p.m,
+            k: p.n,
+            n,
+            cb,
+            nb: n / cb,
+            mb: p.mb,
+            rows_padded: p.rows_padded,
+            kb: p.cb,
+            k_steps: p.nb,
+        })
+    }
+
+    /// Gathers row block i of `producer` onto every tile of grid row i of `grid`,
+    /// block-major; returns the gathered buffer.
+    fn gather(
+        &mut self,
+        producer: &Blocks,
+        grid: &GemmGrid,
+        provenance: &str,
+    ) -> Result<BufferId, LowerError> {
+        let p = producer.grid.clone();
+        let eb = producer.precision.bytes();
+        let slot = p.rows_padded * p.cb * eb;
+        let gathered = self.program.buffer(
+            format!("{provenance}.a.gathered"),
+            MemoryClass::Standard,
+            slot * p.nb,
+            grid.tiles(),
+        );
+        let mut moves = Vec::new();
+        let mut copies = Vec::new();
+        for i in 0..p.mb {
+            for s in 0..p.nb {
+                let source = p.tile(i, s);
+                let bytes = p.rows(i) * p.cb * eb;
+                let mut destinations = Vec::new();
+                for j in 0..grid.nb {
+                    let tile = grid.tile(i, j);
+                    if tile == source {
+                        copies.push(Run {
+                            tile,
+                            kernel: self.program.kernel(KernelSpec::Copy { bytes }),
+                            args: vec![
+                                Arg::Address(Place::at(producer.buffer, 0)),
+                                Arg::Address(Place::at(gathered, s * slot)),
+                            ],
+                        });
+                    } else {
+                        destinations.push(tile);
+                    }
+                }
+                if !destinations.is_empty() {
+                    moves.push(Move {
+                        source_tile: source,
+                        source: Place::at(producer.buffer, 0),
+                        destinations,
+                        destination: Place::at(gathered, s * slot),
+                        bytes,
+                    });
+                }
+            }
+        }
+        if !copies.is_empty() {
+            copies.sort_by_key(|r| r.tile);
+            self.program.run.push(TileStep::Compute {
+                provenance: format!("{provenance}.gather"),
+                runs: copies,
+            });
+        }
+        if !moves.is_empty() {
+            let phase = self.program.exchange_phases() as u32;
+            self.program.run.push(TileStep::Exchange { phase, moves });
+        }
+        Ok(gathered)
+    }
+
+    fn add(&mut self, index: usize) -> Result<(), LowerError> {
+        let op = &self.graph.ops[index];
+        let (x, y, out) = (op.operands[0], op.operands[1], op.results[0]);
+        let provenance = format!("op{index}");
+        let (device, other) = match (self.placed.get(&x), self.placed.get(&y)) {
+            (Some(_), _) => (x, y),
+            (None, Some(_)) => (y, x),
+            (None, None) => {
+                return Err(unsupported(
+                    "ipu.add",
+                    format!("op {index}: adding two host values is not lowered yet"),
+                ))
+            }
+        };
+        let blocks = self.placed[&device].clone();
+        let grid = blocks.grid.clone();
+        let eb = blocks.precision.bytes();
+        let result = self.program.buffer(
+            format!("{provenance}.out"),
+            MemoryClass::Standard,
+            grid.rows_padded * grid.cb * eb,
+            grid.tiles(),
+        );
+        let (operand, b_rows) = if let Some(second) = self.placed.get(&other).cloned() {
+            if second.grid != grid || second.precision != blocks.precision {
+                return Err(unsupported(
+                    "ipu.add",
+                    format!("op {index}: operands are distributed differently"),
+                ));
+            }
+            (second.buffer, None)
+        } else {
+            self.host(other, "ipu.add")?;
+            let v = &self.graph.values[other];
+            let bias = v.shape.iter().rev().skip(1).all(|&d| d == 1)
+                && v.shape.last().copied() == Some(u64::from(grid.n));
+            if !bias || v.element != blocks.precision {
+                return Err(unsupported(
+                    "ipu.add",
+                    format!(
+                        "op {index}: only a bias vector of {} {:?} elements broadcast over rows is lowered",
+                        grid.n, blocks.precision
+                    ),
+                ));
+            }
+            let bias_buffer = self.program.buffer(
+                format!("{provenance}.bias"),
+                MemoryClass::Standard,
+                grid.cb * eb,
+                grid.tiles(),
+            );
+            let pieces = (0..grid.nb)
+                .map(|j| HostPiece {
+                    tile: grid.tile(j % grid.mb, j),
+                    place: Place::at(bias_buffer, 0),
+                    tensor_offset: u64::from(j * grid.cb * eb),
+                    bytes: grid.cb * eb,
+                })
+                .collect();
+            self.stream(other, pieces)?;
+            let moves: Vec<Move> = (0..grid.nb)
+                .filter_map(|j| {
+                    let home = grid.tile(j % grid.mb, j);
+                    let destinations: Vec<u32> = (0..grid.mb)
+                        .map(|i| grid.tile(i, j))
+                        .filter(|&t| t != home)
+                        .collect();
+                    (!destinations.is_empty()).then(|| Move {
+                        source_tile: home,
+                        source: Place::at(bias_buffer, 0),
+                        destinations,
+                        destination: Place::at(bias_buffer, 0),
+                        bytes: grid.cb * eb,
+                    })
+                })
+                .collect();
+            if !moves.is_empty() {
+                let phase = self.program.exchange_phases() as u32;
+                self.program.run.push(TileStep::Exchange { phase, moves });
+            }
+            (bias_buffer, Some(1))
+        };
+        let mut runs = Vec::new();
+        for (i, j) in grid.grid() {
+            let rows = grid.rows(i);
+            let spec = KernelSpec::Add {
+                precision: blocks.precision,
+                rows,
+                cols: grid.cb,
+                b_rows: b_rows.unwrap_or(rows),
+            };
+            runs.push(Run {
+                tile: grid.tile(i, j),
+                kernel: self.program.kernel(spec),
+                args: vec![
+                    Arg::Address(Place::at(blocks.buffer, 0)),
+                    Arg::Address(Place::at(operand, 0)),
+                    Arg::Address(Place::at(result, 0)),
+                ],
+            });
+        }
+        self.program.run.push(TileStep::Compute {
+            provenance: provenance.clone(),
+            runs,
+        });
+        self.program.ops.push((provenance, "ipu.add".into(), 0));
+        self.placed.insert(
+            out,
+            Blocks {
+                grid,
+                buffer: result,
+                precision: blocks.precision,
+            },
+        );
+        Ok(())
+    }
+
+    fn gelu(&mut self, index: usize, tanh: bool) -> Result<(), LowerError> {
+        let op = &self.graph.ops[index];
+        let (x, out) = (op.operands[0], op.results[0]);
+        let provenance = format!("op{index}");
+        let blocks = self.placed.get(&x).cloned().ok_or_else(|| {
+            unsupported(
+                "ipu.gelu",
+                format!("op {index}: GeLU of a host value is not lowered yet"),
+            )
+        })?;
+        let grid = blocks.grid.clone();
+        let eb = blocks.precision.bytes();
+        let result = self.program.buffer(
+            format!("{provenance}.out"),
+            MemoryClass::Standard,
+            grid.rows_padded * grid.cb * eb,
+            grid.tiles(),
+        );
+        let form = if tanh { GeluForm::Tanh } else { GeluForm::Erf };
+        let mut runs = Vec::new();
+        for (i, j) in grid.grid() {
+            let spec = KernelSpec::Gelu {
+                precision: blocks.precision,
+                form,
+                elements: grid.rows(i) * grid.cb,
+            };
+            runs.push(Run {
+                tile: grid.tile(i, j),
+                kernel: self.program.kernel(spec),
+                args: vec![
+                    Arg::Address(Place::at(blocks.buffer, 0)),
+                    Arg::Address(Place::at(result, 0)),
+                ],
+            });
+        }
+        self.program.run.push(TileStep::Compute {
+            provenance: provenance.clone(),
+            runs,
+        });
+        self.program.ops.push((provenance, "ipu.gelu".into(), 0));
+        self.placed.insert(
+            out,
+            Blocks {
+                grid,
+                buffer: result,
+                precision: blocks.precision,
+            },
+        );
+        Ok(())
+    }
+
+    fn outputs(&mut self) -> Result<(), LowerError> {
+        for (output, &value) in self.graph.outputs.iter().enumerate() {
+            let blocks = self.placed.get(&value).cloned().ok_or_else(|| {
+                unsupported(
+                    "func.return",
+                    format!("result {output} is not computed on the device"),
+                )
+            })?;
+            let grid = &blocks.grid;
+            let eb = blocks.precision.bytes();
+            let pieces = grid
+                .grid()
+                .flat_map(|(i, j)| {
+                    (0..grid.rows(i)).map(move |r| HostPiece {
+                        tile: grid.tile(i, j),
+                        place: Place::at(blocks.buffer, r * grid.cb * eb),
+                        tensor_offset: u64::from(
+                            ((grid.first_row(i) + r) * grid.n + j * grid.cb) * eb,
+                        ),
+                        bytes: grid.cb * eb,
+                    })
+                })
+                .collect();
+            let v = &self.graph.values[value];
+            self.program.bindings.push(HostBinding {
+                name: format!("result{output}"),
+                role: BindingRole::Output,
+                precision: v.element,
+                shape: v.shape.clone(),
+                pieces,
+                data: Vec::new(),
+            });
+            self.program.run.push(TileStep::HostRead {
+                binding: self.program.bindings.len() - 1,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Lowers `graph` (see the module docs); `plans[i]` is op i's selected plan, if any.
+pub fn lower(
+    name: &str,
+    graph: &Graph,
+    plans: &[Option<Plan>],
+    constants: &BTreeMap<ValueId, Vec<u8>>,
+    options: &LowerOptions,
+) -> Result<TileProgram, LowerError> {
+    let mut lowering = Lowering {
+        graph,
+        constants,
+        options,
+        tiles: 0,
+        program: TileProgram {
+            name: name.to_string(),
+            tiles: options.target.geometry.tiles.value,
+            ..TileProgram::default()
+        },
+        placed: BTreeMap::new(),
+    };
+    lowering.tiles = options.tiles.min(lowering.program.tiles);
+    for (index, op) in graph.ops.iter().enumerate() {
+        match &op.kind {
+            OpKind::Matmul { .. } => {
+                lowering.matmul(index, plans.get(index).and_then(|p| p.as_ref()))?
+            }
+            OpKind::Add => lowering.add(index)?,
+            OpKind::Gelu { tanh } => lowering.gelu(index, *tanh)?,
+            other => {
+                return Err(unsupported(
+                    other.name(),
+                    format!("op {index} is not lowered to tiles yet (matmul, add and gelu are)"),
+                ))
+            }
+        }
+    }
+    lowering.outputs()?;
+    Ok(lowering.program)
+}
