@@ -1,0 +1,581 @@
+//! Properties of the lowering passes over seeded random GEMMs (M x K x N, 1..=64 tiles, F16
+//! and FP8 inputs): every exchange schedule hazard-free (the device's own load-time check
+//! plus no sender bus or receiver used twice at once), every byte of every move sent once,
+//! buffer placements disjoint per tile while live and inside their class's ranges, every
+//! stream element (the output's above all) covered by exactly one piece, and the `ipu_tile`
+//! IR round trip exact after every stage. Then determinism: the same input gives
+//! byte-identical packages with 1 and 2 threads.
+
+use std::collections::BTreeMap;
+
+use ipu_device::{MemoryClass, Target};
+use ipu_passes::exchange::schedule::transfer_cycles;
+use ipu_passes::lower::ir::{self, TileDesign};
+use ipu_passes::lower::program::{Move, Place, TileProgram, TileStep};
+use ipu_passes::lower::{lower_graph, optimize, passes, LowerOptions, PrecisionPolicy};
+use ipu_passes::manager::{build_pass_manager, PrintAround};
+use ipu_passes::{plan_ir, Registry};
+use ipu_runtime::package::BindingRole;
+use melior::ir::{operation::OperationLike, Location, Module};
+use melior::Context;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// One random GEMM case.
+#[derive(Debug, Clone, Copy)]
+struct Case {
+    m: u32,
+    k: u32,
+    n: u32,
+    tiles: u32,
+    precision: PrecisionPolicy,
+}
+
+fn gemm_source(m: u32, k: u32, n: u32) -> String {
+    format!(
+        "func.func @gemm(%x: tensor<{m}x{k}xf16>, %w: tensor<{k}x{n}xf16>) -> tensor<{m}x{n}xf16> {{\n\
+         %y = \"ipu.matmul\"(%x, %w) : (tensor<{m}x{k}xf16>, tensor<{k}x{n}xf16>) -> tensor<{m}x{n}xf16>\n\
+         return %y : tensor<{m}x{n}xf16>\n}}\n"
+    )
+}
+
+/// `count` seeded cases the lowering accepts: N a multiple of 16 with at most `tiles` column
+/// blocks, K a multiple of 16 (the AMP K group) and any M (rows are padded per row block).
+/// Every fourth case has K above 1024 (two K blocks for 64-column blocks) and at most two rows
+/// per tile, F16, so that B (over 130 KiB) and A's two copies fit standard memory (see
+/// `placement_fits_when_the_element_rule_allows` for what happens with more rows).
+fn cases(seed: u64, count: usize) -> Vec<Case> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut out = Vec::with_capacity(count);
+    while out.len() < count {
+        let tiles = rng.random_range(1..=64u32);
+        let case = if out.len() % 4 == 3 {
+            Case {
+                m: rng.random_range(1..=2 * tiles),
+                k: 16 * rng.random_range(65..=72u32),
+                n: 64,
+                tiles,
+                precision: PrecisionPolicy::Native,
+            }
+        } else {
+            Case {
+                m: rng.random_range(1..=128u32),
+                k: 16 * rng.random_range(1..=24u32),
+                // Column blocks of 64 (or 48/32/16 when N is not a multiple of 64).
+                n: 16 * rng.random_range(1..=(4 * tiles).min(32)),
+                tiles,
+                precision: if rng.random_bool(0.5) {
+                    PrecisionPolicy::Fp8
+                } else {
+                    PrecisionPolicy::Native
+                },
+            }
+        };
+        if ipu_passes::lower::gemm::GemmGrid::new(case.m, case.k, case.n, case.tiles).is_ok() {
+            out.push(case);
+        }
+    }
+    out
+}
+
+#[test]
+fn cases_cover_the_shapes_of_interest() {
+    let cases = cases(SEED, 64);
+    let grids: Vec<_> = cases
+        .iter()
+        .map(|c| ipu_passes::lower::gemm::GemmGrid::new(c.m, c.k, c.n, c.tiles).expect("grid"))
+        .collect();
+    assert!(cases.iter().any(|c| c.tiles == 1) || cases.iter().any(|c| c.tiles <= 2));
+    assert!(cases.iter().any(|c| c.tiles >= 48));
+    assert!(cases.iter().any(|c| c.precision == PrecisionPolicy::Fp8));
+    assert!(grids.iter().any(|g| g.k_steps > 1), "a case with several K blocks");
+    assert!(grids.iter().any(|g| g.m % g.rows_padded != 0), "a case with padded rows");
+    assert!(grids.iter().any(|g| g.nb > 1 && g.mb > 1), "a case with both broadcasts");
+}
+
+/// The design of `case` after `ipu-lower-to-tiles` (through the Rust entry points).
+fn lowered(context: &Context, case: &Case, target: &Target) -> TileDesign {
+    let module = Module::parse(context, &gemm_source(case.m, case.k, case.n)).expect("parse");
+    let table = plan_ir::functions(module.as_operation());
+    let read = plan_ir::read_function(table["gemm"], &table)
+        .unwrap_or_else(|e| panic!("{case:?}: read: {}", e.message));
+    let options = LowerOptions {
+        target: target.clone(),
+        tiles: case.tiles,
+        precision: case.precision,
+        fp8_scale: 0,
+    };
+    let program = lower_graph(&read.name, &read.graph, &BTreeMap::new(), &options)
+        .unwrap_or_else(|e| panic!("{case:?}: lower: {e}"));
+    TileDesign::new(program, &read.name, target)
+}
+
+/// Every stage of the lowering after `ipu-lower-to-tiles`, with the design after each.
+fn stages(context: &Context, case: &Case, target: &Target) -> Vec<(&'static str, TileDesign)> {
+    let mut design = lowered(context, case, target);
+    let mut out = vec![("lower-to-tiles", design.clone())];
+    passes::place_storage(&mut design, target).unwrap_or_else(|e| panic!("{case:?}: place: {e}"));
+    out.push(("place-storage", design.clone()));
+    passes::lower_exchanges(&mut design, target, true)
+        .unwrap_or_else(|e| panic!("{case:?}: exchanges: {e}"));
+    out.push(("lower-exchanges", design.clone()));
+    optimize::optimize_exchange_placement(&mut design, target)
+        .unwrap_or_else(|e| panic!("{case:?}: optimize: {e}"));
+    out.push(("optimize-exchange-placement", design.clone()));
+    passes::emit_tile_code(&mut design, target).unwrap_or_else(|e| panic!("{case:?}: emit: {e}"));
+    out.push(("emit-tile-code", design));
+    out
+}
+
+/// The final (emitted) design of `case`.
+fn emitted(context: &Context, case: &Case, target: &Target) -> TileDesign {
+    stages(context, case, target)
+        .pop()
+        .map(|(_, design)| design)
+        .expect("stages")
+}
+
+fn context() -> Context {
+    ipu_dialects::context::create_context(false).expect("context")
+}
+
+const SEED: u64 = 0x5eed_0005;
+const CASES: usize = 40;
+
+fn exchange_steps(
+    program: &TileProgram,
+) -> impl Iterator<Item = (u32, &[ipu_passes::lower::program::Move])> {
+    program
+        .initialize
+        .iter()
+        .chain(&program.run)
+        .filter_map(|step| match step {
+            TileStep::Exchange { phase, moves } => Some((*phase, moves.as_slice())),
+            _ => None,
+        })
+}
+
+/// `intervals` (start, end) are pairwise disjoint.
+fn disjoint(intervals: &mut [(u64, u64)]) -> Option<((u64, u64), (u64, u64))> {
+    intervals.sort_unstable();
+    intervals
+        .windows(2)
+        .find(|w| w[1].0 < w[0].1)
+        .map(|w| (w[0], w[1]))
+}
+
+/// Every byte of every move sent exactly once by its stored schedule; the encoded phases pass
+/// the device's load-time check, and no sender bus or receiver carries two pieces at once.
+fn check_exchanges(label: &str, design: &TileDesign, target: &Target) {
+    let program = &design.program;
+    for (phase, moves) in exchange_steps(program) {
+        let stored = &design.schedules[&phase];
+        assert_eq!(stored.key, ir::schedule_key(moves), "{label} phase {phase}");
+        let mut per_move: BTreeMap<u64, Vec<(u64, u64)>> = BTreeMap::new();
+        for &[index, offset, bytes, _] in &stored.pieces {
+            assert!(bytes > 0, "{label} phase {phase}: empty piece");
+            per_move
+                .entry(index)
+                .or_default()
+                .push((offset, offset + bytes));
+        }
+        for (index, m) in moves.iter().enumerate() {
+            let mut pieces = per_move.remove(&(index as u64)).unwrap_or_default();
+            pieces.sort_unstable();
+            let mut cursor = 0;
+            for (start, end) in pieces {
+                assert_eq!(
+                    start,
+                    cursor,
+                    "{label} phase {phase} move {index}: bytes {cursor}..{start} sent {}",
+                    if start > cursor { "never" } else { "twice" }
+                );
+                cursor = end;
+            }
+            assert_eq!(cursor, u64::from(m.bytes), "{label} phase {phase} move {index}");
+        }
+        assert!(per_move.is_empty(), "{label} phase {phase}: rows name missing moves");
+    }
+    let code = optimize::code_ranges(design);
+    let lowered = passes::lowered_phases(design, target).expect("encode phases");
+    assert_eq!(lowered.len(), program.exchange_phases());
+    for lowered in &lowered {
+        let phase = &lowered.phase;
+        ipu_device::sim::check_exchange_phase(target, phase, &code, "run", phase.phase)
+            .unwrap_or_else(|e| panic!("{label} phase {}: {e}", phase.phase));
+        let mut buses: BTreeMap<u32, Vec<(u64, u64)>> = BTreeMap::new();
+        for send in &phase.sends {
+            let start = u64::from(send.slot);
+            buses
+                .entry(send.tile)
+                .or_default()
+                .push((start, start + transfer_cycles(u64::from(send.bytes), target)));
+        }
+        let mut receivers: BTreeMap<u32, Vec<(u64, u64)>> = BTreeMap::new();
+        for receive in &phase.receives {
+            let start = u64::from(receive.slot);
+            receivers
+                .entry(receive.tile)
+                .or_default()
+                .push((start, start + transfer_cycles(u64::from(receive.bytes), target)));
+        }
+        for (what, table) in [("sender", buses), ("receiver", receivers)] {
+            for (tile, mut intervals) in table {
+                if let Some((a, b)) = disjoint(&mut intervals) {
+                    panic!(
+                        "{label} phase {}: {what} tile {tile} busy at {a:?} and {b:?}",
+                        phase.phase
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn exchange_schedules_are_hazard_free() {
+    let target = Target::c600();
+    let context = context();
+    for case in cases(SEED, CASES) {
+        check_exchanges(
+            &format!("{case:?}"),
+            &emitted(&context, &case, &target),
+            &target,
+        );
+    }
+}
+
+/// Placement after every placing stage: aligned, inside the class's ranges, disjoint on every
+/// shared tile while both are live, and (at most one element) inside one memory element.
+fn check_placement(label: &str, design: &TileDesign, target: &Target) {
+    let support = design.support.as_ref().expect("placed");
+    let buffers = &design.program.buffers;
+    let element = target.memory.element_bytes.value;
+    for (id, buffer) in buffers.iter().enumerate() {
+        let at = buffer
+            .address
+            .unwrap_or_else(|| panic!("{label}: buffer {id} unplaced"));
+        let end = at + buffer.bytes;
+        assert_eq!(
+            at % 16,
+            0,
+            "{label}: buffer {id} at {at:#x} unaligned"
+        );
+        let ranges = match buffer.class {
+            MemoryClass::Standard => &support.standard_ranges,
+            MemoryClass::Interleaved => &support.interleaved_ranges,
+        };
+        assert!(
+            ranges.iter().any(|&(s, e)| s <= at && end <= e),
+            "{label}: buffer {id} ({}) {at:#x}..{end:#x} outside its class's ranges {ranges:x?}",
+            buffer.name
+        );
+        if buffer.bytes <= element {
+            let first = target.element_of(at).expect("element").index;
+            let last = target.element_of(end - 1).expect("element").index;
+            assert_eq!(
+                first, last,
+                "{label}: buffer {id} ({}, {} B) at {at:#x} straddles elements",
+                buffer.name, buffer.bytes
+            );
+        }
+        for (other_id, other) in buffers.iter().enumerate().skip(id + 1) {
+            let live = buffer.live.0 <= other.live.1 && other.live.0 <= buffer.live.1;
+            let shared = buffer
+                .tiles
+                .iter()
+                .any(|t| other.tiles.binary_search(t).is_ok());
+            let other_at = other.address.expect("placed");
+            let overlap = at < other_at + other.bytes && other_at < end;
+            assert!(
+                !(live && shared && overlap),
+                "{label}: buffers {id} ({}) and {other_id} ({}) overlap at \
+                 {at:#x}+{} / {other_at:#x}+{} while both live",
+                buffer.name,
+                other.name,
+                buffer.bytes,
+                other.bytes
+            );
+        }
+    }
+}
+
+#[test]
+fn placements_are_disjoint_and_inside_their_class() {
+    let target = Target::c600();
+    let context = context();
+    for case in cases(SEED + 1, CASES) {
+        for (stage, design) in stages(&context, &case, &target) {
+            if design.support.is_some() {
+                check_placement(&format!("{case:?} {stage}"), &design, &target);
+            }
+        }
+    }
+}
+
+#[test]
+fn every_stream_element_is_covered_exactly_once() {
+    let target = Target::c600();
+    let context = context();
+    for case in cases(SEED + 2, CASES) {
+        let design = emitted(&context, &case, &target);
+        let program = &design.program;
+        let roles: Vec<BindingRole> = program.bindings.iter().map(|b| b.role).collect();
+        assert_eq!(
+            roles.iter().filter(|&&r| r == BindingRole::Output).count(),
+            1,
+            "{case:?}: one output stream"
+        );
+        for binding in &program.bindings {
+            let element_bytes = u64::from(binding.precision.bytes());
+            let tensor_bytes = binding.shape.iter().product::<u64>() * element_bytes;
+            if binding.role == BindingRole::Output {
+                assert_eq!(binding.shape, vec![u64::from(case.m), u64::from(case.n)]);
+            }
+            let mut pieces: Vec<(u64, u64)> = binding
+                .pieces
+                .iter()
+                .map(|p| {
+                    let buffer = &program.buffers[p.place.buffer];
+                    assert!(
+                        buffer.tiles.binary_search(&p.tile).is_ok(),
+                        "{case:?} {}: piece on tile {} not holding {}",
+                        binding.name,
+                        p.tile,
+                        buffer.name
+                    );
+                    assert!(p.place.offset + p.bytes <= buffer.bytes);
+                    assert_eq!(p.tensor_offset % element_bytes, 0, "split element");
+                    (p.tensor_offset, p.tensor_offset + u64::from(p.bytes))
+                })
+                .collect();
+            pieces.sort_unstable();
+            let mut cursor = 0;
+            for (start, end) in pieces {
+                assert_eq!(
+                    start,
+                    cursor,
+                    "{case:?} {}: tensor bytes {cursor}..{start} {}",
+                    binding.name,
+                    if start > cursor {
+                        "never written"
+                    } else {
+                        "written twice"
+                    }
+                );
+                cursor = end;
+            }
+            assert_eq!(
+                cursor, tensor_bytes,
+                "{case:?} {}: tail not covered",
+                binding.name
+            );
+        }
+    }
+}
+
+#[test]
+fn tile_ir_round_trips_after_every_stage() {
+    let target = Target::c600();
+    let context = context();
+    for case in cases(SEED + 3, CASES / 2) {
+        for (stage, design) in stages(&context, &case, &target) {
+            let module = Module::new(Location::unknown(&context));
+            ir::append_tile_module(
+                &context,
+                module.as_operation(),
+                Location::unknown(&context),
+                &design,
+            )
+            .unwrap_or_else(|e| panic!("{case:?} {stage}: write: {e}"));
+            assert!(module.as_operation().verify(), "{case:?} {stage}: verify");
+            let modules = ir::tile_modules(module.as_operation());
+            assert_eq!(modules.len(), 1);
+            let read = ir::read_design(modules[0], &target)
+                .unwrap_or_else(|e| panic!("{case:?} {stage}: read: {e}"));
+            assert!(
+                read == design,
+                "{case:?} {stage}: the design read back differs"
+            );
+            // The printed text parses back to the same design too.
+            let text = module.as_operation().to_string();
+            let reparsed = Module::parse(&context, &text).expect("reparse");
+            let modules = ir::tile_modules(reparsed.as_operation());
+            let again = ir::read_design(modules[0], &target).expect("read reparsed");
+            assert!(
+                again == design,
+                "{case:?} {stage}: the reparsed design differs"
+            );
+        }
+    }
+}
+
+/// A seeded program of tile pairs swapping buffers in one exchange phase (x_p from tile a to
+/// b, y_p from b to a): the moves of a pair use different buses and receivers, so they run at
+/// once and placement puts small x_p and y_p in one memory element, the conflict
+/// ipu-optimize-exchange-placement resolves by moving receive buffers.
+fn swap_program(seed: u64, pairs: std::ops::RangeInclusive<u32>, target: &Target) -> TileDesign {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut program = TileProgram {
+        name: "swap".into(),
+        tiles: target.geometry.tiles.value,
+        ..TileProgram::default()
+    };
+    // Tiles 2p and 2p + 2k (k >= 1) never share a sender bus (tiles 2i and 2i + 1 do).
+    let pairs = rng.random_range(pairs);
+    let mut moves = Vec::new();
+    for pair in 0..pairs {
+        let a = 4 * pair;
+        let b = a + 2;
+        let tiles = vec![a, b];
+        let bytes = |rng: &mut ChaCha8Rng| 16 * rng.random_range(1..=1280u32);
+        let (x_bytes, y_bytes) = (bytes(&mut rng), bytes(&mut rng));
+        let class = |rng: &mut ChaCha8Rng| {
+            if rng.random_bool(0.25) {
+                MemoryClass::Interleaved
+            } else {
+                MemoryClass::Standard
+            }
+        };
+        let (x_class, y_class) = (class(&mut rng), class(&mut rng));
+        let x = program.buffer(format!("x{pair}"), x_class, x_bytes, tiles.clone());
+        let y = program.buffer(format!("y{pair}"), y_class, y_bytes, tiles);
+        moves.push(Move {
+            source_tile: a,
+            source: Place::at(x, 0),
+            destinations: vec![b],
+            destination: Place::at(x, 0),
+            bytes: x_bytes,
+        });
+        moves.push(Move {
+            source_tile: b,
+            source: Place::at(y, 0),
+            destinations: vec![a],
+            destination: Place::at(y, 0),
+            bytes: y_bytes,
+        });
+    }
+    program.run.push(TileStep::Exchange { phase: 0, moves });
+    TileDesign::new(program, "swap", target)
+}
+
+/// Optimizes and emits seeded swap programs of `pairs` pairs; returns the buffers moved.
+fn optimize_swap_programs(pairs: std::ops::RangeInclusive<u32>) -> u64 {
+    let target = Target::c600();
+    let mut moved = 0;
+    for seed in 0..32 {
+        let label = format!("swap program {seed} ({pairs:?} pairs)");
+        let mut design = swap_program(SEED + seed, pairs.clone(), &target);
+        passes::place_storage(&mut design, &target).expect("place");
+        check_placement(&format!("{label} placed"), &design, &target);
+        passes::lower_exchanges(&mut design, &target, true).expect("exchanges");
+        moved += optimize::optimize_exchange_placement(&mut design, &target)
+            .unwrap_or_else(|e| panic!("{label}: optimize: {e}"));
+        check_placement(&format!("{label} optimized"), &design, &target);
+        passes::emit_tile_code(&mut design, &target)
+            .unwrap_or_else(|e| panic!("{label}: emit: {e}"));
+        check_exchanges(&label, &design, &target);
+    }
+    moved
+}
+
+/// The optimizer's moves keep every placement rule, and what it emits is hazard-free.
+#[test]
+fn optimized_swap_pairs_keep_placement_rules_and_are_hazard_free() {
+    assert!(optimize_swap_programs(1..=1) > 0, "no swap program needed a move");
+}
+
+/// Several independent conflicts in one phase: each must be resolved.
+#[test]
+#[ignore = "bug: ipu-optimize-exchange-placement keeps a move only if the whole design then validates, so with two independent conflicts no move is ever kept and the pass fails"]
+fn optimized_swap_programs_with_several_pairs_are_hazard_free() {
+    assert!(optimize_swap_programs(2..=6) > 0);
+}
+
+/// 119x1088x64 on 31 tiles (F16): B takes 139,264 B of the 163,840 B of standard memory and
+/// A and its AMP copy 8,704 B each, live together. It fits (A at the range start, B right
+/// after it, the AMP copy in the last element), but largest-first placement puts B first,
+/// after which no 16 KiB element has 8,704 B free for the AMP copy.
+#[test]
+#[ignore = "bug: ipu-place-storage reports out of memory (\"8704 B needed, 15872 B free, short by 0 B\") for a program that fits under the element rule"]
+fn placement_fits_when_the_element_rule_allows() {
+    let target = Target::c600();
+    let context = context();
+    let case = Case {
+        m: 119,
+        k: 1088,
+        n: 64,
+        tiles: 31,
+        precision: PrecisionPolicy::Native,
+    };
+    let mut design = lowered(&context, &case, &target);
+    passes::place_storage(&mut design, &target).unwrap_or_else(|e| panic!("{case:?}: {e}"));
+    check_placement(&format!("{case:?}"), &design, &target);
+}
+
+// ---------------------------------------------------------------------------------------
+// Determinism
+
+/// The package bytes of `source` compiled by `pipeline`, in a rayon pool of `threads`.
+fn package_bytes(source: &str, pipeline: &str, threads: usize) -> Vec<u8> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("thread pool");
+    pool.install(|| {
+        let context = context();
+        ipu_passes::register_upstream_passes();
+        let mut module = Module::parse(&context, source).expect("parse");
+        let registry = Registry::with_builtin();
+        let parsed = ipu_passes::pipeline::parse_pipeline(pipeline).expect("pipeline");
+        let built = build_pass_manager(
+            &context,
+            &registry,
+            &parsed,
+            "builtin.module",
+            &PrintAround::default(),
+            false,
+        )
+        .expect("pass manager");
+        built.manager.run(&mut module).expect("ipu-compile");
+        let package = passes::package_from_module(module.as_operation(), &Target::c600(), None)
+            .expect("package");
+        package.to_bytes().expect("encode package")
+    })
+}
+
+fn assert_deterministic(source: &str, pipeline: &str) {
+    let one = package_bytes(source, pipeline, 1);
+    let two = package_bytes(source, pipeline, 2);
+    assert!(!one.is_empty());
+    if one != two {
+        let first = one.iter().zip(&two).position(|(a, b)| a != b);
+        panic!(
+            "packages differ between 1 and 2 threads: {} vs {} B, first difference at {first:?}",
+            one.len(),
+            two.len()
+        );
+    }
+    // And again with 2 threads: no run-to-run variation either.
+    assert!(
+        package_bytes(source, pipeline, 2) == two,
+        "2-thread runs differ"
+    );
+}
+
+#[test]
+fn fp8_seed_gemm_package_is_identical_with_1_and_2_threads() {
+    let source = include_str!("../../../examples/gemm_fp8.mlir");
+    assert_deterministic(
+        source,
+        "builtin.module(ipu-compile{tiles=64 precision=fp8 compile-kernels=false})",
+    );
+}
+
+#[test]
+fn f16_gemm_package_is_identical_with_1_and_2_threads() {
+    assert_deterministic(
+        &gemm_source(96, 128, 256),
+        "builtin.module(ipu-compile{tiles=16 precision=f16 compile-kernels=false})",
+    );
+}
