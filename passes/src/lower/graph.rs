@@ -118,12 +118,15 @@ impl Lowering<'_> {
         Ok(())
     }
 
-    fn host(&self, value: ValueId, op: &str) -> Result<(), LowerError> {
+    /// Checks that `value` (the `role` operand of `op`) comes from the host.
+    fn host(&self, index: usize, value: ValueId, op: &str, role: &str) -> Result<(), LowerError> {
         match self.graph.values[value].origin {
             Origin::Argument | Origin::Constant => Ok(()),
-            Origin::Op(_) => Err(unsupported(
+            Origin::Op(producer) => Err(unsupported(
                 op,
-                format!("value {value} is neither on the device nor on the host"),
+                format!(
+                    "op {index}: the {role} is computed on the device (by op {producer}); only function arguments and constants are lowered in that position yet"
+                ),
             )),
         }
     }
@@ -152,7 +155,7 @@ impl Lowering<'_> {
                 format!("op {index}: batched right operands are not lowered yet"),
             ));
         }
-        self.host(b, "ipu.matmul")?;
+        self.host(index, b, "ipu.matmul", "right operand")?;
         let (m, k) = view_2d(&va.shape)?;
         let n = to_u32(vb.shape[1])?;
         let provenance = format!("op{index}");
@@ -190,7 +193,7 @@ impl Lowering<'_> {
         let hb = precision.host.bytes();
         let (grid, a_source) = match &chained {
             None => {
-                self.host(a, "ipu.matmul")?;
+                self.host(index, a, "ipu.matmul", "left operand")?;
                 let grid = super::gemm_grid((m, k, n), plan, self.tiles, index)?;
                 let (a_rm, b_rm) =
                     gemm::input_buffers(&mut self.program, &grid, precision, &provenance);
@@ -393,7 +396,7 @@ impl Lowering<'_> {
             }
             (second.buffer, None)
         } else {
-            self.host(other, "ipu.add")?;
+            self.host(index, other, "ipu.add", "second operand")?;
             let v = &self.graph.values[other];
             let bias = v.shape.iter().rev().skip(1).all(|&d| d == 1)
                 && v.shape.last().copied() == Some(u64::from(grid.n));

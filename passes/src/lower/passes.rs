@@ -830,12 +830,14 @@ impl Pass for Compile {
             operations = operations
         );
         let _build = span.enter();
-        let mut lower_mid = LowerMidOptions::default();
-        lower_mid.target = o.target.clone();
-        lower_mid.tiles = o.tiles;
-        lower_mid.precision = o.precision;
-        lower_mid.fp8_scale = o.fp8_scale;
-        lower_mid.finalists = o.finalists;
+        let lower_mid = LowerMidOptions {
+            target: o.target.clone(),
+            tiles: o.tiles,
+            precision: o.precision,
+            fp8_scale: o.fp8_scale,
+            finalists: o.finalists,
+            ..LowerMidOptions::default()
+        };
         staged("lower_mid", || LowerMid::new(lower_mid).run(op, run))?;
         let select = SelectFinalistOptions {
             finalists: o.finalists,

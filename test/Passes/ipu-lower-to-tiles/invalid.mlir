@@ -15,8 +15,17 @@
 // TARGET: error: 'builtin.module' op ipu-lower-to-tiles: unknown target 'gc200'; known targets: c600, bow
 // PRECISION: error: invalid value 'f32' for option 'precision' of pass 'ipu-lower-to-tiles': expected one of auto|native|fp8
 
-// An op other than ipu.matmul.
-// expected-error@+1 {{'func.func' op ipu-lower-to-tiles: ipu.gelu: op 0 is not lowered to tiles yet (only untransposed ipu.matmul)}}
+// An op the tile lowering does not handle.
+// expected-error@+1 {{'func.func' op ipu-lower-to-tiles: ipu.softmax: op 0 is not lowered to tiles yet (matmul, add and gelu are)}}
+func.func @softmax(%x: tensor<32x64xf16>) -> tensor<32x64xf16> {
+  %0 = "ipu.softmax"(%x) : (tensor<32x64xf16>) -> tensor<32x64xf16>
+  return %0 : tensor<32x64xf16>
+}
+
+// -----
+
+// GeLU of a function argument (no device distribution to apply it to).
+// expected-error@+1 {{'func.func' op ipu-lower-to-tiles: ipu.gelu: op 0: GeLU of a host value is not lowered yet}}
 func.func @gelu(%x: tensor<32x64xf16>) -> tensor<32x64xf16> {
   %0 = "ipu.gelu"(%x) {approximate = "tanh"} : (tensor<32x64xf16>) -> tensor<32x64xf16>
   return %0 : tensor<32x64xf16>
@@ -24,7 +33,7 @@ func.func @gelu(%x: tensor<32x64xf16>) -> tensor<32x64xf16> {
 
 // -----
 
-// expected-error@+1 {{ipu-lower-to-tiles: ipu.matmul: op 0 is not lowered to tiles yet (only untransposed ipu.matmul)}}
+// expected-error@+1 {{ipu-lower-to-tiles: ipu.matmul: op 0: transposed operands are not lowered yet}}
 func.func @transposed(%x: tensor<32x64xf16>, %w: tensor<64x64xf16>) -> tensor<32x64xf16> {
   %y = "ipu.matmul"(%x, %w) {transpose_rhs} : (tensor<32x64xf16>, tensor<64x64xf16>) -> tensor<32x64xf16>
   return %y : tensor<32x64xf16>
@@ -49,7 +58,7 @@ func.func @wide(%x: tensor<32x64xf16>, %w: tensor<64x1024xf16>) -> tensor<32x102
 
 // -----
 
-// expected-error@+1 {{ipu-lower-to-tiles: ipu.matmul: batched matmuls are not lowered yet}}
+// expected-error@+1 {{ipu-lower-to-tiles: ipu.matmul: op 0: batched right operands are not lowered yet}}
 func.func @batched(%x: tensor<2x32x64xf16>, %w: tensor<2x64x64xf16>) -> tensor<2x32x64xf16> {
   %y = "ipu.matmul"(%x, %w) : (tensor<2x32x64xf16>, tensor<2x64x64xf16>) -> tensor<2x32x64xf16>
   return %y : tensor<2x32x64xf16>
@@ -57,12 +66,12 @@ func.func @batched(%x: tensor<2x32x64xf16>, %w: tensor<2x64x64xf16>) -> tensor<2
 
 // -----
 
-// A GEMM feeding another GEMM.
-// expected-error@+1 {{ipu-lower-to-tiles: ipu.matmul: results used by other ops are not lowered yet}}
-func.func @chain(%x: tensor<32x64xf16>, %w: tensor<64x64xf16>) -> tensor<32x64xf16> {
-  %y = "ipu.matmul"(%x, %w) : (tensor<32x64xf16>, tensor<64x64xf16>) -> tensor<32x64xf16>
-  %z = "ipu.matmul"(%y, %w) : (tensor<32x64xf16>, tensor<64x64xf16>) -> tensor<32x64xf16>
-  return %z : tensor<32x64xf16>
+// A GEMM whose right operand another GEMM computed.
+// expected-error@+1 {{ipu-lower-to-tiles: ipu.matmul: op 1: the right operand is computed on the device (by op 0); only function arguments and constants are lowered in that position yet}}
+func.func @chain(%x: tensor<64x64xf16>, %w: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  %y = "ipu.matmul"(%x, %w) : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16>
+  %z = "ipu.matmul"(%x, %y) : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16>
+  return %z : tensor<64x64xf16>
 }
 
 // -----
