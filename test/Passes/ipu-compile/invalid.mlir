@@ -1,0 +1,35 @@
+// ipu-compile reports the failing stage's diagnostic: options out of range at the module,
+// ops the lowering does not handle at the function, and stops the build there.
+// RUN: ipu-opt %s --split-input-file -p 'builtin.module(ipu-compile{tiles=16 compile-kernels=false})' --verify-diagnostics -o /dev/null
+// RUN: not ipu-opt %s --split-input-file -p 'builtin.module(ipu-compile{tiles=0 compile-kernels=false})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=ZERO
+// RUN: not ipu-opt %s --split-input-file -p 'builtin.module(ipu-compile{tiles=1473 compile-kernels=false})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=MANY
+// RUN: not ipu-opt %s --split-input-file -p 'builtin.module(ipu-compile{tiles=16 target=gc200 compile-kernels=false})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=TARGET
+// RUN: not ipu-opt %s --split-input-file -p 'builtin.module(ipu-compile{precision=bf16})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=PRECISION
+// The failing phase is logged with success=false and no later phase runs.
+// RUN: env RUST_LOG=info not ipu-opt %s --split-input-file -p 'builtin.module(ipu-compile{tiles=1473 compile-kernels=false})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=LOG
+
+// ZERO: error: 'builtin.module' op ipu-lower-mid: tiles=0 is outside 1..=1472 of target c600
+// MANY: error: 'builtin.module' op ipu-lower-mid: tiles=1473 is outside 1..=1472 of target c600
+// TARGET: error: 'builtin.module' op ipu-lower-mid: unknown target 'gc200'
+// PRECISION: error: invalid value 'bf16' for option 'precision' of pass 'ipu-compile'
+
+// LOG: package build phase finished phase="lower_mid" elapsed_ms={{[0-9]+}} success=false
+// LOG-NOT: phase="select_finalist"
+// LOG: pass finished pass=ipu-compile op=builtin.module elapsed_ms={{[0-9]+}} success=false
+
+// A GeLU is planned but not lowered to tiles yet.
+// expected-error@+1 {{'func.func' op ipu-lower-to-tiles: ipu.gelu: op 0 is not lowered to tiles yet (only untransposed ipu.matmul)}}
+func.func @gelu(%x: tensor<32x64xf16>) -> tensor<32x64xf16> {
+  %0 = "ipu.gelu"(%x) {approximate = "tanh"} : (tensor<32x64xf16>) -> tensor<32x64xf16>
+  return %0 : tensor<32x64xf16>
+}
+
+// -----
+
+// An MLP: the first GEMM's result feeds the second.
+// expected-error@+1 {{ipu-lower-to-tiles: ipu.matmul: results used by other ops are not lowered yet}}
+func.func @mlp(%x: tensor<32x64xf16>, %w1: tensor<64x64xf16>, %w2: tensor<64x64xf16>) -> tensor<32x64xf16> {
+  %h = "ipu.matmul"(%x, %w1) : (tensor<32x64xf16>, tensor<64x64xf16>) -> tensor<32x64xf16>
+  %y = "ipu.matmul"(%h, %w2) : (tensor<32x64xf16>, tensor<64x64xf16>) -> tensor<32x64xf16>
+  return %y : tensor<32x64xf16>
+}
