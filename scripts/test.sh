@@ -19,4 +19,6 @@ passed=$(grep -E "^test result: ok" target/cargo-test.log | sed -E 's/.* ([0-9]+
 echo "cargo test: ${passed} passed, 0 failed"
 
 echo "== lit =="
+# The tools lit runs come from the build above (honouring CARGO_TARGET_DIR).
+export IPU_BIN_DIR="${IPU_BIN_DIR:-${CARGO_TARGET_DIR:-$PWD/target}/debug}"
 lit -sv test/
