@@ -88,9 +88,18 @@ fn cases_cover_the_shapes_of_interest() {
     assert!(cases.iter().any(|c| c.tiles == 1) || cases.iter().any(|c| c.tiles <= 2));
     assert!(cases.iter().any(|c| c.tiles >= 48));
     assert!(cases.iter().any(|c| c.precision == PrecisionPolicy::Fp8));
-    assert!(grids.iter().any(|g| g.k_steps > 1), "a case with several K blocks");
-    assert!(grids.iter().any(|g| g.m % g.rows_padded != 0), "a case with padded rows");
-    assert!(grids.iter().any(|g| g.nb > 1 && g.mb > 1), "a case with both broadcasts");
+    assert!(
+        grids.iter().any(|g| g.k_steps > 1),
+        "a case with several K blocks"
+    );
+    assert!(
+        grids.iter().any(|g| g.m % g.rows_padded != 0),
+        "a case with padded rows"
+    );
+    assert!(
+        grids.iter().any(|g| g.nb > 1 && g.mb > 1),
+        "a case with both broadcasts"
+    );
 }
 
 /// The design of `case` after `ipu-lower-to-tiles` (through the Rust entry points).
@@ -192,9 +201,16 @@ fn check_exchanges(label: &str, design: &TileDesign, target: &Target) {
                 );
                 cursor = end;
             }
-            assert_eq!(cursor, u64::from(m.bytes), "{label} phase {phase} move {index}");
+            assert_eq!(
+                cursor,
+                u64::from(m.bytes),
+                "{label} phase {phase} move {index}"
+            );
         }
-        assert!(per_move.is_empty(), "{label} phase {phase}: rows name missing moves");
+        assert!(
+            per_move.is_empty(),
+            "{label} phase {phase}: rows name missing moves"
+        );
     }
     let code = optimize::code_ranges(design);
     let lowered = passes::lowered_phases(design, target).expect("encode phases");
@@ -206,18 +222,18 @@ fn check_exchanges(label: &str, design: &TileDesign, target: &Target) {
         let mut buses: BTreeMap<u32, Vec<(u64, u64)>> = BTreeMap::new();
         for send in &phase.sends {
             let start = u64::from(send.slot);
-            buses
-                .entry(send.tile)
-                .or_default()
-                .push((start, start + transfer_cycles(u64::from(send.bytes), target)));
+            buses.entry(send.tile).or_default().push((
+                start,
+                start + transfer_cycles(u64::from(send.bytes), target),
+            ));
         }
         let mut receivers: BTreeMap<u32, Vec<(u64, u64)>> = BTreeMap::new();
         for receive in &phase.receives {
             let start = u64::from(receive.slot);
-            receivers
-                .entry(receive.tile)
-                .or_default()
-                .push((start, start + transfer_cycles(u64::from(receive.bytes), target)));
+            receivers.entry(receive.tile).or_default().push((
+                start,
+                start + transfer_cycles(u64::from(receive.bytes), target),
+            ));
         }
         for (what, table) in [("sender", buses), ("receiver", receivers)] {
             for (tile, mut intervals) in table {
@@ -256,11 +272,7 @@ fn check_placement(label: &str, design: &TileDesign, target: &Target) {
             .address
             .unwrap_or_else(|| panic!("{label}: buffer {id} unplaced"));
         let end = at + buffer.bytes;
-        assert_eq!(
-            at % 16,
-            0,
-            "{label}: buffer {id} at {at:#x} unaligned"
-        );
+        assert_eq!(at % 16, 0, "{label}: buffer {id} at {at:#x} unaligned");
         let ranges = match buffer.class {
             MemoryClass::Standard => &support.standard_ranges,
             MemoryClass::Interleaved => &support.interleaved_ranges,
@@ -482,7 +494,10 @@ fn optimize_swap_programs(pairs: std::ops::RangeInclusive<u32>) -> u64 {
 /// The optimizer's moves keep every placement rule, and what it emits is hazard-free.
 #[test]
 fn optimized_swap_pairs_keep_placement_rules_and_are_hazard_free() {
-    assert!(optimize_swap_programs(1..=1) > 0, "no swap program needed a move");
+    assert!(
+        optimize_swap_programs(1..=1) > 0,
+        "no swap program needed a move"
+    );
 }
 
 /// Several independent conflicts in one phase: each must be resolved.

