@@ -2,16 +2,22 @@
 //!
 //! ## Decomposition
 //! C[M x N] = A[M x K] B[K x N]. Output columns split into `nb = N / cb` column blocks (`cb`
-//! the largest of 64, 48, 32, 16 dividing N) and rows into `mb` row blocks of `rows_padded`
-//! rows (the last block padded with zero rows), `mb * nb <= tiles`; tile `i * nb + j` owns C
-//! block (i, j). Host streams put A's row block i (row-major, contiguous in the tensor) on
-//! tile (i, i mod nb) and B's column block j (row-major K x cb, one piece per K row) on tile
-//! (j mod mb, j). One exchange phase broadcasts A block i along grid row i and B block j
-//! along grid column j; the owners use their copy in place, at the same address.
-//! Then, per tile: FP8 casts (when the policy narrows the inputs), rearranges into the AMP
-//! orders (A padded to `rows_padded x k_padded`, B in K blocks of `kb` rows padded with zero
-//! rows), one GEMM call per K block (the first initializes C, the others accumulate), and a
-//! rearrange of C back to row-major dropping the padded rows.
+//! the largest of 64, 48, 32, 16 dividing N, or the plan's) and rows into `mb` row blocks of
+//! `rows_padded` rows (the last block padded with zero rows), `mb * nb <= tiles`; tile
+//! `i * nb + j` owns C block (i, j).
+//!
+//! Every input element is converted (FP8 cast under the fp8 policy, rearrange into its AMP
+//! order) exactly once, where it lands from the host, and the exchange moves converted bytes:
+//! * A's row block i is cut into K chunks of whole 16-column groups ([`a_chunks`]), chunk j
+//!   streamed to tile (i, j). An AMP-left operand is K-group major, so each converted chunk is
+//!   a contiguous range of the AMP-left block, written in place; one exchange phase
+//!   broadcasts every chunk along its grid row, to the same place.
+//! * B's column block j (row-major K x cb, one piece per K row) lands on tile (j mod mb, j),
+//!   which converts it into AMP-right K blocks of `kb` rows and broadcasts it down grid
+//!   column j in the same phase.
+//!
+//! Then, per tile: one GEMM call per K block (the first initializes C, the others accumulate)
+//! and a rearrange of C back to row-major dropping the padded rows.
 //!
 //! K blocks: the GEMM kernel widens B into a `k * c` element buffer, at most
 //! `GEMM_MAX_WEIGHT_ELEMENTS`, so K runs in `k_steps` blocks of `kb` (a multiple of 16). An
@@ -22,7 +28,7 @@ use ipu_device::kernels::describe::{default_partials, GEMM_MAX_WEIGHT_ELEMENTS};
 use ipu_device::kernels::spec::ElementOrder;
 use ipu_device::{KernelSpec, MemoryClass, Precision};
 
-use super::program::{Arg, BufferId, Move, Place, Run, TileProgram, TileStep};
+use super::program::{Arg, BufferId, HostPiece, Move, Place, Run, TileProgram, TileStep};
 use super::LowerError;
 
 /// How a matmul's tiles are laid out (see the module docs).
@@ -161,34 +167,84 @@ impl GemmPrecision {
     }
 }
 
-/// The row-major A and B buffers of a GEMM, which host bindings fill before
-/// [`lower_matmul`] runs.
+/// The K chunks of A's row blocks: `(j, k0, k1)` means tile column j converts columns
+/// `[k0, k1)` of the padded K (whole 16-column groups, at most `nb` chunks); the real columns
+/// of a chunk are `[k0, min(k1, k))`, the rest is zero padding.
+pub fn a_chunks(grid: &GemmGrid) -> Vec<(u32, u32, u32)> {
+    let groups = grid.k_padded() / 16;
+    let count = grid.nb.min(groups).max(1);
+    (0..count)
+        .map(|j| (j, j * groups / count * 16, (j + 1) * groups / count * 16))
+        .collect()
+}
+
+/// Real columns of the chunk `[k0, k1)`.
+fn chunk_columns(grid: &GemmGrid, k0: u32, k1: u32) -> u32 {
+    k1.min(grid.k).saturating_sub(k0)
+}
+
+/// The host pieces of A streamed as K chunks into `chunk` (row-major `rows(i) x columns` on
+/// tile (i, j)), with `host` bytes per element.
+pub fn a_chunk_pieces(grid: &GemmGrid, chunk: BufferId, host: u32) -> Vec<HostPiece> {
+    let mut pieces = Vec::new();
+    for i in 0..grid.mb {
+        for (j, k0, k1) in a_chunks(grid) {
+            let columns = chunk_columns(grid, k0, k1);
+            if columns == 0 {
+                continue;
+            }
+            for r in 0..grid.rows(i) {
+                pieces.push(HostPiece {
+                    tile: grid.tile(i, j),
+                    place: Place::at(chunk, r * columns * host),
+                    tensor_offset: u64::from(((grid.first_row(i) + r) * grid.k + k0) * host),
+                    bytes: columns * host,
+                });
+            }
+        }
+    }
+    pieces
+}
+
+/// The host-side input buffers of a GEMM: A's K chunks (when A comes from the host) and B's
+/// row-major column blocks, which host bindings fill before [`lower_matmul`] runs.
 pub fn input_buffers(
     program: &mut TileProgram,
     grid: &GemmGrid,
     precision: GemmPrecision,
     provenance: &str,
-) -> (BufferId, BufferId) {
+    a_from_host: bool,
+) -> (Option<BufferId>, BufferId) {
     let host = precision.host.bytes();
     let all = grid.tiles();
-    let (k, cb) = (grid.k, grid.cb);
     let standard = MemoryClass::Standard;
-    let a_rm = program.buffer(
-        format!("{provenance}.a"),
+    let a = a_from_host.then(|| {
+        let widest = a_chunks(grid)
+            .iter()
+            .map(|&(_, k0, k1)| chunk_columns(grid, k0, k1))
+            .max()
+            .unwrap_or(0);
+        program.buffer(
+            format!("{provenance}.a"),
+            standard,
+            (grid.rows_padded * widest * host).max(host),
+            all.clone(),
+        )
+    });
+    let b_rm = program.buffer(
+        format!("{provenance}.b"),
         standard,
-        grid.rows_padded * k * host,
-        all.clone(),
+        grid.k * grid.cb * host,
+        all,
     );
-    let b_rm = program.buffer(format!("{provenance}.b"), standard, k * cb * host, all);
-    (a_rm, b_rm)
+    (a, b_rm)
 }
 
 /// Where a GEMM's left operand is when [`lower_matmul`] starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ASource {
-    /// Row block i row-major (`rows(i) x k`) on its home tile `(i, i mod nb)`, broadcast
-    /// along grid row i by the GEMM's exchange.
-    Home(BufferId),
+    /// K chunks streamed from the host (see [`a_chunks`], [`a_chunk_pieces`]).
+    Chunks(BufferId),
     /// Already on every tile of grid row i, block-major: K block s is row-major
     /// `rows(i) x kb` at byte `s * rows_padded * kb * host bytes`.
     Gathered(BufferId),
@@ -203,130 +259,24 @@ pub fn lower_matmul(
     (a, b_rm): (ASource, BufferId),
     provenance: &str,
 ) -> BufferId {
-    let (a_rm, gathered) = match a {
-        ASource::Home(buffer) => (buffer, false),
-        ASource::Gathered(buffer) => (buffer, true),
-    };
     let host = precision.host.bytes();
     let input = precision.input.bytes();
     let partials = precision.partials();
     let pb = partials.bytes();
     let all = grid.tiles();
     let rp = grid.rows_padded;
-    let (k, cb) = (grid.k, grid.cb);
-    let standard = MemoryClass::Standard;
-
-    // Under a narrowing precision policy the home tiles cast their blocks first, so the
-    // broadcast moves the narrow bytes and no tile casts a block another tile also casts.
-    let (mut a_in, mut b_in) = (a_rm, b_rm);
-    let scale = Arg::Value(precision.scale_exp as u32);
-    let mut element = host;
-    if precision.input != precision.host {
-        let a_c = program.buffer(
-            format!("{provenance}.a.cast"),
-            standard,
-            rp * k * input,
-            all.clone(),
-        );
-        let b_c = program.buffer(
-            format!("{provenance}.b.cast"),
-            standard,
-            k * cb * input,
-            all.clone(),
-        );
-        let cast = |elements| KernelSpec::Cast {
-            from: precision.host,
-            to: precision.input,
-            elements,
-        };
-        let mut runs = Vec::new();
-        if gathered {
-            // Every tile of grid row i holds the whole row block: each casts its copy.
-            for (i, j) in grid.grid() {
-                runs.push(Run {
-                    tile: grid.tile(i, j),
-                    kernel: program.kernel(cast(rp * k)),
-                    args: vec![
-                        Arg::Address(Place::at(a_rm, 0)),
-                        Arg::Address(Place::at(a_c, 0)),
-                        scale,
-                    ],
-                });
-            }
-        } else {
-            for i in 0..grid.mb {
-                runs.push(Run {
-                    tile: grid.tile(i, i % grid.nb),
-                    kernel: program.kernel(cast(grid.rows(i) * k)),
-                    args: vec![
-                        Arg::Address(Place::at(a_rm, 0)),
-                        Arg::Address(Place::at(a_c, 0)),
-                        scale,
-                    ],
-                });
-            }
-        }
-        for j in 0..grid.nb {
-            runs.push(Run {
-                tile: grid.tile(j % grid.mb, j),
-                kernel: program.kernel(cast(k * cb)),
-                args: vec![
-                    Arg::Address(Place::at(b_rm, 0)),
-                    Arg::Address(Place::at(b_c, 0)),
-                    scale,
-                ],
-            });
-        }
-        // One tile may be home to both a row block and a column block: its runs are listed
-        // in order, which is all a compute step needs.
-        runs.sort_by_key(|r| r.tile);
-        program.run.push(TileStep::Compute {
-            provenance: format!("{provenance}.cast"),
-            runs,
-        });
-        (a_in, b_in) = (a_c, b_c);
-        element = input;
-    }
-
-    let mut moves = Vec::new();
-    for i in (0..grid.mb).filter(|_| !gathered) {
-        let home = grid.tile(i, i % grid.nb);
-        let destinations: Vec<u32> = (0..grid.nb)
-            .map(|j| grid.tile(i, j))
-            .filter(|&t| t != home)
-            .collect();
-        if !destinations.is_empty() {
-            moves.push(Move {
-                source_tile: home,
-                source: Place::at(a_in, 0),
-                destinations,
-                destination: Place::at(a_in, 0),
-                bytes: grid.rows(i) * k * element,
-            });
-        }
-    }
-    for j in 0..grid.nb {
-        let home = grid.tile(j % grid.mb, j);
-        let destinations: Vec<u32> = (0..grid.mb)
-            .map(|i| grid.tile(i, j))
-            .filter(|&t| t != home)
-            .collect();
-        if !destinations.is_empty() {
-            moves.push(Move {
-                source_tile: home,
-                source: Place::at(b_in, 0),
-                destinations,
-                destination: Place::at(b_in, 0),
-                bytes: k * cb * element,
-            });
-        }
-    }
-    if !moves.is_empty() {
-        let phase = program.exchange_phases() as u32;
-        program.run.push(TileStep::Exchange { phase, moves });
-    }
-
+    let (k, cb, kb) = (grid.k, grid.cb, grid.kb);
     let kp = grid.k_padded();
+    let standard = MemoryClass::Standard;
+    let narrowing = precision.input != precision.host;
+    let scale = Arg::Value(precision.scale_exp as u32);
+    let address = |buffer, offset| Arg::Address(Place::at(buffer, offset));
+    let cast = |elements| KernelSpec::Cast {
+        from: precision.host,
+        to: precision.input,
+        elements,
+    };
+
     let a_amp = program.buffer(
         format!("{provenance}.a.amp_left"),
         standard,
@@ -339,26 +289,47 @@ pub fn lower_matmul(
         kp * cb * input,
         all.clone(),
     );
-    let c_amp = program.buffer(
-        format!("{provenance}.c.amp_output"),
-        standard,
-        rp * cb * pb,
-        all.clone(),
-    );
-    let c_rm = program.buffer(
-        format!("{provenance}.c"),
-        standard,
-        rp * cb * pb,
-        all.clone(),
-    );
-    let address = |buffer, offset| Arg::Address(Place::at(buffer, offset));
 
+    // Conversion: each element once, where it is.
     let mut runs = Vec::new();
-    for (i, j) in grid.grid() {
-        let tile = grid.tile(i, j);
-        if gathered {
-            // K block s of the block-major copy becomes K block s of the AMP-left operand.
-            for s in 0..grid.k_steps {
+    match a {
+        ASource::Chunks(chunk) => {
+            let chunk_cast = narrowing.then(|| {
+                program.buffer(
+                    format!("{provenance}.a.cast"),
+                    standard,
+                    program.buffers[chunk].bytes / host * input,
+                    all.clone(),
+                )
+            });
+            for (i, j) in grid.grid() {
+                let Some(&(_, k0, k1)) = a_chunks(grid).iter().find(|c| c.0 == j) else {
+                    continue;
+                };
+                let tile = grid.tile(i, j);
+                let columns = chunk_columns(grid, k0, k1);
+                let destination = address(a_amp, k0 * rp * input);
+                if columns == 0 {
+                    // Only padding: zeros.
+                    runs.push(Run {
+                        tile,
+                        kernel: program.kernel(KernelSpec::Fill {
+                            precision: precision.input,
+                            elements: rp * (k1 - k0),
+                        }),
+                        args: vec![destination, Arg::Value(0)],
+                    });
+                    continue;
+                }
+                let mut source = chunk;
+                if let Some(cast_buffer) = chunk_cast {
+                    runs.push(Run {
+                        tile,
+                        kernel: program.kernel(cast(grid.rows(i) * columns)),
+                        args: vec![address(chunk, 0), address(cast_buffer, 0), scale],
+                    });
+                    source = cast_buffer;
+                }
                 let spec = KernelSpec::Rearrange {
                     order: ElementOrder::AmpLeft,
                     to_amp: true,
@@ -366,34 +337,79 @@ pub fn lower_matmul(
                     offset: 0,
                     rows: grid.rows(i),
                     rows_padded: rp,
-                    cols: grid.kb,
-                    cols_padded: grid.kb,
+                    cols: columns,
+                    cols_padded: k1 - k0,
                 };
                 runs.push(Run {
                     tile,
                     kernel: program.kernel(spec),
-                    args: vec![
-                        address(a_in, s * rp * grid.kb * element),
-                        address(a_amp, s * grid.kb * rp * input),
-                    ],
+                    args: vec![address(source, 0), destination],
                 });
             }
-        } else {
-            let spec = KernelSpec::Rearrange {
-                order: ElementOrder::AmpLeft,
-                to_amp: true,
-                precision: precision.input,
-                offset: 0,
-                rows: grid.rows(i),
-                rows_padded: rp,
-                cols: k,
-                cols_padded: kp,
-            };
+        }
+        ASource::Gathered(gathered) => {
+            // Every tile of grid row i holds the whole row block: each converts its copy.
+            let mut source = gathered;
+            let gathered_cast = narrowing.then(|| {
+                program.buffer(
+                    format!("{provenance}.a.cast"),
+                    standard,
+                    rp * k * input,
+                    all.clone(),
+                )
+            });
+            let element = if narrowing { input } else { host };
+            for (i, j) in grid.grid() {
+                let tile = grid.tile(i, j);
+                if let Some(cast_buffer) = gathered_cast {
+                    runs.push(Run {
+                        tile,
+                        kernel: program.kernel(cast(rp * k)),
+                        args: vec![address(gathered, 0), address(cast_buffer, 0), scale],
+                    });
+                    source = cast_buffer;
+                }
+                for s in 0..grid.k_steps {
+                    let spec = KernelSpec::Rearrange {
+                        order: ElementOrder::AmpLeft,
+                        to_amp: true,
+                        precision: precision.input,
+                        offset: 0,
+                        rows: grid.rows(i),
+                        rows_padded: rp,
+                        cols: kb,
+                        cols_padded: kb,
+                    };
+                    runs.push(Run {
+                        tile,
+                        kernel: program.kernel(spec),
+                        args: vec![
+                            address(source, s * rp * kb * element),
+                            address(a_amp, s * kb * rp * input),
+                        ],
+                    });
+                }
+            }
+        }
+    }
+    let b_cast = narrowing.then(|| {
+        program.buffer(
+            format!("{provenance}.b.cast"),
+            standard,
+            k * cb * input,
+            all.clone(),
+        )
+    });
+    for j in 0..grid.nb {
+        let tile = grid.tile(j % grid.mb, j);
+        let mut source = b_rm;
+        if let Some(cast_buffer) = b_cast {
             runs.push(Run {
                 tile,
-                kernel: program.kernel(spec),
-                args: vec![address(a_in, 0), address(a_amp, 0)],
+                kernel: program.kernel(cast(k * cb)),
+                args: vec![address(b_rm, 0), address(cast_buffer, 0), scale],
             });
+            source = cast_buffer;
         }
         for s in 0..grid.k_steps {
             let spec = KernelSpec::Rearrange {
@@ -402,23 +418,75 @@ pub fn lower_matmul(
                 precision: precision.input,
                 offset: 0,
                 rows: grid.k_rows(s),
-                rows_padded: grid.kb,
+                rows_padded: kb,
                 cols: cb,
                 cols_padded: cb,
             };
-            let block = s * grid.kb * cb * input;
+            let block = s * kb * cb * input;
             runs.push(Run {
                 tile,
                 kernel: program.kernel(spec),
-                args: vec![address(b_in, block), address(b_amp, block)],
+                args: vec![address(source, block), address(b_amp, block)],
             });
         }
     }
+    // Stable: each tile keeps its casts before its rearranges.
+    runs.sort_by_key(|r| r.tile);
     program.run.push(TileStep::Compute {
-        provenance: format!("{provenance}.rearrange"),
+        provenance: format!("{provenance}.convert"),
         runs,
     });
 
+    // One phase: A chunks along grid rows, B blocks down grid columns, converted bytes.
+    let mut moves = Vec::new();
+    if let ASource::Chunks(_) = a {
+        for i in 0..grid.mb {
+            for (j, k0, k1) in a_chunks(grid) {
+                let source = grid.tile(i, j);
+                let destinations: Vec<u32> = (0..grid.nb)
+                    .map(|jj| grid.tile(i, jj))
+                    .filter(|&t| t != source)
+                    .collect();
+                if !destinations.is_empty() {
+                    moves.push(Move {
+                        source_tile: source,
+                        source: Place::at(a_amp, k0 * rp * input),
+                        destinations,
+                        destination: Place::at(a_amp, k0 * rp * input),
+                        bytes: (k1 - k0) * rp * input,
+                    });
+                }
+            }
+        }
+    }
+    for j in 0..grid.nb {
+        let home = grid.tile(j % grid.mb, j);
+        let destinations: Vec<u32> = (0..grid.mb)
+            .map(|i| grid.tile(i, j))
+            .filter(|&t| t != home)
+            .collect();
+        if !destinations.is_empty() {
+            moves.push(Move {
+                source_tile: home,
+                source: Place::at(b_amp, 0),
+                destinations,
+                destination: Place::at(b_amp, 0),
+                bytes: kp * cb * input,
+            });
+        }
+    }
+    if !moves.is_empty() {
+        let phase = program.exchange_phases() as u32;
+        program.run.push(TileStep::Exchange { phase, moves });
+    }
+
+    let c_amp = program.buffer(
+        format!("{provenance}.c.amp_output"),
+        standard,
+        rp * cb * pb,
+        all.clone(),
+    );
+    let c_rm = program.buffer(format!("{provenance}.c"), standard, rp * cb * pb, all);
     let mut runs = Vec::new();
     for (i, j) in grid.grid() {
         let tile = grid.tile(i, j);
@@ -427,7 +495,7 @@ pub fn lower_matmul(
                 input: precision.input,
                 partials,
                 weights: MemoryClass::Interleaved,
-                k: grid.kb,
+                k: kb,
                 c: cb,
                 rows: vec![rp],
                 accumulate: s > 0,
@@ -436,8 +504,8 @@ pub fn lower_matmul(
                 tile,
                 kernel: program.kernel(spec),
                 args: vec![
-                    address(a_amp, s * grid.kb * rp * input),
-                    address(b_amp, s * grid.kb * cb * input),
+                    address(a_amp, s * kb * rp * input),
+                    address(b_amp, s * kb * cb * input),
                     address(c_amp, 0),
                     Arg::Value(0),
                     scale,

@@ -195,18 +195,12 @@ impl Lowering<'_> {
             None => {
                 self.host(index, a, "ipu.matmul", "left operand")?;
                 let grid = super::gemm_grid((m, k, n), plan, self.tiles, index)?;
-                let (a_rm, b_rm) =
-                    gemm::input_buffers(&mut self.program, &grid, precision, &provenance);
-                let pieces = (0..grid.mb)
-                    .map(|i| HostPiece {
-                        tile: grid.tile(i, i % grid.nb),
-                        place: Place::at(a_rm, 0),
-                        tensor_offset: u64::from(grid.first_row(i) * grid.k * hb),
-                        bytes: grid.rows(i) * grid.k * hb,
-                    })
-                    .collect();
+                let (chunk, b_rm) =
+                    gemm::input_buffers(&mut self.program, &grid, precision, &provenance, true);
+                let chunk = chunk.expect("A comes from the host");
+                let pieces = gemm::a_chunk_pieces(&grid, chunk, hb);
                 self.stream(a, pieces)?;
-                (grid, (ASource::Home(a_rm), b_rm))
+                (grid, (ASource::Chunks(chunk), b_rm))
             }
             Some(producer) => {
                 if plan.is_some() {
