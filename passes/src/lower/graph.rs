@@ -34,7 +34,7 @@ use super::gemm::{self, ASource, GemmGrid, GemmPrecision};
 use super::program::{
     Arg, BufferId, HostBinding, HostPiece, Move, Place, Run, TileProgram, TileStep,
 };
-use super::{LowerError, LowerOptions, PrecisionPolicy};
+use super::{LowerError, LowerOptions};
 use crate::planner::{Graph, OpKind, Origin, ValueId};
 
 /// A device value: row-major blocks over a grid (see the module docs).
@@ -174,10 +174,7 @@ impl Lowering<'_> {
         }
         let precision = GemmPrecision {
             host: host_precision,
-            input: match self.options.precision {
-                PrecisionPolicy::Fp8 => Precision::F8E4M3,
-                PrecisionPolicy::Native => host_precision,
-            },
+            input: self.options.precision.input(host_precision),
             scale_exp: self.options.fp8_scale,
         };
         if vc.element != precision.partials() {

@@ -51,6 +51,19 @@ pub enum LowerError {
         shortfall: u64,
         largest: String,
     },
+    #[error(
+        "tile {tile} needs {needed} B of {class} memory for {buffer}; {free} B are free but \
+         fragmented: no aligned range holds it (a buffer of at most one 16 KiB memory element \
+         must not straddle two); largest live: {largest}"
+    )]
+    Fragmented {
+        tile: u32,
+        class: &'static str,
+        buffer: String,
+        needed: u64,
+        free: u64,
+        largest: String,
+    },
     #[error("buffer {buffer} has no address (run storage placement first)")]
     Unplaced { buffer: String },
     #[error("exchange phase {phase}: {detail}")]
@@ -70,6 +83,22 @@ pub enum PrecisionPolicy {
     Native,
     /// FP8 (E4M3) AMP inputs, cast on device with `fp8_scale`.
     Fp8,
+    /// F16 AMP inputs (cast on device when the tensors are f32).
+    F16,
+    /// F32 AMP inputs and partials (cast on device when the tensors are f16).
+    F32,
+}
+
+impl PrecisionPolicy {
+    /// The AMP input precision for host tensors of `host` precision.
+    pub fn input(self, host: Precision) -> Precision {
+        match self {
+            PrecisionPolicy::Native => host,
+            PrecisionPolicy::Fp8 => Precision::F8E4M3,
+            PrecisionPolicy::F16 => Precision::F16,
+            PrecisionPolicy::F32 => Precision::F32,
+        }
+    }
 }
 
 /// What the lowering needs besides the graph.

@@ -7,9 +7,10 @@
 //! per phase, receive buffers that share an element with a send-read on the same tile at
 //! overlapping cycles, moves each such buffer to the lowest address of its class where no
 //! buffer live at the same time on its tiles sits and whose elements no send of a phase it
-//! receives in reads, and keeps a move only when every phase's stored schedule then
-//! validates at the new addresses (the schedules are kept, never recomputed: only
-//! addresses moved). It logs `reused exchange optimization after validating relocated rows
+//! receives in reads, and keeps a move when it lowers the number of conflicting buffers
+//! (independent conflicts are resolved one at a time). At the end every phase's stored
+//! schedule must validate at the new addresses (the schedules are kept, never recomputed:
+//! only addresses moved). It logs `reused exchange optimization after validating relocated rows
 //! phase=N` for each phase whose schedule was kept.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -214,6 +215,15 @@ pub fn optimize_exchange_placement(
     for (phase, moves) in phases(design) {
         candidates.extend(conflicting_receives(design, phase, moves, target));
     }
+    // A move is kept when it lowers the number of conflicting receive buffers: independent
+    // conflicts are resolved one by one (the relocation itself never overlaps a live buffer).
+    let conflicts = |design: &TileDesign| -> usize {
+        phases(design)
+            .into_iter()
+            .map(|(phase, moves)| conflicting_receives(design, phase, moves, target).len())
+            .sum()
+    };
+    let mut remaining = conflicts(design);
     let mut moved = 0;
     for buffer in candidates {
         let avoid = read_elements(design, buffer, target);
@@ -222,7 +232,9 @@ pub fn optimize_exchange_placement(
         };
         let before = design.program.buffers[buffer].address;
         design.program.buffers[buffer].address = Some(at);
-        if validate_all(design, target, false).is_ok() {
+        let after = conflicts(design);
+        if after < remaining {
+            remaining = after;
             moved += 1;
         } else {
             design.program.buffers[buffer].address = before;

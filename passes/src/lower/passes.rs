@@ -80,6 +80,8 @@ crate::option_enum! {
     pub enum TilePrecision {
         Auto = "auto",
         Native = "native",
+        F32 = "f32",
+        F16 = "f16",
         Fp8 = "fp8",
     }
 }
@@ -144,11 +146,15 @@ impl LowerToTiles {
         }
         let precision = match (self.options.precision, &planned) {
             (TilePrecision::Fp8, _) => PrecisionPolicy::Fp8,
+            (TilePrecision::F16, _) => PrecisionPolicy::F16,
+            (TilePrecision::F32, _) => PrecisionPolicy::F32,
             (TilePrecision::Native, _) => PrecisionPolicy::Native,
-            (TilePrecision::Auto, Some(p)) if p.precision == PlanPrecision::Fp8 => {
-                PrecisionPolicy::Fp8
-            }
-            (TilePrecision::Auto, _) => PrecisionPolicy::Native,
+            (TilePrecision::Auto, Some(p)) => match p.precision {
+                PlanPrecision::Fp8 => PrecisionPolicy::Fp8,
+                PlanPrecision::F16 => PrecisionPolicy::F16,
+                PlanPrecision::F32 => PrecisionPolicy::F32,
+            },
+            (TilePrecision::Auto, None) => PrecisionPolicy::Native,
         };
         let scale = self
             .options
@@ -512,12 +518,20 @@ pub fn lower_exchanges(
                 .get(&phase)
                 .filter(|s| reuse && s.key == key)
             {
-                validate_relocated(&design.program, phase, moves, stored, target, &code)?;
-                info!(
-                    phase,
-                    "reused exchange optimization after validating relocated rows"
-                );
-                return Ok((phase, stored.clone(), true));
+                match validate_relocated(&design.program, phase, moves, stored, target, &code) {
+                    Ok(()) => {
+                        info!(
+                            phase,
+                            "reused exchange optimization after validating relocated rows"
+                        );
+                        return Ok((phase, stored.clone(), true));
+                    }
+                    Err(reason) => info!(
+                        phase,
+                        %reason,
+                        "relocated rows invalidate the stored exchange schedule; rescheduling"
+                    ),
+                }
             }
             let requests = phase_requests(moves);
             let schedule = schedule_phase(&requests, target).map_err(|e| LowerError::Exchange {

@@ -121,16 +121,54 @@ pub fn place_storage(
         standard_ranges = ?support.standard_ranges,
         "allocated package support memory"
     );
-    let element = target.memory.element_bytes.value;
-    let mut order: Vec<usize> = (0..program.buffers.len()).collect();
-    order.sort_by_key(|&b| (std::cmp::Reverse(program.buffers[b].bytes), b));
     let tile_sets: Vec<BTreeSet<u32>> = program
         .buffers
         .iter()
         .map(|b| b.tiles.iter().copied().collect())
         .collect();
+    // First fit in a few orders: largest first, then by first use (buffers that live early
+    // pack below those that live late), then smallest first (small buffers that must not
+    // straddle an element take the element tails). The first order that places everything
+    // wins; when none does, the largest-first failure is reported.
+    let ids = || (0..program.buffers.len()).collect::<Vec<usize>>();
+    let mut by_size = ids();
+    by_size.sort_by_key(|&b| (std::cmp::Reverse(program.buffers[b].bytes), b));
+    let mut by_start = ids();
+    by_start.sort_by_key(|&b| {
+        let buffer = &program.buffers[b];
+        (buffer.live.0, std::cmp::Reverse(buffer.bytes), b)
+    });
+    let mut by_size_up = ids();
+    by_size_up.sort_by_key(|&b| (program.buffers[b].bytes, b));
+    let mut first_error = None;
+    for order in [by_size, by_start, by_size_up] {
+        for buffer in &mut program.buffers {
+            buffer.address = None;
+        }
+        match place_in_order(program, &support, &order, &tile_sets, target) {
+            Ok(()) => return Ok(support),
+            Err(error) => {
+                first_error.get_or_insert(error);
+            }
+        }
+    }
+    for buffer in &mut program.buffers {
+        buffer.address = None;
+    }
+    Err(first_error.unwrap_or_else(|| LowerError::Input("placement failed".into())))
+}
+
+/// First-fit placement of the buffers in `order`.
+fn place_in_order(
+    program: &mut TileProgram,
+    support: &SupportMemory,
+    order: &[usize],
+    tile_sets: &[BTreeSet<u32>],
+    target: &Target,
+) -> Result<(), LowerError> {
+    let element = target.memory.element_bytes.value;
     let mut placed: Vec<usize> = Vec::new();
-    for &id in &order {
+    for &id in order {
         let buffer = &program.buffers[id];
         let ranges = match buffer.class {
             MemoryClass::Standard => &support.standard_ranges,
@@ -179,12 +217,12 @@ pub fn place_storage(
             }
         }
         let Some(address) = found else {
-            return Err(out_of_memory(program, id, ranges, &conflicts, &tile_sets));
+            return Err(out_of_memory(program, id, ranges, &conflicts, tile_sets));
         };
         program.buffers[id].address = Some(address);
         placed.push(id);
     }
-    Ok(support)
+    Ok(())
 }
 
 fn out_of_memory(
@@ -219,13 +257,28 @@ fn out_of_memory(
         .map(|(bytes, name)| format!("{name} ({bytes} B)"))
         .collect::<Vec<_>>()
         .join(", ");
+    let shortfall = u64::from(buffer.bytes).saturating_sub(free);
+    if shortfall == 0 {
+        return LowerError::Fragmented {
+            tile,
+            class: buffer.class.name(),
+            buffer: buffer.name.clone(),
+            needed: u64::from(buffer.bytes),
+            free,
+            largest: if largest.is_empty() {
+                "none".into()
+            } else {
+                largest
+            },
+        };
+    }
     LowerError::OutOfMemory {
         tile,
         class: buffer.class.name(),
         buffer: buffer.name.clone(),
         needed: u64::from(buffer.bytes),
         free,
-        shortfall: u64::from(buffer.bytes).saturating_sub(free),
+        shortfall,
         largest: if largest.is_empty() {
             "none".into()
         } else {

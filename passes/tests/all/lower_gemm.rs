@@ -111,7 +111,7 @@ fn run_case(case: &Case) -> f64 {
             rounded(&x, Precision::F8E4M3, 0),
             rounded(&w, Precision::F8E4M3, 0),
         ),
-        PrecisionPolicy::Native => (x, w),
+        PrecisionPolicy::Native | PrecisionPolicy::F16 | PrecisionPolicy::F32 => (x, w),
     };
     let kb = GemmGrid::new(m as u32, k as u32, n as u32, case.tiles)
         .expect("grid")

@@ -502,7 +502,6 @@ fn optimized_swap_pairs_keep_placement_rules_and_are_hazard_free() {
 
 /// Several independent conflicts in one phase: each must be resolved.
 #[test]
-#[ignore = "bug: ipu-optimize-exchange-placement keeps a move only if the whole design then validates, so with two independent conflicts no move is ever kept and the pass fails"]
 fn optimized_swap_programs_with_several_pairs_are_hazard_free() {
     assert!(optimize_swap_programs(2..=6) > 0);
 }
@@ -512,7 +511,6 @@ fn optimized_swap_programs_with_several_pairs_are_hazard_free() {
 /// after it, the AMP copy in the last element), but largest-first placement puts B first,
 /// after which no 16 KiB element has 8,704 B free for the AMP copy.
 #[test]
-#[ignore = "bug: ipu-place-storage reports out of memory (\"8704 B needed, 15872 B free, short by 0 B\") for a program that fits under the element rule"]
 fn placement_fits_when_the_element_rule_allows() {
     let target = Target::c600();
     let context = context();

@@ -1,8 +1,5 @@
-// XFAIL: *
-// Known bug: ipu-compile documents precision=f32 ("Precision policy for GEMM inputs: f32, f16
-// or fp8") and planning casts the inputs to F32, but ipu-lower-to-tiles then reads the
-// original F16 operands with the F32 result and fails with "element types F16 x F16 -> F32:
-// inputs must agree and the result be F16" (passes/src/lower/mod.rs, lower_graph).
+// precision=f32 on an F16 GEMM: planning chooses F32 AMP inputs and the lowering follows it,
+// casting the F16 operands to F32 on device (F32 partials, gemm_f32 kernels).
 // RUN: ipu-opt %s -p 'builtin.module(ipu-compile{tiles=8 precision=f32 compile-kernels=false})' | FileCheck %s
 // CHECK: name = "gemm_f32_
 // CHECK: "ipu_tile.code"

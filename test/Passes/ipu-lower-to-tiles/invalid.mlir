@@ -6,14 +6,14 @@
 // RUN: not ipu-opt %s --split-input-file -p 'builtin.module(ipu-lower-to-tiles{fp8-scale=32})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=SCALE
 // RUN: not ipu-opt %s --split-input-file -p 'builtin.module(ipu-lower-to-tiles{function=missing})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=FUNCTION
 // RUN: not ipu-opt %s --split-input-file -p 'builtin.module(ipu-lower-to-tiles{target=gc200})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=TARGET
-// RUN: not ipu-opt %s --split-input-file -p 'builtin.module(ipu-lower-to-tiles{precision=f32})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=PRECISION
+// RUN: not ipu-opt %s --split-input-file -p 'builtin.module(ipu-lower-to-tiles{precision=bf16})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=PRECISION
 
 // TILES: error: 'builtin.module' op ipu-lower-to-tiles: tiles=1473 is outside 1..=1472 of target c600
 // BOW-TILES: error: 'builtin.module' op ipu-lower-to-tiles: tiles=5000 is outside 1..=1472 of target bow
 // SCALE: error: 'builtin.module' op ipu-lower-to-tiles: fp8-scale=32 is outside -31..=31
 // FUNCTION: error: 'builtin.module' op ipu-lower-to-tiles: no function 'missing'
 // TARGET: error: 'builtin.module' op ipu-lower-to-tiles: unknown target 'gc200'; known targets: c600, bow
-// PRECISION: error: invalid value 'f32' for option 'precision' of pass 'ipu-lower-to-tiles': expected one of auto|native|fp8
+// PRECISION: error: invalid value 'bf16' for option 'precision' of pass 'ipu-lower-to-tiles': expected one of auto|native|f32|f16|fp8
 
 // An op the tile lowering does not handle.
 // expected-error@+1 {{'func.func' op ipu-lower-to-tiles: ipu.softmax: op 0 is not lowered to tiles yet (matmul, add and gelu are)}}

@@ -1,8 +1,6 @@
-// XFAIL: *
-// Known bug (passes/src/lower/optimize.rs, optimize_exchange_placement): a candidate move is
-// kept only when every phase then validates (validate_all), so with two independent
-// conflicts (tile pairs 0/2 and 4/6 each swapping buffers that share an element) every single
-// move is reverted and the pass fails with the first remaining hazard.
+// Two independent conflicts (tile pairs 0/2 and 4/6 each swapping buffers that share an
+// element): the optimizer resolves them one at a time (a move is kept when it lowers the
+// number of conflicting buffers) and the emitted program is hazard-free.
 // RUN: ipu-opt %s -p 'builtin.module(ipu-place-storage, ipu-lower-exchanges, ipu-optimize-exchange-placement, ipu-emit-tile-code)' | FileCheck %s
 // CHECK: "ipu_tile.code"() {final_cycles = {{[0-9]+}} : i64, final_exchange = {{[0-9]+}} : i64, tiles = array<i32: 0, 2, 4, 6>}
 module {
