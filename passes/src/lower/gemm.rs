@@ -12,9 +12,11 @@
 //!   streamed to tile (i, j). An AMP-left operand is K-group major, so each converted chunk is
 //!   a contiguous range of the AMP-left block, written in place; one exchange phase
 //!   broadcasts every chunk along its grid row, to the same place.
-//! * B's column block j (row-major K x cb, one piece per K row) lands on tile (j mod mb, j),
-//!   which converts it into AMP-right K blocks of `kb` rows and broadcasts it down grid
-//!   column j in the same phase.
+//! * B's column block j (row-major K x cb, one piece per K row) is cut into K-row chunks inside
+//!   its K blocks ([`b_chunks`]), chunk i on tile (i, j) (owners rotate with the K block).
+//!   Each converts its chunk into AMP-right order; column group g of the chunk is contiguous
+//!   and belongs at `(s kb cb + (g kb + row in block) 16)` of the AMP-right operand, where the
+//!   owner copies it and the same phase sends it down grid column j.
 //!
 //! Then, per tile: one GEMM call per K block (the first initializes C, the others accumulate)
 //! and a rearrange of C back to row-major dropping the padded rows.
@@ -183,6 +185,62 @@ fn chunk_columns(grid: &GemmGrid, k0: u32, k1: u32) -> u32 {
     k1.min(grid.k).saturating_sub(k0)
 }
 
+/// The K-row chunks of B's column blocks: `(i, s, r0, r1)` means grid row i converts rows
+/// `[r0, r1)` of the padded K, inside K block s (at most `mb` chunks per K block); the real
+/// rows are `[r0, min(r1, k))`.
+pub fn b_chunks(grid: &GemmGrid) -> Vec<(u32, u32, u32, u32)> {
+    let mut out = Vec::new();
+    for s in 0..grid.k_steps {
+        let count = grid.mb.min(grid.kb).max(1);
+        for c in 0..count {
+            let r0 = s * grid.kb + c * grid.kb / count;
+            let r1 = s * grid.kb + (c + 1) * grid.kb / count;
+            if r1 > r0 {
+                // Rotate the owners with the K block so every grid row converts.
+                out.push(((c + s * count) % grid.mb, s, r0, r1));
+            }
+        }
+    }
+    out
+}
+
+/// Real rows of the B chunk `[r0, r1)`.
+fn chunk_rows(grid: &GemmGrid, r0: u32, r1: u32) -> u32 {
+    r1.min(grid.k).saturating_sub(r0)
+}
+
+/// Slot of each B chunk in its owner's host buffer: chunks of one tile follow each other.
+fn b_slots(grid: &GemmGrid) -> (Vec<u32>, u32) {
+    let mut next = vec![0u32; grid.mb as usize];
+    let mut slots = Vec::new();
+    for (i, _, r0, r1) in b_chunks(grid) {
+        slots.push(next[i as usize]);
+        next[i as usize] += r1 - r0;
+    }
+    let widest = next.into_iter().max().unwrap_or(0);
+    (slots, widest)
+}
+
+/// The host pieces of B streamed as K-row chunks into `buffer` (row-major chunk rows x cb
+/// on tile (i, j) for column block j), one piece per K row.
+pub fn b_chunk_pieces(grid: &GemmGrid, buffer: BufferId, host: u32) -> Vec<HostPiece> {
+    let (slots, _) = b_slots(grid);
+    let mut pieces = Vec::new();
+    for j in 0..grid.nb {
+        for (&(i, _, r0, r1), &slot) in b_chunks(grid).iter().zip(&slots) {
+            for r in 0..chunk_rows(grid, r0, r1) {
+                pieces.push(HostPiece {
+                    tile: grid.tile(i, j),
+                    place: Place::at(buffer, (slot + r) * grid.cb * host),
+                    tensor_offset: u64::from(((r0 + r) * grid.n + j * grid.cb) * host),
+                    bytes: grid.cb * host,
+                });
+            }
+        }
+    }
+    pieces
+}
+
 /// The host pieces of A streamed as K chunks into `chunk` (row-major `rows(i) x columns` on
 /// tile (i, j)), with `host` bytes per element.
 pub fn a_chunk_pieces(grid: &GemmGrid, chunk: BufferId, host: u32) -> Vec<HostPiece> {
@@ -231,10 +289,11 @@ pub fn input_buffers(
             all.clone(),
         )
     });
+    let (_, widest) = b_slots(grid);
     let b_rm = program.buffer(
         format!("{provenance}.b"),
         standard,
-        grid.k * grid.cb * host,
+        (widest * grid.cb * host).max(host),
         all,
     );
     (a, b_rm)
@@ -392,42 +451,119 @@ pub fn lower_matmul(
             }
         }
     }
+    // B: grid row i converts its K-row chunks of every column block into AMP-right chunks;
+    // column group g of a chunk is contiguous and lands at its place in the K block.
+    let (slots, widest) = b_slots(grid);
     let b_cast = narrowing.then(|| {
         program.buffer(
             format!("{provenance}.b.cast"),
             standard,
-            k * cb * input,
+            (widest * cb * input).max(input),
             all.clone(),
         )
     });
+    // A chunk that is a whole K block is already in its final layout: it is rearranged in
+    // place and sent as one range. Partial chunks go through a staging buffer.
+    let partial = b_chunks(grid).iter().any(|&(_, _, r0, r1)| r1 - r0 != kb);
+    let b_stage = partial.then(|| {
+        program.buffer(
+            format!("{provenance}.b.amp_chunk"),
+            standard,
+            (widest * cb * input).max(input),
+            all.clone(),
+        )
+    });
+    let groups = cb / 16;
+    let mut b_moves = Vec::new();
     for j in 0..grid.nb {
-        let tile = grid.tile(j % grid.mb, j);
-        let mut source = b_rm;
-        if let Some(cast_buffer) = b_cast {
-            runs.push(Run {
-                tile,
-                kernel: program.kernel(cast(k * cb)),
-                args: vec![address(b_rm, 0), address(cast_buffer, 0), scale],
-            });
-            source = cast_buffer;
-        }
-        for s in 0..grid.k_steps {
-            let spec = KernelSpec::Rearrange {
-                order: ElementOrder::AmpRight,
-                to_amp: true,
-                precision: precision.input,
-                offset: 0,
-                rows: grid.k_rows(s),
-                rows_padded: kb,
-                cols: cb,
-                cols_padded: cb,
+        for (&(i, s, r0, r1), &slot) in b_chunks(grid).iter().zip(&slots) {
+            let tile = grid.tile(i, j);
+            let rows = r1 - r0;
+            let real = chunk_rows(grid, r0, r1);
+            let whole = rows == kb;
+            let (target_buffer, target_offset) = match (whole, b_stage) {
+                (false, Some(stage)) => (stage, slot * cb * input),
+                _ => (b_amp, s * kb * cb * input),
             };
-            let block = s * kb * cb * input;
-            runs.push(Run {
-                tile,
-                kernel: program.kernel(spec),
-                args: vec![address(source, block), address(b_amp, block)],
-            });
+            if real == 0 {
+                runs.push(Run {
+                    tile,
+                    kernel: program.kernel(KernelSpec::Fill {
+                        precision: precision.input,
+                        elements: rows * cb,
+                    }),
+                    args: vec![address(target_buffer, target_offset), Arg::Value(0)],
+                });
+            } else {
+                let mut source = (b_rm, slot * cb * host);
+                if let Some(cast_buffer) = b_cast {
+                    runs.push(Run {
+                        tile,
+                        kernel: program.kernel(cast(real * cb)),
+                        args: vec![
+                            address(b_rm, slot * cb * host),
+                            address(cast_buffer, slot * cb * input),
+                            scale,
+                        ],
+                    });
+                    source = (cast_buffer, slot * cb * input);
+                }
+                let spec = KernelSpec::Rearrange {
+                    order: ElementOrder::AmpRight,
+                    to_amp: true,
+                    precision: precision.input,
+                    offset: 0,
+                    rows: real,
+                    rows_padded: rows,
+                    cols: cb,
+                    cols_padded: cb,
+                };
+                runs.push(Run {
+                    tile,
+                    kernel: program.kernel(spec),
+                    args: vec![
+                        address(source.0, source.1),
+                        address(target_buffer, target_offset),
+                    ],
+                });
+            }
+            let destinations: Vec<u32> = (0..grid.mb)
+                .map(|ii| grid.tile(ii, j))
+                .filter(|&t| t != tile)
+                .collect();
+            if whole {
+                if !destinations.is_empty() {
+                    b_moves.push(Move {
+                        source_tile: tile,
+                        source: Place::at(b_amp, target_offset),
+                        destinations,
+                        destination: Place::at(b_amp, target_offset),
+                        bytes: kb * cb * input,
+                    });
+                }
+                continue;
+            }
+            let within = r0 - s * kb;
+            for g in 0..groups {
+                let from = target_offset + g * rows * 16 * input;
+                let to = (s * kb * cb + (g * kb + within) * 16) * input;
+                let bytes = rows * 16 * input;
+                // The owner places its own chunk with a copy; the others receive it.
+                runs.push(Run {
+                    tile,
+                    kernel: program.kernel(KernelSpec::Copy { bytes }),
+                    args: vec![address(target_buffer, from), address(b_amp, to)],
+                });
+                if !destinations.is_empty() {
+                    b_moves.push(Move {
+                        source_tile: tile,
+                        source: Place::at(target_buffer, from),
+                        destinations: destinations.clone(),
+                        destination: Place::at(b_amp, to),
+                        bytes,
+                    });
+                }
+            }
         }
     }
     // Stable: each tile keeps its casts before its rearranges.
@@ -459,22 +595,7 @@ pub fn lower_matmul(
             }
         }
     }
-    for j in 0..grid.nb {
-        let home = grid.tile(j % grid.mb, j);
-        let destinations: Vec<u32> = (0..grid.mb)
-            .map(|i| grid.tile(i, j))
-            .filter(|&t| t != home)
-            .collect();
-        if !destinations.is_empty() {
-            moves.push(Move {
-                source_tile: home,
-                source: Place::at(b_amp, 0),
-                destinations,
-                destination: Place::at(b_amp, 0),
-                bytes: kp * cb * input,
-            });
-        }
-    }
+    moves.extend(b_moves);
     if !moves.is_empty() {
         let phase = program.exchange_phases() as u32;
         program.run.push(TileStep::Exchange { phase, moves });

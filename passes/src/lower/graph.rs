@@ -208,27 +208,13 @@ impl Lowering<'_> {
                 }
                 let grid = self.chained_grid(producer, n, index)?;
                 let gathered = self.gather(producer, &grid, &provenance)?;
-                let b_rm = self.program.buffer(
-                    format!("{provenance}.b"),
-                    MemoryClass::Standard,
-                    k * grid.cb * hb,
-                    grid.tiles(),
-                );
+                let (_, b_rm) =
+                    gemm::input_buffers(&mut self.program, &grid, precision, &provenance, false);
                 (grid, (ASource::Gathered(gathered), b_rm))
             }
         };
         let (a_source, b_rm) = a_source;
-        let b_pieces = (0..grid.nb)
-            .flat_map(|j| {
-                let grid = &grid;
-                (0..grid.k).map(move |kk| HostPiece {
-                    tile: grid.tile(j % grid.mb, j),
-                    place: Place::at(b_rm, kk * grid.cb * hb),
-                    tensor_offset: u64::from((kk * grid.n + j * grid.cb) * hb),
-                    bytes: grid.cb * hb,
-                })
-            })
-            .collect();
+        let b_pieces = gemm::b_chunk_pieces(&grid, b_rm, hb);
         self.stream(b, b_pieces)?;
         let c_rm = gemm::lower_matmul(
             &mut self.program,

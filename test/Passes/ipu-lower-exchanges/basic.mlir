@@ -10,10 +10,13 @@
 // column blocks along grid columns, many moves in one phase, one schedule row or more each.
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=16 function=wide}, ipu-place-storage, ipu-lower-exchanges)' | FileCheck %s --check-prefix=WIDE
 
-// Tile 0 broadcasts B (8 KiB) to tiles 1, 2 and 3 in one piece from cycle 0.
+// B (64 x 64) is converted in four 16-row chunks, one per tile; each chunk's four column groups
+// (512 B each) go to the other three tiles: 16 moves, and since every move needs three of the
+// four receivers they run one after another, 128 cycles each (2048 cycles plus the phase's
+// fixed 600).
 // CHECK-LABEL: module @gemm.tiles
 // CHECK-NOT: schedule
-// CHECK: "ipu_tile.exchange"() {cycles = [[CYCLES:[0-9]+]] : i64, moves = array<i64: 0, [[B:[0-9]+]], 0, [[B]], 0, 8192, 3, 1, 2, 3>, phase = 0 : i64, program = "run", schedule = array<i64: 0, 0, 8192, 0>, schedule_key = {{-?[0-9]+}} : i64}
+// CHECK: "ipu_tile.exchange"() {cycles = 2648 : i64, moves = array<i64: 0, [[STAGE:[0-9]+]], 0, [[B:[0-9]+]], 0, 512, 3, 1, 2, 3, 0, [[STAGE]], 512, [[B]], 2048, 512, 3, 1, 2, 3, {{.*}}>, phase = 0 : i64, program = "run", schedule = array<i64: 0, 0, 512, 0, 1, 0, 512, 128, 2, 0, 512, 256, 3, 0, 512, 384, 4, 0, 512, 512, 5, 0, 512, 640, 6, 0, 512, 768, 7, 0, 512, 896, 8, 0, 512, 1024, 9, 0, 512, 1152, 10, 0, 512, 1280, 11, 0, 512, 1408, 12, 0, 512, 1536, 13, 0, 512, 1664, 14, 0, 512, 1792, 15, 0, 512, 1920>, schedule_key = {{-?[0-9]+}} : i64}
 // CHECK-NOT: ipu_tile.code
 
 // STATS: IpuLowerExchanges

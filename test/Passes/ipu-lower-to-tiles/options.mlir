@@ -13,21 +13,21 @@
 
 // tiles=16: 16 row blocks of 2 rows, every buffer on tiles 0..15.
 // TILES: module @gemm.tiles
-// TILES: "ipu_tile.kernel"() {index = 2 : i64, name = "gemm_f16_interleaved_k64_c64_r2"
+// TILES: "ipu_tile.kernel"() {index = 3 : i64, name = "gemm_f16_interleaved_k64_c64_r2"
 // TILES: "ipu_tile.buffer"() {bytes = 256 : i64, {{.*}}name = "op0.a", tiles = array<i32: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15>}
 // TILES-NOT: module @second.tiles
 
 // The default without planning: every tile of the target may be used (one row per tile).
-// ALL: "ipu_tile.kernel"() {index = 2 : i64, name = "gemm_f16_interleaved_k64_c64_r1"
+// ALL: "ipu_tile.kernel"() {index = 3 : i64, name = "gemm_f16_interleaved_k64_c64_r1"
 // ALL: "ipu_tile.buffer"() {bytes = 128 : i64, {{.*}}name = "op0.a", tiles = array<i32: 0, 1, {{.*}}, 30, 31>}
 
 // precision=fp8: on-device casts to F8E4M3 with the scale exponent (-3 as the u32 argument
 // 4294967293), then an FP8 GEMM with F16 partials.
 // FP8-DAG: "ipu_tile.kernel"() {index = {{[0-9]+}} : i64, name = "cast_f16_f8_n512"
-// FP8-DAG: "ipu_tile.kernel"() {index = {{[0-9]+}} : i64, name = "cast_f16_f8_n4096"
+// FP8-DAG: "ipu_tile.kernel"() {index = {{[0-9]+}} : i64, name = "cast_f16_f8_n1024"
 // FP8-DAG: name = "gemm_f8_interleaved_k64_c64_r8"
 // FP8-DAG: "ipu_tile.buffer"() {bytes = 512 : i64, {{.*}}name = "op0.a.{{[a-z]+}}"
-// FP8-DAG: "ipu_tile.buffer"() {bytes = 4096 : i64, {{.*}}name = "op0.b.{{[a-z]+}}"
+// FP8-DAG: "ipu_tile.buffer"() {bytes = 1024 : i64, {{.*}}name = "op0.b.cast"
 // FP8: "ipu_tile.compute"() {program = "run", provenance = "op0.{{[a-z]+}}", runs = array<i64: {{.*}}, -1, 4294967293
 
 // NATIVE-NOT: cast

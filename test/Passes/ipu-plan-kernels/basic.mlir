@@ -15,17 +15,18 @@
 // CHECK: "ipu_tile.host_read"
 
 // LOG-DAG: planned kernel specialization kernel=rearrange_amp_left_f16_o0_r8_p8_c64_p64
-// LOG-DAG: planned kernel specialization kernel=rearrange_amp_right_f16_o0_r64_p64_c64_p64
+// LOG-DAG: planned kernel specialization kernel=rearrange_amp_right_f16_o0_r16_p16_c64_p64
 // LOG-DAG: planned kernel specialization kernel=gemm_f16_interleaved_k64_c64_r8
 // LOG-DAG: planned kernel specialization kernel=rearrange_from_amp_output_f16_o0_r8_p8_c64_p64
+// LOG-DAG: planned kernel specialization kernel=copy_b512
 // LOG-NOT: compiling kernel
 // LOG: pass finished pass=ipu-plan-kernels op=builtin.module elapsed_ms={{[0-9]+}} success=true
 
 // STATS: IpuPlanKernels
-// STATS-NEXT: (S) 4 kernels - kernel specializations
+// STATS-NEXT: (S) 5 kernels - kernel specializations
 
 // FP8-DAG: planned kernel specialization kernel=cast_f16_f8_n512
-// FP8-DAG: planned kernel specialization kernel=cast_f16_f8_n4096
+// FP8-DAG: planned kernel specialization kernel=cast_f16_f8_n1024
 // FP8-DAG: planned kernel specialization kernel=gemm_f8_interleaved_k64_c64_r8
 
 func.func @gemm(%x: tensor<32x64xf16>, %w: tensor<64x64xf16>) -> tensor<32x64xf16> {
