@@ -4,9 +4,10 @@
 One pre-norm transformer block (sequence 16, hidden 64, 2 heads of 32, MLP 128, exact erf GeLU)
 written twice, the way frontends emit it: once in TOSA (tosa.const weights, 3-D tosa.matmul,
 reshape/transpose head split, decomposed layer norm / softmax / GeLU in TOSA ops) and once in
-linalg named ops on tensors (arith.constant weights, linalg.matmul / batch_matmul into zero
-fills, tensor.expand_shape / collapse_shape head split, linalg.reduce / broadcast / elementwise
-named ops for the decompositions). Both files hold the same weights, so MLIR's own execution of
+linalg on tensors at batch 1 (arith.constant weights, [1, S, D] activations, linalg.batch_matmul
+with [1, D, E] weights into zero fills, tensor.expand_shape / linalg.transpose /
+tensor.collapse_shape head split and merge, linalg.reduce / broadcast / elementwise named ops for
+layer norm and softmax, a linalg.generic with math.erf for GeLU). Both files hold the same weights, so MLIR's own execution of
 the two (ipu-oracle) must agree to f32 rounding.
 
 Weights are deterministic: Python's Mersenne Twister seeded with SEED, Gaussian with LeCun
@@ -213,12 +214,17 @@ def rounded_scale():
 
 
 def linalg_model(w):
+    """The block as linalg-on-tensors frontends (torch-mlir, IREE) emit it at batch 1: `[1, S, D]`
+    activations, projections as `linalg.batch_matmul` with `[1, D, E]` weights, heads split and
+    merged with `tensor.expand_shape` / `linalg.transpose` / `tensor.collapse_shape`, layer norm
+    and softmax from `linalg.reduce`, `linalg.broadcast` and named elementwise ops, GeLU as one
+    `linalg.generic` with `math.erf` in its body."""
     t = "tensor<{}xf32>".format
-    x2 = t(f"{S}x{D}")
+    x3 = t(f"1x{S}x{D}")
     lines = [HEADER.format(S=S, D=D, H=H, DH=DH, F=F, SEED=SEED, FRONTEND="linalg-on-tensors",
                            OTHER="tosa", PASS="convert-linalg-to-ipu")]
     out = lines.append
-    out(f"func.func @transformer_block(%x: {x2}) -> {x2} {{")
+    out(f"func.func @transformer_block(%x: {x3}) -> {x3} {{")
     out("  %zero = arith.constant 0.0 : f32")
     out("  %ninf = arith.constant 0xFF800000 : f32")
 
@@ -230,7 +236,7 @@ def linalg_model(w):
     const("bf1", f"{F}", nested(w["bf1"]))
     for name, rows, cols in [("wq", D, D), ("wk", D, D), ("wv", D, D), ("wo", D, D),
                              ("w1", D, F), ("w2", F, D)]:
-        const(name, f"{rows}x{cols}", nested(w[name]))
+        const(name, f"1x{rows}x{cols}", "[" + nested(w[name]) + "]")
     counter = [0]
 
     def fresh(prefix):
@@ -274,49 +280,67 @@ def linalg_model(w):
         out(f"  %{r} = linalg.broadcast ins(%{a} : {t(shape)}) outs(%{e} : {t(out_shape)}) "
             f"dimensions = [{', '.join(map(str, dims))}]")
 
-    def matmul(r, a, b, ta, tb, tr, batched=False):
+    def matmul(r, a, b, ta, tb, tr):
         init = fill(tr, "zero")
-        op = "batch_matmul" if batched else "matmul"
-        out(f"  %{r} = linalg.{op} ins(%{a}, %{b} : {t(ta)}, {t(tb)}) outs(%{init} : {t(tr)}) "
-            f"-> {t(tr)}")
+        out(f"  %{r} = linalg.batch_matmul ins(%{a}, %{b} : {t(ta)}, {t(tb)}) outs(%{init} : "
+            f"{t(tr)}) -> {t(tr)}")
 
     def transpose(r, a, ta, tr, perm):
         e = empty(tr)
         out(f"  %{r} = linalg.transpose ins(%{a} : {t(ta)}) outs(%{e} : {t(tr)}) "
             f"permutation = [{', '.join(map(str, perm))}]")
 
-    full, col = f"{S}x{D}", f"{S}"
+    def gelu(r, a, shape):
+        e = empty(shape)
+        ident = "affine_map<(d0, d1, d2) -> (d0, d1, d2)>"
+        out(f"  %{r} = linalg.generic {{indexing_maps = [{ident}, {ident}], iterator_types = "
+            f"[\"parallel\", \"parallel\", \"parallel\"]}} ins(%{a} : {t(shape)}) "
+            f"outs(%{e} : {t(shape)}) {{")
+        out("  ^bb0(%in: f32, %out: f32):")
+        out(f"    %{r}_half = arith.constant 0.5 : f32")
+        out(f"    %{r}_one = arith.constant 1.0 : f32")
+        out(f"    %{r}_rsqrt2 = arith.constant 0.707106769 : f32")
+        out(f"    %{r}_s = arith.mulf %in, %{r}_rsqrt2 : f32")
+        out(f"    %{r}_erf = math.erf %{r}_s : f32")
+        out(f"    %{r}_p = arith.addf %{r}_erf, %{r}_one : f32")
+        out(f"    %{r}_h = arith.mulf %in, %{r}_half : f32")
+        out(f"    %{r}_g = arith.mulf %{r}_h, %{r}_p : f32")
+        out(f"    linalg.yield %{r}_g : f32")
+        out(f"  }} -> {t(shape)}")
+
+    full, col = f"1x{S}x{D}", f"1x{S}"
     splat("inv_n", col, 1.0 / D)
     splat("eps", col, EPS)
 
     def layer_norm(p, x, g, b):
-        reduce("addf", f"{p}sum", x, full, col, 1)
+        reduce("addf", f"{p}sum", x, full, col, 2)
         binary("mul", f"{p}mean", f"{p}sum", "inv_n", col)
-        broadcast(f"{p}meanb", f"{p}mean", col, full, [1])
+        broadcast(f"{p}meanb", f"{p}mean", col, full, [2])
         binary("sub", f"{p}d", x, f"{p}meanb", full)
         binary("mul", f"{p}sq", f"{p}d", f"{p}d", full)
-        reduce("addf", f"{p}sqsum", f"{p}sq", full, col, 1)
+        reduce("addf", f"{p}sqsum", f"{p}sq", full, col, 2)
         binary("mul", f"{p}var", f"{p}sqsum", "inv_n", col)
         binary("add", f"{p}ve", f"{p}var", "eps", col)
         unary("rsqrt", f"{p}r", f"{p}ve", col)
-        broadcast(f"{p}rb", f"{p}r", col, full, [1])
+        broadcast(f"{p}rb", f"{p}r", col, full, [2])
         binary("mul", f"{p}n", f"{p}d", f"{p}rb", full)
-        broadcast(f"{p}gb", g, f"{D}", full, [0])
+        broadcast(f"{p}gb", g, f"{D}", full, [0, 1])
         binary("mul", f"{p}s", f"{p}n", f"{p}gb", full)
-        broadcast(f"{p}bb", b, f"{D}", full, [0])
+        broadcast(f"{p}bb", b, f"{D}", full, [0, 1])
         binary("add", p, f"{p}s", f"{p}bb", full)
 
     layer_norm("ln1", "x", "g1", "b1")
-    heads = f"{H}x{S}x{DH}"
+    heads, split = f"{H}x{S}x{DH}", f"1x{S}x{H}x{DH}"
     for name in "qkv":
-        matmul(name, "ln1", f"w{name}", full, f"{D}x{D}", full)
-        out(f"  %{name}3 = tensor.expand_shape %{name} [[0], [1, 2]] output_shape [{S}, {H}, {DH}]"
-            f" : {t(full)} into {t(f'{S}x{H}x{DH}')}")
-        perm = [1, 2, 0] if name == "k" else [1, 0, 2]
-        shape = f"{H}x{DH}x{S}" if name == "k" else heads
-        transpose(f"{name}h", f"{name}3", f"{S}x{H}x{DH}", shape, perm)
+        matmul(name, "ln1", f"w{name}", full, f"1x{D}x{D}", full)
+        out(f"  %{name}4 = tensor.expand_shape %{name} [[0], [1], [2, 3]] output_shape "
+            f"[1, {S}, {H}, {DH}] : {t(full)} into {t(split)}")
+        transpose(f"{name}t", f"{name}4", split, f"1x{H}x{S}x{DH}", [0, 2, 1, 3])
+        out(f"  %{name}h = tensor.collapse_shape %{name}t [[0, 1], [2], [3]] : "
+            f"{t(f'1x{H}x{S}x{DH}')} into {t(heads)}")
+    transpose("kht", "kh", heads, f"{H}x{DH}x{S}", [0, 2, 1])
     scores = f"{H}x{S}x{S}"
-    matmul("scores", "qh", "kh", heads, f"{H}x{DH}x{S}", scores, batched=True)
+    matmul("scores", "qh", "kht", heads, f"{H}x{DH}x{S}", scores)
     splat("scale", scores, rounded_scale())
     binary("mul", "scaled", "scores", "scale", scores)
     scol = f"{H}x{S}"
@@ -327,32 +351,27 @@ def linalg_model(w):
     reduce("addf", "ss", "se", scores, scol, 2)
     broadcast("ssb", "ss", scol, scores, [2])
     binary("div", "probs", "se", "ssb", scores)
-    matmul("attn", "probs", "vh", scores, heads, heads, batched=True)
-    transpose("attnt", "attn", heads, f"{S}x{H}x{DH}", [1, 0, 2])
-    out(f"  %merged = tensor.collapse_shape %attnt [[0], [1, 2]] : {t(f'{S}x{H}x{DH}')} into "
+    matmul("attn", "probs", "vh", scores, heads, heads)
+    out(f"  %attn4 = tensor.expand_shape %attn [[0, 1], [2], [3]] output_shape "
+        f"[1, {H}, {S}, {DH}] : {t(heads)} into {t(f'1x{H}x{S}x{DH}')}")
+    transpose("attnt", "attn4", f"1x{H}x{S}x{DH}", split, [0, 2, 1, 3])
+    out(f"  %merged = tensor.collapse_shape %attnt [[0], [1], [2, 3]] : {t(split)} into "
         f"{t(full)}")
-    matmul("o", "merged", "wo", full, f"{D}x{D}", full)
-    broadcast("bob", "bo", f"{D}", full, [0])
+    matmul("o", "merged", "wo", full, f"1x{D}x{D}", full)
+    broadcast("bob", "bo", f"{D}", full, [0, 1])
     binary("add", "ob", "o", "bob", full)
     binary("add", "h", "x", "ob", full)
     layer_norm("ln2", "h", "g2", "b2")
-    hidden = f"{S}x{F}"
-    matmul("f1", "ln2", "w1", full, f"{D}x{F}", hidden)
-    broadcast("bf1b", "bf1", f"{F}", hidden, [0])
+    hidden = f"1x{S}x{F}"
+    matmul("f1", "ln2", "w1", full, f"1x{D}x{F}", hidden)
+    broadcast("bf1b", "bf1", f"{F}", hidden, [0, 1])
     binary("add", "f1b", "f1", "bf1b", hidden)
-    splat("rsqrt2", hidden, 0.707106769)
-    splat("half", hidden, 0.5)
-    splat("one", hidden, 1.0)
-    binary("mul", "gs", "f1b", "rsqrt2", hidden)
-    unary("erf", "ge", "gs", hidden)
-    binary("add", "gt", "ge", "one", hidden)
-    binary("mul", "gx", "f1b", "half", hidden)
-    binary("mul", "gelu", "gx", "gt", hidden)
-    matmul("f2", "gelu", "w2", hidden, f"{F}x{D}", full)
-    broadcast("bf2b", "bf2", f"{D}", full, [0])
+    gelu("gelu", "f1b", hidden)
+    matmul("f2", "gelu", "w2", hidden, f"1x{F}x{D}", full)
+    broadcast("bf2b", "bf2", f"{D}", full, [0, 1])
     binary("add", "f2b", "f2", "bf2b", full)
     binary("add", "out", "h", "f2b", full)
-    out(f"  return %out : {x2}")
+    out(f"  return %out : {x3}")
     out("}")
     return "\n".join(lines) + "\n"
 

@@ -1,27 +1,45 @@
-//! `convert-linalg-to-ipu`: linalg named ops on tensors to `ipu` ops.
+//! `convert-linalg-to-ipu`: linalg on tensors to `ipu` ops.
 //!
 //! | linalg | ipu |
 //! |---|---|
 //! | `matmul` / `batch_matmul` `outs(fill(0))` | `ipu.matmul(a, b)` |
 //! | `matmul` / `batch_matmul` `outs(fill(c))`, `c != 0` | `ipu.add(ipu.matmul(a, b), splat c)` |
 //! | `matmul` / `batch_matmul` `outs(t)` | `ipu.add(ipu.matmul(a, b), t)` (linalg accumulates) |
-//! | `add ins(a, b)` | `ipu.add(a, b)` |
+//! | `add ins(a, b)`, or a `generic` adding two inputs with NumPy-style broadcasting maps | `ipu.add(a, b)` |
 //! | `transpose {permutation}` | `ipu.rearrange {permutation}` |
-//! | `fill` | only as a matmul init: disappears with it |
+//! | `broadcast` of a constant | the constant with size-1 axes (ipu ops broadcast like NumPy) |
+//! | `softmax dimension(last)` | `ipu.softmax` |
+//! | `exp(x - max(x)) / sum(exp(x - max(x)))` over the last axis | `ipu.softmax(x)` |
+//! | `(x - mean) * rsqrt(var + eps) * gamma + beta` over the last axis | `ipu.layer_norm(x, gamma, beta) {epsilon}` |
+//! | `0.5 x (1 + erf(x / sqrt 2))` | `ipu.gelu(x)` |
+//! | `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))` | `ipu.gelu(x) {approximate = "tanh"}` |
+//! | `batch_matmul(softmax(batch_matmul(q, transpose(k, [0, 2, 1])) * c), v)` | `ipu.attention(q, k, v) {scale = c}` |
+//! | head split `collapse_shape(transpose(expand_shape(batch_matmul(x, W)), [0, 2, 1, 3]))` to `[H, S, Dh]`, constant f32 `W: [1, D, H * Dh]` | `ipu.matmul(x, W')`, `W'` the `[H, D, Dh]` per-head columns of `W` |
+//! | head merge `batch_matmul(collapse_shape(transpose(expand_shape(a), [0, 2, 1, 3])), W)`, constant `W: [1, H * Dh, E]` | per-head `ipu.matmul` summed over heads (as in `convert-tosa-to-ipu`) |
+//! | `fill` | only as a matmul or reduction init: disappears with it |
 //!
-//! Destination `tensor.empty` ops are erased once unused. Anything else from linalg (generic
-//! ops, matmuls with transposing or broadcasting indexing maps, ops on memrefs) is reported and
-//! the pass fails without changing the IR.
+//! The decompositions are recognized in every form frontends emit (named elementwise ops with
+//! `linalg.broadcast` and `linalg.reduce`, or `linalg.generic` ops with broadcasting maps,
+//! reductions and fused bodies: see [`super::linalg_patterns`]). Destination `tensor.empty` ops
+//! and the constants a pattern consumed are erased once unused. Anything else from linalg
+//! (elementwise ops outside a recognized pattern, matmuls with transposing or broadcasting
+//! indexing maps, ops on memrefs) is reported, naming the op and why, and the pass fails without
+//! changing the IR.
 
 use ipu_dialects::{diagnostics::op_error, ipu::op_name};
 use melior::{
-    ir::{attribute::FloatAttribute, operation::OperationLike, Attribute, OperationRef, Value},
+    ir::{
+        attribute::FloatAttribute, operation::OperationLike, r#type::ShapedTypeLike, Attribute,
+        OperationRef, Value, ValueLike,
+    },
     Context,
 };
 
-use super::ir::{check_ipu_tensor, produced_by, users};
+use std::collections::BTreeSet;
+
+use super::ir::{check_ipu_tensor, produced_by, users, DenseConstant};
 use super::tosa::ops_with_prefix;
-use super::{apply, Addend, Plan, Replacement, Rewrite, Unconvertible};
+use super::{apply, linalg_patterns, Addend, Plan, Replacement, Rewrite, Unconvertible};
 use crate::pass::{Pass, PassFailure, PassRun};
 
 crate::pass_options! {
@@ -43,7 +61,7 @@ impl Pass for ConvertLinalgToIpu {
     type Options = ConvertLinalgOptions;
     const ARGUMENT: &'static str = "convert-linalg-to-ipu";
     const SUMMARY: &'static str =
-        "Convert linalg named ops (matmul, batch_matmul, add, transpose, fill) to ipu ops";
+        "Convert linalg ops on tensors (and layer-norm, softmax, GeLU, attention decompositions) to ipu ops";
 
     fn new(options: ConvertLinalgOptions) -> Self {
         ConvertLinalgToIpu { options }
@@ -57,39 +75,69 @@ impl Pass for ConvertLinalgToIpu {
         let context_ref = op.context();
         // SAFETY: the context outlives this pass run.
         let context: &Context = unsafe { context_ref.to_ref() };
-        let linalg_ops: Vec<OperationRef> = ops_with_prefix(op, "linalg.")
+        let candidates: Vec<OperationRef> = ops_with_prefix(op, "")
             .into_iter()
             .filter(|nested| {
-                !nested
-                    .parent_operation()
-                    .is_some_and(|parent| op_name(&parent).starts_with("linalg."))
+                let name = op_name(nested);
+                (name.starts_with("linalg.") || name == "tensor.collapse_shape")
+                    && !nested
+                        .parent_operation()
+                        .is_some_and(|parent| op_name(&parent).starts_with("linalg."))
             })
             .collect();
+        let address = |op: &OperationRef| op.to_raw().ptr as usize;
+        // Patterns first, from the last op backwards, so the largest pattern ending at an op
+        // wins (a layer norm with its affine part rather than the normalization inside it).
+        let mut covered = BTreeSet::new();
+        let mut rewrites: Vec<(usize, Rewrite)> = Vec::new();
+        for (index, candidate) in candidates.iter().enumerate().rev() {
+            if covered.contains(&address(candidate)) {
+                continue;
+            }
+            if let Some(rewrite) = linalg_patterns::recognize(*candidate) {
+                if rewrite
+                    .interior
+                    .iter()
+                    .any(|interior| covered.contains(&address(interior)))
+                {
+                    continue;
+                }
+                covered.insert(address(candidate));
+                covered.extend(rewrite.interior.iter().map(address));
+                rewrites.push((index, rewrite));
+            }
+        }
         let mut plan = Plan::default();
         let mut failures = Vec::new();
-        for linalg_op in &linalg_ops {
+        for (index, linalg_op) in candidates.iter().enumerate() {
+            if covered.contains(&address(linalg_op)) || !op_name(linalg_op).starts_with("linalg.")
+            {
+                continue;
+            }
             match self.classify(context, *linalg_op) {
-                Ok(Some(rewrite)) => plan.rewrites.push(rewrite),
+                Ok(Some(rewrite)) => rewrites.push((index, rewrite)),
                 Ok(None) => plan.erase_if_unused.push(*linalg_op),
                 Err(reason) => failures.push((*linalg_op, reason)),
             }
-            if op_name(linalg_op) == "linalg.fill" {
-                if let Some(scalar) = linalg_op
-                    .operand(0)
-                    .ok()
-                    .and_then(|value| produced_by(value, "arith.constant"))
-                {
-                    plan.erase_if_unused.push(scalar);
+        }
+        // Destinations, fill scalars and constants the replaced ops used: erased if nothing
+        // else uses them once the linalg ops are gone.
+        let replaced = rewrites
+            .iter()
+            .flat_map(|(_, rewrite)| std::iter::once(rewrite.root).chain(rewrite.interior.clone()))
+            .chain(plan.erase_if_unused.clone())
+            .collect::<Vec<_>>();
+        for replaced_op in replaced {
+            for operand in replaced_op.operands() {
+                for name in ["tensor.empty", "arith.constant"] {
+                    if let Some(producer) = produced_by(operand, name) {
+                        plan.erase_if_unused.push(producer);
+                    }
                 }
             }
-            // Destinations: erased if nothing else uses them once the linalg ops are gone.
-            for destination in linalg_op
-                .operands()
-                .filter_map(|value| produced_by(value, "tensor.empty"))
-            {
-                plan.erase_if_unused.push(destination);
-            }
         }
+        rewrites.sort_by_key(|(index, _)| *index);
+        plan.rewrites = rewrites.into_iter().map(|(_, rewrite)| rewrite).collect();
         if !failures.is_empty() {
             for (failed, reason) in &failures {
                 op_error(failed, &reason.to_string());
@@ -120,7 +168,7 @@ fn check(value: Value, role: &str) -> Result<(), Unconvertible> {
 }
 
 /// The indexing maps of a plain (non-transposing, non-broadcasting) matmul / batch_matmul.
-fn default_maps(batched: bool) -> &'static str {
+pub(super) fn default_maps(batched: bool) -> &'static str {
     if batched {
         "[affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]"
     } else {
@@ -137,12 +185,18 @@ impl ConvertLinalgToIpu {
     ) -> Result<Option<Rewrite<'c, 'a>>, Unconvertible> {
         let name = op_name(&op);
         let short = name.trim_start_matches("linalg.");
-        let supported = ["matmul", "batch_matmul", "add", "transpose", "fill"];
+        let supported = [
+            "matmul",
+            "batch_matmul",
+            "add",
+            "transpose",
+            "broadcast",
+            "softmax",
+            "generic",
+            "fill",
+        ];
         if !supported.contains(&short) {
-            return Err(Unconvertible(format!(
-                "no ipu equivalent (supported: linalg.{}; fill only as a matmul init)",
-                supported[..4].join(", linalg.")
-            )));
+            return Err(Unconvertible(why_not(short)));
         }
         let result = op.result(0).map(Value::from).map_err(|_| {
             Unconvertible("it has no tensor result (ops on memrefs are not supported; convert before bufferization)".into())
@@ -212,6 +266,62 @@ impl ConvertLinalgToIpu {
                 }
                 single(Replacement::Transpose { input, permutation }, "rearrange")
             }
+            "broadcast" => {
+                let input = operand(op, 0)?;
+                let constant = DenseConstant::of(input).ok_or_else(|| {
+                    Unconvertible("ipu has no broadcast op: only a broadcast of a constant, or one inside a recognized layer-norm or softmax decomposition, is supported".into())
+                })?;
+                let dimensions = op
+                    .attribute("dimensions")
+                    .ok()
+                    .and_then(ipu_dialects::ipu::i64_array)
+                    .ok_or_else(|| Unconvertible("expected a 'dimensions' attribute".into()))?;
+                let shape = super::ir::shape_of(result.r#type())
+                    .ok_or_else(|| Unconvertible("the result has no static shape".into()))?;
+                let element = melior::ir::r#type::RankedTensorType::try_from(result.r#type())
+                    .map_err(|_| Unconvertible("the result is not a ranked tensor".into()))?
+                    .element();
+                let dims: Vec<String> = shape
+                    .iter()
+                    .enumerate()
+                    .map(|(axis, size)| {
+                        if dimensions.contains(&(axis as i64)) {
+                            "1".to_string()
+                        } else {
+                            size.to_string()
+                        }
+                    })
+                    .collect();
+                let with_ones = melior::ir::Type::parse(
+                    context,
+                    &format!("tensor<{}x{element}>", dims.join("x")),
+                )
+                .ok_or_else(|| Unconvertible("internal: broadcast constant type".into()))?;
+                let value = constant.reshaped(with_ones).attribute;
+                single(Replacement::Constant { value }, "constant")
+            }
+            "softmax" => {
+                let input = operand(op, 0)?;
+                check(input, "the input")?;
+                let rank = super::ir::shape_of(input.r#type()).map_or(0, |shape| shape.len());
+                let dimension = ipu_dialects::ipu::int_attribute(&op, "dimension")
+                    .ok_or_else(|| Unconvertible("expected a 'dimension' attribute".into()))?;
+                if dimension != rank as i64 - 1 {
+                    return Err(Unconvertible(format!(
+                        "softmax over dimension {dimension}; ipu.softmax normalizes the last axis ({})",
+                        rank as i64 - 1
+                    )));
+                }
+                single(Replacement::Softmax { input }, "softmax")
+            }
+            "generic" => {
+                let (lhs, rhs) = linalg_patterns::broadcasting_add(op).ok_or_else(|| {
+                    Unconvertible("this linalg.generic is not part of a recognized layer-norm, softmax, GeLU or attention decomposition, nor an add with NumPy-style broadcasting maps".into())
+                })?;
+                check(lhs, "the first input")?;
+                check(rhs, "the second input")?;
+                single(Replacement::Add { lhs, rhs }, "add")
+            }
             _ => {
                 // fill: every use must be the init of a matmul this pass converts.
                 fill_value(op)?;
@@ -238,4 +348,23 @@ fn fill_value(fill: OperationRef) -> Result<f64, Unconvertible> {
         .and_then(|attribute| FloatAttribute::try_from(attribute).ok())
         .map(|attribute| attribute.value())
         .ok_or_else(|| Unconvertible("the fill value is not a float arith.constant".into()))
+}
+
+/// Why a linalg op without a direct ipu equivalent is rejected.
+fn why_not(short_name: &str) -> String {
+    let only_inside = |what: &str| {
+        format!("ipu has no elementwise {short_name}; only {what} inside a recognized decomposition is supported")
+    };
+    match short_name {
+        "sub" => only_inside("sub (layer norm, softmax)"),
+        "mul" => only_inside("mul (layer norm, GeLU, attention scale)"),
+        "div" => only_inside("div (layer norm, softmax, attention scale)"),
+        "exp" => only_inside("exp (softmax)"),
+        "max" => only_inside("max (softmax)"),
+        "rsqrt" | "sqrt" => only_inside("rsqrt / sqrt (layer norm)"),
+        "erf" => only_inside("erf (GeLU 0.5*x*(1+erf(x/sqrt(2))))"),
+        "tanh" => only_inside("tanh (GeLU 0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3))))"),
+        "reduce" => "ipu has no reduction op; only linalg.reduce over the last axis inside a recognized layer-norm or softmax decomposition is supported".to_string(),
+        _ => "no ipu equivalent (supported: linalg.matmul, linalg.batch_matmul, linalg.add, linalg.transpose, linalg.softmax, linalg.broadcast of a constant, linalg.generic adds; fill only as an init; elementwise ops and reductions inside layer-norm, softmax, GeLU and attention decompositions)".to_string(),
+    }
 }

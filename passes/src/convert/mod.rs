@@ -8,6 +8,7 @@
 
 pub mod ir;
 pub mod linalg;
+mod linalg_patterns;
 pub mod tosa;
 mod tosa_patterns;
 
