@@ -20,11 +20,15 @@ use melior::{
 };
 use serde_json::json;
 
+pub mod calibration;
+
 use crate::pass::{Pass, PassFailure, PassRun};
 use crate::plan_ir::{self, FunctionGraph};
 use crate::planner::{
-    self, beam::Planned, Constraints, Finalist, PlannerError, PlannerOptions, PrecisionPolicy,
+    self, beam::Planned, Constraints, Finalist, Origin, PlannerError, PlannerOptions,
+    PrecisionPolicy,
 };
+use calibration::Calibration;
 
 crate::option_enum! {
     /// Where GEMM weights live.
@@ -47,8 +51,15 @@ crate::pass_options! {
         active_tiles: Vec<u32> = Vec::new(),
         /// Precision policy for GEMM inputs: f32, f16 or fp8.
         precision: PrecisionPolicy = PrecisionPolicy::F16,
-        /// FP8 scale exponent; empty: chosen from constant data ranges (0 where unknown).
+        /// FP8 scale exponent of every GEMM operand (overrides calibration); empty: each
+        /// operand's from its data range (smallest s with max|x| / 2^s <= 240, in -31..=31):
+        /// constants, calibrated arguments, bounds propagated through ops; 0 where unknown.
         fp8_scale: Option<i64> = None,
+        /// JSON file of function-argument data ranges for FP8 scales: an object keyed by
+        /// argument ("arg0", "%arg0" or the position "0"; "@f": {...} for function @f only)
+        /// whose values are max|x| (a number, or {"max_abs": n}) or a .npy file of f16/f32
+        /// samples (a path relative to the file, or {"npy": path}) giving max|x|.
+        calibration: String = String::new(),
         /// Memory class of GEMM weights.
         weight_memory: WeightMemory = WeightMemory::Auto,
         /// Partial plans kept per format group by the beam.
@@ -193,6 +204,32 @@ pub fn plan_dump(
     plans
 }
 
+/// Number of function arguments of `graph` (they come first among its values).
+fn argument_count(graph: &planner::Graph) -> usize {
+    graph
+        .values
+        .iter()
+        .take_while(|value| value.origin == Origin::Argument)
+        .count()
+}
+
+/// Sets the calibrated bounds of `function`'s arguments (and logs each with its FP8 scale).
+fn calibrate(function: &str, graph: &mut planner::Graph, calibration: &Calibration) {
+    for position in 0..argument_count(graph) {
+        if let Some(entry) = calibration.entry_for(function, position) {
+            graph.values[position].max_abs = Some(entry.max_abs);
+            tracing::info!(
+                function = %function,
+                argument = position,
+                max_abs = entry.max_abs,
+                source = %entry.source,
+                fp8_scale = planner::cost::fp8_scale_for(entry.max_abs),
+                "calibrated argument range"
+            );
+        }
+    }
+}
+
 /// Reports a planner error at the op it names.
 pub fn report(function: &FunctionGraph, error: &PlannerError) {
     let op = match error {
@@ -243,6 +280,7 @@ impl Pass for LowerMid {
         let bodies = plan_ir::body_names(op);
         let mut record = serde_json::Map::new();
         let mut dumps = Vec::new();
+        let mut graphs = Vec::new();
         for (name, function) in &table {
             if bodies.contains(name) {
                 continue;
@@ -251,9 +289,27 @@ impl Pass for LowerMid {
                 op_error(&error.op, &format!("ipu-lower-mid: {}", error.message));
                 PassFailure(error.message)
             })?;
+            graphs.push((name, graph));
+        }
+        let calibration = if self.options.calibration.is_empty() {
+            None
+        } else {
+            let calibration = Calibration::load(&self.options.calibration).map_err(fail)?;
+            let counts: Vec<(String, usize)> = graphs
+                .iter()
+                .map(|(name, graph)| ((*name).clone(), argument_count(&graph.graph)))
+                .collect();
+            calibration.check(&counts).map_err(fail)?;
+            Some(calibration)
+        };
+        for (name, mut graph) in graphs {
             if graph.ops.is_empty() {
                 continue;
             }
+            if let Some(calibration) = &calibration {
+                calibrate(name, &mut graph.graph, calibration);
+            }
+            planner::ranges::propagate(&mut graph.graph);
             let planned: Planned =
                 planner::plan(&graph.graph, &options, &target).map_err(|error| {
                     report(&graph, &error);

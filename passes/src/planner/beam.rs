@@ -385,6 +385,11 @@ fn op_candidates(
     }
     let key = op_key(prefix, index);
     if let Some(constraint) = options.constraints.get(&key) {
+        if options.fp8_scale.is_none() {
+            for candidate in &mut all {
+                candidates::pin_scales(candidate, constraint);
+            }
+        }
         all.retain(|candidate| constraint.admits(&candidate.plan));
         if all.is_empty() {
             return Err(PlannerError::NoCandidate {
@@ -645,6 +650,23 @@ pub fn derive(
             let mut scored: Vec<(u64, String, Arc<Candidate>)> =
                 candidates::candidates(graph, index, options, target)
                     .into_iter()
+                    .flat_map(|c| {
+                        // One copy per distinct pinned scale among the sets.
+                        let mut copies: Vec<Candidate> = Vec::new();
+                        if options.fp8_scale.is_none() {
+                            for set in sets {
+                                if let Some(constraint) = set.get(&op_key("", index)) {
+                                    let mut pinned = c.clone();
+                                    candidates::pin_scales(&mut pinned, constraint);
+                                    if pinned != c && !copies.contains(&pinned) {
+                                        copies.push(pinned);
+                                    }
+                                }
+                            }
+                        }
+                        copies.push(c);
+                        copies
+                    })
                     .map(|c| {
                         (
                             standalone_score(&c, target),

@@ -197,6 +197,32 @@ pub fn candidates(
     }
 }
 
+/// Plan parameters holding the FP8 scale of a GEMM operand, by operand position.
+pub const SCALE_PARAMS: [&str; 2] = ["lhs_scale", "rhs_scale"];
+
+/// Applies the FP8 operand scales `constraint` pins (`lhs_scale`, `rhs_scale`) to a GEMM
+/// candidate that records them: the plan parameter and the format its operand is converted
+/// to. A dump of the chosen plans, fed back as constraints, so reproduces the scales chosen
+/// from data ranges without the ranges (calibration) being given again. Other candidates, and
+/// scales the constraint does not pin, are left as they are.
+pub fn pin_scales(candidate: &mut Candidate, constraint: &super::Constraint) {
+    for (position, name) in SCALE_PARAMS.iter().enumerate() {
+        let (Some(PlanValue::Int(pinned)), Some(PlanValue::Int(_))) = (
+            constraint.params.get(*name),
+            candidate.plan.params.get(*name),
+        ) else {
+            continue;
+        };
+        let pinned = *pinned;
+        if let Some(need) = candidate.needs.get_mut(position) {
+            if need.format.precision.is_fp8() {
+                need.format.scale = pinned;
+                candidate.plan = candidate.plan.clone().with(name, PlanValue::Int(pinned));
+            }
+        }
+    }
+}
+
 /// The axis a broadcast operand's canonical axis maps to: `None` where the operand has size 1
 /// and the result does not (it is replicated along that grid axis).
 fn broadcast_axes(operand: [u64; 3], result: [u64; 3]) -> [Option<usize>; 3] {

@@ -289,6 +289,14 @@ pub(super) fn gemm_candidates(
                 .with("precision", PlanValue::Str(input.short_name().into()))
                 .with("k_steps", PlanValue::Int(i64::from(k_steps)))
                 .with("weights_resident", PlanValue::Bool(false));
+                // FP8 operands record their scales in the plan, so a dump of the plans pins
+                // them (`pin_scales`) and reproduces the compile without the data ranges.
+                let plan = if input.is_fp8() {
+                    plan.with("lhs_scale", PlanValue::Int(lhs_format.scale))
+                        .with("rhs_scale", PlanValue::Int(rhs_format.scale))
+                } else {
+                    plan
+                };
                 let candidate = Candidate {
                     plan,
                     tiles,

@@ -8,7 +8,8 @@
 //! * [`beam`]: the beam over the program keeping the Pareto front over cycles, exchange cycles
 //!   and memory, grouped by the formats later ops see;
 //! * [`constraints`]: pinning plans from JSON and dumping the chosen ones;
-//! * [`expand`]: a finalist expanded to per-tile transfers and kernel calls.
+//! * [`expand`]: a finalist expanded to per-tile transfers and kernel calls;
+//! * [`ranges`]: bounds on `max |x|` propagated through ops, for FP8 scales.
 
 pub mod beam;
 pub mod candidates;
@@ -18,6 +19,7 @@ pub mod expand;
 pub mod gemm;
 pub mod graph;
 pub mod layout;
+pub mod ranges;
 #[cfg(test)]
 mod tests;
 
@@ -47,7 +49,9 @@ pub struct PlannerOptions {
     /// Tile counts plans may use; empty: `tiles` only.
     pub active_tiles: Vec<u32>,
     pub precision: PrecisionPolicy,
-    /// Given FP8 scale exponent; `None`: chosen from the data range where known, else 0.
+    /// Given FP8 scale exponent for every GEMM operand; `None`: each operand's scale is pinned
+    /// by its plan's `lhs_scale` / `rhs_scale` constraint, else chosen from its data range
+    /// (`Value::max_abs`, [`cost::fp8_scale_for`]) where known, else 0.
     pub fp8_scale: Option<i64>,
     /// Memory class of GEMM weights; `None`: both are candidates.
     pub weight_memory: Option<MemoryClass>,
