@@ -110,8 +110,7 @@ impl Pass for ConvertLinalgToIpu {
         let mut plan = Plan::default();
         let mut failures = Vec::new();
         for (index, linalg_op) in candidates.iter().enumerate() {
-            if covered.contains(&address(linalg_op)) || !op_name(linalg_op).starts_with("linalg.")
-            {
+            if covered.contains(&address(linalg_op)) || !op_name(linalg_op).starts_with("linalg.") {
                 continue;
             }
             match self.classify(context, *linalg_op) {
@@ -325,14 +324,23 @@ impl ConvertLinalgToIpu {
             _ => {
                 // fill: every use must be the init of a matmul this pass converts.
                 fill_value(op)?;
-                let only_matmul_inits = users(result).iter().all(|user| {
-                    matches!(
-                        op_name(user).as_str(),
-                        "linalg.matmul" | "linalg.batch_matmul"
-                    ) && user.operand(2).ok().is_some_and(|init| init == result)
+                // (A reduction whose pattern is not recognized is reported itself.)
+                let only_inits = users(result).iter().all(|user| {
+                    let name = op_name(user);
+                    let init_position = match name.as_str() {
+                        "linalg.matmul" | "linalg.batch_matmul" => Some(2),
+                        "linalg.reduce" | "linalg.generic" => user
+                            .operand_count()
+                            .checked_sub(user.result_count())
+                            .filter(|_| user.result_count() == 1),
+                        _ => None,
+                    };
+                    init_position
+                        .and_then(|position| user.operand(position).ok())
+                        .is_some_and(|init| init == result)
                 });
-                if !only_matmul_inits {
-                    return Err(Unconvertible("only fill as the init of linalg.matmul or linalg.batch_matmul is supported".into()));
+                if !only_inits {
+                    return Err(Unconvertible("only fill as the init of a matmul, batch_matmul or reduction is supported".into()));
                 }
                 Ok(None)
             }

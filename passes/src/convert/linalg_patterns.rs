@@ -289,10 +289,7 @@ impl<'c, 'a> Matcher<'c, 'a> {
                 return Node::Const(splat);
             }
             if let Some(broadcast) = produced_by(*value, "linalg.broadcast") {
-                let Some(dimensions) = broadcast
-                    .attribute("dimensions")
-                    .ok()
-                    .and_then(i64_array)
+                let Some(dimensions) = broadcast.attribute("dimensions").ok().and_then(i64_array)
                 else {
                     return node;
                 };
@@ -416,9 +413,6 @@ impl<'c, 'a> Matcher<'c, 'a> {
         }
         input_map.insert(*dimension as usize, Idx::Red(index));
         self.take(op);
-        if let Some(fill) = produced_by(init, "linalg.fill") {
-            self.take(fill);
-        }
         Some(Def::Reduce {
             fun,
             index,
@@ -481,9 +475,6 @@ impl<'c, 'a> Matcher<'c, 'a> {
                 }
                 let body = scalar_node(op, &env, body)?;
                 self.take(op);
-                if let Some(fill) = produced_by(op.operand(inputs).ok()?, "linalg.fill") {
-                    self.take(fill);
-                }
                 Some(Def::Reduce {
                     fun,
                     index: *index,
@@ -551,9 +542,7 @@ impl<'c, 'a> Matcher<'c, 'a> {
         }
         let (a, b) = (self.resolve(a.clone()), self.resolve(b.clone()));
         let same_index = |x: &Idx, y: &Idx, renames: &[(u32, u32)]| match (x, y) {
-            (Idx::Red(i), Idx::Red(j)) => {
-                i == j || renames.iter().any(|pair| *pair == (*i, *j))
-            }
+            (Idx::Red(i), Idx::Red(j)) => i == j || renames.iter().any(|pair| *pair == (*i, *j)),
             _ => x == y,
         };
         let same_indices = |x: &[Idx], y: &[Idx], renames: &[(u32, u32)]| {
@@ -562,9 +551,7 @@ impl<'c, 'a> Matcher<'c, 'a> {
         match (&a, &b) {
             (Node::Const(x), Node::Const(y)) => return (x - y).abs() <= 1e-7 * x.abs().max(1.0),
             (Node::Opaque, _) | (_, Node::Opaque) => return false,
-            (Node::Tensor { value: x, map: mx }, Node::Tensor { value: y, map: my })
-                if x == y =>
-            {
+            (Node::Tensor { value: x, map: mx }, Node::Tensor { value: y, map: my }) if x == y => {
                 return same_indices(mx, my, renames);
             }
             (
@@ -801,9 +788,9 @@ pub(super) fn recognize<'c, 'a>(op: OperationRef<'c, 'a>) -> Option<Rewrite<'c, 
         "tensor.collapse_shape" => head_split(op),
         "linalg.fill" | "linalg.broadcast" | "linalg.transpose" | "linalg.reduce"
         | "linalg.softmax" => None,
-        name if name.starts_with("linalg.") => layer_norm(op)
-            .or_else(|| softmax(op))
-            .or_else(|| gelu(op)),
+        name if name.starts_with("linalg.") => {
+            layer_norm(op).or_else(|| softmax(op)).or_else(|| gelu(op))
+        }
         _ => None,
     }
 }
@@ -828,8 +815,10 @@ fn softmax_input<'c, 'a>(matcher: &mut Matcher<'c, 'a>) -> Option<Value<'c, 'a>>
             let mut found = None;
             for (e, r) in [(a, b), (b, a)] {
                 let mark = matcher.interior.len();
-                if let (Some(Def::Apply(Fun::Reciprocal, arguments)), Some(Def::Apply(Fun::Exp, _))) =
-                    (matcher.def(r), matcher.def(e))
+                if let (
+                    Some(Def::Apply(Fun::Reciprocal, arguments)),
+                    Some(Def::Apply(Fun::Exp, _)),
+                ) = (matcher.def(r), matcher.def(e))
                 {
                     if let [s] = arguments.as_slice() {
                         found = Some((e.clone(), s.clone()));
@@ -1021,7 +1010,11 @@ fn last_axis_vector<'c, 'a>(
     let constant = DenseConstant::of(*value)?;
     let elements: i64 = shape_of(constant.r#type())?.iter().product();
     let element = RankedTensorType::try_from(like).ok()?.element();
-    if elements != width || RankedTensorType::try_from(constant.r#type()).ok()?.element() != element
+    if elements != width
+        || RankedTensorType::try_from(constant.r#type())
+            .ok()?
+            .element()
+            != element
     {
         return None;
     }
@@ -1062,7 +1055,11 @@ fn layer_norm<'c, 'a>(root: OperationRef<'c, 'a>) -> Option<Rewrite<'c, 'a>> {
             for (product, beta) in [(a, b), (b, a)] {
                 let mark = matcher.interior.len();
                 let resolved = matcher.resolve(beta.clone());
-                if let Some(beta) = last_axis_vector(&resolved, rank, width, out_type) {
+                let vector = match resolved {
+                    Node::Const(number) => splat_vector(out_type, width, number),
+                    _ => last_axis_vector(&resolved, rank, width, out_type),
+                };
+                if let Some(beta) = vector {
                     candidates.push((product.clone(), Some(beta), matcher.interior.clone()));
                 }
                 matcher.interior.truncate(mark);
@@ -1263,9 +1260,6 @@ fn attention<'c, 'a>(root: OperationRef<'c, 'a>) -> Option<Rewrite<'c, 'a>> {
     let scores_op = super::ir::producer(scores)?;
     let (query, transposed_key) = plain_matmul(scores_op)?;
     matcher.take(scores_op);
-    if let Some(fill) = produced_by(scores_op.operand(2).ok()?, "linalg.fill") {
-        matcher.take(fill);
-    }
     let transpose = produced_by(transposed_key, "linalg.transpose")?;
     if i64_array(transpose.attribute("permutation").ok()?)? != [0, 2, 1] {
         return None;
@@ -1350,9 +1344,6 @@ fn head_split<'c, 'a>(root: OperationRef<'c, 'a>) -> Option<Rewrite<'c, 'a>> {
     let projection_op = super::ir::producer(split.operand(0).ok()?)?;
     let (x, weight) = plain_matmul(projection_op)?;
     matcher.take(projection_op);
-    if let Some(fill) = produced_by(projection_op.operand(2).ok()?, "linalg.fill") {
-        matcher.take(fill);
-    }
     let d = *shape(x)?.last()?;
     if shape(x)? != [1, *s, d] || shape(weight)? != [1, d, heads * dh] {
         return None;

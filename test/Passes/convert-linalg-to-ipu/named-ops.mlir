@@ -73,3 +73,44 @@ func.func @transpose(%x: tensor<4x16xf32>) -> tensor<16x4xf32> {
   %0 = linalg.transpose ins(%x : tensor<4x16xf32>) outs(%empty : tensor<16x4xf32>) permutation = [1, 0]
   return %0 : tensor<16x4xf32>
 }
+
+// A broadcast of a constant is the constant with size-1 axes (ipu.add broadcasts like NumPy).
+// CHECK-LABEL: func.func @bias_broadcast
+// CHECK-SAME: (%[[X:.*]]: tensor<1x4x8xf32>)
+// CHECK-NEXT: %[[B:.*]] = arith.constant dense<{{.*}}> : tensor<1x1x8xf32>
+// CHECK-NEXT: %[[R:.*]] = "ipu.add"(%[[X]], %[[B]]) : (tensor<1x4x8xf32>, tensor<1x1x8xf32>) -> tensor<1x4x8xf32>
+// CHECK-NEXT: return %[[R]]
+func.func @bias_broadcast(%x: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
+  %bias = arith.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]> : tensor<8xf32>
+  %e0 = tensor.empty() : tensor<1x4x8xf32>
+  %b = linalg.broadcast ins(%bias : tensor<8xf32>) outs(%e0 : tensor<1x4x8xf32>) dimensions = [0, 1]
+  %e1 = tensor.empty() : tensor<1x4x8xf32>
+  %0 = linalg.add ins(%x, %b : tensor<1x4x8xf32>, tensor<1x4x8xf32>) outs(%e1 : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  return %0 : tensor<1x4x8xf32>
+}
+
+// A generic bias add with a broadcasting map (as torch-mlir emits it) is ipu.add.
+// CHECK-LABEL: func.func @generic_bias_add
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<8xf32>)
+// CHECK-NEXT: %[[R:.*]] = "ipu.add"(%[[X]], %[[B]]) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: return %[[R]]
+func.func @generic_bias_add(%x: tensor<4x8xf32>, %bias: tensor<8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %bias : tensor<4x8xf32>, tensor<8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// linalg.softmax over the last axis is ipu.softmax.
+// CHECK-LABEL: func.func @softmax_op
+// CHECK-SAME: (%[[X:.*]]: tensor<2x4x8xf32>)
+// CHECK-NEXT: %[[R:.*]] = "ipu.softmax"(%[[X]]) : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+// CHECK-NEXT: return %[[R]]
+func.func @softmax_op(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %e = tensor.empty() : tensor<2x4x8xf32>
+  %0 = linalg.softmax dimension(2) ins(%x : tensor<2x4x8xf32>) outs(%e : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  return %0 : tensor<2x4x8xf32>
+}
