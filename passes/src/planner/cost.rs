@@ -153,10 +153,23 @@ pub fn conversion_cycles(
 }
 
 /// The FP8 scale exponent for data of largest magnitude `max_abs` in F143 (largest finite
-/// 240): the smallest exponent with `max_abs / 2^scale <= 240`, clamped to the device range.
+/// 240): the smallest exponent with `max_abs / 2^scale <= 240`, clamped to the device range
+/// -31..=31; 0 for no range (zero, negative or non-finite `max_abs`).
+///
+/// `log2` gives the estimate; the exact test (dividing by a power of two is exact) settles
+/// values within rounding of a boundary: `(240 * 2^s + ulp) / 240` rounds to `2^s`, whose
+/// `log2` would wrongly give `s`.
 pub fn fp8_scale_for(max_abs: f64) -> i64 {
     if !(max_abs.is_finite() && max_abs > 0.0) {
         return 0;
     }
-    ((max_abs / 240.0).log2().ceil() as i64).clamp(-31, 31)
+    let fits = |scale: i64| max_abs * 2f64.powi(-scale as i32) <= 240.0;
+    let mut scale = ((max_abs / 240.0).log2().ceil() as i64).clamp(-31, 31);
+    while scale < 31 && !fits(scale) {
+        scale += 1;
+    }
+    while scale > -31 && fits(scale - 1) {
+        scale -= 1;
+    }
+    scale
 }

@@ -1,0 +1,82 @@
+// calibration=FILE: FP8 scales of function arguments from calibrated data ranges, and of
+// intermediate GEMM operands from ranges propagated through matmul, add and GeLU. The scale
+// of max |x| = m is the smallest s with m / 2^s <= 240 (planner::cost::fp8_scale_for).
+//
+// (a) max_abs numbers: arg0 7.5 = 240 * 2^-5 exactly -> -5; arg1 (by position) 30.000001,
+// just above 240 * 2^-3 -> -2. The first GEMM's result is bounded by K * 7.5 * 0.5 = 480
+// (K = 128), the bias add makes it 480.5 and GeLU keeps it: 480.5 > 240 * 2^1 -> 2.
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 precision=fp8 calibration=%S/Inputs/calibration/max-abs.json dump-plans=%t.json})' | FileCheck %s --check-prefix=MAX
+// RUN: FileCheck %s --check-prefix=DUMP < %t.json
+// The dump pins the scales: fed back as constraints without the calibration it reproduces them
+// (and ipu-select-finalist re-derives the recorded plans).
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 precision=fp8 calibration=%S/Inputs/calibration/max-abs.json})' | grep -o '"ipu.cast".*scale = [-0-9]*' > %t.first
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 precision=fp8 constraints-file=%t.json}, ipu-select-finalist)' | grep -o '"ipu.cast".*scale = [-0-9]*' | diff %t.first -
+// RUN: env RUST_LOG=info ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 precision=fp8 calibration=%S/Inputs/calibration/max-abs.json})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=LOG
+//
+// (b) .npy samples (paths relative to the calibration file; "%arg0" by name, arg1 for @mlp
+// only): x-f32.npy has max |x| 5 -> -5, the GEMM result 128 * 5 * 0.5 + 0.5 = 320.5 -> 1;
+// w-f16.npy has max |x| 1000 -> 3.
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 precision=fp8 calibration=%S/Inputs/calibration/npy.json})' | FileCheck %s --check-prefix=NPY
+//
+// (c) An explicit fp8-scale overrides calibration and propagated ranges for every operand.
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 precision=fp8 fp8-scale=-1 calibration=%S/Inputs/calibration/max-abs.json})' | FileCheck %s --check-prefix=GIVEN
+//
+// Without calibration arguments (and what is computed from them) get scale 0.
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 precision=fp8})' | FileCheck %s --check-prefix=NONE
+//
+// Other precisions read (and check) the file but have no scales.
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 precision=f16 calibration=%S/Inputs/calibration/max-abs.json})' | FileCheck %s --check-prefix=F16
+
+// MAX-LABEL: func.func @mlp
+// MAX: "ipu.cast"(%arg0) {ipu.inserted, scale = -5 : i32} : (tensor<64x128xf16>) -> tensor<64x128xf8E4M3FNUZ>
+// MAX: #ipu.format<"amp_left", {{.*}}, -5 : i64>>
+// MAX: "ipu.cast"(%cst) {ipu.inserted, scale = -8 : i32}
+// MAX: "ipu.matmul"{{.*}}lhs_scale = -5 : i64, {{.*}}rhs_scale = -8 : i64
+// MAX: "ipu.gelu"
+// MAX: "ipu.cast"(%{{[0-9]+}}) {ipu.inserted, scale = 2 : i32} : (tensor<64x64xf16{{.*}}) -> tensor<64x64xf8E4M3FNUZ, #ipu.format<{{.*}}, 2 : i64>>
+// MAX: "ipu.cast"(%arg1) {ipu.inserted, scale = -2 : i32} : (tensor<64x32xf16>) -> tensor<64x32xf8E4M3FNUZ>
+// MAX: "ipu.matmul"{{.*}}lhs_scale = 2 : i64, {{.*}}rhs_scale = -2 : i64
+// MAX-SAME: (tensor<64x64xf8E4M3FNUZ, #ipu.format<{{.*}}, 2 : i64>>, tensor<64x32xf8E4M3FNUZ, #ipu.format<{{.*}}, -2 : i64>>)
+
+// DUMP: "op": 0,
+// DUMP: "lhs_scale": -5,
+// DUMP: "rhs_scale": -8,
+// DUMP: "op": 3,
+// DUMP: "lhs_scale": 2,
+// DUMP: "rhs_scale": -2,
+
+// LOG: calibrated argument range function=mlp argument=0 max_abs=7.5 source=max_abs fp8_scale=-5
+// LOG: calibrated argument range function=mlp argument=1 max_abs=30.000001 source=max_abs fp8_scale=-2
+
+// NPY: "ipu.cast"(%arg0) {ipu.inserted, scale = -5 : i32}
+// NPY: "ipu.matmul"{{.*}}lhs_scale = -5 : i64, {{.*}}rhs_scale = -8 : i64
+// NPY: "ipu.cast"(%{{[0-9]+}}) {ipu.inserted, scale = 1 : i32}
+// NPY: "ipu.cast"(%arg1) {ipu.inserted, scale = 3 : i32}
+// NPY: "ipu.matmul"{{.*}}lhs_scale = 1 : i64, {{.*}}rhs_scale = 3 : i64
+
+// GIVEN: "ipu.cast"(%arg0) {ipu.inserted, scale = -1 : i32}
+// GIVEN: "ipu.cast"(%cst) {ipu.inserted, scale = -1 : i32}
+// GIVEN: "ipu.matmul"{{.*}}lhs_scale = -1 : i64, {{.*}}rhs_scale = -1 : i64
+// GIVEN: "ipu.cast"(%{{[0-9]+}}) {ipu.inserted, scale = -1 : i32}
+// GIVEN: "ipu.cast"(%arg1) {ipu.inserted, scale = -1 : i32}
+// GIVEN: "ipu.matmul"{{.*}}lhs_scale = -1 : i64, {{.*}}rhs_scale = -1 : i64
+
+// NONE: "ipu.cast"(%arg0) {ipu.inserted} :
+// NONE: "ipu.matmul"{{.*}}lhs_scale = 0 : i64, {{.*}}rhs_scale = -8 : i64
+// NONE: "ipu.cast"(%{{[0-9]+}}) {ipu.inserted} :
+// NONE: "ipu.cast"(%arg1) {ipu.inserted} :
+// NONE: "ipu.matmul"{{.*}}lhs_scale = 0 : i64, {{.*}}rhs_scale = 0 : i64
+
+// F16-NOT: {{scale = |lhs_scale|rhs_scale}}
+// F16: "ipu.matmul"{{.*}}precision = "f16"
+// F16-NOT: {{scale = |lhs_scale|rhs_scale}}
+
+func.func @mlp(%x: tensor<64x128xf16>, %w2: tensor<64x32xf16>) -> tensor<64x32xf16> {
+  %w1 = arith.constant dense<0.5> : tensor<128x64xf16>
+  %b = arith.constant dense<0.5> : tensor<64xf16>
+  %h = "ipu.matmul"(%x, %w1) : (tensor<64x128xf16>, tensor<128x64xf16>) -> tensor<64x64xf16>
+  %hb = "ipu.add"(%h, %b) : (tensor<64x64xf16>, tensor<64xf16>) -> tensor<64x64xf16>
+  %g = "ipu.gelu"(%hb) {approximate = "tanh"} : (tensor<64x64xf16>) -> tensor<64x64xf16>
+  %y = "ipu.matmul"(%g, %w2) : (tensor<64x64xf16>, tensor<64x32xf16>) -> tensor<64x32xf16>
+  return %y : tensor<64x32xf16>
+}
