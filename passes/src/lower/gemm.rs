@@ -33,6 +33,18 @@ use ipu_device::{KernelSpec, MemoryClass, Precision};
 use super::program::{Arg, BufferId, HostPiece, Move, Place, Run, TileProgram, TileStep};
 use super::LowerError;
 
+/// Bytes one K panel of the AMP-left operand may take per tile (rows x K block, at 2 bytes an
+/// element): K runs in panels, each converted, exchanged and multiplied in turn, so a tile
+/// holds one panel of A and B at a time.
+pub const A_PANEL_BYTES: u32 = 96 * 1024;
+
+/// The largest K block: the GEMM kernel's weight buffer (`k * c` elements) and one A panel.
+fn max_block(cb: u32, rows_padded: u32) -> u32 {
+    let weights = (GEMM_MAX_WEIGHT_ELEMENTS / cb) / 16 * 16;
+    let panel = (A_PANEL_BYTES / (rows_padded.max(1) * 2)) / 16 * 16;
+    weights.min(panel).max(16)
+}
+
 /// How a matmul's tiles are laid out (see the module docs).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GemmGrid {
@@ -69,7 +81,7 @@ impl GemmGrid {
         let rows_padded = m.div_ceil((tiles / nb).min(m));
         let mb = m.div_ceil(rows_padded);
         let k16 = k.div_ceil(16) * 16;
-        let max_k = (GEMM_MAX_WEIGHT_ELEMENTS / cb) / 16 * 16;
+        let max_k = max_block(cb, rows_padded);
         let k_steps = k16.div_ceil(max_k);
         let kb = k16.div_ceil(k_steps).div_ceil(16) * 16;
         if k <= (k_steps - 1) * kb {
@@ -108,7 +120,7 @@ impl GemmGrid {
         grid.nb = gn;
         grid.rows_padded = m.div_ceil(gm.min(m));
         grid.mb = m.div_ceil(grid.rows_padded);
-        let max_k = (GEMM_MAX_WEIGHT_ELEMENTS / grid.cb) / 16 * 16;
+        let max_k = max_block(grid.cb, grid.rows_padded);
         let k16 = k.div_ceil(16) * 16;
         grid.k_steps = k16.div_ceil(max_k);
         grid.kb = k16.div_ceil(grid.k_steps).div_ceil(16) * 16;
@@ -173,11 +185,44 @@ impl GemmPrecision {
 /// `[k0, k1)` of the padded K (whole 16-column groups, at most `nb` chunks); the real columns
 /// of a chunk are `[k0, min(k1, k))`, the rest is zero padding.
 pub fn a_chunks(grid: &GemmGrid) -> Vec<(u32, u32, u32)> {
-    let groups = grid.k_padded() / 16;
-    let count = grid.nb.min(groups).max(1);
-    (0..count)
-        .map(|j| (j, j * groups / count * 16, (j + 1) * groups / count * 16))
+    a_panel_chunks(grid)
+        .into_iter()
+        .map(|(_, j, k0, k1)| (j, k0, k1))
         .collect()
+}
+
+/// The K chunks of A per K panel: `(s, j, k0, k1)`: in panel s, tile column j converts
+/// columns `[k0, k1)` (whole 16-column groups of the panel, at most `nb` chunks; the owners
+/// rotate with the panel so every tile column converts).
+pub fn a_panel_chunks(grid: &GemmGrid) -> Vec<(u32, u32, u32, u32)> {
+    let groups = grid.kb / 16;
+    let count = grid.nb.min(groups).max(1);
+    let mut out = Vec::new();
+    for s in 0..grid.k_steps {
+        let base = s * grid.kb;
+        for c in 0..count {
+            out.push((
+                s,
+                (c + s * count) % grid.nb,
+                base + c * groups / count * 16,
+                base + (c + 1) * groups / count * 16,
+            ));
+        }
+    }
+    out
+}
+
+/// Element offset of each A chunk in its tile column's host buffer (chunks of one column
+/// follow each other, `rows_padded x columns` each) and the largest buffer in elements.
+fn a_slots(grid: &GemmGrid) -> (Vec<u32>, u32) {
+    let mut next = vec![0u32; grid.nb as usize];
+    let mut slots = Vec::new();
+    for (_, j, k0, k1) in a_panel_chunks(grid) {
+        slots.push(next[j as usize]);
+        next[j as usize] += grid.rows_padded * chunk_columns(grid, k0, k1);
+    }
+    let widest = next.into_iter().max().unwrap_or(0);
+    (slots, widest)
 }
 
 /// Real columns of the chunk `[k0, k1)`.
@@ -245,8 +290,9 @@ pub fn b_chunk_pieces(grid: &GemmGrid, buffer: BufferId, host: u32) -> Vec<HostP
 /// tile (i, j)), with `host` bytes per element.
 pub fn a_chunk_pieces(grid: &GemmGrid, chunk: BufferId, host: u32) -> Vec<HostPiece> {
     let mut pieces = Vec::new();
+    let (slots, _) = a_slots(grid);
     for i in 0..grid.mb {
-        for (j, k0, k1) in a_chunks(grid) {
+        for (&(_, j, k0, k1), &slot) in a_panel_chunks(grid).iter().zip(&slots) {
             let columns = chunk_columns(grid, k0, k1);
             if columns == 0 {
                 continue;
@@ -254,7 +300,7 @@ pub fn a_chunk_pieces(grid: &GemmGrid, chunk: BufferId, host: u32) -> Vec<HostPi
             for r in 0..grid.rows(i) {
                 pieces.push(HostPiece {
                     tile: grid.tile(i, j),
-                    place: Place::at(chunk, r * columns * host),
+                    place: Place::at(chunk, (slot + r * columns) * host),
                     tensor_offset: u64::from(((grid.first_row(i) + r) * grid.k + k0) * host),
                     bytes: columns * host,
                 });
@@ -277,15 +323,11 @@ pub fn input_buffers(
     let all = grid.tiles();
     let standard = MemoryClass::Standard;
     let a = a_from_host.then(|| {
-        let widest = a_chunks(grid)
-            .iter()
-            .map(|&(_, k0, k1)| chunk_columns(grid, k0, k1))
-            .max()
-            .unwrap_or(0);
+        let (_, widest) = a_slots(grid);
         program.buffer(
             format!("{provenance}.a"),
             standard,
-            (grid.rows_padded * widest * host).max(host),
+            (widest * host).max(host),
             all.clone(),
         )
     });
@@ -309,8 +351,11 @@ pub enum ASource {
     Gathered(BufferId),
 }
 
-/// Emits the steps of one GEMM (see the module docs) reading A from `a` and the row-major B
-/// on its home tiles; returns the row-major C buffer.
+/// Emits the steps of one GEMM (see the module docs) reading A from `a` and B's K-row
+/// chunks from `b_rm`; returns the row-major C buffer. K runs in panels of `kb` (one per K
+/// block): per panel one compute step converts that panel's chunks (each element once), one
+/// exchange phase sends the converted bytes, and one compute step runs the GEMM calls (the
+/// first initializes C, the others accumulate).
 pub fn lower_matmul(
     program: &mut TileProgram,
     grid: &GemmGrid,
@@ -324,8 +369,7 @@ pub fn lower_matmul(
     let pb = partials.bytes();
     let all = grid.tiles();
     let rp = grid.rows_padded;
-    let (k, cb, kb) = (grid.k, grid.cb, grid.kb);
-    let kp = grid.k_padded();
+    let (cb, kb) = (grid.cb, grid.kb);
     let standard = MemoryClass::Standard;
     let narrowing = precision.input != precision.host;
     let scale = Arg::Value(precision.scale_exp as u32);
@@ -336,99 +380,145 @@ pub fn lower_matmul(
         elements,
     };
 
+    // One panel of each AMP operand, both in interleaved memory (the standard region is small
+    // and holds the host chunks and C).
     let a_amp = program.buffer(
         format!("{provenance}.a.amp_left"),
-        standard,
-        rp * kp * input,
+        MemoryClass::Interleaved,
+        rp * kb * input,
         all.clone(),
     );
     let b_amp = program.buffer(
         format!("{provenance}.b.amp_right"),
         MemoryClass::Interleaved,
-        kp * cb * input,
+        kb * cb * input,
+        all.clone(),
+    );
+    let (a_slots, a_widest) = a_slots(grid);
+    let a_cast = narrowing.then(|| {
+        let elements = match a {
+            ASource::Chunks(_) => a_widest,
+            ASource::Gathered(_) => rp * kb,
+        };
+        program.buffer(
+            format!("{provenance}.a.cast"),
+            standard,
+            (elements * input).max(input),
+            all.clone(),
+        )
+    });
+    let (b_slots, b_widest) = b_slots(grid);
+    let b_cast = narrowing.then(|| {
+        program.buffer(
+            format!("{provenance}.b.cast"),
+            standard,
+            (b_widest * cb * input).max(input),
+            all.clone(),
+        )
+    });
+    // A chunk that is a whole K block is already in its final layout: it is rearranged in
+    // place and sent as one range. Partial chunks go through a staging buffer.
+    let partial = b_chunks(grid).iter().any(|&(_, _, r0, r1)| r1 - r0 != kb);
+    let b_stage = partial.then(|| {
+        program.buffer(
+            format!("{provenance}.b.amp_chunk"),
+            standard,
+            (b_widest * cb * input).max(input),
+            all.clone(),
+        )
+    });
+    let groups = cb / 16;
+    let c_amp = program.buffer(
+        format!("{provenance}.c.amp_output"),
+        standard,
+        rp * cb * pb,
         all.clone(),
     );
 
-    // Conversion: each element once, where it is.
-    let mut runs = Vec::new();
-    match a {
-        ASource::Chunks(chunk) => {
-            let chunk_cast = narrowing.then(|| {
-                program.buffer(
-                    format!("{provenance}.a.cast"),
-                    standard,
-                    program.buffers[chunk].bytes / host * input,
-                    all.clone(),
-                )
-            });
-            for (i, j) in grid.grid() {
-                let Some(&(_, k0, k1)) = a_chunks(grid).iter().find(|c| c.0 == j) else {
-                    continue;
-                };
-                let tile = grid.tile(i, j);
-                let columns = chunk_columns(grid, k0, k1);
-                let destination = address(a_amp, k0 * rp * input);
-                if columns == 0 {
-                    // Only padding: zeros.
-                    runs.push(Run {
-                        tile,
-                        kernel: program.kernel(KernelSpec::Fill {
-                            precision: precision.input,
-                            elements: rp * (k1 - k0),
-                        }),
-                        args: vec![destination, Arg::Value(0)],
-                    });
-                    continue;
+    for s in 0..grid.k_steps {
+        let mut runs = Vec::new();
+        let mut moves = Vec::new();
+        // A's panel s.
+        match a {
+            ASource::Chunks(chunk) => {
+                for (&(panel, j, k0, k1), &slot) in a_panel_chunks(grid).iter().zip(&a_slots) {
+                    if panel != s {
+                        continue;
+                    }
+                    let columns = chunk_columns(grid, k0, k1);
+                    let within = (k0 - s * kb) * rp * input;
+                    for i in 0..grid.mb {
+                        let tile = grid.tile(i, j);
+                        if columns == 0 {
+                            runs.push(Run {
+                                tile,
+                                kernel: program.kernel(KernelSpec::Fill {
+                                    precision: precision.input,
+                                    elements: rp * (k1 - k0),
+                                }),
+                                args: vec![address(a_amp, within), Arg::Value(0)],
+                            });
+                        } else {
+                            let mut source = (chunk, slot * host);
+                            if let Some(cast_buffer) = a_cast {
+                                runs.push(Run {
+                                    tile,
+                                    kernel: program.kernel(cast(grid.rows(i) * columns)),
+                                    args: vec![
+                                        address(chunk, slot * host),
+                                        address(cast_buffer, slot * input),
+                                        scale,
+                                    ],
+                                });
+                                source = (cast_buffer, slot * input);
+                            }
+                            let spec = KernelSpec::Rearrange {
+                                order: ElementOrder::AmpLeft,
+                                to_amp: true,
+                                precision: precision.input,
+                                offset: 0,
+                                rows: grid.rows(i),
+                                rows_padded: rp,
+                                cols: columns,
+                                cols_padded: k1 - k0,
+                            };
+                            runs.push(Run {
+                                tile,
+                                kernel: program.kernel(spec),
+                                args: vec![address(source.0, source.1), address(a_amp, within)],
+                            });
+                        }
+                        let destinations: Vec<u32> = (0..grid.nb)
+                            .map(|jj| grid.tile(i, jj))
+                            .filter(|&t| t != tile)
+                            .collect();
+                        if !destinations.is_empty() {
+                            moves.push(Move {
+                                source_tile: tile,
+                                source: Place::at(a_amp, within),
+                                destinations,
+                                destination: Place::at(a_amp, within),
+                                bytes: (k1 - k0) * rp * input,
+                            });
+                        }
+                    }
                 }
-                let mut source = chunk;
-                if let Some(cast_buffer) = chunk_cast {
-                    runs.push(Run {
-                        tile,
-                        kernel: program.kernel(cast(grid.rows(i) * columns)),
-                        args: vec![address(chunk, 0), address(cast_buffer, 0), scale],
-                    });
-                    source = cast_buffer;
-                }
-                let spec = KernelSpec::Rearrange {
-                    order: ElementOrder::AmpLeft,
-                    to_amp: true,
-                    precision: precision.input,
-                    offset: 0,
-                    rows: grid.rows(i),
-                    rows_padded: rp,
-                    cols: columns,
-                    cols_padded: k1 - k0,
-                };
-                runs.push(Run {
-                    tile,
-                    kernel: program.kernel(spec),
-                    args: vec![address(source, 0), destination],
-                });
             }
-        }
-        ASource::Gathered(gathered) => {
-            // Every tile of grid row i holds the whole row block: each converts its copy.
-            let mut source = gathered;
-            let gathered_cast = narrowing.then(|| {
-                program.buffer(
-                    format!("{provenance}.a.cast"),
-                    standard,
-                    rp * k * input,
-                    all.clone(),
-                )
-            });
-            let element = if narrowing { input } else { host };
-            for (i, j) in grid.grid() {
-                let tile = grid.tile(i, j);
-                if let Some(cast_buffer) = gathered_cast {
-                    runs.push(Run {
-                        tile,
-                        kernel: program.kernel(cast(rp * k)),
-                        args: vec![address(gathered, 0), address(cast_buffer, 0), scale],
-                    });
-                    source = cast_buffer;
-                }
-                for s in 0..grid.k_steps {
+            ASource::Gathered(gathered) => {
+                // Every tile of grid row i holds the whole row block, block-major: each
+                // converts K block s of its copy.
+                let slot = s * rp * kb * host;
+                for (i, j) in grid.grid() {
+                    let tile = grid.tile(i, j);
+                    let mut source = (gathered, slot);
+                    if let Some(cast_buffer) = a_cast {
+                        runs.push(Run {
+                            tile,
+                            kernel: program.kernel(cast(rp * kb)),
+                            args: vec![address(gathered, slot), address(cast_buffer, 0), scale],
+                        });
+                        source = (cast_buffer, 0);
+                    }
                     let spec = KernelSpec::Rearrange {
                         order: ElementOrder::AmpLeft,
                         to_amp: true,
@@ -442,204 +532,150 @@ pub fn lower_matmul(
                     runs.push(Run {
                         tile,
                         kernel: program.kernel(spec),
-                        args: vec![
-                            address(source, s * rp * kb * element),
-                            address(a_amp, s * kb * rp * input),
-                        ],
+                        args: vec![address(source.0, source.1), address(a_amp, 0)],
                     });
                 }
             }
         }
-    }
-    // B: grid row i converts its K-row chunks of every column block into AMP-right chunks;
-    // column group g of a chunk is contiguous and lands at its place in the K block.
-    let (slots, widest) = b_slots(grid);
-    let b_cast = narrowing.then(|| {
-        program.buffer(
-            format!("{provenance}.b.cast"),
-            standard,
-            (widest * cb * input).max(input),
-            all.clone(),
-        )
-    });
-    // A chunk that is a whole K block is already in its final layout: it is rearranged in
-    // place and sent as one range. Partial chunks go through a staging buffer.
-    let partial = b_chunks(grid).iter().any(|&(_, _, r0, r1)| r1 - r0 != kb);
-    let b_stage = partial.then(|| {
-        program.buffer(
-            format!("{provenance}.b.amp_chunk"),
-            standard,
-            (widest * cb * input).max(input),
-            all.clone(),
-        )
-    });
-    let groups = cb / 16;
-    let mut b_moves = Vec::new();
-    for j in 0..grid.nb {
-        for (&(i, s, r0, r1), &slot) in b_chunks(grid).iter().zip(&slots) {
-            let tile = grid.tile(i, j);
-            let rows = r1 - r0;
-            let real = chunk_rows(grid, r0, r1);
-            let whole = rows == kb;
-            let (target_buffer, target_offset) = match (whole, b_stage) {
-                (false, Some(stage)) => (stage, slot * cb * input),
-                _ => (b_amp, s * kb * cb * input),
-            };
-            if real == 0 {
-                runs.push(Run {
-                    tile,
-                    kernel: program.kernel(KernelSpec::Fill {
-                        precision: precision.input,
-                        elements: rows * cb,
-                    }),
-                    args: vec![address(target_buffer, target_offset), Arg::Value(0)],
-                });
-            } else {
-                let mut source = (b_rm, slot * cb * host);
-                if let Some(cast_buffer) = b_cast {
+        // B's K block s: grid row i converts its K-row chunk of every column block into
+        // AMP-right order; column group g of the chunk is contiguous and belongs at
+        // `(g kb + row in block) 16` of the panel.
+        for j in 0..grid.nb {
+            for (&(i, block, r0, r1), &slot) in b_chunks(grid).iter().zip(&b_slots) {
+                if block != s {
+                    continue;
+                }
+                let tile = grid.tile(i, j);
+                let rows = r1 - r0;
+                let real = chunk_rows(grid, r0, r1);
+                let whole = rows == kb;
+                let (target_buffer, target_offset) = match (whole, b_stage) {
+                    (false, Some(stage)) => (stage, slot * cb * input),
+                    _ => (b_amp, 0),
+                };
+                if real == 0 {
                     runs.push(Run {
                         tile,
-                        kernel: program.kernel(cast(real * cb)),
+                        kernel: program.kernel(KernelSpec::Fill {
+                            precision: precision.input,
+                            elements: rows * cb,
+                        }),
+                        args: vec![address(target_buffer, target_offset), Arg::Value(0)],
+                    });
+                } else {
+                    let mut source = (b_rm, slot * cb * host);
+                    if let Some(cast_buffer) = b_cast {
+                        runs.push(Run {
+                            tile,
+                            kernel: program.kernel(cast(real * cb)),
+                            args: vec![
+                                address(b_rm, slot * cb * host),
+                                address(cast_buffer, slot * cb * input),
+                                scale,
+                            ],
+                        });
+                        source = (cast_buffer, slot * cb * input);
+                    }
+                    let spec = KernelSpec::Rearrange {
+                        order: ElementOrder::AmpRight,
+                        to_amp: true,
+                        precision: precision.input,
+                        offset: 0,
+                        rows: real,
+                        rows_padded: rows,
+                        cols: cb,
+                        cols_padded: cb,
+                    };
+                    runs.push(Run {
+                        tile,
+                        kernel: program.kernel(spec),
                         args: vec![
-                            address(b_rm, slot * cb * host),
-                            address(cast_buffer, slot * cb * input),
-                            scale,
+                            address(source.0, source.1),
+                            address(target_buffer, target_offset),
                         ],
                     });
-                    source = (cast_buffer, slot * cb * input);
                 }
-                let spec = KernelSpec::Rearrange {
-                    order: ElementOrder::AmpRight,
-                    to_amp: true,
-                    precision: precision.input,
-                    offset: 0,
-                    rows: real,
-                    rows_padded: rows,
-                    cols: cb,
-                    cols_padded: cb,
-                };
-                runs.push(Run {
-                    tile,
-                    kernel: program.kernel(spec),
-                    args: vec![
-                        address(source.0, source.1),
-                        address(target_buffer, target_offset),
-                    ],
-                });
-            }
-            let destinations: Vec<u32> = (0..grid.mb)
-                .map(|ii| grid.tile(ii, j))
-                .filter(|&t| t != tile)
-                .collect();
-            if whole {
-                if !destinations.is_empty() {
-                    b_moves.push(Move {
-                        source_tile: tile,
-                        source: Place::at(b_amp, target_offset),
-                        destinations,
-                        destination: Place::at(b_amp, target_offset),
-                        bytes: kb * cb * input,
-                    });
-                }
-                continue;
-            }
-            let within = r0 - s * kb;
-            for g in 0..groups {
-                let from = target_offset + g * rows * 16 * input;
-                let to = (s * kb * cb + (g * kb + within) * 16) * input;
-                let bytes = rows * 16 * input;
-                // The owner places its own chunk with a copy; the others receive it.
-                runs.push(Run {
-                    tile,
-                    kernel: program.kernel(KernelSpec::Copy { bytes }),
-                    args: vec![address(target_buffer, from), address(b_amp, to)],
-                });
-                if !destinations.is_empty() {
-                    b_moves.push(Move {
-                        source_tile: tile,
-                        source: Place::at(target_buffer, from),
-                        destinations: destinations.clone(),
-                        destination: Place::at(b_amp, to),
-                        bytes,
-                    });
-                }
-            }
-        }
-    }
-    // Stable: each tile keeps its casts before its rearranges.
-    runs.sort_by_key(|r| r.tile);
-    program.run.push(TileStep::Compute {
-        provenance: format!("{provenance}.convert"),
-        runs,
-    });
-
-    // One phase: A chunks along grid rows, B blocks down grid columns, converted bytes.
-    let mut moves = Vec::new();
-    if let ASource::Chunks(_) = a {
-        for i in 0..grid.mb {
-            for (j, k0, k1) in a_chunks(grid) {
-                let source = grid.tile(i, j);
-                let destinations: Vec<u32> = (0..grid.nb)
-                    .map(|jj| grid.tile(i, jj))
-                    .filter(|&t| t != source)
+                let destinations: Vec<u32> = (0..grid.mb)
+                    .map(|ii| grid.tile(ii, j))
+                    .filter(|&t| t != tile)
                     .collect();
-                if !destinations.is_empty() {
-                    moves.push(Move {
-                        source_tile: source,
-                        source: Place::at(a_amp, k0 * rp * input),
-                        destinations,
-                        destination: Place::at(a_amp, k0 * rp * input),
-                        bytes: (k1 - k0) * rp * input,
+                if whole {
+                    if !destinations.is_empty() {
+                        moves.push(Move {
+                            source_tile: tile,
+                            source: Place::at(b_amp, 0),
+                            destinations,
+                            destination: Place::at(b_amp, 0),
+                            bytes: kb * cb * input,
+                        });
+                    }
+                    continue;
+                }
+                let within = r0 - s * kb;
+                for g in 0..groups {
+                    let from = target_offset + g * rows * 16 * input;
+                    let to = (g * kb + within) * 16 * input;
+                    let bytes = rows * 16 * input;
+                    // The owner places its own chunk with a copy; the others receive it.
+                    runs.push(Run {
+                        tile,
+                        kernel: program.kernel(KernelSpec::Copy { bytes }),
+                        args: vec![address(target_buffer, from), address(b_amp, to)],
                     });
+                    if !destinations.is_empty() {
+                        moves.push(Move {
+                            source_tile: tile,
+                            source: Place::at(target_buffer, from),
+                            destinations: destinations.clone(),
+                            destination: Place::at(b_amp, to),
+                            bytes,
+                        });
+                    }
                 }
             }
         }
-    }
-    moves.extend(b_moves);
-    if !moves.is_empty() {
-        let phase = program.exchange_phases() as u32;
-        program.run.push(TileStep::Exchange { phase, moves });
-    }
-
-    let c_amp = program.buffer(
-        format!("{provenance}.c.amp_output"),
-        standard,
-        rp * cb * pb,
-        all.clone(),
-    );
-    let c_rm = program.buffer(format!("{provenance}.c"), standard, rp * cb * pb, all);
-    let mut runs = Vec::new();
-    for (i, j) in grid.grid() {
-        let tile = grid.tile(i, j);
-        for s in 0..grid.k_steps {
-            let spec = KernelSpec::Gemm {
-                input: precision.input,
-                partials,
-                weights: MemoryClass::Interleaved,
-                k: kb,
-                c: cb,
-                rows: vec![rp],
-                accumulate: s > 0,
-            };
-            runs.push(Run {
-                tile,
-                kernel: program.kernel(spec),
+        // Stable: each tile keeps its casts before its rearranges.
+        runs.sort_by_key(|r| r.tile);
+        program.run.push(TileStep::Compute {
+            provenance: format!("{provenance}.convert"),
+            runs,
+        });
+        if !moves.is_empty() {
+            let phase = program.exchange_phases() as u32;
+            program.run.push(TileStep::Exchange { phase, moves });
+        }
+        let spec = KernelSpec::Gemm {
+            input: precision.input,
+            partials,
+            weights: MemoryClass::Interleaved,
+            k: kb,
+            c: cb,
+            rows: vec![rp],
+            accumulate: s > 0,
+        };
+        let kernel = program.kernel(spec);
+        let runs = grid
+            .grid()
+            .map(|(i, j)| Run {
+                tile: grid.tile(i, j),
+                kernel,
                 args: vec![
-                    address(a_amp, s * kb * rp * input),
-                    address(b_amp, s * kb * cb * input),
+                    address(a_amp, 0),
+                    address(b_amp, 0),
                     address(c_amp, 0),
                     Arg::Value(0),
                     scale,
                     scale,
                 ],
-            });
-        }
+            })
+            .collect();
+        program.run.push(TileStep::Compute {
+            provenance: provenance.to_string(),
+            runs,
+        });
     }
-    program.run.push(TileStep::Compute {
-        provenance: provenance.to_string(),
-        runs,
-    });
 
+    let c_rm = program.buffer(format!("{provenance}.c"), standard, rp * cb * pb, all);
     let mut runs = Vec::new();
     for (i, j) in grid.grid() {
         let spec = KernelSpec::Rearrange {

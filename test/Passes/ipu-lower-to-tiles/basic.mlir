@@ -22,7 +22,7 @@
 // CHECK-DAG: "ipu_tile.buffer"() {bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: {{[0-9]+}}, {{[0-9]+}}>, name = "op0.a", tiles = array<i32: 0, 1, 2, 3>}
 // CHECK-DAG: "ipu_tile.buffer"() {bytes = 2048 : i64, class = "standard", id = {{[0-9]+}} : i64, {{.*}}name = "op0.b", tiles = array<i32: 0, 1, 2, 3>}
 // CHECK-DAG: "ipu_tile.buffer"() {bytes = 2048 : i64, class = "standard", id = {{[0-9]+}} : i64, {{.*}}name = "op0.b.amp_chunk"
-// CHECK-DAG: "ipu_tile.buffer"() {bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, {{.*}}name = "op0.a.amp_left"
+// CHECK-DAG: "ipu_tile.buffer"() {bytes = 1024 : i64, class = "interleaved", id = {{[0-9]+}} : i64, {{.*}}name = "op0.a.amp_left"
 // CHECK-DAG: "ipu_tile.buffer"() {bytes = 8192 : i64, class = "interleaved", id = {{[0-9]+}} : i64, {{.*}}name = "op0.b.amp_right"
 // CHECK-DAG: "ipu_tile.buffer"() {bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, {{.*}}name = "op0.c.amp_output"
 // CHECK-DAG: "ipu_tile.buffer"() {bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, {{.*}}name = "op0.c"

@@ -12,13 +12,13 @@
 
 // Standard data starts at 0x58000 (360448, element 22). Largest first: B's host chunk
 // (16 K rows x 64 columns, 2 KiB) takes it, its AMP-right staging follows, then A (one row
-// block of 8 x 64) and its AMP-left copy; the AMP-right operand is the first interleaved
-// buffer (0x80000); C's AMP output and row-major copies (live only from the GEMM on) reuse
-// B's place once B and its staging are dead.
+// block of 8 x 64); the AMP operands are interleaved, B's first (0x80000), A's after it;
+// C's AMP output and row-major copies (live only from the GEMM on) reuse B's place once B
+// and its staging are dead.
 // CHECK-LABEL: module @gemm.tiles
 // CHECK: "ipu_tile.buffer"() {address = 364544 : i64, bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 0, {{[0-9]+}}>, name = "op0.a"
 // CHECK-NEXT: "ipu_tile.buffer"() {address = 360448 : i64, bytes = 2048 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 1, {{[0-9]+}}>, name = "op0.b"
-// CHECK-NEXT: "ipu_tile.buffer"() {address = 365568 : i64, bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: {{[0-9]+}}, {{[0-9]+}}>, name = "op0.a.amp_left"
+// CHECK-NEXT: "ipu_tile.buffer"() {address = 532480 : i64, bytes = 1024 : i64, class = "interleaved", id = {{[0-9]+}} : i64, live = array<i64: {{[0-9]+}}, {{[0-9]+}}>, name = "op0.a.amp_left"
 // CHECK-NEXT: "ipu_tile.buffer"() {address = 524288 : i64, bytes = 8192 : i64, class = "interleaved", id = {{[0-9]+}} : i64, live = array<i64: {{[0-9]+}}, {{[0-9]+}}>, name = "op0.b.amp_right"
 // CHECK-NEXT: "ipu_tile.buffer"() {address = 362496 : i64, bytes = 2048 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: {{[0-9]+}}, {{[0-9]+}}>, name = "op0.b.amp_chunk"
 // CHECK-NEXT: "ipu_tile.buffer"() {address = 360448 : i64, bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: {{[0-9]+}}, {{[0-9]+}}>, name = "op0.c.amp_output"

@@ -16,9 +16,10 @@ module {
 
 // -----
 
-// 256x256x64 on one tile: A (128 KiB) and its AMP copy (128 KiB) are live together at the
-// rearrange step, in 160 KiB of standard memory.
-// OOM: error: 'builtin.module' op ipu-place-storage: tile 0 needs 131072 B of standard memory for op0.a.amp_left, 32768 B free (short by 98304 B); largest live: op0.a (131072 B)
+// 256x256x64 on one tile: K runs in two panels, so the host copies of A (128 KiB) and B
+// (32 KiB) stay live until the second panel's conversion, when C's AMP output (32 KiB) is
+// already live too: 192 KiB in 160 KiB of standard memory.
+// OOM: error: 'builtin.module' op ipu-place-storage: tile 0 needs 32768 B of standard memory for op0.c.amp_output, 0 B free (short by 32768 B); largest live: op0.a (131072 B), op0.b (32768 B)
 // expected-error@below {{ipu-place-storage: the module has no ipu_tile program; run ipu-lower-to-tiles first}}
 module {
   func.func @big(%x: tensor<256x256xf16>, %w: tensor<256x64xf16>) -> tensor<256x64xf16> {
