@@ -256,7 +256,10 @@ fn tosa_and_linalg_blocks_agree_under_the_oracle() {
     // Same generator stream (argument arg0, same shape).
     assert_eq!(tosa.inputs[0], linalg.inputs[0]);
     let comparison = compare_with_oracle(&tosa, &linalg.outputs, OracleTolerance::F32).unwrap();
-    eprintln!("TOSA vs linalg block under the oracle:\n{}", comparison.report());
+    eprintln!(
+        "TOSA vs linalg block under the oracle:\n{}",
+        comparison.report()
+    );
     assert!(comparison.passed(), "{}", comparison.report());
     assert!(comparison.max_abs_error() < 1e-5, "{}", comparison.report());
 }

@@ -15,6 +15,12 @@ pub fn key(value: Value) -> usize {
 
 /// The op that defines `value`, if it is an op result.
 pub fn producer<'c, 'a>(value: Value<'c, 'a>) -> Option<OperationRef<'c, 'a>> {
+    // Checked first: melior's failing `try_from` prints the value, which verifies (and so
+    // reads) the whole enclosing op: a data race with passes running on sibling functions.
+    // SAFETY: `value` is live; the predicate only reads its kind.
+    if !unsafe { mlir_sys::mlirValueIsAOpResult(value.to_raw()) } {
+        return None;
+    }
     OperationResult::try_from(value)
         .ok()
         .map(|result| result.owner())

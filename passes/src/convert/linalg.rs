@@ -340,7 +340,10 @@ impl ConvertLinalgToIpu {
                         .is_some_and(|init| init == result)
                 });
                 if !only_inits {
-                    return Err(Unconvertible("only fill as the init of a matmul, batch_matmul or reduction is supported".into()));
+                    return Err(Unconvertible(
+                        "only fill as the init of a matmul, batch_matmul or reduction is supported"
+                            .into(),
+                    ));
                 }
                 Ok(None)
             }

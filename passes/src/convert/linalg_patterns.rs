@@ -214,6 +214,11 @@ fn body_yield<'c, 'a>(op: OperationRef<'c, 'a>) -> Option<(usize, Value<'c, 'a>)
 
 /// `value` as (owner block address, argument number) if it is a block argument.
 fn block_argument(value: Value) -> Option<(usize, usize)> {
+    // Checked first: melior's failing `try_from` prints the value (see `ir::producer`).
+    // SAFETY: `value` is live; the predicate only reads its kind.
+    if !unsafe { mlir_sys::mlirValueIsABlockArgument(value.to_raw()) } {
+        return None;
+    }
     let argument = BlockArgument::try_from(value).ok()?;
     Some((
         argument.owner().to_raw().ptr as usize,
@@ -341,9 +346,7 @@ impl<'c, 'a> Matcher<'c, 'a> {
                 generic,
                 env,
             } => {
-                let op = melior::ir::operation::OperationResult::try_from(value)
-                    .ok()?
-                    .owner();
+                let op = super::ir::producer(value)?;
                 let fun = Fun::of_scalar(&op_name(&op))?;
                 let arguments = op
                     .operands()
@@ -391,9 +394,7 @@ impl<'c, 'a> Matcher<'c, 'a> {
         }
         let (input, init) = (op.operand(0).ok()?, op.operand(1).ok()?);
         let (block, yielded) = body_yield(op)?;
-        let combine = melior::ir::operation::OperationResult::try_from(yielded)
-            .ok()?
-            .owner();
+        let combine = super::ir::producer(yielded)?;
         let fun = Fun::of_scalar(&op_name(&combine))?;
         let mut arguments: Vec<_> = combine
             .operands()
@@ -454,9 +455,7 @@ impl<'c, 'a> Matcher<'c, 'a> {
                 }
             }
             [index] => {
-                let combine = melior::ir::operation::OperationResult::try_from(yielded)
-                    .ok()?
-                    .owner();
+                let combine = super::ir::producer(yielded)?;
                 let fun = Fun::of_scalar(&op_name(&combine))?;
                 if !matches!(fun, Fun::Add | Fun::Max) {
                     return None;
@@ -542,7 +541,7 @@ impl<'c, 'a> Matcher<'c, 'a> {
         }
         let (a, b) = (self.resolve(a.clone()), self.resolve(b.clone()));
         let same_index = |x: &Idx, y: &Idx, renames: &[(u32, u32)]| match (x, y) {
-            (Idx::Red(i), Idx::Red(j)) => i == j || renames.iter().any(|pair| *pair == (*i, *j)),
+            (Idx::Red(i), Idx::Red(j)) => i == j || renames.contains(&(*i, *j)),
             _ => x == y,
         };
         let same_indices = |x: &[Idx], y: &[Idx], renames: &[(u32, u32)]| {
