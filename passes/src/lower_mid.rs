@@ -4,6 +4,14 @@
 //! (`plan` / `estimate` attributes, formatted result types, explicit conversions) and records
 //! all finalists on the module (`ipu.finalists`) for `ipu-select-finalist`.
 //!
+//! FP8 scales: each GEMM operand gets the smallest scale s with `max|x| / 2^s <= 240`
+//! (`planner::cost::fp8_scale_for`) from its range: splat constants, function arguments given
+//! by `calibration=FILE` (the format is in [`calibration`]), and bounds propagated through
+//! ops (`planner::ranges`); 0 where the range is unknown, `fp8-scale` for every operand when
+//! given. The chosen scales are the `lhs_scale` / `rhs_scale` parameters of FP8 GEMM plans
+//! (hence in `dump-plans` files, which pin them when fed back as constraints) and the scale
+//! of the inserted casts and `#ipu.format`s.
+//!
 //! ```mlir
 //! // ipu-opt in.mlir -p 'builtin.module(ipu-lower-mid{tiles=64 precision=fp8})'
 //! %r = "ipu.matmul"(%a, %w) {estimate = #ipu.estimate<...>, plan = #ipu.plan<"gemm_output_stationary", {grid = [1, 8, 8, 1], ...}>} : ...

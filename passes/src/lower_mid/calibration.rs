@@ -21,6 +21,8 @@
 //! paths are resolved against the calibration file's directory. A key naming an argument no
 //! planned function has, an unknown function, an argument given twice, a negative or
 //! non-finite bound, and an unreadable, non-f16/f32 or empty sample file are errors.
+//! Functions used as `ipu.repeat` bodies are planned through their repeat and cannot be
+//! calibrated (their argument is the carried value).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

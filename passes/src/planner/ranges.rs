@@ -72,7 +72,14 @@ pub fn op_bound(graph: &Graph, index: usize) -> Option<f64> {
 /// Fills in `max_abs` of op results (in program order) from the bounds of their operands.
 /// Values that already have a bound (constants, calibrated arguments) are left alone; results
 /// get the rule's bound or stay unknown.
+/// Inside `ipu.repeat` bodies (planned once through their op) ranges propagate from the
+/// body's constants; the carried value's range is unknown.
 pub fn propagate(graph: &mut Graph) {
+    for op in &mut graph.ops {
+        if let OpKind::Repeat { body, .. } = &mut op.kind {
+            propagate(body);
+        }
+    }
     for index in 0..graph.ops.len() {
         let bound = op_bound(graph, index);
         for &result in &graph.ops[index].results.clone() {
