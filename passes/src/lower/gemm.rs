@@ -38,6 +38,9 @@ use super::LowerError;
 /// holds one panel of A and B at a time.
 pub const A_PANEL_BYTES: u32 = 96 * 1024;
 
+/// Host chunk buffers larger than this go to interleaved memory.
+pub const HOST_CHUNKS_STANDARD_BYTES: u32 = 32 * 1024;
+
 /// The largest K block: the GEMM kernel's weight buffer (`k * c` elements) and one A panel.
 fn max_block(cb: u32, rows_padded: u32) -> u32 {
     let weights = (GEMM_MAX_WEIGHT_ELEMENTS / cb) / 16 * 16;
@@ -322,33 +325,35 @@ pub fn input_buffers(
     let host = precision.host.bytes();
     let all = grid.tiles();
     let standard = MemoryClass::Standard;
+    // The host chunks live until the last panel is converted: large ones go to the bigger
+    // interleaved region.
+    let class = |bytes: u32| {
+        if bytes > HOST_CHUNKS_STANDARD_BYTES {
+            MemoryClass::Interleaved
+        } else {
+            standard
+        }
+    };
     let a = a_from_host.then(|| {
         let (_, widest) = a_slots(grid);
-        program.buffer(
-            format!("{provenance}.a"),
-            standard,
-            (widest * host).max(host),
-            all.clone(),
-        )
+        let bytes = (widest * host).max(host);
+        program.buffer(format!("{provenance}.a"), class(bytes), bytes, all.clone())
     });
     let (_, widest) = b_slots(grid);
-    let b_rm = program.buffer(
-        format!("{provenance}.b"),
-        standard,
-        (widest * grid.cb * host).max(host),
-        all,
-    );
+    let bytes = (widest * grid.cb * host).max(host);
+    let b_rm = program.buffer(format!("{provenance}.b"), class(bytes), bytes, all);
     (a, b_rm)
 }
 
 /// Where a GEMM's left operand is when [`lower_matmul`] starts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ASource {
     /// K chunks streamed from the host (see [`a_chunks`], [`a_chunk_pieces`]).
     Chunks(BufferId),
-    /// Already on every tile of grid row i, block-major: K block s is row-major
-    /// `rows(i) x kb` at byte `s * rows_padded * kb * host bytes`.
-    Gathered(BufferId),
+    /// The output of an earlier product: row-major blocks over `grid` (the GEMM's row blocks;
+    /// its column blocks are this GEMM's K, `kb / grid.cb` of them per panel), block (i, q)
+    /// in `buffer` on `grid.tile(i, q)`.
+    Gathered { buffer: BufferId, grid: GemmGrid },
 }
 
 /// Emits the steps of one GEMM (see the module docs) reading A from `a` and B's K-row
@@ -363,6 +368,7 @@ pub fn lower_matmul(
     (a, b_rm): (ASource, BufferId),
     provenance: &str,
 ) -> BufferId {
+    // The host-side precision of a gathered operand is its producer's (the GEMM partials).
     let host = precision.host.bytes();
     let input = precision.input.bytes();
     let partials = precision.partials();
@@ -394,11 +400,23 @@ pub fn lower_matmul(
         kb * cb * input,
         all.clone(),
     );
-    let (a_slots, a_widest) = a_slots(grid);
+    let (a_slots, _) = a_slots(grid);
+    // Casts and staging hold one panel's chunk at a time (a tile owns at most one A chunk and
+    // one B chunk per column block and panel).
+    let a_chunk_max = a_panel_chunks(grid)
+        .iter()
+        .map(|&(_, _, k0, k1)| rp * chunk_columns(grid, k0, k1))
+        .max()
+        .unwrap_or(0);
+    let b_chunk_max = b_chunks(grid)
+        .iter()
+        .map(|&(_, _, r0, r1)| r1 - r0)
+        .max()
+        .unwrap_or(0);
     let a_cast = narrowing.then(|| {
         let elements = match a {
-            ASource::Chunks(_) => a_widest,
-            ASource::Gathered(_) => rp * kb,
+            ASource::Chunks(_) => a_chunk_max,
+            ASource::Gathered { .. } => rp * kb,
         };
         program.buffer(
             format!("{provenance}.a.cast"),
@@ -407,12 +425,12 @@ pub fn lower_matmul(
             all.clone(),
         )
     });
-    let (b_slots, b_widest) = b_slots(grid);
+    let (b_slots, _) = b_slots(grid);
     let b_cast = narrowing.then(|| {
         program.buffer(
             format!("{provenance}.b.cast"),
             standard,
-            (b_widest * cb * input).max(input),
+            (b_chunk_max * cb * input).max(input),
             all.clone(),
         )
     });
@@ -423,7 +441,7 @@ pub fn lower_matmul(
         program.buffer(
             format!("{provenance}.b.amp_chunk"),
             standard,
-            (b_widest * cb * input).max(input),
+            (b_chunk_max * cb * input).max(input),
             all.clone(),
         )
     });
@@ -434,13 +452,25 @@ pub fn lower_matmul(
         rp * cb * pb,
         all.clone(),
     );
+    // A gathered panel: the producer's blocks of the panel, block-major.
+    let gathered_panel = match &a {
+        ASource::Gathered { grid: producer, .. } => Some(program.buffer(
+            format!("{provenance}.a.gathered"),
+            MemoryClass::Interleaved,
+            rp * kb * host,
+            all.clone(),
+        ))
+        .map(|buffer| (buffer, producer.clone())),
+        ASource::Chunks(_) => None,
+    };
 
     for s in 0..grid.k_steps {
         let mut runs = Vec::new();
         let mut moves = Vec::new();
         // A's panel s.
-        match a {
+        match &a {
             ASource::Chunks(chunk) => {
+                let chunk = *chunk;
                 for (&(panel, j, k0, k1), &slot) in a_panel_chunks(grid).iter().zip(&a_slots) {
                     if panel != s {
                         continue;
@@ -466,11 +496,11 @@ pub fn lower_matmul(
                                     kernel: program.kernel(cast(grid.rows(i) * columns)),
                                     args: vec![
                                         address(chunk, slot * host),
-                                        address(cast_buffer, slot * input),
+                                        address(cast_buffer, 0),
                                         scale,
                                     ],
                                 });
-                                source = (cast_buffer, slot * input);
+                                source = (cast_buffer, 0);
                             }
                             let spec = KernelSpec::Rearrange {
                                 order: ElementOrder::AmpLeft,
@@ -504,36 +534,49 @@ pub fn lower_matmul(
                     }
                 }
             }
-            ASource::Gathered(gathered) => {
-                // Every tile of grid row i holds the whole row block, block-major: each
-                // converts K block s of its copy.
-                let slot = s * rp * kb * host;
-                for (i, j) in grid.grid() {
-                    let tile = grid.tile(i, j);
-                    let mut source = (gathered, slot);
-                    if let Some(cast_buffer) = a_cast {
-                        runs.push(Run {
-                            tile,
-                            kernel: program.kernel(cast(rp * kb)),
-                            args: vec![address(gathered, slot), address(cast_buffer, 0), scale],
-                        });
-                        source = (cast_buffer, 0);
+            ASource::Gathered {
+                buffer: produced, ..
+            } => {
+                let produced = *produced;
+                // Gather the panel's blocks: a tile that holds one copies it, the others
+                // receive it; the rearrange waits for the exchange (see the GEMM step).
+                let (panel, producer) = gathered_panel.as_ref().expect("gathered panel");
+                let per_panel = kb / producer.cb;
+                let block_bytes = rp * producer.cb * host;
+                for q in 0..per_panel {
+                    let block = s * per_panel + q;
+                    if block >= producer.nb {
+                        break;
                     }
-                    let spec = KernelSpec::Rearrange {
-                        order: ElementOrder::AmpLeft,
-                        to_amp: true,
-                        precision: precision.input,
-                        offset: 0,
-                        rows: grid.rows(i),
-                        rows_padded: rp,
-                        cols: kb,
-                        cols_padded: kb,
-                    };
-                    runs.push(Run {
-                        tile,
-                        kernel: program.kernel(spec),
-                        args: vec![address(source.0, source.1), address(a_amp, 0)],
-                    });
+                    for i in 0..grid.mb {
+                        let source = producer.tile(i, block);
+                        let bytes = producer.rows(i) * producer.cb * host;
+                        let mut destinations = Vec::new();
+                        for j in 0..grid.nb {
+                            let tile = grid.tile(i, j);
+                            if tile == source {
+                                runs.push(Run {
+                                    tile,
+                                    kernel: program.kernel(KernelSpec::Copy { bytes }),
+                                    args: vec![
+                                        address(produced, 0),
+                                        address(*panel, q * block_bytes),
+                                    ],
+                                });
+                            } else {
+                                destinations.push(tile);
+                            }
+                        }
+                        if !destinations.is_empty() {
+                            moves.push(Move {
+                                source_tile: source,
+                                source: Place::at(produced, 0),
+                                destinations,
+                                destination: Place::at(*panel, q * block_bytes),
+                                bytes,
+                            });
+                        }
+                    }
                 }
             }
         }
@@ -550,7 +593,7 @@ pub fn lower_matmul(
                 let real = chunk_rows(grid, r0, r1);
                 let whole = rows == kb;
                 let (target_buffer, target_offset) = match (whole, b_stage) {
-                    (false, Some(stage)) => (stage, slot * cb * input),
+                    (false, Some(stage)) => (stage, 0),
                     _ => (b_amp, 0),
                 };
                 if real == 0 {
@@ -570,11 +613,11 @@ pub fn lower_matmul(
                             kernel: program.kernel(cast(real * cb)),
                             args: vec![
                                 address(b_rm, slot * cb * host),
-                                address(cast_buffer, slot * cb * input),
+                                address(cast_buffer, 0),
                                 scale,
                             ],
                         });
-                        source = (cast_buffer, slot * cb * input);
+                        source = (cast_buffer, 0);
                     }
                     let spec = KernelSpec::Rearrange {
                         order: ElementOrder::AmpRight,
@@ -654,10 +697,60 @@ pub fn lower_matmul(
             accumulate: s > 0,
         };
         let kernel = program.kernel(spec);
-        let runs = grid
-            .grid()
-            .map(|(i, j)| Run {
-                tile: grid.tile(i, j),
+        let mut runs = Vec::new();
+        for (i, j) in grid.grid() {
+            let tile = grid.tile(i, j);
+            if let Some((panel, producer)) = &gathered_panel {
+                // The gathered panel into AMP-left order, block by block (each block is a
+                // contiguous range of whole 16-column groups); padding columns are zeros.
+                let per_panel = kb / producer.cb;
+                let blocks = per_panel.min(producer.nb - s * per_panel);
+                let mut source = (*panel, 0);
+                if let Some(cast_buffer) = a_cast {
+                    runs.push(Run {
+                        tile,
+                        kernel: program.kernel(cast(rp * producer.cb * blocks)),
+                        args: vec![address(*panel, 0), address(cast_buffer, 0), scale],
+                    });
+                    source = (cast_buffer, 0);
+                }
+                let element = if a_cast.is_some() { input } else { host };
+                for q in 0..blocks {
+                    let spec = KernelSpec::Rearrange {
+                        order: ElementOrder::AmpLeft,
+                        to_amp: true,
+                        precision: precision.input,
+                        offset: 0,
+                        rows: grid.rows(i),
+                        rows_padded: rp,
+                        cols: producer.cb,
+                        cols_padded: producer.cb,
+                    };
+                    runs.push(Run {
+                        tile,
+                        kernel: program.kernel(spec),
+                        args: vec![
+                            address(source.0, source.1 + q * rp * producer.cb * element),
+                            address(a_amp, q * producer.cb * rp * input),
+                        ],
+                    });
+                }
+                if blocks < per_panel {
+                    runs.push(Run {
+                        tile,
+                        kernel: program.kernel(KernelSpec::Fill {
+                            precision: precision.input,
+                            elements: rp * producer.cb * (per_panel - blocks),
+                        }),
+                        args: vec![
+                            address(a_amp, blocks * producer.cb * rp * input),
+                            Arg::Value(0),
+                        ],
+                    });
+                }
+            }
+            runs.push(Run {
+                tile,
                 kernel,
                 args: vec![
                     address(a_amp, 0),
@@ -667,8 +760,8 @@ pub fn lower_matmul(
                     scale,
                     scale,
                 ],
-            })
-            .collect();
+            });
+        }
         program.run.push(TileStep::Compute {
             provenance: provenance.to_string(),
             runs,

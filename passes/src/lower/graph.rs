@@ -10,10 +10,10 @@
 //! ## Ops
 //! * `ipu.matmul` with host operands: [`super::gemm`] (home tiles, broadcast, AMP).
 //! * `ipu.matmul` whose left operand is on the device: the product keeps the producer's row
-//!   blocks and contracts over its column blocks, so K runs in `nb` blocks of `cb` (one GEMM
-//!   call each, accumulating). One exchange phase gathers row block i's column blocks onto
-//!   every tile of grid row i of the product, block-major (K block s at `s * rows_padded * cb`);
-//!   a tile that already holds a block copies it with the copy kernel.
+//!   blocks and contracts over its column blocks, a K panel being as many of them as fit
+//!   ([`super::gemm::ASource::Gathered`]): each panel's exchange phase gathers row block i's
+//!   blocks of the panel onto every tile of grid row i of the product (a tile that already
+//!   holds one copies it), which rearranges them into the AMP-left panel.
 //! * `ipu.add` of a device value and a bias vector (`[N]`, broadcast over rows): the bias
 //!   column block j is streamed to a home tile and broadcast down grid column j; or of two
 //!   device values on the same grid: elementwise.
@@ -207,10 +207,13 @@ impl Lowering<'_> {
                     );
                 }
                 let grid = self.chained_grid(producer, n, index)?;
-                let gathered = self.gather(producer, &grid, &provenance)?;
                 let (_, b_rm) =
                     gemm::input_buffers(&mut self.program, &grid, precision, &provenance, false);
-                (grid, (ASource::Gathered(gathered), b_rm))
+                let source = ASource::Gathered {
+                    buffer: producer.buffer,
+                    grid: producer.grid.clone(),
+                };
+                (grid, (source, b_rm))
             }
         };
         let (a_source, b_rm) = a_source;
@@ -264,6 +267,15 @@ impl Lowering<'_> {
                 p.cb
             )));
         }
+        // A K panel is `per_panel` of the producer's column blocks: as many as one A panel
+        // and the GEMM's weight buffer allow.
+        let per_panel = (1..=p.nb)
+            .rev()
+            .find(|&t| {
+                p.rows_padded * t * p.cb * 2 <= gemm::A_PANEL_BYTES
+                    && t * p.cb * cb <= GEMM_MAX_WEIGHT_ELEMENTS
+            })
+            .unwrap_or(1);
         Ok(GemmGrid {
             m: p.m,
             k: p.n,
@@ -272,73 +284,9 @@ impl Lowering<'_> {
             nb: n / cb,
             mb: p.mb,
             rows_padded: p.rows_padded,
-            kb: p.cb,
-            k_steps: p.nb,
+            kb: per_panel * p.cb,
+            k_steps: p.nb.div_ceil(per_panel),
         })
-    }
-
-    /// Gathers row block i of `producer` onto every tile of grid row i of `grid`,
-    /// block-major; returns the gathered buffer.
-    fn gather(
-        &mut self,
-        producer: &Blocks,
-        grid: &GemmGrid,
-        provenance: &str,
-    ) -> Result<BufferId, LowerError> {
-        let p = producer.grid.clone();
-        let eb = producer.precision.bytes();
-        let slot = p.rows_padded * p.cb * eb;
-        let gathered = self.program.buffer(
-            format!("{provenance}.a.gathered"),
-            MemoryClass::Standard,
-            slot * p.nb,
-            grid.tiles(),
-        );
-        let mut moves = Vec::new();
-        let mut copies = Vec::new();
-        for i in 0..p.mb {
-            for s in 0..p.nb {
-                let source = p.tile(i, s);
-                let bytes = p.rows(i) * p.cb * eb;
-                let mut destinations = Vec::new();
-                for j in 0..grid.nb {
-                    let tile = grid.tile(i, j);
-                    if tile == source {
-                        copies.push(Run {
-                            tile,
-                            kernel: self.program.kernel(KernelSpec::Copy { bytes }),
-                            args: vec![
-                                Arg::Address(Place::at(producer.buffer, 0)),
-                                Arg::Address(Place::at(gathered, s * slot)),
-                            ],
-                        });
-                    } else {
-                        destinations.push(tile);
-                    }
-                }
-                if !destinations.is_empty() {
-                    moves.push(Move {
-                        source_tile: source,
-                        source: Place::at(producer.buffer, 0),
-                        destinations,
-                        destination: Place::at(gathered, s * slot),
-                        bytes,
-                    });
-                }
-            }
-        }
-        if !copies.is_empty() {
-            copies.sort_by_key(|r| r.tile);
-            self.program.run.push(TileStep::Compute {
-                provenance: format!("{provenance}.gather"),
-                runs: copies,
-            });
-        }
-        if !moves.is_empty() {
-            let phase = self.program.exchange_phases() as u32;
-            self.program.run.push(TileStep::Exchange { phase, moves });
-        }
-        Ok(gathered)
     }
 
     fn add(&mut self, index: usize) -> Result<(), LowerError> {

@@ -16,14 +16,13 @@ module {
 
 // -----
 
-// 256x256x64 on one tile: K runs in two panels, so the host copies of A (128 KiB) and B
-// (32 KiB) stay live until the second panel's conversion, when C's AMP output (32 KiB) is
-// already live too: 192 KiB in 160 KiB of standard memory.
-// OOM: error: 'builtin.module' op ipu-place-storage: tile 0 needs 32768 B of standard memory for op0.c.amp_output, 0 B free (short by 32768 B); largest live: op0.a (131072 B), op0.b (32768 B)
+// 1024x512x64 on one tile: the host copy of A alone (1 MiB, kept in interleaved memory until
+// the last K panel is converted) exceeds the tile's 424,880 B of interleaved data memory.
+// OOM: error: 'builtin.module' op ipu-place-storage: tile 0 needs 1048576 B of interleaved memory for op0.a, 424880 B free (short by 623696 B); largest live: none
 // expected-error@below {{ipu-place-storage: the module has no ipu_tile program; run ipu-lower-to-tiles first}}
 module {
-  func.func @big(%x: tensor<256x256xf16>, %w: tensor<256x64xf16>) -> tensor<256x64xf16> {
-    %y = "ipu.matmul"(%x, %w) : (tensor<256x256xf16>, tensor<256x64xf16>) -> tensor<256x64xf16>
-    return %y : tensor<256x64xf16>
+  func.func @big(%x: tensor<1024x512xf16>, %w: tensor<512x64xf16>) -> tensor<1024x64xf16> {
+    %y = "ipu.matmul"(%x, %w) : (tensor<1024x512xf16>, tensor<512x64xf16>) -> tensor<1024x64xf16>
+    return %y : tensor<1024x64xf16>
   }
 }
