@@ -655,7 +655,13 @@ pub fn derive(
                         let mut copies: Vec<Candidate> = Vec::new();
                         if options.fp8_scale.is_none() {
                             for set in sets {
-                                if let Some(constraint) = set.get(&op_key("", index)) {
+                                let Some(constraint) = set.get(&op_key("", index)) else {
+                                    continue;
+                                };
+                                if candidates::SCALE_PARAMS.iter().any(|name| {
+                                    constraint.params.contains_key(*name)
+                                        && c.plan.params.contains_key(*name)
+                                }) {
                                     let mut pinned = c.clone();
                                     candidates::pin_scales(&mut pinned, constraint);
                                     if pinned != c && !copies.contains(&pinned) {
