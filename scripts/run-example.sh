@@ -28,3 +28,6 @@ echo "== ipu-translate: the emitted ipu_tile program -> $OUT/model-final.ipuexe 
 
 echo "== ipu run: the package on sim:c600, checked against the host reference =="
 "$BIN/ipu" run "$OUT/model-final.ipuexe" --device sim:c600 --artifacts "$OUT"
+
+echo "== ipu run: compile the SigLIP MLP (examples/siglip_mlp.mlir) for all 1472 tiles and run it on sim:c600 =="
+"$BIN/ipu" run examples/siglip_mlp.mlir --device sim:c600 --artifacts "$OUT"

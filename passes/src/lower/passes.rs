@@ -737,10 +737,6 @@ pub fn package_from_module(
         LowerError::Input("the program is not placed; run ipu-place-storage first".into())
     })?;
     let phases = lowered_phases(&design, target)?;
-    info!(
-        tiles = target.geometry.tiles.value,
-        "writing application package"
-    );
     super::package::build_package(&design.program, support, &phases, target, cache)
 }
 
