@@ -1,18 +1,17 @@
-//! Exchange lowering: every phase of a placed tile program scheduled with the shared physical
-//! scheduler (`crate::exchange::schedule_phase`, the one `ipu-select-finalist` prices with),
-//! phases in parallel, each schedule checked (every byte once, no bus or receiver used twice)
-//! and encoded as the device's slotted transfers.
+//! Exchange encoding for the lowering: the scheduler's requests of a phase, the slotted
+//! transfers of a stored schedule at the program's current addresses, and the validation of
+//! a schedule whose rows moved (the device's own load-time check). Scheduling itself is
+//! `ipu-lower-exchanges` ([`super::passes::lower_exchanges`]) with the shared scheduler
+//! (`crate::exchange::schedule_phase`, the one `ipu-select-finalist` prices with).
 
 use ipu_device::image::{ExchangePhase, Transfer};
 use ipu_device::Target;
-use rayon::prelude::*;
 
 use super::ir::StoredSchedule;
-use super::program::{Move, TileProgram, TileStep};
+use super::program::{Move, TileProgram};
 use super::LowerError;
 use crate::exchange::{
-    check_schedule, schedule::transfer_cycles, schedule_phase, PhaseSchedule, ScheduledPiece,
-    TransferRequest,
+    check_schedule, schedule::transfer_cycles, PhaseSchedule, ScheduledPiece, TransferRequest,
 };
 
 /// One lowered phase.
@@ -31,69 +30,6 @@ fn address_of(program: &TileProgram, place: super::program::Place) -> Result<u32
         .ok_or_else(|| LowerError::Unplaced {
             buffer: buffer.name.clone(),
         })
-}
-
-/// Schedules and encodes one phase.
-pub fn lower_phase(
-    program: &TileProgram,
-    phase: u32,
-    moves: &[Move],
-    target: &Target,
-) -> Result<LoweredPhase, LowerError> {
-    let requests: Vec<TransferRequest> = moves
-        .iter()
-        .map(|m| TransferRequest {
-            source: m.source_tile,
-            destinations: m.destinations.clone(),
-            bytes: u64::from(m.bytes),
-        })
-        .collect();
-    let schedule = schedule_phase(&requests, target).map_err(|e| LowerError::Exchange {
-        phase,
-        detail: e.to_string(),
-    })?;
-    check_schedule(&requests, &schedule, target)
-        .map_err(|detail| LowerError::Exchange { phase, detail })?;
-    let mut transfers = Vec::with_capacity(schedule.pieces.len());
-    for piece in &schedule.pieces {
-        let m = &moves[piece.transfer];
-        let offset = piece.offset as u32;
-        transfers.push(Transfer {
-            source_tile: m.source_tile,
-            source_address: address_of(program, m.source)? + offset,
-            destinations: m.destinations.clone(),
-            destination_address: address_of(program, m.destination)? + offset,
-            bytes: piece.bytes as u32,
-            slot: u32::try_from(piece.start).map_err(|_| LowerError::Exchange {
-                phase,
-                detail: format!("slot {} exceeds 32 bits", piece.start),
-            })?,
-        });
-    }
-    Ok(LoweredPhase {
-        phase: ExchangePhase::from_transfers(phase, &transfers),
-        cycles: schedule.cycles,
-    })
-}
-
-/// Lowers every exchange phase of `program`, phases in parallel; results in phase order.
-pub fn lower_exchanges(
-    program: &TileProgram,
-    target: &Target,
-) -> Result<Vec<LoweredPhase>, LowerError> {
-    let phases: Vec<(u32, &[Move])> = program
-        .initialize
-        .iter()
-        .chain(&program.run)
-        .filter_map(|step| match step {
-            TileStep::Exchange { phase, moves } => Some((*phase, moves.as_slice())),
-            _ => None,
-        })
-        .collect();
-    phases
-        .par_iter()
-        .map(|&(phase, moves)| lower_phase(program, phase, moves, target))
-        .collect()
 }
 
 /// The scheduler's requests for a phase's moves (what a schedule depends on).

@@ -390,19 +390,7 @@ impl Lowering<'_> {
                 ],
             });
         }
-        self.program.run.push(TileStep::Compute {
-            provenance: provenance.clone(),
-            runs,
-        });
-        self.program.ops.push((provenance, "ipu.add".into(), 0));
-        self.placed.insert(
-            out,
-            Blocks {
-                grid,
-                buffer: result,
-                precision: blocks.precision,
-            },
-        );
+        self.pointwise_step(provenance, "ipu.add", runs, out, &blocks, result);
         Ok(())
     }
 
@@ -441,20 +429,34 @@ impl Lowering<'_> {
                 ],
             });
         }
+        self.pointwise_step(provenance, "ipu.gelu", runs, out, &blocks, result);
+        Ok(())
+    }
+
+    /// Records a pointwise op: its compute step, its profile entry, and its result `out` in
+    /// `result`, distributed like its input `blocks`.
+    fn pointwise_step(
+        &mut self,
+        provenance: String,
+        op: &str,
+        runs: Vec<Run>,
+        out: ValueId,
+        blocks: &Blocks,
+        result: BufferId,
+    ) {
         self.program.run.push(TileStep::Compute {
             provenance: provenance.clone(),
             runs,
         });
-        self.program.ops.push((provenance, "ipu.gelu".into(), 0));
+        self.program.ops.push((provenance, op.into(), 0));
         self.placed.insert(
             out,
             Blocks {
-                grid,
+                grid: blocks.grid.clone(),
                 buffer: result,
                 precision: blocks.precision,
             },
         );
-        Ok(())
     }
 
     fn outputs(&mut self) -> Result<(), LowerError> {

@@ -18,17 +18,12 @@ pub mod program;
 use std::collections::BTreeMap;
 
 use ipu_device::kernels::KernelCache;
-use ipu_device::numerics::{encode_bytes, Rounding};
 use ipu_device::{Precision, Target};
 use ipu_runtime::package::Package;
-use melior::ir::{
-    operation::{OperationLike, OperationResult},
-    OperationRef,
-};
+use melior::ir::OperationRef;
 use tracing::info;
 
-use crate::plan_ir;
-use crate::planner::{Graph, Origin, ValueId};
+use crate::planner::{Graph, ValueId};
 use gemm::GemmGrid;
 use ipu_dialects::format::Plan;
 use program::{TileProgram, TileStep};
@@ -178,20 +173,6 @@ pub fn lower_planned_graph(
     Ok(program)
 }
 
-/// Places, lowers exchanges and emits the package of a tile program.
-pub fn finish(
-    mut program: TileProgram,
-    target: &Target,
-    cache: Option<&KernelCache>,
-) -> Result<Package, LowerError> {
-    let support = place::place_storage(&mut program, target)?;
-    let phases = exchange::lower_exchanges(&program, target)?;
-    let final_exchange: u64 = phases.iter().map(|p| p.cycles).sum();
-    let final_cycles = final_exchange + compute_cycles(&program, target);
-    info!(final_cycles, final_exchange, "costed final placed program");
-    package::build_package(&program, &support, &phases, target, cache)
-}
-
 /// Modelled compute cycles of the `run` program: per compute step, the busiest tile's sum of
 /// its kernels' cycles (`ipu_device::cost`, the simulator's own table).
 pub(crate) fn compute_cycles(program: &TileProgram, target: &Target) -> u64 {
@@ -216,64 +197,20 @@ pub(crate) fn compute_cycles(program: &TileProgram, target: &Target) -> u64 {
         .sum()
 }
 
-/// Reads the C-order bytes of a splat `arith.constant` in `precision`.
-fn constant_bytes(
-    op: OperationRef,
-    elements: u64,
-    precision: Precision,
-) -> Result<Vec<u8>, LowerError> {
-    let text = op
-        .attribute("value")
-        .map_err(|_| LowerError::Input("arith.constant without value".into()))?
-        .to_string();
-    let splat = text
-        .strip_prefix("dense<")
-        .and_then(|rest| rest.split('>').next())
-        .and_then(|inner| inner.trim().parse::<f32>().ok())
-        .ok_or_else(|| LowerError::Unsupported {
-            op: "arith.constant".into(),
-            detail: format!("only splat constants are lowered yet, not {text:.60}"),
-        })?;
-    let count =
-        usize::try_from(elements).map_err(|_| LowerError::Input("constant too large".into()))?;
-    encode_bytes(
-        &vec![splat; count],
-        precision,
-        0,
-        Rounding::NearestEvenSaturating,
-    )
-    .map_err(|e| LowerError::Input(e.to_string()))
-}
-
-/// Lowers function `name` of `module` (planned or not) to a package.
+/// Lowers function `name` of `module` (planned or not) to a package: the stages of
+/// `ipu-compile` after planning, run on the Rust values (no IR round trip).
 pub fn compile_function(
     module: OperationRef,
     name: Option<&str>,
     options: &LowerOptions,
     cache: Option<&KernelCache>,
 ) -> Result<Package, LowerError> {
-    let table = plan_ir::functions(module);
-    let bodies = plan_ir::body_names(module);
-    let function = match name {
-        Some(name) => table.get(name).copied(),
-        None => table
-            .iter()
-            .find(|(n, _)| !bodies.contains(n))
-            .map(|(_, f)| *f),
-    }
-    .ok_or_else(|| LowerError::Input(format!("no function {}", name.unwrap_or("to lower"))))?;
-    let read =
-        plan_ir::read_function(function, &table).map_err(|e| LowerError::Input(e.message))?;
-    let mut constants = BTreeMap::new();
-    for (id, value) in read.graph.values.iter().enumerate() {
-        if value.origin == Origin::Constant {
-            let ir = read.values[id];
-            let op = OperationResult::try_from(ir)
-                .map(|result| result.owner())
-                .map_err(|_| LowerError::Input(format!("constant {id} has no defining op")))?;
-            constants.insert(id, constant_bytes(op, value.elements(), value.element)?);
-        }
-    }
-    let program = lower_graph(&read.name, &read.graph, &constants, options)?;
-    finish(program, &options.target, cache)
+    let (function, program) = passes::lower_function(module, name, options)?;
+    let target = &options.target;
+    let mut design = ir::TileDesign::new(program, &function, target);
+    passes::place_storage(&mut design, target)?;
+    passes::lower_exchanges(&mut design, target, true)?;
+    optimize::optimize_exchange_placement(&mut design, target)?;
+    passes::emit_tile_code(&mut design, target)?;
+    passes::package_of_design(&design, target, cache)
 }

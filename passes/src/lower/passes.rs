@@ -304,6 +304,23 @@ fn lower_to_program<'c, 'a>(
     Ok((read.name, program))
 }
 
+/// [`lower_to_program`] with the error's location folded into the message, for callers
+/// without a diagnostic handler (tests, tools).
+pub fn lower_function(
+    module: OperationRef,
+    name: Option<&str>,
+    options: &LowerOptions,
+) -> Result<(String, super::program::TileProgram), LowerError> {
+    lower_to_program(module, name, options).map_err(|e| match e {
+        Located::At(op, error) => LowerError::Input(format!(
+            "{} at {}: {error}",
+            op.name().as_string_ref().as_str().unwrap_or("?"),
+            op.location()
+        )),
+        Located::Module(error) => error,
+    })
+}
+
 // ---------------------------------------------------------------------------------------
 // ipu-plan-kernels
 
@@ -728,6 +745,15 @@ pub fn package_from_module(
         )));
     };
     let design = ir::read_design(tile_module, target)?;
+    package_of_design(&design, target, cache)
+}
+
+/// The package of an emitted design, with kernel objects from `cache` when given.
+pub fn package_of_design(
+    design: &TileDesign,
+    target: &Target,
+    cache: Option<&KernelCache>,
+) -> Result<ipu_runtime::Package, LowerError> {
     if design.code.is_none() {
         return Err(LowerError::Input(
             "the ipu_tile program has no emitted code; run ipu-emit-tile-code first".into(),
@@ -736,7 +762,7 @@ pub fn package_from_module(
     let support = design.support.as_ref().ok_or_else(|| {
         LowerError::Input("the program is not placed; run ipu-place-storage first".into())
     })?;
-    let phases = lowered_phases(&design, target)?;
+    let phases = lowered_phases(design, target)?;
     super::package::build_package(&design.program, support, &phases, target, cache)
 }
 

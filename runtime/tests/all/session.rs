@@ -36,7 +36,14 @@ fn with_logs<T>(f: impl FnOnce() -> T) -> (T, String) {
         .without_time()
         .with_target(false)
         .finish();
-    let result = tracing::subscriber::with_default(subscriber, f);
+    // Callsites cache whether any subscriber wants them; a callsite first hit by another test
+    // thread while no subscriber was in scope may have cached "never" after this one was
+    // created. Rebuilding the cache inside the scope makes the capture independent of the
+    // other tests running in parallel.
+    let result = tracing::subscriber::with_default(subscriber, || {
+        tracing::callsite::rebuild_interest_cache();
+        f()
+    });
     let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
     (result, text)
 }
