@@ -350,9 +350,9 @@ pub fn input_buffers(
 pub enum ASource {
     /// K chunks streamed from the host (see [`a_chunks`], [`a_chunk_pieces`]).
     Chunks(BufferId),
-    /// The output of an earlier product: row-major blocks over `grid` (the GEMM's row blocks;
-    /// its column blocks are this GEMM's K, `kb / grid.cb` of them per panel), block (i, q)
-    /// in `buffer` on `grid.tile(i, q)`.
+    /// The output of an earlier product: row-major blocks over `grid`, block (i, q) in
+    /// `buffer` on `grid.tile(i, q)`. This GEMM's row blocks split `grid`'s evenly; its K is
+    /// `grid`'s columns, `kb / grid.cb` column blocks per panel.
     Gathered { buffer: BufferId, grid: GemmGrid },
 }
 
@@ -543,23 +543,27 @@ pub fn lower_matmul(
                 let (panel, producer) = gathered_panel.as_ref().expect("gathered panel");
                 let per_panel = kb / producer.cb;
                 let block_bytes = rp * producer.cb * host;
+                // Row block b of this GEMM is part b mod `split` of the producer's row block
+                // b / split: contiguous rows of the producer's row-major block.
+                let split = producer.rows_padded / rp;
                 for q in 0..per_panel {
                     let block = s * per_panel + q;
                     if block >= producer.nb {
                         break;
                     }
-                    for i in 0..grid.mb {
-                        let source = producer.tile(i, block);
-                        let bytes = producer.rows(i) * producer.cb * host;
+                    for b in 0..grid.mb {
+                        let source = producer.tile(b / split, block);
+                        let offset = (b % split) * rp * producer.cb * host;
+                        let bytes = grid.rows(b) * producer.cb * host;
                         let mut destinations = Vec::new();
                         for j in 0..grid.nb {
-                            let tile = grid.tile(i, j);
+                            let tile = grid.tile(b, j);
                             if tile == source {
                                 runs.push(Run {
                                     tile,
                                     kernel: program.kernel(KernelSpec::Copy { bytes }),
                                     args: vec![
-                                        address(produced, 0),
+                                        address(produced, offset),
                                         address(*panel, q * block_bytes),
                                     ],
                                 });
@@ -570,7 +574,7 @@ pub fn lower_matmul(
                         if !destinations.is_empty() {
                             moves.push(Move {
                                 source_tile: source,
-                                source: Place::at(produced, 0),
+                                source: Place::at(produced, offset),
                                 destinations,
                                 destination: Place::at(*panel, q * block_bytes),
                                 bytes,

@@ -9,8 +9,9 @@
 //!
 //! ## Ops
 //! * `ipu.matmul` with host operands: [`super::gemm`] (home tiles, broadcast, AMP).
-//! * `ipu.matmul` whose left operand is on the device: the product keeps the producer's row
-//!   blocks and contracts over its column blocks, a K panel being as many of them as fit
+//! * `ipu.matmul` whose left operand is on the device: the product's row blocks split the
+//!   producer's evenly (as finely as the tiles allow) and it contracts over the producer's
+//!   column blocks, a K panel being as many of them as fit
 //!   ([`super::gemm::ASource::Gathered`]): each panel's exchange phase gathers row block i's
 //!   blocks of the panel onto every tile of grid row i of the product (a tile that already
 //!   holds one copies it), which rearranges them into the AMP-left panel.
@@ -203,7 +204,7 @@ impl Lowering<'_> {
                 if plan.is_some() {
                     info!(
                         op = index,
-                        "the product of a device value keeps its producer's row blocks; the plan's grid is not followed"
+                        "the product of a device value splits its producer's row blocks; the plan's grid is not followed"
                     );
                 }
                 let grid = self.chained_grid(producer, n, index)?;
@@ -248,31 +249,40 @@ impl Lowering<'_> {
     ) -> Result<GemmGrid, LowerError> {
         let p = &producer.grid;
         let fail = |detail: String| unsupported("ipu.matmul", format!("op {index}: {detail}"));
-        let cb = [64u32, 48, 32, 16]
-            .into_iter()
-            .find(|&cb| {
-                n.is_multiple_of(cb)
-                    && p.mb * (n / cb) <= self.tiles
-                    && p.cb * cb <= GEMM_MAX_WEIGHT_ELEMENTS
-            })
-            .ok_or_else(|| {
-                fail(format!(
-                    "N = {n} has no column block (16..64) with {} row blocks on {} tiles and K blocks of {}",
-                    p.mb, self.tiles, p.cb
-                ))
-            })?;
         if !p.cb.is_multiple_of(16) {
             return Err(fail(format!(
                 "K blocks of {} are not a multiple of 16",
                 p.cb
             )));
         }
+        // Row blocks: the producer's, each split in `split` equal parts (a divisor of its
+        // padded rows, so every part lies inside one producer block); column blocks of `cb`.
+        // The busiest choice that fits the tiles wins; ties: wider column blocks.
+        let mut best: Option<(u32, u32, u32)> = None;
+        for cb in [64u32, 48, 32, 16] {
+            if !n.is_multiple_of(cb) || p.cb * cb > GEMM_MAX_WEIGHT_ELEMENTS {
+                continue;
+            }
+            for split in (1..=p.rows_padded).filter(|r| p.rows_padded.is_multiple_of(*r)) {
+                let used = p.mb * split * (n / cb);
+                if used <= self.tiles && best.is_none_or(|(u, _, _)| used > u) {
+                    best = Some((used, cb, split));
+                }
+            }
+        }
+        let Some((_, cb, split)) = best else {
+            return Err(fail(format!(
+                "N = {n} has no column block (16..64) with {} row blocks on {} tiles and K blocks of {}",
+                p.mb, self.tiles, p.cb
+            )));
+        };
+        let rows_padded = p.rows_padded / split;
         // A K panel is `per_panel` of the producer's column blocks: as many as one A panel
         // and the GEMM's weight buffer allow.
         let per_panel = (1..=p.nb)
             .rev()
             .find(|&t| {
-                p.rows_padded * t * p.cb * 2 <= gemm::A_PANEL_BYTES
+                rows_padded * t * p.cb * 2 <= gemm::A_PANEL_BYTES
                     && t * p.cb * cb <= GEMM_MAX_WEIGHT_ELEMENTS
             })
             .unwrap_or(1);
@@ -282,8 +292,8 @@ impl Lowering<'_> {
             n,
             cb,
             nb: n / cb,
-            mb: p.mb,
-            rows_padded: p.rows_padded,
+            mb: p.m.div_ceil(rows_padded),
+            rows_padded,
             kb: per_panel * p.cb,
             k_steps: p.nb.div_ceil(per_panel),
         })
