@@ -77,6 +77,28 @@ fn steps(
     Ok(out)
 }
 
+/// The ideal cycles of the op with `provenance`: the kernel model's cycles of all its compute
+/// steps (the op's own and its `provenance.*` conversion and output steps), summed over every
+/// kernel run and spread perfectly over all the target's tiles.
+fn ideal_cycles(program: &TileProgram, provenance: &str, target: &Target) -> u64 {
+    let prefix = format!("{provenance}.");
+    let total: u64 = program
+        .run
+        .iter()
+        .filter_map(|step| match step {
+            TileStep::Compute {
+                provenance: p,
+                runs,
+            } if p == provenance || p.starts_with(&prefix) => Some(runs),
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|run| program.kernels.get(run.kernel as usize))
+        .map(|spec| ipu_device::cost::kernel_cycles(spec, target))
+        .sum();
+    total.div_ceil(u64::from(target.geometry.tiles.value.max(1)))
+}
+
 /// Builds the package. With `cache`, every kernel is compiled through it (the `compiling
 /// kernel` / `kernel artifact created` lines come from the device crate) and its object is
 /// embedded; without, kernels are referenced by spec and compiled where the package loads.
@@ -168,7 +190,7 @@ pub fn build_package(
             .map(|(provenance, op, estimated)| PlannedOp {
                 provenance: provenance.clone(),
                 op: op.clone(),
-                ideal_cycles: 0,
+                ideal_cycles: ideal_cycles(program, provenance, target),
                 estimated_cycles: *estimated,
             })
             .collect(),

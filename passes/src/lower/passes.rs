@@ -299,8 +299,24 @@ fn lower_to_program<'c, 'a>(
                 .and_then(|a| ipu_dialects::format::Plan::parse(&a.to_string()).ok())
         })
         .collect();
-    let program = super::lower_planned_graph(&read.name, &read.graph, &plans, &constants, options)
-        .map_err(|e| Located::At(function, e))?;
+    let mut program =
+        super::lower_planned_graph(&read.name, &read.graph, &plans, &constants, options)
+            .map_err(|e| Located::At(function, e))?;
+    // The planner's estimate of each op (its `estimate` attribute), for the profile plan.
+    for (provenance, _, estimate) in &mut program.ops {
+        let index = provenance
+            .strip_prefix("op")
+            .and_then(|i| i.parse::<usize>().ok());
+        if let Some(op) = index.and_then(|i| read.ops.get(i)) {
+            if let Some(cycles) = op
+                .attribute("estimate")
+                .ok()
+                .and_then(|a| ipu_dialects::format::Estimate::parse(&a.to_string()).ok())
+            {
+                *estimate = cycles.cycles.max(0) as u64;
+            }
+        }
+    }
     Ok((read.name, program))
 }
 
