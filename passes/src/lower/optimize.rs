@@ -252,16 +252,26 @@ pub fn optimize_exchange_placement(
 /// Validates every phase's stored schedule at the current addresses (with `log`, one
 /// `reused exchange optimization after validating relocated rows` line per phase).
 pub fn validate_all(design: &TileDesign, target: &Target, log: bool) -> Result<(), LowerError> {
+    use rayon::prelude::*;
     let code = code_ranges(design);
-    for (phase, moves) in phases(design) {
-        let stored = design
-            .schedules
-            .get(&phase)
-            .ok_or_else(|| LowerError::Exchange {
-                phase,
-                detail: "has no schedule; run ipu-lower-exchanges first".into(),
-            })?;
-        validate_relocated(&design.program, phase, moves, stored, target, &code)?;
+    // Phases are independent: validated in parallel, reported in program order (the first
+    // invalid phase's error, then one line per phase).
+    let results: Vec<Result<u32, LowerError>> = phases(design)
+        .par_iter()
+        .map(|&(phase, moves)| {
+            let stored = design
+                .schedules
+                .get(&phase)
+                .ok_or_else(|| LowerError::Exchange {
+                    phase,
+                    detail: "has no schedule; run ipu-lower-exchanges first".into(),
+                })?;
+            validate_relocated(&design.program, phase, moves, stored, target, &code)?;
+            Ok(phase)
+        })
+        .collect();
+    for result in results {
+        let phase = result?;
         if log {
             info!(
                 phase,

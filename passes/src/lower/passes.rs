@@ -23,7 +23,7 @@ use super::exchange::{encode_phase, phase_requests, validate_relocated};
 use super::ir::{self, EmittedCode, StoredSchedule, TileDesign};
 use super::program::{Move, TileStep};
 use super::{LowerError, LowerOptions, PrecisionPolicy};
-use crate::exchange::schedule_phase;
+use crate::exchange::{schedule_phase, TransferRequest};
 use crate::lower_mid::{LowerMid, LowerMidOptions, FINALISTS_ATTRIBUTE};
 use crate::pass::{Pass, PassFailure, PassRun};
 use crate::pipeline::{parse_option_list, PassOptions};
@@ -542,51 +542,93 @@ pub fn lower_exchanges(
         ));
     }
     let code = super::optimize::code_ranges(design);
-    let results: Vec<(u32, StoredSchedule, bool)> = exchange_phases(design)
+    let phases = exchange_phases(design);
+    // Stored schedules whose key matches are reused after validating their relocated rows.
+    let reused: Vec<Option<StoredSchedule>> = phases
         .par_iter()
         .map(|&(phase, moves)| {
             let key = ir::schedule_key(moves);
-            if let Some(stored) = design
+            let stored = design
                 .schedules
                 .get(&phase)
-                .filter(|s| reuse && s.key == key)
-            {
-                match validate_relocated(&design.program, phase, moves, stored, target, &code) {
-                    Ok(()) => {
-                        info!(
-                            phase,
-                            "reused exchange optimization after validating relocated rows"
-                        );
-                        return Ok((phase, stored.clone(), true));
-                    }
-                    Err(reason) => info!(
+                .filter(|s| reuse && s.key == key)?;
+            match validate_relocated(&design.program, phase, moves, stored, target, &code) {
+                Ok(()) => {
+                    info!(
+                        phase,
+                        "reused exchange optimization after validating relocated rows"
+                    );
+                    Some(stored.clone())
+                }
+                Err(reason) => {
+                    info!(
                         phase,
                         %reason,
                         "relocated rows invalidate the stored exchange schedule; rescheduling"
-                    ),
+                    );
+                    None
                 }
             }
-            let requests = phase_requests(moves);
-            let schedule = schedule_phase(&requests, target).map_err(|e| LowerError::Exchange {
+        })
+        .collect();
+    // The rest are scheduled, once per distinct set of requests: phases that move the same
+    // sizes between the same tiles (the K panels of one GEMM) share one schedule.
+    let mut distinct: Vec<(Vec<TransferRequest>, u32)> = Vec::new();
+    let mut which = vec![usize::MAX; phases.len()];
+    for (index, &(phase, moves)) in phases.iter().enumerate() {
+        if reused[index].is_some() {
+            continue;
+        }
+        let requests = phase_requests(moves);
+        which[index] = match distinct.iter().position(|(r, _)| *r == requests) {
+            Some(found) => found,
+            None => {
+                distinct.push((requests, phase));
+                distinct.len() - 1
+            }
+        };
+    }
+    let schedules: Vec<StoredSchedule> = distinct
+        .par_iter()
+        .map(|(requests, phase)| {
+            let phase = *phase;
+            let schedule = schedule_phase(requests, target).map_err(|e| LowerError::Exchange {
                 phase,
                 detail: e.to_string(),
             })?;
-            crate::exchange::check_schedule(&requests, &schedule, target)
+            crate::exchange::check_schedule(requests, &schedule, target)
                 .map_err(|detail| LowerError::Exchange { phase, detail })?;
-            let stored = StoredSchedule {
-                key,
+            // Memory-element hazards at the current addresses are resolved by
+            // ipu-optimize-exchange-placement and checked again by ipu-emit-tile-code.
+            Ok(StoredSchedule {
+                key: 0,
                 pieces: schedule
                     .pieces
                     .iter()
                     .map(|p| [p.transfer as u64, p.offset, p.bytes, p.start])
                     .collect(),
                 cycles: schedule.cycles,
-            };
-            // Memory-element hazards at the current addresses are resolved by
-            // ipu-optimize-exchange-placement and checked again by ipu-emit-tile-code.
-            Ok((phase, stored, false))
+            })
         })
         .collect::<Result<_, LowerError>>()?;
+    let results: Vec<(u32, StoredSchedule, bool)> = phases
+        .iter()
+        .zip(reused)
+        .zip(&which)
+        .map(|((&(phase, moves), reused), &index)| match reused {
+            Some(stored) => (phase, stored, true),
+            None => {
+                let mut stored = schedules[index].clone();
+                stored.key = ir::schedule_key(moves);
+                (phase, stored, false)
+            }
+        })
+        .collect();
+    tracing::debug!(
+        phases = phases.len(),
+        distinct_schedules = distinct.len(),
+        "scheduled exchange phases"
+    );
     let mut counts = (0, 0);
     design.schedules.clear();
     for (phase, stored, reused) in results {
@@ -694,8 +736,20 @@ impl Pass for EmitTileCode {
 /// Checks that every phase has a schedule, builds the device image (validated) and records
 /// the costed program.
 pub fn emit_tile_code(design: &mut TileDesign, target: &Target) -> Result<(), LowerError> {
+    emit_tile_code_checked(design, target, false)
+}
+
+/// [`emit_tile_code`]; `validated`: every stored schedule was just validated at the current
+/// addresses (as `ipu-optimize-exchange-placement` leaves them), so it is not checked again.
+pub fn emit_tile_code_checked(
+    design: &mut TileDesign,
+    target: &Target,
+    validated: bool,
+) -> Result<(), LowerError> {
     let (phases, final_cycles, final_exchange) = staged("prepare_tile_code", || {
-        super::optimize::validate_all(design, target, false)?;
+        if !validated {
+            super::optimize::validate_all(design, target, false)?;
+        }
         let phases = lowered_phases(design, target)?;
         let final_exchange: u64 = phases.iter().map(|p| p.cycles).sum();
         let final_cycles = final_exchange + super::compute_cycles(&design.program, target);
@@ -927,7 +981,8 @@ impl Pass for Compile {
             staged("optimize_exchange_placement", || {
                 super::optimize::optimize_exchange_placement(design, &target)
             })?;
-            emit_tile_code(design, &target)
+            // The optimizer ends by validating every schedule at the final addresses.
+            emit_tile_code_checked(design, &target, true)
         })?;
         Ok(())
     }
