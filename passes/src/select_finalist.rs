@@ -23,7 +23,7 @@ use melior::{
 };
 use rayon::prelude::*;
 
-use crate::exchange::schedule_phase;
+use crate::exchange::schedule_phase_cached;
 use crate::lower_mid::{planner_options, LowerMidOptions, FINALISTS_ATTRIBUTE};
 use crate::pass::{Pass, PassFailure, PassRun};
 use crate::pipeline::{parse_option_list, PassOptions};
@@ -119,7 +119,7 @@ pub fn scheduled_exchange_cycles(plan: &ExpandedPlan, target: &Target) -> Result
     let cycles: Result<Vec<u64>, String> = unique
         .par_iter()
         .map(|(phase, runs)| {
-            schedule_phase(&phase.transfers, target)
+            schedule_phase_cached(&phase.transfers, target)
                 .map(|s| s.cycles * runs)
                 .map_err(|e| format!("op {}: {e}", phase.op))
         })

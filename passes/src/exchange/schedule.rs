@@ -19,7 +19,7 @@ use ipu_device::Target;
 
 /// One transfer to schedule: `bytes` from logical tile `source` to every tile of
 /// `destinations` (a multicast when there are several).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct TransferRequest {
     pub source: u32,
     pub destinations: Vec<u32>,
@@ -146,6 +146,51 @@ enum Priority {
     Fanout,
     /// Longest first.
     Length,
+}
+
+/// Schedules kept by [`schedule_phase_cached`]: by hash of (target, requests), each entry with
+/// its requests (compared in full on a hit) and schedule.
+type ScheduleCache = BTreeMap<u64, Vec<(String, Vec<TransferRequest>, PhaseSchedule)>>;
+
+/// Entries kept before the cache starts over (a process compiles a handful of graphs; this
+/// bounds memory for one that compiles many).
+const SCHEDULE_CACHE_ENTRIES: usize = 4096;
+
+static SCHEDULE_CACHE: std::sync::Mutex<ScheduleCache> = std::sync::Mutex::new(BTreeMap::new());
+
+/// [`schedule_phase`] through a process-wide cache: a phase with the same requests on the
+/// same target (the near-identical finalists `ipu-select-finalist` schedules, repeated
+/// compiles) is scheduled once. The schedule depends only on the requests and the target.
+pub fn schedule_phase_cached(
+    transfers: &[TransferRequest],
+    target: &Target,
+) -> Result<PhaseSchedule, ScheduleError> {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    target.name.hash(&mut hasher);
+    transfers.hash(&mut hasher);
+    let key = hasher.finish();
+    if let Ok(cache) = SCHEDULE_CACHE.lock() {
+        if let Some((_, _, hit)) = cache.get(&key).and_then(|entries| {
+            entries
+                .iter()
+                .find(|(t, r, _)| *t == target.name && r == transfers)
+        }) {
+            return Ok(hit.clone());
+        }
+    }
+    let schedule = schedule_phase(transfers, target)?;
+    if let Ok(mut cache) = SCHEDULE_CACHE.lock() {
+        if cache.len() >= SCHEDULE_CACHE_ENTRIES {
+            cache.clear();
+        }
+        cache.entry(key).or_default().push((
+            target.name.clone(),
+            transfers.to_vec(),
+            schedule.clone(),
+        ));
+    }
+    Ok(schedule)
 }
 
 /// Schedules one phase (see the module documentation): list scheduling under a few priority

@@ -23,7 +23,7 @@ use super::exchange::{encode_phase, phase_requests, validate_relocated};
 use super::ir::{self, EmittedCode, StoredSchedule, TileDesign};
 use super::program::{Move, TileStep};
 use super::{LowerError, LowerOptions, PrecisionPolicy};
-use crate::exchange::{schedule_phase, TransferRequest};
+use crate::exchange::{schedule_phase_cached, TransferRequest};
 use crate::lower_mid::{LowerMid, LowerMidOptions, FINALISTS_ATTRIBUTE};
 use crate::pass::{Pass, PassFailure, PassRun};
 use crate::pipeline::{parse_option_list, PassOptions};
@@ -592,10 +592,11 @@ pub fn lower_exchanges(
         .par_iter()
         .map(|(requests, phase)| {
             let phase = *phase;
-            let schedule = schedule_phase(requests, target).map_err(|e| LowerError::Exchange {
-                phase,
-                detail: e.to_string(),
-            })?;
+            let schedule =
+                schedule_phase_cached(requests, target).map_err(|e| LowerError::Exchange {
+                    phase,
+                    detail: e.to_string(),
+                })?;
             crate::exchange::check_schedule(requests, &schedule, target)
                 .map_err(|detail| LowerError::Exchange { phase, detail })?;
             // Memory-element hazards at the current addresses are resolved by
