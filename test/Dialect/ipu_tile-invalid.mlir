@@ -188,13 +188,13 @@ module {
 
 // -----
 
-// A bare sync (exchange phases carry their own).
+// A step of a program that does not exist.
 module {
-  // expected-error-re@below {{ipu-emit-tile-code: ipu_tile.sync at {{.*}}: a bare sync is not lowered yet (exchange phases include their sync)}}
+  // expected-error-re@below {{ipu-emit-tile-code: ipu_tile.sync at {{.*}}: program 'setup': expected initialize or run}}
   module @t.tiles attributes {ipu_tile.function = "t", ipu_tile.target = "c600", ipu_tile.tiles = 4 : i64} {
     "ipu_tile.buffer"() {address = 360448 : i64, bytes = 1024 : i64, class = "standard", id = 0 : i64, live = array<i64: 0, 0>, name = "x", tiles = array<i32: 0, 2>} : () -> ()
     "ipu_tile.support"() {code_address = 318128 : i64, exchange_table_bytes = 16 : i64, generated_code_bytes = 8 : i64, host_code_bytes = 436 : i64, interleaved_ranges = array<i64: 524288, 949168>, linked_end = 317624 : i64, profile_bytes = 32 : i64, standard_ranges = array<i64: 360448, 524288>} : () -> ()
-    "ipu_tile.sync"() {program = "run"} : () -> ()
+    "ipu_tile.sync"() {program = "setup"} : () -> ()
   }
 }
 

@@ -511,6 +511,10 @@ fn write_step(
             ];
             w.op("ipu_tile.compute", attributes)
         }
+        TileStep::Sync => {
+            let attributes = vec![("program", w.str(program))];
+            w.op("ipu_tile.sync", attributes)
+        }
         TileStep::Exchange { phase, moves } => {
             let mut rows = Vec::new();
             for m in moves {
@@ -1006,12 +1010,7 @@ pub fn read_design(module: OperationRef, target: &Target) -> Result<TileDesign, 
                 }
                 TileStep::Exchange { phase, moves }
             }
-            "ipu_tile.sync" => {
-                return Err(bad(
-                    op,
-                    "a bare sync is not lowered yet (exchange phases include their sync)",
-                ))
-            }
+            "ipu_tile.sync" => TileStep::Sync,
             _ => continue,
         };
         match get_str(op, "program")?.as_str() {

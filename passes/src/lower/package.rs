@@ -65,6 +65,7 @@ fn steps(
                     runs: lowered,
                 })
             }
+            TileStep::Sync => Step::Sync,
             TileStep::Exchange { phase, .. } => {
                 let lowered = phases.get(phase).ok_or_else(|| LowerError::Exchange {
                     phase: *phase,

@@ -73,10 +73,22 @@ pub struct Move {
 /// One BSP step of a tile program.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TileStep {
-    HostWrite { binding: usize },
-    HostRead { binding: usize },
-    Compute { provenance: String, runs: Vec<Run> },
-    Exchange { phase: u32, moves: Vec<Move> },
+    HostWrite {
+        binding: usize,
+    },
+    HostRead {
+        binding: usize,
+    },
+    Compute {
+        provenance: String,
+        runs: Vec<Run>,
+    },
+    Exchange {
+        phase: u32,
+        moves: Vec<Move>,
+    },
+    /// A global sync with no exchange (the device's `Step::Sync`).
+    Sync,
 }
 
 /// A piece of a host binding: `bytes` bytes of the tensor from byte `tensor_offset`, at
@@ -196,6 +208,7 @@ impl TileProgram {
                                 mark(m.destination.buffer, at);
                             }
                         }
+                        TileStep::Sync => {}
                     }
                 }
             };
