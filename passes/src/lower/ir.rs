@@ -153,8 +153,8 @@ pub fn replace_tile_module<'c>(
         .ok_or_else(|| LowerError::Input("tile module has no parent block".into()))?;
     let new = build_tile_module(context, location, design)?;
     block.insert_operation_before(old, new);
-    // SAFETY: `old` was detached from its block by `mlirOperationRemoveFromParent`... it is
-    // still owned by the block until removed; destroying it removes and frees it.
+    // SAFETY: `old` is a live op owned by its block; it is first removed from the block (the
+    // replacement is already in place) and then destroyed, and no handle to it is used after.
     unsafe {
         mlir_sys::mlirOperationRemoveFromParent(old.to_raw());
         mlir_sys::mlirOperationDestroy(old.to_raw());
