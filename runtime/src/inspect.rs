@@ -223,6 +223,21 @@ pub fn summary(package: &Package, layout: &FileLayout) -> String {
     for write in writes {
         let _ = writeln!(out, "  {} = {}", write.register.name(), write.value);
     }
+    match &package.source {
+        Some(source) => {
+            let _ = writeln!(
+                out,
+                "source: function @{}, precision {}, {} bytes of MLIR ({} lines) for the host reference",
+                source.function,
+                source.precision.describe(),
+                grouped(source.module.len() as u64),
+                source.module.lines().count()
+            );
+        }
+        None => {
+            let _ = writeln!(out, "source: none (ipu run skips the numerical test)");
+        }
+    }
     let _ = writeln!(out, "sections:");
     for (name, offset, bytes) in &layout.sections {
         let _ = writeln!(

@@ -8,11 +8,13 @@
 // SECOND: package second
 // SECOND: kernels: {{[0-9]+}} (0 with embedded objects, 0 distinct objects, {{[0-9]+}} by spec)
 // SECOND: input arg0 F16 [64, 64] over 8 tiles
+// SECOND: source: function @second, precision native, {{[0-9,]+}} bytes of MLIR
 
 // RUN: ipu-translate --ipu-to-package %s --target bow --tiles 4 --precision fp8 --fp8-scale=-2 --no-embed-kernels -o %t/bow.ipuexe
 // RUN: ipu inspect %t/bow.ipuexe | FileCheck %s --check-prefix=BOW
 // BOW: target bow (1472 tiles); 4 tiles with images
 // BOW: gemm_f8_interleaved
+// BOW: source: function @first, precision fp8 scale=-2
 
 // RUN: cat %s | env RUST_LOG=info ipu-translate --ipu-to-package - --tiles 4 --no-embed-kernels --log-format json -o %t/stdin.ipuexe 2>&1 | FileCheck %s --check-prefix=JSON
 // JSON: {"timestamp":{{.*}}"message":"lowered graph for package construction"
