@@ -356,6 +356,38 @@ pub enum ASource {
     Gathered { buffer: BufferId, grid: GemmGrid },
 }
 
+/// A chunk's conversion on `tile`: when the policy narrows, the cast (`spec`, into the start
+/// of `buffer`, with the scale argument), then `rearrange` from wherever the data is into
+/// `destination`.
+fn push_conversion(
+    program: &mut TileProgram,
+    runs: &mut Vec<Run>,
+    tile: u32,
+    source: Place,
+    cast: Option<(KernelSpec, BufferId, Arg)>,
+    rearrange: KernelSpec,
+    destination: Place,
+) {
+    let mut from = source;
+    if let Some((spec, buffer, scale)) = cast {
+        runs.push(Run {
+            tile,
+            kernel: program.kernel(spec),
+            args: vec![
+                Arg::Address(source),
+                Arg::Address(Place::at(buffer, 0)),
+                scale,
+            ],
+        });
+        from = Place::at(buffer, 0);
+    }
+    runs.push(Run {
+        tile,
+        kernel: program.kernel(rearrange),
+        args: vec![Arg::Address(from), Arg::Address(destination)],
+    });
+}
+
 /// Emits the steps of one GEMM (see the module docs) reading A from `a` and B's K-row
 /// chunks from `b_rm`; returns the row-major C buffer. K runs in panels of `kb` (one per K
 /// block): per panel one compute step converts that panel's chunks (each element once), one
@@ -489,19 +521,6 @@ pub fn lower_matmul(
                                 args: vec![address(a_amp, within), Arg::Value(0)],
                             });
                         } else {
-                            let mut source = (chunk, slot * host);
-                            if let Some(cast_buffer) = a_cast {
-                                runs.push(Run {
-                                    tile,
-                                    kernel: program.kernel(cast(grid.rows(i) * columns)),
-                                    args: vec![
-                                        address(chunk, slot * host),
-                                        address(cast_buffer, 0),
-                                        scale,
-                                    ],
-                                });
-                                source = (cast_buffer, 0);
-                            }
                             let spec = KernelSpec::Rearrange {
                                 order: ElementOrder::AmpLeft,
                                 to_amp: true,
@@ -512,11 +531,15 @@ pub fn lower_matmul(
                                 cols: columns,
                                 cols_padded: k1 - k0,
                             };
-                            runs.push(Run {
+                            push_conversion(
+                                program,
+                                &mut runs,
                                 tile,
-                                kernel: program.kernel(spec),
-                                args: vec![address(source.0, source.1), address(a_amp, within)],
-                            });
+                                Place::at(chunk, slot * host),
+                                a_cast.map(|b| (cast(grid.rows(i) * columns), b, scale)),
+                                spec,
+                                Place::at(a_amp, within),
+                            );
                         }
                         let destinations: Vec<u32> = (0..grid.nb)
                             .map(|jj| grid.tile(i, jj))
@@ -610,19 +633,6 @@ pub fn lower_matmul(
                         args: vec![address(target_buffer, target_offset), Arg::Value(0)],
                     });
                 } else {
-                    let mut source = (b_rm, slot * cb * host);
-                    if let Some(cast_buffer) = b_cast {
-                        runs.push(Run {
-                            tile,
-                            kernel: program.kernel(cast(real * cb)),
-                            args: vec![
-                                address(b_rm, slot * cb * host),
-                                address(cast_buffer, 0),
-                                scale,
-                            ],
-                        });
-                        source = (cast_buffer, 0);
-                    }
                     let spec = KernelSpec::Rearrange {
                         order: ElementOrder::AmpRight,
                         to_amp: true,
@@ -633,14 +643,15 @@ pub fn lower_matmul(
                         cols: cb,
                         cols_padded: cb,
                     };
-                    runs.push(Run {
+                    push_conversion(
+                        program,
+                        &mut runs,
                         tile,
-                        kernel: program.kernel(spec),
-                        args: vec![
-                            address(source.0, source.1),
-                            address(target_buffer, target_offset),
-                        ],
-                    });
+                        Place::at(b_rm, slot * cb * host),
+                        b_cast.map(|b| (cast(real * cb), b, scale)),
+                        spec,
+                        Place::at(target_buffer, target_offset),
+                    );
                 }
                 let destinations: Vec<u32> = (0..grid.mb)
                     .map(|ii| grid.tile(ii, j))
