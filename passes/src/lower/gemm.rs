@@ -356,6 +356,25 @@ pub enum ASource {
     Gathered { buffer: BufferId, grid: GemmGrid },
 }
 
+/// Zeros for `elements` of `precision` at `destination` on `tile` (a chunk that is only padding).
+fn push_zeros(
+    program: &mut TileProgram,
+    runs: &mut Vec<Run>,
+    tile: u32,
+    precision: Precision,
+    elements: u32,
+    destination: Place,
+) {
+    runs.push(Run {
+        tile,
+        kernel: program.kernel(KernelSpec::Fill {
+            precision,
+            elements,
+        }),
+        args: vec![Arg::Address(destination), Arg::Value(0)],
+    });
+}
+
 /// A chunk's conversion on `tile`: when the policy narrows, the cast (`spec`, into the start
 /// of `buffer`, with the scale argument), then `rearrange` from wherever the data is into
 /// `destination`.
@@ -512,14 +531,14 @@ pub fn lower_matmul(
                     for i in 0..grid.mb {
                         let tile = grid.tile(i, j);
                         if columns == 0 {
-                            runs.push(Run {
+                            push_zeros(
+                                program,
+                                &mut runs,
                                 tile,
-                                kernel: program.kernel(KernelSpec::Fill {
-                                    precision: precision.input,
-                                    elements: rp * (k1 - k0),
-                                }),
-                                args: vec![address(a_amp, within), Arg::Value(0)],
-                            });
+                                precision.input,
+                                rp * (k1 - k0),
+                                Place::at(a_amp, within),
+                            );
                         } else {
                             let spec = KernelSpec::Rearrange {
                                 order: ElementOrder::AmpLeft,
@@ -624,14 +643,14 @@ pub fn lower_matmul(
                     _ => (b_amp, 0),
                 };
                 if real == 0 {
-                    runs.push(Run {
+                    push_zeros(
+                        program,
+                        &mut runs,
                         tile,
-                        kernel: program.kernel(KernelSpec::Fill {
-                            precision: precision.input,
-                            elements: rows * cb,
-                        }),
-                        args: vec![address(target_buffer, target_offset), Arg::Value(0)],
-                    });
+                        precision.input,
+                        rows * cb,
+                        Place::at(target_buffer, target_offset),
+                    );
                 } else {
                     let spec = KernelSpec::Rearrange {
                         order: ElementOrder::AmpRight,
@@ -751,17 +770,14 @@ pub fn lower_matmul(
                     });
                 }
                 if blocks < per_panel {
-                    runs.push(Run {
+                    push_zeros(
+                        program,
+                        &mut runs,
                         tile,
-                        kernel: program.kernel(KernelSpec::Fill {
-                            precision: precision.input,
-                            elements: rp * producer.cb * (per_panel - blocks),
-                        }),
-                        args: vec![
-                            address(a_amp, blocks * producer.cb * rp * input),
-                            Arg::Value(0),
-                        ],
-                    });
+                        precision.input,
+                        rp * producer.cb * (per_panel - blocks),
+                        Place::at(a_amp, blocks * producer.cb * rp * input),
+                    );
                 }
             }
             runs.push(Run {

@@ -316,12 +316,7 @@ impl Lowering<'_> {
         let blocks = self.placed[&device].clone();
         let grid = blocks.grid.clone();
         let eb = blocks.precision.bytes();
-        let result = self.program.buffer(
-            format!("{provenance}.out"),
-            MemoryClass::Standard,
-            grid.rows_padded * grid.cb * eb,
-            grid.tiles(),
-        );
+        let result = self.pointwise_result(&provenance, &blocks);
         let (operand, b_rows) = if let Some(second) = self.placed.get(&other).cloned() {
             if second.grid != grid || second.precision != blocks.precision {
                 return Err(unsupported(
@@ -415,13 +410,7 @@ impl Lowering<'_> {
             )
         })?;
         let grid = blocks.grid.clone();
-        let eb = blocks.precision.bytes();
-        let result = self.program.buffer(
-            format!("{provenance}.out"),
-            MemoryClass::Standard,
-            grid.rows_padded * grid.cb * eb,
-            grid.tiles(),
-        );
+        let result = self.pointwise_result(&provenance, &blocks);
         let form = if tanh { GeluForm::Tanh } else { GeluForm::Erf };
         let mut runs = Vec::new();
         for (i, j) in grid.grid() {
@@ -441,6 +430,17 @@ impl Lowering<'_> {
         }
         self.pointwise_step(provenance, "ipu.gelu", runs, out, &blocks, result);
         Ok(())
+    }
+
+    /// The result buffer of a pointwise op over `blocks`: one block's bytes on every tile.
+    fn pointwise_result(&mut self, provenance: &str, blocks: &Blocks) -> BufferId {
+        let grid = &blocks.grid;
+        self.program.buffer(
+            format!("{provenance}.out"),
+            MemoryClass::Standard,
+            grid.rows_padded * grid.cb * blocks.precision.bytes(),
+            grid.tiles(),
+        )
     }
 
     /// Records a pointwise op: its compute step, its profile entry, and its result `out` in
@@ -546,5 +546,11 @@ pub fn lower(
         }
     }
     lowering.outputs()?;
-    Ok(lowering.program)
+    let program = lowering.program;
+    info!(
+        logical_shards = program.logical_shards(),
+        exchange_phases = program.exchange_phases(),
+        "lowered graph for package construction"
+    );
+    Ok(program)
 }

@@ -157,21 +157,7 @@ fn gemm_grid(
 
 /// [`lower_graph`] following the selected plan of each op where the lowering implements it
 /// (`plans[i]` for op i; missing entries: no plan).
-pub fn lower_planned_graph(
-    name: &str,
-    graph: &Graph,
-    plans: &[Option<Plan>],
-    constants: &BTreeMap<ValueId, Vec<u8>>,
-    options: &LowerOptions,
-) -> Result<TileProgram, LowerError> {
-    let program = self::graph::lower(name, graph, plans, constants, options)?;
-    info!(
-        logical_shards = program.logical_shards(),
-        exchange_phases = program.exchange_phases(),
-        "lowered graph for package construction"
-    );
-    Ok(program)
-}
+pub use self::graph::lower as lower_planned_graph;
 
 /// Modelled compute cycles of the `run` program: per compute step, the busiest tile's sum of
 /// its kernels' cycles (`ipu_device::cost`, the simulator's own table).

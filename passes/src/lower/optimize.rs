@@ -22,7 +22,7 @@ use tracing::info;
 use super::exchange::validate_relocated;
 use super::ir::TileDesign;
 use super::place::ALIGNMENT;
-use super::program::{BufferId, Move, TileStep};
+use super::program::{BufferId, Move};
 use super::LowerError;
 
 /// Per tile, the code range every tile that holds data runs from (the package declares one
@@ -42,16 +42,7 @@ pub fn code_ranges(design: &TileDesign) -> Vec<(u32, AddressRange)> {
 }
 
 fn phases(design: &TileDesign) -> Vec<(u32, &[Move])> {
-    design
-        .program
-        .initialize
-        .iter()
-        .chain(&design.program.run)
-        .filter_map(|s| match s {
-            TileStep::Exchange { phase, moves } => Some((*phase, moves.as_slice())),
-            _ => None,
-        })
-        .collect()
+    design.program.exchange_steps().collect()
 }
 
 /// Element indices of `[address, address + bytes)`.

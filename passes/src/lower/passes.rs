@@ -21,7 +21,7 @@ use tracing::info;
 
 use super::exchange::{encode_phase, phase_requests, validate_relocated};
 use super::ir::{self, EmittedCode, StoredSchedule, TileDesign};
-use super::program::{Move, TileStep};
+use super::program::Move;
 use super::{LowerError, LowerOptions, PrecisionPolicy};
 use crate::exchange::{schedule_phase_cached, TransferRequest};
 use crate::lower_mid::{LowerMid, LowerMidOptions, FINALISTS_ATTRIBUTE};
@@ -516,19 +516,6 @@ impl Pass for LowerExchanges {
     }
 }
 
-fn exchange_phases(design: &TileDesign) -> Vec<(u32, &[Move])> {
-    let program = &design.program;
-    program
-        .initialize
-        .iter()
-        .chain(&program.run)
-        .filter_map(|step| match step {
-            TileStep::Exchange { phase, moves } => Some((*phase, moves.as_slice())),
-            _ => None,
-        })
-        .collect()
-}
-
 /// Schedules every phase (in parallel), reusing a stored schedule whose key matches after
 /// validating its rows at the current addresses. Returns (scheduled, reused).
 pub fn lower_exchanges(
@@ -542,7 +529,7 @@ pub fn lower_exchanges(
         ));
     }
     let code = super::optimize::code_ranges(design);
-    let phases = exchange_phases(design);
+    let phases: Vec<(u32, &[Move])> = design.program.exchange_steps().collect();
     // Stored schedules whose key matches are reused after validating their relocated rows.
     let reused: Vec<Option<StoredSchedule>> = phases
         .par_iter()
@@ -785,8 +772,9 @@ pub fn lowered_phases(
     design: &TileDesign,
     target: &Target,
 ) -> Result<Vec<super::exchange::LoweredPhase>, LowerError> {
-    exchange_phases(design)
-        .into_iter()
+    design
+        .program
+        .exchange_steps()
         .map(|(phase, moves)| {
             let stored = design
                 .schedules

@@ -21,7 +21,7 @@ use std::collections::BTreeSet;
 use ipu_device::{MemoryClass, Target};
 use tracing::info;
 
-use super::program::{TileProgram, TileStep};
+use super::program::TileProgram;
 use super::LowerError;
 
 /// Bytes of the linked tile runtime (supervisor, vertex dispatch, sync) at the start of
@@ -59,26 +59,21 @@ fn align_up(value: u32, to: u32) -> u32 {
 /// Sizes the support memory from the program's steps.
 pub fn support_memory(program: &TileProgram, target: &Target) -> SupportMemory {
     let memory = &target.memory;
-    let steps: Vec<&TileStep> = program.initialize.iter().chain(&program.run).collect();
     let mut rows = vec![0u32; program.tiles as usize];
-    for step in &steps {
-        if let TileStep::Exchange { moves, .. } = step {
-            for m in moves {
-                if let Some(r) = rows.get_mut(m.source_tile as usize) {
+    for (_, moves) in program.exchange_steps() {
+        for m in moves {
+            for tile in std::iter::once(m.source_tile).chain(m.destinations.iter().copied()) {
+                if let Some(r) = rows.get_mut(tile as usize) {
                     *r += 1;
-                }
-                for &d in &m.destinations {
-                    if let Some(r) = rows.get_mut(d as usize) {
-                        *r += 1;
-                    }
                 }
             }
         }
     }
+    let steps = program.initialize.len() + program.run.len();
     let busiest = rows.into_iter().max().unwrap_or(0);
     let linked_end = memory.standard_start.value + RUNTIME_BYTES;
     let exchange_table_bytes = busiest * EXCHANGE_ROW_BYTES;
-    let generated_code_bytes = steps.len() as u32 * STEP_CODE_BYTES;
+    let generated_code_bytes = steps as u32 * STEP_CODE_BYTES;
     let code_address = align_up(
         linked_end + PROFILE_BYTES + exchange_table_bytes + HOST_CODE_BYTES,
         ALIGNMENT,

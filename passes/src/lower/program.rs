@@ -164,12 +164,19 @@ impl TileProgram {
         self.buffers.iter().map(|b| b.tiles.len()).sum()
     }
 
-    pub fn exchange_phases(&self) -> usize {
+    /// Every exchange phase, `initialize` first: (phase id, moves).
+    pub fn exchange_steps(&self) -> impl Iterator<Item = (u32, &[Move])> {
         self.initialize
             .iter()
             .chain(&self.run)
-            .filter(|s| matches!(s, TileStep::Exchange { .. }))
-            .count()
+            .filter_map(|step| match step {
+                TileStep::Exchange { phase, moves } => Some((*phase, moves.as_slice())),
+                _ => None,
+            })
+    }
+
+    pub fn exchange_phases(&self) -> usize {
+        self.exchange_steps().count()
     }
 
     /// Recomputes every buffer's live range from the `run` steps that use it (initialize

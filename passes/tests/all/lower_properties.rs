@@ -151,19 +151,6 @@ fn context() -> Context {
 const SEED: u64 = 0x5eed_0005;
 const CASES: usize = 40;
 
-fn exchange_steps(
-    program: &TileProgram,
-) -> impl Iterator<Item = (u32, &[ipu_passes::lower::program::Move])> {
-    program
-        .initialize
-        .iter()
-        .chain(&program.run)
-        .filter_map(|step| match step {
-            TileStep::Exchange { phase, moves } => Some((*phase, moves.as_slice())),
-            _ => None,
-        })
-}
-
 /// `intervals` (start, end) are pairwise disjoint.
 fn disjoint(intervals: &mut [(u64, u64)]) -> Option<((u64, u64), (u64, u64))> {
     intervals.sort_unstable();
@@ -177,7 +164,7 @@ fn disjoint(intervals: &mut [(u64, u64)]) -> Option<((u64, u64), (u64, u64))> {
 /// the device's load-time check, and no sender bus or receiver carries two pieces at once.
 fn check_exchanges(label: &str, design: &TileDesign, target: &Target) {
     let program = &design.program;
-    for (phase, moves) in exchange_steps(program) {
+    for (phase, moves) in program.exchange_steps() {
         let stored = &design.schedules[&phase];
         assert_eq!(stored.key, ir::schedule_key(moves), "{label} phase {phase}");
         let mut per_move: BTreeMap<u64, Vec<(u64, u64)>> = BTreeMap::new();

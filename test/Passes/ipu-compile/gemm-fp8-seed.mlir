@@ -10,7 +10,7 @@
 // PHASES-NEXT: ipu.package.build{tile_count=64 operations=1}:ipu.package.phase{phase="select_finalist"}: {{.*}}screened tile mappings by exchange resource load finalist=0
 // PHASES: ipu.package.build{tile_count=64 operations=1}:ipu.package.phase{phase="select_finalist"}: {{.*}}selected physically scheduled operator-plan finalist selected={{[0-3]}}
 // PHASES-NEXT: ipu.package.build{tile_count=64 operations=1}:ipu.package.phase{phase="select_finalist"}: {{.*}}package build phase finished phase="select_finalist" elapsed_ms={{[0-9]+}} success=true
-// PHASES-NEXT: ipu.package.build{tile_count=64 operations=1}: ipu_passes::lower: lowered graph for package construction logical_shards={{[0-9]+}} exchange_phases=1
+// PHASES-NEXT: ipu.package.build{tile_count=64 operations=1}: ipu_passes::lower::graph: lowered graph for package construction logical_shards={{[0-9]+}} exchange_phases=1
 // PHASES-NEXT: ipu.package.phase{phase="compile_runtime"}: {{.*}}package build phase finished phase="compile_runtime" elapsed_ms={{[0-9]+}} success=true
 // PHASES-NEXT: ipu.package.phase{phase="plan_kernels"}: {{.*}}planned kernel specialization kernel=cast_f16_f8_n{{[0-9]+}}
 // PHASES: planned kernel specialization kernel=gemm_f8_interleaved_k256_c{{[0-9]+}}_r{{[0-9]+}}
