@@ -3,6 +3,13 @@
 // RUN: ipu-opt %s -p 'builtin.module(ipu-compile{tiles=8 precision=f16 target=bow compile-kernels=false})' | FileCheck %s --check-prefix=BOW
 // RUN: ipu-opt %s -p 'builtin.module(ipu-compile{tiles=8 precision=fp8 fp8-scale=-4 compile-kernels=false})' | FileCheck %s --check-prefix=FP8
 // RUN: env RUST_LOG=info ipu-opt %s -p 'builtin.module(ipu-compile{tiles=8 finalists=1 compile-kernels=false})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=FINALISTS
+// function= picks the function lowered to tiles (planning still plans every function).
+// RUN: ipu-opt %s -p 'builtin.module(ipu-compile{tiles=8 function=other compile-kernels=false})' | FileCheck %s --check-prefix=FUNCTION
+// RUN: not ipu-opt %s -p 'builtin.module(ipu-compile{tiles=8 function=missing compile-kernels=false})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=MISSING
+// FUNCTION-NOT: module @gemm.tiles
+// FUNCTION: module @other.tiles attributes {ipu_tile.function = "other"
+// FUNCTION-NOT: module @gemm.tiles
+// MISSING: no function 'missing'
 // compile-kernels (the default) compiles every specialization through the kernel cache as
 // its own phase.
 // RUN: rm -rf %t.cache
@@ -44,4 +51,9 @@
 func.func @gemm(%x: tensor<32x64xf16>, %w: tensor<64x64xf16>) -> tensor<32x64xf16> {
   %y = "ipu.matmul"(%x, %w) : (tensor<32x64xf16>, tensor<64x64xf16>) -> tensor<32x64xf16>
   return %y : tensor<32x64xf16>
+}
+
+func.func @other(%x: tensor<16x32xf16>, %w: tensor<32x32xf16>) -> tensor<16x32xf16> {
+  %y = "ipu.matmul"(%x, %w) : (tensor<16x32xf16>, tensor<32x32xf16>) -> tensor<16x32xf16>
+  return %y : tensor<16x32xf16>
 }

@@ -3,6 +3,12 @@
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles)' | FileCheck %s --check-prefix=ALL
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 precision=fp8 fp8-scale=-3})' | FileCheck %s --check-prefix=FP8
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 precision=native})' | FileCheck %s --check-prefix=NATIVE
+// precision=f16 on F16 tensors needs no cast; precision=f32 asks for F32 partials, which an
+// unplanned F16 matmul's result type does not have (planning retypes it: see
+// test/Passes/ipu-compile/precision-f32.mlir).
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 precision=f16})' | FileCheck %s --check-prefix=NATIVE
+// RUN: not ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 precision=f32})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=F32
+// F32: error: 'func.func' op ipu-lower-to-tiles: ipu.matmul: op 0: the result must be F32 (the GEMM partials), not F16
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 function=second})' | FileCheck %s --check-prefix=FUNCTION
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 target=bow})' | FileCheck %s --check-prefix=BOW
 // After planning, the defaults follow what ipu-lower-mid recorded (tiles, precision, scale);
