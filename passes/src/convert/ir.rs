@@ -7,6 +7,7 @@ use melior::ir::{
     r#type::{DimSize, RankedTensorType, ShapedTypeLike, TypeLike},
     Attribute, OperationRef, Type, Value, ValueLike,
 };
+use melior::Context;
 
 /// A stable identity for a value within one pass run (its address).
 pub fn key(value: Value) -> usize {
@@ -152,4 +153,64 @@ pub fn splat_of(value: Value) -> Option<f64> {
 /// in (f16 constants carry ~3 decimal digits).
 pub fn close(actual: f64, expected: f64) -> bool {
     (actual - expected).abs() <= 2e-3 * expected.abs().max(1e-30)
+}
+
+/// The f32 values of a dense constant (`None` for other element types).
+fn f32_values(constant: &DenseConstant) -> Option<Vec<f32>> {
+    let raw = constant.attribute.to_raw();
+    let element = RankedTensorType::try_from(constant.r#type())
+        .ok()?
+        .element();
+    if !element.is_f32() {
+        return None;
+    }
+    let count: i64 = shape_of(constant.r#type())?.iter().product();
+    // SAFETY: `raw` is a dense f32 elements attribute; positions are below its element count
+    // (a splat answers every position).
+    Some(
+        (0..count)
+            .map(|position| unsafe {
+                mlir_sys::mlirDenseElementsAttrGetFloatValue(raw, position as isize)
+            })
+            .collect(),
+    )
+}
+
+/// A dense f32 constant of `shape` holding `values`.
+fn f32_constant<'c>(context: &'c Context, shape: &[i64], values: &[f32]) -> Option<Attribute<'c>> {
+    let dims: Vec<String> = shape.iter().map(i64::to_string).collect();
+    let r#type = Type::parse(context, &format!("tensor<{}xf32>", dims.join("x")))?;
+    // SAFETY: `values` holds exactly the type's element count of f32s, copied by MLIR.
+    Some(unsafe {
+        Attribute::from_raw(mlir_sys::mlirDenseElementsAttrFloatGet(
+            r#type.to_raw(),
+            values.len() as isize,
+            values.as_ptr(),
+        ))
+    })
+}
+
+/// The per-head weights of a head-split projection: the constant f32 `weight`
+/// (`[1, D, H * Dh]`) as `[H, D, Dh]`, `W'[h, d, j] = W[0, d, h * Dh + j]`, built in the
+/// context of `root`.
+pub(super) fn split_heads_weight<'c>(
+    root: OperationRef<'c, '_>,
+    weight: Value<'c, '_>,
+    heads: i64,
+    d: i64,
+    dh: i64,
+) -> Option<Attribute<'c>> {
+    let values = f32_values(&DenseConstant::of(weight)?)?;
+    let (h_count, d_count, dh_count) = (heads as usize, d as usize, dh as usize);
+    let mut split_values = Vec::with_capacity(values.len());
+    for h in 0..h_count {
+        for row in 0..d_count {
+            let base = row * h_count * dh_count + h * dh_count;
+            split_values.extend_from_slice(values.get(base..base + dh_count)?);
+        }
+    }
+    let context_ref = root.context();
+    // SAFETY: the context outlives the pass run.
+    let context: &Context = unsafe { context_ref.to_ref() };
+    f32_constant(context, &[heads, d, dh], &split_values)
 }

@@ -12,12 +12,14 @@ use ipu_dialects::ipu::op_name;
 use melior::{
     ir::{
         attribute::AttributeLike, operation::OperationLike, r#type::RankedTensorType,
-        r#type::ShapedTypeLike, r#type::TypeLike, Attribute, OperationRef, Type, Value, ValueLike,
+        r#type::ShapedTypeLike, Attribute, OperationRef, Type, Value, ValueLike,
     },
     Context,
 };
 
-use super::ir::{close, key, produced_by, shape_of, splat_of, users, DenseConstant};
+use super::ir::{
+    close, key, produced_by, shape_of, splat_of, split_heads_weight, users, DenseConstant,
+};
 use super::{Replacement, Rewrite};
 
 const FRAC_1_SQRT_2: f64 = std::f64::consts::FRAC_1_SQRT_2;
@@ -511,41 +513,6 @@ fn shape(value: Value) -> Option<Vec<i64>> {
     shape_of(value.r#type())
 }
 
-/// The f32 values of a dense constant (`None` for other element types).
-fn f32_values(constant: &DenseConstant) -> Option<Vec<f32>> {
-    let raw = constant.attribute.to_raw();
-    let element = RankedTensorType::try_from(constant.r#type())
-        .ok()?
-        .element();
-    if !element.is_f32() {
-        return None;
-    }
-    let count: i64 = shape_of(constant.r#type())?.iter().product();
-    // SAFETY: `raw` is a dense f32 elements attribute; positions are below its element count
-    // (a splat answers every position).
-    Some(
-        (0..count)
-            .map(|position| unsafe {
-                mlir_sys::mlirDenseElementsAttrGetFloatValue(raw, position as isize)
-            })
-            .collect(),
-    )
-}
-
-/// A dense f32 constant of `shape` holding `values`.
-fn f32_constant<'c>(context: &'c Context, shape: &[i64], values: &[f32]) -> Option<Attribute<'c>> {
-    let dims: Vec<String> = shape.iter().map(i64::to_string).collect();
-    let r#type = Type::parse(context, &format!("tensor<{}xf32>", dims.join("x")))?;
-    // SAFETY: `values` holds exactly the type's element count of f32s, copied by MLIR.
-    Some(unsafe {
-        Attribute::from_raw(mlir_sys::mlirDenseElementsAttrFloatGet(
-            r#type.to_raw(),
-            values.len() as isize,
-            values.as_ptr(),
-        ))
-    })
-}
-
 /// The head split of a projection, as frontends write it:
 /// `reshape(transpose(reshape(matmul(x, W), [1, S, H, Dh]), [0, 2, 1, 3]), [H, S, Dh])` with
 /// `x: [1, S, D]` and a constant f32 `W: [1, D, H * Dh]`, becomes
@@ -573,19 +540,7 @@ fn head_split<'c, 'a>(root: OperationRef<'c, 'a>) -> Option<Rewrite<'c, 'a>> {
     if shape(x)? != [1, *s, d] || shape(weight)? != [1, d, heads * dh] {
         return None;
     }
-    let values = f32_values(&DenseConstant::of(weight)?)?;
-    let (h_count, d_count, dh_count) = (*heads as usize, d as usize, *dh as usize);
-    let mut split_values = Vec::with_capacity(values.len());
-    for h in 0..h_count {
-        for row in 0..d_count {
-            let base = row * h_count * dh_count + h * dh_count;
-            split_values.extend_from_slice(&values[base..base + dh_count]);
-        }
-    }
-    let context_ref = root.context();
-    // SAFETY: the context outlives the pass run.
-    let context: &Context = unsafe { context_ref.to_ref() };
-    let weight = f32_constant(context, &[*heads, d, *dh], &split_values)?;
+    let weight = split_heads_weight(root, weight, *heads, d, *dh)?;
     matcher.finish(Replacement::MatmulConstant { lhs: x, weight }, "head_split")
 }
 
