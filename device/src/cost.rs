@@ -27,7 +27,8 @@
 //! # Vector kernels
 //! Elementwise kernels run on the six workers' vector units. Add (F16) does 16 elements per
 //! cycle [HW-C600]; F32 runs at half the lanes (8/cycle), FP8 is computed through F16 (16/cycle).
-//! The same vector rate prices the elementwise passes of softmax, layer norm and reduction.
+//! The same vector rate prices the elementwise passes of softmax, layer norm and reduction,
+//! and the scale kernel's one multiply per element.
 
 use crate::kernels::spec::{ElementOrder, GeluForm, KernelSpec};
 use crate::precision::{MemoryClass, Precision};
@@ -132,6 +133,11 @@ pub fn kernel_cycles(spec: &KernelSpec, target: &Target) -> u64 {
             precision,
             elements,
         } => copy_cycles(u64::from(*elements) * u64::from(precision.bytes()), target),
+        KernelSpec::Transpose { rows, cols, .. } => transpose_cycles(*rows, *cols, target),
+        KernelSpec::Scale {
+            precision,
+            elements,
+        } => scale_cycles(*precision, *elements, target),
     }
 }
 
@@ -280,6 +286,25 @@ pub fn gelu_cycles(form: GeluForm, elements: u32, target: &Target) -> u64 {
         GeluForm::Erf => target.kernels.gelu_erf_cycles_per_element.value,
     };
     clamp(u128::from(elements) * u128::from(per_element) + launch128(target))
+}
+
+/// Scale by a run-time f32: one vector multiply per element at the add's rate,
+/// `elements / vector rate + launch` (16 elements/cycle in F16 [HW-C600], so 8 in F32).
+pub fn scale_cycles(precision: Precision, elements: u32, target: &Target) -> u64 {
+    let rate = u128::from(vector_elements_per_cycle(precision, target));
+    clamp(u128::from(div_ceil(u128::from(elements), rate)) + launch128(target))
+}
+
+/// Transpose of a dense `rows x cols` block: `rows * cols * 4 + launch`. Every element goes to
+/// its own strided address (destination stride `rows`), so nothing moves in 8-byte vectors;
+/// that is the per-element shuffle of the AMP-left pack (4 cycles/element [HW-C600]), which
+/// also reorders single elements into a strided layout. Like the pack, the cost does not depend
+/// on the precision (one load and one store per element of 1, 2 or 4 bytes), nor on which of
+/// rows and cols is larger.
+pub fn transpose_cycles(rows: u32, cols: u32, target: &Target) -> u64 {
+    let elements = u128::from(rows) * u128::from(cols);
+    let per_element = u128::from(target.kernels.amp_left_pack_cycles_per_element.value);
+    clamp(elements * per_element + launch128(target))
 }
 
 /// Rearrange between row-major and an AMP order, charged on the padded block (padding is

@@ -34,7 +34,8 @@ pub const fn default_partials(input: Precision) -> Precision {
 impl KernelSpec {
     /// The specialization name, also the symbol of its entry point (GEMM: `<name>_r<rows>` per
     /// row count). Follows the seed: `gemm_f8_interleaved_k32_c64_r32_r34`,
-    /// `rearrange_amp_left_f16_o0_r31_p32_c32_p32`, `cast_f16_f8_n1024`.
+    /// `rearrange_amp_left_f16_o0_r31_p32_c32_p32`, `cast_f16_f8_n1024`; the kernels added
+    /// since use the same shape: `transpose_f32_r16_c32`, `scale_f16_n1024`.
     pub fn name(&self) -> String {
         match self {
             KernelSpec::Gemm {
@@ -134,6 +135,19 @@ impl KernelSpec {
             } => {
                 format!("fill_{}_n{elements}", precision.short_name())
             }
+            KernelSpec::Transpose {
+                precision,
+                rows,
+                cols,
+            } => {
+                format!("transpose_{}_r{rows}_c{cols}", precision.short_name())
+            }
+            KernelSpec::Scale {
+                precision,
+                elements,
+            } => {
+                format!("scale_{}_n{elements}", precision.short_name())
+            }
         }
     }
 
@@ -150,6 +164,8 @@ impl KernelSpec {
             KernelSpec::ReduceAdd { .. } => "reduce_add.mlir",
             KernelSpec::Copy { .. } => "copy.mlir",
             KernelSpec::Fill { .. } => "fill.mlir",
+            KernelSpec::Transpose { .. } => "transpose.mlir",
+            KernelSpec::Scale { .. } => "scale.mlir",
         }
     }
 
@@ -251,12 +267,25 @@ impl KernelSpec {
             KernelSpec::Fill {
                 precision,
                 elements,
+            }
+            | KernelSpec::Scale {
+                precision,
+                elements,
             } => {
                 vec![
                     ("precision", p(*precision)),
                     ("elements", i64::from(*elements)),
                 ]
             }
+            KernelSpec::Transpose {
+                precision,
+                rows,
+                cols,
+            } => vec![
+                ("precision", p(*precision)),
+                ("rows", i64::from(*rows)),
+                ("cols", i64::from(*cols)),
+            ],
         }
     }
 
@@ -421,6 +450,18 @@ impl KernelSpec {
             }
             KernelSpec::Copy { bytes } => positive("bytes", *bytes)?,
             KernelSpec::Fill { elements, .. } => positive("elements", *elements)?,
+            // Raw bytes: every precision moves, FP8 included.
+            KernelSpec::Transpose { rows, cols, .. } => {
+                positive("rows", *rows)?;
+                positive("cols", *cols)?;
+            }
+            KernelSpec::Scale {
+                precision,
+                elements,
+            } => {
+                arithmetic("element", *precision)?;
+                positive("elements", *elements)?;
+            }
         }
         // Every operand must be addressable with u32 byte offsets.
         self.largest_operand_bytes().map(|_| ())

@@ -51,13 +51,14 @@ impl KernelSpec {
         match self {
             KernelSpec::Gemm { .. } => 6,
             KernelSpec::Cast { .. } | KernelSpec::Softmax { .. } => 3,
-            KernelSpec::Add { .. } => 3,
+            KernelSpec::Add { .. } | KernelSpec::Scale { .. } => 3,
             KernelSpec::LayerNorm { .. } => 4,
             KernelSpec::Rearrange { .. }
             | KernelSpec::Gelu { .. }
             | KernelSpec::ReduceAdd { .. }
             | KernelSpec::Copy { .. }
-            | KernelSpec::Fill { .. } => 2,
+            | KernelSpec::Fill { .. }
+            | KernelSpec::Transpose { .. } => 2,
         }
     }
 
@@ -77,7 +78,7 @@ impl KernelSpec {
             KernelSpec::Gelu { .. } | KernelSpec::Softmax { .. } | KernelSpec::LayerNorm { .. } => {
                 true
             }
-            KernelSpec::Add { .. } => true,
+            KernelSpec::Add { .. } | KernelSpec::Scale { .. } => true,
             KernelSpec::Cast { from, to, .. } => from.bytes() == to.bytes(),
             _ => false,
         }
@@ -206,6 +207,22 @@ impl KernelSpec {
                 precision,
                 elements,
             } => vec![op(0, "dst", Access::Write, *precision, n(elements))],
+            KernelSpec::Transpose {
+                precision,
+                rows,
+                cols,
+            } => vec![
+                op(0, "src", Access::Read, *precision, n(rows) * n(cols)),
+                op(1, "dst", Access::Write, *precision, n(rows) * n(cols)),
+            ],
+            // Argument 2 (value_bits) is an f32 bit pattern, not an address.
+            KernelSpec::Scale {
+                precision,
+                elements,
+            } => vec![
+                op(0, "src", Access::Read, *precision, n(elements)),
+                op(1, "dst", Access::Write, *precision, n(elements)),
+            ],
         }
     }
 

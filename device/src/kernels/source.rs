@@ -30,6 +30,11 @@ const SOURCES: &[(&str, &str)] = &[
     ),
     ("copy.mlir", include_str!("../../kernels/copy.mlir")),
     ("fill.mlir", include_str!("../../kernels/fill.mlir")),
+    (
+        "transpose.mlir",
+        include_str!("../../kernels/transpose.mlir"),
+    ),
+    ("scale.mlir", include_str!("../../kernels/scale.mlir")),
 ];
 
 /// A line `// ipu.include "file.mlir"` splices that file's text in place (once per file).

@@ -150,6 +150,19 @@ pub enum KernelSpec {
     Copy { bytes: u32 },
     /// Args: [dst_offset, value_bits].
     Fill { precision: Precision, elements: u32 },
+    /// out[cols x rows] = in[rows x cols] transposed; both row-major and dense; elements move
+    /// as raw bytes (any precision). src and dst must not overlap.
+    /// Args: [src_offset, dst_offset].
+    Transpose {
+        precision: Precision,
+        rows: u32,
+        cols: u32,
+    },
+    /// out[i] = in[i] * s for i < elements, s the f32 whose bits are `value_bits`; computed in
+    /// f32 and rounded once to `precision` (nearest even, saturating like the other kernels'
+    /// stores). In place (src == dst) is allowed.
+    /// Args: [src_offset, dst_offset, value_bits].
+    Scale { precision: Precision, elements: u32 },
 }
 
 /// Errors from running a compiled kernel.

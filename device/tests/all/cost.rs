@@ -241,6 +241,71 @@ fn calibrated_vector_kernels() {
     assert_eq!(kernel_cycles(&reduce, &c600), 1024 + 11);
 }
 
+#[test]
+fn transpose_is_a_per_element_shuffle_and_scale_a_vector_multiply() {
+    let c600 = Target::c600();
+    let transpose = |precision, rows, cols| KernelSpec::Transpose {
+        precision,
+        rows,
+        cols,
+    };
+    // 4 cycles per element (the AMP-left pack's shuffle rate) + the 11-cycle launch, whatever
+    // the element size, and the same for a block and its transpose.
+    for precision in PRECISIONS {
+        assert_eq!(
+            kernel_cycles(&transpose(precision, 16, 32), &c600),
+            4 * 16 * 32 + 11,
+            "{precision:?}"
+        );
+        assert_eq!(
+            kernel_cycles(&transpose(precision, 3, 50), &c600),
+            kernel_cycles(&transpose(precision, 50, 3), &c600)
+        );
+    }
+    // As expensive per element as packing the same block into the AMP-left order.
+    let pack = KernelSpec::Rearrange {
+        order: ElementOrder::AmpLeft,
+        to_amp: true,
+        precision: Precision::F16,
+        offset: 0,
+        rows: 32,
+        rows_padded: 32,
+        cols: 32,
+        cols_padded: 32,
+    };
+    assert_eq!(
+        kernel_cycles(&transpose(Precision::F16, 32, 32), &c600),
+        kernel_cycles(&pack, &c600)
+    );
+    // Scale runs at the add's vector rate: 16 f16 or 8 f32 elements per cycle, rounded up.
+    let scale = |precision, elements| KernelSpec::Scale {
+        precision,
+        elements,
+    };
+    assert_eq!(kernel_cycles(&scale(Precision::F16, 1024), &c600), 64 + 11);
+    assert_eq!(kernel_cycles(&scale(Precision::F16, 1025), &c600), 65 + 11);
+    assert_eq!(kernel_cycles(&scale(Precision::F32, 1024), &c600), 128 + 11);
+    let add = KernelSpec::Add {
+        precision: Precision::F32,
+        rows: 7,
+        cols: 33,
+        b_rows: 1,
+    };
+    assert_eq!(
+        kernel_cycles(&scale(Precision::F32, 7 * 33), &c600),
+        kernel_cycles(&add, &c600)
+    );
+    // The value is a run-time argument: it does not change the cost.
+    assert_eq!(
+        kernel_call_cycles(&scale(Precision::F16, 100), &[0, 0, 0], &c600),
+        kernel_call_cycles(
+            &scale(Precision::F16, 100),
+            &[0, 0, f32::MAX.to_bits()],
+            &c600
+        )
+    );
+}
+
 /// One representative spec per variant, built from a size vector so each size can be grown.
 fn specs(precision: Precision, s: [u32; 4]) -> Vec<(&'static str, KernelSpec)> {
     let [a, b, c, d] = s;
@@ -355,6 +420,21 @@ fn specs(precision: Precision, s: [u32; 4]) -> Vec<(&'static str, KernelSpec)> {
                 elements: a,
             },
         ),
+        (
+            "transpose",
+            KernelSpec::Transpose {
+                precision,
+                rows: a,
+                cols: b,
+            },
+        ),
+        (
+            "scale",
+            KernelSpec::Scale {
+                precision,
+                elements: a,
+            },
+        ),
     ]
 }
 
@@ -420,8 +500,10 @@ fn extreme_sizes_saturate_instead_of_overflowing() {
     for precision in PRECISIONS {
         for (name, spec) in specs(precision, [u32::MAX; 4]) {
             let cycles = kernel_cycles(&spec, &c600);
+            // The cheapest per-element model is a 16-lane vector op (F16 or FP8 scale), so
+            // u32::MAX elements cost at least u32::MAX / 16; a wrapped count would be far less.
             assert!(
-                cycles > u64::from(u32::MAX) / 8,
+                cycles > u64::from(u32::MAX) / 16,
                 "{name} {precision:?}: {cycles}"
             );
         }

@@ -73,6 +73,25 @@ fn names_follow_the_seed() {
     };
     assert!(cast.name().starts_with("cast_f16_f8_"), "{}", cast.name());
     assert_eq!(cast.source_file(), "cast.mlir");
+    let transpose = KernelSpec::Transpose {
+        precision: Precision::F32,
+        rows: 16,
+        cols: 32,
+    };
+    assert_eq!(transpose.name(), "transpose_f32_r16_c32");
+    assert_eq!(transpose.source_file(), "transpose.mlir");
+    let transpose_f8 = KernelSpec::Transpose {
+        precision: Precision::F8E5M2,
+        rows: 3,
+        cols: 5,
+    };
+    assert_eq!(transpose_f8.name(), "transpose_f8e5_r3_c5");
+    let scale = KernelSpec::Scale {
+        precision: Precision::F16,
+        elements: 1024,
+    };
+    assert_eq!(scale.name(), "scale_f16_n1024");
+    assert_eq!(scale.source_file(), "scale.mlir");
 }
 
 struct GemmCase {
@@ -768,6 +787,282 @@ fn copy_and_fill_move_exact_bytes() {
     }
 }
 
+/// Destination bytes of a transpose: element (r, c) of the row-major `rows x cols` source
+/// goes to element (c, r) of the row-major `cols x rows` destination, bytes unchanged.
+fn transpose_reference(src: &[u8], rows: usize, cols: usize, element_bytes: usize) -> Vec<u8> {
+    let b = element_bytes;
+    let mut out = vec![0u8; rows * cols * b];
+    for r in 0..rows {
+        for c in 0..cols {
+            let (from, to) = ((r * cols + c) * b, (c * rows + r) * b);
+            out[to..to + b].copy_from_slice(&src[from..from + b]);
+        }
+    }
+    out
+}
+
+/// Byte-for-byte equality (NaN payloads included), reporting the first differing element.
+#[track_caller]
+fn assert_same_bytes(what: &str, got: &[u8], want: &[u8], element_bytes: usize) {
+    assert_eq!(got.len(), want.len(), "{what}: lengths");
+    if let Some(i) = (0..got.len() / element_bytes).find(|i| {
+        let at = i * element_bytes..(i + 1) * element_bytes;
+        got[at.clone()] != want[at]
+    }) {
+        let at = i * element_bytes..(i + 1) * element_bytes;
+        panic!(
+            "{what}: element {i}: got {:02x?}, want {:02x?}",
+            &got[at.clone()],
+            &want[at]
+        );
+    }
+}
+
+#[test]
+fn transpose_moves_raw_bytes_for_every_precision_and_shape() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0x7a05);
+    let mut cases = vec![
+        // Non-square both ways, a single row and a single column, a square block.
+        (Precision::F32, 3, 50),
+        (Precision::F16, 37, 5),
+        (Precision::F8E4M3, 1, 29),
+        (Precision::F8E5M2, 23, 1),
+        (Precision::F16, 16, 16),
+    ];
+    for precision in [
+        Precision::F32,
+        Precision::F16,
+        Precision::F8E4M3,
+        Precision::F8E5M2,
+    ] {
+        let rows = rng.random_range(2..=40u32);
+        // Never square, so a kernel that swapped the roles of rows and cols would fail.
+        let cols = loop {
+            let c = rng.random_range(2..=40u32);
+            if c != rows {
+                break c;
+            }
+        };
+        cases.push((precision, rows, cols));
+    }
+    for (precision, rows, cols) in cases {
+        let spec = KernelSpec::Transpose {
+            precision,
+            rows,
+            cols,
+        };
+        let b = precision.bytes() as usize;
+        let len = (rows * cols) as usize * b;
+        // Random bytes everywhere: NaN payloads, FP8 NaN codes and negative zeros included, and
+        // every byte outside the destination must survive.
+        let (src, dst) = (8 * b, (8 * b + len).div_ceil(64) * 64 + 4 * b);
+        let again = (dst + len).div_ceil(64) * 64;
+        let mut memory: Vec<u8> = (0..again + len + 64).map(|_| rng.random()).collect();
+        let before = memory.clone();
+        let mut want = before.clone();
+        want[dst..dst + len].copy_from_slice(&transpose_reference(
+            &before[src..src + len],
+            rows as usize,
+            cols as usize,
+            b,
+        ));
+        run(&spec, &mut memory, &[src as u32, dst as u32]);
+        assert_same_bytes(
+            &spec.name(),
+            &memory[dst..dst + len],
+            &want[dst..dst + len],
+            b,
+        );
+        assert!(memory == want, "{}: bytes outside dst changed", spec.name());
+        // Transposing back with the swapped shape gives the source again.
+        let back = KernelSpec::Transpose {
+            precision,
+            rows: cols,
+            cols: rows,
+        };
+        run(&back, &mut memory, &[dst as u32, again as u32]);
+        assert_same_bytes(
+            &format!("{} then {}", spec.name(), back.name()),
+            &memory[again..again + len],
+            &before[src..src + len],
+            b,
+        );
+    }
+    // Not in place, and offsets aligned to the element size.
+    let spec = KernelSpec::Transpose {
+        precision: Precision::F32,
+        rows: 2,
+        cols: 3,
+    };
+    assert!(spec.check_call(256, &[0, 24]).is_ok());
+    assert_eq!(bad_argument(spec.check_call(256, &[0, 0]).map(|_| ())).0, 1);
+    assert_eq!(
+        bad_argument(spec.check_call(256, &[0, 20]).map(|_| ())).0,
+        1
+    );
+    assert_eq!(
+        bad_argument(spec.check_call(256, &[2, 64]).map(|_| ())).0,
+        0
+    );
+    let ranges = spec.operand_ranges(&[0, 64]).expect("ranges");
+    assert_eq!(
+        ranges
+            .iter()
+            .map(|r| (r.arg, r.access, r.bytes.clone()))
+            .collect::<Vec<_>>(),
+        [(0, Access::Read, 0..24), (1, Access::Write, 64..88)]
+    );
+}
+
+/// Runs a scale on `src` (elements of `precision`) and compares bit for bit with the host:
+/// widen, one f32 multiply, one rounding to `precision` (nearest even, saturating).
+/// Returns (elements whose f32 product was rounded on the store, elements that saturated).
+fn check_scale(precision: Precision, src: &[u8], s: f32, in_place: bool) -> (usize, usize) {
+    let b = precision.bytes() as usize;
+    let n = src.len() / b;
+    let spec = KernelSpec::Scale {
+        precision,
+        elements: n as u32,
+    };
+    let dst = if in_place {
+        0
+    } else {
+        src.len().div_ceil(64) * 64
+    };
+    let mut memory = vec![0xa5u8; src.len().div_ceil(64) * 64 + src.len() + 64];
+    memory[..src.len()].copy_from_slice(src);
+    let mut want = Vec::with_capacity(src.len());
+    let (mut rounded, mut saturated) = (0, 0);
+    for i in 0..n {
+        let product = load(src, 0, i, precision, 0) * s;
+        let stored = encode_value(product, precision, 0);
+        let back = load(&stored, 0, 0, precision, 0);
+        if product.is_finite() && back != product {
+            rounded += 1;
+        }
+        if product.is_finite() && product.abs() > 65504.0 && precision == Precision::F16 {
+            saturated += 1;
+        }
+        want.extend(stored);
+    }
+    let before = memory.clone();
+    run(&spec, &mut memory, &[0, dst as u32, s.to_bits()]);
+    let what = format!("{} s = {s:e} (in place: {in_place})", spec.name());
+    assert_same_elements(&what, &memory[dst..dst + src.len()], &want, precision);
+    let end = dst + src.len();
+    assert_eq!(&memory[end..], &before[end..], "{what}: bytes after dst");
+    if !in_place {
+        assert_eq!(&memory[..dst], &before[..dst], "{what}: source changed");
+    }
+    (rounded, saturated)
+}
+
+#[test]
+fn scale_multiplies_in_f32_and_rounds_once_saturating() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0x5ca1e);
+    let (mut rounded_f16, mut saturated_f16) = (0, 0);
+    for precision in [Precision::F32, Precision::F16] {
+        for case in 0..4 {
+            let n = rng.random_range(1..=700usize);
+            let src = random_tensor(&mut rng, precision, n, 30000.0);
+            // Scales of either sign: one large enough that f16 products of the larger values
+            // pass 65504, then magnitudes from 2^-20 (f16 subnormal results) to 8.
+            let magnitude = match case {
+                0 => rng.random_range(2.5f32..8.0),
+                _ => rng.random_range(0.5f32..1.0) * 2f32.powi(rng.random_range(-19..=3)),
+            };
+            let s = if rng.random::<bool>() {
+                -magnitude
+            } else {
+                magnitude
+            };
+            let (rounded, saturated) = check_scale(precision, &src, s, case % 2 == 1);
+            if precision == Precision::F16 {
+                rounded_f16 += rounded;
+                saturated_f16 += saturated;
+            }
+        }
+    }
+    // f16 edge cases by hand, scaled by 3 in place, against values worked out on paper:
+    // 21840 * 3 = 65520 would round to +inf unsaturated, the store saturates it to 65504
+    // (21856 * 3 = 65568 too);
+    // 1025 * 3 = 3075 and 1027 * 3 = 3081 are ties at f16's spacing of 2 and go to the even
+    // neighbour (3076 up, 3080 down); (1 + 2^-10) * 3 = 3 + 1.5 ulp rounds up to 3 + 2 ulp;
+    // infinities and signed zeros stay what they are.
+    let cases = [
+        (21840.0f32, 65504.0f32),
+        (-21840.0, -65504.0),
+        (21856.0, 65504.0),
+        (1025.0, 3076.0),
+        (1027.0, 3080.0),
+        // 1 + 2^-10 times 3 is 3 + 1.5 * 2^-9; f16's spacing there is 2^-9.
+        (1.0 + 1.0 / 1024.0, 3.0 + 2.0 / 512.0),
+        (f32::INFINITY, f32::INFINITY),
+        (f32::NEG_INFINITY, f32::NEG_INFINITY),
+        (0.0, 0.0),
+        (-0.0, -0.0),
+    ];
+    let f16s: Vec<u8> = cases
+        .iter()
+        .flat_map(|&(x, _)| f16::from_f32(x).to_le_bytes())
+        .collect();
+    let (rounded, saturated) = check_scale(Precision::F16, &f16s, 3.0, true);
+    assert_eq!(
+        (rounded, saturated),
+        (6, 3),
+        "hand-picked rounding and saturation"
+    );
+    let spec = KernelSpec::Scale {
+        precision: Precision::F16,
+        elements: cases.len() as u32,
+    };
+    let mut memory = vec![0u8; 64];
+    memory[..f16s.len()].copy_from_slice(&f16s);
+    run(&spec, &mut memory, &[0, 0, 3f32.to_bits()]);
+    for (i, &(x, want)) in cases.iter().enumerate() {
+        let got = f16::from_le_bytes([memory[2 * i], memory[2 * i + 1]]);
+        assert_eq!(
+            got.to_bits(),
+            f16::from_f32(want).to_bits(),
+            "{x} * 3: got {got}, want {want}"
+        );
+    }
+    // Subnormal f16 results, a zero scale (signed zeros, inf * 0 = NaN), a NaN scale and f32
+    // overflow to infinity.
+    let small: Vec<u8> = [65504.0f32, 2048.0, 1.0, -3.0]
+        .iter()
+        .flat_map(|&v| f16::from_f32(v).to_le_bytes())
+        .collect();
+    check_scale(Precision::F16, &small, 2f32.powi(-30), false);
+    check_scale(Precision::F16, &f16s, 0.0, false);
+    check_scale(Precision::F16, &f16s, f32::NAN, false);
+    check_scale(
+        Precision::F32,
+        &[1e30f32, -1e30, 1.0].map(f32::to_le_bytes).concat(),
+        1e30,
+        false,
+    );
+    // The random f16 cases rounded, and saturated (values up to 30000 times case 0's scale).
+    assert!(rounded_f16 > 0, "no f16 product needed rounding");
+    assert!(saturated_f16 > 0, "no f16 product saturated");
+    // In place only when exactly aliased; value_bits is not an address or a scale exponent.
+    let spec = KernelSpec::Scale {
+        precision: Precision::F16,
+        elements: 8,
+    };
+    assert!(spec.check_call(64, &[0, 0, f32::NAN.to_bits()]).is_ok());
+    assert_eq!(
+        bad_argument(spec.check_call(64, &[0, 2, 0]).map(|_| ())).0,
+        1
+    );
+    assert_eq!(
+        spec.operand_ranges(&[0, 16, u32::MAX])
+            .expect("ranges")
+            .len(),
+        2
+    );
+}
+
 #[track_caller]
 fn bad_argument(result: Result<(), KernelRunError>) -> (usize, String) {
     match result {
@@ -872,6 +1167,33 @@ fn invalid_specs_are_refused_before_compiling() {
         message.contains("gelu_erf_f8_n4") && message.contains("f8"),
         "{message}"
     );
+    // Scale is arithmetic (f16 or f32 only); Transpose moves bytes and takes FP8.
+    let fp8_scale = KernelSpec::Scale {
+        precision: Precision::F8E4M3,
+        elements: 4,
+    };
+    let message = library()
+        .load(&fp8_scale)
+        .expect_err("fp8 scale")
+        .to_string();
+    assert!(message.contains("scale_f8_n4"), "{message}");
+    for bad in [
+        KernelSpec::Transpose {
+            precision: Precision::F16,
+            rows: 0,
+            cols: 4,
+        },
+        KernelSpec::Scale {
+            precision: Precision::F16,
+            elements: 0,
+        },
+    ] {
+        assert!(
+            matches!(library().load(&bad), Err(KernelError::InvalidSpec { .. })),
+            "{}",
+            bad.name()
+        );
+    }
 }
 
 #[test]

@@ -165,6 +165,28 @@ fn key_changes_with_every_parameter_and_is_stable() {
         cache.key(&rearrange(0)).expect("key"),
         cache.key(&rearrange(1)).expect("key")
     );
+    // A block and its transpose are different kernels, and FP8 formats do not share one.
+    let transpose = |precision, rows, cols| KernelSpec::Transpose {
+        precision,
+        rows,
+        cols,
+    };
+    let transposes = [
+        transpose(Precision::F16, 16, 32),
+        transpose(Precision::F16, 32, 16),
+        transpose(Precision::F8E4M3, 16, 32),
+        transpose(Precision::F8E5M2, 16, 32),
+    ];
+    let scales = [Precision::F16, Precision::F32].map(|precision| KernelSpec::Scale {
+        precision,
+        elements: 512,
+    });
+    let mut keys = Vec::new();
+    for spec in transposes.iter().chain(&scales) {
+        let key = cache.key(spec).expect("key");
+        assert!(!keys.contains(&key), "{} shares a key", spec.name());
+        keys.push(key);
+    }
 }
 
 /// Damages the entry in one way, then checks the next request detects it, rebuilds, and the
@@ -437,6 +459,15 @@ fn cache_timings_cold_compile_and_warm_hit() {
         KernelSpec::Fill {
             precision: Precision::F16,
             elements: 1024,
+        },
+        KernelSpec::Transpose {
+            precision: Precision::F16,
+            rows: 32,
+            cols: 64,
+        },
+        KernelSpec::Scale {
+            precision: Precision::F16,
+            elements: 2048,
         },
     ];
     let cache = KernelCache::new(&root);
