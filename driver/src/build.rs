@@ -86,6 +86,55 @@ fn native_precision(source: &str) -> &'static str {
     }
 }
 
+/// The import passes a model in upstream dialects runs before `ipu-compile` (each converter
+/// converts only its own dialect's ops).
+pub const UPSTREAM_IMPORT: &str =
+    "func.func(convert-tosa-to-ipu, convert-linalg-to-ipu), canonicalize, cse";
+
+/// Whether a function of `module` holds a `tosa.*` or `linalg.*` op (a model written as the
+/// upstream frontends emit it).
+fn has_upstream_ops(module: melior::ir::OperationRef) -> bool {
+    use melior::ir::{block::BlockLike, RegionLike};
+    fn walk(op: melior::ir::OperationRef) -> bool {
+        let name = op.name();
+        if name
+            .as_string_ref()
+            .as_str()
+            .is_ok_and(|n| n.starts_with("tosa.") || n.starts_with("linalg."))
+        {
+            return true;
+        }
+        for region in op.regions() {
+            let mut block = region.first_block();
+            while let Some(b) = block {
+                let mut next = b.first_operation();
+                while let Some(inner) = next {
+                    if walk(inner) {
+                        return true;
+                    }
+                    next = inner.next_in_block();
+                }
+                block = b.next_in_region();
+            }
+        }
+        false
+    }
+    walk(module)
+}
+
+/// The module text the package's host reference evaluates: `source` itself, or for a model in
+/// upstream dialects its import into `ipu` ops (the reference reads only `ipu` graph ops).
+pub fn reference_source(source: &str, file: &str) -> anyhow::Result<String> {
+    let context = ipu_dialects::context::create_context(false)?;
+    let upstream = Module::parse(&context, source)
+        .is_some_and(|module| has_upstream_ops(module.as_operation()));
+    if upstream {
+        crate::crosscheck::import(source, file).map_err(|e| anyhow!(e))
+    } else {
+        Ok(source.to_string())
+    }
+}
+
 /// Builds the package of the model `source` (read from `file`, for messages).
 pub fn build_package(source: &str, file: &str, options: &BuildOptions) -> anyhow::Result<Package> {
     if !matches!(options.precision.as_str(), "native" | "f16" | "f32" | "fp8") {
@@ -113,7 +162,15 @@ pub fn build_package(source: &str, file: &str, options: &BuildOptions) -> anyhow
         bail!("{file}: the module does not verify (see the diagnostics above)");
     }
     if ir::tile_modules(module.as_operation()).is_empty() {
-        let text = pipeline_text(options, native_precision(source), &target);
+        let mut text = pipeline_text(options, native_precision(source), &target);
+        if has_upstream_ops(module.as_operation()) {
+            // A TOSA or linalg model is imported into ipu ops first (crate::crosscheck).
+            text = text.replacen(
+                "builtin.module(",
+                &format!("builtin.module({UPSTREAM_IMPORT}, "),
+                1,
+            );
+        }
         let pipeline = parse_pipeline(&text).map_err(|e| anyhow!("{text}: {e}"))?;
         let registry = Registry::with_builtin();
         let built = build_pass_manager(

@@ -15,11 +15,13 @@ use melior::ir::Module;
 use crate::diagnostics::Collector;
 use crate::oracle::{HostTensor, OracleComparison, OracleError, OracleRun, OracleTolerance};
 
-/// The import pipeline: both importers (each converts only its own dialect's ops).
-pub const IMPORT_PIPELINE: &str =
-    "builtin.module(func.func(convert-tosa-to-ipu, convert-linalg-to-ipu), canonicalize, cse)";
+/// The import pipeline: both importers (each converts only its own dialect's ops), as
+/// [`crate::build::UPSTREAM_IMPORT`] runs them before `ipu-compile`.
+pub fn import_pipeline() -> String {
+    format!("builtin.module({})", crate::build::UPSTREAM_IMPORT)
+}
 
-/// Imports `source` with [`IMPORT_PIPELINE`] and returns the `ipu` module's text.
+/// Imports `source` with [`import_pipeline`] and returns the `ipu` module's text.
 pub fn import(source: &str, file: &str) -> Result<String, String> {
     let context = ipu_dialects::context::create_context(false).map_err(|e| e.to_string())?;
     let collector = Collector::attach(&context);
@@ -44,7 +46,7 @@ fn import_into<'c>(
     let mut module = Module::parse(context, source).ok_or_else(|| diagnostics("does not parse"))?;
     ipu_passes::register_upstream_passes();
     let registry = Registry::with_builtin();
-    let pipeline = ipu_passes::pipeline::parse_pipeline(IMPORT_PIPELINE)
+    let pipeline = ipu_passes::pipeline::parse_pipeline(&import_pipeline())
         .map_err(|error| format!("internal: import pipeline: {error:?}"))?;
     let built = build_pass_manager(
         context,

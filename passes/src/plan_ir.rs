@@ -212,6 +212,7 @@ pub fn read_function<'c, 'a>(
             },
             ops::AttentionOp::NAME => OpKind::Attention {
                 causal: ops::flag(&op, "causal"),
+                scale: ops::float_attribute(&op, "scale"),
             },
             CastOp::NAME => OpKind::Cast {
                 scale: ops::int_attribute(&op, "scale").unwrap_or(0),

@@ -74,6 +74,7 @@ fn main() -> anyhow::Result<()> {
     } else {
         SourcePrecision::Native
     };
+    let source = ipu_driver::build::reference_source(&source, &args.input)?;
     package.set_source(PackageSource::new(source, function, precision));
     package.write(&args.output)?;
     Ok(())

@@ -88,6 +88,7 @@ fn lower(input: &Path, options: &CompileOptions) -> Result<Package, Failure> {
         SourcePrecision::Native
     };
     let function = package.name.clone();
+    let source = ipu_driver::build::reference_source(&source, &file).map_err(Failure::failed)?;
     package.set_source(PackageSource::new(source, function, source_precision));
     Ok(package)
 }

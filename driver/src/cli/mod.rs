@@ -81,7 +81,7 @@ pub struct CompileOptions {
 
 #[derive(Debug, Args)]
 pub struct CompileArgs {
-    /// The model: an MLIR module of `ipu` graph ops.
+    /// The model: an MLIR module of `ipu` graph ops, or of TOSA / linalg ops (imported first).
     pub input: PathBuf,
     /// Where to write the package.
     #[arg(short, long)]
@@ -120,6 +120,12 @@ pub struct RunArgs {
     /// Seconds to wait for device ownership before giving up (default: wait).
     #[arg(long, value_name = "SECONDS")]
     pub lock_timeout: Option<f64>,
+    /// For a model in upstream dialects (TOSA, linalg): also run it with MLIR's own CPU
+    /// lowering and ExecutionEngine (the `ipu-oracle`) on the same inputs and compare the
+    /// device's outputs with it (`oracleMaximumAbsoluteError=... oracleTest=PASS|FAIL`; the f32
+    /// tolerance, so the compile must be f32: `--precision f32`).
+    #[arg(long)]
+    pub oracle: bool,
     #[command(flatten)]
     pub compile: CompileOptions,
 }

@@ -202,6 +202,73 @@ fn install_packaged_kernels(package: &Package, library: &KernelLibrary) {
     }
 }
 
+/// The model text `--oracle` runs: an f32 compile of an `.mlir` model.
+fn oracle_source(args: &RunArgs) -> Result<String, Failure> {
+    let is_model = args.input.extension().is_some_and(|e| e == "mlir");
+    if !is_model {
+        return Err(Failure::input(anyhow!(
+            "--oracle needs the model (.mlir in TOSA or linalg), not a package: '{}'",
+            args.input.display()
+        )));
+    }
+    if args.compile.precision.as_deref() != Some("f32") {
+        return Err(Failure::input(anyhow!(
+            "--oracle compares with the f32 tolerance; compile in f32 (--precision f32)"
+        )));
+    }
+    std::fs::read_to_string(&args.input)
+        .with_context(|| format!("reading '{}'", args.input.display()))
+        .map_err(Failure::Input)
+}
+
+/// Runs the oracle on the run's inputs (`argN`) and compares the device's outputs
+/// (`resultN`) with it; prints `oracleMaximumAbsoluteError=... oracleTest=PASS|FAIL` and a
+/// line per output. Returns whether it passed.
+fn oracle_test(
+    args: &RunArgs,
+    source: &str,
+    inputs: &BTreeMap<String, Tensor>,
+    outputs: &BTreeMap<String, Tensor>,
+) -> Result<bool, Failure> {
+    use ipu_driver::oracle::{self, Element, HostTensor, OracleOptions, OracleTolerance};
+    let host = |t: &Tensor| HostTensor {
+        shape: t.shape.iter().map(|&d| d as usize).collect(),
+        element: Element::F32,
+        data: t.data.iter().map(|&v| f64::from(v)).collect(),
+    };
+    let given: BTreeMap<String, HostTensor> = inputs
+        .iter()
+        .filter(|(name, _)| name.starts_with("arg"))
+        .map(|(name, tensor)| (name.clone(), host(tensor)))
+        .collect();
+    let file = args.input.display().to_string();
+    let options = OracleOptions {
+        function: None,
+        seed: args.seed,
+        keep_lowered: false,
+    };
+    let run = oracle::run_source(source, &file, &options, &given)
+        .map_err(|e| Failure::failed(anyhow!("oracle: {e}")))?;
+    let candidate: Vec<HostTensor> = (0..run.outputs.len())
+        .map(|index| {
+            outputs
+                .get(&format!("result{index}"))
+                .map(host)
+                .ok_or_else(|| Failure::failed(anyhow!("the device returned no result{index}")))
+        })
+        .collect::<Result<_, _>>()?;
+    let comparison = oracle::compare_with_oracle(&run, &candidate, OracleTolerance::F32)
+        .map_err(|e| Failure::failed(anyhow!("oracle: {e}")))?;
+    println!("{}", comparison.report());
+    let passed = comparison.passed();
+    println!(
+        "oracleMaximumAbsoluteError={:.6} oracleTest={}",
+        comparison.max_abs_error(),
+        if passed { "PASS" } else { "FAIL" }
+    );
+    Ok(passed)
+}
+
 struct Ran {
     outputs: BTreeMap<String, Tensor>,
     profile: ipu_runtime::ProfileFile,
@@ -260,6 +327,12 @@ pub fn command(args: &RunArgs) -> Result<(), Failure> {
             .with_context(|| format!("device configuration '{}'", config.display()))
             .map_err(Failure::Input)?;
     }
+    // The oracle's precondition is checked before the compile and the run.
+    let oracle_source = if args.oracle {
+        Some(oracle_source(args)?)
+    } else {
+        None
+    };
     steps.step("reading the package");
     let package = load_input(args)?;
     let dir = args.artifacts.join(&name);
@@ -317,7 +390,10 @@ pub fn command(args: &RunArgs) -> Result<(), Failure> {
         ran.profile.tiles,
         ran.profile.sample_count()
     );
-    let numerical_pass = numerical_test(&reference, &ran.outputs);
+    let mut numerical_pass = numerical_test(&reference, &ran.outputs);
+    if let Some(source) = &oracle_source {
+        numerical_pass &= oracle_test(args, source, &inputs, &ran.outputs)?;
+    }
     println!(
         "package={} tiles={tiles} hardwareTest=PASS",
         package_path.display()

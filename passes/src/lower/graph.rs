@@ -38,6 +38,8 @@ use super::program::{
 use super::{LowerError, LowerOptions};
 use crate::planner::{Graph, OpKind, Origin, ValueId};
 
+mod general;
+
 /// A device value: row-major blocks over a grid (see the module docs).
 #[derive(Debug, Clone)]
 struct Blocks {
@@ -132,18 +134,34 @@ impl Lowering<'_> {
         }
     }
 
-    fn matmul(&mut self, index: usize, plan: Option<&Plan>) -> Result<(), LowerError> {
+    /// Whether matmul `index` takes the GEMM fast path ([`super::gemm`]): no transposes, a
+    /// 2-D right operand from the host, and a left operand from the host or on a grid whose
+    /// column blocks are whole 16-column groups.
+    fn fast_matmul(&self, index: usize) -> bool {
         let op = &self.graph.ops[index];
-        let OpKind::Matmul {
-            transpose_lhs: false,
-            transpose_rhs: false,
-        } = op.kind
-        else {
-            return Err(unsupported(
-                "ipu.matmul",
-                format!("op {index}: transposed operands are not lowered yet"),
-            ));
+        let (a, b) = (op.operands[0], op.operands[1]);
+        let plain = matches!(
+            op.kind,
+            OpKind::Matmul {
+                transpose_lhs: false,
+                transpose_rhs: false
+            }
+        );
+        let host = |v: ValueId| {
+            !self.placed.contains_key(&v) && !matches!(self.graph.values[v].origin, Origin::Op(_))
         };
+        let left = match self.placed.get(&a) {
+            Some(blocks) => blocks.grid.cb.is_multiple_of(16),
+            None => host(a),
+        };
+        plain && self.graph.values[b].shape.len() == 2 && host(b) && left
+    }
+
+    fn matmul(&mut self, index: usize, plan: Option<&Plan>) -> Result<(), LowerError> {
+        if !self.fast_matmul(index) {
+            return self.general_matmul(index);
+        }
+        let op = &self.graph.ops[index];
         let (a, b, c) = (op.operands[0], op.operands[1], op.results[0]);
         let (va, vb, vc) = (
             &self.graph.values[a],
@@ -299,46 +317,46 @@ impl Lowering<'_> {
         })
     }
 
-    fn add(&mut self, index: usize) -> Result<(), LowerError> {
+    /// The fast path of `ipu.add` (a device value plus a host bias vector, or two device
+    /// values on one grid): `(device operand, other operand)`, or `None` for the general path.
+    fn fast_add(&self, index: usize) -> Option<(ValueId, ValueId)> {
         let op = &self.graph.ops[index];
-        let (x, y, out) = (op.operands[0], op.operands[1], op.results[0]);
-        let provenance = format!("op{index}");
+        let (x, y) = (op.operands[0], op.operands[1]);
         let (device, other) = match (self.placed.get(&x), self.placed.get(&y)) {
             (Some(_), _) => (x, y),
             (None, Some(_)) => (y, x),
-            (None, None) => {
-                return Err(unsupported(
-                    "ipu.add",
-                    format!("op {index}: adding two host values is not lowered yet"),
-                ))
-            }
+            (None, None) => return None,
         };
+        let blocks = &self.placed[&device];
+        if let Some(second) = self.placed.get(&other) {
+            return (second.grid == blocks.grid && second.precision == blocks.precision)
+                .then_some((device, other));
+        }
+        let v = &self.graph.values[other];
+        let bias = v.shape.iter().rev().skip(1).all(|&d| d == 1)
+            && v.shape.last().copied() == Some(u64::from(blocks.grid.n));
+        let full = self.graph.values[op.results[0]]
+            .shape
+            .iter()
+            .product::<u64>()
+            == u64::from(blocks.grid.m) * u64::from(blocks.grid.n);
+        (bias && full && v.element == blocks.precision).then_some((device, other))
+    }
+
+    fn add(&mut self, index: usize) -> Result<(), LowerError> {
+        let Some((device, other)) = self.fast_add(index) else {
+            return self.general_add(index);
+        };
+        let op = &self.graph.ops[index];
+        let out = op.results[0];
+        let provenance = format!("op{index}");
         let blocks = self.placed[&device].clone();
         let grid = blocks.grid.clone();
         let eb = blocks.precision.bytes();
         let result = self.pointwise_result(&provenance, &blocks);
         let (operand, b_rows) = if let Some(second) = self.placed.get(&other).cloned() {
-            if second.grid != grid || second.precision != blocks.precision {
-                return Err(unsupported(
-                    "ipu.add",
-                    format!("op {index}: operands are distributed differently"),
-                ));
-            }
             (second.buffer, None)
         } else {
-            self.host(index, other, "ipu.add", "second operand")?;
-            let v = &self.graph.values[other];
-            let bias = v.shape.iter().rev().skip(1).all(|&d| d == 1)
-                && v.shape.last().copied() == Some(u64::from(grid.n));
-            if !bias || v.element != blocks.precision {
-                return Err(unsupported(
-                    "ipu.add",
-                    format!(
-                        "op {index}: only a bias vector of {} {:?} elements broadcast over rows is lowered",
-                        grid.n, blocks.precision
-                    ),
-                ));
-            }
             let bias_buffer = self.program.buffer(
                 format!("{provenance}.bias"),
                 MemoryClass::Standard,
@@ -403,12 +421,7 @@ impl Lowering<'_> {
         let op = &self.graph.ops[index];
         let (x, out) = (op.operands[0], op.results[0]);
         let provenance = format!("op{index}");
-        let blocks = self.placed.get(&x).cloned().ok_or_else(|| {
-            unsupported(
-                "ipu.gelu",
-                format!("op {index}: GeLU of a host value is not lowered yet"),
-            )
-        })?;
+        let blocks = self.on_device(x)?;
         let grid = blocks.grid.clone();
         let result = self.pointwise_result(&provenance, &blocks);
         let form = if tanh { GeluForm::Tanh } else { GeluForm::Erf };
@@ -537,10 +550,13 @@ pub fn lower(
             }
             OpKind::Add => lowering.add(index)?,
             OpKind::Gelu { tanh } => lowering.gelu(index, *tanh)?,
+            OpKind::LayerNorm { .. } | OpKind::Softmax => lowering.row_op(index)?,
+            OpKind::Rearrange { .. } => lowering.rearrange(index)?,
+            OpKind::Attention { causal, scale } => lowering.attention(index, *causal, *scale)?,
             other => {
                 return Err(unsupported(
                     other.name(),
-                    format!("op {index} is not lowered to tiles yet (matmul, add and gelu are)"),
+                    format!("op {index} is not lowered to tiles yet (matmul, add, gelu, layer_norm, softmax, attention and leading-axis rearranges are)"),
                 ))
             }
         }

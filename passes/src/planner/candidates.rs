@@ -190,7 +190,7 @@ pub fn candidates(
             row_candidates(graph, op, &active, options, target)
         }
         OpKind::Rearrange { .. } => rearrange_candidates(graph, op, &active, options, target),
-        OpKind::Attention { causal } => {
+        OpKind::Attention { causal, .. } => {
             attention_candidates(graph, op, *causal, &active, options, target)
         }
         OpKind::Repeat { .. } => Vec::new(),

@@ -54,6 +54,8 @@ pub enum OpKind {
     },
     Attention {
         causal: bool,
+        /// The score scale; `None` means `1/sqrt(head dim)`.
+        scale: Option<f64>,
     },
     /// A user-written cast (kept as an op; the planner prices it).
     Cast {

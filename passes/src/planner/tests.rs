@@ -367,7 +367,10 @@ fn attention_and_row_ops_have_plans() {
     let mut graph = Graph::default();
     let q = graph.add_value(vec![4, 128, 64], Precision::F16, Origin::Argument);
     let a = graph.add_op(
-        OpKind::Attention { causal: true },
+        OpKind::Attention {
+            causal: true,
+            scale: None,
+        },
         vec![q, q, q],
         vec![4, 128, 64],
         Precision::F16,
@@ -488,6 +491,7 @@ fn every_plan_covers_its_result_once() {
         graph.add_op(
             OpKind::Attention {
                 causal: rng.random_bool(0.5),
+                scale: None,
             },
             vec![x, x, x],
             vec![b, s, d],

@@ -1,0 +1,1199 @@
+//! The general lowering: every op the GEMM fast path does not take.
+//!
+//! ## Fetches
+//! An op states what each of its tiles needs as [`Fetch`]es: rows `[r0, r1)` and columns
+//! `[c0, c1)` of an operand's 2-D view, wanted dense and row-major at a place on a tile.
+//! [`Transfers`] turns them into exchange moves out of the operand's [`Blocks`] (a row range
+//! that is whole rows on both sides moves as one transfer; a segment wanted at the same place
+//! by several tiles is one broadcast) and into `Copy` runs where the bytes are already on the
+//! tile. An op's fetches of all its operands form one exchange phase, followed by one compute
+//! step: the copies, then the op's kernel runs. A host operand is first streamed into a row
+//! grid ([`Lowering::on_device`]): weights once in `initialize`, arguments in `run`.
+//!
+//! ## Ops
+//! * Row ops (`ipu.layer_norm`, `ipu.softmax`) run on a row grid (whole rows per tile).
+//! * `ipu.matmul` with batches (broadcast on either side), transposed operands or a right
+//!   operand computed on the device: one tile per (batch, row block, column block) of the
+//!   result; the tile fetches its A rows and B columns and runs a tile-local GEMM
+//!   ([`local_gemm`]: rearrange into AMP orders with zero padding, K blocks of at most the
+//!   kernel's weight buffer, rearrange the output back).
+//! * `ipu.attention` (materialized): one tile per (batch-head, query block); it fetches its
+//!   queries and the head's keys and values, transposes the keys, and runs
+//!   `S = Q K^T` (tile-local GEMM), `S *= scale`, the (causal) row softmax and `O = P V`.
+//! * `ipu.rearrange` whose permutation keeps the last axis: a row gather; one that swaps the
+//!   last two axes: one tile per matrix transposes it; without a permutation (a layout-only
+//!   rearrange) the value is unchanged.
+//! * `ipu.add` of operands on different grids, of two host values, or with a host operand
+//!   that is not a bias vector: elementwise on the result's grid after fetching the operands'
+//!   blocks (a `[N]` vector operand is fetched once per column block and broadcast over rows).
+
+use std::collections::BTreeMap;
+
+use ipu_device::kernels::describe::{default_partials, GEMM_MAX_WEIGHT_ELEMENTS};
+use ipu_device::kernels::spec::ElementOrder;
+use ipu_device::{KernelSpec, MemoryClass, Precision};
+use tracing::info;
+
+use super::{to_u32, unsupported, view_2d, Blocks, Lowering};
+use crate::lower::gemm::GemmGrid;
+use crate::lower::program::{Arg, BufferId, HostPiece, Move, Place, Run, TileStep};
+use crate::lower::LowerError;
+use crate::planner::{OpKind, ValueId};
+
+/// Rows `[rows.0, rows.1)` and columns `[cols.0, cols.1)` of a value's 2-D view, wanted dense
+/// and row-major at `place` on `tile`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Fetch {
+    pub tile: u32,
+    pub rows: (u32, u32),
+    pub cols: (u32, u32),
+    pub place: Place,
+}
+
+/// One transfer's identity: (source tile, source buffer, source offset, bytes, destination
+/// buffer, destination offset).
+type TransferKey = (u32, BufferId, u32, u32, BufferId, u32);
+
+/// The moves and local copies of one op's fetches (see the module docs).
+#[derive(Default)]
+pub(super) struct Transfers {
+    /// Transfer -> destination tiles.
+    moves: BTreeMap<TransferKey, Vec<u32>>,
+    /// Transfers whose destination is the source tile.
+    copies: std::collections::BTreeSet<TransferKey>,
+}
+
+impl Transfers {
+    fn add(&mut self, source_tile: u32, source: Place, tile: u32, destination: Place, bytes: u32) {
+        let key = (
+            source_tile,
+            source.buffer,
+            source.offset,
+            bytes,
+            destination.buffer,
+            destination.offset,
+        );
+        if source_tile == tile {
+            self.copies.insert(key);
+        } else {
+            let tiles = self.moves.entry(key).or_default();
+            if !tiles.contains(&tile) {
+                tiles.push(tile);
+            }
+        }
+    }
+
+    /// Adds the transfers that bring `fetch` of `source` into place.
+    pub fn gather(&mut self, source: &Blocks, fetch: Fetch) {
+        let g = &source.grid;
+        let e = source.precision.bytes();
+        let width = fetch.cols.1 - fetch.cols.0;
+        debug_assert!(fetch.rows.1 <= g.m && fetch.cols.1 <= g.n && width > 0);
+        let mut r = fetch.rows.0;
+        while r < fetch.rows.1 {
+            let i = r / g.rows_padded;
+            let end = (g.first_row(i) + g.rows(i)).min(fetch.rows.1);
+            let local = r - g.first_row(i);
+            for j in fetch.cols.0 / g.cb..=(fetch.cols.1 - 1) / g.cb {
+                let (s0, s1) = (fetch.cols.0.max(j * g.cb), fetch.cols.1.min((j + 1) * g.cb));
+                let segment = s1 - s0;
+                // Whole rows on both sides: the row range is contiguous in both buffers.
+                let whole = segment == g.cb && segment == width;
+                let (pieces, rows_per_piece) = if whole { (1, end - r) } else { (end - r, 1) };
+                for q in 0..pieces {
+                    let row = r + q;
+                    let from = ((local + q) * g.cb + (s0 - j * g.cb)) * e;
+                    let to = fetch.place.offset
+                        + ((row - fetch.rows.0) * width + (s0 - fetch.cols.0)) * e;
+                    self.add(
+                        g.tile(i, j),
+                        Place::at(source.buffer, from),
+                        fetch.tile,
+                        Place::at(fetch.place.buffer, to),
+                        segment * e * rows_per_piece,
+                    );
+                }
+            }
+            r = end;
+        }
+    }
+}
+
+fn address(buffer: BufferId, offset: u32) -> Arg {
+    Arg::Address(Place::at(buffer, offset))
+}
+
+/// Smallest divisor `d` of `unit` with `count(d) <= tiles`.
+fn smallest_divisor(unit: u32, fits: impl Fn(u32) -> bool) -> Option<u32> {
+    (1..=unit).find(|d| unit.is_multiple_of(*d) && fits(*d))
+}
+
+/// A row grid over an `[m x n]` view: whole rows per tile, row blocks of `rows_padded`.
+fn row_grid(m: u32, n: u32, rows_padded: u32) -> GemmGrid {
+    GemmGrid {
+        m,
+        k: n,
+        n,
+        cb: n,
+        nb: 1,
+        mb: m.div_ceil(rows_padded),
+        rows_padded,
+        kb: n,
+        k_steps: 1,
+    }
+}
+
+/// The scratch buffers of one tile-local GEMM shape (allocated on all the op's tiles).
+struct GemmScratch {
+    rows: u32,
+    k: u32,
+    n: u32,
+    input: Precision,
+    /// FP8 scale exponent when the inputs are cast.
+    scale_exp: i32,
+    cast: Option<(BufferId, BufferId)>,
+    a_amp: BufferId,
+    b_amp: BufferId,
+    c_amp: BufferId,
+    kb: u32,
+}
+
+fn pad16(x: u32) -> u32 {
+    x.div_ceil(16) * 16
+}
+
+impl GemmScratch {
+    fn partials(&self) -> Precision {
+        default_partials(self.input)
+    }
+}
+
+/// Appends to `runs` one tile-local GEMM on `tile`: `out[rows x n] = a[rows x k] b[k x n]`,
+/// all dense row-major in `host` precision (the result in the partials precision).
+fn local_gemm(
+    lowering: &mut Lowering<'_>,
+    runs: &mut Vec<Run>,
+    tile: u32,
+    host: Precision,
+    (a, b, out): (Place, Place, Place),
+    s: &GemmScratch,
+) {
+    let program = &mut lowering.program;
+    let (rows, k, n) = (s.rows, s.k, s.n);
+    let (k16, n16) = (pad16(k), pad16(n));
+    let ie = s.input.bytes();
+    let scale = Arg::Value(s.scale_exp as u32);
+    let (mut a, mut b) = (a, b);
+    let mut b_elem = host.bytes();
+    if let Some((a_cast, b_cast)) = s.cast {
+        for (from, to, elements) in [(a, a_cast, rows * k), (b, b_cast, k * n)] {
+            runs.push(Run {
+                tile,
+                kernel: program.kernel(KernelSpec::Cast {
+                    from: host,
+                    to: s.input,
+                    elements,
+                }),
+                args: vec![Arg::Address(from), address(to, 0), scale],
+            });
+        }
+        a = Place::at(a_cast, 0);
+        b = Place::at(b_cast, 0);
+        b_elem = ie;
+    }
+    runs.push(Run {
+        tile,
+        kernel: program.kernel(KernelSpec::Rearrange {
+            order: ElementOrder::AmpLeft,
+            to_amp: true,
+            precision: s.input,
+            offset: 0,
+            rows,
+            rows_padded: rows,
+            cols: k,
+            cols_padded: k16,
+        }),
+        args: vec![Arg::Address(a), address(s.a_amp, 0)],
+    });
+    let mut k0 = 0;
+    while k0 < k16 {
+        let block = s.kb.min(k16 - k0);
+        let real = block.min(k - k0);
+        runs.push(Run {
+            tile,
+            kernel: program.kernel(KernelSpec::Rearrange {
+                order: ElementOrder::AmpRight,
+                to_amp: true,
+                precision: s.input,
+                offset: 0,
+                rows: real,
+                rows_padded: block,
+                cols: n,
+                cols_padded: n16,
+            }),
+            args: vec![
+                Arg::Address(Place::at(b.buffer, b.offset + k0 * n * b_elem)),
+                address(s.b_amp, 0),
+            ],
+        });
+        runs.push(Run {
+            tile,
+            kernel: program.kernel(KernelSpec::Gemm {
+                input: s.input,
+                partials: s.partials(),
+                weights: MemoryClass::Standard,
+                k: block,
+                c: n16,
+                rows: vec![rows],
+                accumulate: k0 > 0,
+            }),
+            args: vec![
+                address(s.a_amp, k0 * rows * ie),
+                address(s.b_amp, 0),
+                address(s.c_amp, 0),
+                Arg::Value(0),
+                scale,
+                scale,
+            ],
+        });
+        k0 += block;
+    }
+    runs.push(Run {
+        tile,
+        kernel: program.kernel(KernelSpec::Rearrange {
+            order: ElementOrder::AmpOutput,
+            to_amp: false,
+            precision: s.partials(),
+            offset: 0,
+            rows,
+            rows_padded: rows,
+            cols: n,
+            cols_padded: n16,
+        }),
+        args: vec![address(s.c_amp, 0), Arg::Address(out)],
+    });
+}
+
+impl Lowering<'_> {
+    /// `value` on the device: its blocks, or for a host value a row grid it is streamed into
+    /// (whole rows, as evenly over the tiles as they go).
+    pub(super) fn on_device(&mut self, value: ValueId) -> Result<Blocks, LowerError> {
+        if let Some(blocks) = self.placed.get(&value) {
+            return Ok(blocks.clone());
+        }
+        let v = &self.graph.values[value];
+        let (m, n) = view_2d(&v.shape)?;
+        if m == 0 || n == 0 {
+            return Err(LowerError::Input(format!(
+                "value {value} of shape {:?} is empty",
+                v.shape
+            )));
+        }
+        let precision = v.element;
+        let e = precision.bytes();
+        let grid = row_grid(m, n, m.div_ceil(self.tiles.min(m)));
+        let name = format!("{}.home", self.binding_name(value));
+        let buffer = self.program.buffer(
+            name,
+            MemoryClass::Standard,
+            grid.rows_padded * n * e,
+            grid.tiles(),
+        );
+        let pieces = (0..grid.mb)
+            .map(|i| HostPiece {
+                tile: grid.tile(i, 0),
+                place: Place::at(buffer, 0),
+                tensor_offset: u64::from(grid.first_row(i)) * u64::from(n * e),
+                bytes: grid.rows(i) * n * e,
+            })
+            .collect();
+        self.stream(value, pieces)?;
+        let blocks = Blocks {
+            grid,
+            buffer,
+            precision,
+        };
+        self.placed.insert(value, blocks.clone());
+        Ok(blocks)
+    }
+
+    /// Pushes the exchange phase of `transfers` (if it moves anything) and returns its
+    /// local copies, to run first in the op's compute step.
+    fn flush(&mut self, transfers: Transfers) -> Vec<Run> {
+        let moves: Vec<Move> = transfers
+            .moves
+            .into_iter()
+            .map(
+                |((source_tile, sb, so, bytes, db, doff), mut destinations)| {
+                    destinations.sort_unstable();
+                    Move {
+                        source_tile,
+                        source: Place::at(sb, so),
+                        destinations,
+                        destination: Place::at(db, doff),
+                        bytes,
+                    }
+                },
+            )
+            .collect();
+        if !moves.is_empty() {
+            let phase = self.program.exchange_phases() as u32;
+            self.program.run.push(TileStep::Exchange { phase, moves });
+        }
+        transfers
+            .copies
+            .into_iter()
+            .map(|(tile, sb, so, bytes, db, doff)| Run {
+                tile,
+                kernel: self.program.kernel(KernelSpec::Copy { bytes }),
+                args: vec![address(sb, so), address(db, doff)],
+            })
+            .collect()
+    }
+
+    /// Records a general op: its compute step (runs in order per tile), its profile entry and
+    /// its result.
+    fn finish(&mut self, index: usize, op: &str, mut runs: Vec<Run>, out: ValueId, blocks: Blocks) {
+        let provenance = format!("op{index}");
+        runs.sort_by_key(|r| r.tile);
+        self.program.run.push(TileStep::Compute {
+            provenance: provenance.clone(),
+            runs,
+        });
+        self.program.ops.push((provenance, op.into(), 0));
+        self.placed.insert(out, blocks);
+    }
+
+    /// A result buffer of one block on every tile of `grid`.
+    fn result_buffer(&mut self, index: usize, grid: &GemmGrid, precision: Precision) -> BufferId {
+        self.program.buffer(
+            format!("op{index}.out"),
+            MemoryClass::Standard,
+            grid.rows_padded * grid.cb * precision.bytes(),
+            grid.tiles(),
+        )
+    }
+
+    /// `value` as whole rows per tile: itself when it already is, else gathered into a row
+    /// grid (its own exchange phase and copies; the copies are returned).
+    fn as_rows(&mut self, index: usize, value: ValueId) -> Result<(Blocks, Vec<Run>), LowerError> {
+        let source = self.on_device(value)?;
+        if source.grid.nb == 1 {
+            return Ok((source, Vec::new()));
+        }
+        let (m, n) = (source.grid.m, source.grid.n);
+        let grid = row_grid(m, n, m.div_ceil(self.tiles.min(m)));
+        let buffer = self.program.buffer(
+            format!("op{index}.rows"),
+            MemoryClass::Standard,
+            grid.rows_padded * n * source.precision.bytes(),
+            grid.tiles(),
+        );
+        let mut transfers = Transfers::default();
+        for i in 0..grid.mb {
+            transfers.gather(
+                &source,
+                Fetch {
+                    tile: grid.tile(i, 0),
+                    rows: (grid.first_row(i), grid.first_row(i) + grid.rows(i)),
+                    cols: (0, n),
+                    place: Place::at(buffer, 0),
+                },
+            );
+        }
+        let copies = self.flush(transfers);
+        Ok((
+            Blocks {
+                grid,
+                buffer,
+                precision: source.precision,
+            },
+            copies,
+        ))
+    }
+
+    /// A `[n]` vector (`value`) fetched whole onto every tile of `tiles` into a new buffer.
+    fn broadcast_vector(
+        &mut self,
+        index: usize,
+        role: &str,
+        value: ValueId,
+        n: u32,
+        tiles: &[u32],
+        transfers: &mut Transfers,
+    ) -> Result<BufferId, LowerError> {
+        let source = self.on_device(value)?;
+        if source.grid.m != 1 || source.grid.n != n {
+            return Err(unsupported(
+                self.graph.ops[index].kind.name(),
+                format!(
+                    "op {index}: the {role} must be a vector of {n} elements, found shape {:?}",
+                    self.graph.values[value].shape
+                ),
+            ));
+        }
+        let buffer = self.program.buffer(
+            format!("op{index}.{role}"),
+            MemoryClass::Standard,
+            n * source.precision.bytes(),
+            tiles.to_vec(),
+        );
+        for &tile in tiles {
+            transfers.gather(
+                &source,
+                Fetch {
+                    tile,
+                    rows: (0, 1),
+                    cols: (0, n),
+                    place: Place::at(buffer, 0),
+                },
+            );
+        }
+        Ok(buffer)
+    }
+
+    /// `ipu.layer_norm` and `ipu.softmax`: per tile over whole rows.
+    pub(super) fn row_op(&mut self, index: usize) -> Result<(), LowerError> {
+        let op = &self.graph.ops[index];
+        let kind = op.kind.clone();
+        let (x, out) = (op.operands[0], op.results[0]);
+        let operands = op.operands.clone();
+        let (input, mut runs) = self.as_rows(index, x)?;
+        let grid = input.grid.clone();
+        let precision = input.precision;
+        let result = self.result_buffer(index, &grid, precision);
+        let tiles = grid.tiles();
+        let mut transfers = Transfers::default();
+        let params = match &kind {
+            OpKind::LayerNorm { epsilon } => {
+                let gamma = self.broadcast_vector(
+                    index,
+                    "gamma",
+                    operands[1],
+                    grid.n,
+                    &tiles,
+                    &mut transfers,
+                )?;
+                let beta = self.broadcast_vector(
+                    index,
+                    "beta",
+                    operands[2],
+                    grid.n,
+                    &tiles,
+                    &mut transfers,
+                )?;
+                Some((gamma, beta, (epsilon * 1e9).round() as u32))
+            }
+            _ => None,
+        };
+        runs.extend(self.flush(transfers));
+        for i in 0..grid.mb {
+            let rows = grid.rows(i);
+            let tile = grid.tile(i, 0);
+            let (spec, args) = match params {
+                Some((gamma, beta, epsilon_nano)) => (
+                    KernelSpec::LayerNorm {
+                        precision,
+                        rows,
+                        cols: grid.n,
+                        epsilon_nano,
+                    },
+                    vec![
+                        address(input.buffer, 0),
+                        address(gamma, 0),
+                        address(beta, 0),
+                        address(result, 0),
+                    ],
+                ),
+                None => (
+                    KernelSpec::Softmax {
+                        precision,
+                        rows,
+                        cols: grid.n,
+                        causal: false,
+                    },
+                    vec![address(input.buffer, 0), address(result, 0), Arg::Value(0)],
+                ),
+            };
+            runs.push(Run {
+                tile,
+                kernel: self.program.kernel(spec),
+                args,
+            });
+        }
+        let blocks = Blocks {
+            grid,
+            buffer: result,
+            precision,
+        };
+        self.finish(index, kind.name(), runs, out, blocks);
+        Ok(())
+    }
+
+    /// `ipu.rearrange`: a layout-only rearrange keeps the value; a permutation that keeps the
+    /// last axis gathers rows.
+    pub(super) fn rearrange(&mut self, index: usize) -> Result<(), LowerError> {
+        let op = &self.graph.ops[index];
+        let OpKind::Rearrange { permutation } = &op.kind else {
+            unreachable!("rearrange() is called for ipu.rearrange")
+        };
+        let permutation = permutation.clone();
+        let (x, out) = (op.operands[0], op.results[0]);
+        let in_shape = self.graph.values[x].shape.clone();
+        let source = self.on_device(x)?;
+        let Some(permutation) = permutation.filter(|p| p.iter().enumerate().any(|(i, &a)| i != a))
+        else {
+            self.program
+                .ops
+                .push((format!("op{index}"), "ipu.rearrange".into(), 0));
+            self.placed.insert(out, source);
+            return Ok(());
+        };
+        let rank = in_shape.len();
+        let swaps_last_two = rank >= 2
+            && permutation.len() == rank
+            && permutation[..rank - 2]
+                .iter()
+                .enumerate()
+                .all(|(i, &a)| i == a)
+            && permutation[rank - 2..] == [rank - 1, rank - 2];
+        if swaps_last_two {
+            return self.batched_transpose(index, &in_shape, source, out);
+        }
+        if permutation.len() != rank || permutation.last() != Some(&(rank - 1)) {
+            return Err(unsupported(
+                "ipu.rearrange",
+                format!(
+                    "op {index}: permutation {permutation:?} of shape {in_shape:?} moves the last axis; only permutations of the leading axes and swaps of the last two axes are lowered"
+                ),
+            ));
+        }
+        let out_shape: Vec<u64> = permutation.iter().map(|&a| in_shape[a]).collect();
+        let (m, n) = (source.grid.m, source.grid.n);
+        let grid = row_grid(m, n, m.div_ceil(self.tiles.min(m)));
+        let result = self.result_buffer(index, &grid, source.precision);
+        let e = source.precision.bytes();
+        // Row-major strides of the input's leading axes.
+        let lead = rank - 1;
+        let mut in_strides = vec![1u64; lead];
+        for a in (0..lead.saturating_sub(1)).rev() {
+            in_strides[a] = in_strides[a + 1] * in_shape[a + 1];
+        }
+        let mut transfers = Transfers::default();
+        for row in 0..m {
+            // Output row `row` as a multi-index over the output's leading axes.
+            let mut rest = u64::from(row);
+            let mut source_row = 0u64;
+            for a in (0..lead).rev() {
+                let index_a = rest % out_shape[a];
+                rest /= out_shape[a];
+                source_row += index_a * in_strides[permutation[a]];
+            }
+            let i = row / grid.rows_padded;
+            transfers.gather(
+                &source,
+                Fetch {
+                    tile: grid.tile(i, 0),
+                    rows: (to_u32(source_row)?, to_u32(source_row)? + 1),
+                    cols: (0, n),
+                    place: Place::at(result, (row - grid.first_row(i)) * n * e),
+                },
+            );
+        }
+        let runs = self.flush(transfers);
+        let blocks = Blocks {
+            grid,
+            buffer: result,
+            precision: source.precision,
+        };
+        self.finish(index, "ipu.rearrange", runs, out, blocks);
+        Ok(())
+    }
+
+    /// A rearrange swapping the last two axes: one tile per matrix fetches it and transposes it.
+    fn batched_transpose(
+        &mut self,
+        index: usize,
+        in_shape: &[u64],
+        source: Blocks,
+        out: ValueId,
+    ) -> Result<(), LowerError> {
+        let rank = in_shape.len();
+        let (rows, cols) = (to_u32(in_shape[rank - 2])?, to_u32(in_shape[rank - 1])?);
+        let batches = to_u32(in_shape[..rank - 2].iter().product())?;
+        if batches > self.tiles {
+            return Err(unsupported(
+                "ipu.rearrange",
+                format!(
+                    "op {index}: {batches} matrices to transpose do not fit on {} tiles",
+                    self.tiles
+                ),
+            ));
+        }
+        let precision = source.precision;
+        let grid = row_grid(batches * cols, rows, cols);
+        let tiles = grid.tiles();
+        let matrix = self.program.buffer(
+            format!("op{index}.in"),
+            MemoryClass::Standard,
+            rows * cols * precision.bytes(),
+            tiles,
+        );
+        let result = self.result_buffer(index, &grid, precision);
+        let mut transfers = Transfers::default();
+        for b in 0..batches {
+            transfers.gather(
+                &source,
+                Fetch {
+                    tile: grid.tile(b, 0),
+                    rows: (b * rows, (b + 1) * rows),
+                    cols: (0, cols),
+                    place: Place::at(matrix, 0),
+                },
+            );
+        }
+        let mut runs = self.flush(transfers);
+        for b in 0..batches {
+            runs.push(Run {
+                tile: grid.tile(b, 0),
+                kernel: self.program.kernel(KernelSpec::Transpose {
+                    precision,
+                    rows,
+                    cols,
+                }),
+                args: vec![address(matrix, 0), address(result, 0)],
+            });
+        }
+        let blocks = Blocks {
+            grid,
+            buffer: result,
+            precision,
+        };
+        self.finish(index, "ipu.rearrange", runs, out, blocks);
+        Ok(())
+    }
+
+    /// `ipu.add` off the fast path (see the module docs).
+    pub(super) fn general_add(&mut self, index: usize) -> Result<(), LowerError> {
+        let op = &self.graph.ops[index];
+        let (x, y, out) = (op.operands[0], op.operands[1], op.results[0]);
+        let out_shape = self.graph.values[out].shape.clone();
+        let full = |v: ValueId| {
+            self.graph.values[v].shape.iter().product::<u64>() == out_shape.iter().product::<u64>()
+        };
+        // The full-size operand gives the grid; the other is full-size too or a row vector.
+        let (first, second) = if full(x) { (x, y) } else { (y, x) };
+        if !full(first) {
+            return Err(unsupported(
+                "ipu.add",
+                format!("op {index}: neither operand has the result's shape {out_shape:?}"),
+            ));
+        }
+        let a = self.on_device(first)?;
+        let b = self.on_device(second)?;
+        let (m, n) = (a.grid.m, a.grid.n);
+        let vector = !full(second);
+        if (vector && (b.grid.m != 1 || b.grid.n != n)) || a.precision != b.precision {
+            return Err(unsupported(
+                "ipu.add",
+                format!(
+                    "op {index}: operands {:?} {:?} and {:?} {:?}: only equal shapes or a [{n}] vector broadcast over rows of the same element type are lowered",
+                    self.graph.values[first].shape,
+                    a.precision,
+                    self.graph.values[second].shape,
+                    b.precision
+                ),
+            ));
+        }
+        let grid = a.grid.clone();
+        let precision = a.precision;
+        let e = precision.bytes();
+        let result = self.result_buffer(index, &grid, precision);
+        let same = !vector && b.grid == grid;
+        let mut transfers = Transfers::default();
+        let b_buffer = if same {
+            b.buffer
+        } else {
+            let rows_b = if vector { 1 } else { grid.rows_padded };
+            let buffer = self.program.buffer(
+                format!("op{index}.rhs"),
+                MemoryClass::Standard,
+                rows_b * grid.cb * e,
+                grid.tiles(),
+            );
+            for (i, j) in grid.grid() {
+                let rows = if vector {
+                    (0, 1)
+                } else {
+                    (grid.first_row(i), grid.first_row(i) + grid.rows(i))
+                };
+                transfers.gather(
+                    &b,
+                    Fetch {
+                        tile: grid.tile(i, j),
+                        rows,
+                        cols: (j * grid.cb, (j + 1) * grid.cb),
+                        place: Place::at(buffer, 0),
+                    },
+                );
+            }
+            buffer
+        };
+        debug_assert_eq!(m, grid.m);
+        let mut runs = self.flush(transfers);
+        for (i, j) in grid.grid() {
+            let rows = grid.rows(i);
+            runs.push(Run {
+                tile: grid.tile(i, j),
+                kernel: self.program.kernel(KernelSpec::Add {
+                    precision,
+                    rows,
+                    cols: grid.cb,
+                    b_rows: if vector { 1 } else { rows },
+                }),
+                args: vec![
+                    address(a.buffer, 0),
+                    address(b_buffer, 0),
+                    address(result, 0),
+                ],
+            });
+        }
+        let blocks = Blocks {
+            grid,
+            buffer: result,
+            precision,
+        };
+        self.finish(index, "ipu.add", runs, out, blocks);
+        Ok(())
+    }
+
+    /// The scratch buffers of a tile-local GEMM of `rows x k x n` on `tiles`.
+    fn gemm_scratch(
+        &mut self,
+        name: &str,
+        (rows, k, n): (u32, u32, u32),
+        host: Precision,
+        input: Precision,
+        tiles: &[u32],
+    ) -> GemmScratch {
+        let (k16, n16) = (pad16(k), pad16(n));
+        let kb = ((GEMM_MAX_WEIGHT_ELEMENTS / n16) / 16 * 16).clamp(16, k16);
+        let ie = input.bytes();
+        let mut buffer = |what: &str, bytes: u32| {
+            self.program.buffer(
+                format!("{name}.{what}"),
+                MemoryClass::Standard,
+                bytes,
+                tiles.to_vec(),
+            )
+        };
+        let cast = (input != host).then(|| {
+            (
+                buffer("a_cast", rows * k * ie),
+                buffer("b_cast", k * n * ie),
+            )
+        });
+        let a_amp = buffer("a_amp", rows * k16 * ie);
+        let b_amp = buffer("b_amp", kb * n16 * ie);
+        let c_amp = buffer("c_amp", rows * n16 * default_partials(input).bytes());
+        GemmScratch {
+            rows,
+            k,
+            n,
+            input,
+            scale_exp: self.options.fp8_scale,
+            cast,
+            a_amp,
+            b_amp,
+            c_amp,
+            kb,
+        }
+    }
+
+    /// `ipu.matmul` off the fast path: batches, transposes, device right operands.
+    pub(super) fn general_matmul(&mut self, index: usize) -> Result<(), LowerError> {
+        let op = &self.graph.ops[index];
+        let OpKind::Matmul {
+            transpose_lhs,
+            transpose_rhs,
+        } = op.kind
+        else {
+            unreachable!("general_matmul() is called for ipu.matmul")
+        };
+        let (x, w, out) = (op.operands[0], op.operands[1], op.results[0]);
+        let fail = |detail: String| unsupported("ipu.matmul", format!("op {index}: {detail}"));
+        let shape = |v: ValueId| self.graph.values[v].shape.clone();
+        let (sa, sb, sc) = (shape(x), shape(w), shape(out));
+        if sa.len() < 2 || sb.len() < 2 || sc.len() < 2 {
+            return Err(fail(format!("operands {sa:?} x {sb:?} need rank >= 2")));
+        }
+        let mat = |s: &[u64], t: bool| {
+            let (r, c) = (s[s.len() - 2], s[s.len() - 1]);
+            if t {
+                (c, r)
+            } else {
+                (r, c)
+            }
+        };
+        let ((m, k), (k2, n)) = (mat(&sa, transpose_lhs), mat(&sb, transpose_rhs));
+        let batch = |s: &[u64]| s[..s.len() - 2].iter().product::<u64>();
+        let (ba, bb, bc) = (batch(&sa), batch(&sb), batch(&sc));
+        let batch_shape = &sc[..sc.len() - 2];
+        let fits = |s: &[u64], b: u64| b == 1 || s[..s.len() - 2] == *batch_shape;
+        if k != k2 || !fits(&sa, ba) || !fits(&sb, bb) || sc[sc.len() - 2..] != [m, n] {
+            return Err(fail(format!(
+                "shapes {sa:?} x {sb:?} -> {sc:?} (transposes {transpose_lhs}, {transpose_rhs}) are not a matmul with whole-batch broadcasting"
+            )));
+        }
+        let (m, k, n, bc) = (to_u32(m)?, to_u32(k)?, to_u32(n)?, to_u32(bc)?);
+        let a = self.on_device(x)?;
+        let b = self.on_device(w)?;
+        if a.precision != b.precision {
+            return Err(fail(format!(
+                "operand types {:?} and {:?} differ",
+                a.precision, b.precision
+            )));
+        }
+        let host = a.precision;
+        let input = self.options.precision.input(host);
+        let partials = default_partials(input);
+        if self.graph.values[out].element != partials {
+            return Err(fail(format!(
+                "the result must be {partials:?} (the GEMM partials), not {:?}",
+                self.graph.values[out].element
+            )));
+        }
+        // Column blocks: all of N up to 256 columns, else the widest block dividing it.
+        let cb = if n <= 256 {
+            n
+        } else {
+            [256, 128, 64, 48, 32, 16]
+                .into_iter()
+                .find(|c| n.is_multiple_of(*c))
+                .unwrap_or(n)
+        };
+        let nb = n / cb;
+        let tiles = self.tiles;
+        let rp = smallest_divisor(m, |d| {
+            u64::from(bc) * u64::from(m / d) * u64::from(nb) <= u64::from(tiles)
+        })
+        .ok_or_else(|| {
+            fail(format!(
+                "{bc} batches x {nb} column blocks do not fit on {tiles} tiles"
+            ))
+        })?;
+        let per_batch = m / rp;
+        let grid = GemmGrid {
+            m: bc * m,
+            k,
+            n,
+            cb,
+            nb,
+            mb: bc * per_batch,
+            rows_padded: rp,
+            kb: k,
+            k_steps: 1,
+        };
+        let op_tiles = grid.tiles();
+        let e = host.bytes();
+        let mut buffer = |what: &str, bytes: u32| {
+            self.program.buffer(
+                format!("op{index}.{what}"),
+                MemoryClass::Standard,
+                bytes,
+                op_tiles.clone(),
+            )
+        };
+        let a_rm = buffer("a", rp * k * e);
+        let b_rm = buffer("b", k * cb * e);
+        let a_t = transpose_lhs.then(|| buffer("a_t", k * rp * e));
+        let b_t = transpose_rhs.then(|| buffer("b_t", cb * k * e));
+        let result = self.result_buffer(index, &grid, partials);
+        let scratch = self.gemm_scratch(&format!("op{index}"), (rp, k, cb), host, input, &op_tiles);
+        let mut transfers = Transfers::default();
+        for (i, j) in grid.grid() {
+            let tile = grid.tile(i, j);
+            let (batch_index, block) = (i / per_batch, i % per_batch);
+            let (ia, ib) = (
+                if ba == 1 { 0 } else { batch_index },
+                if bb == 1 { 0 } else { batch_index },
+            );
+            let r0 = block * rp;
+            let fetch_a = match a_t {
+                None => Fetch {
+                    tile,
+                    rows: (ia * m + r0, ia * m + r0 + rp),
+                    cols: (0, k),
+                    place: Place::at(a_rm, 0),
+                },
+                Some(t) => Fetch {
+                    tile,
+                    rows: (ia * k, ia * k + k),
+                    cols: (r0, r0 + rp),
+                    place: Place::at(t, 0),
+                },
+            };
+            transfers.gather(&a, fetch_a);
+            let fetch_b = match b_t {
+                None => Fetch {
+                    tile,
+                    rows: (ib * k, ib * k + k),
+                    cols: (j * cb, (j + 1) * cb),
+                    place: Place::at(b_rm, 0),
+                },
+                Some(t) => Fetch {
+                    tile,
+                    rows: (ib * n + j * cb, ib * n + (j + 1) * cb),
+                    cols: (0, k),
+                    place: Place::at(t, 0),
+                },
+            };
+            transfers.gather(&b, fetch_b);
+        }
+        let mut runs = self.flush(transfers);
+        for (i, j) in grid.grid() {
+            let tile = grid.tile(i, j);
+            if let Some(t) = a_t {
+                runs.push(Run {
+                    tile,
+                    kernel: self.program.kernel(KernelSpec::Transpose {
+                        precision: host,
+                        rows: k,
+                        cols: rp,
+                    }),
+                    args: vec![address(t, 0), address(a_rm, 0)],
+                });
+            }
+            if let Some(t) = b_t {
+                runs.push(Run {
+                    tile,
+                    kernel: self.program.kernel(KernelSpec::Transpose {
+                        precision: host,
+                        rows: cb,
+                        cols: k,
+                    }),
+                    args: vec![address(t, 0), address(b_rm, 0)],
+                });
+            }
+            local_gemm(
+                self,
+                &mut runs,
+                tile,
+                host,
+                (Place::at(a_rm, 0), Place::at(b_rm, 0), Place::at(result, 0)),
+                &scratch,
+            );
+        }
+        let blocks = Blocks {
+            grid,
+            buffer: result,
+            precision: partials,
+        };
+        self.finish(index, "ipu.matmul", runs, out, blocks);
+        Ok(())
+    }
+
+    /// `ipu.attention`, materialized per (batch-head, query block) (see the module docs).
+    pub(super) fn attention(
+        &mut self,
+        index: usize,
+        causal: bool,
+        scale: Option<f64>,
+    ) -> Result<(), LowerError> {
+        let op = &self.graph.ops[index];
+        let (q, kv, vv, out) = (
+            op.operands[0],
+            op.operands[1],
+            op.operands[2],
+            op.results[0],
+        );
+        let fail = |detail: String| unsupported("ipu.attention", format!("op {index}: {detail}"));
+        let shape = |v: ValueId| self.graph.values[v].shape.clone();
+        let (sq, sk, sv) = (shape(q), shape(kv), shape(vv));
+        if sq.len() < 2 || sq.len() != sk.len() || sq.len() != sv.len() {
+            return Err(fail(format!(
+                "shapes {sq:?}, {sk:?}, {sv:?} need one rank >= 2"
+            )));
+        }
+        let r = sq.len();
+        let lead = &sq[..r - 2];
+        if sk[..r - 2] != *lead
+            || sv[..r - 2] != *lead
+            || sk[r - 1] != sq[r - 1]
+            || sv[r - 2] != sk[r - 2]
+        {
+            return Err(fail(format!(
+                "query {sq:?}, key {sk:?} and value {sv:?} are not [..., S, D], [..., T, D], [..., T, E] with equal batch axes"
+            )));
+        }
+        let batches = to_u32(lead.iter().product())?;
+        let (s, d, t, ev) = (
+            to_u32(sq[r - 2])?,
+            to_u32(sq[r - 1])?,
+            to_u32(sk[r - 2])?,
+            to_u32(sv[r - 1])?,
+        );
+        let qb = self.on_device(q)?;
+        let kb = self.on_device(kv)?;
+        let vb = self.on_device(vv)?;
+        let precision = qb.precision;
+        if kb.precision != precision
+            || vb.precision != precision
+            || self.graph.values[out].element != precision
+        {
+            return Err(fail(
+                "query, key, value and result must share one element type".into(),
+            ));
+        }
+        if default_partials(precision) != precision {
+            return Err(fail(format!(
+                "{precision:?} attention is not lowered (f16 and f32 are)"
+            )));
+        }
+        let tiles = self.tiles;
+        let qr = smallest_divisor(s, |dv| {
+            u64::from(batches) * u64::from(s / dv) <= u64::from(tiles)
+        })
+        .ok_or_else(|| fail(format!("{batches} batch-heads do not fit on {tiles} tiles")))?;
+        let per_head = s / qr;
+        let grid = row_grid(batches * s, ev, qr);
+        let op_tiles = grid.tiles();
+        let e = precision.bytes();
+        let mut buffer = |what: &str, bytes: u32| {
+            self.program.buffer(
+                format!("op{index}.{what}"),
+                MemoryClass::Standard,
+                bytes,
+                op_tiles.clone(),
+            )
+        };
+        let q_rm = buffer("q", qr * d * e);
+        let k_rm = buffer("k", t * d * e);
+        let k_t = buffer("k_t", d * t * e);
+        let v_rm = buffer("v", t * ev * e);
+        let scores = buffer("scores", qr * t * e);
+        let probabilities = buffer("p", qr * t * e);
+        let result = self.result_buffer(index, &grid, precision);
+        let name = format!("op{index}");
+        let qk = self.gemm_scratch(
+            &format!("{name}.qk"),
+            (qr, d, t),
+            precision,
+            precision,
+            &op_tiles,
+        );
+        let pv = self.gemm_scratch(
+            &format!("{name}.pv"),
+            (qr, t, ev),
+            precision,
+            precision,
+            &op_tiles,
+        );
+        let mut transfers = Transfers::default();
+        for i in 0..grid.mb {
+            let tile = grid.tile(i, 0);
+            let head = i / per_head;
+            let r0 = head * s + (i % per_head) * qr;
+            transfers.gather(
+                &qb,
+                Fetch {
+                    tile,
+                    rows: (r0, r0 + qr),
+                    cols: (0, d),
+                    place: Place::at(q_rm, 0),
+                },
+            );
+            transfers.gather(
+                &kb,
+                Fetch {
+                    tile,
+                    rows: (head * t, head * t + t),
+                    cols: (0, d),
+                    place: Place::at(k_rm, 0),
+                },
+            );
+            transfers.gather(
+                &vb,
+                Fetch {
+                    tile,
+                    rows: (head * t, head * t + t),
+                    cols: (0, ev),
+                    place: Place::at(v_rm, 0),
+                },
+            );
+        }
+        let mut runs = self.flush(transfers);
+        let scale = scale.unwrap_or(1.0 / f64::from(d).sqrt()) as f32;
+        for i in 0..grid.mb {
+            let tile = grid.tile(i, 0);
+            runs.push(Run {
+                tile,
+                kernel: self.program.kernel(KernelSpec::Transpose {
+                    precision,
+                    rows: t,
+                    cols: d,
+                }),
+                args: vec![address(k_rm, 0), address(k_t, 0)],
+            });
+            local_gemm(
+                self,
+                &mut runs,
+                tile,
+                precision,
+                (Place::at(q_rm, 0), Place::at(k_t, 0), Place::at(scores, 0)),
+                &qk,
+            );
+            runs.push(Run {
+                tile,
+                kernel: self.program.kernel(KernelSpec::Scale {
+                    precision,
+                    elements: qr * t,
+                }),
+                args: vec![
+                    address(scores, 0),
+                    address(scores, 0),
+                    Arg::Value(scale.to_bits()),
+                ],
+            });
+            runs.push(Run {
+                tile,
+                kernel: self.program.kernel(KernelSpec::Softmax {
+                    precision,
+                    rows: qr,
+                    cols: t,
+                    causal,
+                }),
+                args: vec![
+                    address(scores, 0),
+                    address(probabilities, 0),
+                    Arg::Value((i % per_head) * qr),
+                ],
+            });
+            local_gemm(
+                self,
+                &mut runs,
+                tile,
+                precision,
+                (
+                    Place::at(probabilities, 0),
+                    Place::at(v_rm, 0),
+                    Place::at(result, 0),
+                ),
+                &pv,
+            );
+        }
+        info!(
+            op = index,
+            tiles = grid.mb,
+            query_rows = qr,
+            "attention lowered materialized, one tile per batch-head query block"
+        );
+        let blocks = Blocks {
+            grid,
+            buffer: result,
+            precision,
+        };
+        self.finish(index, "ipu.attention", runs, out, blocks);
+        Ok(())
+    }
+}
