@@ -88,6 +88,15 @@ irdl.dialect @ipu_tile {
     irdl.attributes {"program" = %program}
   }
 
+  // A structured repeat: the `steps` step ops that follow (nested repeats and their bodies
+  // counted) run `count` times. The body is one copy of the steps, not unrolled.
+  irdl.operation @repeat {
+    %program = irdl.base "#builtin.string"
+    %count = irdl.base "#builtin.integer"
+    %steps = irdl.base "#builtin.integer"
+    irdl.attributes {"program" = %program, "count" = %count, "steps" = %steps}
+  }
+
   // A planned graph op for the profile plan: provenance, op name and the planner's cycles.
   irdl.operation @op {
     %provenance = irdl.base "#builtin.string"

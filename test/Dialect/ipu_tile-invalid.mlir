@@ -229,3 +229,14 @@ module {
     "ipu_tile.host_write"() {program = "setup", stream = "arg0"} : () -> ()
   }
 }
+
+// -----
+
+// A repeat whose body runs past the end of its program.
+module {
+  // expected-error-re@below {{ipu-emit-tile-code: ipu_tile program 'run': step 0: the repeat's 5 steps run past the end of its enclosing body or program}}
+  module @t.tiles attributes {ipu_tile.function = "t", ipu_tile.target = "c600", ipu_tile.tiles = 4 : i64} {
+    "ipu_tile.repeat"() {count = 2 : i64, program = "run", steps = 5 : i64} : () -> ()
+    "ipu_tile.sync"() {program = "run"} : () -> ()
+  }
+}

@@ -28,6 +28,8 @@
 // CHECK-NEXT: "ipu_tile.exchange"() {cycles = 600 : i64, moves = array<i64: 0, 0, 0, 0, 0, 1024, 1, 2>, phase = 0 : i64, program = "run", schedule = array<i64: 0, 0, 1024, 0>, schedule_key = -5 : i64} : () -> ()
 // CHECK-NEXT: "ipu_tile.compute"() {program = "run", provenance = "op0.rearrange", runs = array<i64: 0, 0, 2, 0, 0, 1, 0, 2, 0, 2, 0, 0, 1, 0>} : () -> ()
 // CHECK-NEXT: "ipu_tile.sync"() {program = "run"} : () -> ()
+// CHECK-NEXT: "ipu_tile.repeat"() {count = 3 : i64, program = "run", steps = 1 : i64} : () -> ()
+// CHECK-NEXT: "ipu_tile.sync"() {program = "run"} : () -> ()
 // CHECK-NEXT: "ipu_tile.host_read"() {program = "run", stream = "result0"} : () -> ()
 // CHECK-NEXT: "ipu_tile.code"() {final_cycles = 1200 : i64, final_exchange = 600 : i64, tiles = array<i32: 0, 2>} : () -> ()
 // CHECK-NEXT: }
@@ -47,6 +49,8 @@ module {
     "ipu_tile.host_write"() {program = "run", stream = "arg0"} : () -> ()
     "ipu_tile.exchange"() {program = "run", phase = 0 : i64, moves = array<i64: 0, 0, 0, 0, 0, 1024, 1, 2>, schedule = array<i64: 0, 0, 1024, 0>, schedule_key = -5 : i64, cycles = 600 : i64} : () -> ()
     "ipu_tile.compute"() {program = "run", provenance = "op0.rearrange", runs = array<i64: 0, 0, 2, 0, 0, 1, 0, 2, 0, 2, 0, 0, 1, 0>} : () -> ()
+    "ipu_tile.sync"() {program = "run"} : () -> ()
+    "ipu_tile.repeat"() {count = 3 : i64, program = "run", steps = 1 : i64} : () -> ()
     "ipu_tile.sync"() {program = "run"} : () -> ()
     "ipu_tile.host_read"() {program = "run", stream = "result0"} : () -> ()
     "ipu_tile.code"() {tiles = array<i32: 0, 2>, final_cycles = 1200 : i64, final_exchange = 600 : i64} : () -> ()

@@ -67,22 +67,34 @@ fn view_2d(shape: &[u64]) -> Result<(u32, u32), LowerError> {
     Ok((to_u32(rows.iter().product())?, to_u32(n)?))
 }
 
+/// The constants of each repeat body function, by body name.
+pub type BodyConstants = BTreeMap<String, BTreeMap<ValueId, Vec<u8>>>;
+
 struct Lowering<'g> {
     graph: &'g Graph,
     constants: &'g BTreeMap<ValueId, Vec<u8>>,
+    bodies: &'g BodyConstants,
     options: &'g LowerOptions,
     tiles: u32,
     program: TileProgram,
     placed: BTreeMap<ValueId, Blocks>,
+    /// Prefix of provenances and stream names: empty for the function, `op3.layer.` for the
+    /// body of repeat op 3 calling `@layer`.
+    prefix: String,
 }
 
-impl Lowering<'_> {
+impl<'g> Lowering<'g> {
     fn binding_name(&self, value: ValueId) -> String {
         match self.graph.values[value].origin {
             // Arguments are the first values, in order: the id is the argument number.
-            Origin::Argument => format!("arg{value}"),
-            _ => format!("const{value}"),
+            Origin::Argument => format!("{}arg{value}", self.prefix),
+            _ => format!("{}const{value}", self.prefix),
         }
+    }
+
+    /// The provenance of op `index` (profiles, step names).
+    fn provenance(&self, index: usize) -> String {
+        format!("{}op{index}", self.prefix)
     }
 
     /// Streams host value `value` into the given pieces (a host write in `initialize` for
@@ -154,7 +166,14 @@ impl Lowering<'_> {
             Some(blocks) => blocks.grid.cb.is_multiple_of(16),
             None => host(a),
         };
-        plain && self.graph.values[b].shape.len() == 2 && host(b) && left
+        // The GEMM lowering's column blocks need N in whole 16-column groups and one tile per
+        // column block; the general path pads and splits otherwise.
+        let vb = &self.graph.values[b];
+        let grid_fits = vb.shape.len() == 2
+            && view_2d(&self.graph.values[a].shape).is_ok_and(|(m, k)| {
+                u32::try_from(vb.shape[1]).is_ok_and(|n| GemmGrid::new(m, k, n, self.tiles).is_ok())
+            });
+        plain && grid_fits && host(b) && left
     }
 
     fn matmul(&mut self, index: usize, plan: Option<&Plan>) -> Result<(), LowerError> {
@@ -177,7 +196,7 @@ impl Lowering<'_> {
         self.host(index, b, "ipu.matmul", "right operand")?;
         let (m, k) = view_2d(&va.shape)?;
         let n = to_u32(vb.shape[1])?;
-        let provenance = format!("op{index}");
+        let provenance = self.provenance(index);
         let chained = self.placed.get(&a).cloned();
         let host_precision = chained
             .as_ref()
@@ -349,7 +368,7 @@ impl Lowering<'_> {
         };
         let op = &self.graph.ops[index];
         let out = op.results[0];
-        let provenance = format!("op{index}");
+        let provenance = self.provenance(index);
         let blocks = self.placed[&device].clone();
         let grid = blocks.grid.clone();
         let eb = blocks.precision.bytes();
@@ -420,7 +439,7 @@ impl Lowering<'_> {
     fn gelu(&mut self, index: usize, tanh: bool) -> Result<(), LowerError> {
         let op = &self.graph.ops[index];
         let (x, out) = (op.operands[0], op.results[0]);
-        let provenance = format!("op{index}");
+        let provenance = self.provenance(index);
         let blocks = self.on_device(x)?;
         let grid = blocks.grid.clone();
         let result = self.pointwise_result(&provenance, &blocks);
@@ -482,6 +501,126 @@ impl Lowering<'_> {
         );
     }
 
+    fn lower_ops(&mut self, plans: &[Option<Plan>]) -> Result<(), LowerError> {
+        let graph: &'g Graph = self.graph;
+        for (index, op) in graph.ops.iter().enumerate() {
+            match &op.kind {
+                OpKind::Matmul { .. } => {
+                    self.matmul(index, plans.get(index).and_then(|p| p.as_ref()))?
+                }
+                OpKind::Add => self.add(index)?,
+                OpKind::Gelu { tanh } => self.gelu(index, *tanh)?,
+                OpKind::LayerNorm { .. } | OpKind::Softmax => self.row_op(index)?,
+                OpKind::Rearrange { .. } => self.rearrange(index)?,
+                OpKind::Attention { causal, scale } => self.attention(index, *causal, *scale)?,
+                OpKind::Repeat { count, name, body } => self.repeat(index, *count, name, body)?,
+                other => {
+                    return Err(unsupported(
+                        other.name(),
+                        format!("op {index} is not lowered to tiles yet (matmul, add, gelu, layer_norm, softmax, attention, leading-axis rearranges and repeat are)"),
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `ipu.repeat`: the carried values on the device, then one structured repeat whose body
+    /// is the body function lowered once (its ops read the carried buffers) followed by a
+    /// step that copies the body's results back into the carried buffers for the next
+    /// iteration. The repeat's results are the carried buffers.
+    fn repeat(
+        &mut self,
+        index: usize,
+        count: u64,
+        name: &str,
+        body: &'g Graph,
+    ) -> Result<(), LowerError> {
+        let op = &self.graph.ops[index];
+        let (operands, results) = (op.operands.clone(), op.results.clone());
+        let fail = |detail: String| unsupported("ipu.repeat", format!("op {index}: {detail}"));
+        let count =
+            u32::try_from(count).map_err(|_| fail(format!("count {count} is too large")))?;
+        if body.outputs.len() != operands.len() || results.len() != operands.len() {
+            return Err(fail(format!(
+                "body @{name} returns {} values for {} carried",
+                body.outputs.len(),
+                operands.len()
+            )));
+        }
+        let carried = operands
+            .iter()
+            .map(|&v| self.on_device(v))
+            .collect::<Result<Vec<_>, _>>()?;
+        let constants = self
+            .bodies
+            .get(name)
+            .ok_or_else(|| fail(format!("the constants of body @{name} were not read")))?;
+        let repeat_provenance = self.provenance(index);
+        let prefix = format!("{repeat_provenance}.{name}.");
+        if count == 0 {
+            // No iteration: the results are the operands, and the repeat's profile entry
+            // gets an empty step.
+            self.program.run.push(TileStep::Compute {
+                provenance: repeat_provenance.clone(),
+                runs: Vec::new(),
+            });
+        } else {
+            let header = self.program.run.len();
+            self.program.run.push(TileStep::Repeat { count, steps: 0 });
+            let mut inner = Lowering {
+                graph: body,
+                constants,
+                bodies: self.bodies,
+                options: self.options,
+                tiles: self.tiles,
+                program: std::mem::take(&mut self.program),
+                placed: carried.iter().cloned().enumerate().collect(),
+                prefix: prefix.clone(),
+            };
+            let lowered = inner.lower_ops(&[]).and_then(|()| {
+                let mut transfers = general::Transfers::default();
+                for (k, &out) in body.outputs.iter().enumerate() {
+                    let result = inner.on_device(out)?;
+                    let target = &carried[k];
+                    if result.grid.m != target.grid.m
+                        || result.grid.n != target.grid.n
+                        || result.precision != target.precision
+                    {
+                        return Err(fail(format!(
+                            "body @{name} result {k} ({}x{} {:?}) does not match its carried value ({}x{} {:?})",
+                            result.grid.m, result.grid.n, result.precision,
+                            target.grid.m, target.grid.n, target.precision
+                        )));
+                    }
+                    if result.buffer != target.buffer {
+                        transfers.gather_blocks(&result, target);
+                    }
+                }
+                // The repeat op's own step (its profile entry): the carry's local copies,
+                // possibly none.
+                let mut copies = inner.flush(transfers);
+                copies.sort_by_key(|r| r.tile);
+                inner.program.run.push(TileStep::Compute {
+                    provenance: repeat_provenance.clone(),
+                    runs: copies,
+                });
+                Ok(())
+            });
+            self.program = inner.program;
+            lowered?;
+            let steps = self.program.run.len() - header - 1;
+            self.program.run[header] = TileStep::Repeat { count, steps };
+        }
+        self.program
+            .ops
+            .push((repeat_provenance, "ipu.repeat".into(), 0));
+        for (k, &r) in results.iter().enumerate() {
+            self.placed.insert(r, carried[k].clone());
+        }
+        Ok(())
+    }
+
     fn outputs(&mut self) -> Result<(), LowerError> {
         for (output, &value) in self.graph.outputs.iter().enumerate() {
             let blocks = self.placed.get(&value).cloned().ok_or_else(|| {
@@ -522,17 +661,20 @@ impl Lowering<'_> {
     }
 }
 
-/// Lowers `graph` (see the module docs); `plans[i]` is op i's selected plan, if any.
+/// Lowers `graph` (see the module docs); `plans[i]` is op i's selected plan, if any;
+/// `bodies` holds the constants of the repeat bodies it calls.
 pub fn lower(
     name: &str,
     graph: &Graph,
     plans: &[Option<Plan>],
     constants: &BTreeMap<ValueId, Vec<u8>>,
+    bodies: &BodyConstants,
     options: &LowerOptions,
 ) -> Result<TileProgram, LowerError> {
     let mut lowering = Lowering {
         graph,
         constants,
+        bodies,
         options,
         tiles: 0,
         program: TileProgram {
@@ -541,26 +683,10 @@ pub fn lower(
             ..TileProgram::default()
         },
         placed: BTreeMap::new(),
+        prefix: String::new(),
     };
     lowering.tiles = options.tiles.min(lowering.program.tiles);
-    for (index, op) in graph.ops.iter().enumerate() {
-        match &op.kind {
-            OpKind::Matmul { .. } => {
-                lowering.matmul(index, plans.get(index).and_then(|p| p.as_ref()))?
-            }
-            OpKind::Add => lowering.add(index)?,
-            OpKind::Gelu { tanh } => lowering.gelu(index, *tanh)?,
-            OpKind::LayerNorm { .. } | OpKind::Softmax => lowering.row_op(index)?,
-            OpKind::Rearrange { .. } => lowering.rearrange(index)?,
-            OpKind::Attention { causal, scale } => lowering.attention(index, *causal, *scale)?,
-            other => {
-                return Err(unsupported(
-                    other.name(),
-                    format!("op {index} is not lowered to tiles yet (matmul, add, gelu, layer_norm, softmax, attention and leading-axis rearranges are)"),
-                ))
-            }
-        }
-    }
+    lowering.lower_ops(plans)?;
     lowering.outputs()?;
     let program = lowering.program;
     info!(

@@ -515,6 +515,14 @@ fn write_step(
             let attributes = vec![("program", w.str(program))];
             w.op("ipu_tile.sync", attributes)
         }
+        TileStep::Repeat { count, steps } => {
+            let attributes = vec![
+                ("program", w.str(program)),
+                ("count", w.int(u64::from(*count))),
+                ("steps", w.int(*steps as u64)),
+            ];
+            w.op("ipu_tile.repeat", attributes)
+        }
         TileStep::Exchange { phase, moves } => {
             let mut rows = Vec::new();
             for m in moves {
@@ -818,7 +826,8 @@ pub fn read_design(module: OperationRef, target: &Target) -> Result<TileDesign, 
             | "ipu_tile.host_read"
             | "ipu_tile.compute"
             | "ipu_tile.exchange"
-            | "ipu_tile.sync" => {}
+            | "ipu_tile.sync"
+            | "ipu_tile.repeat" => {}
             other => return Err(bad(op, format!("unexpected op '{other}' in a tile module"))),
         }
     }
@@ -1011,6 +1020,10 @@ pub fn read_design(module: OperationRef, target: &Target) -> Result<TileDesign, 
                 TileStep::Exchange { phase, moves }
             }
             "ipu_tile.sync" => TileStep::Sync,
+            "ipu_tile.repeat" => TileStep::Repeat {
+                count: get_u32(op, "count")?,
+                steps: get_u32(op, "steps")? as usize,
+            },
             _ => continue,
         };
         match get_str(op, "program")?.as_str() {
@@ -1023,6 +1036,10 @@ pub fn read_design(module: OperationRef, target: &Target) -> Result<TileDesign, 
                 ))
             }
         }
+    }
+    for (name, steps) in [("initialize", &initialize), ("run", &run)] {
+        TileProgram::check_repeats(steps)
+            .map_err(|detail| LowerError::Input(format!("ipu_tile program '{name}': {detail}")))?;
     }
     program.bindings = bindings;
     program.initialize = initialize;

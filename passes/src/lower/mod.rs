@@ -113,7 +113,7 @@ pub fn lower_graph(
     constants: &BTreeMap<ValueId, Vec<u8>>,
     options: &LowerOptions,
 ) -> Result<TileProgram, LowerError> {
-    lower_planned_graph(name, graph, &[], constants, options)
+    lower_planned_graph(name, graph, &[], constants, &BTreeMap::new(), options)
 }
 
 /// The grid the lowering uses for a matmul: the selected plan's when it is an
@@ -162,23 +162,28 @@ pub use self::graph::lower as lower_planned_graph;
 /// Modelled compute cycles of the `run` program: per compute step, the busiest tile's sum of
 /// its kernels' cycles (`ipu_device::cost`, the simulator's own table).
 pub(crate) fn compute_cycles(program: &TileProgram, target: &Target) -> u64 {
+    let times = TileProgram::multiplicities(&program.run);
     program
         .run
         .iter()
-        .map(|step| match step {
-            TileStep::Compute { runs, provenance } => {
-                let mut per_tile: BTreeMap<u32, u64> = BTreeMap::new();
-                for run in runs {
-                    if let Some(spec) = program.kernels.get(run.kernel as usize) {
-                        *per_tile.entry(run.tile).or_default() +=
-                            ipu_device::cost::kernel_cycles(spec, target);
+        .zip(times)
+        .map(|(step, times)| {
+            times
+                * match step {
+                    TileStep::Compute { runs, provenance } => {
+                        let mut per_tile: BTreeMap<u32, u64> = BTreeMap::new();
+                        for run in runs {
+                            if let Some(spec) = program.kernels.get(run.kernel as usize) {
+                                *per_tile.entry(run.tile).or_default() +=
+                                    ipu_device::cost::kernel_cycles(spec, target);
+                            }
+                        }
+                        let cycles = per_tile.into_values().max().unwrap_or(0);
+                        tracing::debug!(step = %provenance, cycles, "costed compute step");
+                        cycles
                     }
+                    _ => 0,
                 }
-                let cycles = per_tile.into_values().max().unwrap_or(0);
-                tracing::debug!(step = %provenance, cycles, "costed compute step");
-                cycles
-            }
-            _ => 0,
         })
         .sum()
 }

@@ -35,8 +35,21 @@ fn steps(
 ) -> Result<Vec<Step>, LowerError> {
     let base = target.memory.sram_base.value;
     let mut out = Vec::with_capacity(steps.len());
-    for step in steps {
+    let mut index = 0;
+    while index < steps.len() {
+        let step = &steps[index];
+        index += 1;
         out.push(match step {
+            TileStep::Repeat { count, steps: body } => {
+                let end = index + body;
+                let nested =
+                    self::steps(program, &steps[index..end.min(steps.len())], phases, target)?;
+                index = end;
+                Step::Repeat {
+                    count: *count,
+                    body: nested,
+                }
+            }
             TileStep::HostWrite { binding } => Step::HostWrite {
                 stream: program.bindings[*binding].name.clone(),
             },
@@ -83,19 +96,23 @@ fn steps(
 /// kernel run and spread perfectly over all the target's tiles.
 fn ideal_cycles(program: &TileProgram, provenance: &str, target: &Target) -> u64 {
     let prefix = format!("{provenance}.");
+    let times = TileProgram::multiplicities(&program.run);
     let total: u64 = program
         .run
         .iter()
-        .filter_map(|step| match step {
+        .zip(times)
+        .filter_map(|(step, times)| match step {
             TileStep::Compute {
                 provenance: p,
                 runs,
-            } if p == provenance || p.starts_with(&prefix) => Some(runs),
+            } if p == provenance || p.starts_with(&prefix) => Some(
+                runs.iter()
+                    .filter_map(|run| program.kernels.get(run.kernel as usize))
+                    .map(|spec| ipu_device::cost::kernel_cycles(spec, target) * times)
+                    .sum::<u64>(),
+            ),
             _ => None,
         })
-        .flatten()
-        .filter_map(|run| program.kernels.get(run.kernel as usize))
-        .map(|spec| ipu_device::cost::kernel_cycles(spec, target))
         .sum();
     total.div_ceil(u64::from(target.geometry.tiles.value.max(1)))
 }

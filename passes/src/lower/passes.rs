@@ -28,7 +28,7 @@ use crate::lower_mid::{LowerMid, LowerMidOptions, FINALISTS_ATTRIBUTE};
 use crate::pass::{Pass, PassFailure, PassRun};
 use crate::pipeline::{parse_option_list, PassOptions};
 use crate::plan_ir;
-use crate::planner::{Origin, PrecisionPolicy as PlanPrecision};
+use crate::planner::{Origin, PrecisionPolicy as PlanPrecision, ValueId};
 use crate::select_finalist::{SelectFinalist, SelectFinalistOptions, PLAN_OPTIONS_ATTRIBUTE};
 use ipu_dialects::diagnostics::op_error;
 
@@ -239,29 +239,23 @@ enum Located<'c, 'a> {
 }
 
 /// Lowers function `name` (or the entry function) of `module` to a tile program.
-fn lower_to_program<'c, 'a>(
-    module: OperationRef<'c, 'a>,
-    name: Option<&str>,
-    options: &LowerOptions,
-) -> Result<(String, super::program::TileProgram), Located<'c, 'a>> {
-    let table = plan_ir::functions(module);
-    let bodies = plan_ir::body_names(module);
-    let function = match name {
-        Some(name) => table.get(name).copied(),
-        None => table
-            .iter()
-            .find(|(n, _)| !bodies.contains(n))
-            .map(|(_, f)| *f),
-    }
-    .ok_or_else(|| {
-        Located::Module(LowerError::Input(format!(
-            "no function {}",
-            name.map(|n| format!("'{n}'"))
-                .unwrap_or_else(|| "to lower".into())
-        )))
-    })?;
-    let read = plan_ir::read_function(function, &table)
-        .map_err(|e| Located::At(e.op, LowerError::Input(e.message)))?;
+/// The names of the repeat bodies `graph` calls.
+fn repeat_bodies(graph: &crate::planner::Graph) -> Vec<String> {
+    graph
+        .ops
+        .iter()
+        .filter_map(|op| match &op.kind {
+            crate::planner::OpKind::Repeat { name, .. } => Some(name.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The C-order bytes of every constant of a function read by `plan_ir::read_function`.
+fn function_constants<'c, 'a>(
+    function: OperationRef<'c, 'a>,
+    read: &plan_ir::FunctionGraph<'c, 'a>,
+) -> Result<BTreeMap<ValueId, Vec<u8>>, Located<'c, 'a>> {
     let mut constants = BTreeMap::new();
     for (id, value) in read.graph.values.iter().enumerate() {
         if value.origin == Origin::Constant {
@@ -290,6 +284,50 @@ fn lower_to_program<'c, 'a>(
             constants.insert(id, bytes);
         }
     }
+    Ok(constants)
+}
+
+fn lower_to_program<'c, 'a>(
+    module: OperationRef<'c, 'a>,
+    name: Option<&str>,
+    options: &LowerOptions,
+) -> Result<(String, super::program::TileProgram), Located<'c, 'a>> {
+    let table = plan_ir::functions(module);
+    let bodies = plan_ir::body_names(module);
+    let function = match name {
+        Some(name) => table.get(name).copied(),
+        None => table
+            .iter()
+            .find(|(n, _)| !bodies.contains(n))
+            .map(|(_, f)| *f),
+    }
+    .ok_or_else(|| {
+        Located::Module(LowerError::Input(format!(
+            "no function {}",
+            name.map(|n| format!("'{n}'"))
+                .unwrap_or_else(|| "to lower".into())
+        )))
+    })?;
+    let read = plan_ir::read_function(function, &table)
+        .map_err(|e| Located::At(e.op, LowerError::Input(e.message)))?;
+    let constants = function_constants(function, &read)?;
+    // The constants of every repeat body, read once per body function.
+    let mut bodies = BTreeMap::new();
+    let mut pending: Vec<String> = repeat_bodies(&read.graph);
+    while let Some(body) = pending.pop() {
+        if bodies.contains_key(&body) {
+            continue;
+        }
+        let body_function = *table.get(&body).ok_or_else(|| {
+            Located::Module(LowerError::Input(format!(
+                "repeat body @{body} is not a function"
+            )))
+        })?;
+        let body_read = plan_ir::read_function(body_function, &table)
+            .map_err(|e| Located::At(e.op, LowerError::Input(e.message)))?;
+        pending.extend(repeat_bodies(&body_read.graph));
+        bodies.insert(body, function_constants(body_function, &body_read)?);
+    }
     let plans: Vec<Option<ipu_dialects::format::Plan>> = read
         .ops
         .iter()
@@ -299,9 +337,15 @@ fn lower_to_program<'c, 'a>(
                 .and_then(|a| ipu_dialects::format::Plan::parse(&a.to_string()).ok())
         })
         .collect();
-    let mut program =
-        super::lower_planned_graph(&read.name, &read.graph, &plans, &constants, options)
-            .map_err(|e| Located::At(function, e))?;
+    let mut program = super::lower_planned_graph(
+        &read.name,
+        &read.graph,
+        &plans,
+        &constants,
+        &bodies,
+        options,
+    )
+    .map_err(|e| Located::At(function, e))?;
     // The planner's estimate of each op (its `estimate` attribute), for the profile plan.
     for (provenance, _, estimate) in &mut program.ops {
         let index = provenance
@@ -739,7 +783,11 @@ pub fn emit_tile_code_checked(
             super::optimize::validate_all(design, target, false)?;
         }
         let phases = lowered_phases(design, target)?;
-        let final_exchange: u64 = phases.iter().map(|p| p.cycles).sum();
+        let times = design.program.run_exchange_multiplicities();
+        let final_exchange: u64 = phases
+            .iter()
+            .map(|p| p.cycles * times.get(&p.phase.phase).copied().unwrap_or(1))
+            .sum();
         let final_cycles = final_exchange + super::compute_cycles(&design.program, target);
         Ok::<_, LowerError>((phases, final_cycles, final_exchange))
     })?;

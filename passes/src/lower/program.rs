@@ -7,6 +7,8 @@
 //! bytes, exchange phases of moves between buffers, and host bindings laid over buffers.
 //! Placement fills [`Buffer::address`]; exchange lowering turns moves into slotted transfers.
 
+use std::collections::BTreeMap;
+
 use ipu_device::{KernelSpec, MemoryClass, Precision};
 use ipu_runtime::package::BindingRole;
 
@@ -89,6 +91,12 @@ pub enum TileStep {
     },
     /// A global sync with no exchange (the device's `Step::Sync`).
     Sync,
+    /// A structured repeat: the `steps` steps that follow (nested repeats and their bodies
+    /// counted) run `count` times (the device's `Step::Repeat`, not unrolled).
+    Repeat {
+        count: u32,
+        steps: usize,
+    },
 }
 
 /// A piece of a host binding: `bytes` bytes of the tensor from byte `tensor_offset`, at
@@ -179,6 +187,58 @@ impl TileProgram {
         self.exchange_steps().count()
     }
 
+    /// How many times each of `steps` runs: the product of the counts of the repeats around it.
+    pub fn multiplicities(steps: &[TileStep]) -> Vec<u64> {
+        let mut times = vec![1u64; steps.len()];
+        for (index, step) in steps.iter().enumerate() {
+            if let TileStep::Repeat { count, steps: body } = *step {
+                let end = (index + 1 + body).min(steps.len());
+                for t in &mut times[index + 1..end] {
+                    *t = t.saturating_mul(u64::from(count));
+                }
+            }
+        }
+        times
+    }
+
+    /// Every exchange phase of the `run` program with how many times it runs.
+    pub fn run_exchange_multiplicities(&self) -> BTreeMap<u32, u64> {
+        let times = Self::multiplicities(&self.run);
+        self.run
+            .iter()
+            .zip(times)
+            .filter_map(|(step, t)| match step {
+                TileStep::Exchange { phase, .. } => Some((*phase, t)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Checks that every repeat's body lies inside its program and nests properly.
+    pub fn check_repeats(steps: &[TileStep]) -> Result<(), String> {
+        let mut open: Vec<usize> = Vec::new();
+        for (index, step) in steps.iter().enumerate() {
+            while open.last().is_some_and(|&end| end <= index) {
+                open.pop();
+            }
+            if let TileStep::Repeat { count, steps: body } = *step {
+                let end = index + 1 + body;
+                if count == 0 || body == 0 {
+                    return Err(format!(
+                        "step {index}: a repeat needs count >= 1 and at least one step"
+                    ));
+                }
+                if end > steps.len() || open.last().is_some_and(|&outer| end > outer) {
+                    return Err(format!(
+                        "step {index}: the repeat's {body} steps run past the end of its enclosing body or program"
+                    ));
+                }
+                open.push(end);
+            }
+        }
+        Ok(())
+    }
+
     /// Recomputes every buffer's live range from the `run` steps that use it (initialize
     /// steps count as step 0: weights stay live from the start).
     pub fn compute_lifetimes(&mut self) {
@@ -215,12 +275,24 @@ impl TileProgram {
                                 mark(m.destination.buffer, at);
                             }
                         }
-                        TileStep::Sync => {}
+                        TileStep::Sync | TileStep::Repeat { .. } => {}
                     }
                 }
             };
         visit(&self.initialize, Some(0), &mut mark);
         visit(&self.run, None, &mut mark);
+        // A buffer used inside a repeat lives over the whole repeat: the next iteration
+        // reads what this one left (carried values) and must not find it overwritten.
+        for (index, step) in self.run.iter().enumerate() {
+            if let TileStep::Repeat { steps, .. } = *step {
+                let end = index + steps;
+                for range in live.iter_mut().flatten() {
+                    if range.0 <= end && range.1 > index {
+                        *range = (range.0.min(index), range.1.max(end));
+                    }
+                }
+            }
+        }
         for (buffer, range) in self.buffers.iter_mut().zip(live) {
             buffer.live = range.unwrap_or((0, 0));
         }

@@ -390,6 +390,13 @@ fn op_candidates(
                 candidates::pin_scales(candidate, constraint);
             }
         }
+        // A repeat's `body_choices` are positions in its body ops' candidate lists, which the
+        // body's own constraints (its ops' recorded plans) filter: the body is pinned by those,
+        // so the repeat is matched on its kind and count.
+        let mut constraint = constraint.clone();
+        if matches!(op.kind, OpKind::Repeat { .. }) {
+            constraint.params.remove("body_choices");
+        }
         all.retain(|candidate| constraint.admits(&candidate.plan));
         if all.is_empty() {
             return Err(PlannerError::NoCandidate {
@@ -634,9 +641,10 @@ pub fn derive(
         return sets
             .iter()
             .map(|set| {
+                // The finalist count stays: a repeat's candidates are its body's finalists,
+                // and the pinned body choices may name any of them.
                 let mut pinned = options.clone();
                 pinned.constraints = set.clone();
-                pinned.finalists = 1;
                 plan(graph, &pinned, target)?
                     .finalists
                     .into_iter()

@@ -16,62 +16,46 @@
 // PRECISION: error: invalid value 'bf16' for option 'precision' of pass 'ipu-lower-to-tiles': expected one of auto|native|f32|f16|fp8
 
 // An op the tile lowering does not handle.
-// expected-error@+1 {{'func.func' op ipu-lower-to-tiles: ipu.softmax: op 0 is not lowered to tiles yet (matmul, add and gelu are)}}
-func.func @softmax(%x: tensor<32x64xf16>) -> tensor<32x64xf16> {
-  %0 = "ipu.softmax"(%x) : (tensor<32x64xf16>) -> tensor<32x64xf16>
+// expected-error@+1 {{'func.func' op ipu-lower-to-tiles: ipu.cast: op 0 is not lowered to tiles yet (matmul, add, gelu, layer_norm, softmax, attention, leading-axis rearranges and repeat are)}}
+func.func @cast(%x: tensor<32x64xf16>) -> tensor<32x64xf32> {
+  %0 = "ipu.cast"(%x) : (tensor<32x64xf16>) -> tensor<32x64xf32>
+  return %0 : tensor<32x64xf32>
+}
+
+// -----
+
+// A permutation that moves the last axis elsewhere than the second-to-last.
+// expected-error@+1 {{ipu-lower-to-tiles: ipu.rearrange: op 0: permutation [2, 0, 1] of shape [2, 4, 16] moves the last axis; only permutations of the leading axes and swaps of the last two axes are lowered}}
+func.func @rotate(%x: tensor<2x4x16xf16>) -> tensor<16x2x4xf16> {
+  %0 = "ipu.rearrange"(%x) {permutation = array<i64: 2, 0, 1>} : (tensor<2x4x16xf16>) -> tensor<16x2x4xf16>
+  return %0 : tensor<16x2x4xf16>
+}
+
+// -----
+
+// Batch axes that broadcast only in part.
+// expected-error@+1 {{ipu-lower-to-tiles: ipu.matmul: op 0: shapes [2, 3, 32, 64] x [3, 64, 64] -> [2, 3, 32, 64] (transposes false, false) are not a matmul with whole-batch broadcasting}}
+func.func @partial_broadcast(%x: tensor<2x3x32x64xf16>, %w: tensor<3x64x64xf16>) -> tensor<2x3x32x64xf16> {
+  %y = "ipu.matmul"(%x, %w) : (tensor<2x3x32x64xf16>, tensor<3x64x64xf16>) -> tensor<2x3x32x64xf16>
+  return %y : tensor<2x3x32x64xf16>
+}
+
+// -----
+
+// A column broadcast (only row vectors broadcast).
+// expected-error@+1 {{ipu-lower-to-tiles: ipu.add: op 0: operands [32, 64] F16 and [32, 1] F16: only equal shapes or a [64] vector broadcast over rows of the same element type are lowered}}
+func.func @column(%x: tensor<32x64xf16>, %y: tensor<32x1xf16>) -> tensor<32x64xf16> {
+  %0 = "ipu.add"(%x, %y) : (tensor<32x64xf16>, tensor<32x1xf16>) -> tensor<32x64xf16>
   return %0 : tensor<32x64xf16>
 }
 
 // -----
 
-// GeLU of a function argument (no device distribution to apply it to).
-// expected-error@+1 {{'func.func' op ipu-lower-to-tiles: ipu.gelu: op 0: GeLU of a host value is not lowered yet}}
-func.func @gelu(%x: tensor<32x64xf16>) -> tensor<32x64xf16> {
-  %0 = "ipu.gelu"(%x) {approximate = "tanh"} : (tensor<32x64xf16>) -> tensor<32x64xf16>
-  return %0 : tensor<32x64xf16>
-}
-
-// -----
-
-// expected-error@+1 {{ipu-lower-to-tiles: ipu.matmul: op 0: transposed operands are not lowered yet}}
-func.func @transposed(%x: tensor<32x64xf16>, %w: tensor<64x64xf16>) -> tensor<32x64xf16> {
-  %y = "ipu.matmul"(%x, %w) {transpose_rhs} : (tensor<32x64xf16>, tensor<64x64xf16>) -> tensor<32x64xf16>
-  return %y : tensor<32x64xf16>
-}
-
-// -----
-
-// expected-error@+1 {{ipu-lower-to-tiles: ipu.matmul: N = 40 is not a multiple of 16}}
-func.func @narrow(%x: tensor<32x64xf16>, %w: tensor<64x40xf16>) -> tensor<32x40xf16> {
-  %y = "ipu.matmul"(%x, %w) : (tensor<32x64xf16>, tensor<64x40xf16>) -> tensor<32x40xf16>
-  return %y : tensor<32x40xf16>
-}
-
-// -----
-
-// 16 column blocks of 64 do not fit 4 tiles.
-// expected-error@+1 {{ipu-lower-to-tiles: ipu.matmul: N = 1024 needs 16 column blocks of 64, only 4 tiles}}
-func.func @wide(%x: tensor<32x64xf16>, %w: tensor<64x1024xf16>) -> tensor<32x1024xf16> {
-  %y = "ipu.matmul"(%x, %w) : (tensor<32x64xf16>, tensor<64x1024xf16>) -> tensor<32x1024xf16>
-  return %y : tensor<32x1024xf16>
-}
-
-// -----
-
-// expected-error@+1 {{ipu-lower-to-tiles: ipu.matmul: op 0: batched right operands are not lowered yet}}
-func.func @batched(%x: tensor<2x32x64xf16>, %w: tensor<2x64x64xf16>) -> tensor<2x32x64xf16> {
-  %y = "ipu.matmul"(%x, %w) : (tensor<2x32x64xf16>, tensor<2x64x64xf16>) -> tensor<2x32x64xf16>
-  return %y : tensor<2x32x64xf16>
-}
-
-// -----
-
-// A GEMM whose right operand another GEMM computed.
-// expected-error@+1 {{ipu-lower-to-tiles: ipu.matmul: op 1: the right operand is computed on the device (by op 0); only function arguments and constants are lowered in that position yet}}
-func.func @chain(%x: tensor<64x64xf16>, %w: tensor<64x64xf16>) -> tensor<64x64xf16> {
-  %y = "ipu.matmul"(%x, %w) : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16>
-  %z = "ipu.matmul"(%x, %y) : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16>
-  return %z : tensor<64x64xf16>
+// Attention needs one tile per batch-head at least.
+// expected-error@+1 {{ipu-lower-to-tiles: ipu.attention: op 0: 8 batch-heads do not fit on 4 tiles}}
+func.func @heads(%q: tensor<8x16x16xf16>) -> tensor<8x16x16xf16> {
+  %0 = "ipu.attention"(%q, %q, %q) : (tensor<8x16x16xf16>, tensor<8x16x16xf16>, tensor<8x16x16xf16>) -> tensor<8x16x16xf16>
+  return %0 : tensor<8x16x16xf16>
 }
 
 // -----

@@ -83,6 +83,23 @@ impl Transfers {
         }
     }
 
+    /// Adds the transfers that bring every block of `target` (same view as `source`) from
+    /// `source` into `target`'s buffer.
+    pub fn gather_blocks(&mut self, source: &Blocks, target: &Blocks) {
+        let g = &target.grid;
+        for (i, j) in g.grid() {
+            self.gather(
+                source,
+                Fetch {
+                    tile: g.tile(i, j),
+                    rows: (g.first_row(i), g.first_row(i) + g.rows(i)),
+                    cols: (j * g.cb, (j + 1) * g.cb),
+                    place: Place::at(target.buffer, 0),
+                },
+            );
+        }
+    }
+
     /// Adds the transfers that bring `fetch` of `source` into place.
     pub fn gather(&mut self, source: &Blocks, fetch: Fetch) {
         let g = &source.grid;
@@ -319,7 +336,7 @@ impl Lowering<'_> {
 
     /// Pushes the exchange phase of `transfers` (if it moves anything) and returns its
     /// local copies, to run first in the op's compute step.
-    fn flush(&mut self, transfers: Transfers) -> Vec<Run> {
+    pub(super) fn flush(&mut self, transfers: Transfers) -> Vec<Run> {
         let moves: Vec<Move> = transfers
             .moves
             .into_iter()
@@ -354,7 +371,7 @@ impl Lowering<'_> {
     /// Records a general op: its compute step (runs in order per tile), its profile entry and
     /// its result.
     fn finish(&mut self, index: usize, op: &str, mut runs: Vec<Run>, out: ValueId, blocks: Blocks) {
-        let provenance = format!("op{index}");
+        let provenance = self.provenance(index);
         runs.sort_by_key(|r| r.tile);
         self.program.run.push(TileStep::Compute {
             provenance: provenance.clone(),
@@ -367,7 +384,7 @@ impl Lowering<'_> {
     /// A result buffer of one block on every tile of `grid`.
     fn result_buffer(&mut self, index: usize, grid: &GemmGrid, precision: Precision) -> BufferId {
         self.program.buffer(
-            format!("op{index}.out"),
+            format!("{}.out", self.provenance(index)),
             MemoryClass::Standard,
             grid.rows_padded * grid.cb * precision.bytes(),
             grid.tiles(),
@@ -384,7 +401,7 @@ impl Lowering<'_> {
         let (m, n) = (source.grid.m, source.grid.n);
         let grid = row_grid(m, n, m.div_ceil(self.tiles.min(m)));
         let buffer = self.program.buffer(
-            format!("op{index}.rows"),
+            format!("{}.rows", self.provenance(index)),
             MemoryClass::Standard,
             grid.rows_padded * n * source.precision.bytes(),
             grid.tiles(),
@@ -433,7 +450,7 @@ impl Lowering<'_> {
             ));
         }
         let buffer = self.program.buffer(
-            format!("op{index}.{role}"),
+            format!("{}.{}", self.provenance(index), role),
             MemoryClass::Standard,
             n * source.precision.bytes(),
             tiles.to_vec(),
@@ -545,7 +562,7 @@ impl Lowering<'_> {
         else {
             self.program
                 .ops
-                .push((format!("op{index}"), "ipu.rearrange".into(), 0));
+                .push((self.provenance(index), "ipu.rearrange".into(), 0));
             self.placed.insert(out, source);
             return Ok(());
         };
@@ -634,7 +651,7 @@ impl Lowering<'_> {
         let grid = row_grid(batches * cols, rows, cols);
         let tiles = grid.tiles();
         let matrix = self.program.buffer(
-            format!("op{index}.in"),
+            format!("{}.in", self.provenance(index)),
             MemoryClass::Standard,
             rows * cols * precision.bytes(),
             tiles,
@@ -716,7 +733,7 @@ impl Lowering<'_> {
         } else {
             let rows_b = if vector { 1 } else { grid.rows_padded };
             let buffer = self.program.buffer(
-                format!("op{index}.rhs"),
+                format!("{}.rhs", self.provenance(index)),
                 MemoryClass::Standard,
                 rows_b * grid.cb * e,
                 grid.tiles(),
@@ -898,7 +915,7 @@ impl Lowering<'_> {
         let e = host.bytes();
         let mut buffer = |what: &str, bytes: u32| {
             self.program.buffer(
-                format!("op{index}.{what}"),
+                format!("{}.{}", self.provenance(index), what),
                 MemoryClass::Standard,
                 bytes,
                 op_tiles.clone(),
@@ -909,7 +926,8 @@ impl Lowering<'_> {
         let a_t = transpose_lhs.then(|| buffer("a_t", k * rp * e));
         let b_t = transpose_rhs.then(|| buffer("b_t", cb * k * e));
         let result = self.result_buffer(index, &grid, partials);
-        let scratch = self.gemm_scratch(&format!("op{index}"), (rp, k, cb), host, input, &op_tiles);
+        let scratch =
+            self.gemm_scratch(&self.provenance(index), (rp, k, cb), host, input, &op_tiles);
         let mut transfers = Transfers::default();
         for (i, j) in grid.grid() {
             let tile = grid.tile(i, j);
@@ -1061,7 +1079,7 @@ impl Lowering<'_> {
         let e = precision.bytes();
         let mut buffer = |what: &str, bytes: u32| {
             self.program.buffer(
-                format!("op{index}.{what}"),
+                format!("{}.{}", self.provenance(index), what),
                 MemoryClass::Standard,
                 bytes,
                 op_tiles.clone(),
@@ -1074,7 +1092,7 @@ impl Lowering<'_> {
         let scores = buffer("scores", qr * t * e);
         let probabilities = buffer("p", qr * t * e);
         let result = self.result_buffer(index, &grid, precision);
-        let name = format!("op{index}");
+        let name = self.provenance(index);
         let qk = self.gemm_scratch(
             &format!("{name}.qk"),
             (qr, d, t),
