@@ -552,10 +552,10 @@ impl<'g> Lowering<'g> {
             .iter()
             .map(|&v| self.on_device(v))
             .collect::<Result<Vec<_>, _>>()?;
-        let constants = self
-            .bodies
-            .get(name)
-            .ok_or_else(|| fail(format!("the constants of body @{name} were not read")))?;
+        // A body without an entry has no constants (one it uses anyway is reported by
+        // `stream` as a constant without data).
+        static NO_CONSTANTS: BTreeMap<ValueId, Vec<u8>> = BTreeMap::new();
+        let constants = self.bodies.get(name).unwrap_or(&NO_CONSTANTS);
         let repeat_provenance = self.provenance(index);
         let prefix = format!("{repeat_provenance}.{name}.");
         if count == 0 {
