@@ -143,10 +143,10 @@ impl DeviceImage {
                 });
             }
             for slice in &stream.slices {
-                let context = format!("stream '{}'", stream.name);
-                checker.tile(&context, slice.tile)?;
+                let context = || format!("stream '{}'", stream.name);
+                checker.tile(context, slice.tile)?;
                 checker.in_sram(
-                    &context,
+                    context,
                     slice.tile,
                     AddressRange::new(slice.address, slice.bytes),
                 )?;
@@ -168,11 +168,12 @@ impl DeviceImage {
 }
 
 impl Checker<'_> {
-    fn tile(&self, context: &str, tile: u32) -> Result<(), ImageError> {
+    /// Checks a tile number; `context` names the place for the error (built only then).
+    fn tile(&self, context: impl Fn() -> String, tile: u32) -> Result<(), ImageError> {
         let tiles = self.target.geometry.tiles.value;
         if tile >= tiles {
             return Err(ImageError::TileOutOfRange {
-                context: context.to_string(),
+                context: context(),
                 tile,
                 tiles,
                 target: self.target.name.clone(),
@@ -181,12 +182,17 @@ impl Checker<'_> {
         Ok(())
     }
 
-    fn in_sram(&self, context: &str, tile: u32, range: AddressRange) -> Result<(), ImageError> {
+    fn in_sram(
+        &self,
+        context: impl Fn() -> String,
+        tile: u32,
+        range: AddressRange,
+    ) -> Result<(), ImageError> {
         let sram_start = self.target.memory.sram_base.value;
         let sram_end = self.target.sram_end();
         if range.start < sram_start || range.end() > u64::from(sram_end) {
             return Err(ImageError::OutsideSram {
-                context: context.to_string(),
+                context: context(),
                 tile,
                 range,
                 sram_start,
@@ -201,7 +207,7 @@ impl Checker<'_> {
         let mut seen = BTreeSet::new();
         for tile_image in &image.tiles {
             let tile = tile_image.tile;
-            self.tile("tile image", tile)?;
+            self.tile(|| "tile image".into(), tile)?;
             if !seen.insert(tile) {
                 return Err(ImageError::DuplicateTileImage { tile });
             }
@@ -209,7 +215,7 @@ impl Checker<'_> {
             for segment in &tile_image.segments {
                 let bytes = u32::try_from(segment.bytes.len()).unwrap_or(u32::MAX);
                 let range = AddressRange::new(segment.address, bytes);
-                self.in_sram("segment", tile, range)?;
+                self.in_sram(|| "segment".into(), tile, range)?;
                 if range.end() > u64::from(memory.loadable_limit.value) {
                     return Err(ImageError::BeyondLoadable {
                         tile,
@@ -260,7 +266,7 @@ impl Checker<'_> {
             match step {
                 Step::Compute(compute) => {
                     for run in &compute.runs {
-                        self.tile(&format!("program '{program}' step {id}"), run.tile)?;
+                        self.tile(|| format!("program '{program}' step {id}"), run.tile)?;
                         if run.kernel as usize >= self.kernels {
                             return Err(ImageError::KernelIndex {
                                 program: program.to_string(),
@@ -291,11 +297,13 @@ impl Checker<'_> {
                                 .map(|r| ("receive", r.tile, r.address, r.bytes)),
                         );
                     for (role, tile, address, bytes) in rows {
-                        let context = format!(
-                            "program '{program}' step {id} (phase {}) {role}",
-                            phase.phase
-                        );
-                        self.tile(&context, tile)?;
+                        let context = || {
+                            format!(
+                                "program '{program}' step {id} (phase {}) {role}",
+                                phase.phase
+                            )
+                        };
+                        self.tile(context, tile)?;
                         let range = AddressRange::new(address, bytes);
                         let bad = |reason: String| ImageError::BadTransfer {
                             program: program.to_string(),
@@ -315,11 +323,11 @@ impl Checker<'_> {
                                 "larger than the largest single transfer ({max_bytes} bytes)"
                             )));
                         }
-                        self.in_sram(&context, tile, range)?;
+                        self.in_sram(context, tile, range)?;
                     }
                     for receive in &phase.receives {
                         self.tile(
-                            &format!("program '{program}' step {id} receive source"),
+                            || format!("program '{program}' step {id} receive source"),
                             receive.from_tile,
                         )?;
                     }
