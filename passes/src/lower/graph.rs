@@ -70,6 +70,13 @@ fn view_2d(shape: &[u64]) -> Result<(u32, u32), LowerError> {
 /// The constants of each repeat body function, by body name.
 pub type BodyConstants = BTreeMap<String, BTreeMap<ValueId, Vec<u8>>>;
 
+/// `[K, N]` of a shape that is one matrix: rank 2, or leading axes of size 1 (`[1, K, N]`).
+fn single_matrix(shape: &[u64]) -> Option<(u64, u64)> {
+    let rank = shape.len();
+    (rank >= 2 && shape[..rank - 2].iter().all(|&d| d == 1))
+        .then(|| (shape[rank - 2], shape[rank - 1]))
+}
+
 struct Lowering<'g> {
     graph: &'g Graph,
     constants: &'g BTreeMap<ValueId, Vec<u8>>,
@@ -169,10 +176,11 @@ impl<'g> Lowering<'g> {
         // The GEMM lowering's column blocks need N in whole 16-column groups and one tile per
         // column block; the general path pads and splits otherwise.
         let vb = &self.graph.values[b];
-        let grid_fits = vb.shape.len() == 2
-            && view_2d(&self.graph.values[a].shape).is_ok_and(|(m, k)| {
-                u32::try_from(vb.shape[1]).is_ok_and(|n| GemmGrid::new(m, k, n, self.tiles).is_ok())
-            });
+        let grid_fits = single_matrix(&vb.shape).is_some_and(|(_, n)| {
+            view_2d(&self.graph.values[a].shape).is_ok_and(|(m, k)| {
+                u32::try_from(n).is_ok_and(|n| GemmGrid::new(m, k, n, self.tiles).is_ok())
+            })
+        });
         plain && grid_fits && host(b) && left
     }
 
@@ -187,15 +195,15 @@ impl<'g> Lowering<'g> {
             &self.graph.values[b],
             &self.graph.values[c],
         );
-        if vb.shape.len() != 2 {
+        let Some((_, n)) = single_matrix(&vb.shape) else {
             return Err(unsupported(
                 "ipu.matmul",
-                format!("op {index}: batched right operands are not lowered yet"),
+                format!("op {index}: batched right operands take the general path"),
             ));
-        }
+        };
         self.host(index, b, "ipu.matmul", "right operand")?;
         let (m, k) = view_2d(&va.shape)?;
-        let n = to_u32(vb.shape[1])?;
+        let n = to_u32(n)?;
         let provenance = self.provenance(index);
         let chained = self.placed.get(&a).cloned();
         let host_precision = chained

@@ -291,6 +291,74 @@ fn local_gemm(
     });
 }
 
+/// Modelled cycles of one tile-local GEMM of `rows x k x n` (see [`local_gemm`]).
+fn local_gemm_cycles(
+    (rows, k, n): (u32, u32, u32),
+    host: Precision,
+    input: Precision,
+    target: &ipu_device::Target,
+) -> u64 {
+    let (k16, n16) = (pad16(k), pad16(n));
+    let kb = ((GEMM_MAX_WEIGHT_ELEMENTS / n16) / 16 * 16).clamp(16, k16);
+    let cost = |spec: KernelSpec| ipu_device::cost::kernel_cycles(&spec, target);
+    let rearrange = |order, to_amp, precision, rows, rows_padded, cols, cols_padded| {
+        cost(KernelSpec::Rearrange {
+            order,
+            to_amp,
+            precision,
+            offset: 0,
+            rows,
+            rows_padded,
+            cols,
+            cols_padded,
+        })
+    };
+    let mut total = 0;
+    if input != host {
+        for elements in [rows * k, k * n] {
+            total += cost(KernelSpec::Cast {
+                from: host,
+                to: input,
+                elements,
+            });
+        }
+    }
+    total += rearrange(ElementOrder::AmpLeft, true, input, rows, rows, k, k16);
+    let mut k0 = 0;
+    while k0 < k16 {
+        let block = kb.min(k16 - k0);
+        total += rearrange(
+            ElementOrder::AmpRight,
+            true,
+            input,
+            block.min(k - k0),
+            block,
+            n,
+            n16,
+        );
+        total += cost(KernelSpec::Gemm {
+            input,
+            partials: default_partials(input),
+            weights: MemoryClass::Standard,
+            k: block,
+            c: n16,
+            rows: vec![rows],
+            accumulate: k0 > 0,
+        });
+        k0 += block;
+    }
+    total
+        + rearrange(
+            ElementOrder::AmpOutput,
+            false,
+            default_partials(input),
+            rows,
+            rows,
+            n,
+            n16,
+        )
+}
+
 impl Lowering<'_> {
     /// `value` on the device: its blocks, or for a host value a row grid it is streamed into
     /// (whole rows, as evenly over the tiles as they go).
@@ -880,25 +948,29 @@ impl Lowering<'_> {
                 self.graph.values[out].element
             )));
         }
-        // Column blocks: all of N up to 256 columns, else the widest block dividing it.
-        let cb = if n <= 256 {
-            n
-        } else {
-            [256, 128, 64, 48, 32, 16]
-                .into_iter()
-                .find(|c| n.is_multiple_of(*c))
-                .unwrap_or(n)
+        // Column blocks of a divisor of N and row blocks of a divisor of M, the pair whose
+        // per-tile kernels (conversions, GEMM calls, output rearrange) the cost model prices
+        // lowest among those that fit the tiles (ties: fewer tiles).
+        let tiles = self.tiles;
+        let target = &self.options.target;
+        let divisors = |x: u32| (1..=x).filter(move |d| x.is_multiple_of(*d));
+        let mut best: Option<(u64, u64, u32, u32)> = None;
+        for cb in divisors(n).filter(|&c| pad16(c) * 16 <= GEMM_MAX_WEIGHT_ELEMENTS) {
+            for rp in divisors(m) {
+                let used = u64::from(bc) * u64::from(m / rp) * u64::from(n / cb);
+                if used > u64::from(tiles) {
+                    continue;
+                }
+                let cycles = local_gemm_cycles((rp, k, cb), host, input, target);
+                if best.is_none_or(|(c, u, _, _)| (cycles, used) < (c, u)) {
+                    best = Some((cycles, used, cb, rp));
+                }
+            }
+        }
+        let Some((_, _, cb, rp)) = best else {
+            return Err(fail(format!("{bc} batches do not fit on {tiles} tiles")));
         };
         let nb = n / cb;
-        let tiles = self.tiles;
-        let rp = smallest_divisor(m, |d| {
-            u64::from(bc) * u64::from(m / d) * u64::from(nb) <= u64::from(tiles)
-        })
-        .ok_or_else(|| {
-            fail(format!(
-                "{bc} batches x {nb} column blocks do not fit on {tiles} tiles"
-            ))
-        })?;
         let per_batch = m / rp;
         let grid = GemmGrid {
             m: bc * m,
