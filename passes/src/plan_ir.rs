@@ -235,11 +235,12 @@ pub fn read_function<'c, 'a>(
                         format!("body @{body_name} is not a function with a body"),
                     )
                 })?;
-                if op.result_count() != 1 {
+                if op.result_count() == 0 || op.result_count() != operands.len() {
                     return Err(fail(
                         op,
                         format!(
-                            "carries {} values; the planner supports one carried value",
+                            "carries {} operands into {} results; a repeat returns each carried value",
+                            operands.len(),
                             op.result_count()
                         ),
                     ));
@@ -255,19 +256,27 @@ pub fn read_function<'c, 'a>(
             }
             other => return Err(fail(op, format!("cannot be planned: unknown op '{other}'"))),
         };
-        let Ok(result) = op.result(0) else {
+        if op.result_count() == 0 {
             return Err(fail(op, "has no result".into()));
-        };
-        let value: Value = result.into();
-        let info = TensorInfo::from_type(value.r#type()).map_err(|e| fail(op, e.to_string()))?;
-        let id = graph.add_op(
-            kind,
-            operands,
-            info.shape.iter().map(|&s| s as u64).collect(),
-            precision_of(&info),
-        );
-        ids.insert(key(value), id);
-        values.push(value);
+        }
+        let mut results = Vec::with_capacity(op.result_count());
+        let mut result_types = Vec::with_capacity(op.result_count());
+        for index in 0..op.result_count() {
+            let result = op.result(index).map_err(|e| fail(op, e.to_string()))?;
+            let value: Value = result.into();
+            let info =
+                TensorInfo::from_type(value.r#type()).map_err(|e| fail(op, e.to_string()))?;
+            result_types.push((
+                info.shape.iter().map(|&s| s as u64).collect(),
+                precision_of(&info),
+            ));
+            results.push(value);
+        }
+        let result_ids = graph.add_op_results(kind, operands, result_types);
+        for (value, id) in results.into_iter().zip(result_ids) {
+            ids.insert(key(value), id);
+            values.push(value);
+        }
         planned.push(op);
     }
     Ok(FunctionGraph {

@@ -223,8 +223,18 @@ impl State {
         for &group in &candidate.padding_groups {
             *finalist.padding_group_counts.entry(group).or_default() += 1;
         }
-        for &result in &op.results {
-            finalist.homes[result] = Some(output.clone());
+        for (k, &result) in op.results.iter().enumerate() {
+            let home = match k
+                .checked_sub(1)
+                .and_then(|e| candidate.extra_outputs.get(e))
+            {
+                Some(extra) => {
+                    next.live = next.live.plus(need_memory(extra));
+                    Arc::new(extra.clone())
+                }
+                None => output.clone(),
+            };
+            finalist.homes[result] = Some(home);
         }
         next.live = next.live.plus(output_memory);
         for operand in op.operands.iter().collect::<BTreeSet<_>>() {
@@ -537,6 +547,7 @@ fn repeat_candidates(
             padding_groups: Vec::new(),
             body_choices: Some(finalist.choices.clone()),
             body_cycles: Some((estimate.cycles, estimate.exchange_cycles)),
+            extra_outputs: outputs.iter().skip(1).cloned().collect(),
         });
     }
     Ok(out)

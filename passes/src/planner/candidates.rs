@@ -103,6 +103,8 @@ pub struct Candidate {
     /// For `ipu.repeat`: the body's plan choices.
     pub body_choices: Option<Vec<usize>>,
     pub body_cycles: Option<(u64, u64)>,
+    /// Where the results after the first live (an `ipu.repeat` carrying several values).
+    pub extra_outputs: Vec<Need>,
 }
 
 /// Divisors of `n`, ascending.
@@ -377,6 +379,7 @@ fn pointwise_candidates(
                 padding_groups: Vec::new(),
                 body_choices: None,
                 body_cycles: None,
+                extra_outputs: Vec::new(),
             });
         }
     }
@@ -467,6 +470,7 @@ fn row_candidates(
             padding_groups: Vec::new(),
             body_choices: None,
             body_cycles: None,
+            extra_outputs: Vec::new(),
         });
     }
     out
@@ -562,6 +566,7 @@ fn rearrange_candidates(
             padding_groups: Vec::new(),
             body_choices: None,
             body_cycles: None,
+            extra_outputs: Vec::new(),
         });
     }
     out
@@ -740,6 +745,7 @@ fn attention_candidates(
                 padding_groups: Vec::new(),
                 body_choices: None,
                 body_cycles: None,
+                extra_outputs: Vec::new(),
             });
         }
     }

@@ -316,6 +316,7 @@ pub(super) fn gemm_candidates(
                     padding_groups,
                     body_choices: None,
                     body_cycles: None,
+                    extra_outputs: Vec::new(),
                 };
                 if weights_constant
                     && candidate.needs[1].shards.max_tile_bytes() <= options.interleaved_budget / 2

@@ -136,6 +136,27 @@ impl Graph {
         result
     }
 
+    /// Adds an op with one result per `(shape, element)` (an `ipu.repeat` carrying several
+    /// values); returns the result ids.
+    pub fn add_op_results(
+        &mut self,
+        kind: OpKind,
+        operands: Vec<ValueId>,
+        results: Vec<(Vec<u64>, Precision)>,
+    ) -> Vec<ValueId> {
+        let index = self.ops.len();
+        let ids: Vec<ValueId> = results
+            .into_iter()
+            .map(|(shape, element)| self.add_value(shape, element, Origin::Op(index)))
+            .collect();
+        self.ops.push(Op {
+            kind,
+            operands,
+            results: ids.clone(),
+        });
+        ids
+    }
+
     /// Index of the last op reading each value (`None`: never read); program outputs are
     /// read "after" the last op.
     pub fn last_uses(&self) -> Vec<Option<usize>> {
