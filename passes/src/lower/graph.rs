@@ -522,12 +522,7 @@ impl<'g> Lowering<'g> {
                 OpKind::Rearrange { .. } => self.rearrange(index)?,
                 OpKind::Attention { causal, scale } => self.attention(index, *causal, *scale)?,
                 OpKind::Repeat { count, name, body } => self.repeat(index, *count, name, body)?,
-                other => {
-                    return Err(unsupported(
-                        other.name(),
-                        format!("op {index} is not lowered to tiles yet (matmul, add, gelu, layer_norm, softmax, attention, leading-axis rearranges and repeat are)"),
-                    ))
-                }
+                OpKind::Cast { scale } => self.cast(index, *scale)?,
             }
         }
         Ok(())

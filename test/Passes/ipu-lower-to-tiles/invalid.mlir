@@ -15,11 +15,11 @@
 // TARGET: error: 'builtin.module' op ipu-lower-to-tiles: unknown target 'gc200'; known targets: c600, bow
 // PRECISION: error: invalid value 'bf16' for option 'precision' of pass 'ipu-lower-to-tiles': expected one of auto|native|f32|f16|fp8
 
-// An op the tile lowering does not handle.
-// expected-error@+1 {{'func.func' op ipu-lower-to-tiles: ipu.cast: op 0 is not lowered to tiles yet (matmul, add, gelu, layer_norm, softmax, attention, leading-axis rearranges and repeat are)}}
-func.func @cast(%x: tensor<32x64xf16>) -> tensor<32x64xf32> {
-  %0 = "ipu.cast"(%x) : (tensor<32x64xf16>) -> tensor<32x64xf32>
-  return %0 : tensor<32x64xf32>
+// A cast with an FP8 scale other than 0.
+// expected-error@+1 {{'func.func' op ipu-lower-to-tiles: ipu.cast: op 0: a cast with FP8 scale 3 is not lowered (scale 0 is)}}
+func.func @cast(%x: tensor<32x64xf16>) -> tensor<32x64xf8E4M3FNUZ> {
+  %0 = "ipu.cast"(%x) {scale = 3 : i32} : (tensor<32x64xf16>) -> tensor<32x64xf8E4M3FNUZ>
+  return %0 : tensor<32x64xf8E4M3FNUZ>
 }
 
 // -----

@@ -23,6 +23,7 @@
 //! * `ipu.rearrange` whose permutation keeps the last axis: a row gather; one that swaps the
 //!   last two axes: one tile per matrix transposes it; without a permutation (a layout-only
 //!   rearrange) the value is unchanged.
+//! * `ipu.cast` (FP8 at scale 0): the `Cast` kernel per block, on the operand's grid.
 //! * `ipu.add` of operands on different grids, of two host values, or with a host operand
 //!   that is not a bias vector: elementwise on the result's grid after fetching the operands'
 //!   blocks (a `[N]` vector operand is fetched once per column block and broadcast over rows).
@@ -755,6 +756,51 @@ impl Lowering<'_> {
             precision,
         };
         self.finish(index, "ipu.rearrange", runs, out, blocks);
+        Ok(())
+    }
+
+    /// `ipu.cast`: per block, the `Cast` kernel into the result's element type, on the
+    /// operand's grid. FP8 sides read and write at scale 0 (the formats' own scale); a cast
+    /// naming another scale is refused.
+    pub(super) fn cast(&mut self, index: usize, scale: i64) -> Result<(), LowerError> {
+        let op = &self.graph.ops[index];
+        let (x, out) = (op.operands[0], op.results[0]);
+        let to = self.graph.values[out].element;
+        let source = self.on_device(x)?;
+        let from = source.precision;
+        if scale != 0 && (from.is_fp8() || to.is_fp8()) {
+            return Err(unsupported(
+                "ipu.cast",
+                format!("op {index}: a cast with FP8 scale {scale} is not lowered (scale 0 is)"),
+            ));
+        }
+        if from == to {
+            self.program
+                .ops
+                .push((self.provenance(index), "ipu.cast".into(), 0));
+            self.placed.insert(out, source);
+            return Ok(());
+        }
+        let grid = source.grid.clone();
+        let result = self.result_buffer(index, &grid, to);
+        let mut runs = Vec::new();
+        for (i, j) in grid.grid() {
+            runs.push(Run {
+                tile: grid.tile(i, j),
+                kernel: self.program.kernel(KernelSpec::Cast {
+                    from,
+                    to,
+                    elements: grid.rows(i) * grid.cb,
+                }),
+                args: vec![address(source.buffer, 0), address(result, 0), Arg::Value(0)],
+            });
+        }
+        let blocks = Blocks {
+            grid,
+            buffer: result,
+            precision: to,
+        };
+        self.finish(index, "ipu.cast", runs, out, blocks);
         Ok(())
     }
 
