@@ -625,13 +625,10 @@ impl<'g> Lowering<'g> {
     }
 
     fn outputs(&mut self) -> Result<(), LowerError> {
-        for (output, &value) in self.graph.outputs.iter().enumerate() {
-            let blocks = self.placed.get(&value).cloned().ok_or_else(|| {
-                unsupported(
-                    "func.return",
-                    format!("result {output} is not computed on the device"),
-                )
-            })?;
+        let graph: &'g Graph = self.graph;
+        for (output, &value) in graph.outputs.iter().enumerate() {
+            // A result that is an argument or a constant is streamed in and read back.
+            let blocks = self.on_device(value)?;
             let grid = &blocks.grid;
             let eb = blocks.precision.bytes();
             let pieces = grid
