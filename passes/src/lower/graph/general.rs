@@ -452,12 +452,27 @@ impl Lowering<'_> {
 
     /// A result buffer of one block on every tile of `grid`.
     fn result_buffer(&mut self, index: usize, grid: &GemmGrid, precision: Precision) -> BufferId {
-        self.program.buffer(
-            format!("{}.out", self.provenance(index)),
-            MemoryClass::Standard,
-            grid.rows_padded * grid.cb * precision.bytes(),
-            grid.tiles(),
-        )
+        let bytes = grid.rows_padded * grid.cb * precision.bytes();
+        self.op_buffer(index, "out", &grid.tiles(), bytes)
+    }
+
+    /// A standard-memory buffer `name` of `bytes` on every tile of `tiles`.
+    fn buffer_on(&mut self, name: String, tiles: &[u32], bytes: u32) -> BufferId {
+        self.program
+            .buffer(name, MemoryClass::Standard, bytes, tiles.to_vec())
+    }
+
+    /// Op `index`'s buffer `<provenance>.<what>` (see [`Self::buffer_on`]).
+    fn op_buffer(&mut self, index: usize, what: &str, tiles: &[u32], bytes: u32) -> BufferId {
+        self.buffer_on(format!("{}.{what}", self.provenance(index)), tiles, bytes)
+    }
+
+    /// Records op `index` as leaving its operand unchanged: `out` is `source`.
+    fn alias(&mut self, index: usize, op: &str, out: ValueId, source: Blocks) {
+        self.program
+            .ops
+            .push((self.provenance(index), op.into(), 0));
+        self.placed.insert(out, source);
     }
 
     /// `value` as whole rows per tile: itself when it already is, else gathered into a row
@@ -469,12 +484,8 @@ impl Lowering<'_> {
         }
         let (m, n) = (source.grid.m, source.grid.n);
         let grid = row_grid(m, n, m.div_ceil(self.tiles.min(m)));
-        let buffer = self.program.buffer(
-            format!("{}.rows", self.provenance(index)),
-            MemoryClass::Standard,
-            grid.rows_padded * n * source.precision.bytes(),
-            grid.tiles(),
-        );
+        let bytes = grid.rows_padded * n * source.precision.bytes();
+        let buffer = self.op_buffer(index, "rows", &grid.tiles(), bytes);
         let mut transfers = Transfers::default();
         for i in 0..grid.mb {
             transfers.gather(
@@ -518,12 +529,7 @@ impl Lowering<'_> {
                 ),
             ));
         }
-        let buffer = self.program.buffer(
-            format!("{}.{}", self.provenance(index), role),
-            MemoryClass::Standard,
-            n * source.precision.bytes(),
-            tiles.to_vec(),
-        );
+        let buffer = self.op_buffer(index, role, tiles, n * source.precision.bytes());
         for &tile in tiles {
             transfers.gather(
                 &source,
@@ -629,10 +635,7 @@ impl Lowering<'_> {
         let source = self.on_device(x)?;
         let Some(permutation) = permutation.filter(|p| p.iter().enumerate().any(|(i, &a)| i != a))
         else {
-            self.program
-                .ops
-                .push((self.provenance(index), "ipu.rearrange".into(), 0));
-            self.placed.insert(out, source);
+            self.alias(index, "ipu.rearrange", out, source);
             return Ok(());
         };
         let rank = in_shape.len();
@@ -719,12 +722,7 @@ impl Lowering<'_> {
         let precision = source.precision;
         let grid = row_grid(batches * cols, rows, cols);
         let tiles = grid.tiles();
-        let matrix = self.program.buffer(
-            format!("{}.in", self.provenance(index)),
-            MemoryClass::Standard,
-            rows * cols * precision.bytes(),
-            tiles,
-        );
+        let matrix = self.op_buffer(index, "in", &tiles, rows * cols * precision.bytes());
         let result = self.result_buffer(index, &grid, precision);
         let mut transfers = Transfers::default();
         for b in 0..batches {
@@ -775,10 +773,7 @@ impl Lowering<'_> {
             ));
         }
         if from == to {
-            self.program
-                .ops
-                .push((self.provenance(index), "ipu.cast".into(), 0));
-            self.placed.insert(out, source);
+            self.alias(index, "ipu.cast", out, source);
             return Ok(());
         }
         let grid = source.grid.clone();
@@ -846,12 +841,7 @@ impl Lowering<'_> {
             b.buffer
         } else {
             let rows_b = if vector { 1 } else { grid.rows_padded };
-            let buffer = self.program.buffer(
-                format!("{}.rhs", self.provenance(index)),
-                MemoryClass::Standard,
-                rows_b * grid.cb * e,
-                grid.tiles(),
-            );
+            let buffer = self.op_buffer(index, "rhs", &grid.tiles(), rows_b * grid.cb * e);
             for (i, j) in grid.grid() {
                 let rows = if vector {
                     (0, 1)
@@ -910,14 +900,8 @@ impl Lowering<'_> {
         let (k16, n16) = (pad16(k), pad16(n));
         let kb = ((GEMM_MAX_WEIGHT_ELEMENTS / n16) / 16 * 16).clamp(16, k16);
         let ie = input.bytes();
-        let mut buffer = |what: &str, bytes: u32| {
-            self.program.buffer(
-                format!("{name}.{what}"),
-                MemoryClass::Standard,
-                bytes,
-                tiles.to_vec(),
-            )
-        };
+        let mut buffer =
+            |what: &str, bytes: u32| self.buffer_on(format!("{name}.{what}"), tiles, bytes);
         let cast = (input != host).then(|| {
             (
                 buffer("a_cast", rows * k * ie),
@@ -1031,18 +1015,10 @@ impl Lowering<'_> {
         };
         let op_tiles = grid.tiles();
         let e = host.bytes();
-        let mut buffer = |what: &str, bytes: u32| {
-            self.program.buffer(
-                format!("{}.{}", self.provenance(index), what),
-                MemoryClass::Standard,
-                bytes,
-                op_tiles.clone(),
-            )
-        };
-        let a_rm = buffer("a", rp * k * e);
-        let b_rm = buffer("b", k * cb * e);
-        let a_t = transpose_lhs.then(|| buffer("a_t", k * rp * e));
-        let b_t = transpose_rhs.then(|| buffer("b_t", cb * k * e));
+        let a_rm = self.op_buffer(index, "a", &op_tiles, rp * k * e);
+        let b_rm = self.op_buffer(index, "b", &op_tiles, k * cb * e);
+        let a_t = transpose_lhs.then(|| self.op_buffer(index, "a_t", &op_tiles, k * rp * e));
+        let b_t = transpose_rhs.then(|| self.op_buffer(index, "b_t", &op_tiles, cb * k * e));
         let result = self.result_buffer(index, &grid, partials);
         let scratch =
             self.gemm_scratch(&self.provenance(index), (rp, k, cb), host, input, &op_tiles);
@@ -1195,20 +1171,12 @@ impl Lowering<'_> {
         let grid = row_grid(batches * s, ev, qr);
         let op_tiles = grid.tiles();
         let e = precision.bytes();
-        let mut buffer = |what: &str, bytes: u32| {
-            self.program.buffer(
-                format!("{}.{}", self.provenance(index), what),
-                MemoryClass::Standard,
-                bytes,
-                op_tiles.clone(),
-            )
-        };
-        let q_rm = buffer("q", qr * d * e);
-        let k_rm = buffer("k", t * d * e);
-        let k_t = buffer("k_t", d * t * e);
-        let v_rm = buffer("v", t * ev * e);
-        let scores = buffer("scores", qr * t * e);
-        let probabilities = buffer("p", qr * t * e);
+        let q_rm = self.op_buffer(index, "q", &op_tiles, qr * d * e);
+        let k_rm = self.op_buffer(index, "k", &op_tiles, t * d * e);
+        let k_t = self.op_buffer(index, "k_t", &op_tiles, d * t * e);
+        let v_rm = self.op_buffer(index, "v", &op_tiles, t * ev * e);
+        let scores = self.op_buffer(index, "scores", &op_tiles, qr * t * e);
+        let probabilities = self.op_buffer(index, "p", &op_tiles, qr * t * e);
         let result = self.result_buffer(index, &grid, precision);
         let name = self.provenance(index);
         let qk = self.gemm_scratch(
