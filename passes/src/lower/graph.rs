@@ -20,6 +20,12 @@
 //!   device values on the same grid: elementwise.
 //! * `ipu.gelu` of a device value: per tile, in the value's precision.
 //!
+//! * Every other op, and these ops when their operands do not fit the fast paths above:
+//!   the general lowering ([`general`]: layer norm, softmax, attention, batched / transposed
+//!   matmuls, permutations, casts, adds of any layout).
+//! * `ipu.repeat`: the body function lowered once inside a structured repeat step
+//!   ([`Lowering::repeat`]).
+//!
 //! Results returned by the function are read back per row of every block.
 
 use std::collections::BTreeMap;
@@ -154,8 +160,9 @@ impl<'g> Lowering<'g> {
     }
 
     /// Whether matmul `index` takes the GEMM fast path ([`super::gemm`]): no transposes, a
-    /// 2-D right operand from the host, and a left operand from the host or on a grid whose
-    /// column blocks are whole 16-column groups.
+    /// right operand from the host that is one matrix (`[K, N]` or `[1, K, N]`) with a grid
+    /// the GEMM lowering can build, and a left operand from the host or on a grid whose column
+    /// blocks are whole 16-column groups. Everything else takes the general path.
     fn fast_matmul(&self, index: usize) -> bool {
         let op = &self.graph.ops[index];
         let (a, b) = (op.operands[0], op.operands[1]);
