@@ -28,7 +28,9 @@
 //! Elementwise kernels run on the six workers' vector units. Add (F16) does 16 elements per
 //! cycle [HW-C600]; F32 runs at half the lanes (8/cycle), FP8 is computed through F16 (16/cycle).
 //! The same vector rate prices the elementwise passes of softmax, layer norm and reduction,
-//! and the scale kernel's one multiply per element.
+//! and the scale kernel's one multiply per element. The attention kernels (blocked, online
+//! softmax) are priced at the F32 rate whatever their input precision: their state and all
+//! their arithmetic are f32.
 
 use crate::kernels::spec::{ElementOrder, GeluForm, KernelSpec};
 use crate::precision::{MemoryClass, Precision};
@@ -138,6 +140,12 @@ pub fn kernel_cycles(spec: &KernelSpec, target: &Target) -> u64 {
             precision,
             elements,
         } => scale_cycles(*precision, *elements, target),
+        KernelSpec::AttentionBlock {
+            rows, keys, width, ..
+        } => attention_block_cycles(*rows, *keys, *width, target),
+        KernelSpec::AttentionFinish { rows, width, .. } => {
+            attention_finish_cycles(*rows, *width, target)
+        }
     }
 }
 
@@ -293,6 +301,30 @@ pub fn gelu_cycles(form: GeluForm, elements: u32, target: &Target) -> u64 {
 pub fn scale_cycles(precision: Precision, elements: u32, target: &Target) -> u64 {
     let rate = u128::from(vector_elements_per_cycle(precision, target));
     clamp(u128::from(div_ceil(u128::from(elements), rate)) + launch128(target))
+}
+
+/// One key block of online-softmax attention, per row: `keys` exps (`exp_cycles_per_element`,
+/// as in softmax) plus `keys * width` multiply-adds (p times v into the output accumulator) and
+/// `width` rescales of the output by the correction factor, both at the F32 vector rate (8/cycle
+/// on the C600: the state is f32 whatever the input precision):
+/// `rows * keys * exp + ceil(rows * (keys * width + width) / f32 rate) + launch`.
+/// The max, the row sum and the per-row correction exp are small next to these and not charged;
+/// causal masking skips work, but the offsets are run-time arguments, so the model charges the
+/// unmasked worst case.
+pub fn attention_block_cycles(rows: u32, keys: u32, width: u32, target: &Target) -> u64 {
+    let (rows, keys, width) = (u128::from(rows), u128::from(keys), u128::from(width));
+    let exps = rows * keys * u128::from(target.kernels.exp_cycles_per_element.value);
+    let rate = u128::from(vector_elements_per_cycle(Precision::F32, target));
+    let vector_ops = u128::from(div_ceil(rows * (keys * width + width), rate));
+    clamp(exps + vector_ops + launch128(target))
+}
+
+/// Final normalization of blocked attention: `width` f32 divisions per row at the F32 vector
+/// rate, `ceil(rows * width / f32 rate) + launch` (the output precision only changes the store).
+pub fn attention_finish_cycles(rows: u32, width: u32, target: &Target) -> u64 {
+    let elements = u128::from(rows) * u128::from(width);
+    let rate = u128::from(vector_elements_per_cycle(Precision::F32, target));
+    clamp(u128::from(div_ceil(elements, rate)) + launch128(target))
 }
 
 /// Transpose of a dense `rows x cols` block: `rows * cols * 4 + launch`. Every element goes to

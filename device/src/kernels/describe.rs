@@ -9,6 +9,10 @@ use crate::precision::Precision;
 /// elements (256 KiB), which must fit the stacks of the simulator's worker threads.
 pub const GEMM_MAX_WEIGHT_ELEMENTS: u32 = 65_536;
 
+/// Largest `keys` of an attention block: the kernel keeps the block's `p` values in an f32
+/// stack buffer of this many elements (256 KiB, like the GEMM's widened weights).
+pub const ATTENTION_MAX_KEYS: u32 = 65_536;
+
 /// Width of a column group in every AMP order (the AMP works on 16 columns at a time).
 pub const AMP_GROUP: u32 = 16;
 
@@ -148,6 +152,29 @@ impl KernelSpec {
             } => {
                 format!("scale_{}_n{elements}", precision.short_name())
             }
+            KernelSpec::AttentionBlock {
+                precision,
+                rows,
+                keys,
+                width,
+                causal,
+            } => {
+                let causal = if *causal { "_causal" } else { "" };
+                format!(
+                    "attention_block_{}_r{rows}_k{keys}_w{width}{causal}",
+                    precision.short_name()
+                )
+            }
+            KernelSpec::AttentionFinish {
+                precision,
+                rows,
+                width,
+            } => {
+                format!(
+                    "attention_finish_{}_r{rows}_w{width}",
+                    precision.short_name()
+                )
+            }
         }
     }
 
@@ -166,6 +193,8 @@ impl KernelSpec {
             KernelSpec::Fill { .. } => "fill.mlir",
             KernelSpec::Transpose { .. } => "transpose.mlir",
             KernelSpec::Scale { .. } => "scale.mlir",
+            KernelSpec::AttentionBlock { .. } => "attention_block.mlir",
+            KernelSpec::AttentionFinish { .. } => "attention_finish.mlir",
         }
     }
 
@@ -285,6 +314,28 @@ impl KernelSpec {
                 ("precision", p(*precision)),
                 ("rows", i64::from(*rows)),
                 ("cols", i64::from(*cols)),
+            ],
+            KernelSpec::AttentionBlock {
+                precision,
+                rows,
+                keys,
+                width,
+                causal,
+            } => vec![
+                ("precision", p(*precision)),
+                ("rows", i64::from(*rows)),
+                ("keys", i64::from(*keys)),
+                ("width", i64::from(*width)),
+                ("causal", i64::from(*causal)),
+            ],
+            KernelSpec::AttentionFinish {
+                precision,
+                rows,
+                width,
+            } => vec![
+                ("precision", p(*precision)),
+                ("rows", i64::from(*rows)),
+                ("width", i64::from(*width)),
             ],
         }
     }
@@ -461,6 +512,31 @@ impl KernelSpec {
             } => {
                 arithmetic("element", *precision)?;
                 positive("elements", *elements)?;
+            }
+            KernelSpec::AttentionBlock {
+                precision,
+                rows,
+                keys,
+                width,
+                ..
+            } => {
+                arithmetic("element", *precision)?;
+                positive("rows", *rows)?;
+                positive("keys", *keys)?;
+                positive("width", *width)?;
+                // The block's p values live in an f32 stack buffer of `keys` elements.
+                if *keys > ATTENTION_MAX_KEYS {
+                    return fail(format!("keys = {keys} exceeds {ATTENTION_MAX_KEYS}"));
+                }
+            }
+            KernelSpec::AttentionFinish {
+                precision,
+                rows,
+                width,
+            } => {
+                arithmetic("element", *precision)?;
+                positive("rows", *rows)?;
+                positive("width", *width)?;
             }
         }
         // Every operand must be addressable with u32 byte offsets.

@@ -53,6 +53,8 @@ impl KernelSpec {
             KernelSpec::Cast { .. } | KernelSpec::Softmax { .. } => 3,
             KernelSpec::Add { .. } | KernelSpec::Scale { .. } => 3,
             KernelSpec::LayerNorm { .. } => 4,
+            KernelSpec::AttentionBlock { .. } => 8,
+            KernelSpec::AttentionFinish { .. } => 3,
             KernelSpec::Rearrange { .. }
             | KernelSpec::Gelu { .. }
             | KernelSpec::ReduceAdd { .. }
@@ -222,6 +224,36 @@ impl KernelSpec {
             } => vec![
                 op(0, "src", Access::Read, *precision, n(elements)),
                 op(1, "dst", Access::Write, *precision, n(elements)),
+            ],
+            // Arguments 5..=7 (scale_bits, row_offset, key_offset) are not addresses. The
+            // running state m, l, o is f32 whatever the precision of s and v.
+            KernelSpec::AttentionBlock {
+                precision,
+                rows,
+                keys,
+                width,
+                ..
+            } => vec![
+                op(0, "s", Access::Read, *precision, n(rows) * n(keys)),
+                op(1, "v", Access::Read, *precision, n(keys) * n(width)),
+                op(2, "m", Access::ReadWrite, Precision::F32, n(rows)),
+                op(3, "l", Access::ReadWrite, Precision::F32, n(rows)),
+                op(
+                    4,
+                    "o",
+                    Access::ReadWrite,
+                    Precision::F32,
+                    n(rows) * n(width),
+                ),
+            ],
+            KernelSpec::AttentionFinish {
+                precision,
+                rows,
+                width,
+            } => vec![
+                op(0, "o", Access::Read, Precision::F32, n(rows) * n(width)),
+                op(1, "l", Access::Read, Precision::F32, n(rows)),
+                op(2, "dst", Access::Write, *precision, n(rows) * n(width)),
             ],
         }
     }

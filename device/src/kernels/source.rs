@@ -35,6 +35,14 @@ const SOURCES: &[(&str, &str)] = &[
         include_str!("../../kernels/transpose.mlir"),
     ),
     ("scale.mlir", include_str!("../../kernels/scale.mlir")),
+    (
+        "attention_block.mlir",
+        include_str!("../../kernels/attention_block.mlir"),
+    ),
+    (
+        "attention_finish.mlir",
+        include_str!("../../kernels/attention_finish.mlir"),
+    ),
 ];
 
 /// A line `// ipu.include "file.mlir"` splices that file's text in place (once per file).

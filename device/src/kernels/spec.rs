@@ -163,6 +163,34 @@ pub enum KernelSpec {
     /// stores). In place (src == dst) is allowed.
     /// Args: [src_offset, dst_offset, value_bits].
     Scale { precision: Precision, elements: u32 },
+    /// One key block of blocked (flash) attention for `rows` queries: the online-softmax
+    /// update of the running row maximum `m` and row sum `l` (both f32, `rows` each) and the
+    /// unnormalized output `o` (`rows x width`, f32, row-major) with this block's scores `s`
+    /// (`rows x keys`, `precision`, row-major, the unscaled q.k) and values `v`
+    /// (`keys x width`, `precision`, row-major). Each score is multiplied by the f32 whose bits
+    /// are `scale_bits`. With `causal`, key `key_offset + j` is hidden from query
+    /// `row_offset + r` when `key_offset + j > row_offset + r`. Per row r, over the visible
+    /// keys j in order: x_j = scale * s[r][j]; m' = max(m[r], max_j x_j); c = exp(m[r] - m');
+    /// p_j = exp(x_j - m'); l[r] = l[r] * c + sum_j p_j; o[r][e] = o[r][e] * c + sum_j p_j *
+    /// v[j][e]; m[r] = m'. All arithmetic in f32 (exp is libm expf, as in softmax.mlir); a row
+    /// with no visible key in this block is left unchanged (also when m[r] is -inf: c is then
+    /// taken as 0, never NaN). The caller initializes m = -inf, l = 0, o = 0.
+    /// Args: [s_offset, v_offset, m_offset, l_offset, o_offset, scale_bits, row_offset, key_offset].
+    AttentionBlock {
+        precision: Precision,
+        rows: u32,
+        keys: u32,
+        width: u32,
+        causal: bool,
+    },
+    /// out[r][e] = o[r][e] / l[r] (o f32 `rows x width`, l f32 `rows`), rounded once to
+    /// `precision` (nearest even, saturating like the other kernels' stores); 0 where l[r] is 0.
+    /// Args: [o_offset, l_offset, dst_offset].
+    AttentionFinish {
+        precision: Precision,
+        rows: u32,
+        width: u32,
+    },
 }
 
 /// Errors from running a compiled kernel.

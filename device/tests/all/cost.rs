@@ -306,6 +306,70 @@ fn transpose_is_a_per_element_shuffle_and_scale_a_vector_multiply() {
     );
 }
 
+#[test]
+fn attention_block_and_finish_cycle_models() {
+    let c600 = Target::c600();
+    let block = |precision, rows, keys, width, causal| KernelSpec::AttentionBlock {
+        precision,
+        rows,
+        keys,
+        width,
+        causal,
+    };
+    // Per row: keys exps at 5 cycles (softmax's exp), then keys * width multiply-adds and width
+    // rescales at the F32 vector rate (8/cycle), rounded up once; + the 11-cycle launch.
+    // 4 rows, 32 keys, 64 wide: 4 * 32 * 5 = 640 exps, 4 * (32 * 64 + 64) / 8 = 1056.
+    assert_eq!(
+        kernel_cycles(&block(Precision::F16, 4, 32, 64, false), &c600),
+        640 + 1056 + 11
+    );
+    // 3 rows, 5 keys, 7 wide: 75 + ceil(3 * (35 + 7) / 8) = 75 + 16.
+    assert_eq!(
+        kernel_cycles(&block(Precision::F32, 3, 5, 7, true), &c600),
+        75 + 16 + 11
+    );
+    // The state is f32 whatever the input, and causal masking (run-time offsets) is not
+    // discounted.
+    for (rows, keys, width) in [(1, 1, 1), (5, 40, 33), (16, 128, 64)] {
+        let f16 = kernel_cycles(&block(Precision::F16, rows, keys, width, false), &c600);
+        assert_eq!(
+            f16,
+            kernel_cycles(&block(Precision::F32, rows, keys, width, false), &c600)
+        );
+        assert_eq!(
+            f16,
+            kernel_cycles(&block(Precision::F16, rows, keys, width, true), &c600)
+        );
+        let expected = u64::from(rows) * u64::from(keys) * 5
+            + (u64::from(rows) * (u64::from(keys) * u64::from(width) + u64::from(width)))
+                .div_ceil(8)
+            + 11;
+        assert_eq!(f16, expected, "{rows} x {keys} x {width}");
+    }
+    // The arguments (scale, offsets) do not change the cost.
+    let spec = block(Precision::F16, 4, 32, 64, true);
+    assert_eq!(
+        kernel_call_cycles(&spec, &[0, 0, 0, 0, 0, 0, 0, 0], &c600),
+        kernel_call_cycles(&spec, &[0, 0, 0, 0, 0, f32::MAX.to_bits(), 7, 100], &c600)
+    );
+    // Finish: one f32 division per element at 8/cycle, rounded up, + launch; the output
+    // precision only changes the store.
+    let finish = |precision, rows, width| KernelSpec::AttentionFinish {
+        precision,
+        rows,
+        width,
+    };
+    assert_eq!(
+        kernel_cycles(&finish(Precision::F16, 4, 64), &c600),
+        32 + 11
+    );
+    assert_eq!(kernel_cycles(&finish(Precision::F32, 3, 7), &c600), 3 + 11);
+    assert_eq!(
+        kernel_cycles(&finish(Precision::F16, 5, 33), &c600),
+        kernel_cycles(&finish(Precision::F32, 5, 33), &c600)
+    );
+}
+
 /// One representative spec per variant, built from a size vector so each size can be grown.
 fn specs(precision: Precision, s: [u32; 4]) -> Vec<(&'static str, KernelSpec)> {
     let [a, b, c, d] = s;
@@ -433,6 +497,24 @@ fn specs(precision: Precision, s: [u32; 4]) -> Vec<(&'static str, KernelSpec)> {
             KernelSpec::Scale {
                 precision,
                 elements: a,
+            },
+        ),
+        (
+            "attention_block",
+            KernelSpec::AttentionBlock {
+                precision,
+                rows: a,
+                keys: b,
+                width: c,
+                causal: d % 2 == 0,
+            },
+        ),
+        (
+            "attention_finish",
+            KernelSpec::AttentionFinish {
+                precision,
+                rows: a,
+                width: b,
             },
         ),
     ]

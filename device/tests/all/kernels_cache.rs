@@ -181,8 +181,31 @@ fn key_changes_with_every_parameter_and_is_stable() {
         precision,
         elements: 512,
     });
+    let block = |precision, keys, causal| KernelSpec::AttentionBlock {
+        precision,
+        rows: 4,
+        keys,
+        width: 32,
+        causal,
+    };
+    let attention = [
+        block(Precision::F16, 32, false),
+        block(Precision::F16, 32, true),
+        block(Precision::F32, 32, false),
+        block(Precision::F16, 33, false),
+        KernelSpec::AttentionFinish {
+            precision: Precision::F16,
+            rows: 4,
+            width: 32,
+        },
+        KernelSpec::AttentionFinish {
+            precision: Precision::F32,
+            rows: 4,
+            width: 32,
+        },
+    ];
     let mut keys = Vec::new();
-    for spec in transposes.iter().chain(&scales) {
+    for spec in transposes.iter().chain(&scales).chain(&attention) {
         let key = cache.key(spec).expect("key");
         assert!(!keys.contains(&key), "{} shares a key", spec.name());
         keys.push(key);
@@ -468,6 +491,18 @@ fn cache_timings_cold_compile_and_warm_hit() {
         KernelSpec::Scale {
             precision: Precision::F16,
             elements: 2048,
+        },
+        KernelSpec::AttentionBlock {
+            precision: Precision::F16,
+            rows: 16,
+            keys: 64,
+            width: 64,
+            causal: true,
+        },
+        KernelSpec::AttentionFinish {
+            precision: Precision::F16,
+            rows: 16,
+            width: 64,
         },
     ];
     let cache = KernelCache::new(&root);
