@@ -106,7 +106,8 @@ fn conflicting_receives(
 }
 
 /// The lowest aligned address for `buffer` in its class's ranges that overlaps no buffer live
-/// at the same time on a shared tile and none of the `avoid` elements.
+/// at the same time on a shared tile and none of the `avoid` elements, and (for a buffer of at
+/// most one memory element) does not straddle two elements, as storage placement requires.
 fn relocation(
     design: &TileDesign,
     buffer: BufferId,
@@ -150,6 +151,11 @@ fn relocation(
                     .next()
                     .flatten()
             }))
+            // Element starts: where a buffer of at most one element fits without straddling.
+            .chain({
+                let element = target.memory.element_bytes.value;
+                (start.div_ceil(element)..end.div_ceil(element)).map(move |i| i * element)
+            })
             .filter(|&c| c >= start)
             .map(|c| c.div_ceil(ALIGNMENT) * ALIGNMENT)
             .collect();
@@ -162,10 +168,12 @@ fn relocation(
             if taken.iter().any(|&(s, e)| at < e && s < at + b.bytes) {
                 continue;
             }
-            if elements(target, at, b.bytes)
-                .iter()
-                .any(|e| avoid.contains(e))
-            {
+            let spanned = elements(target, at, b.bytes);
+            if spanned.iter().any(|e| avoid.contains(e)) {
+                continue;
+            }
+            // The placement rule: a buffer of at most one element lies inside one element.
+            if b.bytes <= target.memory.element_bytes.value && spanned.len() > 1 {
                 continue;
             }
             return Some(at);

@@ -576,8 +576,8 @@ fn rearrange_candidates(
 /// owns a block of query rows and streams every key and value through its own score block,
 /// so the S x T matrix never exists as a whole); `attention_materialized` (scores computed on
 /// a (query, key) tile grid, exchanged to whole rows for the softmax, then multiplied by v).
-/// Online-softmax rescaling across key blocks has no kernel yet, so the blocked plan keeps a
-/// tile's score rows whole.
+/// The planner prices the blocked plan with a tile's score rows whole; the lowering streams
+/// the keys in blocks through the online-softmax kernels when those rows do not fit a tile.
 fn attention_candidates(
     graph: &Graph,
     op: &Op,

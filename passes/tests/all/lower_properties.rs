@@ -636,8 +636,18 @@ fn general_cases(seed: u64, count: usize) -> Vec<(String, u32)> {
             let source = match i % 5 {
                 0 => {
                     let b = rng.random_range(1..=tiles.min(4));
-                    let (s, tk) = (rng.random_range(1..=40u32), rng.random_range(1..=40u32));
-                    let (d, e) = (rng.random_range(1..=48u32), rng.random_range(1..=48u32));
+                    // A third of them with long keys, which stream through in blocks.
+                    let long = rng.random_bool(0.35);
+                    let (s, tk) = if long {
+                        (rng.random_range(64..=128u32), rng.random_range(150..=300u32))
+                    } else {
+                        (rng.random_range(1..=40u32), rng.random_range(1..=40u32))
+                    };
+                    let (d, e) = if long {
+                        (64, rng.random_range(33..=64u32))
+                    } else {
+                        (rng.random_range(1..=48u32), rng.random_range(1..=48u32))
+                    };
                     let causal = rng.random_bool(0.5);
                     let (q, k, v, o) = (t(&[b, s, d]), t(&[b, tk, d]), t(&[b, tk, e]), t(&[b, s, e]));
                     format!(
@@ -723,6 +733,24 @@ fn general_lowering_exchanges_and_placements_hold_their_rules() {
         .iter()
         .any(|(s, _)| s.contains("transpose_lhs = true")));
     assert!(cases.iter().any(|(s, _)| s.contains("ipu.repeat")));
+    let streamed = cases
+        .iter()
+        .filter(|(source, tiles)| {
+            lowered_source(
+                &context,
+                source,
+                *tiles,
+                PrecisionPolicy::Native,
+                &target,
+                source,
+            )
+            .program
+            .kernels
+            .iter()
+            .any(|k| matches!(k, ipu_device::KernelSpec::AttentionBlock { .. }))
+        })
+        .count();
+    assert!(streamed > 0, "a case streams its keys in blocks");
     let mut phases = 0;
     for (source, tiles) in &cases {
         let label = format!("{tiles} tiles: {source}");

@@ -17,9 +17,11 @@
 //!   result; the tile fetches its A rows and B columns and runs a tile-local GEMM
 //!   ([`local_gemm`]: rearrange into AMP orders with zero padding, K blocks of at most the
 //!   kernel's weight buffer, rearrange the output back).
-//! * `ipu.attention` (materialized): one tile per (batch-head, query block); it fetches its
-//!   queries and the head's keys and values, transposes the keys, and runs
+//! * `ipu.attention`: one tile per (batch-head, query block). With whole score rows, it
+//!   fetches its queries and the head's keys and values, transposes the keys, and runs
 //!   `S = Q K^T` (tile-local GEMM), `S *= scale`, the (causal) row softmax and `O = P V`.
+//!   When those do not fit a tile's budget, the keys stream through in blocks with the
+//!   online softmax ([`Lowering::attention_streamed`]).
 //! * `ipu.rearrange` whose permutation keeps the last axis: a row gather; one that swaps the
 //!   last two axes: one tile per matrix transposes it; without a permutation (a layout-only
 //!   rearrange) the value is unchanged.
@@ -1171,6 +1173,27 @@ impl Lowering<'_> {
         let grid = row_grid(batches * s, ev, qr);
         let op_tiles = grid.tiles();
         let e = precision.bytes();
+        let scale = scale.unwrap_or(1.0 / f64::from(d).sqrt()) as f32;
+        // A tile's whole score rows, keys and values when they fit the budget; else the keys
+        // stream through in blocks with the online softmax.
+        let whole = u64::from(qr * d + 2 * t * d + t * ev + 2 * qr * t) * u64::from(e);
+        if whole > ATTENTION_TILE_BYTES {
+            let per_key = u64::from((2 * d + ev + qr) * e + qr * e);
+            let fixed = u64::from(qr * d * e + qr * ev * 4 + 8 * qr);
+            let fits = ATTENTION_TILE_BYTES.saturating_sub(fixed) / per_key.max(1);
+            let key_block = ((fits / 16 * 16) as u32).clamp(16, t.div_ceil(16) * 16);
+            let shape = StreamedAttention {
+                index,
+                out,
+                sizes: (s, d, t, ev),
+                qr,
+                key_block,
+                precision,
+                causal,
+                scale,
+            };
+            return self.attention_streamed(&shape, &grid, (&qb, &kb, &vb));
+        }
         let q_rm = self.op_buffer(index, "q", &op_tiles, qr * d * e);
         let k_rm = self.op_buffer(index, "k", &op_tiles, t * d * e);
         let k_t = self.op_buffer(index, "k_t", &op_tiles, d * t * e);
@@ -1227,7 +1250,6 @@ impl Lowering<'_> {
             );
         }
         let mut runs = self.flush(transfers);
-        let scale = scale.unwrap_or(1.0 / f64::from(d).sqrt()) as f32;
         for i in 0..grid.mb {
             let tile = grid.tile(i, 0);
             runs.push(Run {
@@ -1290,7 +1312,7 @@ impl Lowering<'_> {
             op = index,
             tiles = grid.mb,
             query_rows = qr,
-            "attention lowered materialized, one tile per batch-head query block"
+            "attention lowered with whole score rows, one tile per batch-head query block"
         );
         let blocks = Blocks {
             grid,
@@ -1298,6 +1320,202 @@ impl Lowering<'_> {
             precision,
         };
         self.finish(index, "ipu.attention", runs, out, blocks);
+        Ok(())
+    }
+}
+
+/// A tile's working-set budget for attention: above it, keys stream through in blocks.
+const ATTENTION_TILE_BYTES: u64 = 96 * 1024;
+
+/// What [`Lowering::attention_streamed`] needs of one attention op.
+struct StreamedAttention {
+    index: usize,
+    out: ValueId,
+    /// (queries S, head size D, keys T, value width E).
+    sizes: (u32, u32, u32, u32),
+    /// Query rows per tile.
+    qr: u32,
+    key_block: u32,
+    precision: Precision,
+    causal: bool,
+    scale: f32,
+}
+
+impl Lowering<'_> {
+    /// Attention with the keys streamed through in blocks (flash-style): per tile (batch-head,
+    /// query block) the running row maximum, row sum and unnormalized output start empty;
+    /// each key block is one exchange phase bringing that block's keys and values to every
+    /// tile of the head, then `S = Q K_blk^T` (transpose, tile-local GEMM) and the
+    /// online-softmax update (`AttentionBlock`); `AttentionFinish` divides by the row sums.
+    /// A tile holds its queries, one key block and its output: the S x T scores never exist.
+    fn attention_streamed(
+        &mut self,
+        a: &StreamedAttention,
+        grid: &GemmGrid,
+        (qb, kb, vb): (&Blocks, &Blocks, &Blocks),
+    ) -> Result<(), LowerError> {
+        let index = a.index;
+        let (s, d, t, ev) = a.sizes;
+        let (qr, tb, precision) = (a.qr, a.key_block.min(t), a.precision);
+        let per_head = s / qr;
+        let op_tiles = grid.tiles();
+        let e = precision.bytes();
+        let q_rm = self.op_buffer(index, "q", &op_tiles, qr * d * e);
+        let k_blk = self.op_buffer(index, "k_block", &op_tiles, tb * d * e);
+        let k_t = self.op_buffer(index, "k_block_t", &op_tiles, d * tb * e);
+        let v_blk = self.op_buffer(index, "v_block", &op_tiles, tb * ev * e);
+        let scores = self.op_buffer(index, "scores", &op_tiles, qr * tb * e);
+        let row_max = self.op_buffer(index, "row_max", &op_tiles, qr * 4);
+        let row_sum = self.op_buffer(index, "row_sum", &op_tiles, qr * 4);
+        let acc = self.op_buffer(index, "acc", &op_tiles, qr * ev * 4);
+        let result = self.result_buffer(index, grid, precision);
+        let name = self.provenance(index);
+        // One GEMM scratch per distinct key-block width (the last block may be narrower).
+        let mut scratches: BTreeMap<u32, GemmScratch> = BTreeMap::new();
+        let blocks: Vec<(u32, u32)> = (0..t.div_ceil(tb))
+            .map(|b| (b * tb, tb.min(t - b * tb)))
+            .collect();
+        for &(_, width) in &blocks {
+            if let std::collections::btree_map::Entry::Vacant(slot) = scratches.entry(width) {
+                slot.insert(self.gemm_scratch(
+                    &format!("{name}.qk{width}"),
+                    (qr, d, width),
+                    precision,
+                    precision,
+                    &op_tiles,
+                ));
+            }
+        }
+        // The state starts empty: m = -inf, l = 0, o = 0.
+        let fill =
+            |lowering: &mut Self, tile: u32, buffer: BufferId, elements: u32, bits: u32| Run {
+                tile,
+                kernel: lowering.program.kernel(KernelSpec::Fill {
+                    precision: Precision::F32,
+                    elements,
+                }),
+                args: vec![address(buffer, 0), Arg::Value(bits)],
+            };
+        let mut init = Vec::new();
+        for i in 0..grid.mb {
+            let tile = grid.tile(i, 0);
+            init.push(fill(self, tile, row_max, qr, f32::NEG_INFINITY.to_bits()));
+            init.push(fill(self, tile, row_sum, qr, 0));
+            init.push(fill(self, tile, acc, qr * ev, 0));
+        }
+        for (step, &(k0, width)) in blocks.iter().enumerate() {
+            let mut transfers = Transfers::default();
+            for i in 0..grid.mb {
+                let tile = grid.tile(i, 0);
+                let head = i / per_head;
+                if step == 0 {
+                    let r0 = head * s + (i % per_head) * qr;
+                    transfers.gather(
+                        qb,
+                        Fetch {
+                            tile,
+                            rows: (r0, r0 + qr),
+                            cols: (0, d),
+                            place: Place::at(q_rm, 0),
+                        },
+                    );
+                }
+                let rows = (head * t + k0, head * t + k0 + width);
+                transfers.gather(
+                    kb,
+                    Fetch {
+                        tile,
+                        rows,
+                        cols: (0, d),
+                        place: Place::at(k_blk, 0),
+                    },
+                );
+                transfers.gather(
+                    vb,
+                    Fetch {
+                        tile,
+                        rows,
+                        cols: (0, ev),
+                        place: Place::at(v_blk, 0),
+                    },
+                );
+            }
+            let mut runs = self.flush(transfers);
+            if step == 0 {
+                runs.append(&mut init);
+            }
+            let scratch = &scratches[&width];
+            for i in 0..grid.mb {
+                let tile = grid.tile(i, 0);
+                runs.push(Run {
+                    tile,
+                    kernel: self.program.kernel(KernelSpec::Transpose {
+                        precision,
+                        rows: width,
+                        cols: d,
+                    }),
+                    args: vec![address(k_blk, 0), address(k_t, 0)],
+                });
+                local_gemm(
+                    self,
+                    &mut runs,
+                    tile,
+                    precision,
+                    (Place::at(q_rm, 0), Place::at(k_t, 0), Place::at(scores, 0)),
+                    scratch,
+                );
+                runs.push(Run {
+                    tile,
+                    kernel: self.program.kernel(KernelSpec::AttentionBlock {
+                        precision,
+                        rows: qr,
+                        keys: width,
+                        width: ev,
+                        causal: a.causal,
+                    }),
+                    args: vec![
+                        address(scores, 0),
+                        address(v_blk, 0),
+                        address(row_max, 0),
+                        address(row_sum, 0),
+                        address(acc, 0),
+                        Arg::Value(a.scale.to_bits()),
+                        Arg::Value((i % per_head) * qr),
+                        Arg::Value(k0),
+                    ],
+                });
+            }
+            runs.sort_by_key(|r| r.tile);
+            self.program.run.push(TileStep::Compute {
+                provenance: format!("{name}.key_block{step}"),
+                runs,
+            });
+        }
+        let runs = (0..grid.mb)
+            .map(|i| Run {
+                tile: grid.tile(i, 0),
+                kernel: self.program.kernel(KernelSpec::AttentionFinish {
+                    precision,
+                    rows: qr,
+                    width: ev,
+                }),
+                args: vec![address(acc, 0), address(row_sum, 0), address(result, 0)],
+            })
+            .collect();
+        info!(
+            op = index,
+            tiles = grid.mb,
+            query_rows = qr,
+            key_block = tb,
+            key_blocks = blocks.len(),
+            "attention lowered with keys streamed in blocks (online softmax), one tile per batch-head query block"
+        );
+        let blocks = Blocks {
+            grid: grid.clone(),
+            buffer: result,
+            precision,
+        };
+        self.finish(index, "ipu.attention", runs, a.out, blocks);
         Ok(())
     }
 }
