@@ -1252,21 +1252,11 @@ impl Lowering<'_> {
         let mut runs = self.flush(transfers);
         for i in 0..grid.mb {
             let tile = grid.tile(i, 0);
-            runs.push(Run {
-                tile,
-                kernel: self.program.kernel(KernelSpec::Transpose {
-                    precision,
-                    rows: t,
-                    cols: d,
-                }),
-                args: vec![address(k_rm, 0), address(k_t, 0)],
-            });
-            local_gemm(
-                self,
+            self.push_scores(
                 &mut runs,
                 tile,
-                precision,
-                (Place::at(q_rm, 0), Place::at(k_t, 0), Place::at(scores, 0)),
+                (t, d, precision),
+                (q_rm, k_rm, k_t, scores),
                 &qk,
             );
             runs.push(Run {
@@ -1342,6 +1332,35 @@ struct StreamedAttention {
 }
 
 impl Lowering<'_> {
+    /// Appends to `runs` the scores of one tile: the `keys x d` key rows at `k` transposed
+    /// into `k_t`, then `scores = q k_t` (tile-local GEMM).
+    fn push_scores(
+        &mut self,
+        runs: &mut Vec<Run>,
+        tile: u32,
+        (keys, d, precision): (u32, u32, Precision),
+        (q, k, k_t, scores): (BufferId, BufferId, BufferId, BufferId),
+        scratch: &GemmScratch,
+    ) {
+        runs.push(Run {
+            tile,
+            kernel: self.program.kernel(KernelSpec::Transpose {
+                precision,
+                rows: keys,
+                cols: d,
+            }),
+            args: vec![address(k, 0), address(k_t, 0)],
+        });
+        local_gemm(
+            self,
+            runs,
+            tile,
+            precision,
+            (Place::at(q, 0), Place::at(k_t, 0), Place::at(scores, 0)),
+            scratch,
+        );
+    }
+
     /// Attention with the keys streamed through in blocks (flash-style): per tile (batch-head,
     /// query block) the running row maximum, row sum and unnormalized output start empty;
     /// each key block is one exchange phase bringing that block's keys and values to every
@@ -1447,21 +1466,11 @@ impl Lowering<'_> {
             let scratch = &scratches[&width];
             for i in 0..grid.mb {
                 let tile = grid.tile(i, 0);
-                runs.push(Run {
-                    tile,
-                    kernel: self.program.kernel(KernelSpec::Transpose {
-                        precision,
-                        rows: width,
-                        cols: d,
-                    }),
-                    args: vec![address(k_blk, 0), address(k_t, 0)],
-                });
-                local_gemm(
-                    self,
+                self.push_scores(
                     &mut runs,
                     tile,
-                    precision,
-                    (Place::at(q_rm, 0), Place::at(k_t, 0), Place::at(scores, 0)),
+                    (width, d, precision),
+                    (q_rm, k_blk, k_t, scores),
                     scratch,
                 );
                 runs.push(Run {
