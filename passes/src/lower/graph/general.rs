@@ -740,15 +740,9 @@ impl Lowering<'_> {
         }
         let mut runs = self.flush(transfers);
         for b in 0..batches {
-            runs.push(Run {
-                tile: grid.tile(b, 0),
-                kernel: self.program.kernel(KernelSpec::Transpose {
-                    precision,
-                    rows,
-                    cols,
-                }),
-                args: vec![address(matrix, 0), address(result, 0)],
-            });
+            let run =
+                self.transpose_run(grid.tile(b, 0), precision, (rows, cols), (matrix, result));
+            runs.push(run);
         }
         let blocks = Blocks {
             grid,
@@ -819,7 +813,7 @@ impl Lowering<'_> {
         }
         let a = self.on_device(first)?;
         let b = self.on_device(second)?;
-        let (m, n) = (a.grid.m, a.grid.n);
+        let n = a.grid.n;
         let vector = !full(second);
         if (vector && (b.grid.m != 1 || b.grid.n != n)) || a.precision != b.precision {
             return Err(unsupported(
@@ -862,7 +856,6 @@ impl Lowering<'_> {
             }
             buffer
         };
-        debug_assert_eq!(m, grid.m);
         let mut runs = self.flush(transfers);
         for (i, j) in grid.grid() {
             let rows = grid.rows(i);
@@ -1068,26 +1061,10 @@ impl Lowering<'_> {
         for (i, j) in grid.grid() {
             let tile = grid.tile(i, j);
             if let Some(t) = a_t {
-                runs.push(Run {
-                    tile,
-                    kernel: self.program.kernel(KernelSpec::Transpose {
-                        precision: host,
-                        rows: k,
-                        cols: rp,
-                    }),
-                    args: vec![address(t, 0), address(a_rm, 0)],
-                });
+                runs.push(self.transpose_run(tile, host, (k, rp), (t, a_rm)));
             }
             if let Some(t) = b_t {
-                runs.push(Run {
-                    tile,
-                    kernel: self.program.kernel(KernelSpec::Transpose {
-                        precision: host,
-                        rows: cb,
-                        cols: k,
-                    }),
-                    args: vec![address(t, 0), address(b_rm, 0)],
-                });
+                runs.push(self.transpose_run(tile, host, (cb, k), (t, b_rm)));
             }
             local_gemm(
                 self,
@@ -1332,6 +1309,26 @@ struct StreamedAttention {
 }
 
 impl Lowering<'_> {
+    /// The run on `tile` that writes the transpose of the `rows x cols` block at `from`
+    /// (row-major) to `to`.
+    fn transpose_run(
+        &mut self,
+        tile: u32,
+        precision: Precision,
+        (rows, cols): (u32, u32),
+        (from, to): (BufferId, BufferId),
+    ) -> Run {
+        Run {
+            tile,
+            kernel: self.program.kernel(KernelSpec::Transpose {
+                precision,
+                rows,
+                cols,
+            }),
+            args: vec![address(from, 0), address(to, 0)],
+        }
+    }
+
     /// Appends to `runs` the scores of one tile: the `keys x d` key rows at `k` transposed
     /// into `k_t`, then `scores = q k_t` (tile-local GEMM).
     fn push_scores(
@@ -1342,15 +1339,8 @@ impl Lowering<'_> {
         (q, k, k_t, scores): (BufferId, BufferId, BufferId, BufferId),
         scratch: &GemmScratch,
     ) {
-        runs.push(Run {
-            tile,
-            kernel: self.program.kernel(KernelSpec::Transpose {
-                precision,
-                rows: keys,
-                cols: d,
-            }),
-            args: vec![address(k, 0), address(k_t, 0)],
-        });
+        let transpose = self.transpose_run(tile, precision, (keys, d), (k, k_t));
+        runs.push(transpose);
         local_gemm(
             self,
             runs,
