@@ -95,6 +95,13 @@ impl KernelSpec {
             elements,
         };
         let n = |x: &u32| u64::from(*x);
+        // `src` read and `dst` written, `elements` of one precision each.
+        let unary = |precision: Precision, elements: u64| {
+            vec![
+                op(0, "src", Access::Read, precision, elements),
+                op(1, "dst", Access::Write, precision, elements),
+            ]
+        };
         match self {
             KernelSpec::Gemm {
                 input,
@@ -150,19 +157,13 @@ impl KernelSpec {
                 precision,
                 elements,
                 ..
-            } => vec![
-                op(0, "src", Access::Read, *precision, n(elements)),
-                op(1, "dst", Access::Write, *precision, n(elements)),
-            ],
+            } => unary(*precision, n(elements)),
             KernelSpec::Softmax {
                 precision,
                 rows,
                 cols,
                 ..
-            } => vec![
-                op(0, "src", Access::Read, *precision, n(rows) * n(cols)),
-                op(1, "dst", Access::Write, *precision, n(rows) * n(cols)),
-            ],
+            } => unary(*precision, n(rows) * n(cols)),
             KernelSpec::LayerNorm {
                 precision,
                 rows,
@@ -213,18 +214,12 @@ impl KernelSpec {
                 precision,
                 rows,
                 cols,
-            } => vec![
-                op(0, "src", Access::Read, *precision, n(rows) * n(cols)),
-                op(1, "dst", Access::Write, *precision, n(rows) * n(cols)),
-            ],
+            } => unary(*precision, n(rows) * n(cols)),
             // Argument 2 (value_bits) is an f32 bit pattern, not an address.
             KernelSpec::Scale {
                 precision,
                 elements,
-            } => vec![
-                op(0, "src", Access::Read, *precision, n(elements)),
-                op(1, "dst", Access::Write, *precision, n(elements)),
-            ],
+            } => unary(*precision, n(elements)),
             // Arguments 5..=7 (scale_bits, row_offset, key_offset) are not addresses. The
             // running state m, l, o is f32 whatever the precision of s and v.
             KernelSpec::AttentionBlock {
