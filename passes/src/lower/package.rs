@@ -91,28 +91,33 @@ fn steps(
     Ok(out)
 }
 
-/// The ideal cycles of the op with `provenance`: the kernel model's cycles of all its compute
-/// steps (the op's own and its `provenance.*` conversion and output steps), summed over every
-/// kernel run and spread perfectly over all the target's tiles.
-fn ideal_cycles(program: &TileProgram, provenance: &str, target: &Target) -> u64 {
-    let prefix = format!("{provenance}.");
+/// The kernel model's cycles of the `run` program's compute steps, summed over every kernel
+/// run (times the repeats around the step), by step provenance.
+fn step_kernel_cycles<'p>(program: &'p TileProgram, target: &Target) -> BTreeMap<&'p str, u64> {
     let times = TileProgram::multiplicities(&program.run);
-    let total: u64 = program
-        .run
+    let mut out: BTreeMap<&str, u64> = BTreeMap::new();
+    for (step, times) in program.run.iter().zip(times) {
+        if let TileStep::Compute { provenance, runs } = step {
+            let cycles: u64 = runs
+                .iter()
+                .filter_map(|run| program.kernels.get(run.kernel as usize))
+                .map(|spec| ipu_device::cost::kernel_cycles(spec, target))
+                .sum();
+            *out.entry(provenance.as_str()).or_default() += cycles * times;
+        }
+    }
+    out
+}
+
+/// The ideal cycles of the op with `provenance`: the kernel model's cycles of all its compute
+/// steps (the op's own and its `provenance.*` conversion, output and repeat-body steps, from
+/// [`step_kernel_cycles`]), spread perfectly over all the target's tiles.
+fn ideal_cycles(steps: &BTreeMap<&str, u64>, provenance: &str, target: &Target) -> u64 {
+    let prefix = format!("{provenance}.");
+    let total: u64 = steps
         .iter()
-        .zip(times)
-        .filter_map(|(step, times)| match step {
-            TileStep::Compute {
-                provenance: p,
-                runs,
-            } if p == provenance || p.starts_with(&prefix) => Some(
-                runs.iter()
-                    .filter_map(|run| program.kernels.get(run.kernel as usize))
-                    .map(|spec| ipu_device::cost::kernel_cycles(spec, target) * times)
-                    .sum::<u64>(),
-            ),
-            _ => None,
-        })
+        .filter(|(p, _)| **p == provenance || p.starts_with(&prefix))
+        .map(|(_, cycles)| cycles)
         .sum();
     total.div_ceil(u64::from(target.geometry.tiles.value.max(1)))
 }
@@ -200,6 +205,7 @@ pub fn build_package(
     let mut package = Package::new(program.name.clone(), image);
     package.bindings = bindings;
     package.calls = calls;
+    let step_cycles = step_kernel_cycles(program, target);
     package.profile_plan = ProfilePlan {
         programs: vec!["run".into()],
         ops: program
@@ -208,7 +214,7 @@ pub fn build_package(
             .map(|(provenance, op, estimated)| PlannedOp {
                 provenance: provenance.clone(),
                 op: op.clone(),
-                ideal_cycles: ideal_cycles(program, provenance, target),
+                ideal_cycles: ideal_cycles(&step_cycles, provenance, target),
                 estimated_cycles: *estimated,
             })
             .collect(),
