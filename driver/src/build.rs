@@ -122,21 +122,19 @@ fn has_upstream_ops(module: melior::ir::OperationRef) -> bool {
     walk(module)
 }
 
-/// The module text the package's host reference evaluates: `source` itself, or for a model in
-/// upstream dialects its import into `ipu` ops (the reference reads only `ipu` graph ops).
-pub fn reference_source(source: &str, file: &str) -> anyhow::Result<String> {
-    let context = ipu_dialects::context::create_context(false)?;
-    let upstream = Module::parse(&context, source)
-        .is_some_and(|module| has_upstream_ops(module.as_operation()));
-    if upstream {
-        crate::crosscheck::import(source, file).map_err(|e| anyhow!(e))
-    } else {
-        Ok(source.to_string())
-    }
-}
-
 /// Builds the package of the model `source` (read from `file`, for messages).
 pub fn build_package(source: &str, file: &str, options: &BuildOptions) -> anyhow::Result<Package> {
+    build_package_with_source(source, file, options).map(|(package, _)| package)
+}
+
+/// [`build_package`], also returning the module text the package's host reference evaluates:
+/// `source` itself, or for a model in upstream dialects its import into `ipu` ops (the
+/// reference reads only `ipu` graph ops), taken before `ipu-compile` runs.
+pub fn build_package_with_source(
+    source: &str,
+    file: &str,
+    options: &BuildOptions,
+) -> anyhow::Result<(Package, String)> {
     if !matches!(options.precision.as_str(), "native" | "f16" | "f32" | "fp8") {
         bail!(
             "precision '{}': expected native, f16, f32 or fp8",
@@ -161,31 +159,34 @@ pub fn build_package(source: &str, file: &str, options: &BuildOptions) -> anyhow
     if !module.as_operation().verify() {
         bail!("{file}: the module does not verify (see the diagnostics above)");
     }
+    let mut reference = source.to_string();
     if ir::tile_modules(module.as_operation()).is_empty() {
-        let mut text = pipeline_text(options, native_precision(source), &target);
+        let run = |module: &mut Module, text: &str| -> anyhow::Result<()> {
+            let pipeline = parse_pipeline(text).map_err(|e| anyhow!("{text}: {e}"))?;
+            let registry = Registry::with_builtin();
+            let built = build_pass_manager(
+                &context,
+                &registry,
+                &pipeline,
+                "builtin.module",
+                &PrintAround::default(),
+                false,
+            )
+            .map_err(|e| anyhow!("{text}: {e}"))?;
+            built
+                .manager
+                .run(module)
+                .map_err(|_| anyhow!("{file}: {text} failed (see the diagnostics above)"))
+        };
         if has_upstream_ops(module.as_operation()) {
             // A TOSA or linalg model is imported into ipu ops first (crate::crosscheck).
-            text = text.replacen(
-                "builtin.module(",
-                &format!("builtin.module({UPSTREAM_IMPORT}, "),
-                1,
-            );
+            run(&mut module, &crate::crosscheck::import_pipeline())?;
+            reference = module.as_operation().to_string();
         }
-        let pipeline = parse_pipeline(&text).map_err(|e| anyhow!("{text}: {e}"))?;
-        let registry = Registry::with_builtin();
-        let built = build_pass_manager(
-            &context,
-            &registry,
-            &pipeline,
-            "builtin.module",
-            &PrintAround::default(),
-            false,
-        )
-        .map_err(|e| anyhow!("{text}: {e}"))?;
-        built
-            .manager
-            .run(&mut module)
-            .map_err(|_| anyhow!("{file}: {text} failed (see the diagnostics above)"))?;
+        run(
+            &mut module,
+            &pipeline_text(options, native_precision(source), &target),
+        )?;
     }
     let cache = if options.embed_kernels {
         Some(KernelCache::from_env().context("opening the kernel cache")?)
@@ -194,5 +195,5 @@ pub fn build_package(source: &str, file: &str, options: &BuildOptions) -> anyhow
     };
     let package = package_from_module(module.as_operation(), &target, cache.as_ref())
         .with_context(|| format!("{file}: building the package"))?;
-    Ok(package)
+    Ok((package, reference))
 }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context as _};
 use clap::Parser;
-use ipu_driver::build::{build_package, BuildOptions};
+use ipu_driver::build::{build_package_with_source, BuildOptions};
 use ipu_runtime::package::{PackageSource, SourcePrecision};
 
 #[derive(Debug, Parser)]
@@ -60,7 +60,7 @@ fn main() -> anyhow::Result<()> {
         function: args.function.clone(),
         embed_kernels: !args.no_embed_kernels,
     };
-    let mut package = build_package(&source, &args.input, &options)?;
+    let (mut package, source) = build_package_with_source(&source, &args.input, &options)?;
     // The source module, the function and the precision policy, for `ipu run`'s host
     // reference. The lowering names the package after the function it lowered.
     let function = args
@@ -74,7 +74,6 @@ fn main() -> anyhow::Result<()> {
     } else {
         SourcePrecision::Native
     };
-    let source = ipu_driver::build::reference_source(&source, &args.input)?;
     package.set_source(PackageSource::new(source, function, precision));
     package.write(&args.output)?;
     Ok(())

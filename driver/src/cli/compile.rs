@@ -77,9 +77,10 @@ fn lower(input: &Path, options: &CompileOptions) -> Result<Package, Failure> {
     };
     // A model the compiler cannot handle ran the compiler and failed: a failed run (exit 1).
     let file = input.display().to_string();
-    let mut package = ipu_driver::build::build_package(&source, &file, &build).map_err(|e| {
-        Failure::failed(e.context(format!("compiling '{file}' ({})", pipeline_text(options))))
-    })?;
+    let (mut package, source) =
+        ipu_driver::build::build_package_with_source(&source, &file, &build).map_err(|e| {
+            Failure::failed(e.context(format!("compiling '{file}' ({})", pipeline_text(options))))
+        })?;
     // What the host reference of `ipu run` needs: the source module, the function compiled
     // (the package is named after it) and the precision policy.
     let source_precision = if precision == "fp8" {
@@ -88,7 +89,6 @@ fn lower(input: &Path, options: &CompileOptions) -> Result<Package, Failure> {
         SourcePrecision::Native
     };
     let function = package.name.clone();
-    let source = ipu_driver::build::reference_source(&source, &file).map_err(Failure::failed)?;
     package.set_source(PackageSource::new(source, function, source_precision));
     Ok(package)
 }
