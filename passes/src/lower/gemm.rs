@@ -282,6 +282,8 @@ pub fn b_chunk_pieces(grid: &GemmGrid, buffer: BufferId, host: u32) -> Vec<HostP
                     place: Place::at(buffer, (slot + r) * grid.cb * host),
                     tensor_offset: u64::from(((r0 + r) * grid.n + j * grid.cb) * host),
                     bytes: grid.cb * host,
+                    runs: 1,
+                    stride: 0,
                 });
             }
         }
@@ -306,6 +308,8 @@ pub fn a_chunk_pieces(grid: &GemmGrid, chunk: BufferId, host: u32) -> Vec<HostPi
                     place: Place::at(chunk, (slot + r * columns) * host),
                     tensor_offset: u64::from(((grid.first_row(i) + r) * grid.k + k0) * host),
                     bytes: columns * host,
+                    runs: 1,
+                    stride: 0,
                 });
             }
         }

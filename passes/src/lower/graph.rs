@@ -403,6 +403,8 @@ impl<'g> Lowering<'g> {
                     place: Place::at(bias_buffer, 0),
                     tensor_offset: u64::from(j * grid.cb * eb),
                     bytes: grid.cb * eb,
+                    runs: 1,
+                    stride: 0,
                 })
                 .collect();
             self.stream(other, pieces)?;
@@ -648,6 +650,8 @@ impl<'g> Lowering<'g> {
                             ((grid.first_row(i) + r) * grid.n + j * grid.cb) * eb,
                         ),
                         bytes: grid.cb * eb,
+                        runs: 1,
+                        stride: 0,
                     })
                 })
                 .collect();

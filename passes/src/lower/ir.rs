@@ -885,6 +885,8 @@ pub fn read_design(module: OperationRef, target: &Target) -> Result<TileDesign, 
                 place,
                 tensor_offset,
                 bytes,
+                runs: 1,
+                stride: 0,
             });
         }
         let data = if role == BindingRole::Weight {

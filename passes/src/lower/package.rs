@@ -163,6 +163,8 @@ pub fn build_package(
                 address: at,
                 offset: piece.tensor_offset,
                 bytes: piece.bytes,
+                runs: piece.runs,
+                stride: piece.stride,
             });
         }
         image.streams.push(StreamBinding {

@@ -99,14 +99,42 @@ pub enum TileStep {
     },
 }
 
-/// A piece of a host binding: `bytes` bytes of the tensor from byte `tensor_offset`, at
-/// `place` on `tile`.
+/// A piece of a host binding: `bytes` contiguous bytes at `place` on `tile`, made of `runs`
+/// equal runs of `bytes / runs` tensor bytes, run r from tensor byte
+/// `tensor_offset + r * stride` (a strided gather on the host: the host streams an operand
+/// straight into a tile's AMP order). `runs == 1` is one contiguous range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HostPiece {
     pub tile: u32,
     pub place: Place,
     pub tensor_offset: u64,
     pub bytes: u32,
+    pub runs: u32,
+    pub stride: u64,
+}
+
+impl HostPiece {
+    /// `bytes` contiguous tensor bytes from `tensor_offset`.
+    pub fn contiguous(tile: u32, place: Place, tensor_offset: u64, bytes: u32) -> HostPiece {
+        HostPiece {
+            tile,
+            place,
+            tensor_offset,
+            bytes,
+            runs: 1,
+            stride: 0,
+        }
+    }
+
+    /// The tensor byte ranges the piece covers, in device order.
+    pub fn tensor_ranges(&self) -> impl Iterator<Item = std::ops::Range<u64>> + '_ {
+        let runs = self.runs.max(1);
+        let run = u64::from(self.bytes / runs);
+        (0..u64::from(runs)).map(move |r| {
+            let start = self.tensor_offset + r * self.stride;
+            start..start + run
+        })
+    }
 }
 
 /// A model tensor streamed through host exchange.

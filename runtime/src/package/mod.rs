@@ -195,13 +195,18 @@ pub struct Binding {
     pub data: Vec<u8>,
 }
 
-/// One slice of tile memory holding `bytes` bytes of a tensor from byte `offset`.
+/// One slice of tile memory holding `bytes` bytes of a tensor: `runs` equal runs of
+/// `bytes / runs` bytes, run r from tensor byte `offset + r * stride` (the host gathers and
+/// scatters strided runs, so a tile can receive an operand straight in its AMP order).
+/// `runs == 1` (the default) is one contiguous range from `offset`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BindingPiece {
     pub tile: u32,
     pub address: u32,
     pub offset: u64,
     pub bytes: u32,
+    pub runs: u32,
+    pub stride: u64,
 }
 
 impl Binding {

@@ -186,6 +186,8 @@ fn pieces(tiles: u32, address: u32, offset_of_tile: impl Fn(u32) -> u64) -> Vec<
             address: sram_base() + address,
             offset: offset_of_tile(tile),
             bytes: ROW_BYTES,
+            runs: 1,
+            stride: 0,
         })
         .collect()
 }

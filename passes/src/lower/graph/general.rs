@@ -393,6 +393,8 @@ impl Lowering<'_> {
                 place: Place::at(buffer, 0),
                 tensor_offset: u64::from(grid.first_row(i)) * u64::from(n * e),
                 bytes: grid.rows(i) * n * e,
+                runs: 1,
+                stride: 0,
             })
             .collect();
         self.stream(value, pieces)?;
