@@ -34,15 +34,21 @@ irdl.dialect @ipu_tile {
   }
 
   // A host stream of a model tensor: `role` "input" / "weight" / "output", the host
-  // `precision` and `shape`, and `pieces` rows of 5 (tile, buffer, byte offset in the
-  // buffer, byte offset in the C-order tensor, bytes). Weights carry their `value`
-  // (a dense elements attribute of the tensor).
+  // `precision` and `shape`, and its `pieces`. A piece is `bytes` contiguous bytes of a
+  // buffer on a tile, a row (tile, buffer, byte offset in the buffer, byte offset in the
+  // C-order tensor, bytes); a strided piece adds (runs, stride): `runs` equal runs of
+  // bytes / runs tensor bytes, run r from tensor byte offset + r * stride (the host gathers
+  // an operand straight into a tile's AMP order). When every piece is contiguous, `pieces`
+  // is one dense array of rows of 5; otherwise an array with one dense array per piece, of
+  // 5 or 7 entries. Weights carry their `value` (a dense elements attribute of the tensor).
   irdl.operation @stream {
     %name = irdl.base "#builtin.string"
     %role = irdl.base "#builtin.string"
     %precision = irdl.base "#builtin.string"
     %shape = irdl.base "#builtin.dense_array"
-    %pieces = irdl.base "#builtin.dense_array"
+    %rows = irdl.base "#builtin.dense_array"
+    %row_list = irdl.base "#builtin.array"
+    %pieces = irdl.any_of(%rows, %row_list)
     irdl.attributes {"name" = %name, "role" = %role, "precision" = %precision, "shape" = %shape, "pieces" = %pieces}
   }
 

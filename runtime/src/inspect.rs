@@ -16,7 +16,7 @@ use std::fmt::Write;
 
 use ipu_device::image::{Step, StreamDirection};
 
-use crate::package::{FileLayout, Package, PACKAGE_FORMAT_VERSION};
+use crate::package::{BindingPiece, FileLayout, Package, PACKAGE_FORMAT_VERSION};
 
 /// Why a view cannot be produced.
 #[derive(Debug, thiserror::Error)]
@@ -250,6 +250,23 @@ pub fn summary(package: &Package, layout: &FileLayout) -> String {
     out
 }
 
+/// The tensor bytes of a piece: `start..end`, and for a strided piece the runs it gathers
+/// (`start..end` then spans the first run's start to the last run's end).
+fn tensor_runs(piece: &BindingPiece) -> String {
+    let (start, _) = piece.run_range(0);
+    let (_, end) = piece.run_range(piece.runs.max(1) - 1);
+    if piece.runs <= 1 {
+        format!("{start}..{end}")
+    } else {
+        format!(
+            "{start}..{end} in {} runs of {} bytes, stride {}",
+            piece.runs,
+            piece.run_bytes(),
+            piece.stride
+        )
+    }
+}
+
 /// Every binding with its pieces (`ipu inspect --bindings`).
 pub fn bindings(package: &Package, layout: &FileLayout) -> String {
     let mut out = String::new();
@@ -281,12 +298,11 @@ pub fn bindings(package: &Package, layout: &FileLayout) -> String {
         for piece in &binding.pieces {
             let _ = writeln!(
                 out,
-                "  tile {:>4} {:#07x}..{:#07x} <-> tensor bytes {}..{}",
+                "  tile {:>4} {:#07x}..{:#07x} <-> tensor bytes {}",
                 piece.tile,
                 piece.address,
                 u64::from(piece.address) + u64::from(piece.bytes),
-                piece.offset,
-                piece.offset + u64::from(piece.bytes)
+                tensor_runs(piece)
             );
         }
     }
@@ -333,13 +349,12 @@ pub fn tile(package: &Package, layout: &FileLayout, tile: u32) -> Result<String,
         for piece in binding.pieces.iter().filter(|p| p.tile == tile) {
             let _ = writeln!(
                 out,
-                "  {} {}: {:#07x}..{:#07x} <-> tensor bytes {}..{}",
+                "  {} {}: {:#07x}..{:#07x} <-> tensor bytes {}",
                 binding.role.name(),
                 binding.name,
                 piece.address,
                 u64::from(piece.address) + u64::from(piece.bytes),
-                piece.offset,
-                piece.offset + u64::from(piece.bytes)
+                tensor_runs(piece)
             );
         }
     }

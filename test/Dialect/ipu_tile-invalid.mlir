@@ -176,6 +176,80 @@ module {
 
 // -----
 
+// A strided piece row of 6 entries (runs without a stride).
+module {
+  // expected-error-re@below {{ipu-emit-tile-code: ipu_tile.stream at {{.*}}: piece 1 has 6 entries: expected 5 (tile, buffer, offset, tensor offset, bytes) or 7 (and runs, stride)}}
+  module @t.tiles attributes {ipu_tile.function = "t", ipu_tile.target = "c600", ipu_tile.tiles = 4 : i64} {
+    "ipu_tile.buffer"() {address = 360448 : i64, bytes = 4096 : i64, class = "standard", id = 0 : i64, live = array<i64: 0, 0>, name = "x", tiles = array<i32: 0, 2>} : () -> ()
+    "ipu_tile.support"() {code_address = 318128 : i64, exchange_table_bytes = 16 : i64, generated_code_bytes = 8 : i64, host_code_bytes = 436 : i64, interleaved_ranges = array<i64: 524288, 949168>, linked_end = 317624 : i64, profile_bytes = 32 : i64, standard_ranges = array<i64: 360448, 524288>} : () -> ()
+    "ipu_tile.stream"() {name = "arg0", pieces = [array<i64: 0, 0, 0, 0, 2048>, array<i64: 2, 0, 0, 0, 2048, 32>], precision = "f16", role = "input", shape = array<i64: 32, 64>} : () -> ()
+  }
+}
+
+// -----
+
+// A list row that is not a dense i64 array.
+module {
+  // expected-error-re@below {{ipu-emit-tile-code: ipu_tile.stream at {{.*}}: piece 0 is not a dense i64 array}}
+  module @t.tiles attributes {ipu_tile.function = "t", ipu_tile.target = "c600", ipu_tile.tiles = 4 : i64} {
+    "ipu_tile.buffer"() {address = 360448 : i64, bytes = 4096 : i64, class = "standard", id = 0 : i64, live = array<i64: 0, 0>, name = "x", tiles = array<i32: 0, 2>} : () -> ()
+    "ipu_tile.support"() {code_address = 318128 : i64, exchange_table_bytes = 16 : i64, generated_code_bytes = 8 : i64, host_code_bytes = 436 : i64, interleaved_ranges = array<i64: 524288, 949168>, linked_end = 317624 : i64, profile_bytes = 32 : i64, standard_ranges = array<i64: 360448, 524288>} : () -> ()
+    "ipu_tile.stream"() {name = "arg0", pieces = [array<i32: 0, 0, 0, 0, 2048>], precision = "f16", role = "input", shape = array<i64: 32, 64>} : () -> ()
+  }
+}
+
+// -----
+
+// A strided piece of 0 runs.
+module {
+  // expected-error-re@below {{ipu-emit-tile-code: ipu_tile.stream at {{.*}}: piece 0: 2048 B do not split into 0 equal runs}}
+  module @t.tiles attributes {ipu_tile.function = "t", ipu_tile.target = "c600", ipu_tile.tiles = 4 : i64} {
+    "ipu_tile.buffer"() {address = 360448 : i64, bytes = 4096 : i64, class = "standard", id = 0 : i64, live = array<i64: 0, 0>, name = "x", tiles = array<i32: 0, 2>} : () -> ()
+    "ipu_tile.support"() {code_address = 318128 : i64, exchange_table_bytes = 16 : i64, generated_code_bytes = 8 : i64, host_code_bytes = 436 : i64, interleaved_ranges = array<i64: 524288, 949168>, linked_end = 317624 : i64, profile_bytes = 32 : i64, standard_ranges = array<i64: 360448, 524288>} : () -> ()
+    "ipu_tile.stream"() {name = "arg0", pieces = [array<i64: 0, 0, 0, 0, 2048, 0, 128>], precision = "f16", role = "input", shape = array<i64: 32, 64>} : () -> ()
+  }
+}
+
+// -----
+
+// A strided piece whose bytes do not split into equal runs.
+module {
+  // expected-error-re@below {{ipu-emit-tile-code: ipu_tile.stream at {{.*}}: piece 0: 2048 B do not split into 3 equal runs}}
+  module @t.tiles attributes {ipu_tile.function = "t", ipu_tile.target = "c600", ipu_tile.tiles = 4 : i64} {
+    "ipu_tile.buffer"() {address = 360448 : i64, bytes = 4096 : i64, class = "standard", id = 0 : i64, live = array<i64: 0, 0>, name = "x", tiles = array<i32: 0, 2>} : () -> ()
+    "ipu_tile.support"() {code_address = 318128 : i64, exchange_table_bytes = 16 : i64, generated_code_bytes = 8 : i64, host_code_bytes = 436 : i64, interleaved_ranges = array<i64: 524288, 949168>, linked_end = 317624 : i64, profile_bytes = 32 : i64, standard_ranges = array<i64: 360448, 524288>} : () -> ()
+    "ipu_tile.stream"() {name = "arg0", pieces = [array<i64: 0, 0, 0, 0, 2048, 3, 128>], precision = "f16", role = "input", shape = array<i64: 32, 64>} : () -> ()
+  }
+}
+
+// -----
+
+// A 7-entry row of one run with a stride (one encoding per piece: a contiguous piece has
+// stride 0).
+module {
+  // expected-error-re@below {{ipu-emit-tile-code: ipu_tile.stream at {{.*}}: piece 0: one run with stride 128 (a one-run piece has stride 0)}}
+  module @t.tiles attributes {ipu_tile.function = "t", ipu_tile.target = "c600", ipu_tile.tiles = 4 : i64} {
+    "ipu_tile.buffer"() {address = 360448 : i64, bytes = 4096 : i64, class = "standard", id = 0 : i64, live = array<i64: 0, 0>, name = "x", tiles = array<i32: 0, 2>} : () -> ()
+    "ipu_tile.support"() {code_address = 318128 : i64, exchange_table_bytes = 16 : i64, generated_code_bytes = 8 : i64, host_code_bytes = 436 : i64, interleaved_ranges = array<i64: 524288, 949168>, linked_end = 317624 : i64, profile_bytes = 32 : i64, standard_ranges = array<i64: 360448, 524288>} : () -> ()
+    "ipu_tile.stream"() {name = "arg0", pieces = [array<i64: 0, 0, 0, 0, 2048, 1, 128>], precision = "f16", role = "input", shape = array<i64: 32, 64>} : () -> ()
+  }
+}
+
+// -----
+
+// A strided piece whose last run overruns the tensor: 32 runs of 64 B, one 128 B row apart,
+// from row 1 (a contiguous piece of 2048 B from there would fit).
+module {
+  // expected-error-re@below {{ipu-emit-tile-code: ipu_tile.stream at {{.*}}: piece 0 run 31 at tensor offset 4096 overruns the 4096 B tensor}}
+  module @t.tiles attributes {ipu_tile.function = "t", ipu_tile.target = "c600", ipu_tile.tiles = 4 : i64} {
+    "ipu_tile.buffer"() {address = 360448 : i64, bytes = 4096 : i64, class = "standard", id = 0 : i64, live = array<i64: 0, 0>, name = "x", tiles = array<i32: 0, 2>} : () -> ()
+    "ipu_tile.support"() {code_address = 318128 : i64, exchange_table_bytes = 16 : i64, generated_code_bytes = 8 : i64, host_code_bytes = 436 : i64, interleaved_ranges = array<i64: 524288, 949168>, linked_end = 317624 : i64, profile_bytes = 32 : i64, standard_ranges = array<i64: 360448, 524288>} : () -> ()
+    "ipu_tile.stream"() {name = "arg0", pieces = [array<i64: 0, 0, 0, 128, 2048, 32, 128>], precision = "f16", role = "input", shape = array<i64: 32, 64>} : () -> ()
+  }
+}
+
+// -----
+
 // A host write naming a stream that does not exist.
 module {
   // expected-error-re@below {{ipu-emit-tile-code: ipu_tile.host_write at {{.*}}: no stream 'arg9'}}

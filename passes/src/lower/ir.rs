@@ -20,7 +20,8 @@ use melior::{
     ir::{
         attribute::AttributeLike,
         attribute::{
-            DenseI32ArrayAttribute, DenseI64ArrayAttribute, IntegerAttribute, StringAttribute,
+            ArrayAttribute, DenseI32ArrayAttribute, DenseI64ArrayAttribute, IntegerAttribute,
+            StringAttribute,
         },
         block::BlockLike,
         operation::{OperationBuilder, OperationLike},
@@ -367,26 +368,26 @@ fn build_tile_module<'c>(
         w.op("ipu_tile.buffer", attributes)?;
     }
     for binding in &program.bindings {
-        let pieces: Vec<i64> = binding
-            .pieces
-            .iter()
-            .flat_map(|p| {
-                [
-                    i64::from(p.tile),
-                    p.place.buffer as i64,
-                    i64::from(p.place.offset),
-                    p.tensor_offset as i64,
-                    i64::from(p.bytes),
-                ]
-            })
-            .collect();
+        // Contiguous pieces only: one dense array of rows of 5 (the common, compact form);
+        // otherwise one row per piece, strided ones with their runs and stride.
+        let pieces = if binding.pieces.iter().all(|p| p.runs == 1) {
+            let rows: Vec<i64> = binding.pieces.iter().flat_map(piece_row).collect();
+            w.i64s(&rows)
+        } else {
+            let rows: Vec<Attribute> = binding
+                .pieces
+                .iter()
+                .map(|p| w.i64s(&piece_row(p)))
+                .collect();
+            ArrayAttribute::new(context, &rows).into()
+        };
         let shape: Vec<i64> = binding.shape.iter().map(|&d| d as i64).collect();
         let mut attributes = vec![
             ("name", w.str(&binding.name)),
             ("role", w.str(binding.role.name())),
             ("precision", w.str(binding.precision.short_name())),
             ("shape", w.i64s(&shape)),
-            ("pieces", w.i64s(&pieces)),
+            ("pieces", pieces),
         ];
         if binding.role == BindingRole::Weight {
             attributes.push((
@@ -668,6 +669,123 @@ impl Reader<'_> {
     }
 }
 
+/// The row of a host piece: (tile, buffer, offset, tensor offset, bytes), and (runs, stride)
+/// for a strided piece.
+fn piece_row(p: &HostPiece) -> Vec<i64> {
+    let mut row = vec![
+        i64::from(p.tile),
+        p.place.buffer as i64,
+        i64::from(p.place.offset),
+        p.tensor_offset as i64,
+        i64::from(p.bytes),
+    ];
+    if p.runs != 1 {
+        row.extend([i64::from(p.runs), p.stride as i64]);
+    }
+    row
+}
+
+/// The `pieces` rows of a stream: a dense array of rows of 5, or an array of one dense array
+/// per piece (5 entries, or 7 for a strided piece).
+fn piece_rows(op: OperationRef) -> Result<Vec<Vec<i64>>, LowerError> {
+    let value = attribute(op, "pieces")?;
+    let Ok(list) = ArrayAttribute::try_from(value) else {
+        let flat = get_i64s(op, "pieces")?;
+        if flat.len() % 5 != 0 {
+            return Err(bad(op, "pieces must be rows of 5"));
+        }
+        return Ok(flat.chunks(5).map(<[i64]>::to_vec).collect());
+    };
+    (0..list.len())
+        .map(|index| {
+            let row = list
+                .element(index)
+                .ok()
+                .and_then(|row| DenseI64ArrayAttribute::try_from(row).ok())
+                .ok_or_else(|| bad(op, format!("piece {index} is not a dense i64 array")))?;
+            let row: Vec<i64> = (0..row.len())
+                .map(|i| row.element(i).map_err(|e| bad(op, e)))
+                .collect::<Result<_, _>>()?;
+            if row.len() != 5 && row.len() != 7 {
+                return Err(bad(
+                    op,
+                    format!(
+                        "piece {index} has {} entries: expected 5 (tile, buffer, offset, tensor offset, bytes) or 7 (and runs, stride)",
+                        row.len()
+                    ),
+                ));
+            }
+            Ok(row)
+        })
+        .collect()
+}
+
+/// Reads piece `index` of a stream from its row: the place must hold `bytes` on the tile,
+/// the runs must split `bytes` evenly and the last run (so every run) must lie inside the
+/// tensor.
+fn read_piece(
+    op: OperationRef,
+    reader: &Reader,
+    index: usize,
+    row: &[i64],
+    tensor_bytes: u64,
+) -> Result<HostPiece, LowerError> {
+    let tile = reader.tile(op, row[0])?;
+    let bytes = u32_of(op, "bytes", row[4])?;
+    let place = reader.place(op, row[1], row[2], bytes)?;
+    reader.on_tile(op, place, tile)?;
+    let tensor_offset = u64::try_from(row[3]).map_err(|_| {
+        bad(
+            op,
+            format!("piece {index}: tensor offset {} is negative", row[3]),
+        )
+    })?;
+    let (runs, stride) = match *row {
+        [.., runs, stride] if row.len() == 7 => (
+            u32_of(op, "runs", runs)?,
+            u64::try_from(stride)
+                .map_err(|_| bad(op, format!("piece {index}: stride {stride} is negative")))?,
+        ),
+        _ => (1, 0),
+    };
+    if runs == 0 || !bytes.is_multiple_of(runs) {
+        return Err(bad(
+            op,
+            format!("piece {index}: {bytes} B do not split into {runs} equal runs"),
+        ));
+    }
+    if runs == 1 && stride != 0 {
+        return Err(bad(
+            op,
+            format!("piece {index}: one run with stride {stride} (a one-run piece has stride 0)"),
+        ));
+    }
+    let last = runs - 1;
+    let start = u64::from(last)
+        .checked_mul(stride)
+        .and_then(|s| s.checked_add(tensor_offset));
+    let end = start.and_then(|s| s.checked_add(u64::from(bytes / runs)));
+    if end.is_none_or(|end| end > tensor_bytes) {
+        let detail = if runs == 1 {
+            format!("piece at tensor offset {tensor_offset} overruns the {tensor_bytes} B tensor")
+        } else {
+            let start = start.map_or("past 2^64".to_string(), |s| s.to_string());
+            format!(
+                "piece {index} run {last} at tensor offset {start} overruns the {tensor_bytes} B tensor"
+            )
+        };
+        return Err(bad(op, detail));
+    }
+    Ok(HostPiece {
+        tile,
+        place,
+        tensor_offset,
+        bytes,
+        runs,
+        stride,
+    })
+}
+
 /// Reads the tile module `module` (see the module docs), checking it against `target`.
 pub fn read_design(module: OperationRef, target: &Target) -> Result<TileDesign, LowerError> {
     let tiles = get_u32(module, TILES_ATTRIBUTE)?;
@@ -858,36 +976,10 @@ pub fn read_design(module: OperationRef, target: &Target) -> Result<TileDesign, 
             .iter()
             .try_fold(u64::from(precision.bytes()), |a, &d| a.checked_mul(d))
             .ok_or_else(|| bad(op, "tensor size overflows"))?;
-        let rows = get_i64s(op, "pieces")?;
-        if rows.len() % 5 != 0 {
-            return Err(bad(op, "pieces must be rows of 5"));
-        }
-        let mut pieces = Vec::with_capacity(rows.len() / 5);
-        for row in rows.chunks(5) {
-            let tile = reader.tile(op, row[0])?;
-            let bytes = u32_of(op, "bytes", row[4])?;
-            let place = reader.place(op, row[1], row[2], bytes)?;
-            reader.on_tile(op, place, tile)?;
-            let tensor_offset = u64::try_from(row[3])
-                .ok()
-                .filter(|&o| o + u64::from(bytes) <= tensor_bytes)
-                .ok_or_else(|| {
-                    bad(
-                        op,
-                        format!(
-                            "piece at tensor offset {} overruns the {tensor_bytes} B tensor",
-                            row[3]
-                        ),
-                    )
-                })?;
-            pieces.push(HostPiece {
-                tile,
-                place,
-                tensor_offset,
-                bytes,
-                runs: 1,
-                stride: 0,
-            });
+        let rows = piece_rows(op)?;
+        let mut pieces = Vec::with_capacity(rows.len());
+        for (index, row) in rows.iter().enumerate() {
+            pieces.push(read_piece(op, &reader, index, row, tensor_bytes)?);
         }
         let data = if role == BindingRole::Weight {
             let value = attribute(op, "value")?;

@@ -366,10 +366,11 @@ fn every_stream_element_is_covered_exactly_once() {
             if binding.role == BindingRole::Output {
                 assert_eq!(binding.shape, vec![u64::from(case.m), u64::from(case.n)]);
             }
-            let mut pieces: Vec<(u64, u64)> = binding
+            // Every run of every piece (a strided piece gathers several).
+            let mut runs: Vec<(u64, u64)> = binding
                 .pieces
                 .iter()
-                .map(|p| {
+                .flat_map(|p| {
                     let buffer = &program.buffers[p.place.buffer];
                     assert!(
                         buffer.tiles.binary_search(&p.tile).is_ok(),
@@ -379,13 +380,25 @@ fn every_stream_element_is_covered_exactly_once() {
                         buffer.name
                     );
                     assert!(p.place.offset + p.bytes <= buffer.bytes);
-                    assert_eq!(p.tensor_offset % element_bytes, 0, "split element");
-                    (p.tensor_offset, p.tensor_offset + u64::from(p.bytes))
+                    assert!(
+                        p.runs >= 1 && p.bytes % p.runs == 0,
+                        "{case:?} {}: {} B in {} runs",
+                        binding.name,
+                        p.bytes,
+                        p.runs
+                    );
+                    assert!(p.runs > 1 || p.stride == 0, "one run records stride 0");
+                    p.tensor_ranges()
                 })
+                .inspect(|run| {
+                    assert_eq!(run.start % element_bytes, 0, "split element");
+                    assert_eq!(run.end % element_bytes, 0, "split element");
+                })
+                .map(|run| (run.start, run.end))
                 .collect();
-            pieces.sort_unstable();
+            runs.sort_unstable();
             let mut cursor = 0;
-            for (start, end) in pieces {
+            for (start, end) in runs {
                 assert_eq!(
                     start,
                     cursor,
@@ -408,38 +421,99 @@ fn every_stream_element_is_covered_exactly_once() {
     }
 }
 
+/// `design` written as an `ipu_tile` module reads back equal, and so does its printed text.
+fn assert_ir_round_trip(context: &Context, design: &TileDesign, target: &Target, label: &str) {
+    let module = Module::new(Location::unknown(context));
+    ir::append_tile_module(
+        context,
+        module.as_operation(),
+        Location::unknown(context),
+        design,
+    )
+    .unwrap_or_else(|e| panic!("{label}: write: {e}"));
+    assert!(module.as_operation().verify(), "{label}: verify");
+    let modules = ir::tile_modules(module.as_operation());
+    assert_eq!(modules.len(), 1);
+    let read = ir::read_design(modules[0], target).unwrap_or_else(|e| panic!("{label}: read: {e}"));
+    assert!(read == *design, "{label}: the design read back differs");
+    // The printed text parses back to the same design too.
+    let text = module.as_operation().to_string();
+    let reparsed = Module::parse(context, &text).expect("reparse");
+    let modules = ir::tile_modules(reparsed.as_operation());
+    let again = ir::read_design(modules[0], target).expect("read reparsed");
+    assert!(again == *design, "{label}: the reparsed design differs");
+}
+
 #[test]
 fn tile_ir_round_trips_after_every_stage() {
     let target = Target::c600();
     let context = context();
     for case in cases(SEED + 3, CASES / 2) {
         for (stage, design) in stages(&context, &case, &target) {
-            let module = Module::new(Location::unknown(&context));
-            ir::append_tile_module(
-                &context,
-                module.as_operation(),
-                Location::unknown(&context),
-                &design,
-            )
-            .unwrap_or_else(|e| panic!("{case:?} {stage}: write: {e}"));
-            assert!(module.as_operation().verify(), "{case:?} {stage}: verify");
-            let modules = ir::tile_modules(module.as_operation());
-            assert_eq!(modules.len(), 1);
-            let read = ir::read_design(modules[0], &target)
-                .unwrap_or_else(|e| panic!("{case:?} {stage}: read: {e}"));
+            assert_ir_round_trip(&context, &design, &target, &format!("{case:?} {stage}"));
+        }
+    }
+}
+
+/// Emitted designs with their contiguous pieces rewritten as strided gathers of the same
+/// bytes (each split into 2 to 4 runs, each run starting where the previous ends) round-trip
+/// through the `ipu_tile` IR, and their packages carry the runs, validate, have the same
+/// image and stream exactly the bytes of the contiguous packages.
+#[test]
+fn strided_pieces_round_trip_and_stream_the_same_bytes() {
+    let target = Target::c600();
+    let context = context();
+    let mut rng = ChaCha8Rng::seed_from_u64(SEED + 6);
+    for case in cases(SEED + 6, 8) {
+        let label = format!("{case:?}");
+        let design = emitted(&context, &case, &target);
+        let mut strided = design.clone();
+        let mut rewritten = 0;
+        for binding in &mut strided.program.bindings {
+            let elements_of = |bytes: u32| bytes / binding.precision.bytes();
+            for piece in binding.pieces.iter_mut().filter(|p| p.runs == 1) {
+                let elements = elements_of(piece.bytes);
+                if let Some(runs) = [4, 3, 2].into_iter().find(|&r| elements % r == 0) {
+                    piece.runs = runs;
+                    piece.stride = u64::from(piece.bytes / runs);
+                    rewritten += 1;
+                }
+            }
+        }
+        assert!(rewritten > 0, "{label}: no piece splits into runs");
+        assert_ir_round_trip(&context, &strided, &target, &label);
+
+        let contiguous = passes::package_of_design(&design, &target, None)
+            .unwrap_or_else(|e| panic!("{label}: package: {e}"));
+        let gathered = passes::package_of_design(&strided, &target, None)
+            .unwrap_or_else(|e| panic!("{label}: strided package: {e}"));
+        gathered
+            .validate()
+            .unwrap_or_else(|e| panic!("{label}: {e}"));
+        assert!(gathered.image == contiguous.image, "{label}: images differ");
+        // The package's bindings are the program's, in order.
+        let hosts = &strided.program.bindings;
+        assert_eq!(gathered.bindings.len(), hosts.len());
+        for ((plain, binding), host) in contiguous
+            .bindings
+            .iter()
+            .zip(&gathered.bindings)
+            .zip(hosts)
+        {
+            for (piece, host) in binding.pieces.iter().zip(&host.pieces) {
+                assert_eq!((piece.runs, piece.stride), (host.runs, host.stride));
+            }
+            let length = plain.tensor_bytes().expect("tensor size") as usize;
+            let tensor: Vec<u8> = (0..length).map(|_| rng.random()).collect();
+            let stream = binding.to_stream(&tensor).expect("gather");
             assert!(
-                read == design,
-                "{case:?} {stage}: the design read back differs"
+                stream == plain.to_stream(&tensor).expect("gather"),
+                "{label} {}: streams differ",
+                binding.name
             );
-            // The printed text parses back to the same design too.
-            let text = module.as_operation().to_string();
-            let reparsed = Module::parse(&context, &text).expect("reparse");
-            let modules = ir::tile_modules(reparsed.as_operation());
-            let again = ir::read_design(modules[0], &target).expect("read reparsed");
-            assert!(
-                again == design,
-                "{case:?} {stage}: the reparsed design differs"
-            );
+            if binding.role == BindingRole::Output {
+                assert!(binding.from_stream(&stream).expect("scatter") == tensor);
+            }
         }
     }
 }

@@ -38,6 +38,8 @@
 //! | 9 | `source` | empty (no source), or a version varint and the source record ([`source`]) |
 //!
 //! Version 1 files have sections 1 to 8 only; they are read as packages without a source.
+//! Version 1 and 2 binding pieces have no `runs` and `stride`; they are read as one
+//! contiguous run.
 //!
 //! Structure is postcard (varint integers and length-prefixed sequences, so the small tile
 //! ids, slots and counts that fill these tables take one or two bytes instead of four or
@@ -209,6 +211,50 @@ pub struct BindingPiece {
     pub stride: u64,
 }
 
+impl BindingPiece {
+    /// `bytes` contiguous tensor bytes from `offset`.
+    pub fn contiguous(tile: u32, address: u32, offset: u64, bytes: u32) -> BindingPiece {
+        BindingPiece {
+            tile,
+            address,
+            offset,
+            bytes,
+            runs: 1,
+            stride: 0,
+        }
+    }
+
+    /// Tensor bytes of one run (0 for a piece of no runs, which validation refuses).
+    pub fn run_bytes(&self) -> u32 {
+        self.bytes.checked_div(self.runs).unwrap_or(0)
+    }
+
+    /// The tensor byte range `start..end` of run `run`, saturating instead of overflowing (a
+    /// saturated end lies outside every tensor).
+    pub fn run_range(&self, run: u32) -> (u64, u64) {
+        let step = if self.runs == 1 { 0 } else { self.stride };
+        let start = self
+            .offset
+            .saturating_add(u64::from(run).saturating_mul(step));
+        (start, start.saturating_add(u64::from(self.run_bytes())))
+    }
+}
+
+/// The checked runs of one piece, in tensor byte offsets that fit the tensor.
+struct PieceRuns {
+    first: usize,
+    run_bytes: usize,
+    stride: usize,
+    runs: usize,
+}
+
+impl PieceRuns {
+    fn starts(&self) -> impl Iterator<Item = usize> {
+        let (first, stride) = (self.first, self.stride);
+        (0..self.runs).map(move |r| first + r * stride)
+    }
+}
+
 impl Binding {
     /// Elements of the tensor, `None` on overflow.
     pub fn elements(&self) -> Option<u64> {
@@ -221,18 +267,22 @@ impl Binding {
             .checked_mul(u64::from(self.precision.bytes()))
     }
 
-    /// Gathers the stream's bytes from the tensor's device bytes (host to device).
+    /// Gathers the stream's bytes from the tensor's device bytes (host to device), run by
+    /// run.
     pub fn to_stream(&self, tensor: &[u8]) -> Result<Vec<u8>, PackageError> {
         self.check_tensor_len(tensor.len())?;
         let total: u64 = self.pieces.iter().map(|p| u64::from(p.bytes)).sum();
         let mut stream = Vec::with_capacity(usize::try_from(total).unwrap_or(0));
         for (index, piece) in self.pieces.iter().enumerate() {
-            stream.extend_from_slice(&tensor[self.piece_range(index, piece, tensor.len())?]);
+            let runs = self.piece_runs(index, piece, tensor.len())?;
+            for start in runs.starts() {
+                stream.extend_from_slice(&tensor[start..start + runs.run_bytes]);
+            }
         }
         Ok(stream)
     }
 
-    /// Scatters a stream's bytes into the tensor's device bytes (device to host).
+    /// Scatters a stream's bytes into the tensor's device bytes (device to host), run by run.
     pub fn from_stream(&self, stream: &[u8]) -> Result<Vec<u8>, PackageError> {
         let tensor_bytes = self.tensor_bytes().unwrap_or(u64::MAX);
         let total: u64 = self.pieces.iter().map(|p| u64::from(p.bytes)).sum();
@@ -251,33 +301,56 @@ impl Binding {
         let mut tensor = vec![0u8; tensor_len];
         let mut at = 0usize;
         for (index, piece) in self.pieces.iter().enumerate() {
-            let range = self.piece_range(index, piece, tensor_len)?;
-            let bytes = piece.bytes as usize;
-            tensor[range].copy_from_slice(&stream[at..at + bytes]);
-            at += bytes;
+            let runs = self.piece_runs(index, piece, tensor_len)?;
+            for start in runs.starts() {
+                tensor[start..start + runs.run_bytes]
+                    .copy_from_slice(&stream[at..at + runs.run_bytes]);
+                at += runs.run_bytes;
+            }
         }
         Ok(tensor)
     }
 
-    /// The tensor byte range of piece `index`, checked against a tensor of `tensor_len`
-    /// bytes (validation guarantees it; this keeps unvalidated bindings from panicking).
-    fn piece_range(
+    /// The tensor runs of piece `index`, checked against a tensor of `tensor_len` bytes
+    /// (validation guarantees them; this keeps unvalidated bindings from panicking). Runs
+    /// start at non-decreasing offsets, so the last run bounds them all.
+    fn piece_runs(
         &self,
         index: usize,
         piece: &BindingPiece,
         tensor_len: usize,
-    ) -> Result<std::ops::Range<usize>, PackageError> {
-        let end = piece.offset.saturating_add(u64::from(piece.bytes));
+    ) -> Result<PieceRuns, PackageError> {
+        if piece.runs == 0 || !piece.bytes.is_multiple_of(piece.runs) {
+            return Err(PackageError::BindingPieceRuns {
+                binding: self.name.clone(),
+                index,
+                bytes: piece.bytes,
+                runs: piece.runs,
+            });
+        }
+        let last = piece.runs - 1;
+        let (start, end) = piece.run_range(last);
         if end > tensor_len as u64 {
             return Err(PackageError::BindingPieceRange {
                 binding: self.name.clone(),
                 index,
-                offset: piece.offset,
+                run: last,
+                offset: start,
                 end,
                 tensor_bytes: tensor_len as u64,
             });
         }
-        Ok(piece.offset as usize..end as usize)
+        // Every run ends inside the tensor, so these fit in usize.
+        Ok(PieceRuns {
+            first: piece.offset as usize,
+            run_bytes: piece.run_bytes() as usize,
+            stride: if piece.runs == 1 {
+                0
+            } else {
+                piece.stride as usize
+            },
+            runs: piece.runs as usize,
+        })
     }
 
     fn check_tensor_len(&self, found: usize) -> Result<(), PackageError> {

@@ -19,8 +19,9 @@ use crate::container::{self, FormatSpec};
 
 /// Version of the `.ipuexe` layout; bumped on any incompatible change. Version 2 added the
 /// `source` section; version 1 files (without it) are still read, as packages without a
-/// source.
-pub const PACKAGE_FORMAT_VERSION: u32 = 2;
+/// source. Version 3 added `runs` and `stride` to binding pieces; version 1 and 2 pieces
+/// are read as one contiguous run.
+pub const PACKAGE_FORMAT_VERSION: u32 = 3;
 
 /// The oldest layout this build reads.
 pub const OLDEST_PACKAGE_FORMAT_VERSION: u32 = 1;
@@ -45,25 +46,31 @@ pub const PACKAGE_SPEC: FormatSpec = FormatSpec {
     ],
 };
 
-/// Version 1: the sections of version 2 without `source`.
+/// Version 1: the sections of version 2 without `source`, pieces without runs.
 const PACKAGE_SPEC_V1: FormatSpec = FormatSpec {
     version: 1,
     sections: PACKAGE_SPEC.sections.split_at(8).0,
     ..PACKAGE_SPEC
 };
 
-/// The spec of the layout version a file declares: version 1 files are read with their own
-/// section table; every other version (the current one, or one this build refuses with a
-/// message naming the version) goes to the current spec.
+/// Version 2: the sections of version 3, pieces without runs.
+const PACKAGE_SPEC_V2: FormatSpec = FormatSpec {
+    version: 2,
+    ..PACKAGE_SPEC
+};
+
+/// The spec of the layout version a file declares: versions 1 and 2 are read with their own
+/// spec; every other version (the current one, or one this build refuses with a message
+/// naming the version) goes to the current spec.
 fn spec_for(bytes: &[u8]) -> &'static FormatSpec {
     let declared = bytes
         .get(8..12)
         .filter(|_| bytes.starts_with(&PACKAGE_SPEC.magic))
         .map(|word| u32::from_le_bytes([word[0], word[1], word[2], word[3]]));
-    if declared == Some(PACKAGE_SPEC_V1.version) {
-        &PACKAGE_SPEC_V1
-    } else {
-        &PACKAGE_SPEC
+    match declared {
+        Some(1) => &PACKAGE_SPEC_V1,
+        Some(2) => &PACKAGE_SPEC_V2,
+        _ => &PACKAGE_SPEC,
     }
 }
 
@@ -146,17 +153,59 @@ struct WireObject {
     cpu: String,
 }
 
+/// A binding without its data; `P` is the piece of the layout version.
 #[derive(Serialize, Deserialize)]
-struct WireBinding {
+struct WireBinding<P = BindingPiece> {
     name: String,
     role: BindingRole,
     stream: String,
     precision: Precision,
     scale_exp: i32,
     shape: Vec<u64>,
-    pieces: Vec<BindingPiece>,
+    pieces: Vec<P>,
     /// Length of the weight data in the data section (0 for inputs and outputs).
     data_bytes: u64,
+}
+
+/// A binding piece of versions 1 and 2: one contiguous range of the tensor.
+#[derive(Deserialize)]
+struct LegacyPiece {
+    tile: u32,
+    address: u32,
+    offset: u64,
+    bytes: u32,
+}
+
+impl From<WireBinding<LegacyPiece>> for WireBinding {
+    fn from(b: WireBinding<LegacyPiece>) -> WireBinding {
+        WireBinding {
+            name: b.name,
+            role: b.role,
+            stream: b.stream,
+            precision: b.precision,
+            scale_exp: b.scale_exp,
+            shape: b.shape,
+            pieces: b
+                .pieces
+                .into_iter()
+                .map(|p| BindingPiece::contiguous(p.tile, p.address, p.offset, p.bytes))
+                .collect(),
+            data_bytes: b.data_bytes,
+        }
+    }
+}
+
+/// The bindings section in the piece encoding of `spec`'s version.
+fn decode_bindings(
+    spec: &FormatSpec,
+    section: &container::Section,
+) -> Result<Vec<WireBinding>, PackageError> {
+    if spec.version < 3 {
+        let legacy: Vec<WireBinding<LegacyPiece>> = container::from_section(spec, section)?;
+        Ok(legacy.into_iter().map(WireBinding::from).collect())
+    } else {
+        Ok(container::from_section(spec, section)?)
+    }
 }
 
 fn flatten(steps: &[Step], out: &mut Vec<WireStep>) {
@@ -406,7 +455,7 @@ pub(super) fn decode(bytes: &[u8]) -> Result<(Package, FileLayout), PackageError
     let meta: WireMeta = container::from_section(spec, &meta)?;
     let wire_image: WireImage = container::from_section(spec, &image)?;
     let wire_kernels: WireKernels = container::from_section(spec, &kernels)?;
-    let wire_bindings: Vec<WireBinding> = container::from_section(spec, &bindings)?;
+    let wire_bindings = decode_bindings(spec, &bindings)?;
     let calls: Vec<HostCall> = container::from_section(spec, &calls)?;
     let profile_plan: ProfilePlan = container::from_section(spec, &plan)?;
     let writes: Vec<RegisterWrite> = container::from_section(spec, &config)?;

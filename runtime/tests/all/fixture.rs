@@ -285,6 +285,33 @@ pub fn package_with(tiles: u32) -> Package {
     package
 }
 
+/// [`package`] with `x` and `y` bound transposed ([`COLS`, `TILES`]): tile t's slice of `x`
+/// is column t of the bound tensor and its slice of `y` is column t - 1, each gathered by
+/// the host as [`COLS`] strided runs of one element (what streaming an operand straight into
+/// a tile's AMP order looks like). The device program is unchanged.
+pub fn transposed_package() -> Package {
+    let mut package = package();
+    let row = u64::from(TILES) * 4;
+    let columns = |binding: &mut Binding, column_of_tile: &dyn Fn(u32) -> u32| {
+        binding.shape = vec![u64::from(COLS), u64::from(TILES)];
+        for piece in &mut binding.pieces {
+            piece.offset = u64::from(column_of_tile(piece.tile)) * 4;
+            piece.runs = COLS;
+            piece.stride = row;
+        }
+    };
+    columns(&mut package.bindings[0], &|tile| tile);
+    columns(&mut package.bindings[2], &|tile| (tile + TILES - 1) % TILES);
+    package
+}
+
+/// `data` (`rows` x `cols`, C order) transposed.
+pub fn transpose<T: Copy>(data: &[T], rows: usize, cols: usize) -> Vec<T> {
+    (0..rows * cols)
+        .map(|i| data[(i % rows) * cols + i / rows])
+        .collect()
+}
+
 /// `x[r][c] = r * 10 + c` over [`TILES`] rows.
 pub fn input() -> Vec<f32> {
     input_with(TILES)

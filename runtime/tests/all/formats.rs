@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use ipu_device::Precision;
 use ipu_runtime::container::HEADER_BYTES;
 use ipu_runtime::npy::Tensor;
 use ipu_runtime::package::{
@@ -10,9 +11,11 @@ use ipu_runtime::package::{
     SOURCE_SECTION_VERSION,
 };
 use ipu_runtime::profile::PROFILE_FORMAT_VERSION;
+use ipu_runtime::BindingRole;
 use ipu_runtime::{Package, PackageError, ProfileError, ProfileFile};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::alloc_probe::largest_allocation;
@@ -95,7 +98,7 @@ fn decode_package_report(b: &[u8]) -> (bool, String, usize) {
     )
 }
 
-const PACKAGE_VERSIONS: &[u32] = &[OLDEST_PACKAGE_FORMAT_VERSION, PACKAGE_FORMAT_VERSION];
+const PACKAGE_VERSIONS: &[u32] = &[OLDEST_PACKAGE_FORMAT_VERSION, 2, PACKAGE_FORMAT_VERSION];
 
 fn formats() -> Vec<Format> {
     vec![
@@ -223,28 +226,119 @@ fn section_table(bytes: &[u8]) -> Vec<(u32, usize, usize)> {
     table
 }
 
-/// A version 1 file (sections 1 to 8, no `source`) is read as a package without a source.
+/// The bindings section as versions 1 and 2 wrote it: pieces without runs and stride.
+#[derive(Serialize)]
+struct LegacyBinding {
+    name: String,
+    role: BindingRole,
+    stream: String,
+    precision: Precision,
+    scale_exp: i32,
+    shape: Vec<u64>,
+    pieces: Vec<LegacyPiece>,
+    data_bytes: u64,
+}
+
+#[derive(Serialize)]
+struct LegacyPiece {
+    tile: u32,
+    address: u32,
+    offset: u64,
+    bytes: u32,
+}
+
+/// `package` (contiguous pieces only) written as a version 1 or 2 file: the current file
+/// with the bindings section re-encoded with the legacy pieces and, for version 1, without
+/// the `source` section.
+fn legacy_package_bytes(package: &Package, version: u32) -> Vec<u8> {
+    let bytes = package.to_bytes().expect("encodes");
+    let legacy: Vec<LegacyBinding> = package
+        .bindings
+        .iter()
+        .map(|b| LegacyBinding {
+            name: b.name.clone(),
+            role: b.role,
+            stream: b.stream.clone(),
+            precision: b.precision,
+            scale_exp: b.scale_exp,
+            shape: b.shape.clone(),
+            pieces: b
+                .pieces
+                .iter()
+                .map(|p| {
+                    assert_eq!((p.runs, p.stride), (1, 0), "a legacy piece is contiguous");
+                    LegacyPiece {
+                        tile: p.tile,
+                        address: p.address,
+                        offset: p.offset,
+                        bytes: p.bytes,
+                    }
+                })
+                .collect(),
+            data_bytes: b.data.len() as u64,
+        })
+        .collect();
+    let bindings = postcard::to_stdvec(&legacy).expect("legacy bindings encode");
+    let mut out = bytes[..HEADER_BYTES].to_vec();
+    for (kind, at, length) in section_table(&bytes) {
+        if version == 1 && kind == 9 {
+            assert_eq!(length, 0, "a version 1 package has no source");
+            continue;
+        }
+        let content = if kind == 4 {
+            bindings.as_slice()
+        } else {
+            &bytes[at..at + length]
+        };
+        out.extend_from_slice(&bytes[at - 16..at - 8]);
+        out.extend_from_slice(&(content.len() as u64).to_le_bytes());
+        out.extend_from_slice(content);
+    }
+    let sections = if version == 1 { 8u32 } else { 9 };
+    out[8..12].copy_from_slice(&version.to_le_bytes());
+    out[16..20].copy_from_slice(&sections.to_le_bytes());
+    let payload = (out.len() - HEADER_BYTES) as u64;
+    out[24..32].copy_from_slice(&payload.to_le_bytes());
+    reseal(&mut out);
+    out
+}
+
+/// A version 1 file (sections 1 to 8, no `source`, pieces without runs) is read as a
+/// package without a source, every piece one contiguous run.
 #[test]
 fn version_1_packages_are_still_read() {
-    let mut bytes = package_bytes();
-    let table = section_table(&bytes);
-    let (kind, at, length) = *table.last().unwrap();
-    assert_eq!((kind, length), (9, 0), "no source: an empty last section");
-    bytes.truncate(at - 16);
-    bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
-    bytes[16..20].copy_from_slice(&8u32.to_le_bytes());
-    let payload = (bytes.len() - HEADER_BYTES) as u64;
-    bytes[24..32].copy_from_slice(&payload.to_le_bytes());
-    reseal(&mut bytes);
+    let bytes = legacy_package_bytes(&fixture::package(), 1);
     let package = Package::from_bytes(&bytes).expect("a version 1 package reads");
     assert_eq!(package, fixture::package());
     assert!(package.source.is_none());
     // A version 1 header over version 2 sections is refused by its section count.
-    let mut bytes = package_with_source_bytes();
+    let mut bytes = legacy_package_bytes(&package_with_source(), 2);
     bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
     reseal(&mut bytes);
     let (ok, message, _) = decode_package_report(&bytes);
     assert!(!ok && message.contains("sections"), "{message}");
+}
+
+/// A version 2 file (pieces without runs) is read with its source, every piece one
+/// contiguous run; a version 2 header over version 3 pieces is refused.
+#[test]
+fn version_2_packages_are_still_read() {
+    let bytes = legacy_package_bytes(&package_with_source(), 2);
+    assert_eq!(&bytes[8..12], 2u32.to_le_bytes());
+    let package = Package::from_bytes(&bytes).expect("a version 2 package reads");
+    assert_eq!(package, package_with_source());
+    assert!(package
+        .bindings
+        .iter()
+        .flat_map(|b| &b.pieces)
+        .all(|p| (p.runs, p.stride) == (1, 0)));
+    // The legacy pieces are shorter: the same package is smaller as version 2.
+    assert!(bytes.len() < package_with_source_bytes().len());
+    let mut bytes = package_with_source_bytes();
+    bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
+    reseal(&mut bytes);
+    let (ok, message, _) = decode_package_report(&bytes);
+    assert!(!ok && message.contains("bindings"), "{message}");
 }
 
 /// Rewrites the `source` section's content of a package file (and its lengths), reseals it.
@@ -331,6 +425,70 @@ fn the_source_section_round_trips_and_refuses_bad_content() {
         decoded > 0,
         "some rewrites (of the module text) still decode"
     );
+}
+
+/// Seeded rewrites of the runs, stride and offset of the transposed package's pieces: the
+/// writer and the reader agree, a refusal names the binding, and what validates gathers and
+/// scatters without a panic (an output exactly: each byte has one place).
+#[test]
+fn strided_piece_mutations_are_refused_or_consistent() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0x57_21de);
+    let tensor: Vec<u8> = (0..128u8).collect();
+    let (mut valid, mut refused) = (0, 0);
+    for _ in 0..iterations(3000) {
+        let mut package = fixture::transposed_package();
+        for _ in 0..rng.random_range(1..3) {
+            let binding = rng.random_range(0..package.bindings.len());
+            let count = package.bindings[binding].pieces.len();
+            let piece = &mut package.bindings[binding].pieces[rng.random_range(0..count)];
+            match rng.random_range(0..4) {
+                0 => piece.runs = [0, 1, 2, 3, 4, 8, 16, 32, u32::MAX][rng.random_range(0..9)],
+                1 => piece.stride = [0, 4, 8, 12, 16, 18, 32, u64::MAX][rng.random_range(0..8)],
+                2 => piece.offset = [0, 2, 4, 8, 12, 16, 96, u64::MAX][rng.random_range(0..8)],
+                _ => {
+                    // A consistent contiguous piece: one run of stride 0.
+                    piece.runs = 1;
+                    piece.stride = 0;
+                }
+            }
+        }
+        let written = package.validate().map_err(|e| e.to_string());
+        let bytes = package.to_bytes_unvalidated().unwrap();
+        let read = Package::from_bytes(&bytes).map_err(|e| e.to_string());
+        match (&written, &read) {
+            (Ok(()), Ok(read)) => assert_eq!(read, &package),
+            (Err(written), Err(read)) => assert_eq!(written, read),
+            _ => panic!("writer {written:?}, reader {read:?}"),
+        }
+        let Err(message) = written else {
+            valid += 1;
+            for binding in &package.bindings {
+                let length = binding.tensor_bytes().unwrap() as usize;
+                let stream = binding.to_stream(&tensor[..length]).unwrap();
+                let back = binding.from_stream(&stream).unwrap();
+                if binding.role == BindingRole::Output {
+                    assert_eq!(back, &tensor[..length], "{}", binding.name);
+                }
+            }
+            continue;
+        };
+        refused += 1;
+        assert!(
+            package
+                .bindings
+                .iter()
+                .any(|b| message.contains(&format!("binding '{}'", b.name))),
+            "{message}"
+        );
+        // Gathering and scattering the refused package errors or works, never panics.
+        for binding in &package.bindings {
+            let length = binding.tensor_bytes().unwrap() as usize;
+            if let Ok(stream) = binding.to_stream(&tensor[..length]) {
+                let _ = binding.from_stream(&stream);
+            }
+        }
+    }
+    assert!(valid > 0 && refused > 0, "valid {valid}, refused {refused}");
 }
 
 #[test]

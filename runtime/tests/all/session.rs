@@ -140,6 +140,35 @@ fn package_runs_end_to_end_with_the_seed_log_lines() {
     assert_eq!(profile.sample_count(), 3 * 1472 + 4);
 }
 
+/// Bindings laid over the tiles by strided runs: the host gathers the transposed input into
+/// the rows the tiles add and scatters their rows back into the transposed output.
+#[test]
+fn transposed_bindings_run_end_to_end() {
+    let dir = scratch("transposed");
+    let path = dir.join("model.ipuexe");
+    fixture::transposed_package().write(&path).unwrap();
+    let package = Package::read(&path).unwrap();
+    let (tiles, cols) = (fixture::TILES as usize, fixture::COLS as usize);
+    let xt = Tensor::new(
+        vec![cols as u64, tiles as u64],
+        fixture::transpose(&fixture::input(), tiles, cols),
+    )
+    .unwrap();
+    let inputs = BTreeMap::from([("x".to_string(), xt)]);
+    let outcome = run_package(
+        package,
+        &SessionOptions::new(&dir),
+        fixture::runner(),
+        &inputs,
+    )
+    .unwrap();
+    assert_eq!(outcome.outputs["y"].shape, vec![cols as u64, tiles as u64]);
+    assert_eq!(
+        outcome.outputs["y"].data,
+        fixture::transpose(&fixture::expected_output(), tiles, cols)
+    );
+}
+
 #[test]
 fn sessions_refuse_misuse_with_clear_errors() {
     let dir = scratch("misuse");
