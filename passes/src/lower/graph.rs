@@ -38,6 +38,7 @@ use ipu_runtime::package::BindingRole;
 use tracing::info;
 
 use super::gemm::{self, ASource, GemmGrid, GemmPrecision};
+use super::gemm_split::{self, SplitGrid};
 use super::program::{
     Arg, BufferId, HostBinding, HostPiece, Move, Place, Run, TileProgram, TileStep,
 };
@@ -94,6 +95,9 @@ struct Lowering<'g> {
     /// Prefix of provenances and stream names: empty for the function, `op3.layer.` for the
     /// body of repeat op 3 calling `@layer`.
     prefix: String,
+    /// Function results whose read-back pieces an op already laid out (a split GEMM's C
+    /// ranges), instead of row-major [`Blocks`].
+    read_back: BTreeMap<ValueId, Vec<HostPiece>>,
 }
 
 impl<'g> Lowering<'g> {
@@ -195,6 +199,9 @@ impl<'g> Lowering<'g> {
         if !self.fast_matmul(index) {
             return self.general_matmul(index);
         }
+        if let Some(grid) = self.split_grid(index, plan) {
+            return self.split_matmul(index, &grid);
+        }
         let op = &self.graph.ops[index];
         let (a, b, c) = (op.operands[0], op.operands[1], op.results[0]);
         let (va, vb, vc) = (
@@ -288,6 +295,104 @@ impl<'g> Lowering<'g> {
                 precision: precision.partials(),
             },
         );
+        Ok(())
+    }
+
+    /// The grid of the split GEMM lowering ([`super::gemm_split`]) for matmul `index`, when it
+    /// applies: both operands from the host in the AMP input precision (nothing to convert),
+    /// K and N in whole 16-groups, and a result that is only returned (its C ranges are read
+    /// back where they are reduced). The plan's grid when it is a batch-free, normal
+    /// `gemm_output_stationary` / `gemm_k_split` grid that fits, else the cheapest grid by the
+    /// lowering's own model.
+    fn split_grid(&self, index: usize, plan: Option<&Plan>) -> Option<SplitGrid> {
+        let op = &self.graph.ops[index];
+        let (a, b, c) = (op.operands[0], op.operands[1], op.results[0]);
+        let host = |v: ValueId| {
+            !self.placed.contains_key(&v) && !matches!(self.graph.values[v].origin, Origin::Op(_))
+        };
+        let only_returned = self.graph.outputs.contains(&c)
+            && !self.graph.ops.iter().any(|o| o.operands.contains(&c));
+        let precision = self.graph.values[a].element;
+        if !self.prefix.is_empty()
+            || !host(a)
+            || !host(b)
+            || !only_returned
+            || self.graph.values[b].element != precision
+            || self.options.precision.input(precision) != precision
+        {
+            return None;
+        }
+        let (m, k) = view_2d(&self.graph.values[a].shape).ok()?;
+        let (_, n) = single_matrix(&self.graph.values[b].shape)?;
+        let dims = (m, k, u32::try_from(n).ok()?);
+        let target = &self.options.target;
+        if let Some(plan) = plan {
+            let grid = plan.ints("grid").unwrap_or(&[]);
+            let followable = matches!(
+                plan.kind.as_str(),
+                "gemm_output_stationary" | "gemm_k_split"
+            ) && grid.len() == 4
+                && grid[0] == 1
+                && plan.str("orientation").unwrap_or("normal") == "normal";
+            let shape = followable
+                .then(|| {
+                    (0..3)
+                        .map(|d| u32::try_from(grid[d + 1]).ok())
+                        .collect::<Option<Vec<u32>>>()
+                })
+                .flatten();
+            match shape {
+                Some(g) if g.iter().product::<u32>() <= self.tiles => {
+                    let weights = match plan.str("weights") {
+                        Some("standard") => MemoryClass::Standard,
+                        _ => MemoryClass::Interleaved,
+                    };
+                    match SplitGrid::new(dims, (g[0], g[1], g[2]), precision, weights, target) {
+                        Ok(grid) => return Some(grid),
+                        Err(reason) => {
+                            info!(op = index, %reason, "planned GEMM grid not followed; using the lowering's grid")
+                        }
+                    }
+                }
+                _ => {
+                    info!(op = index, plan = %plan, "plan not implemented by the split GEMM lowering (batch split or swapped orientation); using the lowering's grid")
+                }
+            }
+        }
+        SplitGrid::best(dims, self.tiles, precision, target)
+    }
+
+    /// Lowers matmul `index` with the split GEMM lowering on `grid`.
+    fn split_matmul(&mut self, index: usize, grid: &SplitGrid) -> Result<(), LowerError> {
+        let op = &self.graph.ops[index];
+        let (a, b, c) = (op.operands[0], op.operands[1], op.results[0]);
+        let precision = self.graph.values[a].element;
+        if self.graph.values[c].element
+            != ipu_device::kernels::describe::default_partials(precision)
+        {
+            return Err(unsupported(
+                "ipu.matmul",
+                format!(
+                    "op {index}: the result must be {:?} (the GEMM partials), not {:?}",
+                    ipu_device::kernels::describe::default_partials(precision),
+                    self.graph.values[c].element
+                ),
+            ));
+        }
+        let provenance = self.provenance(index);
+        info!(
+            op = index,
+            grid = ?[1, grid.gm, grid.gn, grid.gk],
+            panels = grid.panels,
+            k_panel = grid.kp,
+            "split GEMM grid"
+        );
+        let inputs = gemm_split::inputs(&mut self.program, grid, precision, &provenance);
+        self.stream(a, inputs.a_pieces.clone())?;
+        self.stream(b, inputs.b_pieces.clone())?;
+        let pieces = gemm_split::lower(&mut self.program, grid, precision, &inputs, &provenance);
+        self.program.ops.push((provenance, "ipu.matmul".into(), 0));
+        self.read_back.insert(c, pieces);
         Ok(())
     }
 
@@ -589,6 +694,7 @@ impl<'g> Lowering<'g> {
                 program: std::mem::take(&mut self.program),
                 placed: carried.iter().cloned().enumerate().collect(),
                 prefix: prefix.clone(),
+                read_back: BTreeMap::new(),
             };
             let lowered = inner.lower_ops(&[]).and_then(|()| {
                 let mut transfers = general::Transfers::default();
@@ -636,6 +742,21 @@ impl<'g> Lowering<'g> {
     fn outputs(&mut self) -> Result<(), LowerError> {
         let graph: &'g Graph = self.graph;
         for (output, &value) in graph.outputs.iter().enumerate() {
+            if let Some(pieces) = self.read_back.get(&value).cloned() {
+                let v = &self.graph.values[value];
+                self.program.bindings.push(HostBinding {
+                    name: format!("result{output}"),
+                    role: BindingRole::Output,
+                    precision: v.element,
+                    shape: v.shape.clone(),
+                    pieces,
+                    data: Vec::new(),
+                });
+                self.program.run.push(TileStep::HostRead {
+                    binding: self.program.bindings.len() - 1,
+                });
+                continue;
+            }
             // A result that is an argument or a constant is streamed in and read back.
             let blocks = self.on_device(value)?;
             let grid = &blocks.grid;
@@ -695,6 +816,7 @@ pub fn lower(
         },
         placed: BTreeMap::new(),
         prefix: String::new(),
+        read_back: BTreeMap::new(),
     };
     lowering.tiles = options.tiles.min(lowering.program.tiles);
     lowering.lower_ops(plans)?;

@@ -144,9 +144,17 @@ impl State {
                 None => {
                     // Host-written values are placed where their first consumer reads them,
                     // each block once; constants are laid out at compile time in the
-                    // consumer's format, arguments arrive row-major in their own precision.
+                    // consumer's format; arguments arrive row-major in their own precision,
+                    // or, for a plan whose lowering streams them in its order (`host_order`:
+                    // the host gathers strided runs), in the consumer's element order.
+                    let host_order = candidate.plan.params.get("host_order")
+                        == Some(&ipu_dialects::format::PlanValue::Bool(true));
                     let format = match value.origin {
                         Origin::Constant => need.format,
+                        _ if host_order && value.element == need.format.precision => ValueFormat {
+                            scale: 0,
+                            ..need.format
+                        },
                         _ => ValueFormat::row_major(value.element),
                     };
                     let shards = if candidate.resident_weights
@@ -473,7 +481,11 @@ fn repeat_candidates(
     options: &PlannerOptions,
     target: &Target,
 ) -> Result<Vec<Candidate>, PlannerError> {
-    let planned = plan_with_prefix(body, options, target, &format!("body:{name}:"))?;
+    let body_options = PlannerOptions {
+        in_body: true,
+        ..options.clone()
+    };
+    let planned = plan_with_prefix(body, &body_options, target, &format!("body:{name}:"))?;
     let arguments: Vec<ValueId> = (0..body.values.len())
         .filter(|&v| body.values[v].origin == Origin::Argument)
         .collect();

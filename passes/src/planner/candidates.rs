@@ -34,6 +34,9 @@ pub enum InternalPhase {
     },
     /// A tensor moved from one blocking to another.
     Reshard { from: Shards, to: Shards },
+    /// An explicit list of transfers `(source, destinations, bytes)`: a phase the lowering
+    /// builds exactly this way (the split GEMM's panels and reduction).
+    Transfers(std::sync::Arc<Vec<(u32, Vec<u32>, u64)>>),
 }
 
 impl InternalPhase {
@@ -58,6 +61,11 @@ impl InternalPhase {
             }
             InternalPhase::Reshard { from, to } => {
                 super::layout::for_each_transfer(from, to, visit)
+            }
+            InternalPhase::Transfers(transfers) => {
+                for (source, destinations, bytes) in transfers.iter() {
+                    visit(*source, destinations, *bytes);
+                }
             }
         }
     }

@@ -58,6 +58,9 @@ pub(super) fn gemm_candidates(
         Some(class) => vec![class],
         None => vec![MemoryClass::Interleaved, MemoryClass::Standard],
     };
+    if let Some(split) = split_candidates(graph, op, input, active, options, target) {
+        return split;
+    }
     let batch_size = out_dims[0];
     let weights_constant = rhs_value.origin == super::graph::Origin::Constant;
     let mut out = Vec::new();
@@ -333,4 +336,206 @@ pub(super) fn gemm_candidates(
         }
     }
     out
+}
+
+/// Candidates of a matmul the split GEMM lowering implements exactly
+/// ([`crate::lower::gemm_split`]): both operands host tensors in the AMP input precision, one
+/// matrix each, K and N in whole 16-groups, the result only returned, outside repeat bodies.
+/// Each is one of the lowering's cheapest grids, priced by the lowering's own model (the
+/// kernel calls and copies it emits, its exchange phases as explicit transfers), so the
+/// selection's refined estimate prices the program the lowering builds. The operands' homes
+/// are where the host streams them (each element once, in AMP order), so the beam moves
+/// nothing before the op.
+fn split_candidates(
+    graph: &Graph,
+    op: &Op,
+    input: Precision,
+    active: &[u32],
+    options: &PlannerOptions,
+    target: &Target,
+) -> Option<Vec<Candidate>> {
+    use super::graph::Origin;
+    use crate::lower::gemm_split::SplitGrid;
+    let (a, b, c) = (op.operands[0], op.operands[1], *op.results.first()?);
+    let host = |v: usize| matches!(graph.values[v].origin, Origin::Argument | Origin::Constant);
+    let plain = matches!(
+        op.kind,
+        OpKind::Matmul {
+            transpose_lhs: false,
+            transpose_rhs: false
+        }
+    );
+    let only_returned =
+        graph.outputs.contains(&c) && !graph.ops.iter().any(|o| o.operands.contains(&c));
+    let (va, vb) = (&graph.values[a], &graph.values[b]);
+    if options.in_body
+        || !plain
+        || !host(a)
+        || !host(b)
+        || !only_returned
+        || va.element != input
+        || vb.element != input
+        || vb.shape.len() != 2
+    {
+        return None;
+    }
+    let m: u64 = va.shape[..va.shape.len().saturating_sub(1)]
+        .iter()
+        .product();
+    let (k, n) = (vb.shape[0], vb.shape[1]);
+    let dims = (
+        u32::try_from(m).ok()?,
+        u32::try_from(k).ok()?,
+        u32::try_from(n).ok()?,
+    );
+    if va.shape.last() != Some(&k) {
+        return None;
+    }
+    let partials = ipu_device::kernels::describe::default_partials(input);
+    let limit = options.candidates_per_op.max(1);
+    let weights = options.weight_memory.unwrap_or(MemoryClass::Interleaved);
+    let mut grids = Vec::new();
+    for &tiles in active {
+        grids.extend(SplitGrid::ranked(
+            dims, tiles, input, weights, target, limit,
+        ));
+    }
+    // A grid pinned by a plan constraint is a candidate whatever its rank.
+    let index = graph.ops.iter().position(|o| std::ptr::eq(o, op));
+    let pinned = index
+        .and_then(|index| options.constraints.ops.get(&super::beam::op_key("", index)))
+        .and_then(|constraint| match constraint.params.get("grid") {
+            Some(PlanValue::Ints(grid)) if grid.len() == 4 && grid[0] == 1 => Some(
+                (1..4)
+                    .map(|d| u32::try_from(grid[d]).ok())
+                    .collect::<Option<Vec<u32>>>()?,
+            ),
+            _ => None,
+        });
+    if let Some(g) = pinned {
+        if let Ok(grid) = SplitGrid::new(dims, (g[0], g[1], g[2]), input, weights, target) {
+            if !grids.contains(&grid) && grid.tiles() <= options.tiles {
+                grids.push(grid);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for grid in grids {
+        let estimate = grid.estimate(input, target);
+        let phases: Vec<InternalPhase> = grid
+            .exchange_phases(input)
+            .into_iter()
+            .map(|transfers| InternalPhase::Transfers(std::sync::Arc::new(transfers)))
+            .collect();
+        let row_bytes = phases
+            .iter()
+            .map(|phase| phase.load(grid.tiles()).max_row_bytes())
+            .max()
+            .unwrap_or(0);
+        let (standard, interleaved) = grid.transient_bytes(input);
+        let transient = MemoryUse::of(standard, MemoryClass::Standard)
+            .plus(MemoryUse::of(interleaved, MemoryClass::Interleaved));
+        let (gm, gn, gk) = (grid.gm, grid.gn, grid.gk);
+        let kernels = vec![KernelSpec::Gemm {
+            input,
+            partials,
+            weights: MemoryClass::Interleaved,
+            k: grid.kp,
+            c: grid.call_columns,
+            rows: vec![grid.rows.blocks[0].1],
+            accumulate: grid.panels > 1,
+        }];
+        let mut kernels = kernels;
+        if gk > 1 {
+            let slice = (grid.rows.blocks[0].1 * grid.cols.blocks[0].1 / 16).div_ceil(gk) * 16;
+            kernels.push(KernelSpec::ReduceAdd {
+                partials_precision: partials,
+                output: partials,
+                elements: slice,
+                partials: gk - 1,
+            });
+        }
+        let format = |order, memory| ValueFormat {
+            precision: input,
+            order,
+            memory,
+            transposed: false,
+            scale: 0,
+        };
+        let plan = Plan::new(if gk > 1 {
+            "gemm_k_split"
+        } else {
+            "gemm_output_stationary"
+        })
+        .with("grid", ints(&[1, gm, gn, gk]))
+        .with("tiles", PlanValue::Int(i64::from(grid.tiles())))
+        .with("k_block", PlanValue::Int(i64::from(grid.kp)))
+        .with("c_block", PlanValue::Int(i64::from(grid.call_columns)))
+        .with("orientation", PlanValue::Str("normal".into()))
+        .with(
+            "weights",
+            PlanValue::Str(grid.classes.b_panel.name().into()),
+        )
+        .with("left", PlanValue::Str(grid.classes.a_panel.name().into()))
+        .with("precision", PlanValue::Str(input.short_name().into()))
+        .with("k_steps", PlanValue::Int(i64::from(grid.panels)))
+        .with("weights_resident", PlanValue::Bool(false))
+        .with("host_order", PlanValue::Bool(true));
+        out.push(Candidate {
+            plan,
+            tiles: grid.tiles(),
+            needs: vec![
+                Need {
+                    shards: Shards::homed(
+                        [1, u64::from(dims.0), u64::from(dims.1)],
+                        [1, gm, gn * gk],
+                        input.bytes(),
+                        0,
+                    ),
+                    format: format(ElementOrder::AmpLeft, grid.classes.a_home),
+                },
+                Need {
+                    shards: Shards::homed(
+                        [1, u64::from(dims.1), u64::from(dims.2)],
+                        [1, gk * gm, gn],
+                        input.bytes(),
+                        0,
+                    ),
+                    format: format(ElementOrder::AmpRight, grid.classes.b_home),
+                },
+            ],
+            output: Need {
+                shards: Shards::homed(
+                    [1, u64::from(dims.0), u64::from(dims.2)],
+                    [1, gm, gn * gk],
+                    partials.bytes(),
+                    0,
+                ),
+                format: ValueFormat {
+                    precision: partials,
+                    ..format(
+                        ElementOrder::AmpOutput,
+                        if gk > 1 {
+                            grid.classes.reduced
+                        } else {
+                            grid.classes.partials
+                        },
+                    )
+                },
+            },
+            compute_cycles: estimate.gemm + estimate.copies + estimate.reduce,
+            internal_exchange_cycles: estimate.exchange,
+            internal_row_bytes: row_bytes,
+            internal_phases: phases,
+            k_steps: 1,
+            resident_weights: false,
+            transient,
+            kernels,
+            padding_groups: Vec::new(),
+            body_choices: None,
+            body_cycles: None,
+            extra_outputs: Vec::new(),
+        });
+    }
+    (!out.is_empty()).then_some(out)
 }

@@ -65,6 +65,9 @@ pub struct PlannerOptions {
     pub interleaved_budget: u64,
     pub total_budget: u64,
     pub constraints: Constraints,
+    /// Planning the body of an `ipu.repeat` (its arguments are carried device values, not
+    /// host tensors).
+    pub in_body: bool,
 }
 
 impl PlannerOptions {
@@ -83,6 +86,7 @@ impl PlannerOptions {
             interleaved_budget: u64::from(target.memory.interleaved_budget.value),
             total_budget: u64::from(target.planned_budget_bytes()),
             constraints: Constraints::default(),
+            in_body: false,
         }
     }
 

@@ -9,6 +9,7 @@ use ipu_device::kernels::{KernelCache, KernelLibrary};
 use ipu_device::numerics::{decode_bytes, encode_bytes, Rounding};
 use ipu_device::{Precision, Target};
 use ipu_passes::lower::gemm::GemmGrid;
+use ipu_passes::lower::gemm_split::SplitGrid;
 use ipu_passes::lower::{compile_function, LowerOptions, PrecisionPolicy};
 use ipu_runtime::npy::Tensor;
 use ipu_runtime::session::{run_package, SessionOptions};
@@ -113,23 +114,71 @@ fn run_case(case: &Case) -> f64 {
         ),
         PrecisionPolicy::Native | PrecisionPolicy::F16 | PrecisionPolicy::F32 => (x, w),
     };
-    let kb = GemmGrid::new(m as u32, k as u32, n as u32, case.tiles)
-        .expect("grid")
-        .kb as usize;
+    // Where the device rounds each output's running F16 partial: at the end of every K
+    // panel of every K slice (the split GEMM, when both operands arrive in the AMP
+    // precision), or of every K block of the output-stationary lowering; a K split then
+    // rounds the sum of the other slices' partials and the final sum once more each.
+    let target = Target::c600();
+    let split = match case.precision {
+        PrecisionPolicy::Fp8 => None,
+        _ => SplitGrid::best(
+            (m as u32, k as u32, n as u32),
+            case.tiles,
+            Precision::F16,
+            &target,
+        ),
+    };
+    let slices: Vec<Vec<usize>> = match &split {
+        Some(grid) => (0..grid.gk)
+            .map(|l| {
+                grid.panels_of(l)
+                    .into_iter()
+                    .filter(|p| p.1 > 0)
+                    .map(|(k0, len)| (k0 + len) as usize)
+                    .collect()
+            })
+            .collect(),
+        None => {
+            let kb = GemmGrid::new(m as u32, k as u32, n as u32, case.tiles)
+                .expect("grid")
+                .kb;
+            vec![(1..=k.div_ceil(kb as usize))
+                .map(|b| (b * kb as usize).min(k))
+                .collect()]
+        }
+    };
+    let slice_starts: Vec<usize> = std::iter::once(0)
+        .chain(
+            slices
+                .iter()
+                .take(slices.len() - 1)
+                .map(|ends| *ends.last().expect("panel")),
+        )
+        .collect();
     let mut worst = 0.0f64;
     for r in 0..m {
         for c in 0..n {
-            // One F16 rounding of the running partial per K block, f32 sums inside: half an
-            // F16 ulp of each block's partial plus f32 rounding of the block's terms.
-            let (mut sum, mut magnitude, mut bound) = (0.0f64, 0.0f64, 1e-6f64);
-            for kk in 0..k {
-                let p = f64::from(xq[r * k + kk]) * f64::from(wq[kk * n + c]);
-                sum += p;
-                magnitude += p.abs();
-                if (kk + 1) % kb == 0 || kk + 1 == k {
-                    bound += sum.abs() * 2f64.powi(-11) + magnitude * 2f64.powi(-22);
-                    magnitude = 0.0;
+            // One F16 rounding of the running partial per panel, f32 sums inside: half an F16
+            // ulp of each panel's partial plus f32 rounding of the panel's terms.
+            let (mut sum, mut bound, mut slice_magnitudes) = (0.0f64, 1e-6f64, 0.0f64);
+            for (ends, &start) in slices.iter().zip(&slice_starts) {
+                let (mut partial, mut magnitude) = (0.0f64, 0.0f64);
+                let mut next = ends.iter().peekable();
+                for kk in start..*ends.last().expect("panel") {
+                    let p = f64::from(xq[r * k + kk]) * f64::from(wq[kk * n + c]);
+                    partial += p;
+                    magnitude += p.abs();
+                    if next.peek().is_some_and(|&&end| end == kk + 1) {
+                        next.next();
+                        bound += partial.abs() * 2f64.powi(-11) + magnitude * 2f64.powi(-22);
+                        magnitude = 0.0;
+                    }
                 }
+                sum += partial;
+                slice_magnitudes += partial.abs();
+            }
+            if slices.len() > 1 {
+                bound += 2.0 * slice_magnitudes * 2f64.powi(-11);
             }
             let got = f64::from(y.data[r * n + c]);
             let error = (got - sum).abs();

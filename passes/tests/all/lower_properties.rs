@@ -480,7 +480,16 @@ fn strided_pieces_round_trip_and_stream_the_same_bytes() {
                 }
             }
         }
-        assert!(rewritten > 0, "{label}: no piece splits into runs");
+        // Designs the split GEMM lowered already stream strided runs.
+        let strided_already = design
+            .program
+            .bindings
+            .iter()
+            .any(|b| b.pieces.iter().any(|p| p.runs > 1));
+        assert!(
+            rewritten > 0 || strided_already,
+            "{label}: no piece splits into runs"
+        );
         assert_ir_round_trip(&context, &strided, &target, &label);
 
         let contiguous = passes::package_of_design(&design, &target, None)

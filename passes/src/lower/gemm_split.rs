@@ -1,0 +1,1014 @@
+//! Lowering of a matmul whose operands both come from the host over a 3-D tile grid, with
+//! the K axis optionally split across tiles and the partials reduced (the planner's
+//! `gemm_output_stationary` and `gemm_k_split` plans, `grid = [1, gm, gn, gk]`).
+//!
+//! ## Decomposition
+//! C[M x N] = A[M x K] B[K x N]. Rows split into `gm` blocks (`ceil(M / gm)` rows, the last
+//! shorter), columns into `gn` blocks and K into `gk` slices of whole 16-element groups.
+//! Tile `(i * gn + j) * gk + l` computes the partial product of row block i, column block j
+//! over K slice l. Its K slice runs in `panels` panels: per panel one exchange phase brings
+//! the A panel (AMP-left, `rows x kp`) and the B panel (AMP-right, `kp x cols`), then one
+//! compute step runs one GEMM call per column chunk (the first panel initializes the
+//! partials, the others accumulate).
+//!
+//! ## Where the operands start
+//! The host streams every operand element once, straight into its AMP order (strided host
+//! pieces: 16 elements per run, one tensor row apart), so nothing is packed on the device
+//! (the AMP-left pack costs 4 cycles per element [HW-C600]). Each A panel of (i, l) is cut
+//! into `gn` contiguous ranges of whole 16-element rows of its AMP-left order, range j homed
+//! on tile (i, j, l); each B panel of (l, j) into `gm` ranges, range i homed on (i, j, l).
+//! In the panel's exchange phase every home broadcasts its range to the other tiles of its
+//! group, at the range's place in the panel buffer; the home copies its own range there.
+//!
+//! ## Reduction (gk > 1)
+//! The partial block (AMP-output order, `rows x cols`) is cut into `gk` contiguous ranges;
+//! range l is reduced on tile (i, j, l): one exchange phase sends every other tile's range l
+//! into a stack on that tile, which reduce-adds the stack and adds its own range. The
+//! host reads the reduced ranges (or, with gk == 1, the partial block itself) back with
+//! strided pieces, so C needs no rearrange either.
+
+use ipu_device::kernels::describe::GEMM_MAX_WEIGHT_ELEMENTS;
+use ipu_device::{cost, KernelSpec, MemoryClass, Precision, Target};
+
+use super::program::{Arg, BufferId, HostPiece, Move, Place, Run, TileProgram, TileStep};
+
+/// The widest column chunk of one GEMM call.
+const MAX_CALL_COLUMNS: u32 = 256;
+
+/// One axis split into blocks: `(first, len)` per block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Split {
+    pub blocks: Vec<(u32, u32)>,
+}
+
+impl Split {
+    /// `size` into `parts` balanced blocks of whole `unit`-element units (sizes differ by at
+    /// most one unit, the larger first; `size` a multiple of `unit`). `None` when a block
+    /// would be empty.
+    fn new(size: u32, parts: u32, unit: u32) -> Option<Split> {
+        let units = size / unit;
+        if parts == 0 || parts > units {
+            return None;
+        }
+        let (base, extra) = (units / parts, units % parts);
+        let mut first = 0;
+        let blocks = (0..parts)
+            .map(|p| {
+                let len = base + u32::from(p < extra);
+                let block = (first * unit, len * unit);
+                first += len;
+                block
+            })
+            .collect();
+        Some(Split { blocks })
+    }
+
+    fn largest(&self) -> u32 {
+        self.blocks.iter().map(|b| b.1).max().unwrap_or(0)
+    }
+}
+
+/// How a split GEMM is laid out (see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SplitGrid {
+    pub m: u32,
+    pub k: u32,
+    pub n: u32,
+    pub gm: u32,
+    pub gn: u32,
+    pub gk: u32,
+    pub rows: Split,
+    pub cols: Split,
+    pub ks: Split,
+    /// K panel length (a multiple of 16); every K slice runs in `panels` panels of at most
+    /// `kp` (each slice's panels are equal-ish runs of whole 16-groups).
+    pub kp: u32,
+    pub panels: u32,
+    /// Columns of one GEMM call (a multiple of 16).
+    pub call_columns: u32,
+    /// Memory classes of the per-tile buffers.
+    pub classes: Classes,
+}
+
+/// The memory class of each buffer of a split GEMM: the B panel is interleaved (the AMP's
+/// 128-bit weight loads only run from there [Doc, PopLibs]); the others go largest first to
+/// whichever class still has room.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Classes {
+    pub a_home: MemoryClass,
+    pub b_home: MemoryClass,
+    pub a_panel: MemoryClass,
+    pub b_panel: MemoryClass,
+    pub partials: MemoryClass,
+    pub stack: MemoryClass,
+    pub reduced: MemoryClass,
+}
+
+impl Classes {
+    fn all(&self) -> [MemoryClass; 7] {
+        [
+            self.a_home,
+            self.b_home,
+            self.a_panel,
+            self.b_panel,
+            self.partials,
+            self.stack,
+            self.reduced,
+        ]
+    }
+}
+
+/// Classes for buffers of `bytes` per tile (in [`Classes`] field order), if they fit.
+/// Placement reuses memory of buffers whose lifetimes do not overlap, so the panels' buffers
+/// (homes, panels, partials) and the reduction's (partials, stack, reduced range) are checked
+/// as two separate peaks. A tile must not read a memory element for a send while the same
+/// phase writes a receive into it, so each phase's sent and received buffers are kept in
+/// different classes (the regions share no element): the panels in the weights' class
+/// (interleaved unless pinned: the AMP's 128-bit weight loads only run from there [Doc,
+/// PopLibs]), the homes in the other, the partials and the reduce stack apart.
+fn assign_classes(bytes: [u32; 7], weights: MemoryClass, target: &Target) -> Option<Classes> {
+    use MemoryClass::{Interleaved as I, Standard as S};
+    // Placement also keeps tensors from straddling 16 KiB elements; leave it 5 % of room.
+    let room = [
+        target.memory.standard_budget.value / 20 * 19,
+        target.memory.interleaved_budget.value / 20 * 19,
+    ];
+    const PANELS: [bool; 7] = [true, true, true, true, true, false, false];
+    const REDUCE: [bool; 7] = [false, false, false, false, true, true, true];
+    let fits = |classes: &[MemoryClass; 7]| {
+        [PANELS, REDUCE].iter().all(|phase| {
+            let mut used = [0u32; 2];
+            for i in 0..7 {
+                if phase[i] {
+                    used[usize::from(classes[i] == I)] += bytes[i];
+                }
+            }
+            used[0] <= room[0] && used[1] <= room[1]
+        })
+    };
+    // The panels in the weights' class, the homes in the other; then the partials and the
+    // stack apart, the reduced range anywhere.
+    let (panel, home) = match weights {
+        I => (I, S),
+        S => (S, I),
+    };
+    let choices = [
+        [home, home, panel, panel, I, S, I],
+        [home, home, panel, panel, I, S, S],
+        [home, home, panel, panel, S, I, I],
+        [home, home, panel, panel, S, I, S],
+    ];
+    let classes = choices.into_iter().find(|c| fits(c))?;
+
+    Some(Classes {
+        a_home: classes[0],
+        b_home: classes[1],
+        a_panel: classes[2],
+        b_panel: classes[3],
+        partials: classes[4],
+        stack: classes[5],
+        reduced: classes[6],
+    })
+}
+
+/// Why a split grid cannot be built.
+pub type GridError = String;
+
+impl SplitGrid {
+    /// The grid `gm x gn x gk` for an `m x k @ k x n` product in `precision` (input, with its
+    /// partials) with the B panel in `weights` memory, whose per-tile buffers fit `target`'s
+    /// planned budgets.
+    pub fn new(
+        (m, k, n): (u32, u32, u32),
+        (gm, gn, gk): (u32, u32, u32),
+        precision: Precision,
+        weights: MemoryClass,
+        target: &Target,
+    ) -> Result<SplitGrid, GridError> {
+        if !k.is_multiple_of(16) || !n.is_multiple_of(16) {
+            return Err(format!("K = {k} and N = {n} must be multiples of 16"));
+        }
+        let rows = Split::new(m, gm, 1).ok_or_else(|| format!("{gm} row blocks of M = {m}"))?;
+        let cols = Split::new(n, gn, 16)
+            .ok_or_else(|| format!("{gn} column blocks of 16-groups of N = {n}"))?;
+        let ks = Split::new(k, gk, 16).ok_or_else(|| format!("{gk} K slices of K = {k}"))?;
+        let (r, c, kt) = (rows.largest(), cols.largest(), ks.largest());
+        let call_columns = c
+            .div_ceil(c.div_ceil(MAX_CALL_COLUMNS))
+            .next_multiple_of(16);
+        let kp_kernel = (GEMM_MAX_WEIGHT_ELEMENTS / call_columns / 16 * 16).min(kt);
+        // The longest K panel whose buffers fit (fewer panels: fewer exchange phases).
+        let mut kp = kp_kernel;
+        loop {
+            if kp < 16 {
+                return Err(format!(
+                    "a {r} x {c} block over K = {kt} does not fit one tile's planned memory with any K panel"
+                ));
+            }
+            let panels = kt.div_ceil(kp);
+            let kp_even = (kt / 16).div_ceil(panels) * 16;
+            let bytes = buffer_bytes((r, c, kp_even, panels), (gm, gn, gk), precision);
+            if let Some(classes) = assign_classes(bytes, weights, target) {
+                return Ok(SplitGrid {
+                    m,
+                    k,
+                    n,
+                    gm,
+                    gn,
+                    gk,
+                    rows,
+                    cols,
+                    ks,
+                    kp: kp_even,
+                    panels,
+                    call_columns,
+                    classes,
+                });
+            }
+            kp -= 16;
+        }
+    }
+
+    /// The cheapest grid of at most `tiles` tiles by [`SplitGrid::estimate`], if any fits.
+    pub fn best(
+        dims: (u32, u32, u32),
+        tiles: u32,
+        precision: Precision,
+        target: &Target,
+    ) -> Option<SplitGrid> {
+        SplitGrid::ranked(dims, tiles, precision, MemoryClass::Interleaved, target, 1)
+            .into_iter()
+            .next()
+    }
+
+    /// The `limit` cheapest grids using between 90 % and all of `tiles` tiles, by
+    /// [`SplitGrid::estimate`] (ties: fewer tiles, then the smallest `(gm, gn, gk)`).
+    pub fn ranked(
+        dims: (u32, u32, u32),
+        tiles: u32,
+        precision: Precision,
+        weights: MemoryClass,
+        target: &Target,
+        limit: usize,
+    ) -> Vec<SplitGrid> {
+        let mut scored: Vec<(u64, u32, (u32, u32, u32), SplitGrid)> = Vec::new();
+        for gm in 1..=tiles {
+            for gn in 1..=tiles / gm {
+                let most = tiles / (gm * gn);
+                // Grids leaving more than a tenth of the tiles idle are never competitive.
+                let least = (tiles * 9)
+                    .div_ceil(10)
+                    .div_ceil(gm * gn)
+                    .clamp(1, most.max(1));
+                for gk in least..=most {
+                    let Ok(grid) = SplitGrid::new(dims, (gm, gn, gk), precision, weights, target)
+                    else {
+                        continue;
+                    };
+                    let cycles = grid.estimate(precision, target).total();
+                    scored.push((cycles, gm * gn * gk, (gm, gn, gk), grid));
+                }
+            }
+        }
+        scored.sort_by_key(|entry| (entry.0, entry.1, entry.2));
+        scored.truncate(limit);
+        scored.into_iter().map(|entry| entry.3).collect()
+    }
+
+    /// Peak per-tile bytes of the buffers other than the homes, `(standard, interleaved)`:
+    /// the larger of the panels' and the reduction's (their lifetimes do not overlap).
+    pub fn transient_bytes(&self, precision: Precision) -> (u64, u64) {
+        let bytes = buffer_bytes(
+            (
+                self.rows.largest(),
+                self.cols.largest(),
+                self.kp,
+                self.panels,
+            ),
+            (self.gm, self.gn, self.gk),
+            precision,
+        );
+        let classes = self.classes.all();
+        let mut peak = (0u64, 0u64);
+        for phase in [[2usize, 3, 4], [4, 5, 6]] {
+            let mut used = (0u64, 0u64);
+            for i in phase {
+                match classes[i] {
+                    MemoryClass::Standard => used.0 += u64::from(bytes[i]),
+                    MemoryClass::Interleaved => used.1 += u64::from(bytes[i]),
+                }
+            }
+            peak = (peak.0.max(used.0), peak.1.max(used.1));
+        }
+        peak
+    }
+
+    /// Per-tile bytes of the A and B homes.
+    pub fn home_bytes(&self, precision: Precision) -> (u32, u32) {
+        let bytes = buffer_bytes(
+            (
+                self.rows.largest(),
+                self.cols.largest(),
+                self.kp,
+                self.panels,
+            ),
+            (self.gm, self.gn, self.gk),
+            precision,
+        );
+        (bytes[0], bytes[1])
+    }
+
+    /// The transfers of each exchange phase, `(source, destinations, bytes)`: one phase per
+    /// K panel, then the reduction's (with a K split).
+    pub fn exchange_phases(&self, precision: Precision) -> Vec<Vec<(u32, Vec<u32>, u64)>> {
+        let eb = u64::from(precision.bytes());
+        let pb = u64::from(ipu_device::kernels::describe::default_partials(precision).bytes());
+        let mut phases = Vec::new();
+        for p in 0..self.panels {
+            let mut transfers = Vec::new();
+            self.panel_ranges(p, |range| {
+                if !range.destinations.is_empty() {
+                    transfers.push((range.home, range.destinations, u64::from(range.len) * eb));
+                }
+            });
+            phases.push(transfers);
+        }
+        let mut reduce = Vec::new();
+        self.reduce_ranges(|range| {
+            for source in range.sources {
+                reduce.push((source, vec![range.owner], u64::from(range.len) * pb));
+            }
+        });
+        if !reduce.is_empty() {
+            phases.push(reduce);
+        }
+        phases.retain(|phase| !phase.is_empty());
+        phases
+    }
+
+    pub fn tiles(&self) -> u32 {
+        self.gm * self.gn * self.gk
+    }
+
+    pub fn tile(&self, i: u32, j: u32, l: u32) -> u32 {
+        (i * self.gn + j) * self.gk + l
+    }
+
+    fn all_tiles(&self) -> Vec<u32> {
+        (0..self.tiles()).collect()
+    }
+
+    /// The panels of K slice l: `(first K row, length)`, `panels` of them (some may be
+    /// empty when the slice is short).
+    pub fn panels_of(&self, l: u32) -> Vec<(u32, u32)> {
+        let (first, len) = self.ks.blocks[l as usize];
+        let groups = len / 16;
+        let step = groups.div_ceil(self.panels).max(1);
+        (0..self.panels)
+            .map(|p| {
+                let g0 = (p * step).min(groups);
+                let g1 = ((p + 1) * step).min(groups);
+                (first + g0 * 16, (g1 - g0) * 16)
+            })
+            .collect()
+    }
+
+    /// Visits every non-empty home range of panel `p` (see the module docs).
+    pub fn panel_ranges(&self, p: u32, mut visit: impl FnMut(PanelRange)) {
+        for l in 0..self.gk {
+            let (_, kp) = self.panels_of(l)[p as usize];
+            if kp == 0 {
+                continue;
+            }
+            for (i, &(_, rows)) in self.rows.blocks.iter().enumerate() {
+                let i = i as u32;
+                for (j, (first, len)) in ranges(rows * kp, self.gn).into_iter().enumerate() {
+                    if len > 0 {
+                        visit(PanelRange {
+                            operand: Operand::A,
+                            home: self.tile(i, j as u32, l),
+                            destinations: (0..self.gn)
+                                .filter(|&jj| jj != j as u32)
+                                .map(|jj| self.tile(i, jj, l))
+                                .collect(),
+                            first,
+                            len,
+                        });
+                    }
+                }
+            }
+            for (j, &(_, cols)) in self.cols.blocks.iter().enumerate() {
+                let j = j as u32;
+                for (i, (first, len)) in ranges(kp * cols, self.gm).into_iter().enumerate() {
+                    if len > 0 {
+                        visit(PanelRange {
+                            operand: Operand::B,
+                            home: self.tile(i as u32, j, l),
+                            destinations: (0..self.gm)
+                                .filter(|&ii| ii != i as u32)
+                                .map(|ii| self.tile(ii, j, l))
+                                .collect(),
+                            first,
+                            len,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// Visits every non-empty reduced range (only with a K split).
+    pub fn reduce_ranges(&self, mut visit: impl FnMut(ReduceRange)) {
+        if self.gk < 2 {
+            return;
+        }
+        for (i, &(row0, rows)) in self.rows.blocks.iter().enumerate() {
+            for (j, &(col0, cols)) in self.cols.blocks.iter().enumerate() {
+                let (i, j) = (i as u32, j as u32);
+                for (l, (first, len)) in ranges(rows * cols, self.gk).into_iter().enumerate() {
+                    let l = l as u32;
+                    if len > 0 {
+                        visit(ReduceRange {
+                            owner: self.tile(i, j, l),
+                            sources: (0..self.gk)
+                                .filter(|&ll| ll != l)
+                                .map(|ll| self.tile(i, j, ll))
+                                .collect(),
+                            first,
+                            len,
+                            rows,
+                            origin: (row0, col0),
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// The column chunks of column block j, relative to the block: `(first, len)`.
+    fn chunks(&self, j: u32) -> Vec<(u32, u32)> {
+        let (_, len) = self.cols.blocks[j as usize];
+        let mut out = Vec::new();
+        let mut first = 0;
+        while first < len {
+            let c = self.call_columns.min(len - first);
+            out.push((first, c));
+            first += c;
+        }
+        out
+    }
+
+    /// The modelled cycles of the lowering of this grid on the busiest tile, by part: the
+    /// same kernel cost functions the simulator charges and the exchange phases at the
+    /// receive bound (the physical schedule adds bus conflicts on top).
+    pub fn estimate(&self, precision: Precision, target: &Target) -> SplitEstimate {
+        let eb = u64::from(precision.bytes());
+        let partials = ipu_device::kernels::describe::default_partials(precision);
+        let pb = u64::from(partials.bytes());
+        let (r, c) = (self.rows.largest(), self.cols.largest());
+        let rate = u64::from(target.exchange.bytes_per_cycle.value.max(1));
+        let phase = u64::from(target.exchange.phase_cycles.value);
+        let mut gemm = 0u64;
+        let mut exchange = 0u64;
+        let mut copies = 0u64;
+        let panels = self.panels_of(0);
+        for &(_, kp) in panels.iter().filter(|p| p.1 > 0) {
+            for &(_, cc) in &self.chunks(0) {
+                gemm +=
+                    cost::gemm_call_cycles(precision, MemoryClass::Interleaved, kp, cc, r, target);
+            }
+            let a = u64::from(r * kp) * eb;
+            let b = u64::from(kp * c) * eb;
+            let a_own = u64::from(ranges_max(r * kp, self.gn)) * eb;
+            let b_own = u64::from(ranges_max(kp * c, self.gm)) * eb;
+            let received = (a - a_own.min(a)) * u64::from(self.gn > 1)
+                + (b - b_own.min(b)) * u64::from(self.gm > 1);
+            if received > 0 {
+                exchange += phase + received.div_ceil(rate);
+            }
+            copies += cost::copy_cycles(a_own, target) + cost::copy_cycles(b_own, target);
+        }
+        let mut reduce = 0u64;
+        if self.gk > 1 {
+            let slice = ranges_max(r * c, self.gk);
+            let bytes = u64::from(slice) * pb * u64::from(self.gk - 1);
+            exchange += phase + bytes.div_ceil(rate);
+            reduce += cost::reduce_add_cycles(partials, partials, slice, self.gk - 1, target);
+            reduce += cost::add_cycles(partials, 1, slice, target);
+        }
+        SplitEstimate {
+            gemm,
+            copies,
+            reduce,
+            exchange,
+        }
+    }
+}
+
+/// Which operand a panel range belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operand {
+    A,
+    B,
+}
+
+/// One home range of a K panel: elements `[first, first + len)` of the operand's panel
+/// (AMP-left A of `rows x kp`, AMP-right B of `kp x cols`), homed on `home` and broadcast to
+/// `destinations`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PanelRange {
+    pub operand: Operand,
+    pub home: u32,
+    pub destinations: Vec<u32>,
+    pub first: u32,
+    pub len: u32,
+}
+
+/// One reduced range: elements `[first, first + len)` of the partial block (AMP-output,
+/// `rows` rows, the block's first row and column `origin`), reduced on `owner` from the
+/// partials of `sources` (in stack order after the owner's own).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReduceRange {
+    pub owner: u32,
+    pub sources: Vec<u32>,
+    pub first: u32,
+    pub len: u32,
+    pub rows: u32,
+    pub origin: (u32, u32),
+}
+
+/// The modelled cycles of a split GEMM on its busiest tile ([`SplitGrid::estimate`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SplitEstimate {
+    pub gemm: u64,
+    pub copies: u64,
+    pub reduce: u64,
+    pub exchange: u64,
+}
+
+impl SplitEstimate {
+    pub fn total(&self) -> u64 {
+        self.gemm + self.copies + self.reduce + self.exchange
+    }
+}
+
+/// Per-tile bytes of the buffers of a split GEMM with the largest blocks `r x c`, K panels
+/// of `kp` (`panels` of them) on grid `gm x gn x gk`, in [`Classes`] field order: A home,
+/// B home, A panel, B panel, partials, reduce stack, reduced range.
+fn buffer_bytes(
+    (r, c, kp, panels): (u32, u32, u32, u32),
+    (gm, gn, gk): (u32, u32, u32),
+    precision: Precision,
+) -> [u32; 7] {
+    let eb = precision.bytes();
+    let pb = ipu_device::kernels::describe::default_partials(precision).bytes();
+    let slice = ranges_max(r * c, gk);
+    let reduce = gk > 1;
+    [
+        (panels * ranges_max(r * kp, gn) * eb).max(eb),
+        (panels * ranges_max(kp * c, gm) * eb).max(eb),
+        r * kp * eb,
+        kp * c * eb,
+        r * c * pb,
+        if reduce { slice * (gk - 1) * pb } else { 0 },
+        if reduce { slice * pb } else { 0 },
+    ]
+}
+
+/// `elements` cut into `parts` contiguous ranges of whole 16-element rows: `(first, len)`
+/// per part (trailing parts may be empty).
+fn ranges(elements: u32, parts: u32) -> Vec<(u32, u32)> {
+    let rows = elements / 16;
+    let step = rows.div_ceil(parts.max(1));
+    (0..parts.max(1))
+        .map(|p| {
+            let r0 = (p * step).min(rows);
+            let r1 = ((p + 1) * step).min(rows);
+            (r0 * 16, (r1 - r0) * 16)
+        })
+        .collect()
+}
+
+fn ranges_max(elements: u32, parts: u32) -> u32 {
+    (elements / 16).div_ceil(parts.max(1)) * 16
+}
+
+/// The strided host pieces carrying elements `[first, first + len)` of a 16-column panel
+/// order with `panel_rows` rows (element `(g * panel_rows + r) * 16 + x` is tensor element
+/// `(row0 + r) * row_stride + col0 + g * 16 + x`) into `place` on `tile`: one piece per
+/// 16-column group touched, one run per row.
+#[allow(clippy::too_many_arguments)]
+fn panel_pieces(
+    tile: u32,
+    place: Place,
+    (first, len): (u32, u32),
+    panel_rows: u32,
+    (row0, col0): (u32, u32),
+    row_stride: u32,
+    eb: u32,
+    out: &mut Vec<HostPiece>,
+) {
+    let mut e = first;
+    let end = first + len;
+    while e < end {
+        let g = e / (16 * panel_rows);
+        let r = (e / 16) % panel_rows;
+        let rows = (panel_rows - r).min((end - e) / 16);
+        out.push(HostPiece {
+            tile,
+            place: Place::at(place.buffer, place.offset + (e - first) * eb),
+            tensor_offset: (u64::from(row0 + r) * u64::from(row_stride) + u64::from(col0 + g * 16))
+                * u64::from(eb),
+            bytes: rows * 16 * eb,
+            runs: rows,
+            // A single run is contiguous and records no stride.
+            stride: if rows > 1 {
+                u64::from(row_stride) * u64::from(eb)
+            } else {
+                0
+            },
+        });
+        e += rows * 16;
+    }
+}
+
+/// The buffers and host pieces of one split GEMM's operands, made before the host writes.
+pub struct SplitInputs {
+    pub a_home: BufferId,
+    pub b_home: BufferId,
+    pub a_pieces: Vec<HostPiece>,
+    pub b_pieces: Vec<HostPiece>,
+}
+
+/// Allocates the homes of A and B and their host pieces (see the module docs).
+pub fn inputs(
+    program: &mut TileProgram,
+    grid: &SplitGrid,
+    precision: Precision,
+    provenance: &str,
+) -> SplitInputs {
+    let eb = precision.bytes();
+    let all = grid.all_tiles();
+    let (r, c) = (grid.rows.largest(), grid.cols.largest());
+    let a_slot = ranges_max(r * grid.kp, grid.gn) * eb;
+    let b_slot = ranges_max(grid.kp * c, grid.gm) * eb;
+    let a_home = program.buffer(
+        format!("{provenance}.a.home"),
+        grid.classes.a_home,
+        (a_slot * grid.panels).max(eb),
+        all.clone(),
+    );
+    let b_home = program.buffer(
+        format!("{provenance}.b.home"),
+        grid.classes.b_home,
+        (b_slot * grid.panels).max(eb),
+        all,
+    );
+    let mut a_pieces = Vec::new();
+    let mut b_pieces = Vec::new();
+    for l in 0..grid.gk {
+        for (p, &(k0, kp)) in grid.panels_of(l).iter().enumerate() {
+            let p = p as u32;
+            for (i, &(row0, rows)) in grid.rows.blocks.iter().enumerate() {
+                for (j, part) in ranges(rows * kp, grid.gn).into_iter().enumerate() {
+                    panel_pieces(
+                        grid.tile(i as u32, j as u32, l),
+                        Place::at(a_home, p * a_slot),
+                        part,
+                        rows,
+                        (row0, k0),
+                        grid.k,
+                        eb,
+                        &mut a_pieces,
+                    );
+                }
+            }
+            for (j, &(col0, cols)) in grid.cols.blocks.iter().enumerate() {
+                // B's panel in AMP-right order: column group g, K row kk at
+                // `(g * kp + kk) * 16`; as a panel order its "rows" are the K rows.
+                for (i, part) in ranges(kp * cols, grid.gm).into_iter().enumerate() {
+                    panel_pieces(
+                        grid.tile(i as u32, j as u32, l),
+                        Place::at(b_home, p * b_slot),
+                        part,
+                        kp,
+                        (k0, col0),
+                        grid.n,
+                        eb,
+                        &mut b_pieces,
+                    );
+                }
+            }
+        }
+    }
+    SplitInputs {
+        a_home,
+        b_home,
+        a_pieces,
+        b_pieces,
+    }
+}
+
+/// Emits the panels and the reduction of one split GEMM (see the module docs); returns the
+/// host pieces that read C back (in `output` precision, which must be the partials').
+pub fn lower(
+    program: &mut TileProgram,
+    grid: &SplitGrid,
+    precision: Precision,
+    homes: &SplitInputs,
+    provenance: &str,
+) -> Vec<HostPiece> {
+    let eb = precision.bytes();
+    let partials = ipu_device::kernels::describe::default_partials(precision);
+    let pb = partials.bytes();
+    let all = grid.all_tiles();
+    let (r, c) = (grid.rows.largest(), grid.cols.largest());
+    let a_slot = ranges_max(r * grid.kp, grid.gn) * eb;
+    let b_slot = ranges_max(grid.kp * c, grid.gm) * eb;
+    let a_panel = program.buffer(
+        format!("{provenance}.a.amp_left"),
+        grid.classes.a_panel,
+        r * grid.kp * eb,
+        all.clone(),
+    );
+    let b_panel = program.buffer(
+        format!("{provenance}.b.amp_right"),
+        grid.classes.b_panel,
+        grid.kp * c * eb,
+        all.clone(),
+    );
+    let c_amp = program.buffer(
+        format!("{provenance}.c.amp_output"),
+        grid.classes.partials,
+        r * c * pb,
+        all.clone(),
+    );
+    // Row entries of the GEMM kernels: the distinct row-block sizes.
+    let mut row_entries: Vec<u32> = grid.rows.blocks.iter().map(|b| b.1).collect();
+    row_entries.sort_unstable();
+    row_entries.dedup();
+    let entry = |rows: u32| row_entries.binary_search(&rows).unwrap_or(0) as u32;
+    let address = |buffer, offset| Arg::Address(Place::at(buffer, offset));
+
+    let mut started = vec![false; grid.tiles() as usize];
+    for p in 0..grid.panels {
+        let mut moves = Vec::new();
+        let mut runs = Vec::new();
+        grid.panel_ranges(p, |range| {
+            let (home_buffer, slot, panel) = match range.operand {
+                Operand::A => (homes.a_home, a_slot, a_panel),
+                Operand::B => (homes.b_home, b_slot, b_panel),
+            };
+            let source = Place::at(home_buffer, p * slot);
+            let destination = Place::at(panel, range.first * eb);
+            let bytes = range.len * eb;
+            runs.push(Run {
+                tile: range.home,
+                kernel: program.kernel(KernelSpec::Copy { bytes }),
+                args: vec![Arg::Address(source), Arg::Address(destination)],
+            });
+            if !range.destinations.is_empty() {
+                moves.push(Move {
+                    source_tile: range.home,
+                    source,
+                    destinations: range.destinations,
+                    destination,
+                    bytes,
+                });
+            }
+        });
+        if !moves.is_empty() {
+            let phase = program.exchange_phases() as u32;
+            program.run.push(TileStep::Exchange { phase, moves });
+        }
+        // The homes' own ranges, then the GEMM calls, per tile.
+        for l in 0..grid.gk {
+            let (_, kp) = grid.panels_of(l)[p as usize];
+            if kp == 0 {
+                continue;
+            }
+            for (i, &(_, rows)) in grid.rows.blocks.iter().enumerate() {
+                for j in 0..grid.gn {
+                    let tile = grid.tile(i as u32, j, l);
+                    let accumulate = started[tile as usize];
+                    started[tile as usize] = true;
+                    for (first, cc) in grid.chunks(j) {
+                        let kernel = program.kernel(KernelSpec::Gemm {
+                            input: precision,
+                            partials,
+                            weights: grid.classes.b_panel,
+                            k: kp,
+                            c: cc,
+                            rows: row_entries.clone(),
+                            accumulate,
+                        });
+                        runs.push(Run {
+                            tile,
+                            kernel,
+                            args: vec![
+                                address(a_panel, 0),
+                                address(b_panel, first * kp * eb),
+                                address(c_amp, first * rows * pb),
+                                Arg::Value(entry(rows)),
+                                Arg::Value(0),
+                                Arg::Value(0),
+                            ],
+                        });
+                    }
+                }
+            }
+        }
+        // Stable: each tile's copies stay before its GEMM calls.
+        runs.sort_by_key(|run| run.tile);
+        program.run.push(TileStep::Compute {
+            provenance: provenance.to_string(),
+            runs,
+        });
+    }
+
+    let mut pieces = Vec::new();
+    if grid.gk == 1 {
+        for (i, &(row0, rows)) in grid.rows.blocks.iter().enumerate() {
+            for (j, &(col0, cols)) in grid.cols.blocks.iter().enumerate() {
+                panel_pieces(
+                    grid.tile(i as u32, j as u32, 0),
+                    Place::at(c_amp, 0),
+                    (0, rows * cols),
+                    rows,
+                    (row0, col0),
+                    grid.n,
+                    pb,
+                    &mut pieces,
+                );
+            }
+        }
+        return pieces;
+    }
+
+    // Reduce-scatter: range l of every partial block onto tile (i, j, l).
+    let slice = ranges_max(r * c, grid.gk);
+    let stack = program.buffer(
+        format!("{provenance}.c.partials"),
+        grid.classes.stack,
+        slice * (grid.gk - 1) * pb,
+        all.clone(),
+    );
+    let reduced = program.buffer(
+        format!("{provenance}.c"),
+        grid.classes.reduced,
+        slice * pb,
+        all,
+    );
+    let mut moves = Vec::new();
+    let mut runs = Vec::new();
+    grid.reduce_ranges(|range| {
+        let bytes = range.len * pb;
+        // Slot s of the stack comes from the s-th other tile of the group; the owner adds
+        // its own range to their sum.
+        for (s, &source_tile) in range.sources.iter().enumerate() {
+            moves.push(Move {
+                source_tile,
+                source: Place::at(c_amp, range.first * pb),
+                destinations: vec![range.owner],
+                destination: Place::at(stack, s as u32 * bytes),
+                bytes,
+            });
+        }
+        runs.push(Run {
+            tile: range.owner,
+            kernel: program.kernel(KernelSpec::ReduceAdd {
+                partials_precision: partials,
+                output: partials,
+                elements: range.len,
+                partials: grid.gk - 1,
+            }),
+            args: vec![address(stack, 0), address(reduced, 0)],
+        });
+        runs.push(Run {
+            tile: range.owner,
+            kernel: program.kernel(KernelSpec::Add {
+                precision: partials,
+                rows: 1,
+                cols: range.len,
+                b_rows: 1,
+            }),
+            args: vec![
+                address(reduced, 0),
+                address(c_amp, range.first * pb),
+                address(reduced, 0),
+            ],
+        });
+        panel_pieces(
+            range.owner,
+            Place::at(reduced, 0),
+            (range.first, range.len),
+            range.rows,
+            range.origin,
+            grid.n,
+            pb,
+            &mut pieces,
+        );
+    });
+    let phase = program.exchange_phases() as u32;
+    program.run.push(TileStep::Exchange { phase, moves });
+    runs.sort_by_key(|run| run.tile);
+    program.run.push(TileStep::Compute {
+        provenance: format!("{provenance}.reduce"),
+        runs,
+    });
+    pieces
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_cover_their_axis_once() {
+        // 4096 = 23 * 178 + 2: two blocks of 179, then 178s.
+        let split = Split::new(4096, 23, 1).unwrap();
+        assert_eq!(split.blocks.len(), 23);
+        assert_eq!(split.blocks[0], (0, 179));
+        assert_eq!(split.blocks[2], (358, 178));
+        assert_eq!(split.blocks[22], (4096 - 178, 178));
+        let mut next = 0;
+        for &(first, len) in &split.blocks {
+            assert_eq!(first, next);
+            assert!(len > 0);
+            next += len;
+        }
+        assert_eq!(next, 4096);
+        // 16-column groups: 256 groups over 9 parts: four of 29, five of 28.
+        let split = Split::new(4096, 9, 16).unwrap();
+        assert_eq!(split.blocks[3], (3 * 29 * 16, 29 * 16));
+        assert_eq!(split.blocks[4], (4 * 29 * 16, 28 * 16));
+        assert_eq!(split.largest(), 29 * 16);
+        assert!(Split::new(32, 3, 16).is_none());
+    }
+
+    #[test]
+    fn panel_pieces_map_amp_order_to_tensor_elements() {
+        // A 5-row panel with 2 groups (32 columns) of a tensor with 100 columns, from row 7
+        // and column 48; elements [48, 112) are rows 3..5 of group 0 and 0..2 of group 1.
+        let mut out = Vec::new();
+        panel_pieces(3, Place::at(0, 64), (48, 64), 5, (7, 48), 100, 2, &mut out);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].runs, 2);
+        assert_eq!(out[0].tensor_offset, ((7 + 3) * 100 + 48) * 2);
+        assert_eq!(out[0].place.offset, 64);
+        assert_eq!(out[1].runs, 2);
+        assert_eq!(out[1].tensor_offset, (7 * 100 + 48 + 16) * 2);
+        assert_eq!(out[1].place.offset, 64 + 32 * 2);
+        assert!(out
+            .iter()
+            .all(|p| p.stride == 200 && p.bytes == p.runs * 32));
+    }
+}
+
+#[cfg(test)]
+mod explore {
+    use super::*;
+    #[test]
+    fn explore_4096() {
+        let target = ipu_device::Target::c600();
+        let t = std::time::Instant::now();
+        let best = SplitGrid::best((4096, 4096, 4096), 1472, Precision::F16, &target).unwrap();
+        eprintln!(
+            "best {:?} in {:?}",
+            (best.gm, best.gn, best.gk, best.kp, best.panels),
+            t.elapsed()
+        );
+        for g in [
+            (best.gm, best.gn, best.gk),
+            (23, 16, 4),
+            (5, 32, 9),
+            (8, 8, 23),
+            (4, 23, 16),
+            (8, 23, 8),
+            (16, 23, 4),
+            (23, 64, 1),
+            (8, 46, 4),
+        ] {
+            match SplitGrid::new(
+                (4096, 4096, 4096),
+                g,
+                Precision::F16,
+                MemoryClass::Interleaved,
+                &target,
+            ) {
+                Ok(grid) => {
+                    let e = grid.estimate(Precision::F16, &target);
+                    eprintln!(
+                        "{g:?} kp {} panels {} {:?} total {} pct {:.1}",
+                        grid.kp,
+                        grid.panels,
+                        e,
+                        e.total(),
+                        729444.0 / e.total() as f64 * 100.0
+                    );
+                }
+                Err(e) => eprintln!("{g:?}: {e}"),
+            }
+        }
+    }
+}
