@@ -45,7 +45,7 @@ use super::program::{
 use super::{LowerError, LowerOptions};
 use crate::planner::{Graph, OpKind, Origin, ValueId};
 
-mod general;
+pub(crate) mod general;
 
 /// A device value: row-major blocks over a grid (see the module docs).
 #[derive(Debug, Clone)]

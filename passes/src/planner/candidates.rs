@@ -711,18 +711,56 @@ fn attention_candidates(
             } else {
                 Shards::needed_by_grid(out_dims, vector.bytes(), &grid, &[Some(0), Some(1)])
             };
-            let score_bytes = bb * sb * tb * u64::from(vector.bytes())
+            let mut score_bytes = bb * sb * tb * u64::from(vector.bytes())
                 + 2 * bb * rows_after * t * u64::from(vector.bytes());
-            out.push(Candidate {
-                plan: Plan::new(if materialized {
-                    "attention_materialized"
-                } else {
-                    "attention_blocked"
-                })
+            let mut kind = if materialized {
+                "attention_materialized"
+            } else {
+                "attention_blocked"
+            };
+            // A tile whose whole score rows, keys and values do not fit streams the keys in
+            // blocks (flash-style, online softmax): priced with the lowering's own model, one
+            // exchange phase per key block.
+            let element = graph.values[op.operands[0]].element;
+            let sizes = (u32_of(sb), u32_of(d), u32_of(t), u32_of(e));
+            let mut k_steps = 1;
+            let mut key_block = None;
+            if let (false, 1, Some(block)) = (
+                materialized,
+                bb,
+                crate::lower::graph::general::streamed_key_block(sizes, element),
+            ) {
+                let blocks = t.div_ceil(u64::from(block));
+                kind = "attention_flash";
+                key_block = Some(block);
+                k_steps = u32_of(blocks);
+                compute = crate::lower::graph::general::streamed_attention_cycles(
+                    sizes, block, element, causal, target,
+                );
+                kernels = vec![KernelSpec::AttentionBlock {
+                    precision: element,
+                    rows: sizes.0,
+                    keys: block.min(sizes.2),
+                    width: sizes.3,
+                    causal,
+                }];
+                let eb = u64::from(element.bytes());
+                score_bytes = (sb * u64::from(block) + u64::from(block) * (2 * d + e)) * eb
+                    + sb * e * 4
+                    + 8 * sb;
+            }
+            let mut plan = Plan::new(kind)
                 .with("grid", ints(&grid))
                 .with("tiles", PlanValue::Int(i64::from(tiles)))
                 .with("causal", PlanValue::Bool(causal))
-                .with("precision", PlanValue::Str(input.short_name().into())),
+                .with("precision", PlanValue::Str(input.short_name().into()));
+            if let Some(block) = key_block {
+                plan = plan.with("key_block", PlanValue::Int(i64::from(block)));
+            }
+            let panel_phases =
+                u64::from(k_steps - 1) * u64::from(target.exchange.phase_cycles.value);
+            out.push(Candidate {
+                plan,
                 tiles,
                 needs: vec![
                     Need {
@@ -743,10 +781,10 @@ fn attention_candidates(
                     format: out_format,
                 },
                 compute_cycles: compute,
-                internal_exchange_cycles: internal.cycles(target),
+                internal_exchange_cycles: internal.cycles(target) + panel_phases,
                 internal_row_bytes: internal.max_row_bytes(),
                 internal_phases,
-                k_steps: 1,
+                k_steps,
                 resident_weights: false,
                 transient: MemoryUse::of(score_bytes, MemoryClass::Standard),
                 kernels,

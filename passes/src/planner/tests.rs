@@ -756,3 +756,61 @@ fn pinned_scales_reproduce_calibrated_ones() {
     assert_eq!(derived[0].plans[0].needs[0].format.scale, -6);
     assert_eq!(derived[0].estimate, planned.finalists[0].estimate);
 }
+
+/// Attention whose whole score rows do not fit a tile streams the keys in blocks: the
+/// candidate for one batch-head query block per tile is `attention_flash` with the lowering's
+/// key block, priced by the lowering's own model (one exchange phase per key block).
+#[test]
+fn long_attention_is_planned_flash_style_with_the_lowerings_key_block() {
+    let target = Target::c600();
+    let mut graph = Graph::default();
+    let shape = vec![2, 256, 64];
+    let q = graph.add_value(shape.clone(), Precision::F32, Origin::Argument);
+    let k = graph.add_value(shape.clone(), Precision::F32, Origin::Argument);
+    let v = graph.add_value(shape.clone(), Precision::F32, Origin::Argument);
+    let out = graph.add_op(
+        OpKind::Attention {
+            causal: true,
+            scale: None,
+        },
+        vec![q, k, v],
+        shape,
+        Precision::F32,
+    );
+    graph.outputs.push(out);
+    let mut options = options(64);
+    options.precision = PrecisionPolicy::F32;
+    let all = candidates::candidates(&graph, 0, &options, &target);
+    let flash = all
+        .iter()
+        .find(|c| c.plan.kind == "attention_flash" && c.plan.ints("grid") == Some(&[2, 32][..]))
+        .expect("a flash candidate with 8 query rows per tile");
+    // 8 rows x 256 keys x 64 do not fit 96 KiB; the key block is 112 (blocks 112, 112, 32).
+    assert_eq!(flash.plan.int("key_block"), Some(112));
+    assert_eq!(flash.k_steps, 3);
+    let modelled = crate::lower::graph::general::streamed_attention_cycles(
+        (8, 64, 256, 64),
+        112,
+        Precision::F32,
+        true,
+        &target,
+    );
+    assert_eq!(flash.compute_cycles, modelled);
+    // 32 keys fit whole: no flash candidate.
+    let mut short = Graph::default();
+    let shape = vec![2, 32, 64];
+    let q = short.add_value(shape.clone(), Precision::F32, Origin::Argument);
+    let out = short.add_op(
+        OpKind::Attention {
+            causal: true,
+            scale: None,
+        },
+        vec![q, q, q],
+        shape,
+        Precision::F32,
+    );
+    short.outputs.push(out);
+    let all = candidates::candidates(&short, 0, &options, &target);
+    assert!(all.iter().any(|c| c.plan.kind == "attention_blocked"));
+    assert!(!all.iter().any(|c| c.plan.kind == "attention_flash"));
+}

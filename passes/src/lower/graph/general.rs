@@ -1155,12 +1155,7 @@ impl Lowering<'_> {
         let scale = scale.unwrap_or(1.0 / f64::from(d).sqrt()) as f32;
         // A tile's whole score rows, keys and values when they fit the budget; else the keys
         // stream through in blocks with the online softmax.
-        let whole = u64::from(qr * d + 2 * t * d + t * ev + 2 * qr * t) * u64::from(e);
-        if whole > ATTENTION_TILE_BYTES {
-            let per_key = u64::from((2 * d + ev + qr) * e + qr * e);
-            let fixed = u64::from(qr * d * e + qr * ev * 4 + 8 * qr);
-            let fits = ATTENTION_TILE_BYTES.saturating_sub(fixed) / per_key.max(1);
-            let key_block = ((fits / 16 * 16) as u32).clamp(16, t.div_ceil(16) * 16);
+        if let Some(key_block) = streamed_key_block((qr, d, t, ev), precision) {
             let shape = StreamedAttention {
                 index,
                 out,
@@ -1295,6 +1290,70 @@ impl Lowering<'_> {
 
 /// A tile's working-set budget for attention: above it, keys stream through in blocks.
 const ATTENTION_TILE_BYTES: u64 = 96 * 1024;
+
+/// The key block of an attention tile with `qr` query rows, head size `d`, `t` keys and value
+/// width `ev` in `precision` when its whole score rows, keys and values exceed
+/// [`ATTENTION_TILE_BYTES`] (the keys then stream through in blocks); `None` when they fit.
+pub(crate) fn streamed_key_block(
+    (qr, d, t, ev): (u32, u32, u32, u32),
+    precision: Precision,
+) -> Option<u32> {
+    let e = u64::from(precision.bytes());
+    let (qr, d, t, ev) = (u64::from(qr), u64::from(d), u64::from(t), u64::from(ev));
+    let whole = (qr * d + 2 * t * d + t * ev + 2 * qr * t) * e;
+    if whole <= ATTENTION_TILE_BYTES {
+        return None;
+    }
+    let per_key = (2 * d + ev + qr) * e + qr * e;
+    let fixed = qr * d * e + qr * ev * 4 + 8 * qr;
+    let fits = ATTENTION_TILE_BYTES.saturating_sub(fixed) / per_key.max(1);
+    let key_block = (fits / 16 * 16).clamp(16, t.div_ceil(16) * 16);
+    Some(u32::try_from(key_block).unwrap_or(u32::MAX))
+}
+
+/// Compute cycles of one tile of the streamed attention ([`Lowering::attention_streamed`])
+/// with key blocks of `key_block`: the state fills, per block the key transpose, the
+/// tile-local `Q K_blk^T` and the online-softmax update, then the finish. The same kernel cost
+/// functions the simulator charges; the planner prices `attention_flash` plans with it.
+pub(crate) fn streamed_attention_cycles(
+    (qr, d, t, ev): (u32, u32, u32, u32),
+    key_block: u32,
+    precision: Precision,
+    causal: bool,
+    target: &ipu_device::Target,
+) -> u64 {
+    let cost = |spec: KernelSpec| ipu_device::cost::kernel_cycles(&spec, target);
+    let fill = |elements| {
+        cost(KernelSpec::Fill {
+            precision: Precision::F32,
+            elements,
+        })
+    };
+    let mut total = fill(qr) + fill(qr) + fill(qr * ev);
+    let tb = key_block.min(t).max(1);
+    for b in 0..t.div_ceil(tb) {
+        let width = tb.min(t - b * tb);
+        total += cost(KernelSpec::Transpose {
+            precision,
+            rows: width,
+            cols: d,
+        });
+        total += local_gemm_cycles((qr, d, width), precision, precision, target);
+        total += cost(KernelSpec::AttentionBlock {
+            precision,
+            rows: qr,
+            keys: width,
+            width: ev,
+            causal,
+        });
+    }
+    total
+        + cost(KernelSpec::AttentionFinish {
+            precision,
+            rows: qr,
+            width: ev,
+        })
+}
 
 /// What [`Lowering::attention_streamed`] needs of one attention op.
 struct StreamedAttention {
