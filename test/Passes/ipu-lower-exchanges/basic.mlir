@@ -6,17 +6,27 @@
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4}, ipu-place-storage, ipu-lower-exchanges)' --mlir-pass-statistics -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
 // Two moves of the swap program run at once, each in one piece.
 // RUN: ipu-opt %S/Inputs/swap.mlir -p 'builtin.module(ipu-place-storage, ipu-lower-exchanges)' | FileCheck %s --check-prefix=SWAP
-// 32x64x256 on 16 tiles (4 x 4 blocks): A's row blocks are broadcast along grid rows and B's
-// column blocks along grid columns, many moves in one phase, one schedule row or more each.
+// 32x64x256 on 16 tiles (grid [1, 1, 16, 1]): every tile gets its 16-column block of B
+// straight from the host, and A's AMP-left panel is cut into 16 ranges of 8 rows x 16 K
+// (256 B), each homed on one tile and broadcast to the other 15: 16 moves in one phase, one
+// schedule row each, 64 cycles apart (1024 cycles plus the phase's fixed 600).
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=16 function=wide}, ipu-place-storage, ipu-lower-exchanges)' | FileCheck %s --check-prefix=WIDE
+// The output-stationary lowering (a matmul feeding a gelu) converts B on the device and
+// broadcasts the converted chunks: 16 smaller moves, also serialized.
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 function=gemm_then_gelu}, ipu-place-storage, ipu-lower-exchanges)' | FileCheck %s --check-prefix=CONVERT
 
-// B (64 x 64) is converted in four 16-row chunks, one per tile; each chunk's four column groups
-// (512 B each) go to the other three tiles: 16 moves, and since every move needs three of the
-// four receivers they run one after another, 128 cycles each (2048 cycles plus the phase's
-// fixed 600).
+// 32x64x64 on 4 tiles is a split GEMM on grid [1, 1, 4, 1]: the host streams each tile's
+// 16-column block of B straight into its AMP-right order and one quarter of A's AMP-left
+// panel (one 16-group of K, 1024 B) into its A home. The one exchange phase broadcasts each
+// home's range to the other three tiles at the range's place in the panel: 4 moves, and
+// since every move needs three of the four receivers they run one after another, 256 cycles
+// each (1024 cycles plus the phase's fixed 600).
 // CHECK-LABEL: module @gemm.tiles
+// CHECK-DAG: "ipu_tile.buffer"() {address = {{[0-9]+}} : i64, bytes = 1024 : i64, class = "standard", id = [[HOME:[0-9]+]] : i64, {{.*}}name = "op0.a.home"
+// CHECK-DAG: "ipu_tile.buffer"() {address = {{[0-9]+}} : i64, bytes = 4096 : i64, class = "interleaved", id = [[PANEL:[0-9]+]] : i64, {{.*}}name = "op0.a.amp_left"
 // CHECK-NOT: schedule
-// CHECK: "ipu_tile.exchange"() {cycles = 2648 : i64, moves = array<i64: 0, [[STAGE:[0-9]+]], 0, [[B:[0-9]+]], 0, 512, 3, 1, 2, 3, 0, [[STAGE]], 512, [[B]], 2048, 512, 3, 1, 2, 3, {{.*}}>, phase = 0 : i64, program = "run", schedule = array<i64: 0, 0, 512, 0, 1, 0, 512, 128, 2, 0, 512, 256, 3, 0, 512, 384, 4, 0, 512, 512, 5, 0, 512, 640, 6, 0, 512, 768, 7, 0, 512, 896, 8, 0, 512, 1024, 9, 0, 512, 1152, 10, 0, 512, 1280, 11, 0, 512, 1408, 12, 0, 512, 1536, 13, 0, 512, 1664, 14, 0, 512, 1792, 15, 0, 512, 1920>, schedule_key = {{-?[0-9]+}} : i64}
+// CHECK: "ipu_tile.exchange"() {cycles = 1624 : i64, moves = array<i64: 0, [[HOME]], 0, [[PANEL]], 0, 1024, 3, 1, 2, 3, 1, [[HOME]], 0, [[PANEL]], 1024, 1024, 3, 0, 2, 3, 2, [[HOME]], 0, [[PANEL]], 2048, 1024, 3, 0, 1, 3, 3, [[HOME]], 0, [[PANEL]], 3072, 1024, 3, 0, 1, 2>, phase = 0 : i64, program = "run", schedule = array<i64: 0, 0, 1024, 0, 1, 0, 1024, 256, 2, 0, 1024, 512, 3, 0, 1024, 768>, schedule_key = {{-?[0-9]+}} : i64}
+// CHECK-NOT: "ipu_tile.exchange"
 // CHECK-NOT: ipu_tile.code
 
 // STATS: IpuLowerExchanges
@@ -26,7 +36,19 @@
 // SWAP: "ipu_tile.exchange"() {cycles = {{[0-9]+}} : i64, moves = array<i64: 0, 0, 0, 0, 0, 1024, 1, 2, 2, 1, 0, 1, 0, 1024, 1, 0>, phase = 0 : i64, program = "run", schedule = array<i64: 0, 0, 1024, 0, 1, 0, 1024, 0>, schedule_key = {{-?[0-9]+}} : i64}
 
 // WIDE-LABEL: module @wide.tiles
-// WIDE: "ipu_tile.exchange"() {cycles = {{[0-9]+}} : i64, moves = array<i64: {{.*}}>, phase = 0 : i64, program = "run", schedule = array<i64: {{([0-9]+, [0-9]+, [0-9]+, [0-9]+, ){7,}[0-9]+, [0-9]+, [0-9]+, [0-9]+}}>, schedule_key = {{-?[0-9]+}} : i64}
+// WIDE-DAG: "ipu_tile.buffer"() {address = {{[0-9]+}} : i64, bytes = 256 : i64, class = "standard", id = [[WHOME:[0-9]+]] : i64, {{.*}}name = "op0.a.home"
+// WIDE-DAG: "ipu_tile.buffer"() {address = {{[0-9]+}} : i64, bytes = 4096 : i64, class = "interleaved", id = [[WPANEL:[0-9]+]] : i64, {{.*}}name = "op0.a.amp_left"
+// WIDE: "ipu_tile.exchange"() {cycles = 1624 : i64, moves = array<i64: 0, [[WHOME]], 0, [[WPANEL]], 0, 256, 15, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 1, [[WHOME]], 0, [[WPANEL]], 256, 256, 15, 0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, {{.*}}, 15, [[WHOME]], 0, [[WPANEL]], 3840, 256, 15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14>, phase = 0 : i64, program = "run", schedule = array<i64: 0, 0, 256, 0, 1, 0, 256, 64, 2, 0, 256, 128, 3, 0, 256, 192, 4, 0, 256, 256, 5, 0, 256, 320, 6, 0, 256, 384, 7, 0, 256, 448, 8, 0, 256, 512, 9, 0, 256, 576, 10, 0, 256, 640, 11, 0, 256, 704, 12, 0, 256, 768, 13, 0, 256, 832, 14, 0, 256, 896, 15, 0, 256, 960>, schedule_key = {{-?[0-9]+}} : i64}
+// WIDE-NOT: "ipu_tile.exchange"
+
+// B (64 x 64) is converted in four 16-row chunks, one per tile; each chunk's four column
+// groups (512 B each) go from the tile's staging buffer to the AMP-right operand of the other
+// three tiles: 16 moves, one after another, 128 cycles each (2048 cycles plus the fixed 600).
+// CONVERT-LABEL: module @gemm_then_gelu.tiles
+// CONVERT-DAG: "ipu_tile.buffer"() {address = {{[0-9]+}} : i64, bytes = 8192 : i64, class = "interleaved", id = [[B:[0-9]+]] : i64, {{.*}}name = "op0.b.amp_right"
+// CONVERT-DAG: "ipu_tile.buffer"() {address = {{[0-9]+}} : i64, bytes = 2048 : i64, class = "standard", id = [[STAGE:[0-9]+]] : i64, {{.*}}name = "op0.b.amp_chunk"
+// CONVERT: "ipu_tile.exchange"() {cycles = 2648 : i64, moves = array<i64: 0, [[STAGE]], 0, [[B]], 0, 512, 3, 1, 2, 3, 0, [[STAGE]], 512, [[B]], 2048, 512, 3, 1, 2, 3, {{.*}}>, phase = 0 : i64, program = "run", schedule = array<i64: 0, 0, 512, 0, 1, 0, 512, 128, 2, 0, 512, 256, 3, 0, 512, 384, 4, 0, 512, 512, 5, 0, 512, 640, 6, 0, 512, 768, 7, 0, 512, 896, 8, 0, 512, 1024, 9, 0, 512, 1152, 10, 0, 512, 1280, 11, 0, 512, 1408, 12, 0, 512, 1536, 13, 0, 512, 1664, 14, 0, 512, 1792, 15, 0, 512, 1920>, schedule_key = {{-?[0-9]+}} : i64}
+// CONVERT-NOT: "ipu_tile.exchange"
 
 func.func @gemm(%x: tensor<32x64xf16>, %w: tensor<64x64xf16>) -> tensor<32x64xf16> {
   %y = "ipu.matmul"(%x, %w) : (tensor<32x64xf16>, tensor<64x64xf16>) -> tensor<32x64xf16>
@@ -36,4 +58,10 @@ func.func @gemm(%x: tensor<32x64xf16>, %w: tensor<64x64xf16>) -> tensor<32x64xf1
 func.func @wide(%x: tensor<32x64xf16>, %w: tensor<64x256xf16>) -> tensor<32x256xf16> {
   %y = "ipu.matmul"(%x, %w) : (tensor<32x64xf16>, tensor<64x256xf16>) -> tensor<32x256xf16>
   return %y : tensor<32x256xf16>
+}
+
+func.func @gemm_then_gelu(%x: tensor<32x64xf16>, %w: tensor<64x64xf16>) -> tensor<32x64xf16> {
+  %y = "ipu.matmul"(%x, %w) : (tensor<32x64xf16>, tensor<64x64xf16>) -> tensor<32x64xf16>
+  %z = "ipu.gelu"(%y) {approximate = "tanh"} : (tensor<32x64xf16>) -> tensor<32x64xf16>
+  return %z : tensor<32x64xf16>
 }

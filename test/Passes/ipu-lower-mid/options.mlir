@@ -15,7 +15,9 @@
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{target=bow tiles=16})' | FileCheck %s --check-prefix=BOW
 
 // With precision=fp8 both operands are cast to F143 (weights with a scale from their range: 0.5 needs
-// 2^-8 to sit under 240) and the GEMM runs on FP8 inputs with F16 output.
+// 2^-8 to sit under 240) and the GEMM runs on FP8 inputs with F16 output. The casts run on the
+// device, so no finalist streams the operands from the host in AMP order (no host_order).
+// FP8-NOT: host_order
 // FP8: "ipu.cast"(%arg0) {ipu.inserted} : (tensor<64x128xf16>) -> tensor<64x128xf8E4M3FNUZ>
 // FP8: "ipu.cast"(%cst) {ipu.inserted, scale = -8 : i32}
 // FP8: "ipu.matmul"{{.*}}precision = "f8"{{.*}} -> tensor<64x256xf16,
@@ -29,15 +31,21 @@
 
 // ACTIVE: "ipu.matmul"{{.*}}tiles = 4 : i64
 
-// PINNED: "ipu.matmul"{{.*}}plan = #ipu.plan<"gemm_output_stationary", {{{.*}}grid = [1, 2, 8, 1]{{.*}}weights = "interleaved", weights_resident = {{true|false}}}>
+// The pinned grid is kept; the planner marks it host_order (both operands come from the host
+// in F16, so the lowering streams them straight into AMP order).
+// PINNED: "ipu.matmul"{{.*}}plan = #ipu.plan<"gemm_output_stationary", {{{.*}}grid = [1, 2, 8, 1], host_order = true, {{.*}}weights = "interleaved", weights_resident = {{true|false}}}>
 
 // DUMP: "ops": [
 // DUMP: "kind": "gemm_
 // DUMP: "op": 0,
 // DUMP: "grid": [
+// DUMP: "host_order": true,
 
+// One candidate, one finalist. The F16 GEMM's operands come from the host in the AMP input
+// precision, so the plan is a host_order one and no conversion is planned for them: values
+// counts only the graph's three (x, the constant, the product) and conversion_sources is empty.
 // LOG: planned operator-plan frontier function=gemm frontier_sizes=[1] candidates=1
-// LOG: retained operator-plan finalist finalist=0 values=4 operations=1 estimated_cycles={{[0-9]+}} estimated_exchange_cycles={{[0-9]+}} exchange_row_bytes={{[0-9]+}} peak_standard_bytes={{[0-9]+}} peak_interleaved_bytes={{[0-9]+}} peak_total_bytes={{[0-9]+}} maximum_standard_allocation_bytes={{[0-9]+}} active_tile_counts={16} padding_group_counts={} conversion_sources=[%0]
+// LOG: retained operator-plan finalist finalist=0 values=3 operations=1 estimated_cycles={{[0-9]+}} estimated_exchange_cycles={{[0-9]+}} exchange_row_bytes={{[0-9]+}} peak_standard_bytes={{[0-9]+}} peak_interleaved_bytes={{[0-9]+}} peak_total_bytes={{[0-9]+}} maximum_standard_allocation_bytes={{[0-9]+}} active_tile_counts={16} padding_group_counts={} conversion_sources=[]
 // LOG-NOT: finalist=1
 
 // BOW: plan = #ipu.plan<"gemm_

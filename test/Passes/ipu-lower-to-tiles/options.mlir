@@ -17,13 +17,17 @@
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=8 precision=fp8}, ipu-select-finalist, ipu-lower-to-tiles{tiles=4 precision=native})' | FileCheck %s --check-prefix=OVERRIDE
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4}, ipu-lower-to-tiles{tiles=4 function=second})' | FileCheck %s --check-prefix=BOTH
 
-// tiles=16: 16 row blocks of 2 rows, every buffer on tiles 0..15.
+// tiles=16: the split GEMM lowering's grid [1, 4, 4, 1] (8 rows x 16 columns per tile; each
+// A home holds 8 rows x 16 of K), every buffer on tiles 0..15.
 // TILES: module @gemm.tiles
-// TILES: "ipu_tile.kernel"() {index = 3 : i64, name = "gemm_f16_interleaved_k64_c64_r2"
-// TILES: "ipu_tile.buffer"() {bytes = 256 : i64, {{.*}}name = "op0.a", tiles = array<i32: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15>}
+// TILES: "ipu_tile.kernel"() {index = 2 : i64, name = "gemm_f16_interleaved_k64_c16_r8"
+// TILES: "ipu_tile.buffer"() {bytes = 256 : i64, {{.*}}name = "op0.a.home", tiles = array<i32: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15>}
 // TILES-NOT: module @second.tiles
 
-// The default without planning: every tile of the target may be used (one row per tile).
+// The default without planning: every tile of the target may be used. No split grid of
+// 32x64x64 keeps 90 % of the 1472 tiles busy, so the output-stationary lowering takes it,
+// one row per tile, packing A into AMP order on the device.
+// ALL: "ipu_tile.kernel"() {index = 0 : i64, name = "rearrange_amp_left_f16_o0_r1_p1_c64_p64"
 // ALL: "ipu_tile.kernel"() {index = 3 : i64, name = "gemm_f16_interleaved_k64_c64_r1"
 // ALL: "ipu_tile.buffer"() {bytes = 128 : i64, {{.*}}name = "op0.a", tiles = array<i32: 0, 1, {{.*}}, 30, 31>}
 
@@ -34,16 +38,21 @@
 // FP8-DAG: name = "gemm_f8_interleaved_k64_c64_r8"
 // FP8-DAG: "ipu_tile.buffer"() {bytes = 512 : i64, {{.*}}name = "op0.a.{{[a-z]+}}"
 // FP8-DAG: "ipu_tile.buffer"() {bytes = 1024 : i64, {{.*}}name = "op0.b.cast"
-// FP8: "ipu_tile.compute"() {program = "run", provenance = "op0.{{[a-z]+}}", runs = array<i64: {{.*}}, -1, 4294967293
+// FP8: "ipu_tile.compute"() {program = "run", provenance = "op0.convert", runs = array<i64: {{.*}}, -1, 4294967293
 
+// precision=native (and f16) keep the F16 inputs, the AMP input precision, so the split GEMM
+// lowering streams them into AMP order: nothing is cast or rearranged on the device.
 // NATIVE-NOT: cast
-// NATIVE: name = "gemm_f16_interleaved_k64_c64_r8"
+// NATIVE-NOT: rearrange
+// NATIVE: name = "gemm_f16_interleaved_k64_c16_r32"
 // NATIVE-NOT: cast
+// NATIVE-NOT: rearrange
 
-// function=second lowers only @second (16x32x32: 4 rows per tile).
+// function=second lowers only @second (16x32x32 on grid [1, 2, 2, 1]: 8 rows x 16 columns
+// per tile).
 // FUNCTION-NOT: module @gemm.tiles
 // FUNCTION: module @second.tiles attributes {ipu_tile.function = "second", ipu_tile.target = "c600", ipu_tile.tiles = 1472 : i64}
-// FUNCTION: name = "gemm_f16_interleaved_k32_c32_r4"
+// FUNCTION: name = "gemm_f16_interleaved_k32_c16_r8"
 // FUNCTION-NOT: module @gemm.tiles
 
 // BOW: module @gemm.tiles attributes {ipu_tile.function = "gemm", ipu_tile.target = "bow", ipu_tile.tiles = 1472 : i64}
@@ -52,12 +61,14 @@
 // PLANNED: name = "cast_f16_f8_n{{[0-9]+}}"
 // PLANNED: name = "gemm_f8_interleaved_
 // PLANNED: name = "op0.a", tiles = array<i32: 0, 1, 2, 3, 4, 5, 6, 7>}
-// PLANNED: provenance = "op0.{{[a-z]+}}", runs = array<i64: {{.*}}, -1, 4294967294
+// PLANNED: provenance = "op0.convert", runs = array<i64: {{.*}}, -1, 4294967294
 
+// With precision=native the product needs no cast and takes the split GEMM lowering; the
+// planned grid [1, 2, 4, 1] needs 8 tiles, more than tiles=4, so the lowering picks its own.
 // OVERRIDE: module @gemm.tiles
 // OVERRIDE-NOT: cast
-// OVERRIDE: name = "gemm_f16_interleaved_k64_c64_r8"
-// OVERRIDE: name = "op0.a", tiles = array<i32: 0, 1, 2, 3>}
+// OVERRIDE: name = "gemm_f16_interleaved_k64_c16_r32"
+// OVERRIDE: name = "op0.a.home", tiles = array<i32: 0, 1, 2, 3>}
 
 // Each function gets its own tile module.
 // BOTH: module @gemm.tiles attributes {ipu_tile.function = "gemm"

@@ -9,35 +9,85 @@
 // Placing twice gives the same addresses.
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4}, ipu-place-storage)' -o %t.placed.mlir
 // RUN: ipu-opt %t.placed.mlir -p 'builtin.module(ipu-place-storage)' | diff %t.placed.mlir -
+// A K split: the reduction's buffers reuse the places of the homes and panels.
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 function=k_split}, ipu-place-storage)' | FileCheck %s --check-prefix=KSPLIT
+// The output-stationary lowering (a matmul feeding a gelu): C's copies reuse B's places.
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 function=gemm_then_gelu}, ipu-place-storage)' | FileCheck %s --check-prefix=STATIONARY
 
-// Standard data starts at 0x58000 (360448, element 22). Largest first: B's host chunk
-// (16 K rows x 64 columns, 2 KiB) takes it, its AMP-right staging follows, then A (one row
-// block of 8 x 64); the AMP operands are interleaved, B's first (0x80000), A's after it;
-// C's AMP output and row-major copies (live only from the GEMM on) reuse B's place once B
-// and its staging are dead.
+// @gemm is a split GEMM on grid [1, 1, 4, 1]; steps: 0 and 1 write A's and B's homes from
+// the host, 2 broadcasts the A ranges into the AMP-left panel, 3 copies the own ranges and
+// runs the GEMM, 4 reads C back. Standard data starts at 0x58000 (360448, element 22).
+// Largest first: B's home (64 K rows x 16 columns, 2 KiB) takes it, A's home (a quarter of
+// the AMP-left panel, 1 KiB) follows. The panels and C's AMP output are interleaved, all
+// live at the GEMM, so none reuses another's place: A's panel (4 KiB) at 0x80000, B's
+// after it, C's after that.
 // CHECK-LABEL: module @gemm.tiles
-// CHECK: "ipu_tile.buffer"() {address = 364544 : i64, bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 0, {{[0-9]+}}>, name = "op0.a"
-// CHECK-NEXT: "ipu_tile.buffer"() {address = 360448 : i64, bytes = 2048 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 1, {{[0-9]+}}>, name = "op0.b"
-// CHECK-NEXT: "ipu_tile.buffer"() {address = 532480 : i64, bytes = 1024 : i64, class = "interleaved", id = {{[0-9]+}} : i64, live = array<i64: {{[0-9]+}}, {{[0-9]+}}>, name = "op0.a.amp_left"
-// CHECK-NEXT: "ipu_tile.buffer"() {address = 524288 : i64, bytes = 8192 : i64, class = "interleaved", id = {{[0-9]+}} : i64, live = array<i64: {{[0-9]+}}, {{[0-9]+}}>, name = "op0.b.amp_right"
-// CHECK-NEXT: "ipu_tile.buffer"() {address = 362496 : i64, bytes = 2048 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: {{[0-9]+}}, {{[0-9]+}}>, name = "op0.b.amp_chunk"
-// CHECK-NEXT: "ipu_tile.buffer"() {address = 360448 : i64, bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: {{[0-9]+}}, {{[0-9]+}}>, name = "op0.c.amp_output"
-// CHECK-NEXT: "ipu_tile.buffer"() {address = 361472 : i64, bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: {{[0-9]+}}, 6>, name = "op0.c"
+// CHECK: "ipu_tile.buffer"() {address = 362496 : i64, bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 0, 3>, name = "op0.a.home"
+// CHECK-NEXT: "ipu_tile.buffer"() {address = 360448 : i64, bytes = 2048 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 1, 3>, name = "op0.b.home"
+// CHECK-NEXT: "ipu_tile.buffer"() {address = 524288 : i64, bytes = 4096 : i64, class = "interleaved", id = {{[0-9]+}} : i64, live = array<i64: 2, 3>, name = "op0.a.amp_left"
+// CHECK-NEXT: "ipu_tile.buffer"() {address = 528384 : i64, bytes = 2048 : i64, class = "interleaved", id = {{[0-9]+}} : i64, live = array<i64: 3, 3>, name = "op0.b.amp_right"
+// CHECK-NEXT: "ipu_tile.buffer"() {address = 530432 : i64, bytes = 1024 : i64, class = "interleaved", id = {{[0-9]+}} : i64, live = array<i64: 3, 4>, name = "op0.c.amp_output"
+// CHECK-NOT: "ipu_tile.buffer"
 // Support: the linked runtime, the profile counters, the busiest tile's exchange table rows
-// (16 B each: it sends its 4 column groups to 3 tiles and receives 12), host code, 7 steps
-// of generated code (8 B each).
-// CHECK: "ipu_tile.support"() {code_address = 318352 : i64, exchange_table_bytes = 256 : i64, generated_code_bytes = 56 : i64, host_code_bytes = 436 : i64, interleaved_ranges = array<i64: 524288, 949168>, linked_end = 317624 : i64, profile_bytes = 32 : i64, standard_ranges = array<i64: 360448, 524288>}
+// (16 B each: it broadcasts its A home once and receives the other three ranges), host code,
+// 5 steps of generated code (8 B each).
+// CHECK: "ipu_tile.support"() {code_address = 318160 : i64, exchange_table_bytes = 64 : i64, generated_code_bytes = 40 : i64, host_code_bytes = 436 : i64, interleaved_ranges = array<i64: 524288, 949168>, linked_end = 317624 : i64, profile_bytes = 32 : i64, standard_ranges = array<i64: 360448, 524288>}
 // Placement adds no schedule and no code.
 // CHECK-NOT: schedule
 // CHECK-NOT: ipu_tile.code
 
-// LOG: allocated package support memory linked_end=317624 profile_bytes=32 exchange_table_bytes=256 host_code_bytes=436 generated_code_bytes=56 code_address=318352 standard_ranges=[(360448, 524288)]
+// LOG: allocated package support memory linked_end=317624 profile_bytes=32 exchange_table_bytes=64 host_code_bytes=436 generated_code_bytes=40 code_address=318160 standard_ranges=[(360448, 524288)]
 // LOG: pass finished pass=ipu-place-storage op=builtin.module elapsed_ms={{[0-9]+}} success=true
 
 // STATS: IpuPlaceStorage
-// STATS-NEXT: (S) 7 buffers - buffers placed
+// STATS-NEXT: (S) 5 buffers - buffers placed
+
+// @k_split is a split GEMM on grid [1, 1, 1, 4] (16x512x32, K slices of 128); steps: 0 and 1
+// write the homes, 2 copies them into the panels and runs the GEMM, 3 sends the partial
+// ranges, 4 reduces, 5 reads C back. The homes and panels die at step 2, so the reduce
+// stack (op0.c.partials, standard) takes B's home's place and the reduced range (op0.c,
+// interleaved) B's panel's; C's AMP output, still sent and added, keeps its own.
+// KSPLIT-LABEL: module @k_split.tiles
+// KSPLIT: "ipu_tile.buffer"() {address = 368640 : i64, bytes = 4096 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 0, 2>, name = "op0.a.home"
+// KSPLIT-NEXT: "ipu_tile.buffer"() {address = [[B_HOME:360448]] : i64, bytes = 8192 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 1, 2>, name = "op0.b.home"
+// KSPLIT-NEXT: "ipu_tile.buffer"() {address = 532480 : i64, bytes = 4096 : i64, class = "interleaved", id = {{[0-9]+}} : i64, live = array<i64: 2, 2>, name = "op0.a.amp_left"
+// KSPLIT-NEXT: "ipu_tile.buffer"() {address = [[B_PANEL:524288]] : i64, bytes = 8192 : i64, class = "interleaved", id = {{[0-9]+}} : i64, live = array<i64: 2, 2>, name = "op0.b.amp_right"
+// KSPLIT-NEXT: "ipu_tile.buffer"() {address = 536576 : i64, bytes = 1024 : i64, class = "interleaved", id = {{[0-9]+}} : i64, live = array<i64: 2, 4>, name = "op0.c.amp_output"
+// KSPLIT-NEXT: "ipu_tile.buffer"() {address = [[B_HOME]] : i64, bytes = 768 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 3, 4>, name = "op0.c.partials"
+// KSPLIT-NEXT: "ipu_tile.buffer"() {address = [[B_PANEL]] : i64, bytes = 256 : i64, class = "interleaved", id = {{[0-9]+}} : i64, live = array<i64: 4, 5>, name = "op0.c"
+// The busiest tile sends three ranges and receives three; 6 steps.
+// KSPLIT: "ipu_tile.support"() {code_address = {{[0-9]+}} : i64, exchange_table_bytes = 96 : i64, generated_code_bytes = 48 : i64,
+
+// @gemm_then_gelu keeps the output-stationary lowering. Largest first: B's host chunk
+// (16 K rows x 64 columns, 2 KiB) takes the first standard address, its AMP-right staging
+// follows, then A (one row block of 8 x 64); the AMP operands are interleaved, B's first
+// (0x80000), A's after it; C's AMP output and row-major copy (live only from the GEMM on)
+// reuse B's place once B and its staging are dead, and the gelu's result reuses the AMP
+// output's.
+// STATIONARY-LABEL: module @gemm_then_gelu.tiles
+// STATIONARY: "ipu_tile.buffer"() {address = 364544 : i64, bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 0, {{[0-9]+}}>, name = "op0.a"
+// STATIONARY-NEXT: "ipu_tile.buffer"() {address = [[B:360448]] : i64, bytes = 2048 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 1, 2>, name = "op0.b"
+// STATIONARY-NEXT: "ipu_tile.buffer"() {address = 532480 : i64, bytes = 1024 : i64, class = "interleaved", id = {{[0-9]+}} : i64, live = array<i64: {{[0-9]+}}, {{[0-9]+}}>, name = "op0.a.amp_left"
+// STATIONARY-NEXT: "ipu_tile.buffer"() {address = 524288 : i64, bytes = 8192 : i64, class = "interleaved", id = {{[0-9]+}} : i64, live = array<i64: {{[0-9]+}}, {{[0-9]+}}>, name = "op0.b.amp_right"
+// STATIONARY-NEXT: "ipu_tile.buffer"() {address = 362496 : i64, bytes = 2048 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 2, 3>, name = "op0.b.amp_chunk"
+// STATIONARY-NEXT: "ipu_tile.buffer"() {address = [[B]] : i64, bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 4, 5>, name = "op0.c.amp_output"
+// STATIONARY-NEXT: "ipu_tile.buffer"() {address = 361472 : i64, bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 5, 6>, name = "op0.c"
+// STATIONARY-NEXT: "ipu_tile.buffer"() {address = [[B]] : i64, bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 6, 7>, name = "op1.out"
+// The busiest tile sends its 4 column groups to 3 tiles and receives 12; 8 steps.
+// STATIONARY: "ipu_tile.support"() {code_address = {{[0-9]+}} : i64, exchange_table_bytes = 256 : i64, generated_code_bytes = 64 : i64,
 
 func.func @gemm(%x: tensor<32x64xf16>, %w: tensor<64x64xf16>) -> tensor<32x64xf16> {
   %y = "ipu.matmul"(%x, %w) : (tensor<32x64xf16>, tensor<64x64xf16>) -> tensor<32x64xf16>
   return %y : tensor<32x64xf16>
+}
+
+func.func @gemm_then_gelu(%x: tensor<32x64xf16>, %w: tensor<64x64xf16>) -> tensor<32x64xf16> {
+  %y = "ipu.matmul"(%x, %w) : (tensor<32x64xf16>, tensor<64x64xf16>) -> tensor<32x64xf16>
+  %z = "ipu.gelu"(%y) {approximate = "tanh"} : (tensor<32x64xf16>) -> tensor<32x64xf16>
+  return %z : tensor<32x64xf16>
+}
+
+func.func @k_split(%x: tensor<16x512xf16>, %w: tensor<512x32xf16>) -> tensor<16x32xf16> {
+  %y = "ipu.matmul"(%x, %w) : (tensor<16x512xf16>, tensor<512x32xf16>) -> tensor<16x32xf16>
+  return %y : tensor<16x32xf16>
 }
