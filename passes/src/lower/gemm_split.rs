@@ -251,7 +251,9 @@ impl SplitGrid {
         target: &Target,
         limit: usize,
     ) -> Vec<SplitGrid> {
-        let mut scored: Vec<(u64, u32, (u32, u32, u32), SplitGrid)> = Vec::new();
+        // (modelled cycles, tiles used, grid shape, grid)
+        type Scored = (u64, u32, (u32, u32, u32), SplitGrid);
+        let mut scored: Vec<Scored> = Vec::new();
         for gm in 1..=tiles {
             for gn in 1..=tiles / gm {
                 let most = tiles / (gm * gn);
@@ -275,19 +277,20 @@ impl SplitGrid {
         scored.into_iter().map(|entry| entry.3).collect()
     }
 
+    /// Per-tile bytes of this grid's buffers ([`buffer_bytes`]).
+    fn buffer_bytes(&self, precision: Precision) -> [u32; 7] {
+        let largest = (self.rows.largest(), self.cols.largest());
+        buffer_bytes(
+            (largest.0, largest.1, self.kp, self.panels),
+            (self.gm, self.gn, self.gk),
+            precision,
+        )
+    }
+
     /// Peak per-tile bytes of the buffers other than the homes, `(standard, interleaved)`:
     /// the larger of the panels' and the reduction's (their lifetimes do not overlap).
     pub fn transient_bytes(&self, precision: Precision) -> (u64, u64) {
-        let bytes = buffer_bytes(
-            (
-                self.rows.largest(),
-                self.cols.largest(),
-                self.kp,
-                self.panels,
-            ),
-            (self.gm, self.gn, self.gk),
-            precision,
-        );
+        let bytes = self.buffer_bytes(precision);
         let classes = self.classes.all();
         let mut peak = (0u64, 0u64);
         for phase in [[2usize, 3, 4], [4, 5, 6]] {
@@ -301,21 +304,6 @@ impl SplitGrid {
             peak = (peak.0.max(used.0), peak.1.max(used.1));
         }
         peak
-    }
-
-    /// Per-tile bytes of the A and B homes.
-    pub fn home_bytes(&self, precision: Precision) -> (u32, u32) {
-        let bytes = buffer_bytes(
-            (
-                self.rows.largest(),
-                self.cols.largest(),
-                self.kp,
-                self.panels,
-            ),
-            (self.gm, self.gn, self.gk),
-            precision,
-        );
-        (bytes[0], bytes[1])
     }
 
     /// The transfers of each exchange phase, `(source, destinations, bytes)`: one phase per

@@ -354,7 +354,10 @@ impl<'g> Lowering<'g> {
                         }
                     }
                 }
-                _ => {
+                Some(g) => {
+                    info!(op = index, plan = %plan, tiles = g.iter().product::<u32>(), allowed = self.tiles, "planned GEMM grid needs more tiles than the lowering may use; using the lowering's grid")
+                }
+                None => {
                     info!(op = index, plan = %plan, "plan not implemented by the split GEMM lowering (batch split or swapped orientation); using the lowering's grid")
                 }
             }
@@ -742,22 +745,30 @@ impl<'g> Lowering<'g> {
     fn outputs(&mut self) -> Result<(), LowerError> {
         let graph: &'g Graph = self.graph;
         for (output, &value) in graph.outputs.iter().enumerate() {
-            if let Some(pieces) = self.read_back.get(&value).cloned() {
-                let v = &self.graph.values[value];
-                self.program.bindings.push(HostBinding {
-                    name: format!("result{output}"),
-                    role: BindingRole::Output,
-                    precision: v.element,
-                    shape: v.shape.clone(),
-                    pieces,
-                    data: Vec::new(),
-                });
-                self.program.run.push(TileStep::HostRead {
-                    binding: self.program.bindings.len() - 1,
-                });
-                continue;
-            }
-            // A result that is an argument or a constant is streamed in and read back.
+            let pieces = match self.read_back.get(&value).cloned() {
+                Some(pieces) => pieces,
+                // A result that is an argument or a constant is streamed in and read back.
+                None => self.row_pieces(value)?,
+            };
+            let v = &self.graph.values[value];
+            self.program.bindings.push(HostBinding {
+                name: format!("result{output}"),
+                role: BindingRole::Output,
+                precision: v.element,
+                shape: v.shape.clone(),
+                pieces,
+                data: Vec::new(),
+            });
+            self.program.run.push(TileStep::HostRead {
+                binding: self.program.bindings.len() - 1,
+            });
+        }
+        Ok(())
+    }
+
+    /// The read-back pieces of a value's row-major blocks: one per row of every block.
+    fn row_pieces(&mut self, value: ValueId) -> Result<Vec<HostPiece>, LowerError> {
+        {
             let blocks = self.on_device(value)?;
             let grid = &blocks.grid;
             let eb = blocks.precision.bytes();
@@ -776,20 +787,8 @@ impl<'g> Lowering<'g> {
                     })
                 })
                 .collect();
-            let v = &self.graph.values[value];
-            self.program.bindings.push(HostBinding {
-                name: format!("result{output}"),
-                role: BindingRole::Output,
-                precision: v.element,
-                shape: v.shape.clone(),
-                pieces,
-                data: Vec::new(),
-            });
-            self.program.run.push(TileStep::HostRead {
-                binding: self.program.bindings.len() - 1,
-            });
+            Ok(pieces)
         }
-        Ok(())
     }
 }
 
