@@ -31,9 +31,58 @@ use ipu_device::kernels::describe::GEMM_MAX_WEIGHT_ELEMENTS;
 use ipu_device::{cost, KernelSpec, MemoryClass, Precision, Target};
 
 use super::program::{Arg, BufferId, HostPiece, Move, Place, Run, TileProgram, TileStep};
+use crate::planner::{Graph, OpKind, Origin};
 
 /// The widest column chunk of one GEMM call.
 const MAX_CALL_COLUMNS: u32 = 256;
+
+/// The `(M, K, N)` of matmul `index` of `graph` when the split lowering implements it: no
+/// transposes, both operands host tensors (function arguments or constants) in the AMP
+/// `input` precision, the right one a single `[K, N]` matrix (leading axes of 1), K and N
+/// sizes that fit, and a result that is only returned (its C ranges are read back where they
+/// are reduced). The planner and the lowering ask the same question here.
+pub fn split_dims(graph: &Graph, index: usize, input: Precision) -> Option<(u32, u32, u32)> {
+    let op = graph.ops.get(index)?;
+    let (a, b, c) = (
+        *op.operands.first()?,
+        *op.operands.get(1)?,
+        *op.results.first()?,
+    );
+    let host = |v: usize| matches!(graph.values[v].origin, Origin::Argument | Origin::Constant);
+    let plain = matches!(
+        op.kind,
+        OpKind::Matmul {
+            transpose_lhs: false,
+            transpose_rhs: false
+        }
+    );
+    let only_returned =
+        graph.outputs.contains(&c) && !graph.ops.iter().any(|o| o.operands.contains(&c));
+    let (va, vb) = (&graph.values[a], &graph.values[b]);
+    if !plain
+        || !host(a)
+        || !host(b)
+        || !only_returned
+        || va.element != input
+        || vb.element != input
+    {
+        return None;
+    }
+    let rank = vb.shape.len();
+    if rank < 2 || vb.shape[..rank - 2].iter().any(|&d| d != 1) {
+        return None;
+    }
+    let (k, n) = (vb.shape[rank - 2], vb.shape[rank - 1]);
+    if va.shape.last() != Some(&k) {
+        return None;
+    }
+    let m: u64 = va.shape[..va.shape.len() - 1].iter().product();
+    Some((
+        u32::try_from(m).ok()?,
+        u32::try_from(k).ok()?,
+        u32::try_from(n).ok()?,
+    ))
+}
 
 /// One axis split into blocks: `(first, len)` per block.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -364,11 +413,11 @@ impl SplitGrid {
     /// Visits every non-empty home range of panel `p` (see the module docs).
     pub fn panel_ranges(&self, p: u32, mut visit: impl FnMut(PanelRange)) {
         for l in 0..self.gk {
-            let (_, kp) = self.panels_of(l)[p as usize];
+            let (k0, kp) = self.panels_of(l)[p as usize];
             if kp == 0 {
                 continue;
             }
-            for (i, &(_, rows)) in self.rows.blocks.iter().enumerate() {
+            for (i, &(row0, rows)) in self.rows.blocks.iter().enumerate() {
                 let i = i as u32;
                 for (j, (first, len)) in ranges(rows * kp, self.gn).into_iter().enumerate() {
                     if len > 0 {
@@ -381,12 +430,16 @@ impl SplitGrid {
                                 .collect(),
                             first,
                             len,
+                            panel_rows: rows,
+                            origin: (row0, k0),
                         });
                     }
                 }
             }
-            for (j, &(_, cols)) in self.cols.blocks.iter().enumerate() {
+            for (j, &(col0, cols)) in self.cols.blocks.iter().enumerate() {
                 let j = j as u32;
+                // B's panel in AMP-right order: column group g, K row kk at
+                // `(g * kp + kk) * 16`; as a panel order its "rows" are the K rows.
                 for (i, (first, len)) in ranges(kp * cols, self.gm).into_iter().enumerate() {
                     if len > 0 {
                         visit(PanelRange {
@@ -398,6 +451,8 @@ impl SplitGrid {
                                 .collect(),
                             first,
                             len,
+                            panel_rows: kp,
+                            origin: (k0, col0),
                         });
                     }
                 }
@@ -510,6 +565,10 @@ pub struct PanelRange {
     pub destinations: Vec<u32>,
     pub first: u32,
     pub len: u32,
+    /// Rows of the panel order (A: the block's rows; B: the panel's K rows) and the tensor
+    /// element (row, column) of the panel's first element.
+    pub panel_rows: u32,
+    pub origin: (u32, u32),
 }
 
 /// One reduced range: elements `[first, first + len)` of the partial block (AMP-output,
@@ -654,40 +713,23 @@ pub fn inputs(
     );
     let mut a_pieces = Vec::new();
     let mut b_pieces = Vec::new();
-    for l in 0..grid.gk {
-        for (p, &(k0, kp)) in grid.panels_of(l).iter().enumerate() {
-            let p = p as u32;
-            for (i, &(row0, rows)) in grid.rows.blocks.iter().enumerate() {
-                for (j, part) in ranges(rows * kp, grid.gn).into_iter().enumerate() {
-                    panel_pieces(
-                        grid.tile(i as u32, j as u32, l),
-                        Place::at(a_home, p * a_slot),
-                        part,
-                        rows,
-                        (row0, k0),
-                        grid.k,
-                        eb,
-                        &mut a_pieces,
-                    );
-                }
-            }
-            for (j, &(col0, cols)) in grid.cols.blocks.iter().enumerate() {
-                // B's panel in AMP-right order: column group g, K row kk at
-                // `(g * kp + kk) * 16`; as a panel order its "rows" are the K rows.
-                for (i, part) in ranges(kp * cols, grid.gm).into_iter().enumerate() {
-                    panel_pieces(
-                        grid.tile(i as u32, j as u32, l),
-                        Place::at(b_home, p * b_slot),
-                        part,
-                        kp,
-                        (k0, col0),
-                        grid.n,
-                        eb,
-                        &mut b_pieces,
-                    );
-                }
-            }
-        }
+    for p in 0..grid.panels {
+        grid.panel_ranges(p, |range| {
+            let (home, slot, row_stride, pieces) = match range.operand {
+                Operand::A => (a_home, a_slot, grid.k, &mut a_pieces),
+                Operand::B => (b_home, b_slot, grid.n, &mut b_pieces),
+            };
+            panel_pieces(
+                range.home,
+                Place::at(home, p * slot),
+                (range.first, range.len),
+                range.panel_rows,
+                range.origin,
+                row_stride,
+                eb,
+                pieces,
+            );
+        });
     }
     SplitInputs {
         a_home,

@@ -306,25 +306,13 @@ impl<'g> Lowering<'g> {
     /// lowering's own model.
     fn split_grid(&self, index: usize, plan: Option<&Plan>) -> Option<SplitGrid> {
         let op = &self.graph.ops[index];
-        let (a, b, c) = (op.operands[0], op.operands[1], op.results[0]);
-        let host = |v: ValueId| {
-            !self.placed.contains_key(&v) && !matches!(self.graph.values[v].origin, Origin::Op(_))
-        };
-        let only_returned = self.graph.outputs.contains(&c)
-            && !self.graph.ops.iter().any(|o| o.operands.contains(&c));
-        let precision = self.graph.values[a].element;
-        if !self.prefix.is_empty()
-            || !host(a)
-            || !host(b)
-            || !only_returned
-            || self.graph.values[b].element != precision
-            || self.options.precision.input(precision) != precision
-        {
+        // A host operand an earlier op already streamed is on the device, not the host's.
+        if !self.prefix.is_empty() || op.operands.iter().any(|v| self.placed.contains_key(v)) {
             return None;
         }
-        let (m, k) = view_2d(&self.graph.values[a].shape).ok()?;
-        let (_, n) = single_matrix(&self.graph.values[b].shape)?;
-        let dims = (m, k, u32::try_from(n).ok()?);
+        let precision = self.graph.values[op.operands[0]].element;
+        let input = self.options.precision.input(precision);
+        let dims = gemm_split::split_dims(self.graph, index, input)?;
         let target = &self.options.target;
         if let Some(plan) = plan {
             let grid = plan.ints("grid").unwrap_or(&[]);

@@ -354,43 +354,12 @@ fn split_candidates(
     options: &PlannerOptions,
     target: &Target,
 ) -> Option<Vec<Candidate>> {
-    use super::graph::Origin;
-    use crate::lower::gemm_split::SplitGrid;
-    let (a, b, c) = (op.operands[0], op.operands[1], *op.results.first()?);
-    let host = |v: usize| matches!(graph.values[v].origin, Origin::Argument | Origin::Constant);
-    let plain = matches!(
-        op.kind,
-        OpKind::Matmul {
-            transpose_lhs: false,
-            transpose_rhs: false
-        }
-    );
-    let only_returned =
-        graph.outputs.contains(&c) && !graph.ops.iter().any(|o| o.operands.contains(&c));
-    let (va, vb) = (&graph.values[a], &graph.values[b]);
-    if options.in_body
-        || !plain
-        || !host(a)
-        || !host(b)
-        || !only_returned
-        || va.element != input
-        || vb.element != input
-        || vb.shape.len() != 2
-    {
+    use crate::lower::gemm_split::{split_dims, SplitGrid};
+    if options.in_body {
         return None;
     }
-    let m: u64 = va.shape[..va.shape.len().saturating_sub(1)]
-        .iter()
-        .product();
-    let (k, n) = (vb.shape[0], vb.shape[1]);
-    let dims = (
-        u32::try_from(m).ok()?,
-        u32::try_from(k).ok()?,
-        u32::try_from(n).ok()?,
-    );
-    if va.shape.last() != Some(&k) {
-        return None;
-    }
+    let index = graph.ops.iter().position(|o| std::ptr::eq(o, op))?;
+    let dims = split_dims(graph, index, input)?;
     let partials = ipu_device::kernels::describe::default_partials(input);
     let limit = options.candidates_per_op.max(1);
     let weights = options.weight_memory.unwrap_or(MemoryClass::Interleaved);
@@ -401,9 +370,10 @@ fn split_candidates(
         ));
     }
     // A grid pinned by a plan constraint is a candidate whatever its rank.
-    let index = graph.ops.iter().position(|o| std::ptr::eq(o, op));
-    let pinned = index
-        .and_then(|index| options.constraints.ops.get(&super::beam::op_key("", index)))
+    let pinned = options
+        .constraints
+        .ops
+        .get(&super::beam::op_key("", index))
         .and_then(|constraint| match constraint.params.get("grid") {
             Some(PlanValue::Ints(grid)) if grid.len() == 4 && grid[0] == 1 => Some(
                 (1..4)
