@@ -167,6 +167,11 @@ impl Classes {
     }
 }
 
+/// Which buffers (in [`Classes`] field order) are live while the K panels run and while the
+/// partials are reduced.
+const PANELS: [bool; 7] = [true, true, true, true, true, false, false];
+const REDUCE: [bool; 7] = [false, false, false, false, true, true, true];
+
 /// Classes for buffers of `bytes` per tile (in [`Classes`] field order), if they fit.
 /// Placement reuses memory of buffers whose lifetimes do not overlap, so the panels' buffers
 /// (homes, panels, partials) and the reduction's (partials, stack, reduced range) are checked
@@ -182,8 +187,6 @@ fn assign_classes(bytes: [u32; 7], weights: MemoryClass, target: &Target) -> Opt
         target.memory.standard_budget.value / 20 * 19,
         target.memory.interleaved_budget.value / 20 * 19,
     ];
-    const PANELS: [bool; 7] = [true, true, true, true, true, false, false];
-    const REDUCE: [bool; 7] = [false, false, false, false, true, true, true];
     let fits = |classes: &[MemoryClass; 7]| {
         [PANELS, REDUCE].iter().all(|phase| {
             let mut used = [0u32; 2];
@@ -342,9 +345,10 @@ impl SplitGrid {
         let bytes = self.buffer_bytes(precision);
         let classes = self.classes.all();
         let mut peak = (0u64, 0u64);
-        for phase in [[2usize, 3, 4], [4, 5, 6]] {
+        for phase in [PANELS, REDUCE] {
             let mut used = (0u64, 0u64);
-            for i in phase {
+            // The homes (0 and 1) are the operands' needs, not transient.
+            for i in (2..7).filter(|&i| phase[i]) {
                 match classes[i] {
                     MemoryClass::Standard => used.0 += u64::from(bytes[i]),
                     MemoryClass::Interleaved => used.1 += u64::from(bytes[i]),
