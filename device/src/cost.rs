@@ -28,7 +28,8 @@
 //! Elementwise kernels run on the six workers' vector units. Add (F16) does 16 elements per
 //! cycle [HW-C600]; F32 runs at half the lanes (8/cycle), FP8 is computed through F16 (16/cycle).
 //! The same vector rate prices the elementwise passes of softmax, layer norm and reduction,
-//! and the scale kernel's one multiply per element. The attention kernels (blocked, online
+//! the scale kernel's one multiply per element and the group-bias add (an add over a panel
+//! range, priced exactly as an add of the same elements). The attention kernels (blocked, online
 //! softmax) are priced at the F32 rate whatever their input precision: their state and all
 //! their arithmetic are f32.
 
@@ -146,6 +147,11 @@ pub fn kernel_cycles(spec: &KernelSpec, target: &Target) -> u64 {
         KernelSpec::AttentionFinish { rows, width, .. } => {
             attention_finish_cycles(*rows, *width, target)
         }
+        KernelSpec::AddGroupBias {
+            precision,
+            elements,
+            ..
+        } => add_group_bias_cycles(*precision, *elements, target),
     }
 }
 
@@ -281,6 +287,15 @@ pub fn add_cycles(precision: Precision, rows: u32, cols: u32, target: &Target) -
     let elements = u128::from(rows) * u128::from(cols);
     let rate = u128::from(vector_elements_per_cycle(precision, target));
     clamp(u128::from(div_ceil(elements, rate)) + launch128(target))
+}
+
+/// Group-bias add over an AMP panel range: exactly `add_cycles(precision, 1, elements)`, i.e.
+/// `elements / vector rate + launch` (16 elements/cycle in F16 [HW-C600], 8 in F32). Each
+/// 16-element unit is one vector add against its group's bias; moving to the next group's
+/// bias at a group boundary is a pointer step, and the target table has no sourced per-group
+/// cost, so none is charged. `rows` and the run-time `start` do not change the cost.
+pub fn add_group_bias_cycles(precision: Precision, elements: u32, target: &Target) -> u64 {
+    add_cycles(precision, 1, elements, target)
 }
 
 /// GeLU: tanh form 10 cycles/element + launch [HW-C600]. The erf form has no hardware

@@ -39,7 +39,8 @@ impl KernelSpec {
     /// The specialization name, also the symbol of its entry point (GEMM: `<name>_r<rows>` per
     /// row count). Follows the seed: `gemm_f8_interleaved_k32_c64_r32_r34`,
     /// `rearrange_amp_left_f16_o0_r31_p32_c32_p32`, `cast_f16_f8_n1024`; the kernels added
-    /// since use the same shape: `transpose_f32_r16_c32`, `scale_f16_n1024`.
+    /// since use the same shape: `transpose_f32_r16_c32`, `scale_f16_n1024`,
+    /// `add_group_bias_f16_r8_n64`.
     pub fn name(&self) -> String {
         match self {
             KernelSpec::Gemm {
@@ -175,6 +176,16 @@ impl KernelSpec {
                     precision.short_name()
                 )
             }
+            KernelSpec::AddGroupBias {
+                precision,
+                rows,
+                elements,
+            } => {
+                format!(
+                    "add_group_bias_{}_r{rows}_n{elements}",
+                    precision.short_name()
+                )
+            }
         }
     }
 
@@ -195,6 +206,7 @@ impl KernelSpec {
             KernelSpec::Scale { .. } => "scale.mlir",
             KernelSpec::AttentionBlock { .. } => "attention_block.mlir",
             KernelSpec::AttentionFinish { .. } => "attention_finish.mlir",
+            KernelSpec::AddGroupBias { .. } => "add_group_bias.mlir",
         }
     }
 
@@ -336,6 +348,15 @@ impl KernelSpec {
                 ("precision", p(*precision)),
                 ("rows", i64::from(*rows)),
                 ("width", i64::from(*width)),
+            ],
+            KernelSpec::AddGroupBias {
+                precision,
+                rows,
+                elements,
+            } => vec![
+                ("precision", p(*precision)),
+                ("rows", i64::from(*rows)),
+                ("elements", i64::from(*elements)),
             ],
         }
     }
@@ -537,6 +558,19 @@ impl KernelSpec {
                 arithmetic("element", *precision)?;
                 positive("rows", *rows)?;
                 positive("width", *width)?;
+            }
+            KernelSpec::AddGroupBias {
+                precision,
+                rows,
+                elements,
+            } => {
+                arithmetic("element", *precision)?;
+                positive("rows", *rows)?;
+                if *elements < AMP_GROUP || elements % AMP_GROUP != 0 {
+                    return fail(format!(
+                        "elements = {elements} must be a positive multiple of {AMP_GROUP} (whole group rows)"
+                    ));
+                }
             }
         }
         // Every operand must be addressable with u32 byte offsets.

@@ -4,6 +4,7 @@
 
 use std::ops::Range;
 
+use super::describe::AMP_GROUP;
 use super::spec::{KernelRunError, KernelSpec};
 use crate::numerics::SCALE_RANGE;
 use crate::precision::Precision;
@@ -52,7 +53,7 @@ impl KernelSpec {
             KernelSpec::Gemm { .. } => 6,
             KernelSpec::Cast { .. } | KernelSpec::Softmax { .. } => 3,
             KernelSpec::Add { .. } | KernelSpec::Scale { .. } => 3,
-            KernelSpec::LayerNorm { .. } => 4,
+            KernelSpec::LayerNorm { .. } | KernelSpec::AddGroupBias { .. } => 4,
             KernelSpec::AttentionBlock { .. } => 8,
             KernelSpec::AttentionFinish { .. } => 3,
             KernelSpec::Rearrange { .. }
@@ -80,13 +81,17 @@ impl KernelSpec {
             KernelSpec::Gelu { .. } | KernelSpec::Softmax { .. } | KernelSpec::LayerNorm { .. } => {
                 true
             }
-            KernelSpec::Add { .. } | KernelSpec::Scale { .. } => true,
+            KernelSpec::Add { .. } | KernelSpec::Scale { .. } | KernelSpec::AddGroupBias { .. } => {
+                true
+            }
             KernelSpec::Cast { from, to, .. } => from.bytes() == to.bytes(),
             _ => false,
         }
     }
 
-    fn operands(&self, rows: u32) -> Vec<Operand> {
+    /// The operands of a call that selects `rows` (GEMM: the row entry) and starts at group row
+    /// `group_start` (AddGroupBias); other kernels ignore both.
+    fn operands(&self, rows: u32, group_start: u32) -> Vec<Operand> {
         let op = |arg, what, access, precision: Precision, elements: u64| Operand {
             arg,
             what,
@@ -250,12 +255,36 @@ impl KernelSpec {
                 op(1, "l", Access::Read, Precision::F32, n(rows)),
                 op(2, "dst", Access::Write, *precision, n(rows) * n(width)),
             ],
+            // Argument 3 (start) is a group row, not an address. The bias spans the groups the
+            // call's group rows start..start + units fall in.
+            KernelSpec::AddGroupBias {
+                precision,
+                rows,
+                elements,
+            } => vec![
+                op(0, "a", Access::Read, *precision, n(elements)),
+                op(
+                    1,
+                    "bias",
+                    Access::Read,
+                    *precision,
+                    group_bias_elements(*rows, *elements, group_start),
+                ),
+                op(2, "out", Access::Write, *precision, n(elements)),
+            ],
         }
     }
 
     /// (name, bytes) of every operand for a call with `rows` rows (GEMM) — for limits checks.
+    /// AddGroupBias is sized for its largest call, the one starting at the last group row.
     pub(crate) fn operand_sizes_for_rows(&self, rows: u32) -> Vec<(&'static str, u64)> {
-        self.operands(rows)
+        let group_start = match self {
+            KernelSpec::AddGroupBias {
+                rows: group_rows, ..
+            } => group_rows.saturating_sub(1),
+            _ => 0,
+        };
+        self.operands(rows, group_start)
             .into_iter()
             .map(|o| (o.what, u64::from(o.element_bytes) * o.elements))
             .collect()
@@ -280,9 +309,33 @@ impl KernelSpec {
         }
     }
 
+    /// The first group row an AddGroupBias call selects with its `start` argument (0 for
+    /// others); refused unless it is below the spec's `rows`.
+    pub fn call_group_start(&self, args: &[u32]) -> Result<u32, KernelRunError> {
+        match self {
+            KernelSpec::AddGroupBias { rows, .. } => {
+                let start = *args
+                    .get(3)
+                    .ok_or_else(|| self.bad_arg(3, "start", "missing".into()))?;
+                if start >= *rows {
+                    return Err(self.bad_arg(
+                        3,
+                        "start",
+                        format!(
+                            "group row {start} is not below the {rows} rows of a 16-column group"
+                        ),
+                    ));
+                }
+                Ok(start)
+            }
+            _ => Ok(0),
+        }
+    }
+
     /// Byte ranges (from the SRAM base) a call with `args` reads and writes. Checks the argument
-    /// count, the GEMM row index, offset alignment to the element size, 32-bit overflow and the
-    /// scale exponents, but not the memory size (see [`KernelSpec::check_call`]).
+    /// count, the GEMM row index, the AddGroupBias start row, offset alignment to the element
+    /// size, 32-bit overflow and the scale exponents, but not the memory size (see
+    /// [`KernelSpec::check_call`]).
     pub fn operand_ranges(&self, args: &[u32]) -> Result<Vec<OperandRange>, KernelRunError> {
         if args.len() != self.arg_count() {
             return Err(self.bad_arg(
@@ -312,8 +365,9 @@ impl KernelSpec {
             }
         }
         let rows = self.call_rows(args)?;
+        let group_start = self.call_group_start(args)?;
         let mut ranges = Vec::new();
-        for operand in self.operands(rows) {
+        for operand in self.operands(rows, group_start) {
             let start = args[operand.arg];
             if !start.is_multiple_of(operand.element_bytes) {
                 return Err(self.bad_arg(
@@ -405,4 +459,17 @@ impl KernelSpec {
             detail,
         }
     }
+}
+
+/// Bias elements an AddGroupBias call touches: the 16-element biases of the groups holding
+/// group rows `start..start + elements / 16`, i.e. `((start + units - 1) / rows + 1) * 16`
+/// (none for an empty range; `rows` 0 is treated as 1, the spec refuses it anyway).
+fn group_bias_elements(rows: u32, elements: u32, start: u32) -> u64 {
+    let group = u64::from(AMP_GROUP);
+    let units = u64::from(elements) / group;
+    if units == 0 {
+        return 0;
+    }
+    let last = u64::from(start) + units - 1;
+    (last / u64::from(rows.max(1)) + 1) * group
 }

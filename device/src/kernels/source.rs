@@ -43,6 +43,10 @@ const SOURCES: &[(&str, &str)] = &[
         "attention_finish.mlir",
         include_str!("../../kernels/attention_finish.mlir"),
     ),
+    (
+        "add_group_bias.mlir",
+        include_str!("../../kernels/add_group_bias.mlir"),
+    ),
 ];
 
 /// A line `// ipu.include "file.mlir"` splices that file's text in place (once per file).

@@ -9,7 +9,8 @@
 //! is the first SRAM address (`target.memory.sram_base`), and a list of `u32` run-time arguments
 //! whose meaning each variant documents. Addresses in arguments are byte offsets from the SRAM
 //! base. Constant parameters (block sizes, row counts, padding) are part of the spec and the
-//! compiled code; only addresses and per-tensor scales are run-time arguments.
+//! compiled code; the run-time arguments are addresses, per-tensor scales and a few documented
+//! positions (the GEMM row entry, attention's row and key offsets, the group-bias start row).
 
 use serde::{Deserialize, Serialize};
 
@@ -190,6 +191,19 @@ pub enum KernelSpec {
         precision: Precision,
         rows: u32,
         width: u32,
+    },
+    /// out = a + bias over a range of 16-element units of an AMP panel order with `rows` rows per
+    /// 16-column group: unit t (elements [16 t, 16 t + 16)) is group row q = start + t, whose bias
+    /// is the 16 elements at bias[(q / rows) * 16 ..]. `elements` is a multiple of 16.
+    /// Each sum is formed in f32 and rounded once to `precision` (f16 or f32; nearest even,
+    /// saturating like [`KernelSpec::Add`]). In place (a == out) is allowed. The bias operand
+    /// spans only the groups the call touches, `((start + elements / 16 - 1) / rows + 1) * 16`
+    /// elements, so it depends on the run-time `start`; a call with `start >= rows` is refused.
+    /// Args: [a_offset, bias_offset, out_offset, start] (0 <= start < rows).
+    AddGroupBias {
+        precision: Precision,
+        rows: u32,
+        elements: u32,
     },
 }
 

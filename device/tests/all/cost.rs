@@ -1,8 +1,8 @@
 //! Kernel cycle models against the published figures, and their shape.
 
 use ipu_device::cost::{
-    amp_single_tile_cycles, exchange_phase_cycles, gemm_call_cycles, ideal_gemm_cycles,
-    kernel_call_cycles, kernel_cycles, CostError,
+    add_cycles, add_group_bias_cycles, amp_single_tile_cycles, exchange_phase_cycles,
+    gemm_call_cycles, ideal_gemm_cycles, kernel_call_cycles, kernel_cycles, CostError,
 };
 use ipu_device::kernels::spec::{ElementOrder, GeluForm, KernelSpec};
 use ipu_device::precision::{MemoryClass, Precision};
@@ -307,6 +307,55 @@ fn transpose_is_a_per_element_shuffle_and_scale_a_vector_multiply() {
 }
 
 #[test]
+fn add_group_bias_costs_exactly_an_add_of_its_elements() {
+    let c600 = Target::c600();
+    let spec = |precision, rows, elements| KernelSpec::AddGroupBias {
+        precision,
+        rows,
+        elements,
+    };
+    // elements / vector rate (16 f16 or 8 f32 per cycle) + the 11-cycle launch; no per-group
+    // term (the target table has no sourced one).
+    assert_eq!(
+        kernel_cycles(&spec(Precision::F16, 8, 1024), &c600),
+        64 + 11
+    );
+    assert_eq!(kernel_cycles(&spec(Precision::F32, 3, 48), &c600), 6 + 11);
+    assert_eq!(kernel_cycles(&spec(Precision::F16, 1, 16), &c600), 1 + 11);
+    for target in [Target::c600(), Target::bow()] {
+        for precision in [Precision::F16, Precision::F32] {
+            for (rows, elements) in [(1u32, 16u32), (4, 144), (64, 4096), (7, 1008)] {
+                let cycles = kernel_cycles(&spec(precision, rows, elements), &target);
+                assert_eq!(cycles, add_cycles(precision, 1, elements, &target));
+                assert_eq!(cycles, add_group_bias_cycles(precision, elements, &target));
+                let add = KernelSpec::Add {
+                    precision,
+                    rows: 1,
+                    cols: elements,
+                    b_rows: 1,
+                };
+                assert_eq!(cycles, kernel_cycles(&add, &target));
+                // Neither rows nor the run-time start change the cost.
+                for start in [0, rows - 1] {
+                    assert_eq!(
+                        kernel_call_cycles(
+                            &spec(precision, rows, elements),
+                            &[0, 0, 0, start],
+                            &target
+                        ),
+                        Ok(cycles)
+                    );
+                }
+                assert_eq!(
+                    kernel_cycles(&spec(precision, rows + 5, elements), &target),
+                    cycles
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn attention_block_and_finish_cycle_models() {
     let c600 = Target::c600();
     let block = |precision, rows, keys, width, causal| KernelSpec::AttentionBlock {
@@ -515,6 +564,14 @@ fn specs(precision: Precision, s: [u32; 4]) -> Vec<(&'static str, KernelSpec)> {
                 precision,
                 rows: a,
                 width: b,
+            },
+        ),
+        (
+            "add_group_bias",
+            KernelSpec::AddGroupBias {
+                precision,
+                rows: b,
+                elements: a.saturating_mul(16),
             },
         ),
     ]

@@ -582,6 +582,276 @@ fn add_broadcasts_and_rounds_once() {
     }
 }
 
+/// One AddGroupBias call on random data, compared bit for bit with the host: unit t of the
+/// range is group row q = start + t and takes the bias of group q / rows; each sum in f32,
+/// rounded once to `precision` (nearest even, saturating). Checks that the bias, the source
+/// (unless in place) and every byte outside `out` are untouched.
+fn check_add_group_bias(
+    rng: &mut ChaCha8Rng,
+    precision: Precision,
+    rows: u32,
+    elements: u32,
+    start: u32,
+    in_place: bool,
+) {
+    let spec = KernelSpec::AddGroupBias {
+        precision,
+        rows,
+        elements,
+    };
+    let (rows, n, start) = (rows as usize, elements as usize, start as usize);
+    let units = n / 16;
+    let groups = (start + units - 1) / rows + 1;
+    let bytes = precision.bytes() as usize;
+    let a = random_tensor(rng, precision, n, 60000.0);
+    let bias = random_tensor(rng, precision, groups * 16, 60000.0);
+    let align = |x: usize| x.div_ceil(64) * 64;
+    let a_off = 64;
+    let bias_off = align(a_off + a.len());
+    let out_off = if in_place {
+        a_off
+    } else {
+        align(bias_off + bias.len())
+    };
+    let mut memory = vec![0xa5u8; align(bias_off + bias.len()) + a.len() + 64];
+    memory[a_off..a_off + a.len()].copy_from_slice(&a);
+    memory[bias_off..bias_off + bias.len()].copy_from_slice(&bias);
+    let mut want = Vec::with_capacity(a.len());
+    for t in 0..units {
+        let group = (start + t) / rows;
+        for l in 0..16 {
+            let sum = load(&a, 0, 16 * t + l, precision, 0)
+                + load(&bias, 0, 16 * group + l, precision, 0);
+            want.extend(encode_value(sum, precision, 0));
+        }
+    }
+    let before = memory.clone();
+    run(
+        &spec,
+        &mut memory,
+        &[a_off as u32, bias_off as u32, out_off as u32, start as u32],
+    );
+    let what = format!("{} start {start} (in place: {in_place})", spec.name());
+    assert_same_elements(
+        &what,
+        &memory[out_off..out_off + n * bytes],
+        &want,
+        precision,
+    );
+    let out = out_off..out_off + n * bytes;
+    for (i, (got, was)) in memory.iter().zip(&before).enumerate() {
+        if !out.contains(&i) {
+            assert_eq!(got, was, "{what}: byte {i} outside out changed");
+        }
+    }
+}
+
+#[test]
+fn add_group_bias_adds_each_group_rows_bias_and_rounds_once() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0xb1a5);
+    for (precision, rows, elements, start, in_place) in [
+        // One whole group from its first row.
+        (Precision::F16, 4, 64, 0, false),
+        (Precision::F32, 4, 64, 0, true),
+        // From the middle of a group into the next one (group rows 5..=8 of 8).
+        (Precision::F16, 8, 64, 5, false),
+        (Precision::F32, 8, 64, 5, true),
+        // Three groups: rows 2..=8 of 3-row groups; rows 3..=11 of 4-row groups.
+        (Precision::F32, 3, 112, 2, false),
+        (Precision::F16, 4, 144, 3, true),
+        // rows = 1: every unit is a group of its own with its own bias.
+        (Precision::F16, 1, 80, 0, false),
+        (Precision::F32, 1, 48, 0, true),
+        // A single unit on the last row of a group.
+        (Precision::F16, 5, 16, 4, true),
+    ] {
+        check_add_group_bias(&mut rng, precision, rows, elements, start, in_place);
+    }
+    // f16 ties and saturation by hand (one unit, rows = 1): 2048 + 1 is a tie at f16's spacing
+    // of 2 there and goes to the even 2048; 2050 + 1 goes up to 2052; 60000 + 10000 saturates
+    // to 65504; 1 + 2^-11 rounds to 1.
+    let spec = KernelSpec::AddGroupBias {
+        precision: Precision::F16,
+        rows: 1,
+        elements: 16,
+    };
+    let mut a = [0f32; 16];
+    let mut bias = [0f32; 16];
+    let mut want = [0f32; 16];
+    for (l, (x, y, z)) in [
+        (2048.0, 1.0, 2048.0),
+        (2050.0, 1.0, 2052.0),
+        (60000.0, 10000.0, 65504.0),
+        (-60000.0, -10000.0, -65504.0),
+        (1.0, 1.0 / 2048.0, 1.0),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        (a[l], bias[l], want[l]) = (x, y, z);
+    }
+    let f16_bytes = |values: &[f32]| -> Vec<u8> {
+        values
+            .iter()
+            .flat_map(|&v| f16::from_f32(v).to_le_bytes())
+            .collect()
+    };
+    let mut memory = vec![0u8; 128];
+    memory[..32].copy_from_slice(&f16_bytes(&a));
+    memory[64..96].copy_from_slice(&f16_bytes(&bias));
+    run(&spec, &mut memory, &[0, 64, 0, 0]);
+    assert_eq!(&memory[..32], f16_bytes(&want).as_slice());
+}
+
+/// The compiler's use: a whole `rows x cols` AMP-output block plus a per-column bias, split
+/// into ranges at arbitrary group rows, each call given the bias of its first group, in place;
+/// the result is out(r, c) = a(r, c) + bias[c] for every element.
+#[test]
+fn add_group_bias_ranges_add_the_column_bias_of_a_panel_block() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0xb1a6);
+    let precision = Precision::F16;
+    let (rows, cols) = (6usize, 48usize);
+    let a = random_tensor(&mut rng, precision, rows * cols, 100.0);
+    let bias = random_tensor(&mut rng, precision, cols, 100.0);
+    let (bias_off, block_off) = (0usize, 128usize);
+    let mut memory = vec![0u8; block_off + a.len()];
+    memory[bias_off..bias_off + bias.len()].copy_from_slice(&bias);
+    memory[block_off..block_off + a.len()].copy_from_slice(&a);
+    // Group rows 0..18 (3 groups of 6): [0, 4), [4, 13), [13, 18).
+    for (first, last) in [(0usize, 4usize), (4, 13), (13, 18)] {
+        let spec = KernelSpec::AddGroupBias {
+            precision,
+            rows: rows as u32,
+            elements: (16 * (last - first)) as u32,
+        };
+        let offset = (block_off + 16 * first * 2) as u32;
+        let group_bias = (bias_off + (first / rows) * 16 * 2) as u32;
+        run(
+            &spec,
+            &mut memory,
+            &[offset, group_bias, offset, (first % rows) as u32],
+        );
+    }
+    let mut want = vec![0u8; a.len()];
+    for r in 0..rows {
+        for c in 0..cols {
+            let i = panel(r, c, rows);
+            let sum = load(&a, 0, i, precision, 0) + load(&bias, 0, c, precision, 0);
+            want[2 * i..2 * i + 2].copy_from_slice(&encode_value(sum, precision, 0));
+        }
+    }
+    assert_same_elements(
+        "panel block",
+        &memory[block_off..block_off + a.len()],
+        &want,
+        precision,
+    );
+}
+
+#[test]
+fn add_group_bias_names_validation_and_operands() {
+    let spec = |precision, rows, elements| KernelSpec::AddGroupBias {
+        precision,
+        rows,
+        elements,
+    };
+    let f16 = spec(Precision::F16, 4, 64);
+    assert_eq!(f16.name(), "add_group_bias_f16_r4_n64");
+    assert_eq!(
+        spec(Precision::F32, 1, 16).name(),
+        "add_group_bias_f32_r1_n16"
+    );
+    assert_eq!(f16.source_file(), "add_group_bias.mlir");
+    assert_eq!(f16.arg_count(), 4);
+    assert!(f16.in_place_allowed());
+    assert!(spec(Precision::F32, 1, 16).validate().is_ok());
+    // Arithmetic precisions only; at least one row; whole group rows (16-element units).
+    for bad in [
+        spec(Precision::F16, 4, 40),
+        spec(Precision::F16, 4, 0),
+        spec(Precision::F32, 4, 8),
+        spec(Precision::F16, 0, 64),
+        spec(Precision::F8E4M3, 4, 64),
+    ] {
+        let message = library().load(&bad).expect_err(&bad.name()).to_string();
+        assert!(
+            matches!(bad.validate(), Err(KernelError::InvalidSpec { .. }))
+                && message.contains(&bad.name()),
+            "{message}"
+        );
+    }
+    // Operand extents: a and out `elements`; bias the groups the start row's range touches,
+    // ((start + units - 1) / rows + 1) * 16 elements. Here 4 units of 4-row groups.
+    let ranges = |spec: &KernelSpec,
+                  args: &[u32]|
+     -> Vec<(usize, &'static str, Access, std::ops::Range<u32>)> {
+        spec.check_call(4096, args)
+            .expect("ranges")
+            .into_iter()
+            .map(|r| (r.arg, r.what, r.access, r.bytes))
+            .collect()
+    };
+    assert_eq!(
+        ranges(&f16, &[0, 256, 512, 0]),
+        [
+            (0, "a", Access::Read, 0..128),
+            (1, "bias", Access::Read, 256..256 + 32),
+            (2, "out", Access::Write, 512..640),
+        ]
+    );
+    for (start, groups) in [(0u32, 1u32), (1, 2), (3, 2)] {
+        let got = f16.operand_ranges(&[0, 256, 512, start]).expect("ranges");
+        assert_eq!(got[1].bytes, 256..256 + groups * 16 * 2, "start {start}");
+    }
+    // 9 units of 4-row groups from row 3: rows 3..=11, three groups; rows = 1: one per unit.
+    let three = spec(Precision::F32, 4, 144);
+    assert_eq!(
+        three.operand_ranges(&[0, 1024, 0, 3]).expect("ranges")[1].bytes,
+        1024..1024 + 3 * 16 * 4
+    );
+    let single = spec(Precision::F16, 1, 80);
+    assert_eq!(
+        single.operand_ranges(&[0, 1024, 0, 0]).expect("ranges")[1].bytes,
+        1024..1024 + 80 * 2
+    );
+    // start must be a row of the group; the refusal names argument 3.
+    for start in [4, 5, u32::MAX] {
+        let (index, detail) = bad_argument(f16.operand_ranges(&[0, 256, 512, start]).map(|_| ()));
+        assert_eq!(index, 3, "{detail}");
+        assert!(
+            detail.contains(&start.to_string()) && detail.contains("4 rows"),
+            "{detail}"
+        );
+    }
+    assert_eq!(
+        bad_argument(single.operand_ranges(&[0, 1024, 0, 1]).map(|_| ())).0,
+        3
+    );
+    // Four arguments exactly.
+    assert_eq!(
+        bad_argument(f16.operand_ranges(&[0, 256, 512]).map(|_| ())).0,
+        3
+    );
+    // In place: a == out allowed; out overlapping the bias or partly overlapping a is not.
+    assert_eq!(ranges(&f16, &[0, 256, 0, 2])[2].3, 0..128);
+    assert_eq!(
+        bad_argument(f16.check_call(4096, &[0, 256, 200, 0]).map(|_| ())).0,
+        2
+    );
+    assert_eq!(
+        bad_argument(f16.check_call(4096, &[0, 256, 64, 0]).map(|_| ())).0,
+        2
+    );
+    // The runner refuses a bad start before running: memory unchanged.
+    let mut memory = vec![5u8; 1024];
+    let (index, _) = bad_argument(library().run(&f16, &mut memory, &[0, 256, 512, 4]));
+    assert_eq!(index, 3);
+    assert!(
+        memory.iter().all(|&b| b == 5),
+        "a rejected call changed memory"
+    );
+}
+
 /// Compares with a tolerance: f16 within 1 ulp (or `slack`), f32 within 2e-6 relative + 1e-6
 /// absolute (+ `slack`).
 fn assert_close(what: &str, got: &[u8], want: &[f64], precision: Precision, slack: &[f64]) {

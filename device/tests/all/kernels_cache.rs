@@ -504,6 +504,11 @@ fn cache_timings_cold_compile_and_warm_hit() {
             rows: 16,
             width: 64,
         },
+        KernelSpec::AddGroupBias {
+            precision: Precision::F16,
+            rows: 32,
+            elements: 2048,
+        },
     ];
     let cache = KernelCache::new(&root);
     let mut worst_warm = 0f64;
