@@ -37,18 +37,29 @@ use crate::planner::{Graph, OpKind, Origin};
 const MAX_CALL_COLUMNS: u32 = 256;
 
 /// The `(M, K, N)` of matmul `index` of `graph` when the split lowering implements it: no
-/// transposes, both operands host tensors (function arguments or constants) in the AMP
-/// `input` precision, the right one a single `[K, N]` matrix (leading axes of 1), K and N
-/// sizes that fit, and a result that is only returned (its C ranges are read back where they
-/// are reduced). The planner and the lowering ask the same question here.
+/// transposes; the right operand a host tensor (function argument or constant), a single
+/// `[K, N]` matrix (leading axes of 1); the left one a host tensor or a [`Ranged`] value
+/// ([`ranged_value`]: a split GEMM's result through bias adds and GeLUs), both in the AMP
+/// `input` precision; K and N sizes that fit; and a result whose every use keeps it ranged
+/// ([`ranged_uses`]: returned, bias adds, GeLUs, the left operand of a split GEMM). The
+/// planner and the lowering ask the same question here.
 pub fn split_dims(graph: &Graph, index: usize, input: Precision) -> Option<(u32, u32, u32)> {
+    let dims = split_local(graph, index, input)?;
+    let (a, c) = (graph.ops[index].operands[0], graph.ops[index].results[0]);
+    (is_host(graph, a) || ranged_value(graph, a, input)).then_some(())?;
+    ranged_uses(graph, c, input).then_some(dims)
+}
+
+fn is_host(graph: &Graph, v: usize) -> bool {
+    matches!(graph.values[v].origin, Origin::Argument | Origin::Constant)
+}
+
+/// The conditions of [`split_dims`] on the op itself (not on where A comes from or where C
+/// goes).
+fn split_local(graph: &Graph, index: usize, input: Precision) -> Option<(u32, u32, u32)> {
     let op = graph.ops.get(index)?;
-    let (a, b, c) = (
-        *op.operands.first()?,
-        *op.operands.get(1)?,
-        *op.results.first()?,
-    );
-    let host = |v: usize| matches!(graph.values[v].origin, Origin::Argument | Origin::Constant);
+    let (a, b) = (*op.operands.first()?, *op.operands.get(1)?);
+    op.results.first()?;
     let plain = matches!(
         op.kind,
         OpKind::Matmul {
@@ -56,16 +67,8 @@ pub fn split_dims(graph: &Graph, index: usize, input: Precision) -> Option<(u32,
             transpose_rhs: false
         }
     );
-    let only_returned =
-        graph.outputs.contains(&c) && !graph.ops.iter().any(|o| o.operands.contains(&c));
     let (va, vb) = (&graph.values[a], &graph.values[b]);
-    if !plain
-        || !host(a)
-        || !host(b)
-        || !only_returned
-        || va.element != input
-        || vb.element != input
-    {
+    if !plain || a == b || !is_host(graph, b) || va.element != input || vb.element != input {
         return None;
     }
     let rank = vb.shape.len();
@@ -82,6 +85,73 @@ pub fn split_dims(graph: &Graph, index: usize, input: Precision) -> Option<(u32,
         u32::try_from(k).ok()?,
         u32::try_from(n).ok()?,
     ))
+}
+
+/// The host bias of `add` op `index` applied to ranged value `x`: the other operand, a host
+/// vector of `x`'s last dimension (leading axes of 1) in `x`'s element type, with a result
+/// of `x`'s shape.
+pub fn bias_operand(graph: &Graph, index: usize, x: usize) -> Option<usize> {
+    let op = &graph.ops[index];
+    if !matches!(op.kind, OpKind::Add) || op.operands.len() != 2 || op.operands[0] == op.operands[1]
+    {
+        return None;
+    }
+    let bias = if op.operands[0] == x {
+        op.operands[1]
+    } else {
+        op.operands[0]
+    };
+    let (vx, vb) = (&graph.values[x], &graph.values[bias]);
+    let vector =
+        vb.shape.iter().rev().skip(1).all(|&d| d == 1) && vb.shape.last() == vx.shape.last();
+    (is_host(graph, bias)
+        && vector
+        && vb.element == vx.element
+        && graph.values[*op.results.first()?].shape == vx.shape)
+        .then_some(bias)
+}
+
+/// Whether value `v` is held ranged when the split lowering runs: the result of a split GEMM
+/// ([`split_dims`]), or of a bias add or GeLU of a ranged value.
+pub fn ranged_value(graph: &Graph, v: usize, input: Precision) -> bool {
+    let Origin::Op(producer) = graph.values[v].origin else {
+        return false;
+    };
+    let op = &graph.ops[producer];
+    match op.kind {
+        OpKind::Matmul { .. } => split_dims(graph, producer, input).is_some(),
+        OpKind::Gelu { .. } => ranged_value(graph, op.operands[0], input),
+        OpKind::Add => op
+            .operands
+            .iter()
+            .any(|&x| bias_operand(graph, producer, x).is_some() && ranged_value(graph, x, input)),
+        _ => false,
+    }
+}
+
+/// Whether every use of ranged value `v` keeps it ranged: returned (read back from the
+/// ranges), a bias add or a GeLU whose results are used so too, or the left operand of a
+/// matmul that is split ([`split_local`]) with such uses.
+pub fn ranged_uses(graph: &Graph, v: usize, input: Precision) -> bool {
+    graph.ops.iter().enumerate().all(|(index, op)| {
+        if !op.operands.contains(&v) {
+            return true;
+        }
+        let Some(&out) = op.results.first() else {
+            return false;
+        };
+        let follows = match op.kind {
+            OpKind::Gelu { .. } => true,
+            OpKind::Add => bias_operand(graph, index, v).is_some(),
+            OpKind::Matmul { .. } => {
+                op.operands[0] == v
+                    && op.operands[1] != v
+                    && split_local(graph, index, input).is_some()
+            }
+            _ => false,
+        };
+        follows && ranged_uses(graph, out, input)
+    })
 }
 
 /// One axis split into blocks: `(first, len)` per block.
@@ -137,6 +207,43 @@ pub struct SplitGrid {
     pub call_columns: u32,
     /// Memory classes of the per-tile buffers.
     pub classes: Classes,
+    /// Where the operands come from and what the result must be.
+    pub env: SplitEnv,
+}
+
+/// What a split GEMM's surroundings ask of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SplitEnv {
+    /// The class of the B panel (the GEMM's weights).
+    pub weights: MemoryClass,
+    /// A is a device value held as another split GEMM's result ranges ([`Ranged`]): its
+    /// panels are gathered from their owners, there are no A homes.
+    pub a_device: bool,
+    /// The class the result must live in (a later split GEMM sends it in phases that receive
+    /// into its panels, so it must share no memory element with them).
+    pub result: Option<MemoryClass>,
+    /// Bytes per tile, `[standard, interleaved]`, of device values live across the op.
+    pub reserved: [u32; 2],
+}
+
+impl SplitEnv {
+    /// Both operands from the host, the result free, nothing else live.
+    pub const fn host(weights: MemoryClass) -> SplitEnv {
+        SplitEnv {
+            weights,
+            a_device: false,
+            result: None,
+            reserved: [0, 0],
+        }
+    }
+
+    /// The class a result sent by a later split GEMM must be in: not its panels' class.
+    pub const fn chained_result_class(weights: MemoryClass) -> MemoryClass {
+        match weights {
+            MemoryClass::Interleaved => MemoryClass::Standard,
+            MemoryClass::Standard => MemoryClass::Interleaved,
+        }
+    }
 }
 
 /// The memory class of each buffer of a split GEMM: the B panel is interleaved (the AMP's
@@ -180,13 +287,22 @@ const REDUCE: [bool; 7] = [false, false, false, false, true, true, true];
 /// different classes (the regions share no element): the panels in the weights' class
 /// (interleaved unless pinned: the AMP's 128-bit weight loads only run from there [Doc,
 /// PopLibs]), the homes in the other, the partials and the reduce stack apart.
-fn assign_classes(bytes: [u32; 7], weights: MemoryClass, target: &Target) -> Option<Classes> {
+/// With `env.result` the result buffer (the reduced range with a K split, else the
+/// partials) is put in that class; `env.reserved` is taken off the room first.
+fn assign_classes(
+    bytes: [u32; 7],
+    reduce: bool,
+    env: &SplitEnv,
+    target: &Target,
+) -> Option<Classes> {
     use MemoryClass::{Interleaved as I, Standard as S};
     // Placement also keeps tensors from straddling 16 KiB elements; leave it 5 % of room.
     let room = [
-        target.memory.standard_budget.value / 20 * 19,
-        target.memory.interleaved_budget.value / 20 * 19,
+        (target.memory.standard_budget.value / 20 * 19).checked_sub(env.reserved[0])?,
+        (target.memory.interleaved_budget.value / 20 * 19).checked_sub(env.reserved[1])?,
     ];
+    let weights = env.weights;
+    let result = if reduce { 6 } else { 4 };
     let fits = |classes: &[MemoryClass; 7]| {
         [PANELS, REDUCE].iter().all(|phase| {
             let mut used = [0u32; 2];
@@ -210,7 +326,10 @@ fn assign_classes(bytes: [u32; 7], weights: MemoryClass, target: &Target) -> Opt
         [home, home, panel, panel, S, I, I],
         [home, home, panel, panel, S, I, S],
     ];
-    let classes = choices.into_iter().find(|c| fits(c))?;
+    let classes = choices
+        .into_iter()
+        .filter(|c| env.result.is_none_or(|class| c[result] == class))
+        .find(|c| fits(c))?;
 
     Some(Classes {
         a_home: classes[0],
@@ -231,10 +350,21 @@ impl SplitGrid {
     /// partials) with the B panel in `weights` memory, whose per-tile buffers fit `target`'s
     /// planned budgets.
     pub fn new(
+        dims: (u32, u32, u32),
+        shape: (u32, u32, u32),
+        precision: Precision,
+        weights: MemoryClass,
+        target: &Target,
+    ) -> Result<SplitGrid, GridError> {
+        SplitGrid::within(dims, shape, precision, &SplitEnv::host(weights), target)
+    }
+
+    /// [`SplitGrid::new`] in surroundings `env`.
+    pub fn within(
         (m, k, n): (u32, u32, u32),
         (gm, gn, gk): (u32, u32, u32),
         precision: Precision,
-        weights: MemoryClass,
+        env: &SplitEnv,
         target: &Target,
     ) -> Result<SplitGrid, GridError> {
         if !k.is_multiple_of(16) || !n.is_multiple_of(16) {
@@ -259,8 +389,13 @@ impl SplitGrid {
             }
             let panels = kt.div_ceil(kp);
             let kp_even = (kt / 16).div_ceil(panels) * 16;
-            let bytes = buffer_bytes((r, c, kp_even, panels), (gm, gn, gk), precision);
-            if let Some(classes) = assign_classes(bytes, weights, target) {
+            let bytes = buffer_bytes(
+                (r, c, kp_even, panels),
+                (gm, gn, gk),
+                precision,
+                env.a_device,
+            );
+            if let Some(classes) = assign_classes(bytes, gk > 1, env, target) {
                 return Ok(SplitGrid {
                     m,
                     k,
@@ -275,6 +410,7 @@ impl SplitGrid {
                     panels,
                     call_columns,
                     classes,
+                    env: *env,
                 });
             }
             kp -= 16;
@@ -288,9 +424,16 @@ impl SplitGrid {
         precision: Precision,
         target: &Target,
     ) -> Option<SplitGrid> {
-        SplitGrid::ranked(dims, tiles, precision, MemoryClass::Interleaved, target, 1)
-            .into_iter()
-            .next()
+        SplitGrid::ranked(
+            dims,
+            tiles,
+            precision,
+            &SplitEnv::host(MemoryClass::Interleaved),
+            target,
+            1,
+        )
+        .into_iter()
+        .next()
     }
 
     /// The `limit` cheapest grids using between 90 % and all of `tiles` tiles, by
@@ -299,7 +442,7 @@ impl SplitGrid {
         dims: (u32, u32, u32),
         tiles: u32,
         precision: Precision,
-        weights: MemoryClass,
+        env: &SplitEnv,
         target: &Target,
         limit: usize,
     ) -> Vec<SplitGrid> {
@@ -315,7 +458,7 @@ impl SplitGrid {
                     .div_ceil(gm * gn)
                     .clamp(1, most.max(1));
                 for gk in least..=most {
-                    let Ok(grid) = SplitGrid::new(dims, (gm, gn, gk), precision, weights, target)
+                    let Ok(grid) = SplitGrid::within(dims, (gm, gn, gk), precision, env, target)
                     else {
                         continue;
                     };
@@ -336,6 +479,7 @@ impl SplitGrid {
             (largest.0, largest.1, self.kp, self.panels),
             (self.gm, self.gn, self.gk),
             precision,
+            self.env.a_device,
         )
     }
 
@@ -367,7 +511,15 @@ impl SplitGrid {
         let mut phases = Vec::new();
         for p in 0..self.panels {
             let mut transfers = Vec::new();
-            self.panel_ranges(p, |range| {
+            self.panel_ranges(p, |mut range| {
+                if range.operand == Operand::A && self.env.a_device {
+                    // Gathered from a device value's owners, which the grid does not know:
+                    // modelled as sent by a tile outside the group to all of it.
+                    if let Some(outside) = self.outside(range.home) {
+                        range.destinations.push(range.home);
+                        range.home = outside;
+                    }
+                }
                 if !range.destinations.is_empty() {
                     transfers.push((range.home, range.destinations, u64::from(range.len) * eb));
                 }
@@ -385,6 +537,20 @@ impl SplitGrid {
         }
         phases.retain(|phase| !phase.is_empty());
         phases
+    }
+
+    /// A tile of the grid outside the A group (`(i, *, l)`) of `tile`: the next K slice's,
+    /// else the next row block's.
+    fn outside(&self, tile: u32) -> Option<u32> {
+        let (l, ij) = (tile % self.gk, tile / self.gk);
+        let (i, j) = (ij / self.gn, ij % self.gn);
+        if self.gk > 1 {
+            Some(self.tile(i, j, (l + 1) % self.gk))
+        } else if self.gm > 1 {
+            Some(self.tile((i + 1) % self.gm, j, l))
+        } else {
+            None
+        }
     }
 
     pub fn tiles(&self) -> u32 {
@@ -506,15 +672,15 @@ impl SplitGrid {
     }
 
     /// The modelled cycles of the lowering of this grid on the busiest tile, by part: the
-    /// same kernel cost functions the simulator charges and the exchange phases at the
-    /// receive bound (the physical schedule adds bus conflicts on top).
+    /// same kernel cost functions the simulator charges, and each exchange phase by the
+    /// endpoint rule (`cost::exchange_phase_cycles`: the busiest receiver or pair send bus;
+    /// the physical schedule adds conflicts on top).
     pub fn estimate(&self, precision: Precision, target: &Target) -> SplitEstimate {
         let eb = u64::from(precision.bytes());
         let partials = ipu_device::kernels::describe::default_partials(precision);
         let pb = u64::from(partials.bytes());
         let (r, c) = (self.rows.largest(), self.cols.largest());
-        let rate = u64::from(target.exchange.bytes_per_cycle.value.max(1));
-        let phase = u64::from(target.exchange.phase_cycles.value);
+        let pair = if self.tiles() > 1 { 2 } else { 1 };
         let mut gemm = 0u64;
         let mut exchange = 0u64;
         let mut copies = 0u64;
@@ -526,20 +692,32 @@ impl SplitGrid {
             }
             let a = u64::from(r * kp) * eb;
             let b = u64::from(kp * c) * eb;
-            let a_own = u64::from(ranges_max(r * kp, self.gn)) * eb;
+            // A gathered from a device value arrives whole (its owners are other tiles).
+            let a_own = if self.env.a_device {
+                0
+            } else {
+                u64::from(ranges_max(r * kp, self.gn)) * eb
+            };
             let b_own = u64::from(ranges_max(kp * c, self.gm)) * eb;
-            let received = (a - a_own.min(a)) * u64::from(self.gn > 1)
+            let a_moves = self.gn > 1 || self.env.a_device;
+            let received = (a - a_own.min(a)) * u64::from(a_moves)
                 + (b - b_own.min(b)) * u64::from(self.gm > 1);
+            // A tile sends one A range (its home's, or, gathered, about one range's worth
+            // of the device value) and its B home range; the two tiles of a physical pair
+            // share one send bus.
+            let a_range = u64::from(ranges_max(r * kp, self.gn)) * eb;
+            let sent = a_range * u64::from(a_moves) + b_own * u64::from(self.gm > 1);
             if received > 0 {
-                exchange += phase + received.div_ceil(rate);
+                exchange += cost::exchange_phase_cycles(pair * sent, received, target);
             }
             copies += cost::copy_cycles(a_own, target) + cost::copy_cycles(b_own, target);
         }
         let mut reduce = 0u64;
         if self.gk > 1 {
+            // Every tile sends its other gk - 1 ranges and receives as many.
             let slice = ranges_max(r * c, self.gk);
             let bytes = u64::from(slice) * pb * u64::from(self.gk - 1);
-            exchange += phase + bytes.div_ceil(rate);
+            exchange += cost::exchange_phase_cycles(pair * bytes, bytes, target);
             reduce += cost::reduce_add_cycles(partials, partials, slice, self.gk - 1, target);
             reduce += cost::add_cycles(partials, 1, slice, target);
         }
@@ -610,13 +788,18 @@ fn buffer_bytes(
     (r, c, kp, panels): (u32, u32, u32, u32),
     (gm, gn, gk): (u32, u32, u32),
     precision: Precision,
+    a_device: bool,
 ) -> [u32; 7] {
     let eb = precision.bytes();
     let pb = ipu_device::kernels::describe::default_partials(precision).bytes();
     let slice = ranges_max(r * c, gk);
     let reduce = gk > 1;
     [
-        (panels * ranges_max(r * kp, gn) * eb).max(eb),
+        if a_device {
+            0
+        } else {
+            (panels * ranges_max(r * kp, gn) * eb).max(eb)
+        },
         (panels * ranges_max(kp * c, gm) * eb).max(eb),
         r * kp * eb,
         kp * c * eb,
@@ -685,7 +868,8 @@ fn panel_pieces(
 
 /// The buffers and host pieces of one split GEMM's operands, made before the host writes.
 pub struct SplitInputs {
-    pub a_home: BufferId,
+    /// None when A is gathered from a device value ([`SplitEnv::a_device`]).
+    pub a_home: Option<BufferId>,
     pub b_home: BufferId,
     pub a_pieces: Vec<HostPiece>,
     pub b_pieces: Vec<HostPiece>,
@@ -703,12 +887,14 @@ pub fn inputs(
     let (r, c) = (grid.rows.largest(), grid.cols.largest());
     let a_slot = ranges_max(r * grid.kp, grid.gn) * eb;
     let b_slot = ranges_max(grid.kp * c, grid.gm) * eb;
-    let a_home = program.buffer(
-        format!("{provenance}.a.home"),
-        grid.classes.a_home,
-        (a_slot * grid.panels).max(eb),
-        all.clone(),
-    );
+    let a_home = (!grid.env.a_device).then(|| {
+        program.buffer(
+            format!("{provenance}.a.home"),
+            grid.classes.a_home,
+            (a_slot * grid.panels).max(eb),
+            all.clone(),
+        )
+    });
     let b_home = program.buffer(
         format!("{provenance}.b.home"),
         grid.classes.b_home,
@@ -719,9 +905,10 @@ pub fn inputs(
     let mut b_pieces = Vec::new();
     for p in 0..grid.panels {
         grid.panel_ranges(p, |range| {
-            let (home, slot, row_stride, pieces) = match range.operand {
-                Operand::A => (a_home, a_slot, grid.k, &mut a_pieces),
-                Operand::B => (b_home, b_slot, grid.n, &mut b_pieces),
+            let (home, slot, row_stride, pieces) = match (range.operand, a_home) {
+                (Operand::A, Some(a_home)) => (a_home, a_slot, grid.k, &mut a_pieces),
+                (Operand::A, None) => return,
+                (Operand::B, _) => (b_home, b_slot, grid.n, &mut b_pieces),
             };
             panel_pieces(
                 range.home,
@@ -743,15 +930,17 @@ pub fn inputs(
     }
 }
 
-/// Emits the panels and the reduction of one split GEMM (see the module docs); returns the
-/// host pieces that read C back (in `output` precision, which must be the partials').
+/// Emits the panels and the reduction of one split GEMM (see the module docs); A comes from
+/// its homes, or gathered from `a_value` with [`SplitEnv::a_device`]. Returns C, held as
+/// ranges on their owners (in the partials' precision).
 pub fn lower(
     program: &mut TileProgram,
     grid: &SplitGrid,
     precision: Precision,
     homes: &SplitInputs,
+    a_value: Option<&Ranged>,
     provenance: &str,
-) -> Vec<HostPiece> {
+) -> Ranged {
     let eb = precision.bytes();
     let partials = ipu_device::kernels::describe::default_partials(precision);
     let pb = partials.bytes();
@@ -784,14 +973,21 @@ pub fn lower(
     let entry = |rows: u32| row_entries.binary_search(&rows).unwrap_or(0) as u32;
     let address = |buffer, offset| Arg::Address(Place::at(buffer, offset));
 
+    let a_segments = a_value.map(Ranged::segments_by_group);
     let mut started = vec![false; grid.tiles() as usize];
     for p in 0..grid.panels {
         let mut moves = Vec::new();
         let mut runs = Vec::new();
+        if let (Some(value), Some(segments)) = (a_value, &a_segments) {
+            gather_a_panel(
+                program, grid, p, value, segments, a_panel, &mut moves, &mut runs,
+            );
+        }
         grid.panel_ranges(p, |range| {
-            let (home_buffer, slot, panel) = match range.operand {
-                Operand::A => (homes.a_home, a_slot, a_panel),
-                Operand::B => (homes.b_home, b_slot, b_panel),
+            let (home_buffer, slot, panel) = match (range.operand, homes.a_home) {
+                (Operand::A, Some(a_home)) => (a_home, a_slot, a_panel),
+                (Operand::A, None) => return,
+                (Operand::B, _) => (homes.b_home, b_slot, b_panel),
             };
             let source = Place::at(home_buffer, p * slot);
             let destination = Place::at(panel, range.first * eb);
@@ -860,23 +1056,27 @@ pub fn lower(
         });
     }
 
-    let mut pieces = Vec::new();
+    let mut value = Ranged {
+        m: grid.m,
+        n: grid.n,
+        precision: partials,
+        buffer: c_amp,
+        class: grid.classes.partials,
+        ranges: Vec::new(),
+    };
     if grid.gk == 1 {
         for (i, &(row0, rows)) in grid.rows.blocks.iter().enumerate() {
             for (j, &(col0, cols)) in grid.cols.blocks.iter().enumerate() {
-                panel_pieces(
-                    grid.tile(i as u32, j as u32, 0),
-                    Place::at(c_amp, 0),
-                    (0, rows * cols),
+                value.ranges.push(OwnedRange {
+                    tile: grid.tile(i as u32, j as u32, 0),
+                    first: 0,
+                    len: rows * cols,
                     rows,
-                    (row0, col0),
-                    grid.n,
-                    pb,
-                    &mut pieces,
-                );
+                    origin: (row0, col0),
+                });
             }
         }
-        return pieces;
+        return value;
     }
 
     // Reduce-scatter: range l of every partial block onto tile (i, j, l).
@@ -932,16 +1132,13 @@ pub fn lower(
                 address(reduced, 0),
             ],
         });
-        panel_pieces(
-            range.owner,
-            Place::at(reduced, 0),
-            (range.first, range.len),
-            range.rows,
-            range.origin,
-            grid.n,
-            pb,
-            &mut pieces,
-        );
+        value.ranges.push(OwnedRange {
+            tile: range.owner,
+            first: range.first,
+            len: range.len,
+            rows: range.rows,
+            origin: range.origin,
+        });
     });
     let phase = program.exchange_phases() as u32;
     program.run.push(TileStep::Exchange { phase, moves });
@@ -950,7 +1147,210 @@ pub fn lower(
         provenance: format!("{provenance}.reduce"),
         runs,
     });
-    pieces
+    value.buffer = reduced;
+    value.class = grid.classes.reduced;
+    value
+}
+
+/// The moves (and the owners' local copies) that gather the A panel `p` of every tile of
+/// `grid` from the device value `value` (module docs of [`Ranged`]): for every A group
+/// `(i, *, l)` and 16-column group of its panel, the runs of the value's segments inside the
+/// group's rows, each sent by its owner to the group's tiles at its place in the AMP-left
+/// panel. Runs contiguous on both sides are merged into one move.
+#[allow(clippy::too_many_arguments)]
+fn gather_a_panel(
+    program: &mut TileProgram,
+    grid: &SplitGrid,
+    p: u32,
+    value: &Ranged,
+    segments: &[Vec<Segment>],
+    a_panel: BufferId,
+    moves: &mut Vec<Move>,
+    runs: &mut Vec<Run>,
+) {
+    let eb = value.precision.bytes();
+    for l in 0..grid.gk {
+        let (k0, kp) = grid.panels_of(l)[p as usize];
+        if kp == 0 {
+            continue;
+        }
+        for (i, &(row0, rows)) in grid.rows.blocks.iter().enumerate() {
+            let group: Vec<u32> = (0..grid.gn).map(|j| grid.tile(i as u32, j, l)).collect();
+            // (owner, source element, panel element, elements), merged while contiguous.
+            let mut pending: Option<(u32, u32, u32, u32)> = None;
+            let mut flush = |piece: (u32, u32, u32, u32)| {
+                let (owner, src, dst, len) = piece;
+                let source = Place::at(value.buffer, src * eb);
+                let destination = Place::at(a_panel, dst * eb);
+                let destinations: Vec<u32> =
+                    group.iter().copied().filter(|&t| t != owner).collect();
+                if destinations.len() < group.len() {
+                    local_copy(program, owner, source, destination, len * eb, runs);
+                }
+                if !destinations.is_empty() {
+                    moves.push(Move {
+                        source_tile: owner,
+                        source,
+                        destinations,
+                        destination,
+                        bytes: len * eb,
+                    });
+                }
+            };
+            for g in k0 / 16..(k0 + kp) / 16 {
+                let column = g - k0 / 16;
+                for seg in &segments[g as usize] {
+                    let lo = seg.row.max(row0);
+                    let hi = (seg.row + seg.rows).min(row0 + rows);
+                    if lo >= hi {
+                        continue;
+                    }
+                    let src = seg.offset + (lo - seg.row) * 16;
+                    let dst = (column * rows + (lo - row0)) * 16;
+                    let len = (hi - lo) * 16;
+                    pending = match pending {
+                        Some((owner, s0, d0, n))
+                            if owner == seg.tile && s0 + n == src && d0 + n == dst =>
+                        {
+                            Some((owner, s0, d0, n + len))
+                        }
+                        Some(done) => {
+                            flush(done);
+                            Some((seg.tile, src, dst, len))
+                        }
+                        None => Some((seg.tile, src, dst, len)),
+                    };
+                }
+            }
+            if let Some(done) = pending {
+                flush(done);
+            }
+        }
+    }
+}
+
+/// A local copy of `bytes` (a multiple of 32) on `tile`, as copies of power-of-two multiples
+/// of 32 bytes, so that a program's copies of many sizes share a few kernel specializations.
+fn local_copy(
+    program: &mut TileProgram,
+    tile: u32,
+    source: Place,
+    destination: Place,
+    bytes: u32,
+    runs: &mut Vec<Run>,
+) {
+    let mut done = 0;
+    while done < bytes {
+        let left = bytes - done;
+        let chunk = if left < 32 {
+            left
+        } else {
+            1 << (31 - (left / 32).leading_zeros()) << 5
+        };
+        runs.push(Run {
+            tile,
+            kernel: program.kernel(KernelSpec::Copy { bytes: chunk }),
+            args: vec![
+                Arg::Address(Place::at(source.buffer, source.offset + done)),
+                Arg::Address(Place::at(destination.buffer, destination.offset + done)),
+            ],
+        });
+        done += chunk;
+    }
+}
+
+/// One range of a [`Ranged`] value on its owner: elements `[first, first + len)` of the
+/// AMP-output order of the block with `rows` rows whose first element is tensor element
+/// `origin` (row, column), stored from byte 0 of the value's buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OwnedRange {
+    pub tile: u32,
+    pub first: u32,
+    pub len: u32,
+    pub rows: u32,
+    pub origin: (u32, u32),
+}
+
+/// A device value `[m x n]` held as a split GEMM's result: ranges of its blocks'
+/// AMP-output order on their owner tiles ([`OwnedRange`], at most one per tile), all in
+/// `buffer`. Pointwise ops work on the ranges in place; a later split GEMM gathers its A
+/// panels from them: the AMP-output and AMP-left orders are the same 16-column panel order,
+/// so a run of a group's rows is contiguous on both sides.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ranged {
+    pub m: u32,
+    pub n: u32,
+    pub precision: Precision,
+    pub buffer: BufferId,
+    pub class: MemoryClass,
+    pub ranges: Vec<OwnedRange>,
+}
+
+/// A run of rows of one 16-column group of a [`Ranged`] value on its owner: tensor rows
+/// `[row, row + rows)` of column group `group`, at element `offset` of the owner's buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    pub tile: u32,
+    pub offset: u32,
+    pub row: u32,
+    pub rows: u32,
+    pub group: u32,
+}
+
+impl Ranged {
+    /// Every segment, range by range.
+    pub fn segments(&self, mut visit: impl FnMut(Segment)) {
+        for range in &self.ranges {
+            let end = range.first + range.len;
+            let mut e = range.first;
+            while e < end {
+                let g = e / (16 * range.rows);
+                let r = (e / 16) % range.rows;
+                let rows = (range.rows - r).min((end - e) / 16);
+                visit(Segment {
+                    tile: range.tile,
+                    offset: e - range.first,
+                    row: range.origin.0 + r,
+                    rows,
+                    group: range.origin.1 / 16 + g,
+                });
+                e += rows * 16;
+            }
+        }
+    }
+
+    /// The segments of each 16-column group, by first row.
+    pub fn segments_by_group(&self) -> Vec<Vec<Segment>> {
+        let mut by_group = vec![Vec::new(); (self.n / 16) as usize];
+        self.segments(|seg| by_group[seg.group as usize].push(seg));
+        for segments in &mut by_group {
+            segments.sort_by_key(|seg| seg.row);
+        }
+        by_group
+    }
+
+    /// Bytes of the buffer on every tile (the longest range).
+    pub fn bytes(&self) -> u32 {
+        self.ranges.iter().map(|r| r.len).max().unwrap_or(0) * self.precision.bytes()
+    }
+
+    /// The host pieces that read the value back (strided: one run per row of a group).
+    pub fn read_pieces(&self) -> Vec<HostPiece> {
+        let mut pieces = Vec::new();
+        for range in &self.ranges {
+            panel_pieces(
+                range.tile,
+                Place::at(self.buffer, 0),
+                (range.first, range.len),
+                range.rows,
+                range.origin,
+                self.n,
+                self.precision.bytes(),
+                &mut pieces,
+            );
+        }
+        pieces
+    }
 }
 
 #[cfg(test)]

@@ -38,7 +38,7 @@ use ipu_runtime::package::BindingRole;
 use tracing::info;
 
 use super::gemm::{self, ASource, GemmGrid, GemmPrecision};
-use super::gemm_split::{self, SplitGrid};
+use super::gemm_split::{self, Ranged, SplitEnv, SplitGrid};
 use super::program::{
     Arg, BufferId, HostBinding, HostPiece, Move, Place, Run, TileProgram, TileStep,
 };
@@ -95,9 +95,9 @@ struct Lowering<'g> {
     /// Prefix of provenances and stream names: empty for the function, `op3.layer.` for the
     /// body of repeat op 3 calling `@layer`.
     prefix: String,
-    /// Function results whose read-back pieces an op already laid out (a split GEMM's C
-    /// ranges), instead of row-major [`Blocks`].
-    read_back: BTreeMap<ValueId, Vec<HostPiece>>,
+    /// Values held as a split GEMM's result ranges ([`gemm_split::Ranged`]) instead of
+    /// row-major [`Blocks`].
+    ranged: BTreeMap<ValueId, Ranged>,
 }
 
 impl<'g> Lowering<'g> {
@@ -196,11 +196,11 @@ impl<'g> Lowering<'g> {
     }
 
     fn matmul(&mut self, index: usize, plan: Option<&Plan>) -> Result<(), LowerError> {
-        if !self.fast_matmul(index) {
-            return self.general_matmul(index);
-        }
         if let Some(grid) = self.split_grid(index, plan) {
             return self.split_matmul(index, &grid);
+        }
+        if !self.fast_matmul(index) {
+            return self.general_matmul(index);
         }
         let op = &self.graph.ops[index];
         let (a, b, c) = (op.operands[0], op.operands[1], op.results[0]);
@@ -313,6 +313,16 @@ impl<'g> Lowering<'g> {
         let precision = self.graph.values[op.operands[0]].element;
         let input = self.options.precision.input(precision);
         let dims = gemm_split::split_dims(self.graph, index, input)?;
+        let a_value = self.ranged.get(&op.operands[0]);
+        if a_value.is_none()
+            && !matches!(
+                self.graph.values[op.operands[0]].origin,
+                Origin::Argument | Origin::Constant
+            )
+        {
+            return None;
+        }
+        let env = |weights: MemoryClass| self.split_env(index, weights, a_value);
         let target = &self.options.target;
         if let Some(plan) = plan {
             let grid = plan.ints("grid").unwrap_or(&[]);
@@ -335,7 +345,8 @@ impl<'g> Lowering<'g> {
                         Some("standard") => MemoryClass::Standard,
                         _ => MemoryClass::Interleaved,
                     };
-                    match SplitGrid::new(dims, (g[0], g[1], g[2]), precision, weights, target) {
+                    let shape = (g[0], g[1], g[2]);
+                    match SplitGrid::within(dims, shape, precision, &env(weights), target) {
                         Ok(grid) => return Some(grid),
                         Err(reason) => {
                             info!(op = index, %reason, "planned GEMM grid not followed; using the lowering's grid")
@@ -350,7 +361,35 @@ impl<'g> Lowering<'g> {
                 }
             }
         }
-        SplitGrid::best(dims, self.tiles, precision, target)
+        let env = env(MemoryClass::Interleaved);
+        SplitGrid::ranked(dims, self.tiles, precision, &env, target, 1)
+            .into_iter()
+            .next()
+    }
+
+    /// The surroundings of split matmul `index` with its B panel in `weights`: A gathered
+    /// from `a_value` (whose bytes stay live across the op), and a result in the class a
+    /// later split GEMM can send from when anything uses it.
+    fn split_env(&self, index: usize, weights: MemoryClass, a_value: Option<&Ranged>) -> SplitEnv {
+        let c = self.graph.ops[index].results[0];
+        let used = self.graph.ops.iter().any(|op| op.operands.contains(&c));
+        let mut reserved = [0u32; 2];
+        // Every ranged value still used later (A included) stays live across the op.
+        for (&v, value) in &self.ranged {
+            let later = self.graph.ops[index..]
+                .iter()
+                .any(|op| op.operands.contains(&v))
+                || self.graph.outputs.contains(&v);
+            if later {
+                reserved[usize::from(value.class == MemoryClass::Interleaved)] += value.bytes();
+            }
+        }
+        SplitEnv {
+            weights,
+            a_device: a_value.is_some(),
+            result: used.then(|| SplitEnv::chained_result_class(weights)),
+            reserved,
+        }
     }
 
     /// Lowers matmul `index` with the split GEMM lowering on `grid`.
@@ -379,11 +418,21 @@ impl<'g> Lowering<'g> {
             "split GEMM grid"
         );
         let inputs = gemm_split::inputs(&mut self.program, grid, precision, &provenance);
-        self.stream(a, inputs.a_pieces.clone())?;
+        let a_value = self.ranged.get(&a).cloned();
+        if a_value.is_none() {
+            self.stream(a, inputs.a_pieces.clone())?;
+        }
         self.stream(b, inputs.b_pieces.clone())?;
-        let pieces = gemm_split::lower(&mut self.program, grid, precision, &inputs, &provenance);
+        let value = gemm_split::lower(
+            &mut self.program,
+            grid,
+            precision,
+            &inputs,
+            a_value.as_ref(),
+            &provenance,
+        );
         self.program.ops.push((provenance, "ipu.matmul".into(), 0));
-        self.read_back.insert(c, pieces);
+        self.ranged.insert(c, value);
         Ok(())
     }
 
@@ -474,6 +523,14 @@ impl<'g> Lowering<'g> {
     }
 
     fn add(&mut self, index: usize) -> Result<(), LowerError> {
+        let op = &self.graph.ops[index];
+        for &x in &op.operands {
+            if self.ranged.contains_key(&x) {
+                if let Some(bias) = gemm_split::bias_operand(self.graph, index, x) {
+                    return self.ranged_add(index, x, bias);
+                }
+            }
+        }
         let Some((device, other)) = self.fast_add(index) else {
             return self.general_add(index);
         };
@@ -552,6 +609,9 @@ impl<'g> Lowering<'g> {
     fn gelu(&mut self, index: usize, tanh: bool) -> Result<(), LowerError> {
         let op = &self.graph.ops[index];
         let (x, out) = (op.operands[0], op.results[0]);
+        if self.ranged.contains_key(&x) {
+            return self.ranged_gelu(index, x, out, tanh);
+        }
         let provenance = self.provenance(index);
         let blocks = self.on_device(x)?;
         let grid = blocks.grid.clone();
@@ -575,6 +635,143 @@ impl<'g> Lowering<'g> {
         }
         self.pointwise_step(provenance, "ipu.gelu", runs, out, &blocks, result);
         Ok(())
+    }
+
+    /// The result of a pointwise op over ranged value `x`: `x`'s own buffer when nothing
+    /// else reads `x` afterwards (the op works in place), else a new buffer like it.
+    fn ranged_result(&mut self, index: usize, x: ValueId, provenance: &str) -> Ranged {
+        let mut value = self.ranged[&x].clone();
+        let uses = self
+            .graph
+            .ops
+            .iter()
+            .flat_map(|op| &op.operands)
+            .filter(|&&v| v == x)
+            .count();
+        if uses > 1 || self.graph.outputs.contains(&x) {
+            let mut tiles: Vec<u32> = value.ranges.iter().map(|r| r.tile).collect();
+            tiles.sort_unstable();
+            value.buffer = self.program.buffer(
+                format!("{provenance}.out"),
+                value.class,
+                value.bytes(),
+                tiles,
+            );
+        }
+        let _ = index;
+        value
+    }
+
+    /// `ipu.add` of ranged value `x` and host bias vector `bias`: each owner gets the bias of
+    /// the 16-column groups its range touches from the host and adds it in AMP order
+    /// ([`KernelSpec::AddGroupBias`]); the result is ranged like `x`.
+    fn ranged_add(&mut self, index: usize, x: ValueId, bias: ValueId) -> Result<(), LowerError> {
+        let out = self.graph.ops[index].results[0];
+        let provenance = self.provenance(index);
+        let source = self.ranged[&x].clone();
+        let value = self.ranged_result(index, x, &provenance);
+        let eb = source.precision.bytes();
+        // The bias groups of each range: (first group, groups).
+        let groups = |r: &gemm_split::OwnedRange| {
+            let first = r.first / 16 / r.rows;
+            let last = ((r.first + r.len) / 16 - 1) / r.rows;
+            (r.origin.1 / 16 + first, last - first + 1)
+        };
+        let most = source.ranges.iter().map(|r| groups(r).1).max().unwrap_or(1);
+        let mut tiles: Vec<u32> = source.ranges.iter().map(|r| r.tile).collect();
+        tiles.sort_unstable();
+        let bias_buffer = self.program.buffer(
+            format!("{provenance}.bias"),
+            MemoryClass::Standard,
+            most * 16 * eb,
+            tiles,
+        );
+        let pieces = source
+            .ranges
+            .iter()
+            .map(|r| {
+                let (group, count) = groups(r);
+                HostPiece::contiguous(
+                    r.tile,
+                    Place::at(bias_buffer, 0),
+                    u64::from(group * 16 * eb),
+                    count * 16 * eb,
+                )
+            })
+            .collect();
+        self.stream(bias, pieces)?;
+        let mut runs = Vec::new();
+        for r in &source.ranges {
+            let spec = KernelSpec::AddGroupBias {
+                precision: source.precision,
+                rows: r.rows,
+                elements: r.len,
+            };
+            runs.push(Run {
+                tile: r.tile,
+                kernel: self.program.kernel(spec),
+                args: vec![
+                    Arg::Address(Place::at(source.buffer, 0)),
+                    Arg::Address(Place::at(bias_buffer, 0)),
+                    Arg::Address(Place::at(value.buffer, 0)),
+                    Arg::Value(r.first / 16 % r.rows),
+                ],
+            });
+        }
+        runs.sort_by_key(|run| run.tile);
+        self.ranged_step(provenance, "ipu.add", runs, out, value);
+        Ok(())
+    }
+
+    /// `ipu.gelu` of ranged value `x`: per owner over its range.
+    fn ranged_gelu(
+        &mut self,
+        index: usize,
+        x: ValueId,
+        out: ValueId,
+        tanh: bool,
+    ) -> Result<(), LowerError> {
+        let provenance = self.provenance(index);
+        let source = self.ranged[&x].clone();
+        let value = self.ranged_result(index, x, &provenance);
+        let form = if tanh { GeluForm::Tanh } else { GeluForm::Erf };
+        let mut runs = Vec::new();
+        for r in &source.ranges {
+            let spec = KernelSpec::Gelu {
+                precision: source.precision,
+                form,
+                elements: r.len,
+            };
+            runs.push(Run {
+                tile: r.tile,
+                kernel: self.program.kernel(spec),
+                args: vec![
+                    Arg::Address(Place::at(source.buffer, 0)),
+                    Arg::Address(Place::at(value.buffer, 0)),
+                ],
+            });
+        }
+        runs.sort_by_key(|run| run.tile);
+        self.ranged_step(provenance, "ipu.gelu", runs, out, value);
+        Ok(())
+    }
+
+    /// Records a pointwise op over a ranged value: its compute step, its profile entry, and
+    /// its result `out`.
+    fn ranged_step(
+        &mut self,
+        provenance: String,
+        op: &str,
+        runs: Vec<Run>,
+        out: ValueId,
+        value: Ranged,
+    ) {
+        self.program.run.push(TileStep::Compute {
+            provenance: provenance.clone(),
+            runs,
+        });
+        self.program.ops.push((provenance, op.into(), 0));
+        self.ranged.insert(out, value);
     }
 
     /// The result buffer of a pointwise op over `blocks`: one block's bytes on every tile.
@@ -685,7 +882,7 @@ impl<'g> Lowering<'g> {
                 program: std::mem::take(&mut self.program),
                 placed: carried.iter().cloned().enumerate().collect(),
                 prefix: prefix.clone(),
-                read_back: BTreeMap::new(),
+                ranged: BTreeMap::new(),
             };
             let lowered = inner.lower_ops(&[]).and_then(|()| {
                 let mut transfers = general::Transfers::default();
@@ -733,8 +930,8 @@ impl<'g> Lowering<'g> {
     fn outputs(&mut self) -> Result<(), LowerError> {
         let graph: &'g Graph = self.graph;
         for (output, &value) in graph.outputs.iter().enumerate() {
-            let pieces = match self.read_back.get(&value).cloned() {
-                Some(pieces) => pieces,
+            let pieces = match self.ranged.get(&value) {
+                Some(ranged) => ranged.read_pieces(),
                 // A result that is an argument or a constant is streamed in and read back.
                 None => self.row_pieces(value)?,
             };
@@ -803,7 +1000,7 @@ pub fn lower(
         },
         placed: BTreeMap::new(),
         prefix: String::new(),
-        read_back: BTreeMap::new(),
+        ranged: BTreeMap::new(),
     };
     lowering.tiles = options.tiles.min(lowering.program.tiles);
     lowering.lower_ops(plans)?;

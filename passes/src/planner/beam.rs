@@ -15,7 +15,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use ipu_device::{MemoryClass, Target};
+use ipu_device::{KernelSpec, MemoryClass, Target};
 
 use super::candidates::{self, need_memory, Candidate, Need};
 use super::cost::{conversion_cycles, MemoryUse, ValueFormat};
@@ -89,6 +89,54 @@ struct State {
     live: MemoryUse,
 }
 
+/// Candidate `candidate` of `op`, which [`Candidate::follows`] operand `position`, made
+/// concrete: that operand's home as its need; with a kernel `spec`, also as the result's
+/// home (in place), and the kernel priced over the home's block.
+fn follow(
+    candidate: &Arc<Candidate>,
+    position: usize,
+    spec: Option<&KernelSpec>,
+    op: &super::graph::Op,
+    finalist: &Finalist,
+    target: &Target,
+) -> Arc<Candidate> {
+    let Some(home) = op
+        .operands
+        .get(position)
+        .and_then(|&v| finalist.homes[v].as_ref())
+    else {
+        return candidate.clone();
+    };
+    let mut concrete = (**candidate).clone();
+    concrete.needs[position] = (**home).clone();
+    let Some(spec) = spec else {
+        return Arc::new(concrete);
+    };
+    let elements = u32::try_from(
+        home.shards.padded_block_bytes() / u64::from(home.shards.element_bytes.max(1)),
+    )
+    .unwrap_or(u32::MAX)
+    .next_multiple_of(16);
+    let mut spec = spec.clone();
+    match &mut spec {
+        KernelSpec::Gelu { elements: e, .. } | KernelSpec::AddGroupBias { elements: e, .. } => {
+            *e = elements
+        }
+        _ => {}
+    }
+    concrete.output = (**home).clone();
+    concrete.tiles = home
+        .shards
+        .owners
+        .iter()
+        .flatten()
+        .max()
+        .map_or(1, |&t| t + 1);
+    concrete.compute_cycles = ipu_device::cost::kernel_cycles(&spec, target);
+    concrete.kernels = vec![spec];
+    Arc::new(concrete)
+}
+
 /// A budget overrun of one extension.
 #[derive(Debug, Clone)]
 struct Shortfall {
@@ -132,6 +180,14 @@ impl State {
         let op = &graph.ops[index];
         let mut next = self.clone();
         let finalist = &mut next.finalist;
+        let followed;
+        let candidate = match &candidate.follows {
+            Some((position, spec)) => {
+                followed = follow(candidate, *position, spec.as_ref(), op, finalist, target);
+                &followed
+            }
+            None => candidate,
+        };
         let mut phase = PhaseLoad::new(options.tiles.max(candidate.tiles));
         let mut source_cycles = 0u64;
         let mut destination_cycles = 0u64;
@@ -560,6 +616,7 @@ fn repeat_candidates(
             body_choices: Some(finalist.choices.clone()),
             body_cycles: Some((estimate.cycles, estimate.exchange_cycles)),
             extra_outputs: outputs.iter().skip(1).cloned().collect(),
+            follows: None,
         });
     }
     Ok(out)

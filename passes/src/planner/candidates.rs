@@ -113,6 +113,12 @@ pub struct Candidate {
     pub body_cycles: Option<(u64, u64)>,
     /// Where the results after the first live (an `ipu.repeat` carrying several values).
     pub extra_outputs: Vec<Need>,
+    /// `(operand position, kernel)`: the op reads that operand where it already is (the
+    /// beam takes the operand's home as its need: a split GEMM gathering its A panels from
+    /// a device value's ranges, priced in its internal phases). With a kernel, the op runs
+    /// there in place (a bias add or GeLU of a split GEMM's ranges): the home is also the
+    /// result's, and the kernel is priced over the home's block.
+    pub follows: Option<(usize, Option<KernelSpec>)>,
 }
 
 /// Divisors of `n`, ascending.
@@ -252,6 +258,9 @@ fn pointwise_candidates(
     options: &PlannerOptions,
     target: &Target,
 ) -> Vec<Candidate> {
+    if let Some(candidate) = ranged_candidate(graph, op, options) {
+        return vec![candidate];
+    }
     let out_value = &graph.values[op.results[0]];
     let out_dims = canonical_dims(&out_value.shape);
     let precision = vector_precision(options.precision);
@@ -388,10 +397,106 @@ fn pointwise_candidates(
                 body_choices: None,
                 body_cycles: None,
                 extra_outputs: Vec::new(),
+                follows: None,
             });
         }
     }
     out
+}
+
+/// The one candidate of a bias add or GeLU of a value the split GEMM lowering holds as ranges
+/// ([`crate::lower::gemm_split::ranged_value`]), which the lowering runs on the ranges where
+/// they are, in place: [`Candidate::follows`] the operand (the beam prices the kernel over its
+/// home's block), the bias vector homed whole (each owner gets the groups it touches from the
+/// host).
+fn ranged_candidate(graph: &Graph, op: &Op, options: &PlannerOptions) -> Option<Candidate> {
+    use crate::lower::gemm_split::{bias_operand, ranged_value};
+    if options.in_body {
+        return None;
+    }
+    let index = graph.ops.iter().position(|o| std::ptr::eq(o, op))?;
+    let input = match options.precision {
+        PrecisionPolicy::F32 => Precision::F32,
+        PrecisionPolicy::F16 => Precision::F16,
+        PrecisionPolicy::Fp8 => Precision::F8E4M3,
+    };
+    let ranged = |x: usize| ranged_value(graph, x, input);
+    let (position, bias) = match op.kind {
+        OpKind::Gelu { .. } if ranged(op.operands[0]) => (0, None),
+        OpKind::Add => {
+            let position = (0..op.operands.len()).find(|&p| {
+                let x = op.operands[p];
+                ranged(x) && bias_operand(graph, index, x).is_some()
+            })?;
+            (position, bias_operand(graph, index, op.operands[position]))
+        }
+        _ => return None,
+    };
+    let value = &graph.values[op.operands[position]];
+    let precision = value.element;
+    let (kind, spec) = match op.kind {
+        OpKind::Gelu { tanh } => (
+            "pointwise_gelu",
+            KernelSpec::Gelu {
+                precision,
+                form: if tanh { GeluForm::Tanh } else { GeluForm::Erf },
+                elements: 16,
+            },
+        ),
+        _ => (
+            "pointwise_add",
+            KernelSpec::AddGroupBias {
+                precision,
+                rows: 1,
+                elements: 16,
+            },
+        ),
+    };
+    let format = ValueFormat::row_major(precision);
+    // Placeholders for the followed operand and the result: the beam puts the operand's
+    // home in both.
+    let placeholder = Need {
+        shards: Shards::homed(
+            canonical_dims(&value.shape),
+            [1, 1, 1],
+            precision.bytes(),
+            0,
+        ),
+        format,
+    };
+    let needs = (0..op.operands.len())
+        .map(|p| match bias {
+            Some(b) if p != position => {
+                let n = canonical_dims(&graph.values[b].shape)[2];
+                Need {
+                    shards: Shards::homed([1, 1, n], [1, 1, 1], precision.bytes(), 0),
+                    format,
+                }
+            }
+            _ => placeholder.clone(),
+        })
+        .collect();
+    Some(Candidate {
+        plan: Plan::new(kind)
+            .with("ranged", PlanValue::Bool(true))
+            .with("precision", PlanValue::Str(precision.short_name().into())),
+        tiles: 1,
+        needs,
+        output: placeholder,
+        compute_cycles: 0,
+        internal_exchange_cycles: 0,
+        internal_row_bytes: 0,
+        internal_phases: Vec::new(),
+        k_steps: 1,
+        resident_weights: false,
+        transient: MemoryUse::default(),
+        kernels: vec![spec.clone()],
+        padding_groups: Vec::new(),
+        body_choices: None,
+        body_cycles: None,
+        extra_outputs: Vec::new(),
+        follows: Some((position, Some(spec))),
+    })
 }
 
 /// Softmax and layer norm reduce along the last axis, so each tile holds whole rows.
@@ -479,6 +584,7 @@ fn row_candidates(
             body_choices: None,
             body_cycles: None,
             extra_outputs: Vec::new(),
+            follows: None,
         });
     }
     out
@@ -575,6 +681,7 @@ fn rearrange_candidates(
             body_choices: None,
             body_cycles: None,
             extra_outputs: Vec::new(),
+            follows: None,
         });
     }
     out
@@ -792,6 +899,7 @@ fn attention_candidates(
                 body_choices: None,
                 body_cycles: None,
                 extra_outputs: Vec::new(),
+                follows: None,
             });
         }
     }

@@ -12,7 +12,7 @@ use super::candidates::{
     all_valid, grids, ints, u32_of, vector_precision, Candidate, InternalPhase, Need,
 };
 use super::cost::{gemm_tile_cycles, MemoryUse, ValueFormat};
-use super::graph::{Graph, MatmulDims, Op, OpKind};
+use super::graph::{Graph, MatmulDims, Op, OpKind, Origin};
 use super::layout::{block_size, canonical_dims, split_is_exact_cover, PhaseLoad, Shards};
 use super::{PlannerOptions, PrecisionPolicy};
 
@@ -320,6 +320,7 @@ pub(super) fn gemm_candidates(
                     body_choices: None,
                     body_cycles: None,
                     extra_outputs: Vec::new(),
+                    follows: None,
                 };
                 if weights_constant
                     && candidate.needs[1].shards.max_tile_bytes() <= options.interleaved_budget / 2
@@ -354,7 +355,7 @@ fn split_candidates(
     options: &PlannerOptions,
     target: &Target,
 ) -> Option<Vec<Candidate>> {
-    use crate::lower::gemm_split::{split_dims, SplitGrid};
+    use crate::lower::gemm_split::{split_dims, SplitEnv, SplitGrid};
     if options.in_body {
         return None;
     }
@@ -363,27 +364,62 @@ fn split_candidates(
     let partials = ipu_device::kernels::describe::default_partials(input);
     let limit = options.candidates_per_op.max(1);
     let weights = options.weight_memory.unwrap_or(MemoryClass::Interleaved);
+    // The lowering's surroundings of the op (`Lowering::split_env`): A gathered from a
+    // device value (a split GEMM's ranges, live across the op: its share of every tile,
+    // with a tenth of the tiles idle and a 16-element row of slack), and a result that a
+    // later split GEMM sends when anything uses it.
+    let (a, c) = (op.operands[0], op.results[0]);
+    let a_device = !matches!(graph.values[a].origin, Origin::Argument | Origin::Constant);
+    let used = graph.ops.iter().any(|o| o.operands.contains(&c));
+    let a_share = (u64::from(dims.0) * u64::from(dims.1))
+        .div_ceil((u64::from(options.tiles) * 9).div_ceil(10).max(1))
+        .next_multiple_of(16)
+        + 16;
+    let env = SplitEnv {
+        weights,
+        a_device,
+        result: used.then(|| SplitEnv::chained_result_class(weights)),
+        reserved: [
+            if a_device {
+                u32::try_from(a_share * u64::from(input.bytes())).unwrap_or(u32::MAX)
+            } else {
+                0
+            },
+            0,
+        ],
+    };
     let mut grids = Vec::new();
     for &tiles in active {
-        grids.extend(SplitGrid::ranked(
-            dims, tiles, input, weights, target, limit,
-        ));
+        grids.extend(SplitGrid::ranked(dims, tiles, input, &env, target, limit));
     }
-    // A grid pinned by a plan constraint is a candidate whatever its rank.
-    let pinned = options
-        .constraints
-        .ops
-        .get(&super::beam::op_key("", index))
-        .and_then(|constraint| match constraint.params.get("grid") {
-            Some(PlanValue::Ints(grid)) if grid.len() == 4 && grid[0] == 1 => Some(
-                (1..4)
-                    .map(|d| u32::try_from(grid[d]).ok())
-                    .collect::<Option<Vec<u32>>>()?,
-            ),
+    // A grid pinned by a plan constraint is a candidate whatever its rank (with the
+    // weights' class the constraint pins, if any).
+    let constraint = options.constraints.ops.get(&super::beam::op_key("", index));
+    let pinned_weights = constraint
+        .and_then(|constraint| match constraint.params.get("weights") {
+            Some(PlanValue::Str(class)) => [MemoryClass::Standard, MemoryClass::Interleaved]
+                .into_iter()
+                .find(|c| c.name() == class),
             _ => None,
-        });
+        })
+        .unwrap_or(weights);
+    let pinned = constraint.and_then(|constraint| match constraint.params.get("grid") {
+        Some(PlanValue::Ints(grid)) if grid.len() == 4 && grid[0] == 1 => Some(
+            (1..4)
+                .map(|d| u32::try_from(grid[d]).ok())
+                .collect::<Option<Vec<u32>>>()?,
+        ),
+        _ => None,
+    });
     if let Some(g) = pinned {
-        if let Ok(grid) = SplitGrid::new(dims, (g[0], g[1], g[2]), input, weights, target) {
+        let env = SplitEnv {
+            weights: pinned_weights,
+            result: env
+                .result
+                .map(|_| SplitEnv::chained_result_class(pinned_weights)),
+            ..env
+        };
+        if let Ok(grid) = SplitGrid::within(dims, (g[0], g[1], g[2]), input, &env, target) {
             if !grids.contains(&grid) && grid.tiles() <= options.tiles {
                 grids.push(grid);
             }
@@ -505,6 +541,8 @@ fn split_candidates(
             body_choices: None,
             body_cycles: None,
             extra_outputs: Vec::new(),
+            // A gathered from a device value's ranges inside the panels' phases.
+            follows: a_device.then_some((0, None)),
         });
     }
     (!out.is_empty()).then_some(out)
