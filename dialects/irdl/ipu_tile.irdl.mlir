@@ -41,6 +41,9 @@ irdl.dialect @ipu_tile {
   // an operand straight into a tile's AMP order). When every piece is contiguous, `pieces`
   // is one dense array of rows of 5; otherwise an array with one dense array per piece, of
   // 5 or 7 entries. Weights carry their `value` (a dense elements attribute of the tensor).
+  // An FP8 stream (the host encodes the tensor's values in FP8 E4M3 while streaming) may
+  // carry an optional `scale_exp` (i64 in -31..=31, value = code * 2^scale_exp; absent: 0),
+  // checked by the Rust reader (IRDL lists only the required attributes).
   irdl.operation @stream {
     %name = irdl.base "#builtin.string"
     %role = irdl.base "#builtin.string"

@@ -116,7 +116,16 @@ pub fn reference(
     let mut arguments = BTreeMap::new();
     let mut weights = Vec::new();
     let mut outputs = Vec::new();
+    // Host tensors the host streams encoded in FP8, by value: the device multiplies exactly
+    // those codes, at each stream's own scale.
+    let mut streamed_fp8 = BTreeMap::new();
     for binding in &package.bindings {
+        if binding.precision.is_fp8() && binding.role != BindingRole::Output {
+            let value = numbered(&binding.name, "arg").or(numbered(&binding.name, "const"));
+            if let Some(value) = value {
+                streamed_fp8.insert(value, binding.scale_exp);
+            }
+        }
         match binding.role {
             BindingRole::Input => {
                 let index = numbered(&binding.name, "arg")
@@ -132,6 +141,14 @@ pub fn reference(
                 let tensor = inputs
                     .get(&binding.name)
                     .ok_or_else(|| anyhow!("no tensor for input binding '{}'", binding.name))?;
+                let encoded;
+                let tensor = if binding.precision.is_fp8() {
+                    encoded = streamed_values(tensor, binding.precision, binding.scale_exp)
+                        .with_context(|| format!("input '{}'", binding.name))?;
+                    &encoded
+                } else {
+                    tensor
+                };
                 arguments.insert(
                     format!("arg{index}"),
                     Array::from_tensor(tensor)
@@ -140,6 +157,12 @@ pub fn reference(
             }
             BindingRole::Weight => {
                 if let Some(tensor) = inputs.get(&binding.name) {
+                    let tensor = if binding.precision.is_fp8() {
+                        streamed_values(tensor, binding.precision, binding.scale_exp)
+                            .with_context(|| format!("weight '{}'", binding.name))?
+                    } else {
+                        tensor.clone()
+                    };
                     let value = numbered(&binding.name, "const").ok_or_else(|| {
                         anyhow!(
                             "weight binding '{}' names no constant of @{function_name}",
@@ -165,10 +188,14 @@ pub fn reference(
         }
     }
     for (binding, value, tensor) in weights {
-        replace_constant(&mut program, &function_name, &binding, value, tensor)?;
+        replace_constant(&mut program, &function_name, &binding, value, &tensor)?;
     }
-    if let SourcePrecision::Fp8 { scale_exp } = source.precision {
-        cast_gemm_operands_to_fp8(&mut program, scale_exp);
+    let policy_scale = match source.precision {
+        SourcePrecision::Fp8 { scale_exp } => Some(scale_exp),
+        SourcePrecision::Native => None,
+    };
+    if policy_scale.is_some() || !streamed_fp8.is_empty() {
+        cast_gemm_operands_to_fp8(&mut program, &function_name, policy_scale, &streamed_fp8);
     }
     let results = program
         .evaluate_named(&function_name, &arguments)
@@ -301,13 +328,44 @@ fn replace_constant(
     Ok(())
 }
 
-/// Under the FP8 policy the device casts each GEMM operand to FP8 E4M3 at `scale_exp` before
-/// multiplying: put the same casts in front of every matmul operand that is not FP8 already.
-fn cast_gemm_operands_to_fp8(program: &mut Program, scale_exp: i32) {
-    for function in program.functions.values_mut() {
+/// The values a host tensor has on the device when the host encodes it into an FP8 stream
+/// (`precision` at `scale_exp`): each value rounded once from the given data, as the runtime
+/// encodes it (nearest even, saturating). The reference evaluates the function on these, so
+/// the argument's own type (F16) rounds nothing more.
+fn streamed_values(
+    tensor: &Tensor,
+    precision: ipu_device::Precision,
+    scale_exp: i32,
+) -> anyhow::Result<Tensor> {
+    use ipu_device::numerics::{decode_bytes, encode_bytes, Rounding};
+    let bytes = encode_bytes(
+        &tensor.data,
+        precision,
+        scale_exp,
+        Rounding::NearestEvenSaturating,
+    )?;
+    Ok(Tensor {
+        shape: tensor.shape.clone(),
+        data: decode_bytes(&bytes, precision, scale_exp)?,
+    })
+}
+
+/// Under the FP8 policy each GEMM operand is rounded to FP8 E4M3 before the multiply: by
+/// the host as it streams a host tensor of the entry function `entry` (at that stream's
+/// scale, `streamed` by value id), else by the device at the policy's `scale_exp`. Puts the
+/// same casts in front of every matmul operand that is not FP8 already.
+fn cast_gemm_operands_to_fp8(
+    program: &mut Program,
+    entry: &str,
+    scale_exp: Option<i32>,
+    streamed: &BTreeMap<usize, i32>,
+) {
+    for (name, function) in program.functions.iter_mut() {
         let Some(body) = function.body.take() else {
             continue;
         };
+        let no_streams = BTreeMap::new();
+        let streamed = if name == entry { streamed } else { &no_streams };
         let mut rewritten = Vec::with_capacity(body.len());
         for mut operation in body {
             if matches!(operation.kind, OpKind::Matmul { .. }) {
@@ -318,6 +376,9 @@ fn cast_gemm_operands_to_fp8(program: &mut Program, scale_exp: i32) {
                     if operand_type.element.is_fp8() {
                         continue;
                     }
+                    let Some(scale_exp) = streamed.get(&operand.0).copied().or(scale_exp) else {
+                        continue;
+                    };
                     let cast_type = ValueType::new(&operand_type.shape, ElementType::F8E4M3FNUZ)
                         .with_scale(scale_exp);
                     let cast = ValueId(function.values.len());
@@ -453,7 +514,21 @@ mod tests {
             Workload::of(&program.functions["gemm"]),
             Workload::Gemm { k: 4 }
         ));
-        cast_gemm_operands_to_fp8(&mut program, -2);
+        // The right operand (value 1) was streamed by the host at scale -4; the left one is
+        // cast at the policy's -2.
+        let streamed = BTreeMap::from([(1usize, -4)]);
+        let mut other = program.clone();
+        cast_gemm_operands_to_fp8(&mut other, "gemm", Some(-2), &streamed);
+        let body = other.functions["gemm"].body.clone().unwrap();
+        assert!(matches!(body[0].kind, OpKind::Cast { scale: -2 }));
+        assert!(matches!(body[1].kind, OpKind::Cast { scale: -4 }));
+        // Without a policy scale only streamed operands are rounded.
+        let mut other = program.clone();
+        cast_gemm_operands_to_fp8(&mut other, "gemm", None, &streamed);
+        let body = other.functions["gemm"].body.clone().unwrap();
+        assert_eq!(body.len(), 2);
+        assert!(matches!(body[0].kind, OpKind::Cast { scale: -4 }));
+        cast_gemm_operands_to_fp8(&mut program, "gemm", Some(-2), &BTreeMap::new());
         let function = &program.functions["gemm"];
         let body = function.body.as_ref().unwrap();
         assert_eq!(body.len(), 3);

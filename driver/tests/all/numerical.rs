@@ -140,10 +140,20 @@ fn wrong_weights_fail_the_numerical_test() {
         .find(|b| b.role == BindingRole::Weight)
         .expect("the constant is a weight binding");
     assert_eq!(weight.name, "const1");
-    // w[3][7] = 4.0 (f16 0x4400) instead of 0.5: column 7 of the result is off by
-    // 3.5 x[m][3] in every row.
-    let at = (3 * N + 7) * 2;
-    weight.data[at..at + 2].copy_from_slice(&[0x00, 0x44]);
+    // w[3][7] = 4.0 instead of 0.5, in the binding's encoding (under the FP8 policy the host
+    // streams the weight as FP8 at the scale chosen from its range, where 4.0 saturates to
+    // 0.9375): column 7 of the result is off by a multiple of x[m][3] in every row.
+    let width = weight.precision.bytes() as usize;
+    let code = ipu_device::numerics::encode_bytes(
+        &[4.0],
+        weight.precision,
+        weight.scale_exp,
+        ipu_device::numerics::Rounding::NearestEvenSaturating,
+    )
+    .expect("encodes");
+    let at = (3 * N + 7) * width;
+    assert_ne!(weight.data[at..at + width], code[..], "the weight changes");
+    weight.data[at..at + width].copy_from_slice(&code);
     package
         .write(&dir.join("bad.ipuexe"))
         .expect("the package is well formed");

@@ -67,8 +67,12 @@ fn split_local(graph: &Graph, index: usize, input: Precision) -> Option<(u32, u3
             transpose_rhs: false
         }
     );
+    // The host encodes a host operand in the input precision as it streams it (FP8 at the
+    // operand's scale under the FP8 policy); a device value must be in it already.
     let (va, vb) = (&graph.values[a], &graph.values[b]);
-    if !plain || a == b || !is_host(graph, b) || va.element != input || vb.element != input {
+    let streams =
+        |v: usize| graph.values[v].element == input || (input.is_fp8() && is_host(graph, v));
+    if !plain || a == b || !is_host(graph, b) || !streams(a) || !streams(b) {
         return None;
     }
     let rank = vb.shape.len();
@@ -936,7 +940,7 @@ pub fn inputs(
 pub fn lower(
     program: &mut TileProgram,
     grid: &SplitGrid,
-    precision: Precision,
+    (precision, scales): (Precision, [i32; 2]),
     homes: &SplitInputs,
     a_value: Option<&Ranged>,
     provenance: &str,
@@ -1040,8 +1044,8 @@ pub fn lower(
                                 address(b_panel, first * kp * eb),
                                 address(c_amp, first * rows * pb),
                                 Arg::Value(entry(rows)),
-                                Arg::Value(0),
-                                Arg::Value(0),
+                                Arg::Value(scales[0] as u32),
+                                Arg::Value(scales[1] as u32),
                             ],
                         });
                     }

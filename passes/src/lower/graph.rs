@@ -117,13 +117,44 @@ impl<'g> Lowering<'g> {
     /// Streams host value `value` into the given pieces (a host write in `initialize` for
     /// constants, in `run` for arguments).
     fn stream(&mut self, value: ValueId, pieces: Vec<HostPiece>) -> Result<(), LowerError> {
+        let element = self.graph.values[value].element;
+        self.stream_encoded(value, pieces, (element, 0))
+    }
+
+    /// [`Self::stream`] with the host encoding the values as `precision` (FP8 at scale
+    /// `scale_exp`): the pieces' offsets count bytes of that encoding.
+    fn stream_encoded(
+        &mut self,
+        value: ValueId,
+        pieces: Vec<HostPiece>,
+        (precision, scale_exp): (Precision, i32),
+    ) -> Result<(), LowerError> {
         let v = &self.graph.values[value];
         let weight = v.origin == Origin::Constant;
         let data = if weight {
-            self.constants
-                .get(&value)
-                .cloned()
-                .ok_or_else(|| LowerError::Input(format!("constant value {value} has no data")))?
+            let data =
+                self.constants.get(&value).cloned().ok_or_else(|| {
+                    LowerError::Input(format!("constant value {value} has no data"))
+                })?;
+            if precision == v.element {
+                data
+            } else {
+                // Constants are encoded once, here, as the host would encode an argument.
+                let encode = || {
+                    let values = ipu_device::numerics::decode_bytes(&data, v.element, 0)?;
+                    ipu_device::numerics::encode_bytes(
+                        &values,
+                        precision,
+                        scale_exp,
+                        ipu_device::numerics::Rounding::NearestEvenSaturating,
+                    )
+                };
+                encode().map_err(|e| {
+                    LowerError::Input(format!(
+                        "constant value {value}: cannot encode as {precision:?} at scale {scale_exp}: {e}"
+                    ))
+                })?
+            }
         } else {
             Vec::new()
         };
@@ -134,7 +165,8 @@ impl<'g> Lowering<'g> {
             } else {
                 BindingRole::Input
             },
-            precision: v.element,
+            precision,
+            scale_exp,
             shape: v.shape.clone(),
             pieces,
             data,
@@ -197,7 +229,7 @@ impl<'g> Lowering<'g> {
 
     fn matmul(&mut self, index: usize, plan: Option<&Plan>) -> Result<(), LowerError> {
         if let Some(grid) = self.split_grid(index, plan) {
-            return self.split_matmul(index, &grid);
+            return self.split_matmul(index, &grid, plan);
         }
         if !self.fast_matmul(index) {
             return self.general_matmul(index);
@@ -310,9 +342,9 @@ impl<'g> Lowering<'g> {
         if !self.prefix.is_empty() || op.operands.iter().any(|v| self.placed.contains_key(v)) {
             return None;
         }
-        let precision = self.graph.values[op.operands[0]].element;
-        let input = self.options.precision.input(precision);
+        let input = self.split_input(index);
         let dims = gemm_split::split_dims(self.graph, index, input)?;
+        let precision = input;
         let a_value = self.ranged.get(&op.operands[0]);
         if a_value.is_none()
             && !matches!(
@@ -392,11 +424,39 @@ impl<'g> Lowering<'g> {
         }
     }
 
+    /// The AMP input precision of split matmul `index`: the policy's for its right operand
+    /// (a host tensor, which the host encodes in FP8 under the FP8 policy).
+    fn split_input(&self, index: usize) -> Precision {
+        let b = self.graph.ops[index].operands[1];
+        self.options.precision.input(self.graph.values[b].element)
+    }
+
+    /// The FP8 scale exponents of split matmul `index`'s operands: the plan's (`lhs_scale`,
+    /// `rhs_scale`: chosen from the data ranges, calibrated or pinned), else the lowering's
+    /// `fp8_scale`; 0 for other precisions.
+    fn split_scales(&self, input: Precision, plan: Option<&Plan>) -> [i32; 2] {
+        if !input.is_fp8() {
+            return [0, 0];
+        }
+        crate::planner::SCALE_PARAMS.map(|name| {
+            plan.and_then(|p| p.int(name))
+                .and_then(|s| i32::try_from(s).ok())
+                .filter(|s| (-31..=31).contains(s))
+                .unwrap_or(self.options.fp8_scale)
+        })
+    }
+
     /// Lowers matmul `index` with the split GEMM lowering on `grid`.
-    fn split_matmul(&mut self, index: usize, grid: &SplitGrid) -> Result<(), LowerError> {
+    fn split_matmul(
+        &mut self,
+        index: usize,
+        grid: &SplitGrid,
+        plan: Option<&Plan>,
+    ) -> Result<(), LowerError> {
         let op = &self.graph.ops[index];
         let (a, b, c) = (op.operands[0], op.operands[1], op.results[0]);
-        let precision = self.graph.values[a].element;
+        let precision = self.split_input(index);
+        let scales = self.split_scales(precision, plan);
         if self.graph.values[c].element
             != ipu_device::kernels::describe::default_partials(precision)
         {
@@ -419,14 +479,15 @@ impl<'g> Lowering<'g> {
         );
         let inputs = gemm_split::inputs(&mut self.program, grid, precision, &provenance);
         let a_value = self.ranged.get(&a).cloned();
+        // The host streams each operand in the AMP input precision (FP8 at its scale).
         if a_value.is_none() {
-            self.stream(a, inputs.a_pieces.clone())?;
+            self.stream_encoded(a, inputs.a_pieces.clone(), (precision, scales[0]))?;
         }
-        self.stream(b, inputs.b_pieces.clone())?;
+        self.stream_encoded(b, inputs.b_pieces.clone(), (precision, scales[1]))?;
         let value = gemm_split::lower(
             &mut self.program,
             grid,
-            precision,
+            (precision, scales),
             &inputs,
             a_value.as_ref(),
             &provenance,
@@ -940,6 +1001,7 @@ impl<'g> Lowering<'g> {
                 name: format!("result{output}"),
                 role: BindingRole::Output,
                 precision: v.element,
+                scale_exp: 0,
                 shape: v.shape.clone(),
                 pieces,
                 data: Vec::new(),

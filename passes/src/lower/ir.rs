@@ -389,6 +389,12 @@ fn build_tile_module<'c>(
             ("shape", w.i64s(&shape)),
             ("pieces", pieces),
         ];
+        if binding.scale_exp != 0 {
+            attributes.push((
+                "scale_exp",
+                IntegerAttribute::new(w.i64, i64::from(binding.scale_exp)).into(),
+            ));
+        }
         if binding.role == BindingRole::Weight {
             attributes.push((
                 "value",
@@ -976,6 +982,21 @@ pub fn read_design(module: OperationRef, target: &Target) -> Result<TileDesign, 
             .iter()
             .try_fold(u64::from(precision.bytes()), |a, &d| a.checked_mul(d))
             .ok_or_else(|| bad(op, "tensor size overflows"))?;
+        let scale_exp = match op.attribute("scale_exp") {
+            Err(_) => 0,
+            Ok(_) => {
+                let scale = get_int(op, "scale_exp")?;
+                if !precision.is_fp8() || !(-31..=31).contains(&scale) {
+                    return Err(bad(
+                        op,
+                        format!(
+                            "'scale_exp' = {scale}: only an FP8 stream has a scale, in -31..=31"
+                        ),
+                    ));
+                }
+                scale as i32
+            }
+        };
         let rows = piece_rows(op)?;
         let mut pieces = Vec::with_capacity(rows.len());
         for (index, row) in rows.iter().enumerate() {
@@ -997,6 +1018,7 @@ pub fn read_design(module: OperationRef, target: &Target) -> Result<TileDesign, 
             name: get_str(op, "name")?,
             role,
             precision,
+            scale_exp,
             shape,
             pieces,
             data,

@@ -177,7 +177,7 @@ pub fn build_package(
             role: binding.role,
             stream: binding.name.clone(),
             precision: binding.precision,
-            scale_exp: 0,
+            scale_exp: binding.scale_exp,
             shape: binding.shape.clone(),
             pieces,
             data: binding.data.clone(),

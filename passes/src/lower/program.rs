@@ -142,7 +142,10 @@ impl HostPiece {
 pub struct HostBinding {
     pub name: String,
     pub role: BindingRole,
+    /// The encoding of the streamed bytes (the host converts the tensor's values to it).
     pub precision: Precision,
+    /// FP8 scale exponent of the encoding (value = code * 2^scale_exp); 0 otherwise.
+    pub scale_exp: i32,
     pub shape: Vec<u64>,
     pub pieces: Vec<HostPiece>,
     /// Weights: the initial tensor bytes (C order).

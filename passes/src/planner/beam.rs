@@ -202,15 +202,18 @@ impl State {
                     // each block once; constants are laid out at compile time in the
                     // consumer's format; arguments arrive row-major in their own precision,
                     // or, for a plan whose lowering streams them in its order (`host_order`:
-                    // the host gathers strided runs), in the consumer's element order.
+                    // the host gathers strided runs, and encodes FP8 at the need's scale),
+                    // in the consumer's element order.
                     let host_order = candidate.plan.params.get("host_order")
                         == Some(&ipu_dialects::format::PlanValue::Bool(true));
                     let format = match value.origin {
                         Origin::Constant => need.format,
-                        _ if host_order && value.element == need.format.precision => ValueFormat {
-                            scale: 0,
-                            ..need.format
-                        },
+                        _ if host_order
+                            && (value.element == need.format.precision
+                                || need.format.precision.is_fp8()) =>
+                        {
+                            need.format
+                        }
                         _ => ValueFormat::row_major(value.element),
                     };
                     let shards = if candidate.resident_weights

@@ -58,7 +58,8 @@ pub(super) fn gemm_candidates(
         Some(class) => vec![class],
         None => vec![MemoryClass::Interleaved, MemoryClass::Standard],
     };
-    if let Some(split) = split_candidates(graph, op, input, active, options, target) {
+    let scales = [scale_of(lhs_value), scale_of(rhs_value)];
+    if let Some(split) = split_candidates(graph, op, (input, scales), active, options, target) {
         return split;
     }
     let batch_size = out_dims[0];
@@ -350,7 +351,7 @@ pub(super) fn gemm_candidates(
 fn split_candidates(
     graph: &Graph,
     op: &Op,
-    input: Precision,
+    (input, scales): (Precision, [i64; 2]),
     active: &[u32],
     options: &PlannerOptions,
     target: &Target,
@@ -461,12 +462,13 @@ fn split_candidates(
                 partials: gk - 1,
             });
         }
-        let format = |order, memory| ValueFormat {
+        // Under the FP8 policy the host encodes each operand at its scale as it streams it.
+        let format = |order, memory, scale| ValueFormat {
             precision: input,
             order,
             memory,
             transposed: false,
-            scale: 0,
+            scale,
         };
         let plan = Plan::new(if gk > 1 {
             "gemm_k_split"
@@ -487,6 +489,12 @@ fn split_candidates(
         .with("k_steps", PlanValue::Int(i64::from(grid.panels)))
         .with("weights_resident", PlanValue::Bool(false))
         .with("host_order", PlanValue::Bool(true));
+        let plan = if input.is_fp8() {
+            plan.with("lhs_scale", PlanValue::Int(scales[0]))
+                .with("rhs_scale", PlanValue::Int(scales[1]))
+        } else {
+            plan
+        };
         out.push(Candidate {
             plan,
             tiles: grid.tiles(),
@@ -498,7 +506,7 @@ fn split_candidates(
                         input.bytes(),
                         0,
                     ),
-                    format: format(ElementOrder::AmpLeft, grid.classes.a_home),
+                    format: format(ElementOrder::AmpLeft, grid.classes.a_home, scales[0]),
                 },
                 Need {
                     shards: Shards::homed(
@@ -507,7 +515,7 @@ fn split_candidates(
                         input.bytes(),
                         0,
                     ),
-                    format: format(ElementOrder::AmpRight, grid.classes.b_home),
+                    format: format(ElementOrder::AmpRight, grid.classes.b_home, scales[1]),
                 },
             ],
             output: Need {
@@ -526,6 +534,7 @@ fn split_candidates(
                         } else {
                             grid.classes.partials
                         },
+                        0,
                     )
                 },
             },

@@ -24,7 +24,7 @@ pub mod ranges;
 mod tests;
 
 pub use beam::{derive, evaluate, plan, Finalist, OpEstimate, ProgramEstimate};
-pub use candidates::{Candidate, Need};
+pub use candidates::{Candidate, Need, SCALE_PARAMS};
 pub use constraints::{Constraint, Constraints};
 pub use cost::{MemoryUse, ValueFormat};
 pub use graph::{Graph, Op, OpKind, Origin, Value, ValueId};
