@@ -11,8 +11,11 @@
 // RUN: ipu-opt %t.placed.mlir -p 'builtin.module(ipu-place-storage)' | diff %t.placed.mlir -
 // A K split: the reduction's buffers reuse the places of the homes and panels.
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 function=k_split}, ipu-place-storage)' | FileCheck %s --check-prefix=KSPLIT
-// The output-stationary lowering (a matmul feeding a gelu): C's copies reuse B's places.
-// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 function=gemm_then_gelu}, ipu-place-storage)' | FileCheck %s --check-prefix=STATIONARY
+// A matmul feeding a gelu is a split GEMM whose result the gelu rewrites in place: one more
+// step, no more buffers.
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 function=gemm_then_gelu}, ipu-place-storage)' | FileCheck %s --check-prefix=GELU
+// The output-stationary lowering (the same graph with precision=fp8): C's copies reuse B's places.
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 function=gemm_then_gelu precision=fp8}, ipu-place-storage)' | FileCheck %s --check-prefix=STATIONARY
 
 // @gemm is a split GEMM on grid [1, 1, 4, 1]; steps: 0 and 1 write A's and B's homes from
 // the host, 2 broadcasts the A ranges into the AMP-left panel, 3 copies the own ranges and
@@ -58,21 +61,41 @@
 // The busiest tile sends three ranges and receives three; 6 steps.
 // KSPLIT: "ipu_tile.support"() {code_address = {{[0-9]+}} : i64, exchange_table_bytes = 96 : i64, generated_code_bytes = 48 : i64,
 
-// @gemm_then_gelu keeps the output-stationary lowering. Largest first: B's host chunk
-// (16 K rows x 64 columns, 2 KiB) takes the first standard address, its AMP-right staging
-// follows, then A (one row block of 8 x 64); the AMP operands are interleaved, B's first
-// (0x80000), A's after it; C's AMP output and row-major copy (live only from the GEMM on)
-// reuse B's place once B and its staging are dead, and the gelu's result reuses the AMP
-// output's.
+// @gemm_then_gelu is @gemm's split GEMM followed by the gelu in place; steps: 0 and 1 write
+// the homes, 2 broadcasts the A ranges, 3 runs the GEMM, 4 the gelu, 5 reads the result back.
+// The homes and panels are placed as for @gemm; C's AMP-output block is in standard memory
+// here, live from the GEMM to the read-back (through the gelu, which writes it in place),
+// so it cannot reuse the homes' places (they die at the GEMM) and follows A's home.
+// GELU-LABEL: module @gemm_then_gelu.tiles
+// GELU: "ipu_tile.buffer"() {address = 362496 : i64, bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 0, 3>, name = "op0.a.home"
+// GELU-NEXT: "ipu_tile.buffer"() {address = 360448 : i64, bytes = 2048 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 1, 3>, name = "op0.b.home"
+// GELU-NEXT: "ipu_tile.buffer"() {address = 524288 : i64, bytes = 4096 : i64, class = "interleaved", id = {{[0-9]+}} : i64, live = array<i64: 2, 3>, name = "op0.a.amp_left"
+// GELU-NEXT: "ipu_tile.buffer"() {address = 528384 : i64, bytes = 2048 : i64, class = "interleaved", id = {{[0-9]+}} : i64, live = array<i64: 3, 3>, name = "op0.b.amp_right"
+// GELU-NEXT: "ipu_tile.buffer"() {address = 363520 : i64, bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 3, 5>, name = "op0.c.amp_output"
+// GELU-NOT: "ipu_tile.buffer"
+// The same exchange table as @gemm; 6 steps of generated code.
+// GELU: "ipu_tile.support"() {code_address = 318160 : i64, exchange_table_bytes = 64 : i64, generated_code_bytes = 48 : i64, host_code_bytes = 436 : i64,
+
+// @gemm_then_gelu with precision=fp8 keeps the output-stationary lowering; steps: 0 and 1
+// write A and B, 2 casts and packs them, 3 broadcasts the converted B chunks, 4 runs the GEMM,
+// 5 rearranges C to row-major, 6 runs the gelu, 7 reads the result back. Largest first: B's
+// host chunk (16 K rows x 64 columns, 2 KiB) takes the first standard address, then A (one
+// row block of 8 x 64), B's F8 cast and its AMP-right staging (1 KiB each), A's F8 cast;
+// the AMP operands are interleaved, B's first (0x80000), A's after it. C's AMP output and
+// row-major copy (live only from the GEMM on) reuse B's place once B, the casts and the
+// staging are dead, and the gelu's result reuses the AMP output's.
 // STATIONARY-LABEL: module @gemm_then_gelu.tiles
-// STATIONARY: "ipu_tile.buffer"() {address = 364544 : i64, bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 0, {{[0-9]+}}>, name = "op0.a"
+// STATIONARY: "ipu_tile.buffer"() {address = 362496 : i64, bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 0, 2>, name = "op0.a"
 // STATIONARY-NEXT: "ipu_tile.buffer"() {address = [[B:360448]] : i64, bytes = 2048 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 1, 2>, name = "op0.b"
-// STATIONARY-NEXT: "ipu_tile.buffer"() {address = 532480 : i64, bytes = 1024 : i64, class = "interleaved", id = {{[0-9]+}} : i64, live = array<i64: {{[0-9]+}}, {{[0-9]+}}>, name = "op0.a.amp_left"
-// STATIONARY-NEXT: "ipu_tile.buffer"() {address = 524288 : i64, bytes = 8192 : i64, class = "interleaved", id = {{[0-9]+}} : i64, live = array<i64: {{[0-9]+}}, {{[0-9]+}}>, name = "op0.b.amp_right"
-// STATIONARY-NEXT: "ipu_tile.buffer"() {address = 362496 : i64, bytes = 2048 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 2, 3>, name = "op0.b.amp_chunk"
+// STATIONARY-NEXT: "ipu_tile.buffer"() {address = 528384 : i64, bytes = 512 : i64, class = "interleaved", id = {{[0-9]+}} : i64, live = array<i64: 2, 4>, name = "op0.a.amp_left"
+// STATIONARY-NEXT: "ipu_tile.buffer"() {address = 524288 : i64, bytes = 4096 : i64, class = "interleaved", id = {{[0-9]+}} : i64, live = array<i64: 2, 4>, name = "op0.b.amp_right"
+// STATIONARY-NEXT: "ipu_tile.buffer"() {address = 365568 : i64, bytes = 512 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 2, 2>, name = "op0.a.cast"
+// STATIONARY-NEXT: "ipu_tile.buffer"() {address = 363520 : i64, bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 2, 2>, name = "op0.b.cast"
+// STATIONARY-NEXT: "ipu_tile.buffer"() {address = 364544 : i64, bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 2, 3>, name = "op0.b.amp_chunk"
 // STATIONARY-NEXT: "ipu_tile.buffer"() {address = [[B]] : i64, bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 4, 5>, name = "op0.c.amp_output"
 // STATIONARY-NEXT: "ipu_tile.buffer"() {address = 361472 : i64, bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 5, 6>, name = "op0.c"
 // STATIONARY-NEXT: "ipu_tile.buffer"() {address = [[B]] : i64, bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 6, 7>, name = "op1.out"
+// STATIONARY-NOT: "ipu_tile.buffer"
 // The busiest tile sends its 4 column groups to 3 tiles and receives 12; 8 steps.
 // STATIONARY: "ipu_tile.support"() {code_address = {{[0-9]+}} : i64, exchange_table_bytes = 256 : i64, generated_code_bytes = 64 : i64,
 
