@@ -1466,3 +1466,260 @@ mod model_tests {
         assert!(error.contains("multiples of 16"), "{error}");
     }
 }
+
+#[cfg(test)]
+mod chain_tests {
+    use super::*;
+    use crate::planner::{Graph, OpKind, Origin};
+    use std::collections::BTreeMap;
+
+    /// A small xorshift for seeded shapes.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self, below: u32) -> u32 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % u64::from(below)) as u32
+        }
+    }
+
+    fn chained_env(a_device: bool, result: bool) -> SplitEnv {
+        SplitEnv {
+            a_device,
+            result: result.then_some(MemoryClass::Standard),
+            ..SplitEnv::host(MemoryClass::Interleaved)
+        }
+    }
+
+    /// The tensor element `(row, column)` of element `e` of a 16-column panel order with
+    /// `rows` rows starting at tensor element `origin`.
+    fn panel_element(e: u32, rows: u32, origin: (u32, u32)) -> (u32, u32) {
+        (
+            origin.0 + (e / 16) % rows,
+            origin.1 + e / (16 * rows) * 16 + e % 16,
+        )
+    }
+
+    /// Seeded chains of two split GEMMs (random sizes and grids): every element of the
+    /// value is in exactly one segment at the right tensor element; every A panel element of
+    /// every tile of the second GEMM arrives exactly once (a move or its owner's local
+    /// copy), from the owner's element of the same tensor element; the read-back pieces
+    /// cover the value once.
+    #[test]
+    fn gathered_panels_take_every_element_once_from_its_owner() {
+        let target = Target::c600();
+        let mut rng = Rng(0x5eed_0005);
+        let mut checked = 0;
+        while checked < 40 {
+            let m = 1 + rng.next(120);
+            let (k1, n1, n2) = (
+                16 * (1 + rng.next(12)),
+                16 * (1 + rng.next(12)),
+                16 * (1 + rng.next(6)),
+            );
+            let g1 = (1 + rng.next(5), 1 + rng.next(5), 1 + rng.next(4));
+            let g2 = (1 + rng.next(5), 1 + rng.next(5), 1 + rng.next(6));
+            let (Ok(first), Ok(second)) = (
+                SplitGrid::within(
+                    (m, k1, n1),
+                    g1,
+                    Precision::F16,
+                    &chained_env(false, true),
+                    &target,
+                ),
+                SplitGrid::within(
+                    (m, n1, n2),
+                    g2,
+                    Precision::F16,
+                    &chained_env(true, false),
+                    &target,
+                ),
+            ) else {
+                continue;
+            };
+            checked += 1;
+            let scales = (Precision::F16, [0, 0]);
+            let mut program = TileProgram {
+                tiles: 1472,
+                ..TileProgram::default()
+            };
+            let homes = inputs(&mut program, &first, Precision::F16, "op0");
+            let value = lower(&mut program, &first, scales, &homes, None, "op0");
+            assert_eq!(value.class, MemoryClass::Standard, "{first:?}");
+
+            // Segments: every element once, at its tensor element.
+            let mut seen = vec![0u8; (m * n1) as usize];
+            value.segments(|seg| {
+                let range = value.ranges.iter().find(|r| r.tile == seg.tile).unwrap();
+                for r in 0..seg.rows {
+                    for x in 0..16 {
+                        let e = range.first + seg.offset + r * 16 + x;
+                        let (row, col) = panel_element(e, range.rows, range.origin);
+                        assert_eq!((row, col), (seg.row + r, seg.group * 16 + x));
+                        seen[(row * n1 + col) as usize] += 1;
+                    }
+                }
+            });
+            assert!(seen.iter().all(|&s| s == 1), "segments of {first:?}");
+            let mut read = vec![0u8; (m * n1) as usize];
+            for piece in value.read_pieces() {
+                for range in piece.tensor_ranges() {
+                    for byte in range.step_by(2) {
+                        read[(byte / 2) as usize] += 1;
+                    }
+                }
+            }
+            assert!(read.iter().all(|&s| s == 1), "read-back of {first:?}");
+
+            let steps = program.run.len();
+            let homes2 = inputs(&mut program, &second, Precision::F16, "op1");
+            assert!(homes2.a_home.is_none() && homes2.a_pieces.is_empty());
+            lower(&mut program, &second, scales, &homes2, Some(&value), "op1");
+            let a_panel = program
+                .buffers
+                .iter()
+                .position(|b| b.name == "op1.a.amp_left")
+                .unwrap();
+            // Panel p's exchange, then its compute step (the owners' copies first).
+            let mut panel = 0;
+            let mut index = steps;
+            while panel < second.panels {
+                let mut arrived: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
+                let mut land = |tile: u32, source_tile: u32, src: u32, dst: u32, bytes: u32| {
+                    let l = tile % second.gk;
+                    let i = tile / second.gk / second.gn;
+                    let (row0, rows) = second.rows.blocks[i as usize];
+                    let (k0, kp) = second.panels_of(l)[panel as usize];
+                    let range = value.ranges.iter().find(|r| r.tile == source_tile).unwrap();
+                    let slots = arrived
+                        .entry(tile)
+                        .or_insert_with(|| vec![0; (rows * kp) as usize]);
+                    for x in 0..bytes / 2 {
+                        let want = panel_element(dst / 2 + x, rows, (row0, k0));
+                        let have =
+                            panel_element(range.first + src / 2 + x, range.rows, range.origin);
+                        assert_eq!(want, have, "tile {tile} from {source_tile}");
+                        slots[(dst / 2 + x) as usize] += 1;
+                    }
+                };
+                let TileStep::Exchange { moves, .. } = &program.run[index] else {
+                    panic!("step {index} is not the panel's exchange");
+                };
+                for mv in moves.iter().filter(|mv| mv.source.buffer == value.buffer) {
+                    assert_eq!(mv.destination.buffer, a_panel);
+                    assert!(!mv.destinations.contains(&mv.source_tile));
+                    for &d in &mv.destinations {
+                        land(
+                            d,
+                            mv.source_tile,
+                            mv.source.offset,
+                            mv.destination.offset,
+                            mv.bytes,
+                        );
+                    }
+                }
+                let TileStep::Compute { runs, .. } = &program.run[index + 1] else {
+                    panic!("step {} is not the panel's compute", index + 1);
+                };
+                for run in runs {
+                    if let [Arg::Address(src), Arg::Address(dst)] = run.args[..] {
+                        if src.buffer == value.buffer {
+                            let KernelSpec::Copy { bytes } = program.kernels[run.kernel as usize]
+                            else {
+                                panic!("a gather copy is a copy");
+                            };
+                            land(run.tile, run.tile, src.offset, dst.offset, bytes);
+                        }
+                    }
+                }
+                for tile in 0..second.tiles() {
+                    let l = tile % second.gk;
+                    let (_, kp) = second.panels_of(l)[panel as usize];
+                    if kp == 0 {
+                        continue;
+                    }
+                    let slots = arrived
+                        .get(&tile)
+                        .unwrap_or_else(|| panic!("tile {tile} got nothing"));
+                    assert!(
+                        slots.iter().all(|&s| s == 1),
+                        "tile {tile} panel {panel}: {first:?} -> {second:?}"
+                    );
+                }
+                panel += 1;
+                index += 2;
+            }
+        }
+    }
+
+    fn matmul(graph: &mut Graph, a: usize, b: usize, shape: Vec<u64>) -> usize {
+        graph.add_op(
+            OpKind::Matmul {
+                transpose_lhs: false,
+                transpose_rhs: false,
+            },
+            vec![a, b],
+            shape,
+            Precision::F16,
+        )
+    }
+
+    /// An MLP block (matmul, bias add, GeLU, matmul, bias add) is split end to end in F16;
+    /// any other use of the hidden value, a transposed second matmul, or the FP8 policy
+    /// (whose AMP input the device F16 value is not) keeps the chain off the split lowering,
+    /// while a single FP8 GEMM of host tensors is split (the host encodes them).
+    #[test]
+    fn chains_split_only_when_every_use_stays_ranged() {
+        let build = |tail: &dyn Fn(&mut Graph, usize) -> usize| {
+            let mut graph = Graph::default();
+            let x = graph.add_value(vec![2, 40, 64], Precision::F16, Origin::Argument);
+            let w1 = graph.add_value(vec![64, 96], Precision::F16, Origin::Argument);
+            let b1 = graph.add_value(vec![96], Precision::F16, Origin::Argument);
+            let w2 = graph.add_value(vec![96, 32], Precision::F16, Origin::Constant);
+            let h = matmul(&mut graph, x, w1, vec![2, 40, 96]);
+            let hb = graph.add_op(OpKind::Add, vec![b1, h], vec![2, 40, 96], Precision::F16);
+            let g = graph.add_op(
+                OpKind::Gelu { tanh: true },
+                vec![hb],
+                vec![2, 40, 96],
+                Precision::F16,
+            );
+            let out = tail(&mut graph, g);
+            let y = matmul(&mut graph, out, w2, vec![2, 40, 32]);
+            graph.outputs.push(y);
+            graph
+        };
+        let plain = build(&|_, g| g);
+        assert_eq!(split_dims(&plain, 0, Precision::F16), Some((80, 64, 96)));
+        assert_eq!(split_dims(&plain, 3, Precision::F16), Some((80, 96, 32)));
+        assert!(ranged_value(&plain, 6, Precision::F16));
+        assert_eq!(bias_operand(&plain, 1, 4), Some(2));
+        assert!(split_dims(&plain, 0, Precision::F8E4M3).is_none());
+        assert!(split_dims(&plain, 3, Precision::F8E4M3).is_none());
+        // The hidden value also feeds a softmax: nothing upstream of it is split.
+        let other_use = build(&|graph, g| {
+            let s = graph.add_op(OpKind::Softmax, vec![g], vec![2, 40, 96], Precision::F16);
+            graph.outputs.push(s);
+            g
+        });
+        assert!(split_dims(&other_use, 0, Precision::F16).is_none());
+        assert!(split_dims(&other_use, 4, Precision::F16).is_none());
+        // The hidden value returned too: still ranged (read back from the ranges).
+        let returned = build(&|graph, g| {
+            graph.outputs.push(g);
+            g
+        });
+        assert!(split_dims(&returned, 0, Precision::F16).is_some());
+        // A single GEMM of host F16 tensors under FP8: split, the host encodes.
+        let mut single = Graph::default();
+        let a = single.add_value(vec![50, 64], Precision::F16, Origin::Argument);
+        let b = single.add_value(vec![64, 48], Precision::F16, Origin::Constant);
+        let c = matmul(&mut single, a, b, vec![50, 48]);
+        single.outputs.push(c);
+        assert_eq!(
+            split_dims(&single, 0, Precision::F8E4M3),
+            Some((50, 64, 48))
+        );
+    }
+}
