@@ -14,10 +14,10 @@
 // A matmul feeding a gelu is a split GEMM too: the same one panel phase as @gemm, and the
 // gelu runs in place on C's AMP-output block with no exchange of its own.
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 function=gemm_then_gelu}, ipu-place-storage, ipu-lower-exchanges)' | FileCheck %s --check-prefix=GELU
-// With precision=fp8 the operands are not in the AMP input precision, so the same graph keeps
-// the output-stationary lowering: B is cast and packed on the device and the converted
-// chunks are broadcast: 16 smaller moves, also serialized.
-// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 function=gemm_then_gelu precision=fp8}, ipu-place-storage, ipu-lower-exchanges)' | FileCheck %s --check-prefix=CONVERT
+// A matmul feeding an add of another full tensor (not a bias add) is not split: the
+// output-stationary lowering converts B on the device and broadcasts the converted chunks:
+// 16 smaller moves, also serialized.
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 function=gemm_then_add}, ipu-place-storage, ipu-lower-exchanges)' | FileCheck %s --check-prefix=CONVERT
 
 // 32x64x64 on 4 tiles is a split GEMM on grid [1, 1, 4, 1]: the host streams each tile's
 // 16-column block of B straight into its AMP-right order and one quarter of A's AMP-left
@@ -60,17 +60,17 @@
 // GELU-NEXT: "ipu_tile.host_read"() {program = "run", stream = "result0"}
 // GELU-NOT: "ipu_tile.exchange"
 
-// precision=fp8: B (64 x 64) is cast to F8 and packed in four 16-row chunks, one per tile;
-// each chunk's four column groups (256 B each) go from the tile's staging buffer to the
-// AMP-right operand of the other three tiles, column group g of tile t's chunk at
-// 1024 g + 256 t: 16 moves, one after another, 64 cycles each (1024 cycles plus the fixed 600).
-// CONVERT-LABEL: module @gemm_then_gelu.tiles
-// CONVERT-DAG: "ipu_tile.kernel"() {index = {{[0-9]+}} : i64, name = "rearrange_amp_right_f8_o0_r16_p16_c64_p64"
-// CONVERT-DAG: "ipu_tile.buffer"() {address = {{[0-9]+}} : i64, bytes = 4096 : i64, class = "interleaved", id = [[B:[0-9]+]] : i64, {{.*}}name = "op0.b.amp_right"
-// CONVERT-DAG: "ipu_tile.buffer"() {address = {{[0-9]+}} : i64, bytes = 1024 : i64, class = "standard", id = [[STAGE:[0-9]+]] : i64, {{.*}}name = "op0.b.amp_chunk"
+// @gemm_then_add: B (64 x 64) is converted in four 16-row chunks, one per tile; each chunk's
+// four column groups (512 B each) go from the tile's staging buffer to the AMP-right operand
+// of the other three tiles, column group g of tile t's chunk at 2048 g + 512 t: 16 moves, one
+// after another, 128 cycles each (2048 cycles plus the fixed 600). The add needs no exchange.
+// CONVERT-LABEL: module @gemm_then_add.tiles
+// CONVERT-DAG: "ipu_tile.kernel"() {index = {{[0-9]+}} : i64, name = "rearrange_amp_right_f16_o0_r16_p16_c64_p64"
+// CONVERT-DAG: "ipu_tile.buffer"() {address = {{[0-9]+}} : i64, bytes = 8192 : i64, class = "interleaved", id = [[B:[0-9]+]] : i64, {{.*}}name = "op0.b.amp_right"
+// CONVERT-DAG: "ipu_tile.buffer"() {address = {{[0-9]+}} : i64, bytes = 2048 : i64, class = "standard", id = [[STAGE:[0-9]+]] : i64, {{.*}}name = "op0.b.amp_chunk"
 // CONVERT-NOT: "ipu_tile.exchange"
 // CONVERT: "ipu_tile.compute"() {program = "run", provenance = "op0.convert"
-// CONVERT-NEXT: "ipu_tile.exchange"() {cycles = 1624 : i64, moves = array<i64: 0, [[STAGE]], 0, [[B]], 0, 256, 3, 1, 2, 3, 0, [[STAGE]], 256, [[B]], 1024, 256, 3, 1, 2, 3, 0, [[STAGE]], 512, [[B]], 2048, 256, 3, 1, 2, 3, 0, [[STAGE]], 768, [[B]], 3072, 256, 3, 1, 2, 3, 1, [[STAGE]], 0, [[B]], 256, 256, 3, 0, 2, 3, 1, [[STAGE]], 256, [[B]], 1280, 256, 3, 0, 2, 3, 1, [[STAGE]], 512, [[B]], 2304, 256, 3, 0, 2, 3, 1, [[STAGE]], 768, [[B]], 3328, 256, 3, 0, 2, 3, 2, [[STAGE]], 0, [[B]], 512, 256, 3, 0, 1, 3, 2, [[STAGE]], 256, [[B]], 1536, 256, 3, 0, 1, 3, 2, [[STAGE]], 512, [[B]], 2560, 256, 3, 0, 1, 3, 2, [[STAGE]], 768, [[B]], 3584, 256, 3, 0, 1, 3, 3, [[STAGE]], 0, [[B]], 768, 256, 3, 0, 1, 2, 3, [[STAGE]], 256, [[B]], 1792, 256, 3, 0, 1, 2, 3, [[STAGE]], 512, [[B]], 2816, 256, 3, 0, 1, 2, 3, [[STAGE]], 768, [[B]], 3840, 256, 3, 0, 1, 2>, phase = 0 : i64, program = "run", schedule = array<i64: 0, 0, 256, 0, 1, 0, 256, 64, 2, 0, 256, 128, 3, 0, 256, 192, 4, 0, 256, 256, 5, 0, 256, 320, 6, 0, 256, 384, 7, 0, 256, 448, 8, 0, 256, 512, 9, 0, 256, 576, 10, 0, 256, 640, 11, 0, 256, 704, 12, 0, 256, 768, 13, 0, 256, 832, 14, 0, 256, 896, 15, 0, 256, 960>, schedule_key = {{-?[0-9]+}} : i64}
+// CONVERT-NEXT: "ipu_tile.exchange"() {cycles = 2648 : i64, moves = array<i64: 0, [[STAGE]], 0, [[B]], 0, 512, 3, 1, 2, 3, 0, [[STAGE]], 512, [[B]], 2048, 512, 3, 1, 2, 3, 0, [[STAGE]], 1024, [[B]], 4096, 512, 3, 1, 2, 3, 0, [[STAGE]], 1536, [[B]], 6144, 512, 3, 1, 2, 3, 1, [[STAGE]], 0, [[B]], 512, 512, 3, 0, 2, 3, 1, [[STAGE]], 512, [[B]], 2560, 512, 3, 0, 2, 3, 1, [[STAGE]], 1024, [[B]], 4608, 512, 3, 0, 2, 3, 1, [[STAGE]], 1536, [[B]], 6656, 512, 3, 0, 2, 3, 2, [[STAGE]], 0, [[B]], 1024, 512, 3, 0, 1, 3, 2, [[STAGE]], 512, [[B]], 3072, 512, 3, 0, 1, 3, 2, [[STAGE]], 1024, [[B]], 5120, 512, 3, 0, 1, 3, 2, [[STAGE]], 1536, [[B]], 7168, 512, 3, 0, 1, 3, 3, [[STAGE]], 0, [[B]], 1536, 512, 3, 0, 1, 2, 3, [[STAGE]], 512, [[B]], 3584, 512, 3, 0, 1, 2, 3, [[STAGE]], 1024, [[B]], 5632, 512, 3, 0, 1, 2, 3, [[STAGE]], 1536, [[B]], 7680, 512, 3, 0, 1, 2>, phase = 0 : i64, program = "run", schedule = array<i64: 0, 0, 512, 0, 1, 0, 512, 128, 2, 0, 512, 256, 3, 0, 512, 384, 4, 0, 512, 512, 5, 0, 512, 640, 6, 0, 512, 768, 7, 0, 512, 896, 8, 0, 512, 1024, 9, 0, 512, 1152, 10, 0, 512, 1280, 11, 0, 512, 1408, 12, 0, 512, 1536, 13, 0, 512, 1664, 14, 0, 512, 1792, 15, 0, 512, 1920>, schedule_key = {{-?[0-9]+}} : i64}
 // CONVERT-NEXT: "ipu_tile.compute"() {program = "run", provenance = "op0"
 // CONVERT-NOT: "ipu_tile.exchange"
 
@@ -87,5 +87,11 @@ func.func @wide(%x: tensor<32x64xf16>, %w: tensor<64x256xf16>) -> tensor<32x256x
 func.func @gemm_then_gelu(%x: tensor<32x64xf16>, %w: tensor<64x64xf16>) -> tensor<32x64xf16> {
   %y = "ipu.matmul"(%x, %w) : (tensor<32x64xf16>, tensor<64x64xf16>) -> tensor<32x64xf16>
   %z = "ipu.gelu"(%y) {approximate = "tanh"} : (tensor<32x64xf16>) -> tensor<32x64xf16>
+  return %z : tensor<32x64xf16>
+}
+
+func.func @gemm_then_add(%x: tensor<32x64xf16>, %w: tensor<64x64xf16>, %r: tensor<32x64xf16>) -> tensor<32x64xf16> {
+  %y = "ipu.matmul"(%x, %w) : (tensor<32x64xf16>, tensor<64x64xf16>) -> tensor<32x64xf16>
+  %z = "ipu.add"(%y, %r) : (tensor<32x64xf16>, tensor<32x64xf16>) -> tensor<32x64xf16>
   return %z : tensor<32x64xf16>
 }

@@ -1,7 +1,10 @@
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16})' | FileCheck %s
 // RUN: env RUST_LOG=info ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=LOG
 // The same MLP under precision=fp8 keeps the older output-stationary plans (device casts, a
-// row-major GeLU on the first GEMM's grid, its result converted to AMP-left for the second).
+// row-major GeLU on the first GEMM's grid, its result converted to AMP-left for the second):
+// the GeLU's result is an F16 device value, not in the AMP input precision F8 (only host
+// operands are encoded to F8 as they are streamed), so the second matmul is not split, and
+// the first, whose result feeds it through the GeLU, is not either.
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 precision=fp8})' | FileCheck %s --check-prefix=FP8
 // RUN: env RUST_LOG=info ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 precision=fp8})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=FP8-LOG
 

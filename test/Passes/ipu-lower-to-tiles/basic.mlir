@@ -9,10 +9,10 @@
 // A matmul feeding a gelu is a split GEMM as well: the gelu runs in place on C's AMP-output
 // block on the tile that computed it, and the host reads the gelu's result from there.
 // RUN: env RUST_LOG=info ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 function=gemm_then_gelu})' 2>&1 | FileCheck %s --check-prefix=GELU
-// With precision=fp8 the operands are not in the AMP input precision (F8), so the same graph
-// keeps the output-stationary lowering: A and B are cast and packed into AMP order on the
-// device and C is rearranged to row-major for the gelu.
-// RUN: env RUST_LOG=info ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 function=gemm_then_gelu precision=fp8})' 2>&1 | FileCheck %s --check-prefix=STATIONARY
+// A matmul feeding an add of another full tensor (not a bias add) keeps the output-stationary
+// lowering: A and B are packed into AMP order on the device and C is rearranged to row-major
+// for the add.
+// RUN: env RUST_LOG=info ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 function=gemm_then_add})' 2>&1 | FileCheck %s --check-prefix=STATIONARY
 
 // @gemm, 32x64x64 on 4 tiles: both operands come from the host in F16 and C is only returned,
 // so the split GEMM lowering takes it, on grid [1, 1, 4, 1] (one row block of 32, four
@@ -127,53 +127,54 @@
 // GELU-NEXT: "ipu_tile.host_read"() {program = "run", stream = "result0"}
 // GELU-NEXT: }
 
-// precision=fp8: the output-stationary lowering. N = 64 is one column block of 64, M splits
-// into 4 row blocks of 8 rows; tile i owns C rows 8i..8i+8. The host writes A's row block i
-// and B's 16-row chunk i to tile i in row-major F16; op0.convert casts them to F8 (the scale
-// exponent, 0 for host operands, passed as a value argument) and packs them into AMP order
-// on the device (A into the AMP-left operand, B's chunk into a staging buffer whose column
-// groups tile i copies into its own AMP-right operand), one exchange phase broadcasts every
-// converted chunk's column groups (256 B each) to the other three tiles, op0 runs the F8
-// GEMM (F16 partials) and op0.output rearranges C to row-major for the gelu.
+// @gemm_then_add, the same 32x64x64 product added to a third input, keeps the
+// output-stationary lowering: N = 64 is one column block of 64, M splits into 4 row blocks
+// of 8 rows; tile i owns C rows 8i..8i+8. The host writes A's row block i and B's 16-row
+// chunk i to tile i in row-major order; op0.convert packs them into AMP order on the device
+// (A into the AMP-left operand, B's chunk into a staging buffer whose column groups tile i
+// copies into its own AMP-right operand), one exchange phase broadcasts every converted
+// chunk's column groups (512 B each) to the other three tiles, op0 runs the GEMM and
+// op0.output rearranges C to row-major; then the host writes the third input's row block i
+// to tile i and op1 adds it to C.
 // STATIONARY-NOT: split GEMM grid
-// STATIONARY: lowered graph for package construction logical_shards=40 exchange_phases=1
-// STATIONARY-LABEL: module @gemm_then_gelu.tiles
+// STATIONARY: lowered graph for package construction logical_shards=36 exchange_phases=1
+// STATIONARY-LABEL: module @gemm_then_add.tiles
 // STATIONARY-NEXT: "ipu_tile.op"() {estimate = 0 : i64, op = "ipu.matmul", provenance = "op0"}
-// STATIONARY-NEXT: "ipu_tile.op"() {estimate = 0 : i64, op = "ipu.gelu", provenance = "op1"}
-// STATIONARY-DAG: "ipu_tile.kernel"() {index = [[CAST_A:[0-9]+]] : i64, name = "cast_f16_f8_n512", spec = "{{.*}}"}
-// STATIONARY-DAG: "ipu_tile.kernel"() {index = [[LEFT:[0-9]+]] : i64, name = "rearrange_amp_left_f8_o0_r8_p8_c64_p64", spec = "{{.*}}"}
-// STATIONARY-DAG: "ipu_tile.kernel"() {index = [[CAST_B:[0-9]+]] : i64, name = "cast_f16_f8_n1024", spec = "{{.*}}"}
-// STATIONARY-DAG: "ipu_tile.kernel"() {index = [[RIGHT:[0-9]+]] : i64, name = "rearrange_amp_right_f8_o0_r16_p16_c64_p64", spec = "{{.*}}"}
-// STATIONARY-DAG: "ipu_tile.kernel"() {index = [[COPY:[0-9]+]] : i64, name = "copy_b256", spec = "{{.*}}"}
-// STATIONARY-DAG: "ipu_tile.kernel"() {index = [[SGEMM:[0-9]+]] : i64, name = "gemm_f8_interleaved_k64_c64_r8", spec = "{{.*}}"}
+// STATIONARY-NEXT: "ipu_tile.op"() {estimate = 0 : i64, op = "ipu.add", provenance = "op1"}
+// STATIONARY-DAG: "ipu_tile.kernel"() {index = [[LEFT:[0-9]+]] : i64, name = "rearrange_amp_left_f16_o0_r8_p8_c64_p64", spec = "{{.*}}"}
+// STATIONARY-DAG: "ipu_tile.kernel"() {index = [[RIGHT:[0-9]+]] : i64, name = "rearrange_amp_right_f16_o0_r16_p16_c64_p64", spec = "{{.*}}"}
+// STATIONARY-DAG: "ipu_tile.kernel"() {index = [[COPY:[0-9]+]] : i64, name = "copy_b512", spec = "{{.*}}"}
+// STATIONARY-DAG: "ipu_tile.kernel"() {index = [[SGEMM:[0-9]+]] : i64, name = "gemm_f16_interleaved_k64_c64_r8", spec = "{{.*}}"}
 // STATIONARY-DAG: "ipu_tile.kernel"() {index = [[FROM_AMP:[0-9]+]] : i64, name = "rearrange_from_amp_output_f16_o0_r8_p8_c64_p64", spec = "{{.*}}"}
-// STATIONARY-DAG: "ipu_tile.kernel"() {index = [[S_GELU:[0-9]+]] : i64, name = "gelu_tanh_f16_n512", spec = "{{.*}}"}
+// STATIONARY-DAG: "ipu_tile.kernel"() {index = [[S_ADD:[0-9]+]] : i64, name = "add_f16_r8_c64_b8", spec = "{{.*}}"}
 // STATIONARY-DAG: "ipu_tile.buffer"() {bytes = 1024 : i64, class = "standard", id = [[A:[0-9]+]] : i64, live = array<i64: {{[0-9]+}}, {{[0-9]+}}>, name = "op0.a", tiles = array<i32: 0, 1, 2, 3>}
 // STATIONARY-DAG: "ipu_tile.buffer"() {bytes = 2048 : i64, class = "standard", id = [[B:[0-9]+]] : i64, {{.*}}name = "op0.b", tiles = array<i32: 0, 1, 2, 3>}
-// STATIONARY-DAG: "ipu_tile.buffer"() {bytes = 512 : i64, class = "standard", id = [[A_CAST:[0-9]+]] : i64, {{.*}}name = "op0.a.cast"
-// STATIONARY-DAG: "ipu_tile.buffer"() {bytes = 1024 : i64, class = "standard", id = [[B_CAST:[0-9]+]] : i64, {{.*}}name = "op0.b.cast"
-// STATIONARY-DAG: "ipu_tile.buffer"() {bytes = 1024 : i64, class = "standard", id = [[STAGE:[0-9]+]] : i64, {{.*}}name = "op0.b.amp_chunk"
-// STATIONARY-DAG: "ipu_tile.buffer"() {bytes = 512 : i64, class = "interleaved", id = [[A_AMP:[0-9]+]] : i64, {{.*}}name = "op0.a.amp_left"
-// STATIONARY-DAG: "ipu_tile.buffer"() {bytes = 4096 : i64, class = "interleaved", id = [[B_AMP:[0-9]+]] : i64, {{.*}}name = "op0.b.amp_right"
+// STATIONARY-DAG: "ipu_tile.buffer"() {bytes = 2048 : i64, class = "standard", id = [[STAGE:[0-9]+]] : i64, {{.*}}name = "op0.b.amp_chunk"
+// STATIONARY-DAG: "ipu_tile.buffer"() {bytes = 1024 : i64, class = "interleaved", id = [[A_AMP:[0-9]+]] : i64, {{.*}}name = "op0.a.amp_left"
+// STATIONARY-DAG: "ipu_tile.buffer"() {bytes = 8192 : i64, class = "interleaved", id = [[B_AMP:[0-9]+]] : i64, {{.*}}name = "op0.b.amp_right"
 // STATIONARY-DAG: "ipu_tile.buffer"() {bytes = 1024 : i64, class = "standard", id = [[SC_AMP:[0-9]+]] : i64, {{.*}}name = "op0.c.amp_output"
 // STATIONARY-DAG: "ipu_tile.buffer"() {bytes = 1024 : i64, class = "standard", id = [[SC:[0-9]+]] : i64, {{.*}}name = "op0.c"
+// STATIONARY-DAG: "ipu_tile.buffer"() {bytes = 1024 : i64, class = "standard", id = [[R:[0-9]+]] : i64, {{.*}}name = "arg2.home"
 // STATIONARY-DAG: "ipu_tile.buffer"() {bytes = 1024 : i64, class = "standard", id = [[OUT:[0-9]+]] : i64, {{.*}}name = "op1.out"
 // STATIONARY-NOT: address =
 // Contiguous pieces, printed in the compact form of one array of rows of 5 (tile, buffer,
-// buffer offset, tensor offset, bytes), one 128 B tensor row each: A's row block i on tile
-// i, B's 16-row chunk i on tile i, the gelu's result read back from every tile.
+// buffer offset, tensor offset, bytes): one 128 B tensor row each for A's row block i and
+// B's 16-row chunk i on tile i and the add's result read back from every tile; the third
+// input's row block i (1 KiB) in one piece on tile i.
 // STATIONARY: "ipu_tile.stream"() {name = "arg0", pieces = array<i64: 0, [[A]], 0, 0, 128, 0, [[A]], 128, 128, 128, {{.*}}, 3, [[A]], 896, 3968, 128>, precision = "f16", role = "input", shape = array<i64: 32, 64>}
 // STATIONARY-NEXT: "ipu_tile.stream"() {name = "arg1", pieces = array<i64: 0, [[B]], 0, 0, 128, {{.*}}, 3, [[B]], 1920, 8064, 128>, precision = "f16", role = "input", shape = array<i64: 64, 64>}
+// STATIONARY-NEXT: "ipu_tile.stream"() {name = "arg2", pieces = array<i64: 0, [[R]], 0, 0, 1024, 1, [[R]], 0, 1024, 1024, 2, [[R]], 0, 2048, 1024, 3, [[R]], 0, 3072, 1024>, precision = "f16", role = "input", shape = array<i64: 32, 64>}
 // STATIONARY-NEXT: "ipu_tile.stream"() {name = "result0", pieces = array<i64: 0, [[OUT]], 0, 0, 128, {{.*}}, 3, [[OUT]], 896, 3968, 128>, precision = "f16", role = "output", shape = array<i64: 32, 64>}
 // STATIONARY-NEXT: "ipu_tile.host_write"() {program = "run", stream = "arg0"}
 // STATIONARY-NEXT: "ipu_tile.host_write"() {program = "run", stream = "arg1"}
-// Tile 0 casts and packs A's row block and B's chunk and copies the chunk's four column
-// groups into its own AMP-right operand (at 0, 1024, 2048, 3072); tiles 1..3 follow.
-// STATIONARY-NEXT: "ipu_tile.compute"() {program = "run", provenance = "op0.convert", runs = array<i64: 0, [[CAST_A]], 3, [[A]], 0, [[A_CAST]], 0, -1, 0, 0, [[LEFT]], 2, [[A_CAST]], 0, [[A_AMP]], 0, 0, [[CAST_B]], 3, [[B]], 0, [[B_CAST]], 0, -1, 0, 0, [[RIGHT]], 2, [[B_CAST]], 0, [[STAGE]], 0, 0, [[COPY]], 2, [[STAGE]], 0, [[B_AMP]], 0, 0, [[COPY]], 2, [[STAGE]], 256, [[B_AMP]], 1024, 0, [[COPY]], 2, [[STAGE]], 512, [[B_AMP]], 2048, 0, [[COPY]], 2, [[STAGE]], 768, [[B_AMP]], 3072, 1, [[CAST_A]], {{.*}}>}
-// STATIONARY-NEXT: "ipu_tile.exchange"() {moves = array<i64: 0, [[STAGE]], 0, [[B_AMP]], 0, 256, 3, 1, 2, 3, 0, [[STAGE]], 256, [[B_AMP]], 1024, 256, 3, 1, 2, 3, {{.*}}>, phase = 0 : i64, program = "run"}
+// Tile 0 packs A's row block and B's chunk and copies the chunk's four column groups into
+// its own AMP-right operand (at 0, 2048, 4096, 6144); tiles 1..3 follow.
+// STATIONARY-NEXT: "ipu_tile.compute"() {program = "run", provenance = "op0.convert", runs = array<i64: 0, [[LEFT]], 2, [[A]], 0, [[A_AMP]], 0, 0, [[RIGHT]], 2, [[B]], 0, [[STAGE]], 0, 0, [[COPY]], 2, [[STAGE]], 0, [[B_AMP]], 0, 0, [[COPY]], 2, [[STAGE]], 512, [[B_AMP]], 2048, 0, [[COPY]], 2, [[STAGE]], 1024, [[B_AMP]], 4096, 0, [[COPY]], 2, [[STAGE]], 1536, [[B_AMP]], 6144, 1, [[LEFT]], {{.*}}>}
+// STATIONARY-NEXT: "ipu_tile.exchange"() {moves = array<i64: 0, [[STAGE]], 0, [[B_AMP]], 0, 512, 3, 1, 2, 3, 0, [[STAGE]], 512, [[B_AMP]], 2048, 512, 3, 1, 2, 3, {{.*}}>, phase = 0 : i64, program = "run"}
 // STATIONARY-NEXT: "ipu_tile.compute"() {program = "run", provenance = "op0", runs = array<i64: 0, [[SGEMM]], 6, [[A_AMP]], 0, [[B_AMP]], 0, [[SC_AMP]], 0, -1, 0, -1, 0, -1, 0, {{.*}}>}
 // STATIONARY-NEXT: "ipu_tile.compute"() {program = "run", provenance = "op0.output", runs = array<i64: 0, [[FROM_AMP]], 2, [[SC_AMP]], 0, [[SC]], 0, {{.*}}>}
-// STATIONARY-NEXT: "ipu_tile.compute"() {program = "run", provenance = "op1", runs = array<i64: 0, [[S_GELU]], 2, [[SC]], 0, [[OUT]], 0, {{.*}}>}
+// STATIONARY-NEXT: "ipu_tile.host_write"() {program = "run", stream = "arg2"}
+// STATIONARY-NEXT: "ipu_tile.compute"() {program = "run", provenance = "op1", runs = array<i64: 0, [[S_ADD]], 3, [[SC]], 0, [[R]], 0, [[OUT]], 0, {{.*}}>}
 // STATIONARY-NEXT: "ipu_tile.host_read"() {program = "run", stream = "result0"}
 
 func.func @gemm(%x: tensor<32x64xf16>, %w: tensor<64x64xf16>) -> tensor<32x64xf16> {
@@ -190,4 +191,10 @@ func.func @gemm_then_gelu(%x: tensor<32x64xf16>, %w: tensor<64x64xf16>) -> tenso
 func.func @k_split(%x: tensor<16x512xf16>, %w: tensor<512x32xf16>) -> tensor<16x32xf16> {
   %y = "ipu.matmul"(%x, %w) : (tensor<16x512xf16>, tensor<512x32xf16>) -> tensor<16x32xf16>
   return %y : tensor<16x32xf16>
+}
+
+func.func @gemm_then_add(%x: tensor<32x64xf16>, %w: tensor<64x64xf16>, %r: tensor<32x64xf16>) -> tensor<32x64xf16> {
+  %y = "ipu.matmul"(%x, %w) : (tensor<32x64xf16>, tensor<64x64xf16>) -> tensor<32x64xf16>
+  %z = "ipu.add"(%y, %r) : (tensor<32x64xf16>, tensor<32x64xf16>) -> tensor<32x64xf16>
+  return %z : tensor<32x64xf16>
 }

@@ -14,8 +14,9 @@
 // A matmul feeding a gelu is a split GEMM whose result the gelu rewrites in place: one more
 // step, no more buffers.
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 function=gemm_then_gelu}, ipu-place-storage)' | FileCheck %s --check-prefix=GELU
-// The output-stationary lowering (the same graph with precision=fp8): C's copies reuse B's places.
-// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 function=gemm_then_gelu precision=fp8}, ipu-place-storage)' | FileCheck %s --check-prefix=STATIONARY
+// The output-stationary lowering (a matmul feeding an add of another full tensor, not a bias
+// add): C's copies and the third input reuse the places of B and its staging.
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 function=gemm_then_add}, ipu-place-storage)' | FileCheck %s --check-prefix=STATIONARY
 
 // @gemm is a split GEMM on grid [1, 1, 4, 1]; steps: 0 and 1 write A's and B's homes from
 // the host, 2 broadcasts the A ranges into the AMP-left panel, 3 copies the own ranges and
@@ -76,28 +77,27 @@
 // The same exchange table as @gemm; 6 steps of generated code.
 // GELU: "ipu_tile.support"() {code_address = 318160 : i64, exchange_table_bytes = 64 : i64, generated_code_bytes = 48 : i64, host_code_bytes = 436 : i64,
 
-// @gemm_then_gelu with precision=fp8 keeps the output-stationary lowering; steps: 0 and 1
-// write A and B, 2 casts and packs them, 3 broadcasts the converted B chunks, 4 runs the GEMM,
-// 5 rearranges C to row-major, 6 runs the gelu, 7 reads the result back. Largest first: B's
-// host chunk (16 K rows x 64 columns, 2 KiB) takes the first standard address, then A (one
-// row block of 8 x 64), B's F8 cast and its AMP-right staging (1 KiB each), A's F8 cast;
-// the AMP operands are interleaved, B's first (0x80000), A's after it. C's AMP output and
-// row-major copy (live only from the GEMM on) reuse B's place once B, the casts and the
-// staging are dead, and the gelu's result reuses the AMP output's.
-// STATIONARY-LABEL: module @gemm_then_gelu.tiles
-// STATIONARY: "ipu_tile.buffer"() {address = 362496 : i64, bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 0, 2>, name = "op0.a"
+// @gemm_then_add keeps the output-stationary lowering; steps: 0 and 1 write A and B, 2 packs
+// them, 3 broadcasts the converted B chunks, 4 runs the GEMM, 5 rearranges C to row-major,
+// 6 writes the third input, 7 adds, 8 reads the result back. Largest first: B's host chunk
+// (16 K rows x 64 columns, 2 KiB) takes the first standard address, its AMP-right staging
+// follows, then A (one row block of 8 x 64); the AMP operands are interleaved, B's first
+// (0x80000), A's after it. C's AMP output and row-major copy (live only from the GEMM on)
+// reuse B's place once B and its staging are dead; the third input's row block reuses the
+// AMP output's place and the add's result the staging's.
+// STATIONARY-LABEL: module @gemm_then_add.tiles
+// STATIONARY: "ipu_tile.buffer"() {address = 364544 : i64, bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 0, 2>, name = "op0.a"
 // STATIONARY-NEXT: "ipu_tile.buffer"() {address = [[B:360448]] : i64, bytes = 2048 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 1, 2>, name = "op0.b"
-// STATIONARY-NEXT: "ipu_tile.buffer"() {address = 528384 : i64, bytes = 512 : i64, class = "interleaved", id = {{[0-9]+}} : i64, live = array<i64: 2, 4>, name = "op0.a.amp_left"
-// STATIONARY-NEXT: "ipu_tile.buffer"() {address = 524288 : i64, bytes = 4096 : i64, class = "interleaved", id = {{[0-9]+}} : i64, live = array<i64: 2, 4>, name = "op0.b.amp_right"
-// STATIONARY-NEXT: "ipu_tile.buffer"() {address = 365568 : i64, bytes = 512 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 2, 2>, name = "op0.a.cast"
-// STATIONARY-NEXT: "ipu_tile.buffer"() {address = 363520 : i64, bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 2, 2>, name = "op0.b.cast"
-// STATIONARY-NEXT: "ipu_tile.buffer"() {address = 364544 : i64, bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 2, 3>, name = "op0.b.amp_chunk"
+// STATIONARY-NEXT: "ipu_tile.buffer"() {address = 532480 : i64, bytes = 1024 : i64, class = "interleaved", id = {{[0-9]+}} : i64, live = array<i64: 2, 4>, name = "op0.a.amp_left"
+// STATIONARY-NEXT: "ipu_tile.buffer"() {address = 524288 : i64, bytes = 8192 : i64, class = "interleaved", id = {{[0-9]+}} : i64, live = array<i64: 2, 4>, name = "op0.b.amp_right"
+// STATIONARY-NEXT: "ipu_tile.buffer"() {address = [[STAGE:362496]] : i64, bytes = 2048 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 2, 3>, name = "op0.b.amp_chunk"
 // STATIONARY-NEXT: "ipu_tile.buffer"() {address = [[B]] : i64, bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 4, 5>, name = "op0.c.amp_output"
-// STATIONARY-NEXT: "ipu_tile.buffer"() {address = 361472 : i64, bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 5, 6>, name = "op0.c"
-// STATIONARY-NEXT: "ipu_tile.buffer"() {address = [[B]] : i64, bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 6, 7>, name = "op1.out"
+// STATIONARY-NEXT: "ipu_tile.buffer"() {address = 361472 : i64, bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 5, 7>, name = "op0.c"
+// STATIONARY-NEXT: "ipu_tile.buffer"() {address = [[B]] : i64, bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 6, 7>, name = "arg2.home"
+// STATIONARY-NEXT: "ipu_tile.buffer"() {address = [[STAGE]] : i64, bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 7, 8>, name = "op1.out"
 // STATIONARY-NOT: "ipu_tile.buffer"
-// The busiest tile sends its 4 column groups to 3 tiles and receives 12; 8 steps.
-// STATIONARY: "ipu_tile.support"() {code_address = {{[0-9]+}} : i64, exchange_table_bytes = 256 : i64, generated_code_bytes = 64 : i64,
+// The busiest tile sends its 4 column groups to 3 tiles and receives 12; 9 steps.
+// STATIONARY: "ipu_tile.support"() {code_address = {{[0-9]+}} : i64, exchange_table_bytes = 256 : i64, generated_code_bytes = 72 : i64,
 
 func.func @gemm(%x: tensor<32x64xf16>, %w: tensor<64x64xf16>) -> tensor<32x64xf16> {
   %y = "ipu.matmul"(%x, %w) : (tensor<32x64xf16>, tensor<64x64xf16>) -> tensor<32x64xf16>
@@ -113,4 +113,10 @@ func.func @gemm_then_gelu(%x: tensor<32x64xf16>, %w: tensor<64x64xf16>) -> tenso
 func.func @k_split(%x: tensor<16x512xf16>, %w: tensor<512x32xf16>) -> tensor<16x32xf16> {
   %y = "ipu.matmul"(%x, %w) : (tensor<16x512xf16>, tensor<512x32xf16>) -> tensor<16x32xf16>
   return %y : tensor<16x32xf16>
+}
+
+func.func @gemm_then_add(%x: tensor<32x64xf16>, %w: tensor<64x64xf16>, %r: tensor<32x64xf16>) -> tensor<32x64xf16> {
+  %y = "ipu.matmul"(%x, %w) : (tensor<32x64xf16>, tensor<64x64xf16>) -> tensor<32x64xf16>
+  %z = "ipu.add"(%y, %r) : (tensor<32x64xf16>, tensor<32x64xf16>) -> tensor<32x64xf16>
+  return %z : tensor<32x64xf16>
 }
