@@ -1,5 +1,7 @@
-// The seed's GEMM class: FP8 on 64 tiles, 250 rows in row blocks of 32 (the last padded from
-// 26), lowered to tiles, placed, exchange-lowered and written as a package.
+// The seed's GEMM class: FP8 on 64 tiles, lowered to tiles, placed, exchange-lowered and
+// written as a package. Under the FP8 policy the host streams both operands encoded in FP8
+// straight into the split GEMM's AMP orders (grid [1, 4, 16, 1]: the 250 rows in blocks of
+// 63, 63, 62 and 62, nothing padded).
 
 
 

@@ -17,7 +17,7 @@ echo "== ipu-opt: verify, simplify and annotate examples/siglip_mlp.mlir =="
   --pass-pipeline='builtin.module(ipu-cleanup, ipu-annotate-flops)' \
   --mlir-timing --mlir-pass-statistics -o "$OUT/siglip_mlp-simplified.mlir"
 
-echo "== ipu-opt: ipu-compile plans and lowers the FP8 GEMM (250x256x512, padded rows) for 64 tiles =="
+echo "== ipu-opt: ipu-compile plans and lowers the FP8 GEMM (250x256x512: a split GEMM, operands encoded in FP8 by the host) for 64 tiles =="
 "$BIN/ipu-opt" examples/gemm_fp8.mlir \
   --pass-pipeline='builtin.module(ipu-compile{tiles=64 precision=fp8 fp8-scale=0})' \
   -o "$OUT/gemm_fp8-tiles.mlir"

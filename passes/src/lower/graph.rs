@@ -700,7 +700,7 @@ impl<'g> Lowering<'g> {
 
     /// The result of a pointwise op over ranged value `x`: `x`'s own buffer when nothing
     /// else reads `x` afterwards (the op works in place), else a new buffer like it.
-    fn ranged_result(&mut self, index: usize, x: ValueId, provenance: &str) -> Ranged {
+    fn ranged_result(&mut self, x: ValueId, provenance: &str) -> Ranged {
         let mut value = self.ranged[&x].clone();
         let uses = self
             .graph
@@ -719,7 +719,6 @@ impl<'g> Lowering<'g> {
                 tiles,
             );
         }
-        let _ = index;
         value
     }
 
@@ -730,7 +729,7 @@ impl<'g> Lowering<'g> {
         let out = self.graph.ops[index].results[0];
         let provenance = self.provenance(index);
         let source = self.ranged[&x].clone();
-        let value = self.ranged_result(index, x, &provenance);
+        let value = self.ranged_result(x, &provenance);
         let eb = source.precision.bytes();
         // The bias groups of each range: (first group, groups).
         let groups = |r: &gemm_split::OwnedRange| {
@@ -779,7 +778,6 @@ impl<'g> Lowering<'g> {
                 ],
             });
         }
-        runs.sort_by_key(|run| run.tile);
         self.ranged_step(provenance, "ipu.add", runs, out, value);
         Ok(())
     }
@@ -794,7 +792,7 @@ impl<'g> Lowering<'g> {
     ) -> Result<(), LowerError> {
         let provenance = self.provenance(index);
         let source = self.ranged[&x].clone();
-        let value = self.ranged_result(index, x, &provenance);
+        let value = self.ranged_result(x, &provenance);
         let form = if tanh { GeluForm::Tanh } else { GeluForm::Erf };
         let mut runs = Vec::new();
         for r in &source.ranges {
@@ -812,21 +810,21 @@ impl<'g> Lowering<'g> {
                 ],
             });
         }
-        runs.sort_by_key(|run| run.tile);
         self.ranged_step(provenance, "ipu.gelu", runs, out, value);
         Ok(())
     }
 
-    /// Records a pointwise op over a ranged value: its compute step, its profile entry, and
-    /// its result `out`.
+    /// Records a pointwise op over a ranged value: its compute step (runs in tile order),
+    /// its profile entry, and its result `out`.
     fn ranged_step(
         &mut self,
         provenance: String,
         op: &str,
-        runs: Vec<Run>,
+        mut runs: Vec<Run>,
         out: ValueId,
         value: Ranged,
     ) {
+        runs.sort_by_key(|run| run.tile);
         self.program.run.push(TileStep::Compute {
             provenance: provenance.clone(),
             runs,
