@@ -440,7 +440,8 @@ impl SplitGrid {
         .next()
     }
 
-    /// The `limit` cheapest grids using between 90 % and all of `tiles` tiles, by
+    /// The `limit` cheapest grids using between 90 % and all of `tiles` tiles (of as many as
+    /// the product can use, when fewer), by
     /// [`SplitGrid::estimate`] (ties: fewer tiles, then the smallest `(gm, gn, gk)`).
     pub fn ranked(
         dims: (u32, u32, u32),
@@ -453,11 +454,17 @@ impl SplitGrid {
         // (modelled cycles, tiles used, grid shape, grid)
         type Scored = (u64, u32, (u32, u32, u32), SplitGrid);
         let mut scored: Vec<Scored> = Vec::new();
+        // Grids leaving more than a tenth of the usable tiles idle are never competitive (a
+        // small product cannot use more tiles than it has rows x 16-column groups x K groups).
+        let (m, k, n) = dims;
+        let usable = u64::from(m) * u64::from(n / 16) * u64::from(k / 16);
+        let usable = u32::try_from(usable)
+            .unwrap_or(u32::MAX)
+            .clamp(1, tiles.max(1));
         for gm in 1..=tiles {
             for gn in 1..=tiles / gm {
                 let most = tiles / (gm * gn);
-                // Grids leaving more than a tenth of the tiles idle are never competitive.
-                let least = (tiles * 9)
+                let least = (usable * 9)
                     .div_ceil(10)
                     .div_ceil(gm * gn)
                     .clamp(1, most.max(1));

@@ -870,3 +870,98 @@ fn transformer_block_package_is_identical_with_1_and_2_threads() {
         "builtin.module(ipu-compile{tiles=64 precision=f32 compile-kernels=false})",
     );
 }
+
+/// A seeded MLP block `x @ w1 + b1 -> gelu -> @ w2 + b2` (F16; K and N in whole 16-groups,
+/// any rows), with its tile count.
+fn mlp_cases(seed: u64, count: usize) -> Vec<(String, u32)> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    (0..count)
+        .map(|_| {
+            let tiles = rng.random_range(4..=64u32);
+            let (b, s) = (rng.random_range(1..=3u32), rng.random_range(1..=40u32));
+            let d = 16 * rng.random_range(1..=8u32);
+            let h = 16 * rng.random_range(1..=12u32);
+            let t = |shape: &str| format!("tensor<{shape}xf16>");
+            let (x, w1, hb, w2) = (
+                t(&format!("{b}x{s}x{d}")),
+                t(&format!("{d}x{h}")),
+                t(&format!("{b}x{s}x{h}")),
+                t(&format!("{h}x{d}")),
+            );
+            let (b1, b2) = (t(&h.to_string()), t(&d.to_string()));
+            let source = format!(
+                "func.func @mlp(%x: {x}, %w1: {w1}, %b1: {b1}, %w2: {w2}, %b2: {b2}) -> {x} {{\n\
+                 %h = \"ipu.matmul\"(%x, %w1) : ({x}, {w1}) -> {hb}\n\
+                 %hb = \"ipu.add\"(%h, %b1) : ({hb}, {b1}) -> {hb}\n\
+                 %g = \"ipu.gelu\"(%hb) {{approximate = \"tanh\"}} : ({hb}) -> {hb}\n\
+                 %o = \"ipu.matmul\"(%g, %w2) : ({hb}, {w2}) -> {x}\n\
+                 %ob = \"ipu.add\"(%b2, %o) : ({b2}, {x}) -> {x}\n\
+                 return %ob : {x}\n}}\n"
+            );
+            (source, tiles)
+        })
+        .collect()
+}
+
+/// Chained split GEMMs (the bias adds and the GeLU in place on the first GEMM's ranges, the
+/// second GEMM gathering its A panels from them) keep every placement and exchange rule
+/// through every stage, and the result is read back exactly once.
+#[test]
+fn chained_split_mlps_hold_their_rules() {
+    let target = Target::c600();
+    let context = context();
+    for (source, tiles) in mlp_cases(SEED + 11, 16) {
+        let label = format!("{tiles} tiles: {source}");
+        let design = lowered_source(
+            &context,
+            &source,
+            tiles,
+            PrecisionPolicy::Native,
+            &target,
+            &label,
+        );
+        let program = &design.program;
+        assert!(
+            program
+                .kernels
+                .iter()
+                .any(|k| matches!(k, ipu_device::KernelSpec::AddGroupBias { .. })),
+            "{label}: the bias adds on the ranges"
+        );
+        assert!(
+            program.buffers.iter().any(|b| b.name == "op3.a.amp_left")
+                && !program.buffers.iter().any(|b| b.name == "op3.a.home"),
+            "{label}: the second GEMM gathers its A panels"
+        );
+        let output = program
+            .bindings
+            .iter()
+            .find(|b| b.role == BindingRole::Output)
+            .expect("an output");
+        let mut runs: Vec<(u64, u64)> = output
+            .pieces
+            .iter()
+            .flat_map(|p| p.tensor_ranges())
+            .map(|r| (r.start, r.end))
+            .collect();
+        runs.sort_unstable();
+        let mut cursor = 0;
+        for (start, end) in runs {
+            assert_eq!(start, cursor, "{label}: output bytes read once");
+            cursor = end;
+        }
+        assert_eq!(
+            cursor,
+            output.shape.iter().product::<u64>() * 2,
+            "{label}: output covered"
+        );
+        let staged = stages_of(design, &target, &label);
+        for (stage, design) in &staged {
+            if design.support.is_some() {
+                check_placement(&format!("{label} {stage}"), design, &target);
+            }
+        }
+        let (_, last) = staged.last().expect("stages");
+        check_exchanges(&label, last, &target);
+    }
+}
