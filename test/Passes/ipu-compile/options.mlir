@@ -2,6 +2,9 @@
 // RUN: ipu-opt %s -p 'builtin.module(ipu-compile{tiles=8 compile-kernels=false})' | FileCheck %s --check-prefix=F16
 // RUN: ipu-opt %s -p 'builtin.module(ipu-compile{tiles=8 precision=f16 target=bow compile-kernels=false})' | FileCheck %s --check-prefix=BOW
 // RUN: ipu-opt %s -p 'builtin.module(ipu-compile{tiles=8 precision=fp8 fp8-scale=-4 compile-kernels=false})' | FileCheck %s --check-prefix=FP8
+// The same option on a GEMM the split lowering does not take (K = 200, see
+// Inputs/gemm_fp8_k200.mlir), which keeps the on-device casts.
+// RUN: ipu-opt %S/Inputs/gemm_fp8_k200.mlir -p 'builtin.module(ipu-compile{tiles=64 precision=fp8 fp8-scale=-4 compile-kernels=false})' | FileCheck %s --check-prefix=FP8-CAST
 // RUN: env RUST_LOG=info ipu-opt %s -p 'builtin.module(ipu-compile{tiles=8 finalists=1 compile-kernels=false})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=FINALISTS
 // function= picks the function lowered to tiles (planning still plans every function).
 // RUN: ipu-opt %s -p 'builtin.module(ipu-compile{tiles=8 function=other compile-kernels=false})' | FileCheck %s --check-prefix=FUNCTION
@@ -27,12 +30,34 @@
 // BOW: ipu_tile.target = "bow"
 // BOW: "ipu_tile.code"
 
-// fp8-scale=-4 reaches the on-device casts (-4 as the u32 argument 4294967292).
+// fp8-scale=-4 is the FP8 scale of both operands. Both come from the host (F16) and the
+// product is only returned, so the split GEMM lowering takes it: the plan records the two
+// scales, the host encodes A and B in FP8 at 2^-4 as it streams them (scale_exp = -4), and
+// every GEMM call gets both scales (-4 as the u32 argument 4294967292) after its row entry.
+// Nothing is cast on the device.
 // FP8: ipu.plan_options = "{target=c600 tiles=8 active-tiles= precision=fp8 fp8-scale=-4
-// FP8-DAG: name = "cast_f16_f8_n{{[0-9]+}}"
-// FP8-DAG: name = "gemm_f8_interleaved_
-// FP8: "ipu_tile.compute"() {program = "run", provenance = "op0.{{[a-z]+}}", runs = array<i64: {{.*}}, -1, 4294967292
+// FP8: "ipu.matmul"{{.*}}host_order = true,{{.*}}lhs_scale = -4 : i64,{{.*}}precision = "f8", rhs_scale = -4 : i64,
+// FP8: module @gemm.tiles
+// FP8-NOT: cast_f16_f8
+// FP8: name = "gemm_f8_interleaved_k64_c16_r{{[0-9]+}}"
+// FP8-NOT: cast_f16_f8
+// FP8: "ipu_tile.stream"() {name = "arg0", pieces = {{.*}}, precision = "f8", role = "input", scale_exp = -4 : i64, shape = array<i64: 32, 64>}
+// FP8-NEXT: "ipu_tile.stream"() {name = "arg1", pieces = {{.*}}, precision = "f8", role = "input", scale_exp = -4 : i64, shape = array<i64: 64, 64>}
+// FP8-NEXT: "ipu_tile.stream"() {name = "result0", pieces = {{.*}}, precision = "f16", role = "output", shape = array<i64: 32, 64>}
+// FP8-NOT: provenance = "op0.convert"
+// FP8: "ipu_tile.compute"() {program = "run", provenance = "op0", runs = array<i64: 0, {{[0-9]+}}, 2, {{.*}}, 0, {{[0-9]+}}, 6, {{[0-9]+}}, 0, {{[0-9]+}}, 0, {{[0-9]+}}, 0, -1, 0, -1, 4294967292, -1, 4294967292, {{.*}}>}
+// FP8-NOT: provenance = "op0.convert"
 // FP8: "ipu_tile.code"
+
+// With K = 200 the output-stationary lowering casts A and B on the device: fp8-scale=-4
+// reaches the casts (the last argument of each cast run) and the GEMM calls.
+// FP8-CAST: module @gemm.tiles
+// FP8-CAST: "ipu_tile.kernel"() {index = [[CAST:[0-9]+]] : i64, name = "cast_f16_f8_n1008"
+// FP8-CAST: "ipu_tile.stream"() {name = "arg0", pieces = {{.*}}, precision = "f16", role = "input", shape = array<i64: 250, 200>}
+// FP8-CAST: "ipu_tile.compute"() {program = "run", provenance = "op0.convert", runs = array<i64: 0, [[CAST]], 3, {{[0-9]+}}, 0, {{[0-9]+}}, 0, -1, 4294967292, {{.*}}>}
+// FP8-CAST-NEXT: "ipu_tile.exchange"
+// FP8-CAST-NEXT: "ipu_tile.compute"() {program = "run", provenance = "op0", runs = array<i64: 0, {{[0-9]+}}, 6, {{[0-9]+}}, 0, {{[0-9]+}}, 0, {{[0-9]+}}, 0, -1, 0, -1, 4294967292, -1, 4294967292, {{.*}}>}
+// FP8-CAST: "ipu_tile.code"
 
 // FINALISTS: retained operator-plan finalist finalist=0
 // FINALISTS-NOT: finalist=1

@@ -14,15 +14,22 @@
 // RUN: env RUST_LOG=info ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 beam-width=1 candidates-per-op=1 finalists=1})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=LOG
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{target=bow tiles=16})' | FileCheck %s --check-prefix=BOW
 
-// With precision=fp8 both operands are cast to F143 (weights with a scale from their range: 0.5 needs
-// 2^-8 to sit under 240) and the GEMM runs on FP8 inputs with F16 output. The casts run on the
-// device, so no finalist streams the operands from the host in AMP order (no host_order).
-// FP8-NOT: host_order
+// With precision=fp8 both operands are encoded as F143 (the weights with a scale from their
+// range: 0.5 needs 2^-8 to sit under 240; x, an argument of unknown range, at scale 0) and the
+// GEMM runs on FP8 inputs with F16 output. Both operands are host tensors and K, N are whole
+// 16-groups, so every finalist is a split GEMM plan (host_order: the host encodes each
+// operand in FP8 at its own scale as it streams it into AMP order) recording the two scales
+// (lhs_scale, rhs_scale). The planned function still shows the encodings as casts.
+// FP8: ipu.finalists = "{\22functions\22:{\22gemm\22:[
+// FP8-NOT: {{\\22grid\\22:\[[0-9,]*\],\\22k_block}}
 // FP8: "ipu.cast"(%arg0) {ipu.inserted} : (tensor<64x128xf16>) -> tensor<64x128xf8E4M3FNUZ>
 // FP8: "ipu.cast"(%cst) {ipu.inserted, scale = -8 : i32}
-// FP8: "ipu.matmul"{{.*}}precision = "f8"{{.*}} -> tensor<64x256xf16,
+// FP8: "ipu.matmul"{{.*}}plan = #ipu.plan<"gemm_{{[a-z_]+}}", {{.*}}host_order = true,{{.*}}lhs_scale = 0 : i64,{{.*}}precision = "f8", rhs_scale = -8 : i64,{{.*}} -> tensor<64x256xf16,
 
+// fp8-scale=-3 pins both operands' scale.
+// SCALE: "ipu.cast"(%arg0) {ipu.inserted, scale = -3 : i32}
 // SCALE: "ipu.cast"(%cst) {ipu.inserted, scale = -3 : i32}
+// SCALE: "ipu.matmul"{{.*}}host_order = true,{{.*}}lhs_scale = -3 : i64,{{.*}}rhs_scale = -3 : i64,
 
 // F32: "ipu.cast"(%arg0) {ipu.inserted} : (tensor<64x128xf16>) -> tensor<64x128xf32>
 // F32: "ipu.matmul"{{.*}}precision = "f32"{{.*}} -> tensor<64x256xf32,

@@ -1,7 +1,9 @@
-// One RUN per option of ipu-lower-to-tiles, on a module of two GEMMs.
+// One RUN per option of ipu-lower-to-tiles, on a module of two GEMMs (and a third whose K is
+// not a multiple of 16, for the FP8 casts of the output-stationary lowering).
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=16})' | FileCheck %s --check-prefix=TILES
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles)' | FileCheck %s --check-prefix=ALL
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 precision=fp8 fp8-scale=-3})' | FileCheck %s --check-prefix=FP8
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 precision=fp8 fp8-scale=-3 function=k_unaligned})' | FileCheck %s --check-prefix=FP8-CAST
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 precision=native})' | FileCheck %s --check-prefix=NATIVE
 // precision=f16 on F16 tensors needs no cast; precision=f32 asks for F32 partials, which an
 // unplanned F16 matmul's result type does not have (planning retypes it: see
@@ -24,21 +26,54 @@
 // TILES: "ipu_tile.buffer"() {bytes = 256 : i64, {{.*}}name = "op0.a.home", tiles = array<i32: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15>}
 // TILES-NOT: module @second.tiles
 
-// The default without planning: every tile of the target may be used. No split grid of
-// 32x64x64 keeps 90 % of the 1472 tiles busy, so the output-stationary lowering takes it,
-// one row per tile, packing A into AMP order on the device.
-// ALL: "ipu_tile.kernel"() {index = 0 : i64, name = "rearrange_amp_left_f16_o0_r1_p1_c64_p64"
-// ALL: "ipu_tile.kernel"() {index = 3 : i64, name = "gemm_f16_interleaved_k64_c64_r1"
-// ALL: "ipu_tile.buffer"() {bytes = 128 : i64, {{.*}}name = "op0.a", tiles = array<i32: 0, 1, {{.*}}, 30, 31>}
+// The default without planning: every tile of the target may be used. 32x64x64 has only
+// 32 rows x 4 16-column groups x 4 16-deep K groups = 512 pieces for a split grid, and the
+// split GEMM lowering's own grid [1, 32, 4, 4] uses them all: one row, 16 columns and 16 of
+// K per tile, the K split's partials reduce-added. Nothing is packed on the device.
+// ALL: "ipu_tile.kernel"() {index = 0 : i64, name = "copy_b32"
+// ALL-NEXT: "ipu_tile.kernel"() {index = 1 : i64, name = "gemm_f16_interleaved_k16_c16_r1"
+// ALL-NEXT: "ipu_tile.kernel"() {index = 2 : i64, name = "reduce_add_f16_f16_n16_p3"
+// ALL-NEXT: "ipu_tile.kernel"() {index = 3 : i64, name = "add_f16_r1_c16_b1"
+// ALL-NEXT: "ipu_tile.buffer"() {bytes = 32 : i64, {{.*}}name = "op0.a.home", tiles = array<i32: 0, 1, {{.*}}, 510, 511>}
+// ALL-NOT: rearrange
 
-// precision=fp8: on-device casts to F8E4M3 with the scale exponent (-3 as the u32 argument
-// 4294967293), then an FP8 GEMM with F16 partials.
-// FP8-DAG: "ipu_tile.kernel"() {index = {{[0-9]+}} : i64, name = "cast_f16_f8_n512"
-// FP8-DAG: "ipu_tile.kernel"() {index = {{[0-9]+}} : i64, name = "cast_f16_f8_n1024"
-// FP8-DAG: name = "gemm_f8_interleaved_k64_c64_r8"
-// FP8-DAG: "ipu_tile.buffer"() {bytes = 512 : i64, {{.*}}name = "op0.a.{{[a-z]+}}"
-// FP8-DAG: "ipu_tile.buffer"() {bytes = 1024 : i64, {{.*}}name = "op0.b.cast"
-// FP8: "ipu_tile.compute"() {program = "run", provenance = "op0.convert", runs = array<i64: {{.*}}, -1, 4294967293
+// precision=fp8 on @gemm (both operands from the host, only returned, K and N whole
+// 16-groups): the split GEMM lowering on grid [1, 1, 4, 1], with the host encoding A and B
+// in F8E4M3 at the scale exponent (scale_exp = -3) as it streams them into the (now
+// one-byte) homes; no cast or rearrange on the device. Every GEMM call (FP8 inputs, F16
+// partials) gets both scales (-3 as the u32 argument 4294967293) after its row entry.
+// FP8: module @gemm.tiles
+// FP8-NOT: cast
+// FP8-NOT: rearrange
+// FP8: "ipu_tile.kernel"() {index = [[F8_GEMM:[0-9]+]] : i64, name = "gemm_f8_interleaved_k64_c16_r32"
+// FP8: "ipu_tile.buffer"() {bytes = 512 : i64, class = "standard", id = [[F8_A:[0-9]+]] : i64, {{.*}}name = "op0.a.home"
+// FP8-NEXT: "ipu_tile.buffer"() {bytes = 1024 : i64, class = "standard", id = {{[0-9]+}} : i64, {{.*}}name = "op0.b.home"
+// FP8: "ipu_tile.stream"() {name = "arg0", pieces = [array<i64: 0, [[F8_A]], 0, 0, 512, 32, 64>, {{.*}}], precision = "f8", role = "input", scale_exp = -3 : i64, shape = array<i64: 32, 64>}
+// FP8-NEXT: "ipu_tile.stream"() {name = "arg1", pieces = {{.*}}, precision = "f8", role = "input", scale_exp = -3 : i64, shape = array<i64: 64, 64>}
+// FP8-NEXT: "ipu_tile.stream"() {name = "result0", pieces = {{.*}}, precision = "f16", role = "output", shape = array<i64: 32, 64>}
+// FP8: "ipu_tile.compute"() {program = "run", provenance = "op0", runs = array<i64: 0, {{.*}}, 0, [[F8_GEMM]], 6, {{[0-9]+}}, 0, {{[0-9]+}}, 0, {{[0-9]+}}, 0, -1, 0, -1, 4294967293, -1, 4294967293, 1, {{.*}}>}
+// FP8-NOT: cast
+// FP8-NOT: rearrange
+// FP8: "ipu_tile.host_read"
+
+// @k_unaligned (32x40x64: K = 40 is not a multiple of 16) keeps the output-stationary
+// lowering under precision=fp8: the host writes F16 row-major pieces and op0.convert casts
+// them to F8E4M3 on the device with the scale exponent (the cast's last argument, -3 as
+// 4294967293) and packs them (K padded with zeros to 48); the GEMM calls get the scales too.
+// FP8-CAST: module @k_unaligned.tiles
+// FP8-CAST-DAG: "ipu_tile.kernel"() {index = [[CAST_A:[0-9]+]] : i64, name = "cast_f16_f8_n320"
+// FP8-CAST-DAG: "ipu_tile.kernel"() {index = {{[0-9]+}} : i64, name = "rearrange_amp_left_f8_o0_r8_p8_c40_p48"
+// FP8-CAST-DAG: "ipu_tile.kernel"() {index = [[CAST_B:[0-9]+]] : i64, name = "cast_f16_f8_n768"
+// FP8-CAST-DAG: "ipu_tile.kernel"() {index = [[CAST_GEMM:[0-9]+]] : i64, name = "gemm_f8_interleaved_k48_c64_r8"
+// FP8-CAST-DAG: "ipu_tile.buffer"() {bytes = 640 : i64, class = "standard", id = [[CA:[0-9]+]] : i64, {{.*}}name = "op0.a"
+// FP8-CAST-DAG: "ipu_tile.buffer"() {bytes = 320 : i64, class = "standard", id = [[CA8:[0-9]+]] : i64, {{.*}}name = "op0.a.cast"
+// FP8-CAST-DAG: "ipu_tile.buffer"() {bytes = 1536 : i64, class = "standard", id = [[CB:[0-9]+]] : i64, {{.*}}name = "op0.b"
+// FP8-CAST-DAG: "ipu_tile.buffer"() {bytes = 768 : i64, class = "standard", id = [[CB8:[0-9]+]] : i64, {{.*}}name = "op0.b.cast"
+// FP8-CAST: "ipu_tile.stream"() {name = "arg0", pieces = array<i64: {{.*}}>, precision = "f16", role = "input", shape = array<i64: 32, 40>}
+// FP8-CAST: "ipu_tile.compute"() {program = "run", provenance = "op0.convert", runs = array<i64: 0, [[CAST_A]], 3, [[CA]], 0, [[CA8]], 0, -1, 4294967293, {{.*}}, 0, [[CAST_B]], 3, [[CB]], 0, [[CB8]], 0, -1, 4294967293, {{.*}}>}
+// FP8-CAST-NEXT: "ipu_tile.exchange"
+// FP8-CAST-NEXT: "ipu_tile.compute"() {program = "run", provenance = "op0", runs = array<i64: 0, [[CAST_GEMM]], 6, {{[0-9]+}}, 0, {{[0-9]+}}, 0, {{[0-9]+}}, 0, -1, 0, -1, 4294967293, -1, 4294967293, {{.*}}>}
+// FP8-CAST-NEXT: "ipu_tile.compute"() {program = "run", provenance = "op0.output"
 
 // precision=native (and f16) keep the F16 inputs, the AMP input precision, so the split GEMM
 // lowering streams them into AMP order: nothing is cast or rearranged on the device.
@@ -57,11 +92,18 @@
 
 // BOW: module @gemm.tiles attributes {ipu_tile.function = "gemm", ipu_tile.target = "bow", ipu_tile.tiles = 1472 : i64}
 
+// The planned FP8 GEMM (fp8-scale=-2 recorded as both operands' scale in the plan) is a split
+// GEMM on 8 tiles: the streams are encoded at scale_exp = -2 and the GEMM calls get -2
+// (4294967294); nothing is cast on the device.
 // PLANNED: module @gemm.tiles
-// PLANNED: name = "cast_f16_f8_n{{[0-9]+}}"
+// PLANNED-NOT: cast_f16_f8
 // PLANNED: name = "gemm_f8_interleaved_
-// PLANNED: name = "op0.a", tiles = array<i32: 0, 1, 2, 3, 4, 5, 6, 7>}
-// PLANNED: provenance = "op0.convert", runs = array<i64: {{.*}}, -1, 4294967294
+// PLANNED-NOT: cast_f16_f8
+// PLANNED: name = "op0.a.home", tiles = array<i32: 0, 1, 2, 3, 4, 5, 6, 7>}
+// PLANNED: "ipu_tile.stream"() {name = "arg0", pieces = {{.*}}, precision = "f8", role = "input", scale_exp = -2 : i64, shape = array<i64: 32, 64>}
+// PLANNED-NEXT: "ipu_tile.stream"() {name = "arg1", pieces = {{.*}}, precision = "f8", role = "input", scale_exp = -2 : i64, shape = array<i64: 64, 64>}
+// PLANNED: provenance = "op0", runs = array<i64: {{.*}}, -1, 0, -1, 4294967294, -1, 4294967294, {{.*}}>}
+// PLANNED-NOT: provenance = "op0.convert"
 
 // With precision=native the product needs no cast and takes the split GEMM lowering; the
 // planned grid [1, 2, 4, 1] needs 8 tiles, more than tiles=4, so the lowering picks its own.
@@ -82,4 +124,9 @@ func.func @gemm(%x: tensor<32x64xf16>, %w: tensor<64x64xf16>) -> tensor<32x64xf1
 func.func @second(%x: tensor<16x32xf16>, %w: tensor<32x32xf16>) -> tensor<16x32xf16> {
   %y = "ipu.matmul"(%x, %w) : (tensor<16x32xf16>, tensor<32x32xf16>) -> tensor<16x32xf16>
   return %y : tensor<16x32xf16>
+}
+
+func.func @k_unaligned(%x: tensor<32x40xf16>, %w: tensor<40x64xf16>) -> tensor<32x64xf16> {
+  %y = "ipu.matmul"(%x, %w) : (tensor<32x40xf16>, tensor<40x64xf16>) -> tensor<32x64xf16>
+  return %y : tensor<32x64xf16>
 }
