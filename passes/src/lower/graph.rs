@@ -381,7 +381,7 @@ impl<'g> Lowering<'g> {
                     match SplitGrid::within(dims, shape, precision, &env(weights), target) {
                         Ok(grid) => return Some(grid),
                         Err(reason) => {
-                            info!(op = index, %reason, "planned GEMM grid not followed; using the lowering's grid")
+                            info!(op = index, %reason, "the split GEMM lowering does not take the planned grid")
                         }
                     }
                 }
