@@ -67,11 +67,11 @@ fn split_local(graph: &Graph, index: usize, input: Precision) -> Option<(u32, u3
             transpose_rhs: false
         }
     );
-    // The host encodes a host operand in the input precision as it streams it (FP8 at the
-    // operand's scale under the FP8 policy); a device value must be in it already.
+    // Under the FP8 policy the host encodes a host operand in FP8 at the operand's scale as
+    // it streams it, and the device casts a ranged left operand range by range; otherwise
+    // the operands must be in the input precision already.
     let (va, vb) = (&graph.values[a], &graph.values[b]);
-    let streams =
-        |v: usize| graph.values[v].element == input || (input.is_fp8() && is_host(graph, v));
+    let streams = |v: usize| graph.values[v].element == input || input.is_fp8();
     if !plain || a == b || !is_host(graph, b) || !streams(a) || !streams(b) {
         return None;
     }
@@ -1672,10 +1672,9 @@ mod chain_tests {
         )
     }
 
-    /// An MLP block (matmul, bias add, GeLU, matmul, bias add) is split end to end in F16;
-    /// any other use of the hidden value, a transposed second matmul, or the FP8 policy
-    /// (whose AMP input the device F16 value is not) keeps the chain off the split lowering,
-    /// while a single FP8 GEMM of host tensors is split (the host encodes them).
+    /// An MLP block (matmul, bias add, GeLU, matmul, bias add) is split end to end, in F16
+    /// and under FP8; any other use of the hidden value keeps the chain off the split
+    /// lowering; a single FP8 GEMM of host tensors is split (the host encodes them).
     #[test]
     fn chains_split_only_when_every_use_stays_ranged() {
         let build = |tail: &dyn Fn(&mut Graph, usize) -> usize| {
@@ -1702,8 +1701,10 @@ mod chain_tests {
         assert_eq!(split_dims(&plain, 3, Precision::F16), Some((80, 96, 32)));
         assert!(ranged_value(&plain, 6, Precision::F16));
         assert_eq!(bias_operand(&plain, 1, 4), Some(2));
-        assert!(split_dims(&plain, 0, Precision::F8E4M3).is_none());
-        assert!(split_dims(&plain, 3, Precision::F8E4M3).is_none());
+        // Under FP8 too: the host encodes x and the weights, the device casts the hidden
+        // value's ranges before the second GEMM gathers them.
+        assert_eq!(split_dims(&plain, 0, Precision::F8E4M3), Some((80, 64, 96)));
+        assert_eq!(split_dims(&plain, 3, Precision::F8E4M3), Some((80, 96, 32)));
         // The hidden value also feeds a softmax: nothing upstream of it is split.
         let other_use = build(&|graph, g| {
             let s = graph.add_op(OpKind::Softmax, vec![g], vec![2, 40, 96], Precision::F16);

@@ -416,6 +416,15 @@ impl<'g> Lowering<'g> {
                 reserved[usize::from(value.class == MemoryClass::Interleaved)] += value.bytes();
             }
         }
+        // A left operand cast to the input precision first (FP8) adds its cast copy.
+        if let Some(value) = a_value {
+            let input = self.split_input(index);
+            if value.precision != input {
+                let longest = value.ranges.iter().map(|r| r.len).max().unwrap_or(0);
+                reserved[usize::from(value.class == MemoryClass::Interleaved)] +=
+                    longest * input.bytes();
+            }
+        }
         SplitEnv {
             weights,
             a_device: a_value.is_some(),
@@ -434,16 +443,68 @@ impl<'g> Lowering<'g> {
     /// The FP8 scale exponents of split matmul `index`'s operands: the plan's (`lhs_scale`,
     /// `rhs_scale`: chosen from the data ranges, calibrated or pinned), else the lowering's
     /// `fp8_scale`; 0 for other precisions.
-    fn split_scales(&self, input: Precision, plan: Option<&Plan>) -> [i32; 2] {
+    /// A left operand the device casts (a ranged value) is cast at the policy's `fp8_scale`,
+    /// as the reference casts device values.
+    fn split_scales(&self, input: Precision, plan: Option<&Plan>, a_device: bool) -> [i32; 2] {
         if !input.is_fp8() {
             return [0, 0];
         }
-        crate::planner::SCALE_PARAMS.map(|name| {
+        let mut scales = crate::planner::SCALE_PARAMS.map(|name| {
             plan.and_then(|p| p.int(name))
                 .and_then(|s| i32::try_from(s).ok())
                 .filter(|s| (-31..=31).contains(s))
                 .unwrap_or(self.options.fp8_scale)
-        })
+        });
+        if a_device {
+            scales[0] = self.options.fp8_scale;
+        }
+        scales
+    }
+
+    /// Ranged value `value` cast to `precision` (FP8 at `scale_exp`) range by range on its
+    /// owners, into a new buffer of its class (one compute step).
+    fn cast_ranged(
+        &mut self,
+        value: &Ranged,
+        (precision, scale_exp): (Precision, i32),
+        provenance: &str,
+    ) -> Ranged {
+        let mut tiles: Vec<u32> = value.ranges.iter().map(|r| r.tile).collect();
+        tiles.sort_unstable();
+        let longest = value.ranges.iter().map(|r| r.len).max().unwrap_or(0);
+        let buffer = self.program.buffer(
+            format!("{provenance}.a.cast"),
+            value.class,
+            (longest * precision.bytes()).max(1),
+            tiles,
+        );
+        let mut runs: Vec<Run> = value
+            .ranges
+            .iter()
+            .map(|r| Run {
+                tile: r.tile,
+                kernel: self.program.kernel(KernelSpec::Cast {
+                    from: value.precision,
+                    to: precision,
+                    elements: r.len,
+                }),
+                args: vec![
+                    Arg::Address(Place::at(value.buffer, 0)),
+                    Arg::Address(Place::at(buffer, 0)),
+                    Arg::Value(scale_exp as u32),
+                ],
+            })
+            .collect();
+        runs.sort_by_key(|run| run.tile);
+        self.program.run.push(TileStep::Compute {
+            provenance: format!("{provenance}.cast"),
+            runs,
+        });
+        Ranged {
+            precision,
+            buffer,
+            ..value.clone()
+        }
     }
 
     /// Lowers matmul `index` with the split GEMM lowering on `grid`.
@@ -456,7 +517,7 @@ impl<'g> Lowering<'g> {
         let op = &self.graph.ops[index];
         let (a, b, c) = (op.operands[0], op.operands[1], op.results[0]);
         let precision = self.split_input(index);
-        let scales = self.split_scales(precision, plan);
+        let scales = self.split_scales(precision, plan, self.ranged.contains_key(&a));
         if self.graph.values[c].element
             != ipu_device::kernels::describe::default_partials(precision)
         {
@@ -478,7 +539,15 @@ impl<'g> Lowering<'g> {
             "split GEMM grid"
         );
         let inputs = gemm_split::inputs(&mut self.program, grid, precision, &provenance);
-        let a_value = self.ranged.get(&a).cloned();
+        // A ranged left operand not in the input precision (F16 partials under the FP8
+        // policy) is cast where it is first.
+        let a_value = self.ranged.get(&a).cloned().map(|value| {
+            if value.precision == precision {
+                value
+            } else {
+                self.cast_ranged(&value, (precision, scales[0]), &provenance)
+            }
+        });
         // The host streams each operand in the AMP input precision (FP8 at its scale).
         if a_value.is_none() {
             self.stream_encoded(a, inputs.a_pieces.clone(), (precision, scales[0]))?;

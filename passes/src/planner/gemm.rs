@@ -376,18 +376,38 @@ fn split_candidates(
         .div_ceil((u64::from(options.tiles) * 9).div_ceil(10).max(1))
         .next_multiple_of(16)
         + 16;
+    // Under the FP8 policy a device A (F16 partials) is cast to FP8 on its owners first, at
+    // the policy's scale, into a copy that is live across the op too.
+    let a_element = graph.values[a].element;
+    let a_cast = a_device && a_element != input;
+    let a_bytes = u64::from(a_element.bytes()) + if a_cast { u64::from(input.bytes()) } else { 0 };
     let env = SplitEnv {
         weights,
         a_device,
         result: used.then(|| SplitEnv::chained_result_class(weights)),
         reserved: [
             if a_device {
-                u32::try_from(a_share * u64::from(input.bytes())).unwrap_or(u32::MAX)
+                u32::try_from(a_share * a_bytes).unwrap_or(u32::MAX)
             } else {
                 0
             },
             0,
         ],
+    };
+    let cast_cycles = if a_cast {
+        cost::cast_cycles(
+            a_element,
+            input,
+            u32::try_from(a_share).unwrap_or(u32::MAX),
+            target,
+        )
+    } else {
+        0
+    };
+    let scales = if a_cast {
+        [options.fp8_scale.unwrap_or(0), scales[1]]
+    } else {
+        scales
     };
     let mut grids = Vec::new();
     for &tiles in active {
@@ -538,7 +558,7 @@ fn split_candidates(
                     )
                 },
             },
-            compute_cycles: estimate.gemm + estimate.copies + estimate.reduce,
+            compute_cycles: estimate.gemm + estimate.copies + estimate.reduce + cast_cycles,
             internal_exchange_cycles: estimate.exchange,
             internal_row_bytes: row_bytes,
             internal_phases: phases,
