@@ -80,7 +80,8 @@ fn split_local(graph: &Graph, index: usize, input: Precision) -> Option<(u32, u3
         return None;
     }
     let (k, n) = (vb.shape[rank - 2], vb.shape[rank - 1]);
-    if va.shape.last() != Some(&k) {
+    // Whole 16-element groups of K and N (`SplitGrid::new`).
+    if va.shape.last() != Some(&k) || k % 16 != 0 || n % 16 != 0 {
         return None;
     }
     let m: u64 = va.shape[..va.shape.len() - 1].iter().product();

@@ -950,7 +950,12 @@ impl<'g> Lowering<'g> {
                 OpKind::Gelu { tanh } => self.gelu(index, *tanh)?,
                 OpKind::LayerNorm { .. } | OpKind::Softmax => self.row_op(index)?,
                 OpKind::Rearrange { .. } => self.rearrange(index)?,
-                OpKind::Attention { causal, scale } => self.attention(index, *causal, *scale)?,
+                OpKind::Attention { causal, scale } => self.attention(
+                    index,
+                    *causal,
+                    *scale,
+                    plans.get(index).and_then(|p| p.as_ref()),
+                )?,
                 OpKind::Repeat { count, name, body } => self.repeat(index, *count, name, body)?,
                 OpKind::Cast { scale } => self.cast(index, *scale)?,
             }

@@ -108,10 +108,21 @@ fn follow(
         return candidate.clone();
     };
     let mut concrete = (**candidate).clone();
-    concrete.needs[position] = (**home).clone();
     let Some(spec) = spec else {
+        // Read where it is, in the precision (and FP8 scale) the op asks for: a different
+        // precision is a conversion on the owners (priced, and an `ipu.cast` in the plan).
+        let need = &candidate.needs[position].format;
+        concrete.needs[position] = Need {
+            shards: home.shards.clone(),
+            format: ValueFormat {
+                precision: need.precision,
+                scale: need.scale,
+                ..home.format
+            },
+        };
         return Arc::new(concrete);
     };
+    concrete.needs[position] = (**home).clone();
     let elements = u32::try_from(
         home.shards.padded_block_bytes() / u64::from(home.shards.element_bytes.max(1)),
     )

@@ -731,6 +731,10 @@ fn attention_candidates(
             let tiles: u32 = grid.iter().product();
             let (gb, gs) = (grid[0], grid[1]);
             let gt = if materialized { grid[2] } else { 1 };
+            // The lowering runs one batch-head per grid row and splits the queries exactly.
+            if u64::from(gb) != q[0] || !s.is_multiple_of(u64::from(gs)) {
+                continue;
+            }
             let bb = block_size(q[0], gb);
             let sb = block_size(s, gs);
             let tb = block_size(t, gt);
@@ -754,7 +758,25 @@ fn attention_candidates(
                 sb
             };
             if materialized {
-                if !super::layout::split_is_exact_cover(s, gs * gt) {
+                // The shapes the lowering's materialized attention takes (one batch-head
+                // per grid row, exact query and key splits).
+                let fits = crate::lower::graph::general::materialized_fits(
+                    (u32_of(q[0]), u32_of(s), u32_of(t)),
+                    (gb, gs, gt),
+                    options.tiles,
+                ) && crate::lower::graph::general::materialized_attention_fits(
+                    (
+                        u32_of(sb),
+                        u32_of(d),
+                        u32_of(block_size(t, gt)),
+                        u32_of(t),
+                        u32_of(e),
+                        u32_of(block_size(s, gs * gt)),
+                    ),
+                    graph.values[op.operands[0]].element,
+                    target,
+                );
+                if !fits || !super::layout::split_is_exact_cover(s, gs * gt) {
                     continue;
                 }
                 let scores_home = Shards::needed_by_grid(
@@ -796,6 +818,22 @@ fn attention_candidates(
             compute += cost::kernel_cycles(&softmax, target) + pack + pv_cycles;
             kernels.push(softmax);
             kernels.push(pv_spec);
+            if materialized {
+                // Priced with the lowering's own model (the kernels it runs per tile).
+                compute = crate::lower::graph::general::materialized_attention_cycles(
+                    (
+                        u32_of(sb),
+                        u32_of(d),
+                        u32_of(tb),
+                        u32_of(t),
+                        u32_of(e),
+                        u32_of(rows_after),
+                    ),
+                    graph.values[op.operands[0]].element,
+                    causal,
+                    target,
+                );
+            }
             if !all_valid(&kernels) {
                 continue;
             }

@@ -394,16 +394,6 @@ fn split_candidates(
             0,
         ],
     };
-    let cast_cycles = if a_cast {
-        cost::cast_cycles(
-            a_element,
-            input,
-            u32::try_from(a_share).unwrap_or(u32::MAX),
-            target,
-        )
-    } else {
-        0
-    };
     let scales = if a_cast {
         [options.fp8_scale.unwrap_or(0), scales[1]]
     } else {
@@ -558,7 +548,7 @@ fn split_candidates(
                     )
                 },
             },
-            compute_cycles: estimate.gemm + estimate.copies + estimate.reduce + cast_cycles,
+            compute_cycles: estimate.gemm + estimate.copies + estimate.reduce,
             internal_exchange_cycles: estimate.exchange,
             internal_row_bytes: row_bytes,
             internal_phases: phases,
@@ -570,7 +560,8 @@ fn split_candidates(
             body_choices: None,
             body_cycles: None,
             extra_outputs: Vec::new(),
-            // A gathered from a device value's ranges inside the panels' phases.
+            // A gathered from a device value's ranges inside the panels' phases (under FP8
+            // cast on its owners first: the beam prices that conversion).
             follows: a_device.then_some((0, None)),
         });
     }

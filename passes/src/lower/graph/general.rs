@@ -1092,6 +1092,7 @@ impl Lowering<'_> {
         index: usize,
         causal: bool,
         scale: Option<f64>,
+        plan: Option<&ipu_dialects::format::Plan>,
     ) -> Result<(), LowerError> {
         let op = &self.graph.ops[index];
         let (q, kv, vv, out) = (
@@ -1143,11 +1144,60 @@ impl Lowering<'_> {
                 "{precision:?} attention is not lowered (f16 and f32 are)"
             )));
         }
+        let scale_value = scale.unwrap_or(1.0 / f64::from(d).sqrt()) as f32;
+        if let Some(plan) = plan.filter(|p| p.kind == "attention_materialized") {
+            let grid = plan.ints("grid").unwrap_or(&[]);
+            let shape = (grid.len() == 3)
+                .then(|| {
+                    grid.iter()
+                        .map(|&g| u32::try_from(g).ok())
+                        .collect::<Option<Vec<u32>>>()
+                })
+                .flatten();
+            let target = &self.options.target;
+            let fits = |g: &[u32]| {
+                let (qr, tk) = (s / g[1], t / g[2]);
+                materialized_fits((batches, s, t), (g[0], g[1], g[2]), self.tiles)
+                    && materialized_attention_fits((qr, d, tk, t, ev, qr / g[2]), precision, target)
+            };
+            match shape {
+                Some(g) if fits(&g) => {
+                    let shape = MaterializedAttention {
+                        index,
+                        out,
+                        sizes: (s, d, t, ev),
+                        grid: (g[1], g[2]),
+                        precision,
+                        causal,
+                        scale: scale_value,
+                    };
+                    return self.attention_materialized(&shape, batches, (&qb, &kb, &vb));
+                }
+                _ => {
+                    info!(op = index, plan = %plan, "materialized attention plan not followed (one batch-head per grid row, queries split exactly over the query x key grid, keys over the key blocks)")
+                }
+            }
+        }
         let tiles = self.tiles;
-        let qr = smallest_divisor(s, |dv| {
-            u64::from(batches) * u64::from(s / dv) <= u64::from(tiles)
-        })
-        .ok_or_else(|| fail(format!("{batches} batch-heads do not fit on {tiles} tiles")))?;
+        // The planned query blocks (`attention_blocked` / `attention_flash`, grid [heads, gs])
+        // when the plan has one batch-head per grid row and splits the queries exactly; else
+        // the fewest query rows per tile that fit the tiles.
+        let planned = plan
+            .filter(|p| matches!(p.kind.as_str(), "attention_blocked" | "attention_flash"))
+            .and_then(|p| match p.ints("grid") {
+                Some(&[gb, gs]) if gb == i64::from(batches) && gs > 0 => u32::try_from(gs).ok(),
+                _ => None,
+            })
+            .filter(|&gs| {
+                s.is_multiple_of(gs) && u64::from(batches) * u64::from(gs) <= u64::from(tiles)
+            });
+        let qr = match planned {
+            Some(gs) => s / gs,
+            None => smallest_divisor(s, |dv| {
+                u64::from(batches) * u64::from(s / dv) <= u64::from(tiles)
+            })
+            .ok_or_else(|| fail(format!("{batches} batch-heads do not fit on {tiles} tiles")))?,
+        };
         let per_head = s / qr;
         let grid = row_grid(batches * s, ev, qr);
         let op_tiles = grid.tiles();
@@ -1355,6 +1405,113 @@ pub(crate) fn streamed_attention_cycles(
         })
 }
 
+/// Whether the materialized attention lowering takes grid `(gb, gs, gt)` for `batches`
+/// batch-heads of `s` queries and `t` keys on `tiles` tiles: one batch-head per grid row, the
+/// queries split exactly into `gs` blocks of `gt` row groups, the keys into `gt` blocks.
+pub(crate) fn materialized_fits(
+    (batches, s, t): (u32, u32, u32),
+    (gb, gs, gt): (u32, u32, u32),
+    tiles: u32,
+) -> bool {
+    gb == batches
+        && gs > 0
+        && gt > 0
+        && s.is_multiple_of(gs * gt)
+        && t.is_multiple_of(gt)
+        && u64::from(gb) * u64::from(gs) * u64::from(gt) <= u64::from(tiles)
+}
+
+/// Per-tile bytes `(standard, interleaved)` of the materialized attention's buffers
+/// ([`Lowering::attention_materialized`]): queries, key block and its transpose, score block,
+/// score rows, probabilities, result and both tile-local GEMMs' scratch in standard memory;
+/// the head's values in interleaved memory.
+pub(crate) fn materialized_attention_bytes(
+    (qr, d, tk, t, ev, rs): (u32, u32, u32, u32, u32, u32),
+    precision: Precision,
+) -> (u64, u64) {
+    let e = u64::from(precision.bytes());
+    let pb = u64::from(default_partials(precision).bytes());
+    let scratch = |(rows, k, n): (u32, u32, u32)| {
+        let (k16, n16) = (pad16(k), pad16(n));
+        let kb = ((GEMM_MAX_WEIGHT_ELEMENTS / n16) / 16 * 16).clamp(16, k16);
+        let (rows, k16, n16, kb) = (
+            u64::from(rows),
+            u64::from(k16),
+            u64::from(n16),
+            u64::from(kb),
+        );
+        rows * k16 * e + kb * n16 * e + rows * n16 * pb
+    };
+    let (qr, d, tk, t, ev, rs) = (
+        u64::from(qr),
+        u64::from(d),
+        u64::from(tk),
+        u64::from(t),
+        u64::from(ev),
+        u64::from(rs),
+    );
+    let standard = (qr * d + 2 * tk * d + qr * tk + 2 * rs * t + rs * ev) * e
+        + scratch((qr as u32, d as u32, tk as u32))
+        + scratch((rs as u32, t as u32, ev as u32));
+    (standard, t * ev * e)
+}
+
+/// Whether the materialized attention's buffers fit a tile's planned budgets (with room for
+/// the operands' homes and the 16 KiB element rule).
+pub(crate) fn materialized_attention_fits(
+    sizes: (u32, u32, u32, u32, u32, u32),
+    precision: Precision,
+    target: &ipu_device::Target,
+) -> bool {
+    let (standard, interleaved) = materialized_attention_bytes(sizes, precision);
+    standard * 10 <= u64::from(target.memory.standard_budget.value) * 8
+        && interleaved * 10 <= u64::from(target.memory.interleaved_budget.value) * 8
+}
+
+/// Compute cycles of one tile of the materialized attention
+/// ([`Lowering::attention_materialized`]) with `qr` query rows and `tk` keys per score
+/// block and `rs` rows after the reshard: the key transpose, the tile-local `Q K_blk^T`, the
+/// scale, the (causal) row softmax over all `t` keys and the tile-local `P V`. The same
+/// kernel cost functions the simulator charges; the planner prices `attention_materialized`
+/// plans with it.
+pub(crate) fn materialized_attention_cycles(
+    (qr, d, tk, t, ev, rs): (u32, u32, u32, u32, u32, u32),
+    precision: Precision,
+    causal: bool,
+    target: &ipu_device::Target,
+) -> u64 {
+    let cost = |spec: KernelSpec| ipu_device::cost::kernel_cycles(&spec, target);
+    cost(KernelSpec::Transpose {
+        precision,
+        rows: tk,
+        cols: d,
+    }) + local_gemm_cycles((qr, d, tk), precision, precision, target)
+        + cost(KernelSpec::Scale {
+            precision,
+            elements: qr * tk,
+        })
+        + cost(KernelSpec::Softmax {
+            precision,
+            rows: rs,
+            cols: t,
+            causal,
+        })
+        + local_gemm_cycles((rs, t, ev), precision, precision, target)
+}
+
+/// What [`Lowering::attention_materialized`] needs of one attention op.
+struct MaterializedAttention {
+    index: usize,
+    out: ValueId,
+    /// (queries S, head size D, keys T, value width E).
+    sizes: (u32, u32, u32, u32),
+    /// Query blocks and key blocks per batch-head.
+    grid: (u32, u32),
+    precision: Precision,
+    causal: bool,
+    scale: f32,
+}
+
 /// What [`Lowering::attention_streamed`] needs of one attention op.
 struct StreamedAttention {
     index: usize,
@@ -1410,6 +1567,191 @@ impl Lowering<'_> {
             (Place::at(q, 0), Place::at(k_t, 0), Place::at(scores, 0)),
             scratch,
         );
+    }
+
+    /// Attention materialized on a (batch-head, query block, key block) tile grid, the
+    /// planner's `attention_materialized` plan: tile (h, i, j) fetches query block i and key
+    /// block j of head h (and all of the head's values) and computes its `qr x tk` score block
+    /// (`S = Q K_j^T`, scaled); one exchange phase reshards the scores to whole rows (tile
+    /// (h, i, j) takes row group j of query block i, every key), which the tile runs through
+    /// the (causal) row softmax and multiplies by the values. The result is a row grid of
+    /// `qr / gt` rows per tile, in tile order.
+    fn attention_materialized(
+        &mut self,
+        shape: &MaterializedAttention,
+        batches: u32,
+        (qb, kb, vb): (&Blocks, &Blocks, &Blocks),
+    ) -> Result<(), LowerError> {
+        let MaterializedAttention {
+            index,
+            out,
+            sizes: (s, d, t, ev),
+            grid: (gs, gt),
+            precision,
+            causal,
+            scale,
+        } = *shape;
+        let (qr, tk) = (s / gs, t / gt);
+        let rs = qr / gt;
+        let e = precision.bytes();
+        let tiles: Vec<u32> = (0..batches * gs * gt).collect();
+        let q_rm = self.op_buffer(index, "q", &tiles, qr * d * e);
+        let k_rm = self.op_buffer(index, "k", &tiles, tk * d * e);
+        let k_t = self.op_buffer(index, "k_t", &tiles, d * tk * e);
+        // The head's values in interleaved memory (the tile-local GEMM packs them from there).
+        let v_rm = self.program.buffer(
+            format!("{}.v", self.provenance(index)),
+            MemoryClass::Interleaved,
+            t * ev * e,
+            tiles.clone(),
+        );
+        let scores = self.op_buffer(index, "scores", &tiles, qr * tk * e);
+        let rows = self.op_buffer(index, "score_rows", &tiles, rs * t * e);
+        let probabilities = self.op_buffer(index, "p", &tiles, rs * t * e);
+        let grid = row_grid(batches * s, ev, rs);
+        let result = self.result_buffer(index, &grid, precision);
+        let name = self.provenance(index);
+        let qk = self.gemm_scratch(
+            &format!("{name}.qk"),
+            (qr, d, tk),
+            precision,
+            precision,
+            &tiles,
+        );
+        let pv = self.gemm_scratch(
+            &format!("{name}.pv"),
+            (rs, t, ev),
+            precision,
+            precision,
+            &tiles,
+        );
+        let tile_of = |h: u32, i: u32, j: u32| (h * gs + i) * gt + j;
+        let mut transfers = Transfers::default();
+        for h in 0..batches {
+            for i in 0..gs {
+                for j in 0..gt {
+                    let tile = tile_of(h, i, j);
+                    let fetches = [
+                        (qb, (h * s + i * qr, qr), d, q_rm),
+                        (kb, (h * t + j * tk, tk), d, k_rm),
+                        (vb, (h * t, t), ev, v_rm),
+                    ];
+                    for (source, (r0, count), cols, buffer) in fetches {
+                        transfers.gather(
+                            source,
+                            Fetch {
+                                tile,
+                                rows: (r0, r0 + count),
+                                cols: (0, cols),
+                                place: Place::at(buffer, 0),
+                            },
+                        );
+                    }
+                }
+            }
+        }
+        let mut runs = self.flush(transfers);
+        for &tile in &tiles {
+            self.push_scores(
+                &mut runs,
+                tile,
+                (tk, d, precision),
+                (q_rm, k_rm, k_t, scores),
+                &qk,
+            );
+            runs.push(Run {
+                tile,
+                kernel: self.program.kernel(KernelSpec::Scale {
+                    precision,
+                    elements: qr * tk,
+                }),
+                args: vec![
+                    address(scores, 0),
+                    address(scores, 0),
+                    Arg::Value(scale.to_bits()),
+                ],
+            });
+        }
+        runs.sort_by_key(|r| r.tile);
+        self.program.run.push(TileStep::Compute {
+            provenance: format!("{name}.scores"),
+            runs,
+        });
+        // The score blocks as a value: query block (h, i) x key block j on tile (h, i, j).
+        let score_blocks = Blocks {
+            grid: GemmGrid {
+                m: batches * s,
+                k: t,
+                n: t,
+                cb: tk,
+                nb: gt,
+                mb: batches * gs,
+                rows_padded: qr,
+                kb: t,
+                k_steps: 1,
+            },
+            buffer: scores,
+            precision,
+        };
+        let mut transfers = Transfers::default();
+        for &tile in &tiles {
+            let r0 = tile * rs;
+            transfers.gather(
+                &score_blocks,
+                Fetch {
+                    tile,
+                    rows: (r0, r0 + rs),
+                    cols: (0, t),
+                    place: Place::at(rows, 0),
+                },
+            );
+        }
+        let mut runs = self.flush(transfers);
+        for &tile in &tiles {
+            // The tile's first query row within its batch-head, for the causal mask.
+            let row_in_head = (tile * rs) % s;
+            runs.push(Run {
+                tile,
+                kernel: self.program.kernel(KernelSpec::Softmax {
+                    precision,
+                    rows: rs,
+                    cols: t,
+                    causal,
+                }),
+                args: vec![
+                    address(rows, 0),
+                    address(probabilities, 0),
+                    Arg::Value(row_in_head),
+                ],
+            });
+            local_gemm(
+                self,
+                &mut runs,
+                tile,
+                precision,
+                (
+                    Place::at(probabilities, 0),
+                    Place::at(v_rm, 0),
+                    Place::at(result, 0),
+                ),
+                &pv,
+            );
+        }
+        info!(
+            op = index,
+            grid = ?[batches, gs, gt],
+            query_rows = qr,
+            key_block = tk,
+            rows_after = rs,
+            "attention lowered materialized on a query x key tile grid"
+        );
+        let blocks = Blocks {
+            grid,
+            buffer: result,
+            precision,
+        };
+        self.finish(index, "ipu.attention", runs, out, blocks);
+        Ok(())
     }
 
     /// Attention with the keys streamed through in blocks (flash-style): per tile (batch-head,
