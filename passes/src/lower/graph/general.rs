@@ -1225,21 +1225,8 @@ impl Lowering<'_> {
         let scores = self.op_buffer(index, "scores", &op_tiles, qr * t * e);
         let probabilities = self.op_buffer(index, "p", &op_tiles, qr * t * e);
         let result = self.result_buffer(index, &grid, precision);
-        let name = self.provenance(index);
-        let qk = self.gemm_scratch(
-            &format!("{name}.qk"),
-            (qr, d, t),
-            precision,
-            precision,
-            &op_tiles,
-        );
-        let pv = self.gemm_scratch(
-            &format!("{name}.pv"),
-            (qr, t, ev),
-            precision,
-            precision,
-            &op_tiles,
-        );
+        let (qk, pv) =
+            self.attention_scratch(index, ((qr, d, t), (qr, t, ev)), precision, &op_tiles);
         let mut transfers = Transfers::default();
         for i in 0..grid.mb {
             let tile = grid.tile(i, 0);
@@ -1547,6 +1534,22 @@ impl Lowering<'_> {
         }
     }
 
+    /// The scratch of an attention op's two tile-local GEMMs, `Q K^T` (`qk` shape) and `P V`
+    /// (`pv` shape), on `tiles`.
+    fn attention_scratch(
+        &mut self,
+        index: usize,
+        (qk, pv): ((u32, u32, u32), (u32, u32, u32)),
+        precision: Precision,
+        tiles: &[u32],
+    ) -> (GemmScratch, GemmScratch) {
+        let name = self.provenance(index);
+        (
+            self.gemm_scratch(&format!("{name}.qk"), qk, precision, precision, tiles),
+            self.gemm_scratch(&format!("{name}.pv"), pv, precision, precision, tiles),
+        )
+    }
+
     /// Appends to `runs` the scores of one tile: the `keys x d` key rows at `k` transposed
     /// into `k_t`, then `scores = q k_t` (tile-local GEMM).
     fn push_scores(
@@ -1611,20 +1614,7 @@ impl Lowering<'_> {
         let grid = row_grid(batches * s, ev, rs);
         let result = self.result_buffer(index, &grid, precision);
         let name = self.provenance(index);
-        let qk = self.gemm_scratch(
-            &format!("{name}.qk"),
-            (qr, d, tk),
-            precision,
-            precision,
-            &tiles,
-        );
-        let pv = self.gemm_scratch(
-            &format!("{name}.pv"),
-            (rs, t, ev),
-            precision,
-            precision,
-            &tiles,
-        );
+        let (qk, pv) = self.attention_scratch(index, ((qr, d, tk), (rs, t, ev)), precision, &tiles);
         let tile_of = |h: u32, i: u32, j: u32| (h * gs + i) * gt + j;
         let mut transfers = Transfers::default();
         for h in 0..batches {
