@@ -11,7 +11,9 @@
 // RUN: ipu-opt %t.mlir -p 'builtin.module(ipu-emit-tile-code)' | diff %t.mlir -
 // The output-stationary lowering, with its FP8 casts and AMP packs on the device, K chunks
 // and padded row blocks, stays covered by the same GEMM with K = 200 (not a multiple of 16,
-// so the split lowering does not take it; see Inputs/gemm_fp8_k200.mlir).
+// so the planner never plans it as a split GEMM; see Inputs/gemm_fp8_k200.mlir). Its
+// finalists are all output-stationary plans (no host_order split):
+// RUN: ipu-opt %S/Inputs/gemm_fp8_k200.mlir -p 'builtin.module(ipu-lower-mid{tiles=64 precision=fp8})' | FileCheck %s --check-prefix=OLD-PLANS
 // RUN: env RUST_LOG=info ipu-opt %S/Inputs/gemm_fp8_k200.mlir -p 'builtin.module(ipu-compile{tiles=64 precision=fp8 compile-kernels=false})' -o %t.k200.mlir 2>&1 | FileCheck %s --check-prefix=OLD-PHASES
 // RUN: FileCheck %s --check-prefix=OLD < %t.k200.mlir
 // RUN: ipu-opt %t.k200.mlir -p 'builtin.module(ipu-emit-tile-code)' | diff %t.k200.mlir -
@@ -85,13 +87,23 @@
 // CHECK-NEXT: "ipu_tile.code"() {final_cycles = [[REFINED]] : i64, final_exchange = [[REFINED_EXCHANGE]] : i64, tiles = array<i32: 0, 1, 2, {{.*}}, 62, 63>}
 // CHECK-NOT: "ipu_tile.
 
-// K = 200 keeps the output-stationary lowering: the split lowering refuses the planned grid
-// for K, and the lowered program is the older one, with one exchange phase for the
-// converted B chunks.
+// K = 200: the four finalists are output-stationary plans on grid [1, 4, 16, 1] (the
+// split GEMM's host_order plans need K and N in whole 16-groups), both FP8 scales 0, in each
+// of the four A / B panel memory-class combinations.
+// OLD-PLANS: ipu.finalists = "{\22functions\22:{\22gemm\22:[
+// OLD-PLANS-SAME: {\22ops\22:[{\22kind\22:\22gemm_output_stationary\22,\22op\22:0,\22params\22:{\22c_block\22:32,\22grid\22:[1,4,16,1],\22k_block\22:{{[0-9]+}},\22k_steps\22:1,\22left\22:\22interleaved\22,\22lhs_scale\22:0,\22orientation\22:\22normal\22,\22precision\22:\22f8\22,\22rhs_scale\22:0,\22tiles\22:64,\22weights\22:\22interleaved\22,\22weights_resident\22:false}}]},
+// OLD-PLANS-SAME: {\22ops\22:[{\22kind\22:\22gemm_output_stationary\22,\22op\22:0,\22params\22:{\22c_block\22:32,\22grid\22:[1,4,16,1],\22k_block\22:{{[0-9]+}},\22k_steps\22:1,\22left\22:\22standard\22,\22lhs_scale\22:0,\22orientation\22:\22normal\22,\22precision\22:\22f8\22,\22rhs_scale\22:0,\22tiles\22:64,\22weights\22:\22interleaved\22,\22weights_resident\22:false}}]},
+// OLD-PLANS-SAME: {\22ops\22:[{\22kind\22:\22gemm_output_stationary\22,\22op\22:0,\22params\22:{\22c_block\22:32,\22grid\22:[1,4,16,1],\22k_block\22:{{[0-9]+}},\22k_steps\22:1,\22left\22:\22interleaved\22,\22lhs_scale\22:0,\22orientation\22:\22normal\22,\22precision\22:\22f8\22,\22rhs_scale\22:0,\22tiles\22:64,\22weights\22:\22standard\22,\22weights_resident\22:false}}]},
+// OLD-PLANS-SAME: {\22ops\22:[{\22kind\22:\22gemm_output_stationary\22,\22op\22:0,\22params\22:{\22c_block\22:32,\22grid\22:[1,4,16,1],\22k_block\22:{{[0-9]+}},\22k_steps\22:1,\22left\22:\22standard\22,\22lhs_scale\22:0,\22orientation\22:\22normal\22,\22precision\22:\22f8\22,\22rhs_scale\22:0,\22tiles\22:64,\22weights\22:\22standard\22,\22weights_resident\22:false}}]}]},
+// OLD-PLANS-SAME: \22options\22:
+// OLD-PLANS-NOT: host_order
+// OLD-PLANS: "ipu.matmul"{{.*}}plan = #ipu.plan<"gemm_output_stationary", {c_block = 32 : i64, grid = [1, 4, 16, 1], k_block = {{[0-9]+}} : i64, k_steps = 1 : i64, left = "interleaved", lhs_scale = 0 : i64,
+
+// K = 200 keeps the output-stationary lowering: no split GEMM is planned, so the lowering
+// neither builds one nor says it refuses a planned grid (no "split GEMM" line at all), and
+// the lowered program is the older one, with one exchange phase for the converted B chunks.
 // OLD-PHASES: selected physically scheduled operator-plan finalist selected={{[0-3]}}
-// OLD-PHASES-NOT: split GEMM grid
-// OLD-PHASES: reason=K = 200 and N = 512 must be multiples of 16
-// OLD-PHASES-NOT: split GEMM grid
+// OLD-PHASES-NOT: split GEMM
 // OLD-PHASES: lowered graph for package construction logical_shards={{[0-9]+}} exchange_phases=1
 // Row blocks of 63 rows, the last padded from 61. Each row block's K is converted in chunks of
 // one 16-column group per tile of its grid row, cast to FP8 and rearranged to AMP-left: twelve
@@ -124,7 +136,7 @@
 // exchange phase broadcasts the converted B chunks, op0 runs the GEMM and op0.output
 // rearranges C to row-major for the unpadded 250 x 512 output stream.
 // OLD-LABEL: func.func @gemm
-// OLD: "ipu.matmul"{{.*}}plan = #ipu.plan<"gemm_output_stationary", {c_block = 32 : i64, grid = [1, 4, 16, 1], k_block = {{[0-9]+}} : i64,
+// OLD: "ipu.matmul"{{.*}}plan = #ipu.plan<"gemm_output_stationary", {c_block = 32 : i64, grid = [1, 4, 16, 1], k_block = {{[0-9]+}} : i64, k_steps = 1 : i64, left = "{{interleaved|standard}}", lhs_scale = 0 : i64, orientation = "normal", precision = "f8", rhs_scale = 0 : i64,
 // OLD: module @gemm.tiles
 // OLD-NEXT: "ipu_tile.op"() {estimate = {{[0-9]+}} : i64, op = "ipu.matmul", provenance = "op0"}
 // OLD-NEXT: "ipu_tile.kernel"() {index = [[CAST:[0-9]+]] : i64, name = "cast_f16_f8_n1008", spec = "{\22Cast\22:{\22from\22:\22F16\22,\22to\22:\22F8E4M3\22,\22elements\22:1008}}"}

@@ -1,10 +1,13 @@
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16})' | FileCheck %s
 // RUN: env RUST_LOG=info ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=LOG
-// The same MLP under precision=fp8 keeps the older output-stationary plans (device casts, a
-// row-major GeLU on the first GEMM's grid, its result converted to AMP-left for the second):
-// the GeLU's result is an F16 device value, not in the AMP input precision F8 (only host
-// operands are encoded to F8 as they are streamed), so the second matmul is not split, and
-// the first, whose result feeds it through the GeLU, is not either.
+// Under precision=fp8 the same MLP (@mlp) is planned as chained split GEMMs too: the planner
+// inserts an ipu.cast (F16 -> F8 at the policy scale, {ipu.inserted}) of the GeLU's result
+// before the second matmul, so the planned module verifies (both matmul operands FP8; ipu-opt
+// runs the ipu verifier on its output, which used to fail here with "'ipu.matmul' op operand
+// element types differ"). The older output-stationary plans (device casts, a row-major GeLU
+// on the first GEMM's grid, its result cast and converted to AMP-left for the second) stay
+// covered at planning level by @mlp_shared, whose hidden value also feeds an add with
+// another full tensor, so neither matmul is split.
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 precision=fp8})' | FileCheck %s --check-prefix=FP8
 // RUN: env RUST_LOG=info ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 precision=fp8})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=FP8-LOG
 
@@ -15,7 +18,7 @@
 // it runs in place on the ranges of the first GEMM's AMP-output blocks, so its result keeps
 // that format), and the second matmul takes the GeLU's result as its left operand directly:
 // no cast and no rearrange into AMP-left between them. Every op carries its estimate.
-// CHECK-LABEL: func.func @mlp
+// CHECK-LABEL: func.func @mlp(
 // CHECK-SAME: ipu.estimate = #ipu.estimate<{{[0-9]+}} : i64, {{[0-9]+}} : i64
 // CHECK-NEXT: %cst = arith.constant
 // CHECK-NEXT: %cst_0 = arith.constant
@@ -32,33 +35,76 @@
 
 // No finalist plans a conversion: the graph's six values (x, the two weights, the two
 // products, the GeLU's result) are all there is.
-// LOG: retained operator-plan finalist finalist=0 values=6 operations=3 {{.*}} conversion_sources=[]
+// LOG: planned operator-plan frontier function=mlp frontier_sizes=
+// LOG-NEXT: retained operator-plan finalist finalist=0 values=6 operations=3 {{.*}} conversion_sources=[]
 
-// precision=fp8: nothing is split (no host_order, no ranged plan). x and the weights are cast
-// to F8 (the weights with a scale) and rearranged; the GeLU is a row-major pointwise plan on
-// the first GEMM's [1, gm, gn] grid, and its result is cast to F8 and rearranged from
-// AMP-output into AMP-left order for the second output-stationary GEMM.
-// FP8-NOT: host_order
-// FP8-NOT: ranged
-// FP8-LABEL: func.func @mlp
-// FP8: "ipu.cast"(%arg0) {ipu.inserted} : (tensor<128x256xf16>) -> tensor<128x256xf8E4M3FNUZ>
-// FP8-NEXT: "ipu.rearrange"
-// FP8-SAME: #ipu.format<"amp_left"
-// FP8-NEXT: "ipu.cast"(%cst) {ipu.inserted, scale = -8 : i32}
-// FP8-NEXT: "ipu.rearrange"
-// FP8-SAME: #ipu.format<"amp_right"
-// FP8-NEXT: [[H8:%[0-9]+]] = "ipu.matmul"({{.*}}plan = #ipu.plan<"gemm_output_stationary", {c_block = {{[0-9]+}} : i64, grid = [1, [[GM:[0-9]+]], [[GN:[0-9]+]], 1], k_block = {{.*}}precision = "f8"
-// FP8-NEXT: [[G8:%[0-9]+]] = "ipu.gelu"([[H8]]) {{.*}}plan = #ipu.plan<"pointwise_gelu", {grid = [1, [[GM]], [[GN]]], order = "amp_output", precision = "f16", tiles = 16 : i64}>}
-// FP8-NEXT: [[C8:%[0-9]+]] = "ipu.cast"([[G8]]) {ipu.inserted} : (tensor<128x512xf16, #ipu.format<"amp_output"{{.*}}>>) -> tensor<128x512xf8E4M3FNUZ, #ipu.format<"amp_output"
-// FP8-NEXT: [[L8:%[0-9]+]] = "ipu.rearrange"([[C8]]) {ipu.inserted} : {{.*}} -> tensor<128x512xf8E4M3FNUZ, #ipu.format<"amp_left"
-// FP8-NEXT: "ipu.cast"(%cst_0) {ipu.inserted, scale = -9 : i32}
-// FP8-NEXT: [[W8:%[0-9]+]] = "ipu.rearrange"
-// FP8-NEXT: "ipu.matmul"([[L8]], [[W8]]) {{.*}}plan = #ipu.plan<"gemm_output_stationary", {c_block = {{[0-9]+}} : i64, grid = [1, {{[0-9]+}}, {{[0-9]+}}, 1], k_block = {{.*}}precision = "f8"
-// FP8-NEXT: "ipu.rearrange"
-// FP8-NEXT: return
+// precision=fp8: the recorded finalists (module attribute, first) of @mlp_shared have no
+// split plan at all (no host_order, no ranged plan).
+// FP8: ipu.finalists = "{\22functions\22:{\22mlp\22:[
+// FP8-SAME: \22mlp_shared\22:[
+// FP8-NOT: {{host_order|ranged}}
+// FP8-SAME: \22options\22:
 
-// Two device conversions: x (%0) and the GeLU's result (%4).
-// FP8-LOG: retained operator-plan finalist finalist=0 values=8 operations=3 {{.*}} conversion_sources=[%0,%4]
+// precision=fp8, @mlp: two split GEMMs (host_order = true) on FP8 inputs: the first on
+// [1, 1, 16, 1] with x at scale 0 (no fp8-scale, no calibration) and W1 at -8 (its constant
+// 0.5), the GeLU ranged in place on its AMP-output blocks, then the inserted cast of the
+// GeLU's result to F8 at the policy scale (0: no scale attribute), which keeps the ranges'
+// AMP-output format (no rearrange: the split lowering reads through the cast and casts each
+// owner's range itself), and the second GEMM on [1, 2, 8, 1] taking the cast as its left
+// operand with lhs_scale = the policy scale 0 and W2 at -9 (0.25).
+// FP8-LABEL: func.func @mlp(
+// FP8-NEXT: %cst = arith.constant
+// FP8-NEXT: %cst_0 = arith.constant
+// FP8-NEXT: [[X8:%[0-9]+]] = "ipu.cast"(%arg0) {ipu.inserted} : (tensor<128x256xf16>) -> tensor<128x256xf8E4M3FNUZ>
+// FP8-NEXT: [[XA:%[0-9]+]] = "ipu.rearrange"([[X8]]) {ipu.inserted} : {{.*}} -> tensor<128x256xf8E4M3FNUZ, #ipu.format<"amp_left"
+// FP8-NEXT: [[W18:%[0-9]+]] = "ipu.cast"(%cst) {ipu.inserted, scale = -8 : i32}
+// FP8-NEXT: [[W1A:%[0-9]+]] = "ipu.rearrange"([[W18]]) {ipu.inserted} : {{.*}} -> tensor<256x512xf8E4M3FNUZ, #ipu.format<"amp_right"
+// FP8-NEXT: [[H8:%[0-9]+]] = "ipu.matmul"([[XA]], [[W1A]]) {{.*}}plan = #ipu.plan<"gemm_output_stationary", {c_block = 32 : i64, grid = [1, 1, 16, 1], host_order = true, k_block = 256 : i64, k_steps = 1 : i64, left = "interleaved", lhs_scale = 0 : i64, orientation = "normal", precision = "f8", rhs_scale = -8 : i64, tiles = 16 : i64,
+// FP8-SAME: -> tensor<128x512xf16, [[HFMT8:#ipu.format<"amp_output", \[128, 32\], \[1, 16\], \[0, 0\], "standard", 0 : i64>]]>
+// FP8-NEXT: [[G8:%[0-9]+]] = "ipu.gelu"([[H8]]) {approximate = "tanh", {{.*}}plan = #ipu.plan<"pointwise_gelu", {precision = "f16", ranged = true}>} : (tensor<128x512xf16, [[HFMT8]]>) -> tensor<128x512xf16, [[HFMT8]]>
+// FP8-NEXT: [[C8:%[0-9]+]] = "ipu.cast"([[G8]]) {ipu.inserted} : (tensor<128x512xf16, [[HFMT8]]>) -> tensor<128x512xf8E4M3FNUZ, [[HFMT8]]>
+// FP8-NEXT: [[W28:%[0-9]+]] = "ipu.cast"(%cst_0) {ipu.inserted, scale = -9 : i32}
+// FP8-NEXT: [[W2A:%[0-9]+]] = "ipu.rearrange"([[W28]]) {ipu.inserted} : {{.*}} -> tensor<512x256xf8E4M3FNUZ, #ipu.format<"amp_right"
+// FP8-NEXT: [[Y8:%[0-9]+]] = "ipu.matmul"([[C8]], [[W2A]]) {{.*}}plan = #ipu.plan<"gemm_output_stationary", {c_block = 32 : i64, grid = [1, 2, 8, 1], host_order = true, k_block = 512 : i64, k_steps = 1 : i64, left = "interleaved", lhs_scale = 0 : i64, orientation = "normal", precision = "f8", rhs_scale = -9 : i64, tiles = 16 : i64,
+// FP8-SAME: : (tensor<128x512xf8E4M3FNUZ, [[HFMT8]]>, tensor<512x256xf8E4M3FNUZ, #ipu.format<"amp_right"
+// FP8-NEXT: [[R8:%[0-9]+]] = "ipu.rearrange"([[Y8]]) {ipu.inserted} : {{.*}} -> tensor<128x256xf16>
+// FP8-NEXT: return [[R8]] : tensor<128x256xf16>
+
+// precision=fp8, @mlp_shared: the GeLU's result also feeds an add with another full tensor,
+// and nothing is split (no host_order, no ranged plan): the older output-stationary plans.
+// x and the weights are cast to F8 (the weights with a scale) and rearranged; the first
+// GEMM's AMP-output result is converted to row-major for the GeLU, a pointwise plan on its
+// [1, gm, gn] grid (and so is the add); the GeLU's result is cast to F8 (scale 0) and
+// rearranged from row-major into AMP-left order for the second output-stationary GEMM.
+// FP8-LABEL: func.func @mlp_shared(
+// FP8-NEXT: %cst = arith.constant
+// FP8-NEXT: %cst_0 = arith.constant
+// FP8-NEXT: [[SX8:%[0-9]+]] = "ipu.cast"(%arg0) {ipu.inserted} : (tensor<128x256xf16>) -> tensor<128x256xf8E4M3FNUZ>
+// FP8-NEXT: [[SXA:%[0-9]+]] = "ipu.rearrange"([[SX8]]) {ipu.inserted} : {{.*}} -> tensor<128x256xf8E4M3FNUZ, #ipu.format<"amp_left"
+// FP8-NEXT: [[SW18:%[0-9]+]] = "ipu.cast"(%cst) {ipu.inserted, scale = -8 : i32}
+// FP8-NEXT: [[SW1A:%[0-9]+]] = "ipu.rearrange"([[SW18]]) {ipu.inserted} : {{.*}} -> tensor<256x512xf8E4M3FNUZ, #ipu.format<"amp_right"
+// FP8-NEXT: [[SH:%[0-9]+]] = "ipu.matmul"([[SXA]], [[SW1A]]) {{.*}}plan = #ipu.plan<"gemm_output_stationary", {c_block = {{[0-9]+}} : i64, grid = [1, [[GM:[0-9]+]], [[GN:[0-9]+]], 1], k_block = {{[0-9]+}} : i64, k_steps = 1 : i64, left = "{{interleaved|standard}}", lhs_scale = 0 : i64, orientation = "normal", precision = "f8", rhs_scale = -8 : i64,
+// FP8-NEXT: [[SHR:%[0-9]+]] = "ipu.rearrange"([[SH]]) {ipu.inserted} : (tensor<128x512xf16, #ipu.format<"amp_output"{{.*}}>>) -> tensor<128x512xf16, #ipu.format<"row_major"
+// FP8-NEXT: [[SG:%[0-9]+]] = "ipu.gelu"([[SHR]]) {{.*}}plan = #ipu.plan<"pointwise_gelu", {grid = [1, [[GM]], [[GN]]], order = "row_major", precision = "f16", tiles = 16 : i64}>}
+// FP8-NEXT: [[SC8:%[0-9]+]] = "ipu.cast"([[SG]]) {ipu.inserted} : (tensor<128x512xf16, #ipu.format<"row_major"{{.*}}>>) -> tensor<128x512xf8E4M3FNUZ, #ipu.format<"row_major"
+// FP8-NEXT: [[SL8:%[0-9]+]] = "ipu.rearrange"([[SC8]]) {ipu.inserted} : {{.*}} -> tensor<128x512xf8E4M3FNUZ, #ipu.format<"amp_left"
+// FP8-NEXT: [[SW28:%[0-9]+]] = "ipu.cast"(%cst_0) {ipu.inserted, scale = -9 : i32}
+// FP8-NEXT: [[SW2A:%[0-9]+]] = "ipu.rearrange"([[SW28]])
+// FP8-NEXT: [[SY:%[0-9]+]] = "ipu.matmul"([[SL8]], [[SW2A]]) {{.*}}plan = #ipu.plan<"gemm_output_stationary", {c_block = {{[0-9]+}} : i64, grid = [1, {{[0-9]+}}, {{[0-9]+}}, 1], k_block = {{[0-9]+}} : i64, k_steps = 1 : i64, left = "{{interleaved|standard}}", lhs_scale = 0 : i64, orientation = "normal", precision = "f8", rhs_scale = -9 : i64,
+// FP8-NEXT: [[SZ:%[0-9]+]] = "ipu.rearrange"(%arg1) {ipu.inserted} : (tensor<128x512xf16>) -> tensor<128x512xf16, #ipu.format<"row_major"
+// FP8-NEXT: [[SS:%[0-9]+]] = "ipu.add"([[SG]], [[SZ]]) {{.*}}plan = #ipu.plan<"pointwise_add", {grid = [1, [[GM]], [[GN]]], order = "row_major", precision = "f16", tiles = 16 : i64}>}
+// FP8-NEXT: [[R1:%[0-9]+]] = "ipu.rearrange"([[SY]]) {ipu.inserted} : {{.*}} -> tensor<128x256xf16>
+// FP8-NEXT: [[R2:%[0-9]+]] = "ipu.rearrange"([[SS]]) {ipu.inserted} : {{.*}} -> tensor<128x512xf16>
+// FP8-NEXT: return [[R1]], [[R2]] : tensor<128x256xf16>, tensor<128x512xf16>
+
+// @mlp: one device conversion, the GeLU's result (%4) cast to F8; its F8 copy is the
+// seventh value (x and the weights are encoded by the host or at compile time).
+// FP8-LOG: planned operator-plan frontier function=mlp frontier_sizes=
+// FP8-LOG-NEXT: retained operator-plan finalist finalist=0 values=7 operations=3 {{.*}} conversion_sources=[%4]
+// @mlp_shared: three device conversions: x (%0) cast and packed, the first product (%4)
+// converted to row-major, the GeLU's result (%5) cast and packed.
+// FP8-LOG: planned operator-plan frontier function=mlp_shared frontier_sizes=
+// FP8-LOG-NEXT: retained operator-plan finalist finalist=0 values=11 operations=4 {{.*}} conversion_sources=[%0,%4,%5]
 func.func @mlp(%x: tensor<128x256xf16>) -> tensor<128x256xf16> {
   %w1 = arith.constant dense<0.5> : tensor<256x512xf16>
   %w2 = arith.constant dense<0.25> : tensor<512x256xf16>
@@ -66,4 +112,14 @@ func.func @mlp(%x: tensor<128x256xf16>) -> tensor<128x256xf16> {
   %g = "ipu.gelu"(%h) {approximate = "tanh"} : (tensor<128x512xf16>) -> tensor<128x512xf16>
   %y = "ipu.matmul"(%g, %w2) : (tensor<128x512xf16>, tensor<512x256xf16>) -> tensor<128x256xf16>
   return %y : tensor<128x256xf16>
+}
+
+func.func @mlp_shared(%x: tensor<128x256xf16>, %z: tensor<128x512xf16>) -> (tensor<128x256xf16>, tensor<128x512xf16>) {
+  %w1 = arith.constant dense<0.5> : tensor<256x512xf16>
+  %w2 = arith.constant dense<0.25> : tensor<512x256xf16>
+  %h = "ipu.matmul"(%x, %w1) : (tensor<128x256xf16>, tensor<256x512xf16>) -> tensor<128x512xf16>
+  %g = "ipu.gelu"(%h) {approximate = "tanh"} : (tensor<128x512xf16>) -> tensor<128x512xf16>
+  %y = "ipu.matmul"(%g, %w2) : (tensor<128x512xf16>, tensor<512x256xf16>) -> tensor<128x256xf16>
+  %s = "ipu.add"(%g, %z) : (tensor<128x512xf16>, tensor<128x512xf16>) -> tensor<128x512xf16>
+  return %y, %s : tensor<128x256xf16>, tensor<128x512xf16>
 }

@@ -1,6 +1,7 @@
 // Ops off the GEMM fast path (passes/src/lower/graph/general.rs), in f32: causal attention
-// over 2 heads of 24 queries (key count and rows padded to the AMP's 16-column groups, one
-// tile per query row so each tile's causal offset differs), a batched matmul with a
+// over 2 heads of 24 queries (key count and rows padded to the AMP's 16-column groups; the
+// planned query blocks split each head's rows over several tiles, so each tile's causal
+// offset differs), a batched matmul with a
 // transposed right operand, an add of two host values, a softmax, a permutation of the
 // leading axes and a swap of the last two, and casts f32 -> f16 -> f32.
 func.func @general(%q: tensor<2x24x32xf32>, %k: tensor<2x24x32xf32>, %v: tensor<2x24x32xf32>,

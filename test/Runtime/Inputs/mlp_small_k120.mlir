@@ -1,7 +1,7 @@
 // examples/mlp_small.mlir (a transformer MLP block: matmul, bias add, GeLU tanh, matmul, bias
 // add on 2 x 48 tokens, hidden 256, output 128) with an input width of 120 instead of 128:
-// x is 2x48x120 and w1 120x256. K = 120 is not a multiple of 16, so the split GEMM lowering
-// (whole 16-groups of K and N only) does not take the first matmul, and the second, whose
+// x is 2x48x120 and w1 120x256. K = 120 is not a multiple of 16, so the planner never plans
+// the first matmul as a split GEMM (whole 16-groups of K and N only), and the second, whose
 // left operand is then not held as ranges, is not split either: the block keeps the chained
 // output-stationary lowering (the second GEMM gathering row blocks of the first's result,
 // bias broadcast phases, AMP packs on the device, and under FP8 device casts), in F16 and
