@@ -46,13 +46,18 @@ pub(super) fn gemm_candidates(
     };
     let partials = ipu_device::kernels::describe::default_partials(input);
     let output_precision = vector_precision(options.precision);
+    // A host operand's scale comes from its data range (constants, calibration) unless the
+    // policy pins one; a value computed on the device is cast on the device at the policy's
+    // scale (the one the host reference casts device values at), whatever its range.
     let scale_of = |value: &super::graph::Value| -> i64 {
         if !input.is_fp8() {
             return 0;
         }
-        options
-            .fp8_scale
-            .unwrap_or_else(|| value.max_abs.map(super::cost::fp8_scale_for).unwrap_or(0))
+        let pinned = options.fp8_scale;
+        if matches!(value.origin, Origin::Op(_)) {
+            return pinned.unwrap_or(0);
+        }
+        pinned.unwrap_or_else(|| value.max_abs.map(super::cost::fp8_scale_for).unwrap_or(0))
     };
     let weight_classes: Vec<MemoryClass> = match options.weight_memory {
         Some(class) => vec![class],
