@@ -1,6 +1,7 @@
 //! The driver's integration tests, in one binary (each test binary links all of MLIR).
 
 mod cli;
+mod estimates;
 mod mutation;
 mod numerical;
 mod oracle;

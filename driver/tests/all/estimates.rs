@@ -1,0 +1,132 @@
+//! The planner prices the program the lowering builds: for seeded split GEMMs and MLP blocks
+//! (F16 and FP8, 16 to 64 tiles), the selected finalist's refined estimate
+//! (`scheduled operator-plan finalist ... refined_cycles=`) is within 5 % of the lowered
+//! program's `costed final placed program final_cycles=` (the simulator charges the same
+//! kernel and exchange costs; host I/O comes on top of both).
+
+use std::process::Command;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const IPU_OPT: &str = env!("CARGO_BIN_EXE_ipu-opt");
+
+/// The first number after `key=` in `line`.
+fn field(line: &str, key: &str) -> Option<u64> {
+    let at = line.find(&format!(" {key}="))? + key.len() + 2;
+    line[at..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// (selected refined cycles, lowered final cycles) of compiling `source`.
+fn refined_and_final(source: &str, tiles: u32, precision: &str, label: &str) -> (u64, u64) {
+    let dir = std::env::temp_dir().join(format!("ipu-estimates-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let path = dir.join(format!("{label}.mlir"));
+    std::fs::write(&path, source).expect("model");
+    let pipeline = format!(
+        "builtin.module(ipu-compile{{tiles={tiles} precision={precision} compile-kernels=false}})"
+    );
+    let output = Command::new(IPU_OPT)
+        .arg(&path)
+        .args(["-p", &pipeline, "-o", "/dev/null"])
+        .env("RUST_LOG", "info")
+        .output()
+        .expect("ipu-opt starts");
+    let log = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{label}: {log}");
+    let selected = log
+        .lines()
+        .find(|l| l.contains("selected physically scheduled operator-plan finalist"))
+        .and_then(|l| field(l, "selected"))
+        .unwrap_or_else(|| panic!("{label}: no selection in {log}"));
+    let refined = log
+        .lines()
+        .filter(|l| l.contains("scheduled operator-plan finalist finalist="))
+        .find(|l| field(l, "finalist") == Some(selected))
+        .and_then(|l| field(l, "refined_cycles"))
+        .unwrap_or_else(|| panic!("{label}: no refined estimate"));
+    let final_cycles = log
+        .lines()
+        .find(|l| l.contains("costed final placed program"))
+        .and_then(|l| field(l, "final_cycles"))
+        .unwrap_or_else(|| panic!("{label}: no final cycles"));
+    (refined, final_cycles)
+}
+
+fn gemm(m: u32, k: u32, n: u32) -> String {
+    format!(
+        "func.func @gemm(%x: tensor<{m}x{k}xf16>, %w: tensor<{k}x{n}xf16>) -> tensor<{m}x{n}xf16> {{\n\
+         %y = \"ipu.matmul\"(%x, %w) : (tensor<{m}x{k}xf16>, tensor<{k}x{n}xf16>) -> tensor<{m}x{n}xf16>\n\
+         return %y : tensor<{m}x{n}xf16>\n}}\n"
+    )
+}
+
+fn mlp(m: u32, d: u32, h: u32) -> String {
+    let t = |shape: String| format!("tensor<{shape}xf16>");
+    let (x, w1, hb, w2, b1, b2) = (
+        t(format!("{m}x{d}")),
+        t(format!("{d}x{h}")),
+        t(format!("{m}x{h}")),
+        t(format!("{h}x{d}")),
+        t(h.to_string()),
+        t(d.to_string()),
+    );
+    format!(
+        "func.func @mlp(%x: {x}, %w1: {w1}, %b1: {b1}, %w2: {w2}, %b2: {b2}) -> {x} {{\n\
+         %h = \"ipu.matmul\"(%x, %w1) : ({x}, {w1}) -> {hb}\n\
+         %hb = \"ipu.add\"(%h, %b1) : ({hb}, {b1}) -> {hb}\n\
+         %g = \"ipu.gelu\"(%hb) {{approximate = \"tanh\"}} : ({hb}) -> {hb}\n\
+         %o = \"ipu.matmul\"(%g, %w2) : ({hb}, {w2}) -> {x}\n\
+         %ob = \"ipu.add\"(%o, %b2) : ({x}, {b2}) -> {x}\n\
+         return %ob : {x}\n}}\n"
+    )
+}
+
+#[test]
+fn refined_estimates_price_the_lowered_split_programs() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0x00e5_7135);
+    let mut worst = (0.0f64, String::new());
+    for case in 0..10 {
+        let tiles = [16, 32, 64][rng.random_range(0..3usize)];
+        let precision = if case % 2 == 0 { "f16" } else { "fp8" };
+        let m = rng.random_range(16..=200u32);
+        let (source, label) = if case < 5 {
+            let (k, n) = (
+                16 * rng.random_range(2..=16u32),
+                16 * rng.random_range(2..=16u32),
+            );
+            (
+                gemm(m, k, n),
+                format!("gemm{case}_{m}x{k}x{n}_{tiles}_{precision}"),
+            )
+        } else {
+            let (d, h) = (
+                16 * rng.random_range(2..=8u32),
+                16 * rng.random_range(2..=16u32),
+            );
+            (
+                mlp(m, d, h),
+                format!("mlp{case}_{m}x{d}x{h}_{tiles}_{precision}"),
+            )
+        };
+        let (refined, lowered) = refined_and_final(&source, tiles, precision, &label);
+        let off = (refined as f64 - lowered as f64).abs() / lowered as f64;
+        if off > worst.0 {
+            worst = (off, label.clone());
+        }
+        assert!(
+            off <= 0.05,
+            "{label}: refined {refined} vs final {lowered} ({:.1} %)",
+            off * 100.0
+        );
+    }
+    eprintln!(
+        "worst refined vs final: {:.2} % ({})",
+        worst.0 * 100.0,
+        worst.1
+    );
+}
