@@ -691,8 +691,10 @@ fn rearrange_candidates(
 /// owns a block of query rows and streams every key and value through its own score block,
 /// so the S x T matrix never exists as a whole); `attention_materialized` (scores computed on
 /// a (query, key) tile grid, exchanged to whole rows for the softmax, then multiplied by v).
-/// The planner prices the blocked plan with a tile's score rows whole; the lowering streams
-/// the keys in blocks through the online-softmax kernels when those rows do not fit a tile.
+/// Every plan is priced with the lowering's own kernel model (whole score rows per tile, the
+/// materialized grid, or, when a tile's whole rows do not fit, the keys streamed in blocks
+/// through the online-softmax kernels: `attention_flash`), and generated only in the shapes
+/// the lowering follows.
 fn attention_candidates(
     graph: &Graph,
     op: &Op,
@@ -738,7 +740,7 @@ fn attention_candidates(
             let bb = block_size(q[0], gb);
             let sb = block_size(s, gs);
             let tb = block_size(t, gt);
-            let (score_cycles, score_spec) = gemm_tile_cycles(
+            let (_, score_spec) = gemm_tile_cycles(
                 input,
                 MemoryClass::Interleaved,
                 bb * sb,
@@ -749,7 +751,6 @@ fn attention_candidates(
                 target,
             );
             let mut kernels = vec![score_spec];
-            let mut compute = score_cycles;
             let mut internal = PhaseLoad::new(tiles);
             let mut internal_phases = Vec::new();
             let rows_after = if materialized {
@@ -798,14 +799,7 @@ fn attention_candidates(
                 cols: u32_of(t),
                 causal,
             };
-            let pack = cost::rearrange_cycles(
-                ElementOrder::AmpLeft,
-                vector,
-                u32_of(bb * rows_after),
-                u32_of(t),
-                target,
-            );
-            let (pv_cycles, pv_spec) = gemm_tile_cycles(
+            let (_, pv_spec) = gemm_tile_cycles(
                 input,
                 MemoryClass::Interleaved,
                 bb * rows_after,
@@ -815,25 +809,23 @@ fn attention_candidates(
                 64,
                 target,
             );
-            compute += cost::kernel_cycles(&softmax, target) + pack + pv_cycles;
             kernels.push(softmax);
             kernels.push(pv_spec);
-            if materialized {
-                // Priced with the lowering's own model (the kernels it runs per tile).
-                compute = crate::lower::graph::general::materialized_attention_cycles(
-                    (
-                        u32_of(sb),
-                        u32_of(d),
-                        u32_of(tb),
-                        u32_of(t),
-                        u32_of(e),
-                        u32_of(rows_after),
-                    ),
-                    graph.values[op.operands[0]].element,
-                    causal,
-                    target,
-                );
-            }
+            // Priced with the lowering's own model (the kernels it runs per tile); whole score
+            // rows per tile are the materialized case with one key block (tk = t, rs = sb).
+            let mut compute = crate::lower::graph::general::materialized_attention_cycles(
+                (
+                    u32_of(sb),
+                    u32_of(d),
+                    u32_of(tb),
+                    u32_of(t),
+                    u32_of(e),
+                    u32_of(rows_after),
+                ),
+                graph.values[op.operands[0]].element,
+                causal,
+                target,
+            );
             if !all_valid(&kernels) {
                 continue;
             }
