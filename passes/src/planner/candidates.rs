@@ -734,7 +734,10 @@ fn attention_candidates(
             let (gb, gs) = (grid[0], grid[1]);
             let gt = if materialized { grid[2] } else { 1 };
             // The lowering runs one batch-head per grid row and splits the queries exactly.
-            if u64::from(gb) != q[0] || !s.is_multiple_of(u64::from(gs)) {
+            // (With more batch-heads than tiles no grid has that; the plans then share a tile
+            // between heads, which the lowering refuses with a message naming the counts.)
+            let one_head_per_row = q[0] <= u64::from(options.tiles);
+            if (one_head_per_row && u64::from(gb) != q[0]) || !s.is_multiple_of(u64::from(gs)) {
                 continue;
             }
             let bb = block_size(q[0], gb);
