@@ -1,4 +1,5 @@
-//! Lowering of a matmul whose operands both come from the host over a 3-D tile grid, with
+//! Lowering of a matmul whose right operand comes from the host (and whose left operand comes
+//! from the host or is another split GEMM's result, see "Chains") over a 3-D tile grid, with
 //! the K axis optionally split across tiles and the partials reduced (the planner's
 //! `gemm_output_stationary` and `gemm_k_split` plans, `grid = [1, gm, gn, gk]`).
 //!
@@ -26,6 +27,18 @@
 //! into a stack on that tile, which reduce-adds the stack and adds its own range. The
 //! host reads the reduced ranges (or, with gk == 1, the partial block itself) back with
 //! strided pieces, so C needs no rearrange either.
+//!
+//! ## FP8
+//! Under the FP8 policy the host encodes each host operand in FP8 at its own scale as it
+//! streams it (the plan's `lhs_scale` / `rhs_scale`); the GEMM calls get both scales.
+//!
+//! ## Chains
+//! C stays where the reduction left it, a [`Ranged`] value. A bias add and a GeLU run on the
+//! ranges in place, and a following split GEMM gathers its A panels from their owners in its
+//! own panel phases (AMP-output and AMP-left are the same 16-column panel order, so a run of
+//! a group's rows is contiguous on both sides); under FP8 the owners first cast their ranges
+//! at the policy scale. [`split_dims`] decides, for the planner and the lowering alike, which
+//! matmuls of a graph are lowered so.
 
 use ipu_device::kernels::describe::GEMM_MAX_WEIGHT_ELEMENTS;
 use ipu_device::{cost, KernelSpec, MemoryClass, Precision, Target};
