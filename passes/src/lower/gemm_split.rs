@@ -149,7 +149,7 @@ pub fn ranged_value(graph: &Graph, v: usize, input: Precision) -> bool {
 
 /// Whether every use of ranged value `v` keeps it ranged: returned (read back from the
 /// ranges), a bias add or a GeLU whose results are used so too, or the left operand of a
-/// matmul that is split ([`split_local`]) with such uses.
+/// matmul that is split (`split_local`) with such uses.
 pub fn ranged_uses(graph: &Graph, v: usize, input: Precision) -> bool {
     graph.ops.iter().enumerate().all(|(index, op)| {
         if !op.operands.contains(&v) {
