@@ -1144,7 +1144,7 @@ impl Lowering<'_> {
                 "{precision:?} attention is not lowered (f16 and f32 are)"
             )));
         }
-        let scale_value = scale.unwrap_or(1.0 / f64::from(d).sqrt()) as f32;
+        let scale = scale.unwrap_or(1.0 / f64::from(d).sqrt()) as f32;
         if let Some(plan) = plan.filter(|p| p.kind == "attention_materialized") {
             let grid = plan.ints("grid").unwrap_or(&[]);
             let shape = (grid.len() == 3)
@@ -1169,7 +1169,7 @@ impl Lowering<'_> {
                         grid: (g[1], g[2]),
                         precision,
                         causal,
-                        scale: scale_value,
+                        scale,
                     };
                     return self.attention_materialized(&shape, batches, (&qb, &kb, &vb));
                 }
@@ -1200,9 +1200,6 @@ impl Lowering<'_> {
         };
         let per_head = s / qr;
         let grid = row_grid(batches * s, ev, qr);
-        let op_tiles = grid.tiles();
-        let e = precision.bytes();
-        let scale = scale.unwrap_or(1.0 / f64::from(d).sqrt()) as f32;
         // A tile's whole score rows, keys and values when they fit the budget; else the keys
         // stream through in blocks with the online softmax.
         if let Some(key_block) = streamed_key_block((qr, d, t, ev), precision) {
@@ -1218,110 +1215,17 @@ impl Lowering<'_> {
             };
             return self.attention_streamed(&shape, &grid, (&qb, &kb, &vb));
         }
-        let q_rm = self.op_buffer(index, "q", &op_tiles, qr * d * e);
-        let k_rm = self.op_buffer(index, "k", &op_tiles, t * d * e);
-        let k_t = self.op_buffer(index, "k_t", &op_tiles, d * t * e);
-        let v_rm = self.op_buffer(index, "v", &op_tiles, t * ev * e);
-        let scores = self.op_buffer(index, "scores", &op_tiles, qr * t * e);
-        let probabilities = self.op_buffer(index, "p", &op_tiles, qr * t * e);
-        let result = self.result_buffer(index, &grid, precision);
-        let (qk, pv) =
-            self.attention_scratch(index, ((qr, d, t), (qr, t, ev)), precision, &op_tiles);
-        let mut transfers = Transfers::default();
-        for i in 0..grid.mb {
-            let tile = grid.tile(i, 0);
-            let head = i / per_head;
-            let r0 = head * s + (i % per_head) * qr;
-            transfers.gather(
-                &qb,
-                Fetch {
-                    tile,
-                    rows: (r0, r0 + qr),
-                    cols: (0, d),
-                    place: Place::at(q_rm, 0),
-                },
-            );
-            transfers.gather(
-                &kb,
-                Fetch {
-                    tile,
-                    rows: (head * t, head * t + t),
-                    cols: (0, d),
-                    place: Place::at(k_rm, 0),
-                },
-            );
-            transfers.gather(
-                &vb,
-                Fetch {
-                    tile,
-                    rows: (head * t, head * t + t),
-                    cols: (0, ev),
-                    place: Place::at(v_rm, 0),
-                },
-            );
-        }
-        let mut runs = self.flush(transfers);
-        for i in 0..grid.mb {
-            let tile = grid.tile(i, 0);
-            self.push_scores(
-                &mut runs,
-                tile,
-                (t, d, precision),
-                (q_rm, k_rm, k_t, scores),
-                &qk,
-            );
-            runs.push(Run {
-                tile,
-                kernel: self.program.kernel(KernelSpec::Scale {
-                    precision,
-                    elements: qr * t,
-                }),
-                args: vec![
-                    address(scores, 0),
-                    address(scores, 0),
-                    Arg::Value(scale.to_bits()),
-                ],
-            });
-            runs.push(Run {
-                tile,
-                kernel: self.program.kernel(KernelSpec::Softmax {
-                    precision,
-                    rows: qr,
-                    cols: t,
-                    causal,
-                }),
-                args: vec![
-                    address(scores, 0),
-                    address(probabilities, 0),
-                    Arg::Value((i % per_head) * qr),
-                ],
-            });
-            local_gemm(
-                self,
-                &mut runs,
-                tile,
-                precision,
-                (
-                    Place::at(probabilities, 0),
-                    Place::at(v_rm, 0),
-                    Place::at(result, 0),
-                ),
-                &pv,
-            );
-        }
-        info!(
-            op = index,
-            tiles = grid.mb,
-            query_rows = qr,
-            "attention lowered with whole score rows, one tile per batch-head query block"
-        );
-        let blocks = Blocks {
-            grid,
-            buffer: result,
+        // Whole score rows per tile: the materialized attention with one key block.
+        let shape = MaterializedAttention {
+            index,
+            out,
+            sizes: (s, d, t, ev),
+            grid: (per_head, 1),
             precision,
+            causal,
+            scale,
         };
-        self.finish(index, "ipu.attention", runs, out, blocks);
-        Ok(())
+        self.attention_materialized(&shape, batches, (&qb, &kb, &vb))
     }
 }
 
@@ -1578,7 +1482,8 @@ impl Lowering<'_> {
     /// (`S = Q K_j^T`, scaled); one exchange phase reshards the scores to whole rows (tile
     /// (h, i, j) takes row group j of query block i, every key), which the tile runs through
     /// the (causal) row softmax and multiplies by the values. The result is a row grid of
-    /// `qr / gt` rows per tile, in tile order.
+    /// `qr / gt` rows per tile, in tile order. With one key block (`gt = 1`: whole score rows
+    /// per tile, the `attention_blocked` plan) the score block is the tile's rows: no reshard.
     fn attention_materialized(
         &mut self,
         shape: &MaterializedAttention,
@@ -1609,7 +1514,12 @@ impl Lowering<'_> {
             tiles.clone(),
         );
         let scores = self.op_buffer(index, "scores", &tiles, qr * tk * e);
-        let rows = self.op_buffer(index, "score_rows", &tiles, rs * t * e);
+        // With one key block a tile's score block is already its whole rows.
+        let rows = if gt == 1 {
+            scores
+        } else {
+            self.op_buffer(index, "score_rows", &tiles, rs * t * e)
+        };
         let probabilities = self.op_buffer(index, "p", &tiles, rs * t * e);
         let grid = row_grid(batches * s, ev, rs);
         let result = self.result_buffer(index, &grid, precision);
@@ -1684,7 +1594,7 @@ impl Lowering<'_> {
             precision,
         };
         let mut transfers = Transfers::default();
-        for &tile in &tiles {
+        for &tile in tiles.iter().filter(|_| gt > 1) {
             let r0 = tile * rs;
             transfers.gather(
                 &score_blocks,
@@ -1727,14 +1637,23 @@ impl Lowering<'_> {
                 &pv,
             );
         }
-        info!(
-            op = index,
-            grid = ?[batches, gs, gt],
-            query_rows = qr,
-            key_block = tk,
-            rows_after = rs,
-            "attention lowered materialized on a query x key tile grid"
-        );
+        if gt == 1 {
+            info!(
+                op = index,
+                tiles = tiles.len(),
+                query_rows = qr,
+                "attention lowered with whole score rows, one tile per batch-head query block"
+            );
+        } else {
+            info!(
+                op = index,
+                grid = ?[batches, gs, gt],
+                query_rows = qr,
+                key_block = tk,
+                rows_after = rs,
+                "attention lowered materialized on a query x key tile grid"
+            );
+        }
         let blocks = Blocks {
             grid,
             buffer: result,
