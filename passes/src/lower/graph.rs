@@ -478,24 +478,20 @@ impl<'g> Lowering<'g> {
             (longest * precision.bytes()).max(1),
             tiles,
         );
-        let mut runs: Vec<Run> = value
-            .ranges
-            .iter()
-            .map(|r| Run {
-                tile: r.tile,
-                kernel: self.program.kernel(KernelSpec::Cast {
+        let runs = self.range_runs(value, |r| {
+            (
+                KernelSpec::Cast {
                     from: value.precision,
                     to: precision,
                     elements: r.len,
-                }),
-                args: vec![
+                },
+                vec![
                     Arg::Address(Place::at(value.buffer, 0)),
                     Arg::Address(Place::at(buffer, 0)),
                     Arg::Value(scale_exp as u32),
                 ],
-            })
-            .collect();
-        runs.sort_by_key(|run| run.tile);
+            )
+        });
         self.program.run.push(TileStep::Compute {
             provenance: format!("{provenance}.cast"),
             runs,
@@ -829,24 +825,21 @@ impl<'g> Lowering<'g> {
             })
             .collect();
         self.stream(bias, pieces)?;
-        let mut runs = Vec::new();
-        for r in &source.ranges {
-            let spec = KernelSpec::AddGroupBias {
-                precision: source.precision,
-                rows: r.rows,
-                elements: r.len,
-            };
-            runs.push(Run {
-                tile: r.tile,
-                kernel: self.program.kernel(spec),
-                args: vec![
+        let runs = self.range_runs(&source, |r| {
+            (
+                KernelSpec::AddGroupBias {
+                    precision: source.precision,
+                    rows: r.rows,
+                    elements: r.len,
+                },
+                vec![
                     Arg::Address(Place::at(source.buffer, 0)),
                     Arg::Address(Place::at(bias_buffer, 0)),
                     Arg::Address(Place::at(value.buffer, 0)),
                     Arg::Value(r.first / 16 % r.rows),
                 ],
-            });
-        }
+            )
+        });
         self.ranged_step(provenance, "ipu.add", runs, out, value);
         Ok(())
     }
@@ -863,37 +856,56 @@ impl<'g> Lowering<'g> {
         let source = self.ranged[&x].clone();
         let value = self.ranged_result(x, &provenance);
         let form = if tanh { GeluForm::Tanh } else { GeluForm::Erf };
-        let mut runs = Vec::new();
-        for r in &source.ranges {
-            let spec = KernelSpec::Gelu {
-                precision: source.precision,
-                form,
-                elements: r.len,
-            };
-            runs.push(Run {
-                tile: r.tile,
-                kernel: self.program.kernel(spec),
-                args: vec![
+        let runs = self.range_runs(&source, |r| {
+            (
+                KernelSpec::Gelu {
+                    precision: source.precision,
+                    form,
+                    elements: r.len,
+                },
+                vec![
                     Arg::Address(Place::at(source.buffer, 0)),
                     Arg::Address(Place::at(value.buffer, 0)),
                 ],
-            });
-        }
+            )
+        });
         self.ranged_step(provenance, "ipu.gelu", runs, out, value);
         Ok(())
     }
 
-    /// Records a pointwise op over a ranged value: its compute step (runs in tile order),
+    /// One kernel run per range of `value` on its owner, `run(range)` giving the kernel and
+    /// its arguments; in tile order.
+    fn range_runs(
+        &mut self,
+        value: &Ranged,
+        run: impl Fn(&gemm_split::OwnedRange) -> (KernelSpec, Vec<Arg>),
+    ) -> Vec<Run> {
+        let mut runs: Vec<Run> = value
+            .ranges
+            .iter()
+            .map(|r| {
+                let (spec, args) = run(r);
+                Run {
+                    tile: r.tile,
+                    kernel: self.program.kernel(spec),
+                    args,
+                }
+            })
+            .collect();
+        runs.sort_by_key(|run| run.tile);
+        runs
+    }
+
+    /// Records a pointwise op over a ranged value: its compute step ([`Self::range_runs`]),
     /// its profile entry, and its result `out`.
     fn ranged_step(
         &mut self,
         provenance: String,
         op: &str,
-        mut runs: Vec<Run>,
+        runs: Vec<Run>,
         out: ValueId,
         value: Ranged,
     ) {
-        runs.sort_by_key(|run| run.tile);
         self.program.run.push(TileStep::Compute {
             provenance: provenance.clone(),
             runs,

@@ -845,14 +845,7 @@ fn general_lowering_exchanges_and_placements_hold_their_rules() {
             &target,
             &label,
         );
-        let staged = stages_of(design, &target, &label);
-        for (stage, design) in &staged {
-            if design.support.is_some() {
-                check_placement(&format!("{label} {stage}"), design, &target);
-            }
-        }
-        let (_, last) = staged.last().expect("stages");
-        check_exchanges(&label, last, &target);
+        let last = check_every_stage(design, &target, &label);
         phases += last.program.exchange_phases();
     }
     assert!(
@@ -955,13 +948,20 @@ fn chained_split_mlps_hold_their_rules() {
             output.shape.iter().product::<u64>() * 2,
             "{label}: output covered"
         );
-        let staged = stages_of(design, &target, &label);
-        for (stage, design) in &staged {
-            if design.support.is_some() {
-                check_placement(&format!("{label} {stage}"), design, &target);
-            }
-        }
-        let (_, last) = staged.last().expect("stages");
-        check_exchanges(&label, last, &target);
+        check_every_stage(design, &target, &label);
     }
+}
+
+/// Runs `design` through every stage after `ipu-lower-to-tiles`, checks the placement rules
+/// after each placed stage and the exchange rules of the final design; returns it.
+fn check_every_stage(design: TileDesign, target: &Target, label: &str) -> TileDesign {
+    let staged = stages_of(design, target, label);
+    for (stage, design) in &staged {
+        if design.support.is_some() {
+            check_placement(&format!("{label} {stage}"), design, target);
+        }
+    }
+    let (_, last) = staged.into_iter().last().expect("stages");
+    check_exchanges(label, &last, target);
+    last
 }
