@@ -714,12 +714,12 @@ fn attention_candidates(
         PrecisionPolicy::Fp8 => Precision::F8E4M3,
     };
     let vector = vector_precision(options.precision);
-    let in_format = |order| ValueFormat {
-        precision: input,
-        order,
-        memory: MemoryClass::Interleaved,
-        transposed: false,
-        scale: 0,
+    // The lowering fetches each operand's rows as they are (row-major, in its own element
+    // type; the tile-local GEMMs pack them, priced in the kernel model): queries and keys in
+    // standard memory, the values in interleaved.
+    let in_format = |position: usize, memory| ValueFormat {
+        memory,
+        ..ValueFormat::row_major(graph.values[op.operands[position]].element)
     };
     let out_format = ValueFormat::row_major(vector);
     let mut out = Vec::new();
@@ -905,15 +905,15 @@ fn attention_candidates(
                 needs: vec![
                     Need {
                         shards: q_need,
-                        format: in_format(ElementOrder::AmpLeft),
+                        format: in_format(0, MemoryClass::Standard),
                     },
                     Need {
                         shards: k_need,
-                        format: in_format(ElementOrder::AmpRight),
+                        format: in_format(1, MemoryClass::Standard),
                     },
                     Need {
                         shards: v_need,
-                        format: in_format(ElementOrder::AmpRight),
+                        format: in_format(2, MemoryClass::Interleaved),
                     },
                 ],
                 output: Need {
