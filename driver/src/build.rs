@@ -124,17 +124,77 @@ fn has_upstream_ops(module: melior::ir::OperationRef) -> bool {
 
 /// Builds the package of the model `source` (read from `file`, for messages).
 pub fn build_package(source: &str, file: &str, options: &BuildOptions) -> anyhow::Result<Package> {
-    build_package_with_source(source, file, options).map(|(package, _)| package)
+    build_package_with_source(source, file, options).map(|built| built.package)
 }
 
-/// [`build_package`], also returning the module text the package's host reference evaluates:
-/// `source` itself, or for a model in upstream dialects its import into `ipu` ops (the
-/// reference reads only `ipu` graph ops), taken before `ipu-compile` runs.
+/// The compiler's cycle figures for a compiled program (what the simulator's device-program
+/// cycles are compared with).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CompileEstimates {
+    /// `ipu-select-finalist`'s refined estimate of the selected finalist.
+    pub refined_cycles: Option<u64>,
+    /// The lowered program's `final_cycles` (`costed final placed program`).
+    pub final_cycles: Option<u64>,
+}
+
+impl CompileEstimates {
+    /// The figures recorded in a compiled module: the first function's
+    /// `ipu.refined_estimate` and the `ipu_tile.code` op's `final_cycles`.
+    pub fn of_module(module: melior::ir::OperationRef) -> CompileEstimates {
+        use melior::ir::{block::BlockLike, RegionLike};
+        let mut estimates = CompileEstimates::default();
+        fn walk(op: melior::ir::OperationRef, estimates: &mut CompileEstimates) {
+            if estimates.refined_cycles.is_none() {
+                if let Ok(attribute) = op.attribute("ipu.refined_estimate") {
+                    estimates.refined_cycles =
+                        ipu_dialects::format::Estimate::parse(&attribute.to_string())
+                            .ok()
+                            .and_then(|e| u64::try_from(e.cycles).ok());
+                }
+            }
+            if estimates.final_cycles.is_none()
+                && op.name().as_string_ref().as_str() == Ok("ipu_tile.code")
+            {
+                estimates.final_cycles = op
+                    .attribute("final_cycles")
+                    .ok()
+                    .and_then(|a| melior::ir::attribute::IntegerAttribute::try_from(a).ok())
+                    .and_then(|a| u64::try_from(a.value()).ok());
+            }
+            for region in op.regions() {
+                let mut block = region.first_block();
+                while let Some(b) = block {
+                    let mut next = b.first_operation();
+                    while let Some(inner) = next {
+                        walk(inner, estimates);
+                        next = inner.next_in_block();
+                    }
+                    block = b.next_in_region();
+                }
+            }
+        }
+        walk(module, &mut estimates);
+        estimates
+    }
+}
+
+/// What [`build_package_with_source`] returns.
+pub struct Built {
+    pub package: Package,
+    /// The module text the package's host reference evaluates.
+    pub reference: String,
+    pub estimates: CompileEstimates,
+}
+
+/// [`build_package`], also returning the module text the package's host reference evaluates
+/// (`source` itself, or for a model in upstream dialects its import into `ipu` ops: the
+/// reference reads only `ipu` graph ops, taken before `ipu-compile` runs) and the compiler's
+/// cycle estimates.
 pub fn build_package_with_source(
     source: &str,
     file: &str,
     options: &BuildOptions,
-) -> anyhow::Result<(Package, String)> {
+) -> anyhow::Result<Built> {
     if !matches!(options.precision.as_str(), "native" | "f16" | "f32" | "fp8") {
         bail!(
             "precision '{}': expected native, f16, f32 or fp8",
@@ -195,5 +255,9 @@ pub fn build_package_with_source(
     };
     let package = package_from_module(module.as_operation(), &target, cache.as_ref())
         .with_context(|| format!("{file}: building the package"))?;
-    Ok((package, reference))
+    Ok(Built {
+        package,
+        reference,
+        estimates: CompileEstimates::of_module(module.as_operation()),
+    })
 }

@@ -256,6 +256,25 @@ fn compute_steps(image: &DeviceImage, program: &str) -> BTreeMap<u32, Vec<(u32, 
 }
 
 impl ProgramRun {
+    /// Cycles of the run's host steps (the host writes and reads of its streams).
+    pub fn host_cycles(&self) -> u64 {
+        self.executed
+            .iter()
+            .filter(|e| {
+                self.steps.get(e.step as usize).is_some_and(|info| {
+                    matches!(info.kind, StepKind::HostWrite | StepKind::HostRead)
+                })
+            })
+            .map(|e| e.end.saturating_sub(e.start))
+            .sum()
+    }
+
+    /// Cycles of the device program alone: the run without its host steps, the quantity the
+    /// compiler's `final_cycles` and refined estimate describe.
+    pub fn device_cycles(&self) -> u64 {
+        self.total_cycles.saturating_sub(self.host_cycles())
+    }
+
     /// Converts one simulator profile of `package`'s program.
     pub fn from_sim(profile: &Profile, package: &Package, target: &Target) -> ProgramRun {
         let steps: Vec<StepInfo> = profile

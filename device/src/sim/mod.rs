@@ -297,6 +297,8 @@ impl Simulator {
         profile.total_cycles = total;
         tracing::debug!(
             total_cycles = total,
+            device_cycles = profile.device_cycles(),
+            host_cycles = profile.host_cycles(),
             executed_steps = profile.steps.len(),
             tiles_allocated = self.memory.allocated_tiles(),
             "simulator run finished"

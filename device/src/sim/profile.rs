@@ -83,6 +83,17 @@ impl Profile {
             .sum()
     }
 
+    /// Cycles of the run's host steps (host writes and reads: the host exchange).
+    pub fn host_cycles(&self) -> u64 {
+        self.cycles_of(StepKind::HostWrite) + self.cycles_of(StepKind::HostRead)
+    }
+
+    /// Cycles of the device program alone: the run without its host steps (what the
+    /// compiler's `final_cycles` and refined estimate describe).
+    pub fn device_cycles(&self) -> u64 {
+        self.total_cycles.saturating_sub(self.host_cycles())
+    }
+
     /// Device time of the run in seconds at the target clock.
     pub fn seconds(&self) -> f64 {
         self.total_cycles as f64 / self.clock_hz

@@ -60,7 +60,8 @@ fn main() -> anyhow::Result<()> {
         function: args.function.clone(),
         embed_kernels: !args.no_embed_kernels,
     };
-    let (mut package, source) = build_package_with_source(&source, &args.input, &options)?;
+    let built = build_package_with_source(&source, &args.input, &options)?;
+    let (mut package, source) = (built.package, built.reference);
     // The source module, the function and the precision policy, for `ipu run`'s host
     // reference. The lowering names the package after the function it lowered.
     let function = args

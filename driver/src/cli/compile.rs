@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use anyhow::anyhow;
+use ipu_driver::build::CompileEstimates;
 use ipu_runtime::package::{PackageSource, SourcePrecision};
 use ipu_runtime::Package;
 
@@ -39,6 +40,14 @@ pub fn pipeline_text(options: &CompileOptions) -> String {
 
 /// Compiles the model at `input` to a package.
 pub fn compile(input: &Path, options: &CompileOptions) -> Result<Package, Failure> {
+    compile_with_estimates(input, options).map(|(package, _)| package)
+}
+
+/// [`compile`], also returning the compiler's cycle estimates of the program.
+pub fn compile_with_estimates(
+    input: &Path,
+    options: &CompileOptions,
+) -> Result<(Package, CompileEstimates), Failure> {
     if !input.is_file() {
         return Err(Failure::input(anyhow!(
             "cannot read model '{}': no such file",
@@ -59,7 +68,7 @@ pub fn compile(input: &Path, options: &CompileOptions) -> Result<Package, Failur
 /// Runs the `ipu-compile` pipeline on the model and builds the package
 /// ([`ipu_driver::build::build_package`], what `ipu-translate --ipu-to-package` runs), embedding
 /// compiled kernel objects from the kernel cache.
-fn lower(input: &Path, options: &CompileOptions) -> Result<Package, Failure> {
+fn lower(input: &Path, options: &CompileOptions) -> Result<(Package, CompileEstimates), Failure> {
     let source = std::fs::read_to_string(input).map_err(|e| {
         Failure::input(anyhow!(e).context(format!("reading '{}'", input.display())))
     })?;
@@ -77,10 +86,11 @@ fn lower(input: &Path, options: &CompileOptions) -> Result<Package, Failure> {
     };
     // A model the compiler cannot handle ran the compiler and failed: a failed run (exit 1).
     let file = input.display().to_string();
-    let (mut package, source) =
+    let built =
         ipu_driver::build::build_package_with_source(&source, &file, &build).map_err(|e| {
             Failure::failed(e.context(format!("compiling '{file}' ({})", pipeline_text(options))))
         })?;
+    let (mut package, source) = (built.package, built.reference);
     // What the host reference of `ipu run` needs: the source module, the function compiled
     // (the package is named after it) and the precision policy.
     let source_precision = if precision == "fp8" {
@@ -90,7 +100,7 @@ fn lower(input: &Path, options: &CompileOptions) -> Result<Package, Failure> {
     };
     let function = package.name.clone();
     package.set_source(PackageSource::new(source, function, source_precision));
-    Ok(package)
+    Ok((package, built.estimates))
 }
 
 /// `ipu compile model.mlir -o model.ipuexe`.

@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! profile=artifacts/model/profile-final.ipuprof tiles=1472 samples=1472
+//! simulatedCycles=18742 deviceProgramCycles=15170 hostExchangeCycles=3572 refinedEstimate=15170 finalCycles=15170 refinedError=+0.00%
 //! referenceMaximumAbsoluteError=0.019749 numericalTest=PASS
 //! package=artifacts/model/model-final.ipuexe tiles=1472 hardwareTest=PASS
 //! ```
@@ -23,6 +24,9 @@ use ipu_device::KernelRunner;
 use ipu_runtime::inputs::{read_tensors, seeded_inputs, write_tensors};
 use ipu_runtime::npy::{NpyDtype, Tensor};
 use ipu_runtime::{DeviceConfig, Package, Session, SessionError, SessionOptions};
+
+use ipu_driver::build::CompileEstimates;
+use ipu_runtime::profile::ProgramRun;
 
 use super::progress::Steps;
 use super::{compile, numerical, Failure, RunArgs};
@@ -66,15 +70,42 @@ fn lock_dir(root: &Path, device: &str) -> PathBuf {
     root.join(component)
 }
 
-/// The package: compiled from a `.mlir`, read otherwise.
-fn load_input(args: &RunArgs) -> Result<Package, Failure> {
+/// The package: compiled from a `.mlir` (with the compiler's cycle estimates), read otherwise.
+fn load_input(args: &RunArgs) -> Result<(Package, Option<CompileEstimates>), Failure> {
     let is_model = args.input.extension().is_some_and(|e| e == "mlir");
     if is_model {
-        return compile::compile(&args.input, &args.compile);
+        return compile::compile_with_estimates(&args.input, &args.compile)
+            .map(|(package, estimates)| (package, Some(estimates)));
     }
     Package::read(&args.input)
         .with_context(|| format!("reading package '{}'", args.input.display()))
+        .map(|package| (package, None))
         .map_err(Failure::Input)
+}
+
+/// The cycles line of a run: the simulator's cycles of the `run` call split into the device
+/// program and the host exchange (the host writes and reads of its streams), and, when the
+/// model was compiled in this run, the compiler's refined and final estimates with the refined
+/// estimate's error against the simulated device program.
+fn cycles_line(run: &ProgramRun, estimates: Option<&CompileEstimates>) -> String {
+    let device = run.device_cycles();
+    let mut line = format!(
+        "simulatedCycles={} deviceProgramCycles={device} hostExchangeCycles={}",
+        run.total_cycles,
+        run.host_cycles()
+    );
+    let estimates = estimates.copied().unwrap_or_default();
+    if let Some(refined) = estimates.refined_cycles {
+        line.push_str(&format!(" refinedEstimate={refined}"));
+    }
+    if let Some(final_cycles) = estimates.final_cycles {
+        line.push_str(&format!(" finalCycles={final_cycles}"));
+    }
+    if let (Some(refined), true) = (estimates.refined_cycles, device > 0) {
+        let error = (refined as f64 - device as f64) / device as f64 * 100.0;
+        line.push_str(&format!(" refinedError={error:+.2}%"));
+    }
+    line
 }
 
 /// Inputs: seeded Gaussians for every input, replaced by `<dir>/<binding>.npy` where present.
@@ -334,7 +365,7 @@ pub fn command(args: &RunArgs) -> Result<(), Failure> {
         None
     };
     steps.step("reading the package");
-    let package = load_input(args)?;
+    let (package, estimates) = load_input(args)?;
     let dir = args.artifacts.join(&name);
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("creating '{}'", dir.display()))
@@ -390,6 +421,9 @@ pub fn command(args: &RunArgs) -> Result<(), Failure> {
         ran.profile.tiles,
         ran.profile.sample_count()
     );
+    if let Some(run) = ran.profile.runs.iter().rev().find(|r| r.program == "run") {
+        println!("{}", cycles_line(run, estimates.as_ref()));
+    }
     let mut numerical_pass = numerical_test(&reference, &ran.outputs);
     if let Some(source) = &oracle_source {
         numerical_pass &= oracle_test(args, source, &inputs, &ran.outputs)?;

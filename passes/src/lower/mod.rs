@@ -189,6 +189,52 @@ pub(crate) fn compute_cycles(program: &TileProgram, target: &Target) -> u64 {
         .sum()
 }
 
+/// The final program's cycles per op, for comparing with the planner's per-op estimates:
+/// `(op, cycles, exchange)` in program order, where an op is a compute step's provenance up
+/// to its first `.` (`op4.scores` belongs to `op4`) and an exchange phase belongs to the op of
+/// the next compute step (the op whose operands it gathers); phases after the last compute
+/// step belong to `(read-back)`. `phase_cycles` maps a phase to its scheduled cycles.
+pub(crate) fn op_cycles(
+    program: &TileProgram,
+    phase_cycles: &BTreeMap<u32, u64>,
+    target: &Target,
+) -> Vec<(String, u64, u64)> {
+    let times = TileProgram::multiplicities(&program.run);
+    let mut out: Vec<(String, u64, u64)> = Vec::new();
+    let mut pending = 0u64;
+    for (step, times) in program.run.iter().zip(times) {
+        match step {
+            TileStep::Exchange { phase, .. } => {
+                pending += times * phase_cycles.get(phase).copied().unwrap_or(0);
+            }
+            TileStep::Compute { runs, provenance } => {
+                let mut per_tile: BTreeMap<u32, u64> = BTreeMap::new();
+                for run in runs {
+                    if let Some(spec) = program.kernels.get(run.kernel as usize) {
+                        *per_tile.entry(run.tile).or_default() +=
+                            ipu_device::cost::kernel_cycles(spec, target);
+                    }
+                }
+                let compute = times * per_tile.into_values().max().unwrap_or(0);
+                let op = provenance.split('.').next().unwrap_or(provenance);
+                match out.last_mut() {
+                    Some(last) if last.0 == op => {
+                        last.1 += compute + pending;
+                        last.2 += pending;
+                    }
+                    _ => out.push((op.to_string(), compute + pending, pending)),
+                }
+                pending = 0;
+            }
+            _ => {}
+        }
+    }
+    if pending > 0 {
+        out.push(("(read-back)".into(), pending, pending));
+    }
+    out
+}
+
 /// Lowers function `name` of `module` (planned or not) to a package: the stages of
 /// `ipu-compile` after planning, run on the Rust values (no IR round trip).
 pub fn compile_function(

@@ -792,6 +792,12 @@ pub fn emit_tile_code_checked(
         Ok::<_, LowerError>((phases, final_cycles, final_exchange))
     })?;
     info!(final_cycles, final_exchange, "costed final placed program");
+    if tracing::enabled!(tracing::Level::DEBUG) {
+        let by_phase = phases.iter().map(|p| (p.phase.phase, p.cycles)).collect();
+        for (op, cycles, exchange) in super::op_cycles(&design.program, &by_phase, target) {
+            tracing::debug!(op = %op, cycles, exchange, "costed op of the final program");
+        }
+    }
     let package = staged("emit_tile_code", || {
         let support = design.support.as_ref().ok_or_else(|| {
             LowerError::Input("the program is not placed; run ipu-place-storage first".into())
