@@ -94,10 +94,16 @@ fn run_writes_artifacts_and_ends_like_the_seed() {
     let output = run_fixture(&dir);
     let stdout = text(&output.stdout);
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.len(), 3, "final lines:\n{stdout}");
-    assert_eq!(lines[1], "numericalTest=SKIPPED (no reference)");
+    assert_eq!(lines.len(), 4, "final lines:\n{stdout}");
+    // A package run reports the simulated cycles split into device program and host exchange.
+    assert!(
+        lines[1].starts_with("simulatedCycles=") && lines[1].contains(" hostExchangeCycles="),
+        "{}",
+        lines[1]
+    );
+    assert_eq!(lines[2], "numericalTest=SKIPPED (no reference)");
     assert_eq!(
-        lines[2],
+        lines[3],
         "package=artifacts/model/model-final.ipuexe tiles=1472 hardwareTest=PASS"
     );
     assert!(

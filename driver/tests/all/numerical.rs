@@ -107,18 +107,18 @@ fn translated_gemm_carries_its_source_and_passes() {
     let output = ipu_run(&dir, &["gemm.ipuexe", "--device", "sim:c600"]);
     assert_exit(&output, 0, "ipu run of the FP8 GEMM");
     let lines = stdout_lines(&output);
-    assert_eq!(lines.len(), 3, "{lines:?}");
-    let error: f64 = lines[1]
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    let error: f64 = lines[2]
         .strip_prefix("referenceMaximumAbsoluteError=")
         .and_then(|rest| rest.strip_suffix(" numericalTest=PASS"))
         .and_then(|value| value.parse().ok())
-        .unwrap_or_else(|| panic!("numerical test line: {}", lines[1]));
+        .unwrap_or_else(|| panic!("numerical test line: {}", lines[2]));
     // FP8 operands are the same on both sides: what remains is the accumulation and the final
     // rounding to f16, well under the K = 256 rule (about 0.0156 max|ref|, max|ref| being
     // tens here). The simulator's kernels sum the exact FP8 products and round once, so the
     // error is 0 today.
     assert!((0.0..0.5).contains(&error), "{error}");
-    assert!(lines[2].ends_with("hardwareTest=PASS"), "{}", lines[2]);
+    assert!(lines[3].ends_with("hardwareTest=PASS"), "{}", lines[3]);
 }
 
 /// The reference evaluates the module's constants; the device streams the package's weight
@@ -131,7 +131,7 @@ fn wrong_weights_fail_the_numerical_test() {
     translate(&dir, &dir.join("gemm_weight.mlir"), "good.ipuexe");
     let output = ipu_run(&dir, &["good.ipuexe", "--name", "good"]);
     assert_exit(&output, 0, "the intact package");
-    assert!(stdout_lines(&output)[1].ends_with("numericalTest=PASS"));
+    assert!(stdout_lines(&output)[2].ends_with("numericalTest=PASS"));
 
     let mut package = Package::read(&dir.join("good.ipuexe")).expect("package reads");
     let weight = package
@@ -161,11 +161,11 @@ fn wrong_weights_fail_the_numerical_test() {
     assert_exit(&output, 1, "a package with a wrong weight");
     let lines = stdout_lines(&output);
     assert!(
-        lines[1].starts_with("referenceMaximumAbsoluteError=")
-            && lines[1].ends_with(" numericalTest=FAIL"),
+        lines[2].starts_with("referenceMaximumAbsoluteError=")
+            && lines[2].ends_with(" numericalTest=FAIL"),
         "{lines:?}"
     );
-    assert!(lines[2].ends_with("hardwareTest=PASS"), "{lines:?}");
+    assert!(lines[3].ends_with("hardwareTest=PASS"), "{lines:?}");
     let stderr = text(&output.stderr);
     assert!(
         stderr.contains("numerical test failed: @gemm_weight (gemm rule): output 'result0'"),
@@ -234,7 +234,7 @@ fn run_gemm(dir: &Path, name: &str, lhs: &Array, rhs: &Array) -> Array {
     assert_exit(&output, 0, name);
     // The reference is exact here too: every product is one value times 1.0.
     assert_eq!(
-        stdout_lines(&output)[1],
+        stdout_lines(&output)[2],
         "referenceMaximumAbsoluteError=0.000000 numericalTest=PASS"
     );
     let result = Tensor::read(&dir.join(&outputs).join("result0.npy")).expect("result0.npy");
@@ -312,7 +312,12 @@ fn run_from_mlir_checks_the_numbers() {
     let output = ipu_run(&dir, &["gemm.mlir", "--tiles", "64", "--precision", "fp8"]);
     assert_exit(&output, 0, "ipu run gemm.mlir");
     let lines = stdout_lines(&output);
-    assert!(lines[1].ends_with("numericalTest=PASS"), "{lines:?}");
+    assert!(lines[2].ends_with("numericalTest=PASS"), "{lines:?}");
+    // Compiled in the run: the refined estimate is compared with the simulated device program.
+    assert_eq!(
+        lines[1],
+        "simulatedCycles=18742 deviceProgramCycles=15170 hostExchangeCycles=3572 refinedEstimate=15170 finalCycles=15170 refinedError=+0.00%"
+    );
     let package = Package::read(&dir.join("artifacts/gemm/model-final.ipuexe")).unwrap();
     assert_eq!(package.source.map(|s| s.function), Some("gemm".into()));
 }

@@ -836,7 +836,7 @@ fn buffer_bytes(
 
 /// `elements` cut into `parts` contiguous ranges of whole 16-element rows: `(first, len)`
 /// per part (trailing parts may be empty).
-fn ranges(elements: u32, parts: u32) -> Vec<(u32, u32)> {
+pub(crate) fn ranges(elements: u32, parts: u32) -> Vec<(u32, u32)> {
     let rows = elements / 16;
     let step = rows.div_ceil(parts.max(1));
     (0..parts.max(1))
@@ -857,7 +857,7 @@ fn ranges_max(elements: u32, parts: u32) -> u32 {
 /// `(row0 + r) * row_stride + col0 + g * 16 + x`) into `place` on `tile`: one piece per
 /// 16-column group touched, one run per row.
 #[allow(clippy::too_many_arguments)]
-fn panel_pieces(
+pub(crate) fn panel_pieces(
     tile: u32,
     place: Place,
     (first, len): (u32, u32),

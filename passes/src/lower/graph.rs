@@ -231,8 +231,9 @@ impl<'g> Lowering<'g> {
         if let Some(grid) = self.split_grid(index, plan) {
             return self.split_matmul(index, &grid, plan);
         }
-        if !self.fast_matmul(index) {
-            return self.general_matmul(index);
+        let general_plan = plan.filter(|p| p.kind == general::GENERAL_MATMUL_PLAN);
+        if general_plan.is_some() || !self.fast_matmul(index) {
+            return self.general_matmul(index, general_plan);
         }
         let op = &self.graph.ops[index];
         let (a, b, c) = (op.operands[0], op.operands[1], op.results[0]);

@@ -121,39 +121,50 @@ pub fn lower_graph(
 /// output-stationary grid the GEMM lowering implements (no batch or K split, one K panel,
 /// normal orientation, equal column blocks), else the lowering's own.
 fn gemm_grid(
-    (m, k, n): (u32, u32, u32),
+    dims: (u32, u32, u32),
     plan: Option<&Plan>,
     tiles: u32,
     op: usize,
 ) -> Result<GemmGrid, LowerError> {
     if let Some(plan) = plan {
-        let grid = plan.ints("grid").unwrap_or(&[]);
-        let followable = plan.kind == "gemm_output_stationary"
-            && grid.len() == 4
-            && grid[0] == 1
-            && grid[3] == 1
-            && plan.int("k_steps").unwrap_or(1) == 1
-            && plan.str("orientation").unwrap_or("normal") == "normal";
-        if followable {
-            match GemmGrid::planned(m, k, n, grid[1] as u32, grid[2] as u32) {
-                Ok(planned) if planned.mb * planned.nb <= tiles => return Ok(planned),
-                Ok(_) => info!(
-                    op,
-                    "planned GEMM grid exceeds the tile count; using the lowering's grid"
-                ),
-                Err(e) => {
-                    info!(op, reason = %e, "planned GEMM grid not followed; using the lowering's grid")
-                }
-            }
-        } else {
-            info!(
-                op,
-                plan = %plan,
-                "plan not implemented by the GEMM lowering yet (batch or K split, K panels or swapped orientation); using the lowering's grid"
-            );
+        match followed_gemm_grid(dims, plan, tiles) {
+            Ok(grid) => return Ok(grid),
+            Err(reason) => info!(op, plan = %plan, %reason, "using the lowering's grid"),
         }
     }
-    GemmGrid::new(m, k, n, tiles)
+    GemmGrid::new(dims.0, dims.1, dims.2, tiles)
+}
+
+/// The grid of `plan` for an `m x k x n` GEMM when the GEMM lowering builds it as planned (an
+/// output-stationary grid with no batch or K split, one K panel, normal orientation, equal
+/// column blocks of whole 16-column groups, within `tiles`), else why not. The planner
+/// generates only such grids for the GEMM lowering.
+pub(crate) fn followed_gemm_grid(
+    (m, k, n): (u32, u32, u32),
+    plan: &Plan,
+    tiles: u32,
+) -> Result<GemmGrid, String> {
+    let grid = plan.ints("grid").unwrap_or(&[]);
+    let followable = plan.kind == "gemm_output_stationary"
+        && grid.len() == 4
+        && grid[0] == 1
+        && grid[3] == 1
+        && plan.int("k_steps").unwrap_or(1) == 1
+        && plan.str("orientation").unwrap_or("normal") == "normal";
+    if !followable {
+        return Err(
+            "plan not implemented by the GEMM lowering (batch or K split, K panels or swapped orientation)"
+                .into(),
+        );
+    }
+    let (Ok(gm), Ok(gn)) = (u32::try_from(grid[1]), u32::try_from(grid[2])) else {
+        return Err("planned GEMM grid out of range".into());
+    };
+    match GemmGrid::planned(m, k, n, gm, gn) {
+        Ok(planned) if planned.mb * planned.nb <= tiles => Ok(planned),
+        Ok(_) => Err("planned GEMM grid exceeds the tile count".into()),
+        Err(e) => Err(format!("planned GEMM grid not followed: {e}")),
+    }
 }
 
 /// [`lower_graph`] following the selected plan of each op where the lowering implements it

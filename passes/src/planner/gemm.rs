@@ -67,6 +67,33 @@ pub(super) fn gemm_candidates(
     if let Some(split) = split_candidates(graph, op, (input, scales), active, options, target) {
         return split;
     }
+    // The GEMM lowering takes plain products of two host operands with one right matrix
+    // (output-stationary grids it follows); every other matmul (transposes, batched or
+    // device-computed right operands, a device-computed left operand) is the general
+    // matmul's, planned on its own blocks.
+    let general = general_candidates(
+        graph,
+        op,
+        (&dims, input),
+        (transpose_lhs, transpose_rhs),
+        options,
+        target,
+    );
+    let host = |v: usize| !matches!(graph.values[v].origin, Origin::Op(_));
+    let fast = !transpose_lhs
+        && !transpose_rhs
+        && !dims.rhs_batched
+        && host(op.operands[0])
+        && host(op.operands[1]);
+    if !fast {
+        return general;
+    }
+    // Where the GEMM lowering can follow the policy, the general matmul competes only in the
+    // policy's precision (it falls back to the operands' own only where nothing else runs).
+    let general: Vec<Candidate> = general
+        .into_iter()
+        .filter(|c| c.plan.str("precision") == Some(input.short_name()))
+        .collect();
     let batch_size = out_dims[0];
     let weights_constant = rhs_value.origin == super::graph::Origin::Constant;
     let mut out = Vec::new();
@@ -341,6 +368,184 @@ pub(super) fn gemm_candidates(
                 out.push(candidate);
             }
         }
+    }
+    // Only the grids the GEMM lowering builds as planned.
+    let rows = dims.batch * dims.m;
+    out.retain(|c| {
+        matches!(
+            (u32::try_from(rows), u32::try_from(dims.k), u32::try_from(dims.n)),
+            (Ok(m), Ok(k), Ok(n)) if crate::lower::followed_gemm_grid((m, k, n), &c.plan, options.tiles).is_ok()
+        )
+    });
+    out.extend(general);
+    out
+}
+
+/// Candidates of the general matmul ([`crate::lower::graph::general`]): `rows x cols` output
+/// blocks per tile over the batches, each tile fetching its rows of the left operand and its
+/// columns of the right one row-major in their own element type and running the tile-local
+/// GEMM (conversions, AMP packs, calls, output rearrange), priced by the lowering's model.
+fn general_candidates(
+    graph: &Graph,
+    op: &Op,
+    (dims, input): (&MatmulDims, Precision),
+    (transpose_lhs, transpose_rhs): (bool, bool),
+    options: &PlannerOptions,
+    target: &Target,
+) -> Vec<Candidate> {
+    use crate::lower::graph::general;
+    let lhs_value = &graph.values[op.operands[0]];
+    let rhs_value = &graph.values[op.operands[1]];
+    let out_value = &graph.values[op.results[0]];
+    let host = lhs_value.element;
+    let Some(input) = general::general_input(input, host, out_value.element) else {
+        return Vec::new();
+    };
+    let partials = ipu_device::kernels::describe::default_partials(input);
+    if rhs_value.element != host {
+        return Vec::new();
+    }
+    let (lhs_dims, rhs_dims, out_dims) = (
+        canonical_dims(&lhs_value.shape),
+        canonical_dims(&rhs_value.shape),
+        canonical_dims(&out_value.shape),
+    );
+    let (Ok(bc), Ok(m), Ok(k), Ok(n)) = (
+        u32::try_from(out_dims[0]),
+        u32::try_from(dims.m),
+        u32::try_from(dims.k),
+        u32::try_from(dims.n),
+    ) else {
+        return Vec::new();
+    };
+    let b_host = !matches!(rhs_value.origin, Origin::Op(_));
+    let b_constant = rhs_value.origin == Origin::Constant;
+    let policy_scale = if input.is_fp8() {
+        options.fp8_scale.unwrap_or(0)
+    } else {
+        0
+    };
+    // Converted at their source (FP8 without transposes), the operands are fetched and
+    // multiplied in the input precision (see `general_source_cast`).
+    let transposes = (transpose_lhs, transpose_rhs);
+    let source_cast = general::general_source_cast(host, input, transposes);
+    let (fetched_precision, fetched_scale) = if source_cast {
+        (input, policy_scale)
+    } else {
+        (host, 0)
+    };
+    let mut out = Vec::new();
+    for (rp, cb) in general::general_matmul_blocks(bc, m, n, options.tiles) {
+        let grid = [bc, m / rp, n / cb];
+        let tiles = bc * (m / rp) * (n / cb);
+        let batch_axis = |dims: [u64; 3]| (dims[0] > 1).then_some(0);
+        let lhs_need = Shards::needed_by_grid(
+            lhs_dims,
+            fetched_precision.bytes(),
+            &grid,
+            &[
+                batch_axis(lhs_dims),
+                Some(if transpose_lhs { 2 } else { 1 }),
+                None,
+            ],
+        );
+        let rhs_need = Shards::needed_by_grid(
+            rhs_dims,
+            fetched_precision.bytes(),
+            &grid,
+            &[
+                batch_axis(rhs_dims),
+                None,
+                Some(if transpose_rhs { 1 } else { 2 }),
+            ],
+        );
+        let output = Shards::needed_by_grid(
+            out_dims,
+            partials.bytes(),
+            &grid,
+            &[Some(0), Some(1), Some(2)],
+        );
+        let compute = general::general_matmul_cycles(
+            (rp, k, cb),
+            transposes,
+            b_host,
+            fetched_precision,
+            input,
+            target,
+        );
+        let scratch = general::general_matmul_scratch_bytes(
+            (rp, k, cb),
+            transposes,
+            b_host,
+            fetched_precision,
+            input,
+        );
+        // A packed host right operand is written by the host in AMP-right order: a constant
+        // where each tile reads it, at initialization (resident: runs move no weights), an
+        // argument once per block (`host_order`), its readers exchanging their pieces.
+        let b_packed =
+            general::general_b_packed((k, cb), transpose_rhs, b_host, (fetched_precision, input));
+        // The operand blocks and the GEMM scratch live in interleaved memory.
+        let fetched = ValueFormat {
+            memory: MemoryClass::Interleaved,
+            scale: fetched_scale,
+            ..ValueFormat::row_major(fetched_precision)
+        };
+        let rhs_format = if b_packed {
+            ValueFormat {
+                order: ElementOrder::AmpRight,
+                ..fetched
+            }
+        } else {
+            fetched
+        };
+        let mut plan = Plan::new(general::GENERAL_MATMUL_PLAN)
+            .with("grid", ints(&grid))
+            .with("rows", PlanValue::Int(i64::from(rp)))
+            .with("cols", PlanValue::Int(i64::from(cb)))
+            .with("tiles", PlanValue::Int(i64::from(tiles)))
+            .with("precision", PlanValue::Str(input.short_name().into()));
+        if b_packed && !b_constant {
+            plan = plan.with("host_order", PlanValue::Bool(true));
+        }
+        if input.is_fp8() {
+            // The general matmul casts both operands on the device at the policy's scale.
+            let scale = PlanValue::Int(policy_scale);
+            plan = plan
+                .with("lhs_scale", scale.clone())
+                .with("rhs_scale", scale);
+        }
+        out.push(Candidate {
+            plan,
+            tiles,
+            needs: vec![
+                Need {
+                    shards: lhs_need,
+                    format: fetched,
+                },
+                Need {
+                    shards: rhs_need,
+                    format: rhs_format,
+                },
+            ],
+            output: Need {
+                shards: output,
+                format: ValueFormat::row_major(partials),
+            },
+            compute_cycles: compute,
+            internal_exchange_cycles: 0,
+            internal_row_bytes: 0,
+            internal_phases: Vec::new(),
+            k_steps: 1,
+            resident_weights: b_packed && b_constant,
+            transient: MemoryUse::of(scratch, MemoryClass::Interleaved),
+            kernels: Vec::new(),
+            padding_groups: Vec::new(),
+            body_choices: None,
+            body_cycles: None,
+            extra_outputs: Vec::new(),
+            follows: None,
+        });
     }
     out
 }

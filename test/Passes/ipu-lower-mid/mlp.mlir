@@ -71,11 +71,14 @@
 // FP8-NEXT: return [[R8]] : tensor<128x256xf16>
 
 // precision=fp8, @mlp_shared: the GeLU's result also feeds an add with another full tensor,
-// and nothing is split (no host_order, no ranged plan): the older output-stationary plans.
-// x and the weights are cast to F8 (the weights with a scale) and rearranged; the first
-// GEMM's AMP-output result is converted to row-major for the GeLU, a pointwise plan on its
-// [1, gm, gn] grid (and so is the add); the GeLU's result is cast to F8 (scale 0) and
-// rearranged from row-major into AMP-left order for the second output-stationary GEMM.
+// and nothing is split (no host_order, no ranged plan). x and W1 are cast to F8 (W1 with a
+// scale) and rearranged for the first, output-stationary GEMM; its AMP-output result is
+// converted to row-major for the GeLU, a pointwise plan on its [1, gm, gn] grid (and so is
+// the add). The second matmul reads a device value, so it is the general matmul's; under
+// FP8 its operands are converted where they are: the GeLU's result cast to F8 on its own
+// tiles (scale 0, no scale attribute) and fetched row-major, W2 cast to F8 at the policy
+// scale too (the plan's lhs_scale = rhs_scale = 0) and written by the host in AMP-right
+// order, so the general matmul's tiles fetch F8 and cast nothing.
 // FP8-LABEL: func.func @mlp_shared(
 // FP8-NEXT: %cst = arith.constant
 // FP8-NEXT: %cst_0 = arith.constant
@@ -86,11 +89,11 @@
 // FP8-NEXT: [[SH:%[0-9]+]] = "ipu.matmul"([[SXA]], [[SW1A]]) {{.*}}plan = #ipu.plan<"gemm_output_stationary", {c_block = {{[0-9]+}} : i64, grid = [1, [[GM:[0-9]+]], [[GN:[0-9]+]], 1], k_block = {{[0-9]+}} : i64, k_steps = 1 : i64, left = "{{interleaved|standard}}", lhs_scale = 0 : i64, orientation = "normal", precision = "f8", rhs_scale = -8 : i64,
 // FP8-NEXT: [[SHR:%[0-9]+]] = "ipu.rearrange"([[SH]]) {ipu.inserted} : (tensor<128x512xf16, #ipu.format<"amp_output"{{.*}}>>) -> tensor<128x512xf16, #ipu.format<"row_major"
 // FP8-NEXT: [[SG:%[0-9]+]] = "ipu.gelu"([[SHR]]) {{.*}}plan = #ipu.plan<"pointwise_gelu", {grid = [1, [[GM]], [[GN]]], order = "row_major", precision = "f16", tiles = 16 : i64}>}
-// FP8-NEXT: [[SC8:%[0-9]+]] = "ipu.cast"([[SG]]) {ipu.inserted} : (tensor<128x512xf16, #ipu.format<"row_major"{{.*}}>>) -> tensor<128x512xf8E4M3FNUZ, #ipu.format<"row_major"
-// FP8-NEXT: [[SL8:%[0-9]+]] = "ipu.rearrange"([[SC8]]) {ipu.inserted} : {{.*}} -> tensor<128x512xf8E4M3FNUZ, #ipu.format<"amp_left"
-// FP8-NEXT: [[SW28:%[0-9]+]] = "ipu.cast"(%cst_0) {ipu.inserted, scale = -9 : i32}
-// FP8-NEXT: [[SW2A:%[0-9]+]] = "ipu.rearrange"([[SW28]])
-// FP8-NEXT: [[SY:%[0-9]+]] = "ipu.matmul"([[SL8]], [[SW2A]]) {{.*}}plan = #ipu.plan<"gemm_output_stationary", {c_block = {{[0-9]+}} : i64, grid = [1, {{[0-9]+}}, {{[0-9]+}}, 1], k_block = {{[0-9]+}} : i64, k_steps = 1 : i64, left = "{{interleaved|standard}}", lhs_scale = 0 : i64, orientation = "normal", precision = "f8", rhs_scale = -9 : i64,
+// FP8-NEXT: [[SG8:%[0-9]+]] = "ipu.cast"([[SG]]) {ipu.inserted} : (tensor<128x512xf16, #ipu.format<"row_major"{{.*}}>>) -> tensor<128x512xf8E4M3FNUZ, #ipu.format<"row_major"
+// FP8-NEXT: [[SGI:%[0-9]+]] = "ipu.rearrange"([[SG8]]) {ipu.inserted} : {{.*}} -> tensor<128x512xf8E4M3FNUZ, #ipu.format<"row_major", {{.*}} "interleaved", 0 : i64>>
+// FP8-NEXT: [[SW28:%[0-9]+]] = "ipu.cast"(%cst_0) {ipu.inserted} : (tensor<512x256xf16>) -> tensor<512x256xf8E4M3FNUZ>
+// FP8-NEXT: [[SW2A:%[0-9]+]] = "ipu.rearrange"([[SW28]]) {ipu.inserted} : {{.*}} -> tensor<512x256xf8E4M3FNUZ, #ipu.format<"amp_right", {{.*}} "interleaved", 0 : i64>>
+// FP8-NEXT: [[SY:%[0-9]+]] = "ipu.matmul"([[SGI]], [[SW2A]]) {{.*}}plan = #ipu.plan<"gemm_general", {cols = {{[0-9]+}} : i64, grid = [1, {{[0-9]+}}, {{[0-9]+}}], lhs_scale = 0 : i64, precision = "f8", rhs_scale = 0 : i64, rows = {{[0-9]+}} : i64, tiles = 16 : i64}>}
 // FP8-NEXT: [[SZ:%[0-9]+]] = "ipu.rearrange"(%arg1) {ipu.inserted} : (tensor<128x512xf16>) -> tensor<128x512xf16, #ipu.format<"row_major"
 // FP8-NEXT: [[SS:%[0-9]+]] = "ipu.add"([[SG]], [[SZ]]) {{.*}}plan = #ipu.plan<"pointwise_add", {grid = [1, [[GM]], [[GN]]], order = "row_major", precision = "f16", tiles = 16 : i64}>}
 // FP8-NEXT: [[R1:%[0-9]+]] = "ipu.rearrange"([[SY]]) {ipu.inserted} : {{.*}} -> tensor<128x256xf16>
@@ -102,7 +105,8 @@
 // FP8-LOG: planned operator-plan frontier function=mlp frontier_sizes=
 // FP8-LOG-NEXT: retained operator-plan finalist finalist=0 values=7 operations=3 {{.*}} conversion_sources=[%4]
 // @mlp_shared: three device conversions: x (%0) cast and packed, the first product (%4)
-// converted to row-major, the GeLU's result (%5) cast and packed.
+// converted to row-major, the GeLU's result (%5) cast to F8 on its tiles for the general
+// matmul.
 // FP8-LOG: planned operator-plan frontier function=mlp_shared frontier_sizes=
 // FP8-LOG-NEXT: retained operator-plan finalist finalist=0 values=11 operations=4 {{.*}} conversion_sources=[%0,%4,%5]
 func.func @mlp(%x: tensor<128x256xf16>) -> tensor<128x256xf16> {

@@ -30,6 +30,7 @@
 //!   that is not a bias vector: elementwise on the result's grid after fetching the operands'
 //!   blocks (a `[N]` vector operand is fetched once per column block and broadcast over rows).
 
+use ipu_dialects::format::Plan;
 use std::collections::BTreeMap;
 
 use ipu_device::kernels::describe::{default_partials, GEMM_MAX_WEIGHT_ELEMENTS};
@@ -176,6 +177,12 @@ struct GemmScratch {
     b_amp: BufferId,
     c_amp: BufferId,
     kb: u32,
+    /// The right operand is already in AMP-right order at `b`: K block `k0` at byte
+    /// `k0 * pad16(n) * input bytes` (see [`general_b_packed`]).
+    b_packed: bool,
+    /// Memory class of the scratch (and of a packed right operand): the GEMM calls' weights
+    /// class.
+    class: MemoryClass,
 }
 
 fn pad16(x: u32) -> u32 {
@@ -206,7 +213,11 @@ fn local_gemm(
     let (mut a, mut b) = (a, b);
     let mut b_elem = host.bytes();
     if let Some((a_cast, b_cast)) = s.cast {
-        for (from, to, elements) in [(a, a_cast, rows * k), (b, b_cast, k * n)] {
+        let b_elements = if s.b_packed { 0 } else { k * n };
+        for (from, to, elements) in [(a, a_cast, rows * k), (b, b_cast, b_elements)] {
+            if elements == 0 {
+                continue;
+            }
             runs.push(Run {
                 tile,
                 kernel: program.kernel(KernelSpec::Cast {
@@ -218,7 +229,9 @@ fn local_gemm(
             });
         }
         a = Place::at(a_cast, 0);
-        b = Place::at(b_cast, 0);
+        if !s.b_packed {
+            b = Place::at(b_cast, 0);
+        }
         b_elem = ie;
     }
     runs.push(Run {
@@ -239,29 +252,34 @@ fn local_gemm(
     while k0 < k16 {
         let block = s.kb.min(k16 - k0);
         let real = block.min(k - k0);
-        runs.push(Run {
-            tile,
-            kernel: program.kernel(KernelSpec::Rearrange {
-                order: ElementOrder::AmpRight,
-                to_amp: true,
-                precision: s.input,
-                offset: 0,
-                rows: real,
-                rows_padded: block,
-                cols: n,
-                cols_padded: n16,
-            }),
-            args: vec![
-                Arg::Address(Place::at(b.buffer, b.offset + k0 * n * b_elem)),
-                address(s.b_amp, 0),
-            ],
-        });
+        let weights = if s.b_packed {
+            Arg::Address(Place::at(b.buffer, b.offset + k0 * n16 * ie))
+        } else {
+            runs.push(Run {
+                tile,
+                kernel: program.kernel(KernelSpec::Rearrange {
+                    order: ElementOrder::AmpRight,
+                    to_amp: true,
+                    precision: s.input,
+                    offset: 0,
+                    rows: real,
+                    rows_padded: block,
+                    cols: n,
+                    cols_padded: n16,
+                }),
+                args: vec![
+                    Arg::Address(Place::at(b.buffer, b.offset + k0 * n * b_elem)),
+                    address(s.b_amp, 0),
+                ],
+            });
+            address(s.b_amp, 0)
+        };
         runs.push(Run {
             tile,
             kernel: program.kernel(KernelSpec::Gemm {
                 input: s.input,
                 partials: s.partials(),
-                weights: MemoryClass::Standard,
+                weights: s.class,
                 k: block,
                 c: n16,
                 rows: vec![rows],
@@ -269,7 +287,7 @@ fn local_gemm(
             }),
             args: vec![
                 address(s.a_amp, k0 * rows * ie),
-                address(s.b_amp, 0),
+                weights,
                 address(s.c_amp, 0),
                 Arg::Value(0),
                 scale,
@@ -294,11 +312,13 @@ fn local_gemm(
     });
 }
 
-/// Modelled cycles of one tile-local GEMM of `rows x k x n` (see [`local_gemm`]).
+/// Modelled cycles of one tile-local GEMM of `rows x k x n` (see [`local_gemm`]); with
+/// `b_packed` the right operand is already in AMP-right order (no conversions of it).
 fn local_gemm_cycles(
     (rows, k, n): (u32, u32, u32),
     host: Precision,
     input: Precision,
+    (b_packed, weights): (bool, MemoryClass),
     target: &ipu_device::Target,
 ) -> u64 {
     let (k16, n16) = (pad16(k), pad16(n));
@@ -318,7 +338,10 @@ fn local_gemm_cycles(
     };
     let mut total = 0;
     if input != host {
-        for elements in [rows * k, k * n] {
+        for elements in [rows * k, if b_packed { 0 } else { k * n }] {
+            if elements == 0 {
+                continue;
+            }
             total += cost(KernelSpec::Cast {
                 from: host,
                 to: input,
@@ -330,19 +353,21 @@ fn local_gemm_cycles(
     let mut k0 = 0;
     while k0 < k16 {
         let block = kb.min(k16 - k0);
-        total += rearrange(
-            ElementOrder::AmpRight,
-            true,
-            input,
-            block.min(k - k0),
-            block,
-            n,
-            n16,
-        );
+        if !b_packed {
+            total += rearrange(
+                ElementOrder::AmpRight,
+                true,
+                input,
+                block.min(k - k0),
+                block,
+                n,
+                n16,
+            );
+        }
         total += cost(KernelSpec::Gemm {
             input,
             partials: default_partials(input),
-            weights: MemoryClass::Standard,
+            weights,
             k: block,
             c: n16,
             rows: vec![rows],
@@ -360,6 +385,137 @@ fn local_gemm_cycles(
             n,
             n16,
         )
+}
+
+/// The plan kind of a matmul lowered by [`Lowering::general_matmul`] on a grid the plan
+/// gives (`rows`: rows per block, `cols`: columns per block).
+pub(crate) const GENERAL_MATMUL_PLAN: &str = "gemm_general";
+
+/// The `(rows, cols)` block shapes the general matmul takes for `batches` products of
+/// `m x n` on at most `tiles` tiles: row blocks of a divisor of `m`, column blocks of a
+/// divisor of `n` whose weight block fits one GEMM call.
+pub(crate) fn general_matmul_blocks(
+    batches: u32,
+    m: u32,
+    n: u32,
+    tiles: u32,
+) -> impl Iterator<Item = (u32, u32)> {
+    let divisors = |x: u32| (1..=x).filter(move |d| x.is_multiple_of(*d));
+    divisors(n)
+        .filter(|&c| pad16(c) * 16 <= GEMM_MAX_WEIGHT_ELEMENTS)
+        .flat_map(move |cb| divisors(m).map(move |rp| (rp, cb)))
+        .filter(move |&(rp, cb)| {
+            u64::from(batches) * u64::from(m / rp) * u64::from(n / cb) <= u64::from(tiles)
+        })
+}
+
+/// The general matmul's AMP input precision: the policy's (`policy`) when its partials are the
+/// result's element type, else the operands' own (`host`) when its partials are (an f32 graph
+/// planned under the f16 policy computes its matmuls in f32), else none.
+pub(crate) fn general_input(
+    policy: Precision,
+    host: Precision,
+    result: Precision,
+) -> Option<Precision> {
+    [policy, host]
+        .into_iter()
+        .find(|&input| default_partials(input) == result)
+}
+
+/// Whether the general matmul converts its operands where they are (`host` -> `input`, FP8
+/// at the policy's scale) before fetching them: the owners of a device operand cast its
+/// blocks once and the host encodes a packed right operand, so the tiles fetch half the
+/// bytes and cast nothing. Transposed operands are cast on the tiles instead (after their
+/// transposes).
+pub(crate) fn general_source_cast(
+    host: Precision,
+    input: Precision,
+    (transpose_lhs, transpose_rhs): (bool, bool),
+) -> bool {
+    host != input && input.is_fp8() && !transpose_lhs && !transpose_rhs
+}
+
+/// Whether the general matmul's right operand is written by the host straight into the
+/// AMP-right order its GEMM calls read: a host tensor (`b_host`: a function argument or
+/// constant), not transposed, already in the AMP input precision (an operand the device
+/// casts is cast on every tile, as the left one is; the ops' operand types stay equal), in
+/// whole 16-row and 16-column groups (so no padding has to be zeroed). A constant is written
+/// at initialization to every tile that reads it; an argument once per block, cut among the
+/// tiles that read it, which exchange their pieces in the op's exchange phase.
+pub(crate) fn general_b_packed(
+    (k, cols): (u32, u32),
+    transpose_rhs: bool,
+    b_host: bool,
+    (host, input): (Precision, Precision),
+) -> bool {
+    b_host && !transpose_rhs && host == input && k % 16 == 0 && cols % 16 == 0
+}
+
+/// Modelled cycles of the general matmul's kernels on one tile: the transposes of transposed
+/// operands, then the tile-local GEMM of `rows x k x cols` (see [`local_gemm`]); `b_host`:
+/// the right operand is a host tensor (see [`general_b_packed`]).
+pub(crate) fn general_matmul_cycles(
+    (rows, k, cols): (u32, u32, u32),
+    (transpose_lhs, transpose_rhs): (bool, bool),
+    b_host: bool,
+    host: Precision,
+    input: Precision,
+    target: &ipu_device::Target,
+) -> u64 {
+    let transpose = |rows, cols| {
+        ipu_device::cost::kernel_cycles(
+            &KernelSpec::Transpose {
+                precision: host,
+                rows,
+                cols,
+            },
+            target,
+        )
+    };
+    let b_packed = general_b_packed((k, cols), transpose_rhs, b_host, (host, input));
+    let mut total = local_gemm_cycles(
+        (rows, k, cols),
+        host,
+        input,
+        (b_packed, MemoryClass::Interleaved),
+        target,
+    );
+    if transpose_lhs {
+        total += transpose(k, rows);
+    }
+    if transpose_rhs {
+        total += transpose(cols, k);
+    }
+    total
+}
+
+/// Per-tile bytes the general matmul allocates besides its gathered operand blocks and its
+/// result: transposed copies and the tile-local GEMM's scratch (see [`Lowering::gemm_scratch`]).
+pub(crate) fn general_matmul_scratch_bytes(
+    (rows, k, cols): (u32, u32, u32),
+    (transpose_lhs, transpose_rhs): (bool, bool),
+    b_host: bool,
+    host: Precision,
+    input: Precision,
+) -> u64 {
+    let b_packed = general_b_packed((k, cols), transpose_rhs, b_host, (host, input));
+    let (k16, n16) = (pad16(k), pad16(cols));
+    let kb = ((GEMM_MAX_WEIGHT_ELEMENTS / n16) / 16 * 16).clamp(16, k16);
+    let (e, ie) = (u64::from(host.bytes()), u64::from(input.bytes()));
+    let (rows, k, cols) = (u64::from(rows), u64::from(k), u64::from(cols));
+    let mut bytes = u64::from(rows) * u64::from(k16) * ie
+        + u64::from(kb) * u64::from(n16) * ie
+        + rows * u64::from(n16) * u64::from(default_partials(input).bytes());
+    if input != host {
+        bytes += (rows * k + if b_packed { 0 } else { k * cols }) * ie;
+    }
+    if transpose_lhs {
+        bytes += k * rows * e;
+    }
+    if transpose_rhs {
+        bytes += cols * k * e;
+    }
+    bytes
 }
 
 impl Lowering<'_> {
@@ -439,6 +595,50 @@ impl Lowering<'_> {
                 args: vec![address(sb, so), address(db, doff)],
             })
             .collect()
+    }
+
+    /// `blocks` converted to `to` (FP8 at `scale`) where they are: one cast per block on its
+    /// owner, in a compute step of op `index` (`<provenance>.convert`) that runs now.
+    fn cast_blocks(
+        &mut self,
+        index: usize,
+        what: &str,
+        blocks: &Blocks,
+        (to, scale): (Precision, i32),
+    ) -> Blocks {
+        let grid = blocks.grid.clone();
+        let buffer = self.op_buffer(
+            index,
+            what,
+            &grid.tiles(),
+            grid.rows_padded * grid.cb * to.bytes(),
+        );
+        let mut runs: Vec<Run> = grid
+            .grid()
+            .map(|(i, j)| Run {
+                tile: grid.tile(i, j),
+                kernel: self.program.kernel(KernelSpec::Cast {
+                    from: blocks.precision,
+                    to,
+                    elements: grid.rows(i) * grid.cb,
+                }),
+                args: vec![
+                    address(blocks.buffer, 0),
+                    address(buffer, 0),
+                    Arg::Value(scale as u32),
+                ],
+            })
+            .collect();
+        runs.sort_by_key(|r| r.tile);
+        self.program.run.push(TileStep::Compute {
+            provenance: format!("{}.convert", self.provenance(index)),
+            runs,
+        });
+        Blocks {
+            grid,
+            buffer,
+            precision: to,
+        }
     }
 
     /// Records a general op: its compute step (runs in order per tile), its profile entry and
@@ -890,15 +1090,17 @@ impl Lowering<'_> {
         &mut self,
         name: &str,
         (rows, k, n): (u32, u32, u32),
-        host: Precision,
-        input: Precision,
+        (host, input): (Precision, Precision),
+        class: MemoryClass,
         tiles: &[u32],
     ) -> GemmScratch {
         let (k16, n16) = (pad16(k), pad16(n));
         let kb = ((GEMM_MAX_WEIGHT_ELEMENTS / n16) / 16 * 16).clamp(16, k16);
         let ie = input.bytes();
-        let mut buffer =
-            |what: &str, bytes: u32| self.buffer_on(format!("{name}.{what}"), tiles, bytes);
+        let mut buffer = |what: &str, bytes: u32| {
+            self.program
+                .buffer(format!("{name}.{what}"), class, bytes, tiles.to_vec())
+        };
         let cast = (input != host).then(|| {
             (
                 buffer("a_cast", rows * k * ie),
@@ -919,11 +1121,18 @@ impl Lowering<'_> {
             b_amp,
             c_amp,
             kb,
+            b_packed: false,
+            class,
         }
     }
 
-    /// `ipu.matmul` off the fast path: batches, transposes, device right operands.
-    pub(super) fn general_matmul(&mut self, index: usize) -> Result<(), LowerError> {
+    /// `ipu.matmul` off the fast path: batches, transposes, device right operands, and any
+    /// matmul planned `gemm_general` (`plan`: its `rows` x `cols` blocks are followed).
+    pub(super) fn general_matmul(
+        &mut self,
+        index: usize,
+        plan: Option<&Plan>,
+    ) -> Result<(), LowerError> {
         let op = &self.graph.ops[index];
         let OpKind::Matmul {
             transpose_lhs,
@@ -959,42 +1168,76 @@ impl Lowering<'_> {
         }
         let (m, k, n, bc) = (to_u32(m)?, to_u32(k)?, to_u32(n)?, to_u32(bc)?);
         let a = self.on_device(x)?;
-        let b = self.on_device(w)?;
-        if a.precision != b.precision {
+        // A right operand still on the host may be written straight into the AMP order its
+        // GEMM calls read (see `general_b_packed`).
+        let b_host = !self.placed.contains_key(&w)
+            && !matches!(self.graph.values[w].origin, crate::planner::Origin::Op(_));
+        let b_precision = match self.placed.get(&w) {
+            Some(blocks) => blocks.precision,
+            None => self.graph.values[w].element,
+        };
+        if a.precision != b_precision {
             return Err(fail(format!(
                 "operand types {:?} and {:?} differ",
-                a.precision, b.precision
+                a.precision, b_precision
             )));
         }
         let host = a.precision;
-        let input = self.options.precision.input(host);
-        let partials = default_partials(input);
-        if self.graph.values[out].element != partials {
+        let result = self.graph.values[out].element;
+        let policy = self.options.precision.input(host);
+        let Some(input) = general_input(policy, host, result) else {
             return Err(fail(format!(
-                "the result must be {partials:?} (the GEMM partials), not {:?}",
-                self.graph.values[out].element
+                "the result must be {:?} (the GEMM partials), not {result:?}",
+                default_partials(policy)
             )));
-        }
-        // Column blocks of a divisor of N and row blocks of a divisor of M, the pair whose
-        // per-tile kernels (conversions, GEMM calls, output rearrange) the cost model prices
-        // lowest among those that fit the tiles (ties: fewer tiles).
+        };
+        let partials = default_partials(input);
+        let transposes = (transpose_lhs, transpose_rhs);
+        let source_cast = general_source_cast(host, input, transposes);
+        let scale = self.options.fp8_scale;
+        let (a, host) = if source_cast {
+            (self.cast_blocks(index, "a8", &a, (input, scale)), input)
+        } else {
+            (a, host)
+        };
+        // The plan's row and column blocks; without a `gemm_general` plan, column blocks of a
+        // divisor of N and row blocks of a divisor of M, the pair whose per-tile kernels
+        // (conversions, GEMM calls, output rearrange) the cost model prices lowest among those
+        // that fit the tiles (ties: fewer tiles).
         let tiles = self.tiles;
         let target = &self.options.target;
-        let divisors = |x: u32| (1..=x).filter(move |d| x.is_multiple_of(*d));
-        let mut best: Option<(u64, u64, u32, u32)> = None;
-        for cb in divisors(n).filter(|&c| pad16(c) * 16 <= GEMM_MAX_WEIGHT_ELEMENTS) {
-            for rp in divisors(m) {
-                let used = u64::from(bc) * u64::from(m / rp) * u64::from(n / cb);
-                if used > u64::from(tiles) {
-                    continue;
+        let planned = plan
+            .filter(|p| p.kind == GENERAL_MATMUL_PLAN)
+            .map(|p| (p.int("rows"), p.int("cols")));
+        let choice = match planned {
+            Some((Some(rp), Some(cb))) => {
+                let (rp, cb) = (
+                    u32::try_from(rp).unwrap_or(0),
+                    u32::try_from(cb).unwrap_or(0),
+                );
+                if !general_matmul_blocks(bc, m, n, tiles).any(|b| b == (rp, cb)) {
+                    return Err(fail(format!(
+                        "the plan's blocks of {rp} rows x {cb} columns do not split {bc} x [{m} x {n}] on {tiles} tiles"
+                    )));
                 }
-                let cycles = local_gemm_cycles((rp, k, cb), host, input, target);
-                if best.is_none_or(|(c, u, _, _)| (cycles, used) < (c, u)) {
-                    best = Some((cycles, used, cb, rp));
-                }
+                Some((cb, rp))
             }
-        }
-        let Some((_, _, cb, rp)) = best else {
+            Some(_) => {
+                return Err(fail(format!(
+                    "the {GENERAL_MATMUL_PLAN} plan needs integer 'rows' and 'cols'"
+                )))
+            }
+            None => general_matmul_blocks(bc, m, n, tiles)
+                .map(|(rp, cb)| {
+                    let used = u64::from(bc) * u64::from(m / rp) * u64::from(n / cb);
+                    let cycles =
+                        general_matmul_cycles((rp, k, cb), transposes, b_host, host, input, target);
+                    ((cycles, used), (cb, rp))
+                })
+                .min_by_key(|(key, _)| *key)
+                .map(|(_, choice)| choice),
+        };
+        let Some((cb, rp)) = choice else {
             return Err(fail(format!("{bc} batches do not fit on {tiles} tiles")));
         };
         let nb = n / cb;
@@ -1012,14 +1255,92 @@ impl Lowering<'_> {
         };
         let op_tiles = grid.tiles();
         let e = host.bytes();
-        let a_rm = self.op_buffer(index, "a", &op_tiles, rp * k * e);
-        let b_rm = self.op_buffer(index, "b", &op_tiles, k * cb * e);
-        let a_t = transpose_lhs.then(|| self.op_buffer(index, "a_t", &op_tiles, k * rp * e));
-        let b_t = transpose_rhs.then(|| self.op_buffer(index, "b_t", &op_tiles, cb * k * e));
+        // Operand blocks and the GEMM scratch in interleaved memory (the GEMM calls feed
+        // their weights at full rate from there).
+        let provenance = self.provenance(index);
+        let mut operand = |what: &str, bytes: u32| {
+            self.program.buffer(
+                format!("{provenance}.{what}"),
+                MemoryClass::Interleaved,
+                bytes,
+                op_tiles.clone(),
+            )
+        };
+        let a_rm = operand("a", rp * k * e);
+        let b_rm = operand("b", k * cb * e.max(input.bytes()));
+        let a_t = transpose_lhs.then(|| operand("a_t", k * rp * e));
+        let b_t = transpose_rhs.then(|| operand("b_t", cb * k * e));
         let result = self.result_buffer(index, &grid, partials);
-        let scratch =
-            self.gemm_scratch(&self.provenance(index), (rp, k, cb), host, input, &op_tiles);
+        let mut scratch = self.gemm_scratch(
+            &self.provenance(index),
+            (rp, k, cb),
+            (host, input),
+            MemoryClass::Interleaved,
+            &op_tiles,
+        );
+        scratch.b_packed = general_b_packed((k, cb), transpose_rhs, b_host, (host, input));
         let mut transfers = Transfers::default();
+        let b = if scratch.b_packed {
+            // Each tile's K x cols block, K block by K block in AMP-right order (16-column
+            // groups of the block's rows), written by the host. A
+            // constant is written at initialization to every tile that reads it; an argument
+            // block is written once, cut into one contiguous range of its packed order per
+            // reading tile (as the planner homes host values), and the readers exchange their
+            // ranges (an all-gather per block column, per batch when B is batched).
+            let constant = self.graph.values[w].origin == crate::planner::Origin::Constant;
+            let ie = input.bytes();
+            let mut pieces = Vec::new();
+            let groups = if bb == 1 { 1 } else { bc };
+            let rows_per_group = grid.mb / groups;
+            for group in 0..groups {
+                for j in 0..nb {
+                    let readers: Vec<u32> = (0..rows_per_group)
+                        .map(|r| grid.tile(group * rows_per_group + r, j))
+                        .collect();
+                    let mut k0 = 0;
+                    while k0 < k {
+                        let block = scratch.kb.min(k - k0);
+                        let base = k0 * cb * ie;
+                        let cut = if constant {
+                            vec![(0, block * cb); readers.len()]
+                        } else {
+                            super::gemm_split::ranges(block * cb, readers.len() as u32)
+                        };
+                        for (&reader, &(first, len)) in readers.iter().zip(&cut) {
+                            if len == 0 {
+                                continue;
+                            }
+                            let place = Place::at(b_rm, base + first * ie);
+                            super::gemm_split::panel_pieces(
+                                reader,
+                                place,
+                                (first, len),
+                                block,
+                                (group * k + k0, j * cb),
+                                n,
+                                ie,
+                                &mut pieces,
+                            );
+                            if !constant {
+                                for &other in readers.iter().filter(|&&t| t != reader) {
+                                    transfers.add(reader, place, other, place, len * ie);
+                                }
+                            }
+                        }
+                        k0 += block;
+                    }
+                }
+            }
+            self.stream_encoded(w, pieces, (input, if input.is_fp8() { scale } else { 0 }))?;
+            None
+        } else {
+            let b = self.on_device(w)?;
+            Some(if source_cast {
+                self.cast_blocks(index, "b8", &b, (input, scale))
+            } else {
+                b
+            })
+        };
         for (i, j) in grid.grid() {
             let tile = grid.tile(i, j);
             let (batch_index, block) = (i / per_batch, i % per_batch);
@@ -1057,7 +1378,9 @@ impl Lowering<'_> {
                     place: Place::at(t, 0),
                 },
             };
-            transfers.gather(&b, fetch_b);
+            if let Some(b) = &b {
+                transfers.gather(b, fetch_b);
+            }
         }
         let mut runs = self.flush(transfers);
         for (i, j) in grid.grid() {
@@ -1279,7 +1602,13 @@ pub(crate) fn streamed_attention_cycles(
             rows: width,
             cols: d,
         });
-        total += local_gemm_cycles((qr, d, width), precision, precision, target);
+        total += local_gemm_cycles(
+            (qr, d, width),
+            precision,
+            precision,
+            (false, MemoryClass::Standard),
+            target,
+        );
         total += cost(KernelSpec::AttentionBlock {
             precision,
             rows: qr,
@@ -1376,18 +1705,27 @@ pub(crate) fn materialized_attention_cycles(
         precision,
         rows: tk,
         cols: d,
-    }) + local_gemm_cycles((qr, d, tk), precision, precision, target)
-        + cost(KernelSpec::Scale {
-            precision,
-            elements: qr * tk,
-        })
-        + cost(KernelSpec::Softmax {
-            precision,
-            rows: rs,
-            cols: t,
-            causal,
-        })
-        + local_gemm_cycles((rs, t, ev), precision, precision, target)
+    }) + local_gemm_cycles(
+        (qr, d, tk),
+        precision,
+        precision,
+        (false, MemoryClass::Standard),
+        target,
+    ) + cost(KernelSpec::Scale {
+        precision,
+        elements: qr * tk,
+    }) + cost(KernelSpec::Softmax {
+        precision,
+        rows: rs,
+        cols: t,
+        causal,
+    }) + local_gemm_cycles(
+        (rs, t, ev),
+        precision,
+        precision,
+        (false, MemoryClass::Standard),
+        target,
+    )
 }
 
 /// What [`Lowering::attention_materialized`] needs of one attention op.
@@ -1449,8 +1787,20 @@ impl Lowering<'_> {
     ) -> (GemmScratch, GemmScratch) {
         let name = self.provenance(index);
         (
-            self.gemm_scratch(&format!("{name}.qk"), qk, precision, precision, tiles),
-            self.gemm_scratch(&format!("{name}.pv"), pv, precision, precision, tiles),
+            self.gemm_scratch(
+                &format!("{name}.qk"),
+                qk,
+                (precision, precision),
+                MemoryClass::Standard,
+                tiles,
+            ),
+            self.gemm_scratch(
+                &format!("{name}.pv"),
+                pv,
+                (precision, precision),
+                MemoryClass::Standard,
+                tiles,
+            ),
         )
     }
 
@@ -1701,8 +2051,8 @@ impl Lowering<'_> {
                 slot.insert(self.gemm_scratch(
                     &format!("{name}.qk{width}"),
                     (qr, d, width),
-                    precision,
-                    precision,
+                    (precision, precision),
+                    MemoryClass::Standard,
                     &op_tiles,
                 ));
             }
