@@ -420,6 +420,9 @@ fn general_candidates(
     };
     let b_host = !matches!(rhs_value.origin, Origin::Op(_));
     let b_constant = rhs_value.origin == Origin::Constant;
+    let any_argument = [lhs_value, rhs_value]
+        .iter()
+        .any(|v| v.origin == Origin::Argument);
     let policy_scale = if input.is_fp8() {
         options.fp8_scale.unwrap_or(0)
     } else {
@@ -505,7 +508,9 @@ fn general_candidates(
             .with("cols", PlanValue::Int(i64::from(cb)))
             .with("tiles", PlanValue::Int(i64::from(tiles)))
             .with("precision", PlanValue::Str(input.short_name().into()));
-        if b_packed && !b_constant {
+        // The host writes an argument operand where the tiles read it, in the fetched
+        // precision (each block once, its readers exchanging their pieces).
+        if any_argument {
             plan = plan.with("host_order", PlanValue::Bool(true));
         }
         if input.is_fp8() {

@@ -54,6 +54,9 @@ pub(super) struct Fetch {
     pub place: Place,
 }
 
+/// A rectangle of a host value's 2-D view (rows, columns) fetched to a buffer offset.
+type HostRect = ((u32, u32), (u32, u32), BufferId, u32);
+
 /// One transfer's identity: (source tile, source buffer, source offset, bytes, destination
 /// buffer, destination offset).
 type TransferKey = (u32, BufferId, u32, u32, BufferId, u32);
@@ -503,7 +506,7 @@ pub(crate) fn general_matmul_scratch_bytes(
     let kb = ((GEMM_MAX_WEIGHT_ELEMENTS / n16) / 16 * 16).clamp(16, k16);
     let (e, ie) = (u64::from(host.bytes()), u64::from(input.bytes()));
     let (rows, k, cols) = (u64::from(rows), u64::from(k), u64::from(cols));
-    let mut bytes = u64::from(rows) * u64::from(k16) * ie
+    let mut bytes = rows * u64::from(k16) * ie
         + u64::from(kb) * u64::from(n16) * ie
         + rows * u64::from(n16) * u64::from(default_partials(input).bytes());
     if input != host {
@@ -595,6 +598,87 @@ impl Lowering<'_> {
                 args: vec![address(sb, so), address(db, doff)],
             })
             .collect()
+    }
+
+    /// Writes host value `value` into every fetch of `fetches` (rectangles of its 2-D view,
+    /// row-major at each fetch's place), encoded in `precision` (FP8 at `scale`), as the
+    /// planner homes host values: each distinct rectangle is written once, cut by rows among
+    /// the tiles that read it, which exchange their pieces (added to `transfers`). The host
+    /// writes a tile's pieces into a staging buffer of op `index` (`<what>`), not into the
+    /// buffer the pieces are gathered into, so no tile sends from and receives into the
+    /// same buffer (placement can keep them in different memory elements); a tile copies its
+    /// own pieces locally.
+    fn host_fetches(
+        &mut self,
+        (index, what): (usize, &str),
+        value: ValueId,
+        fetches: &[Fetch],
+        (precision, scale): (Precision, i32),
+        transfers: &mut Transfers,
+    ) -> Result<(), LowerError> {
+        let (_, width) = view_2d(&self.graph.values[value].shape)?;
+        let e = precision.bytes();
+        let mut readers: BTreeMap<HostRect, Vec<u32>> = BTreeMap::new();
+        for f in fetches {
+            let tiles = readers
+                .entry((f.rows, f.cols, f.place.buffer, f.place.offset))
+                .or_default();
+            if !tiles.contains(&f.tile) {
+                tiles.push(f.tile);
+            }
+        }
+        // (reader, rows a..b of the rectangle, the rectangle, its readers), and each reader's
+        // staging offset.
+        let mut cuts = Vec::new();
+        let mut staged: BTreeMap<u32, u32> = BTreeMap::new();
+        for (rect, tiles) in &readers {
+            let (h, w) = (rect.0 .1 - rect.0 .0, rect.1 .1 - rect.1 .0);
+            let step = h.div_ceil(tiles.len() as u32).max(1);
+            for (p, &reader) in tiles.iter().enumerate() {
+                let a = (p as u32 * step).min(h);
+                let b = ((p as u32 + 1) * step).min(h);
+                if a < b {
+                    let at = staged.entry(reader).or_default();
+                    cuts.push((reader, (a, b), *at, *rect, tiles));
+                    *at += (b - a) * w * e;
+                }
+            }
+        }
+        let stage_tiles: Vec<u32> = staged.keys().copied().collect();
+        let stage_bytes = staged.values().copied().max().unwrap_or(0);
+        if stage_bytes == 0 {
+            return Ok(());
+        }
+        let stage = self.program.buffer(
+            format!("{}.{what}", self.provenance(index)),
+            MemoryClass::Interleaved,
+            stage_bytes,
+            stage_tiles,
+        );
+        let mut pieces = Vec::new();
+        for (reader, (a, b), at, ((r0, _), (c0, c1), buffer, offset), tiles) in cuts {
+            let (rows, w) = (b - a, c1 - c0);
+            let staging = Place::at(stage, at);
+            let whole = w == width || rows == 1;
+            pieces.push(HostPiece {
+                tile: reader,
+                place: staging,
+                tensor_offset: (u64::from(r0 + a) * u64::from(width) + u64::from(c0))
+                    * u64::from(e),
+                bytes: rows * w * e,
+                runs: if whole { 1 } else { rows },
+                stride: if whole {
+                    0
+                } else {
+                    u64::from(width) * u64::from(e)
+                },
+            });
+            let destination = Place::at(buffer, offset + a * w * e);
+            for &other in tiles {
+                transfers.add(reader, staging, other, destination, rows * w * e);
+            }
+        }
+        self.stream_encoded(value, pieces, (precision, scale))
     }
 
     /// `blocks` converted to `to` (FP8 at `scale`) where they are: one cast per block on its
@@ -1167,22 +1251,30 @@ impl Lowering<'_> {
             )));
         }
         let (m, k, n, bc) = (to_u32(m)?, to_u32(k)?, to_u32(n)?, to_u32(bc)?);
-        let a = self.on_device(x)?;
+        // Host operands are written by the host where the tiles read them (see
+        // `host_fetches`); device operands are gathered from their blocks.
+        let on_host = |v: ValueId| {
+            !self.placed.contains_key(&v)
+                && !matches!(self.graph.values[v].origin, crate::planner::Origin::Op(_))
+        };
+        let a_host = on_host(x);
+        let a_precision = match self.placed.get(&x) {
+            Some(blocks) => blocks.precision,
+            None => self.graph.values[x].element,
+        };
         // A right operand still on the host may be written straight into the AMP order its
         // GEMM calls read (see `general_b_packed`).
-        let b_host = !self.placed.contains_key(&w)
-            && !matches!(self.graph.values[w].origin, crate::planner::Origin::Op(_));
+        let b_host = on_host(w);
         let b_precision = match self.placed.get(&w) {
             Some(blocks) => blocks.precision,
             None => self.graph.values[w].element,
         };
-        if a.precision != b_precision {
+        if a_precision != b_precision {
             return Err(fail(format!(
-                "operand types {:?} and {:?} differ",
-                a.precision, b_precision
+                "operand types {a_precision:?} and {b_precision:?} differ"
             )));
         }
-        let host = a.precision;
+        let host = a_precision;
         let result = self.graph.values[out].element;
         let policy = self.options.precision.input(host);
         let Some(input) = general_input(policy, host, result) else {
@@ -1195,11 +1287,19 @@ impl Lowering<'_> {
         let transposes = (transpose_lhs, transpose_rhs);
         let source_cast = general_source_cast(host, input, transposes);
         let scale = self.options.fp8_scale;
-        let (a, host) = if source_cast {
-            (self.cast_blocks(index, "a8", &a, (input, scale)), input)
+        let a = if a_host {
+            None
         } else {
-            (a, host)
+            let a = self.on_device(x)?;
+            Some(if source_cast {
+                self.cast_blocks(index, "a8", &a, (input, scale))
+            } else {
+                a
+            })
         };
+        // The precision the tiles fetch: the input precision when converted at the source.
+        let host = if source_cast { input } else { host };
+        let host_scale = if host.is_fp8() { scale } else { 0 };
         // The plan's row and column blocks; without a `gemm_general` plan, column blocks of a
         // divisor of N and row blocks of a divisor of M, the pair whose per-tile kernels
         // (conversions, GEMM calls, output rearrange) the cost model prices lowest among those
@@ -1282,38 +1382,65 @@ impl Lowering<'_> {
         let mut transfers = Transfers::default();
         let b = if scratch.b_packed {
             // Each tile's K x cols block, K block by K block in AMP-right order (16-column
-            // groups of the block's rows), written by the host. A
-            // constant is written at initialization to every tile that reads it; an argument
-            // block is written once, cut into one contiguous range of its packed order per
-            // reading tile (as the planner homes host values), and the readers exchange their
-            // ranges (an all-gather per block column, per batch when B is batched).
+            // groups of the block's rows), written by the host. A constant is written at
+            // initialization to every tile that reads it; an argument block is written once,
+            // cut into one contiguous range of its packed order per reading tile (as the
+            // planner homes host values), into a staging buffer from which the readers
+            // exchange their ranges (an all-gather per block column, per batch when B is
+            // batched; see `host_fetches` for why it is staged).
             let constant = self.graph.values[w].origin == crate::planner::Origin::Constant;
             let ie = input.bytes();
-            let mut pieces = Vec::new();
             let groups = if bb == 1 { 1 } else { bc };
             let rows_per_group = grid.mb / groups;
+            let blocks: Vec<(u32, u32)> = (0..k)
+                .step_by(scratch.kb as usize)
+                .map(|k0| (k0, scratch.kb.min(k - k0)))
+                .collect();
+            let stage = (!constant).then(|| {
+                let most = (0..rows_per_group as usize)
+                    .map(|p| {
+                        blocks
+                            .iter()
+                            .map(|&(_, block)| {
+                                super::gemm_split::ranges(block * cb, rows_per_group)[p].1 * ie
+                            })
+                            .sum::<u32>()
+                    })
+                    .max()
+                    .unwrap_or(0)
+                    .max(ie);
+                self.program.buffer(
+                    format!("{}.b_stage", self.provenance(index)),
+                    MemoryClass::Interleaved,
+                    most,
+                    grid.tiles(),
+                )
+            });
+            let mut pieces = Vec::new();
             for group in 0..groups {
                 for j in 0..nb {
                     let readers: Vec<u32> = (0..rows_per_group)
                         .map(|r| grid.tile(group * rows_per_group + r, j))
                         .collect();
-                    let mut k0 = 0;
-                    while k0 < k {
-                        let block = scratch.kb.min(k - k0);
+                    let mut staged = vec![0u32; readers.len()];
+                    for &(k0, block) in &blocks {
                         let base = k0 * cb * ie;
-                        let cut = if constant {
-                            vec![(0, block * cb); readers.len()]
-                        } else {
-                            super::gemm_split::ranges(block * cb, readers.len() as u32)
+                        let cut = match stage {
+                            None => vec![(0, block * cb); readers.len()],
+                            Some(_) => super::gemm_split::ranges(block * cb, readers.len() as u32),
                         };
-                        for (&reader, &(first, len)) in readers.iter().zip(&cut) {
+                        for (p, (&reader, &(first, len))) in readers.iter().zip(&cut).enumerate() {
                             if len == 0 {
                                 continue;
                             }
                             let place = Place::at(b_rm, base + first * ie);
+                            let written = match stage {
+                                None => place,
+                                Some(stage) => Place::at(stage, staged[p]),
+                            };
                             super::gemm_split::panel_pieces(
                                 reader,
-                                place,
+                                written,
                                 (first, len),
                                 block,
                                 (group * k + k0, j * cb),
@@ -1321,17 +1448,19 @@ impl Lowering<'_> {
                                 ie,
                                 &mut pieces,
                             );
-                            if !constant {
-                                for &other in readers.iter().filter(|&&t| t != reader) {
-                                    transfers.add(reader, place, other, place, len * ie);
+                            if stage.is_some() {
+                                staged[p] += len * ie;
+                                for &other in &readers {
+                                    transfers.add(reader, written, other, place, len * ie);
                                 }
                             }
                         }
-                        k0 += block;
                     }
                 }
             }
             self.stream_encoded(w, pieces, (input, if input.is_fp8() { scale } else { 0 }))?;
+            None
+        } else if b_host {
             None
         } else {
             let b = self.on_device(w)?;
@@ -1341,6 +1470,7 @@ impl Lowering<'_> {
                 b
             })
         };
+        let (mut a_fetches, mut b_fetches) = (Vec::new(), Vec::new());
         for (i, j) in grid.grid() {
             let tile = grid.tile(i, j);
             let (batch_index, block) = (i / per_batch, i % per_batch);
@@ -1363,7 +1493,10 @@ impl Lowering<'_> {
                     place: Place::at(t, 0),
                 },
             };
-            transfers.gather(&a, fetch_a);
+            match &a {
+                Some(a) => transfers.gather(a, fetch_a),
+                None => a_fetches.push(fetch_a),
+            }
             let fetch_b = match b_t {
                 None => Fetch {
                     tile,
@@ -1378,9 +1511,29 @@ impl Lowering<'_> {
                     place: Place::at(t, 0),
                 },
             };
-            if let Some(b) = &b {
-                transfers.gather(b, fetch_b);
+            match &b {
+                Some(b) => transfers.gather(b, fetch_b),
+                None if !scratch.b_packed => b_fetches.push(fetch_b),
+                None => {}
             }
+        }
+        if !a_fetches.is_empty() {
+            self.host_fetches(
+                (index, "a_stage"),
+                x,
+                &a_fetches,
+                (host, host_scale),
+                &mut transfers,
+            )?;
+        }
+        if !b_fetches.is_empty() {
+            self.host_fetches(
+                (index, "b_stage"),
+                w,
+                &b_fetches,
+                (host, host_scale),
+                &mut transfers,
+            )?;
         }
         let mut runs = self.flush(transfers);
         for (i, j) in grid.grid() {
