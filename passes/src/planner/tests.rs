@@ -814,3 +814,148 @@ fn long_attention_is_planned_flash_style_with_the_lowerings_key_block() {
     assert!(all.iter().any(|c| c.plan.kind == "attention_blocked"));
     assert!(!all.iter().any(|c| c.plan.kind == "attention_flash"));
 }
+
+/// Seeded batched matmuls (transposed or not, host or device operands, f32/f16/FP8): every
+/// `gemm_general` candidate covers the result once on `rows x cols` blocks, uses
+/// batches x row blocks x column blocks tiles, is priced with the lowering's own model
+/// (`general_matmul_cycles`), reads exactly the left rows and right columns its blocks need,
+/// and every output-stationary candidate is a grid the GEMM lowering follows.
+#[test]
+fn general_matmul_plans_cover_the_result_and_price_the_lowering() {
+    use crate::lower::graph::general;
+    let target = Target::c600();
+    let mut rng = ChaCha8Rng::seed_from_u64(0x6e4e);
+    let mut generals = 0;
+    for case in 0..24 {
+        let (b, m, k, n) = (
+            rng.random_range(1..4u64),
+            rng.random_range(2..40u64),
+            rng.random_range(8..80u64),
+            rng.random_range(2..48u64),
+        );
+        let (transpose_lhs, transpose_rhs) = (rng.random_bool(0.3), rng.random_bool(0.5));
+        let policy = [
+            PrecisionPolicy::F32,
+            PrecisionPolicy::F16,
+            PrecisionPolicy::Fp8,
+        ][case % 3];
+        let host = if policy == PrecisionPolicy::F32 {
+            Precision::F32
+        } else {
+            Precision::F16
+        };
+        let mut graph = Graph::default();
+        let lhs_shape = if transpose_lhs {
+            vec![b, k, m]
+        } else {
+            vec![b, m, k]
+        };
+        let rhs_shape = if transpose_rhs {
+            vec![b, n, k]
+        } else {
+            vec![b, k, n]
+        };
+        let mut a = graph.add_value(lhs_shape.clone(), host, Origin::Argument);
+        if rng.random_bool(0.5) {
+            // A device-computed left operand.
+            a = graph.add_op(OpKind::Gelu { tanh: true }, vec![a], lhs_shape, host);
+        }
+        let origin = if rng.random_bool(0.5) {
+            Origin::Constant
+        } else {
+            Origin::Argument
+        };
+        let w = graph.add_value(rhs_shape, host, origin);
+        let result = if policy == PrecisionPolicy::F32 {
+            Precision::F32
+        } else {
+            Precision::F16
+        };
+        let index = graph.ops.len();
+        graph.add_op(
+            OpKind::Matmul {
+                transpose_lhs,
+                transpose_rhs,
+            },
+            vec![a, w],
+            vec![b, m, n],
+            result,
+        );
+        let tiles = [8u32, 32, 64][rng.random_range(0..3)];
+        let mut opts = options(tiles);
+        opts.precision = policy;
+        for candidate in candidates::candidates(&graph, index, &opts, &target) {
+            let plan = &candidate.plan;
+            if plan.kind != general::GENERAL_MATMUL_PLAN {
+                let dims = (
+                    u32::try_from(b * m).unwrap(),
+                    u32::try_from(k).unwrap(),
+                    u32::try_from(n).unwrap(),
+                );
+                assert!(
+                    plan.kind.starts_with("gemm_split")
+                        || crate::lower::followed_gemm_grid(dims, plan, tiles).is_ok(),
+                    "case {case}: {plan} is not a grid the GEMM lowering follows"
+                );
+                continue;
+            }
+            generals += 1;
+            let (rows, cols) = (
+                plan.int("rows").unwrap() as u64,
+                plan.int("cols").unwrap() as u64,
+            );
+            assert_eq!(m % rows, 0, "{plan}");
+            assert_eq!(n % cols, 0, "{plan}");
+            assert_eq!(
+                u64::from(candidate.tiles),
+                b * (m / rows) * (n / cols),
+                "{plan}"
+            );
+            assert!(candidate.tiles <= tiles, "{plan}");
+            // The result: one block per tile, covering [b, m, n] once.
+            let output = &candidate.output.shards;
+            let mut covered = 0u64;
+            let mut owners = std::collections::BTreeSet::new();
+            for (block, tiles) in output.owners.iter().enumerate() {
+                assert_eq!(tiles.len(), 1, "{plan}");
+                assert!(owners.insert(tiles[0]), "{plan}");
+                covered += output
+                    .block_ranges(block)
+                    .iter()
+                    .map(|(lo, hi)| hi - lo)
+                    .product::<u64>();
+            }
+            assert_eq!(covered, b * m * n, "{plan}");
+            // Each tile reads its rows of the left operand and its columns of the right one.
+            let fetched = candidate.needs[0].format.precision;
+            let bytes = u64::from(fetched.bytes());
+            assert_eq!(
+                candidate.needs[0].shards.max_tile_bytes(),
+                rows * k * bytes,
+                "{plan}"
+            );
+            assert_eq!(
+                candidate.needs[1].shards.max_tile_bytes(),
+                k * cols * bytes,
+                "{plan}"
+            );
+            // Priced with the lowering's model.
+            let input = match plan.str("precision") {
+                Some("f32") => Precision::F32,
+                Some("f16") => Precision::F16,
+                _ => Precision::F8E4M3,
+            };
+            let expected = general::general_matmul_cycles(
+                (rows as u32, k as u32, cols as u32),
+                (transpose_lhs, transpose_rhs),
+                // The right operand is a host tensor (argument or constant) here.
+                true,
+                fetched,
+                input,
+                &target,
+            );
+            assert_eq!(candidate.compute_cycles, expected, "case {case}: {plan}");
+        }
+    }
+    assert!(generals > 100, "only {generals} general candidates");
+}
