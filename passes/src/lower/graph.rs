@@ -74,8 +74,15 @@ fn view_2d(shape: &[u64]) -> Result<(u32, u32), LowerError> {
     Ok((to_u32(rows.iter().product())?, to_u32(n)?))
 }
 
-/// The constants of each repeat body function, by body name.
-pub type BodyConstants = BTreeMap<String, BTreeMap<ValueId, Vec<u8>>>;
+/// A repeat body function's constants and the selected plans of its ops (by op index).
+#[derive(Debug, Clone, Default)]
+pub struct Body {
+    pub constants: BTreeMap<ValueId, Vec<u8>>,
+    pub plans: Vec<Option<Plan>>,
+}
+
+/// Each repeat body function, by body name.
+pub type BodyConstants = BTreeMap<String, Body>;
 
 /// `[K, N]` of a shape that is one matrix: rank 2, or leading axes of size 1 (`[1, K, N]`).
 fn single_matrix(shape: &[u64]) -> Option<(u64, u64)> {
@@ -129,6 +136,27 @@ impl<'g> Lowering<'g> {
         pieces: Vec<HostPiece>,
         (precision, scale_exp): (Precision, i32),
     ) -> Result<(), LowerError> {
+        // A value streamed again in the same encoding (a constant vector several ops read,
+        // an argument two general matmuls fetch) extends its binding: one stream, written
+        // where its first write is (the placement extends the buffers' lifetimes to it).
+        let name = self.binding_name(value);
+        if let Some(binding) = self.program.bindings.iter_mut().find(|b| {
+            b.name == name
+                && b.precision == precision
+                && b.scale_exp == scale_exp
+                && b.role != BindingRole::Output
+        }) {
+            binding.pieces.extend(pieces);
+            return Ok(());
+        }
+        if self.program.bindings.iter().any(|b| b.name == name) {
+            return Err(unsupported(
+                "host stream",
+                format!(
+                    "{name} (value {value}) is streamed as {precision:?} at scale {scale_exp} and in another encoding; one encoding per host value is lowered"
+                ),
+            ));
+        }
         let v = &self.graph.values[value];
         let weight = v.origin == Origin::Constant;
         let data = if weight {
@@ -159,7 +187,7 @@ impl<'g> Lowering<'g> {
             Vec::new()
         };
         self.program.bindings.push(HostBinding {
-            name: self.binding_name(value),
+            name,
             role: if weight {
                 BindingRole::Weight
             } else {
@@ -677,9 +705,15 @@ impl<'g> Lowering<'g> {
                 grid.cb * eb,
                 grid.tiles(),
             );
-            let pieces = (0..grid.nb)
-                .map(|j| HostPiece {
-                    tile: grid.tile(j % grid.mb, j),
+            // A constant bias is written by the host to every tile of its column at
+            // initialization (resident); an argument to one tile per column, which sends it
+            // down the column.
+            let constant = self.graph.values[other].origin == Origin::Constant;
+            let pieces = grid
+                .grid()
+                .filter(|&(i, j)| constant || i == j % grid.mb)
+                .map(|(i, j)| HostPiece {
+                    tile: grid.tile(i, j),
                     place: Place::at(bias_buffer, 0),
                     tensor_offset: u64::from(j * grid.cb * eb),
                     bytes: grid.cb * eb,
@@ -689,6 +723,7 @@ impl<'g> Lowering<'g> {
                 .collect();
             self.stream(other, pieces)?;
             let moves: Vec<Move> = (0..grid.nb)
+                .filter(|_| !constant)
                 .filter_map(|j| {
                     let home = grid.tile(j % grid.mb, j);
                     let destinations: Vec<u32> = (0..grid.mb)
@@ -1006,7 +1041,10 @@ impl<'g> Lowering<'g> {
         // A body without an entry has no constants (one it uses anyway is reported by
         // `stream` as a constant without data).
         static NO_CONSTANTS: BTreeMap<ValueId, Vec<u8>> = BTreeMap::new();
-        let constants = self.bodies.get(name).unwrap_or(&NO_CONSTANTS);
+        let (constants, plans) = match self.bodies.get(name) {
+            Some(body) => (&body.constants, body.plans.as_slice()),
+            None => (&NO_CONSTANTS, &[][..]),
+        };
         let repeat_provenance = self.provenance(index);
         let prefix = format!("{repeat_provenance}.{name}.");
         if count == 0 {
@@ -1030,7 +1068,8 @@ impl<'g> Lowering<'g> {
                 prefix: prefix.clone(),
                 ranged: BTreeMap::new(),
             };
-            let lowered = inner.lower_ops(&[]).and_then(|()| {
+            // The body's ops follow their own plans (the body is planned once).
+            let lowered = inner.lower_ops(plans).and_then(|()| {
                 let mut transfers = general::Transfers::default();
                 for (k, &out) in body.outputs.iter().enumerate() {
                     let result = inner.on_device(out)?;

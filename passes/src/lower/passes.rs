@@ -287,6 +287,17 @@ fn function_constants<'c, 'a>(
     Ok(constants)
 }
 
+/// The selected plan of each graph op (its `plan` attribute), by op index.
+fn op_plans(ops: &[OperationRef]) -> Vec<Option<ipu_dialects::format::Plan>> {
+    ops.iter()
+        .map(|op| {
+            op.attribute("plan")
+                .ok()
+                .and_then(|a| ipu_dialects::format::Plan::parse(&a.to_string()).ok())
+        })
+        .collect()
+}
+
 fn lower_to_program<'c, 'a>(
     module: OperationRef<'c, 'a>,
     name: Option<&str>,
@@ -326,17 +337,16 @@ fn lower_to_program<'c, 'a>(
         let body_read = plan_ir::read_function(body_function, &table)
             .map_err(|e| Located::At(e.op, LowerError::Input(e.message)))?;
         pending.extend(repeat_bodies(&body_read.graph));
-        bodies.insert(body, function_constants(body_function, &body_read)?);
+        let plans = op_plans(&body_read.ops);
+        bodies.insert(
+            body,
+            super::graph::Body {
+                constants: function_constants(body_function, &body_read)?,
+                plans,
+            },
+        );
     }
-    let plans: Vec<Option<ipu_dialects::format::Plan>> = read
-        .ops
-        .iter()
-        .map(|op| {
-            op.attribute("plan")
-                .ok()
-                .and_then(|a| ipu_dialects::format::Plan::parse(&a.to_string()).ok())
-        })
-        .collect();
+    let plans = op_plans(&read.ops);
     let mut program = super::lower_planned_graph(
         &read.name,
         &read.graph,

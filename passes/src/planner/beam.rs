@@ -122,7 +122,24 @@ fn follow(
         };
         return Arc::new(concrete);
     };
-    concrete.needs[position] = (**home).clone();
+    // A ranged op works on the home's ranges in their AMP-output order; an in-place op on
+    // the home's blocks row-major (a home in another order is converted first, as the
+    // lowering's GEMMs leave their results row-major).
+    let in_place =
+        candidate.plan.params.get("in_place") == Some(&ipu_dialects::format::PlanValue::Bool(true));
+    let followed = if in_place {
+        Need {
+            shards: home.shards.clone(),
+            format: ValueFormat {
+                order: ipu_device::kernels::spec::ElementOrder::RowMajor,
+                transposed: false,
+                ..home.format
+            },
+        }
+    } else {
+        (**home).clone()
+    };
+    concrete.needs[position] = followed.clone();
     let elements = u32::try_from(
         home.shards.padded_block_bytes() / u64::from(home.shards.element_bytes.max(1)),
     )
@@ -133,9 +150,52 @@ fn follow(
         KernelSpec::Gelu { elements: e, .. } | KernelSpec::AddGroupBias { elements: e, .. } => {
             *e = elements
         }
+        KernelSpec::Add {
+            rows, cols, b_rows, ..
+        } => {
+            // In place on the home's blocks: a full-size second operand is fetched onto the
+            // same blocks (b_rows = 1 marked it full in the candidate), a row vector is read
+            // whole.
+            let block = |axis: usize| {
+                super::layout::block_size(home.shards.dims[axis], home.shards.parts[axis])
+            };
+            let (r, c) = (
+                u32::try_from(block(0) * block(1)).unwrap_or(u32::MAX),
+                u32::try_from(block(2)).unwrap_or(u32::MAX),
+            );
+            let full = *b_rows == 1;
+            (*rows, *cols) = (r, c);
+            *b_rows = if full { r } else { 1 };
+            let other = 1 - position.min(1);
+            if let Some(need) = concrete.needs.get_mut(other) {
+                // The operands agree in element type (the followed one's).
+                need.format.precision = followed.format.precision;
+                need.format.scale = followed.format.scale;
+                if full {
+                    *need = followed.clone();
+                } else {
+                    // A row vector: each column block is read by every tile holding a block
+                    // of that column (the lowering broadcasts it down the column).
+                    let columns = home.shards.parts[2].max(1);
+                    let mut owners = vec![Vec::new(); columns as usize];
+                    for (block, tiles) in home.shards.owners.iter().enumerate() {
+                        let column = &mut owners[block % columns as usize];
+                        column.extend(tiles.iter().copied());
+                        column.sort_unstable();
+                        column.dedup();
+                    }
+                    need.shards = super::layout::Shards {
+                        dims: [1, 1, home.shards.dims[2]],
+                        parts: [1, 1, columns],
+                        element_bytes: need.shards.element_bytes,
+                        owners,
+                    };
+                }
+            }
+        }
         _ => {}
     }
-    concrete.output = (**home).clone();
+    concrete.output = followed;
     concrete.tiles = home
         .shards
         .owners
@@ -227,9 +287,11 @@ impl State {
                         }
                         _ => ValueFormat::row_major(value.element),
                     };
-                    let shards = if candidate.resident_weights
-                        && position == 1
-                        && value.origin == Origin::Constant
+                    // Constant weights a plan keeps resident, and constant vectors (biases,
+                    // layer-norm scales), are written by the host where they are read.
+                    let vector = super::layout::canonical_dims(&value.shape)[..2] == [1, 1];
+                    let shards = if value.origin == Origin::Constant
+                        && ((candidate.resident_weights && position == 1) || vector)
                     {
                         need.shards.clone()
                     } else {
@@ -244,6 +306,15 @@ impl State {
                 }
             };
             if home.shards == need.shards && home.format == need.format {
+                continue;
+            }
+            // A constant vector is written by the host wherever each op reads it (resident,
+            // one more copy per reading layout): no exchange.
+            let vector = super::layout::canonical_dims(&value.shape)[..2] == [1, 1];
+            if value.origin == Origin::Constant && vector {
+                let memory = need_memory(need);
+                next.live = next.live.plus(memory);
+                largest = largest.max(memory.largest_standard);
                 continue;
             }
             phase.add(&home.shards, &need.shards);

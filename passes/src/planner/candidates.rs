@@ -261,6 +261,9 @@ fn pointwise_candidates(
     if let Some(candidate) = ranged_candidate(graph, op, options) {
         return vec![candidate];
     }
+    if let Some(candidate) = in_place_candidate(graph, op) {
+        return vec![candidate];
+    }
     let out_value = &graph.values[op.results[0]];
     let out_dims = canonical_dims(&out_value.shape);
     let precision = vector_precision(options.precision);
@@ -402,6 +405,83 @@ fn pointwise_candidates(
         }
     }
     out
+}
+
+/// The one candidate of a GeLU, or an add, of a full-size value computed on the device (not
+/// one the split GEMM lowering holds as ranges): the lowering runs it in place on that value's
+/// blocks (an add gathers its other full-size operand onto them and broadcasts a row vector
+/// over them), so the candidate [`Candidate::follows`] the operand: the beam takes its home
+/// as the need and the result's home and prices the kernel over its block.
+fn in_place_candidate(graph: &Graph, op: &Op) -> Option<Candidate> {
+    let out_dims = canonical_dims(&graph.values[op.results[0]].shape);
+    let full = |v: usize| canonical_dims(&graph.values[v].shape) == out_dims;
+    let position = (0..op.operands.len()).find(|&p| {
+        let v = op.operands[p];
+        full(v) && matches!(graph.values[v].origin, super::graph::Origin::Op(_))
+    })?;
+    let value = &graph.values[op.operands[position]];
+    let precision = value.element;
+    let (kind, spec) = match op.kind {
+        OpKind::Gelu { tanh } => (
+            "pointwise_gelu",
+            KernelSpec::Gelu {
+                precision,
+                form: if tanh { GeluForm::Tanh } else { GeluForm::Erf },
+                elements: 16,
+            },
+        ),
+        OpKind::Add => {
+            let other = op.operands[1 - position.min(1)];
+            (
+                "pointwise_add",
+                KernelSpec::Add {
+                    precision,
+                    rows: 1,
+                    cols: 16,
+                    b_rows: if full(other) { 1 } else { 0 },
+                },
+            )
+        }
+        _ => return None,
+    };
+    let format = ValueFormat::row_major(precision);
+    // Placeholders: the beam puts the followed operand's home in its need and the result's
+    // (and a full-size second operand's need); a row vector is homed whole.
+    let needs = op
+        .operands
+        .iter()
+        .map(|&v| {
+            let dims = canonical_dims(&graph.values[v].shape);
+            Need {
+                shards: Shards::homed(dims, [1, 1, 1], precision.bytes(), 0),
+                format,
+            }
+        })
+        .collect();
+    Some(Candidate {
+        plan: Plan::new(kind)
+            .with("in_place", PlanValue::Bool(true))
+            .with("precision", PlanValue::Str(precision.short_name().into())),
+        tiles: 1,
+        needs,
+        output: Need {
+            shards: Shards::homed(out_dims, [1, 1, 1], precision.bytes(), 0),
+            format,
+        },
+        compute_cycles: 0,
+        internal_exchange_cycles: 0,
+        internal_row_bytes: 0,
+        internal_phases: Vec::new(),
+        k_steps: 1,
+        resident_weights: false,
+        transient: MemoryUse::default(),
+        kernels: vec![spec.clone()],
+        padding_groups: Vec::new(),
+        body_choices: None,
+        body_cycles: None,
+        extra_outputs: Vec::new(),
+        follows: Some((position, Some(spec))),
+    })
 }
 
 /// The one candidate of a bias add or GeLU of a value the split GEMM lowering holds as ranges

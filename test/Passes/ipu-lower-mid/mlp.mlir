@@ -73,8 +73,8 @@
 // precision=fp8, @mlp_shared: the GeLU's result also feeds an add with another full tensor,
 // and nothing is split (no host_order, no ranged plan). x and W1 are cast to F8 (W1 with a
 // scale) and rearranged for the first, output-stationary GEMM; its AMP-output result is
-// converted to row-major for the GeLU, a pointwise plan on its [1, gm, gn] grid (and so is
-// the add). The second matmul reads a device value, so it is the general matmul's; under
+// converted to row-major for the GeLU, which runs in place on the GEMM's blocks (and so does
+// the add, x fetched onto them). The second matmul reads a device value, so it is the general matmul's; under
 // FP8 its operands are converted where they are: the GeLU's result cast to F8 on its own
 // tiles (scale 0, no scale attribute) and fetched row-major, W2 cast to F8 at the policy
 // scale too (the plan's lhs_scale = rhs_scale = 0) and written by the host in AMP-right
@@ -88,14 +88,14 @@
 // FP8-NEXT: [[SW1A:%[0-9]+]] = "ipu.rearrange"([[SW18]]) {ipu.inserted} : {{.*}} -> tensor<256x512xf8E4M3FNUZ, #ipu.format<"amp_right"
 // FP8-NEXT: [[SH:%[0-9]+]] = "ipu.matmul"([[SXA]], [[SW1A]]) {{.*}}plan = #ipu.plan<"gemm_output_stationary", {c_block = {{[0-9]+}} : i64, grid = [1, [[GM:[0-9]+]], [[GN:[0-9]+]], 1], k_block = {{[0-9]+}} : i64, k_steps = 1 : i64, left = "{{interleaved|standard}}", lhs_scale = 0 : i64, orientation = "normal", precision = "f8", rhs_scale = -8 : i64,
 // FP8-NEXT: [[SHR:%[0-9]+]] = "ipu.rearrange"([[SH]]) {ipu.inserted} : (tensor<128x512xf16, #ipu.format<"amp_output"{{.*}}>>) -> tensor<128x512xf16, #ipu.format<"row_major"
-// FP8-NEXT: [[SG:%[0-9]+]] = "ipu.gelu"([[SHR]]) {{.*}}plan = #ipu.plan<"pointwise_gelu", {grid = [1, [[GM]], [[GN]]], order = "row_major", precision = "f16", tiles = 16 : i64}>}
+// FP8-NEXT: [[SG:%[0-9]+]] = "ipu.gelu"([[SHR]]) {{.*}}plan = #ipu.plan<"pointwise_gelu", {in_place = true, precision = "f16"}>} : (tensor<128x512xf16, [[SGF:#ipu.format<"row_major"[^>]*>]]>) -> tensor<128x512xf16, [[SGF]]>
 // FP8-NEXT: [[SG8:%[0-9]+]] = "ipu.cast"([[SG]]) {ipu.inserted} : (tensor<128x512xf16, #ipu.format<"row_major"{{.*}}>>) -> tensor<128x512xf8E4M3FNUZ, #ipu.format<"row_major"
 // FP8-NEXT: [[SGI:%[0-9]+]] = "ipu.rearrange"([[SG8]]) {ipu.inserted} : {{.*}} -> tensor<128x512xf8E4M3FNUZ, #ipu.format<"row_major", {{.*}} "interleaved", 0 : i64>>
 // FP8-NEXT: [[SW28:%[0-9]+]] = "ipu.cast"(%cst_0) {ipu.inserted} : (tensor<512x256xf16>) -> tensor<512x256xf8E4M3FNUZ>
 // FP8-NEXT: [[SW2A:%[0-9]+]] = "ipu.rearrange"([[SW28]]) {ipu.inserted} : {{.*}} -> tensor<512x256xf8E4M3FNUZ, #ipu.format<"amp_right", {{.*}} "interleaved", 0 : i64>>
 // FP8-NEXT: [[SY:%[0-9]+]] = "ipu.matmul"([[SGI]], [[SW2A]]) {{.*}}plan = #ipu.plan<"gemm_general", {cols = {{[0-9]+}} : i64, grid = [1, {{[0-9]+}}, {{[0-9]+}}], lhs_scale = 0 : i64, precision = "f8", rhs_scale = 0 : i64, rows = {{[0-9]+}} : i64, tiles = 16 : i64}>}
 // FP8-NEXT: [[SZ:%[0-9]+]] = "ipu.rearrange"(%arg1) {ipu.inserted} : (tensor<128x512xf16>) -> tensor<128x512xf16, #ipu.format<"row_major"
-// FP8-NEXT: [[SS:%[0-9]+]] = "ipu.add"([[SG]], [[SZ]]) {{.*}}plan = #ipu.plan<"pointwise_add", {grid = [1, [[GM]], [[GN]]], order = "row_major", precision = "f16", tiles = 16 : i64}>}
+// FP8-NEXT: [[SS:%[0-9]+]] = "ipu.add"([[SG]], [[SZ]]) {{.*}}plan = #ipu.plan<"pointwise_add", {in_place = true, precision = "f16"}>} : (tensor<128x512xf16, [[SGF]]>
 // FP8-NEXT: [[R1:%[0-9]+]] = "ipu.rearrange"([[SY]]) {ipu.inserted} : {{.*}} -> tensor<128x256xf16>
 // FP8-NEXT: [[R2:%[0-9]+]] = "ipu.rearrange"([[SS]]) {ipu.inserted} : {{.*}} -> tensor<128x512xf16>
 // FP8-NEXT: return [[R1]], [[R2]] : tensor<128x256xf16>, tensor<128x512xf16>

@@ -807,6 +807,22 @@ impl Lowering<'_> {
         tiles: &[u32],
         transfers: &mut Transfers,
     ) -> Result<BufferId, LowerError> {
+        // A constant vector is written by the host to every tile that reads it, at
+        // initialization (resident: no exchange in the runs).
+        let v = &self.graph.values[value];
+        if !self.placed.contains_key(&value)
+            && v.origin == crate::planner::Origin::Constant
+            && v.shape.iter().product::<u64>() == u64::from(n)
+        {
+            let e = v.element.bytes();
+            let buffer = self.op_buffer(index, role, tiles, n * e);
+            let pieces = tiles
+                .iter()
+                .map(|&tile| HostPiece::contiguous(tile, Place::at(buffer, 0), 0, n * e))
+                .collect();
+            self.stream(value, pieces)?;
+            return Ok(buffer);
+        }
         let source = self.on_device(value)?;
         if source.grid.m != 1 || source.grid.n != n {
             return Err(unsupported(
