@@ -57,6 +57,19 @@ fn refined_and_final(source: &str, tiles: u32, precision: &str, label: &str) -> 
     (refined, final_cycles)
 }
 
+/// Asserts `refined` is within 5 % of `lowered`, keeping the worst case seen in `worst`.
+fn within_five_percent(refined: u64, lowered: u64, label: &str, worst: &mut (f64, String)) {
+    let off = (refined as f64 - lowered as f64).abs() / lowered as f64;
+    if off > worst.0 {
+        *worst = (off, label.to_string());
+    }
+    assert!(
+        off <= 0.05,
+        "{label}: refined {refined} vs final {lowered} ({:.1} %)",
+        off * 100.0
+    );
+}
+
 fn gemm(m: u32, k: u32, n: u32) -> String {
     format!(
         "func.func @gemm(%x: tensor<{m}x{k}xf16>, %w: tensor<{k}x{n}xf16>) -> tensor<{m}x{n}xf16> {{\n\
@@ -114,15 +127,7 @@ fn refined_estimates_price_the_lowered_split_programs() {
             )
         };
         let (refined, lowered) = refined_and_final(&source, tiles, precision, &label);
-        let off = (refined as f64 - lowered as f64).abs() / lowered as f64;
-        if off > worst.0 {
-            worst = (off, label.clone());
-        }
-        assert!(
-            off <= 0.05,
-            "{label}: refined {refined} vs final {lowered} ({:.1} %)",
-            off * 100.0
-        );
+        within_five_percent(refined, lowered, &label, &mut worst);
     }
     eprintln!(
         "worst refined vs final: {:.2} % ({})",
@@ -157,12 +162,7 @@ fn refined_estimates_price_the_lowered_attention() {
     ];
     for (source, precision, label) in cases {
         let (refined, lowered) = refined_and_final(&source, 64, precision, &label);
-        let off = (refined as f64 - lowered as f64).abs() / lowered as f64;
-        assert!(
-            off <= 0.05,
-            "{label}: refined {refined} vs final {lowered} ({:.1} %)",
-            off * 100.0
-        );
+        within_five_percent(refined, lowered, &label, &mut (0.0, String::new()));
     }
 }
 
@@ -215,15 +215,7 @@ fn refined_estimates_price_the_lowered_general_matmuls() {
             )
         };
         let (refined, lowered) = refined_and_final(&source, tiles, precision, &label);
-        let off = (refined as f64 - lowered as f64).abs() / lowered as f64;
-        if off > worst.0 {
-            worst = (off, label.clone());
-        }
-        assert!(
-            off <= 0.05,
-            "{label}: refined {refined} vs final {lowered} ({:.1} %)",
-            off * 100.0
-        );
+        within_five_percent(refined, lowered, &label, &mut worst);
     }
     eprintln!(
         "worst refined vs final: {:.2} % ({})",

@@ -121,6 +121,38 @@ pub struct Candidate {
     pub follows: Option<(usize, Option<KernelSpec>)>,
 }
 
+impl Candidate {
+    /// A candidate that runs `spec` where operand `position` already is
+    /// ([`Candidate::follows`]): `needs` and `output` are placeholders the beam replaces with
+    /// the operand's home, and prices the kernel over its block.
+    fn following(
+        plan: Plan,
+        needs: Vec<Need>,
+        output: Need,
+        (position, spec): (usize, KernelSpec),
+    ) -> Candidate {
+        Candidate {
+            plan,
+            tiles: 1,
+            needs,
+            output,
+            compute_cycles: 0,
+            internal_exchange_cycles: 0,
+            internal_row_bytes: 0,
+            internal_phases: Vec::new(),
+            k_steps: 1,
+            resident_weights: false,
+            transient: MemoryUse::default(),
+            kernels: vec![spec.clone()],
+            padding_groups: Vec::new(),
+            body_choices: None,
+            body_cycles: None,
+            extra_outputs: Vec::new(),
+            follows: Some((position, Some(spec))),
+        }
+    }
+}
+
 /// Divisors of `n`, ascending.
 pub fn divisors(n: u32) -> Vec<u32> {
     let mut small = Vec::new();
@@ -458,30 +490,17 @@ fn in_place_candidate(graph: &Graph, op: &Op) -> Option<Candidate> {
             }
         })
         .collect();
-    Some(Candidate {
-        plan: Plan::new(kind)
+    Some(Candidate::following(
+        Plan::new(kind)
             .with("in_place", PlanValue::Bool(true))
             .with("precision", PlanValue::Str(precision.short_name().into())),
-        tiles: 1,
         needs,
-        output: Need {
+        Need {
             shards: Shards::homed(out_dims, [1, 1, 1], precision.bytes(), 0),
             format,
         },
-        compute_cycles: 0,
-        internal_exchange_cycles: 0,
-        internal_row_bytes: 0,
-        internal_phases: Vec::new(),
-        k_steps: 1,
-        resident_weights: false,
-        transient: MemoryUse::default(),
-        kernels: vec![spec.clone()],
-        padding_groups: Vec::new(),
-        body_choices: None,
-        body_cycles: None,
-        extra_outputs: Vec::new(),
-        follows: Some((position, Some(spec))),
-    })
+        (position, spec),
+    ))
 }
 
 /// The one candidate of a bias add or GeLU of a value the split GEMM lowering holds as ranges
@@ -556,27 +575,14 @@ fn ranged_candidate(graph: &Graph, op: &Op, options: &PlannerOptions) -> Option<
             _ => placeholder.clone(),
         })
         .collect();
-    Some(Candidate {
-        plan: Plan::new(kind)
+    Some(Candidate::following(
+        Plan::new(kind)
             .with("ranged", PlanValue::Bool(true))
             .with("precision", PlanValue::Str(precision.short_name().into())),
-        tiles: 1,
         needs,
-        output: placeholder,
-        compute_cycles: 0,
-        internal_exchange_cycles: 0,
-        internal_row_bytes: 0,
-        internal_phases: Vec::new(),
-        k_steps: 1,
-        resident_weights: false,
-        transient: MemoryUse::default(),
-        kernels: vec![spec.clone()],
-        padding_groups: Vec::new(),
-        body_choices: None,
-        body_cycles: None,
-        extra_outputs: Vec::new(),
-        follows: Some((position, Some(spec))),
-    })
+        placeholder,
+        (position, spec),
+    ))
 }
 
 /// Softmax and layer norm reduce along the last axis, so each tile holds whole rows.
