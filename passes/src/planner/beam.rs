@@ -96,10 +96,23 @@ fn follow(
     candidate: &Arc<Candidate>,
     position: usize,
     spec: Option<&KernelSpec>,
-    op: &super::graph::Op,
+    (graph, op): (&Graph, &super::graph::Op),
     finalist: &Finalist,
     target: &Target,
 ) -> Arc<Candidate> {
+    let in_place =
+        candidate.plan.params.get("in_place") == Some(&ipu_dialects::format::PlanValue::Bool(true));
+    // The lowering runs an add of two full-size values on the first one's blocks when that
+    // is already on the device (computed, a repeat's carried value, or a host value an earlier
+    // op streamed), else on the second's.
+    let mut position = position;
+    if in_place && matches!(spec, Some(KernelSpec::Add { .. })) {
+        let dims = |v: usize| super::layout::canonical_dims(&graph.values[v].shape);
+        let first = op.operands[0];
+        if dims(first) == dims(op.results[0]) && finalist.homes[first].is_some() {
+            position = 0;
+        }
+    }
     let Some(home) = op
         .operands
         .get(position)
@@ -125,8 +138,6 @@ fn follow(
     // A ranged op works on the home's ranges in their AMP-output order; an in-place op on
     // the home's blocks row-major (a home in another order is converted first, as the
     // lowering's GEMMs leave their results row-major).
-    let in_place =
-        candidate.plan.params.get("in_place") == Some(&ipu_dialects::format::PlanValue::Bool(true));
     let followed = if in_place {
         Need {
             shards: home.shards.clone(),
@@ -254,7 +265,14 @@ impl State {
         let followed;
         let candidate = match &candidate.follows {
             Some((position, spec)) => {
-                followed = follow(candidate, *position, spec.as_ref(), op, finalist, target);
+                followed = follow(
+                    candidate,
+                    *position,
+                    spec.as_ref(),
+                    (graph, op),
+                    finalist,
+                    target,
+                );
                 &followed
             }
             None => candidate,
