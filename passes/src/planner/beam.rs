@@ -307,9 +307,10 @@ impl State {
                     };
                     // Constant weights a plan keeps resident, and constant vectors (biases,
                     // layer-norm scales), are written by the host where they are read.
-                    let vector = super::layout::canonical_dims(&value.shape)[..2] == [1, 1];
-                    let shards = if value.origin == Origin::Constant
-                        && ((candidate.resident_weights && position == 1) || vector)
+                    let shards = if value.written_where_read()
+                        || (candidate.resident_weights
+                            && position == 1
+                            && value.origin == Origin::Constant)
                     {
                         need.shards.clone()
                     } else {
@@ -328,8 +329,7 @@ impl State {
             }
             // A constant vector is written by the host wherever each op reads it (resident,
             // one more copy per reading layout): no exchange.
-            let vector = super::layout::canonical_dims(&value.shape)[..2] == [1, 1];
-            if value.origin == Origin::Constant && vector {
+            if value.written_where_read() {
                 let memory = need_memory(need);
                 next.live = next.live.plus(memory);
                 largest = largest.max(memory.largest_standard);

@@ -170,6 +170,10 @@ fn expand_into(
         plan.compute_cycles += runs * (estimate.cycles - estimate.exchange_cycles);
         let mut transfers = Vec::new();
         for (operand, need) in op.operands.iter().zip(&candidate.needs) {
+            // The host writes constant vectors where they are read (as the beam prices them).
+            if graph.values[*operand].written_where_read() {
+                continue;
+            }
             if let Some(home) = &finalist.homes[*operand] {
                 if home.shards != need.shards || home.format != need.format {
                     transfers_between(&home.shards, &need.shards, mapping, &mut transfers);

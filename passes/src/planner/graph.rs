@@ -32,6 +32,14 @@ pub struct Value {
 }
 
 impl Value {
+    /// A constant vector (a bias, a layer norm's gain or shift): the host writes it wherever
+    /// an op reads it, at initialization, so no plan moves it.
+    pub fn written_where_read(&self) -> bool {
+        self.origin == Origin::Constant && super::layout::canonical_dims(&self.shape)[..2] == [1, 1]
+    }
+}
+
+impl Value {
     pub fn elements(&self) -> u64 {
         self.shape.iter().product()
     }
