@@ -91,35 +91,41 @@ fn native_precision(source: &str) -> &'static str {
 pub const UPSTREAM_IMPORT: &str =
     "func.func(convert-tosa-to-ipu, convert-linalg-to-ipu), canonicalize, cse";
 
+/// Visits `op` and every op nested in it, in pre-order, until `visit` returns true (then
+/// returns true).
+fn any_op(
+    op: melior::ir::OperationRef,
+    visit: &mut dyn FnMut(melior::ir::OperationRef) -> bool,
+) -> bool {
+    use melior::ir::{block::BlockLike, RegionLike};
+    if visit(op) {
+        return true;
+    }
+    for region in op.regions() {
+        let mut block = region.first_block();
+        while let Some(b) = block {
+            let mut next = b.first_operation();
+            while let Some(inner) = next {
+                if any_op(inner, visit) {
+                    return true;
+                }
+                next = inner.next_in_block();
+            }
+            block = b.next_in_region();
+        }
+    }
+    false
+}
+
 /// Whether a function of `module` holds a `tosa.*` or `linalg.*` op (a model written as the
 /// upstream frontends emit it).
 fn has_upstream_ops(module: melior::ir::OperationRef) -> bool {
-    use melior::ir::{block::BlockLike, RegionLike};
-    fn walk(op: melior::ir::OperationRef) -> bool {
-        let name = op.name();
-        if name
+    any_op(module, &mut |op| {
+        op.name()
             .as_string_ref()
             .as_str()
             .is_ok_and(|n| n.starts_with("tosa.") || n.starts_with("linalg."))
-        {
-            return true;
-        }
-        for region in op.regions() {
-            let mut block = region.first_block();
-            while let Some(b) = block {
-                let mut next = b.first_operation();
-                while let Some(inner) = next {
-                    if walk(inner) {
-                        return true;
-                    }
-                    next = inner.next_in_block();
-                }
-                block = b.next_in_region();
-            }
-        }
-        false
-    }
-    walk(module)
+    })
 }
 
 /// Builds the package of the model `source` (read from `file`, for messages).
@@ -141,9 +147,8 @@ impl CompileEstimates {
     /// The figures recorded in a compiled module: the first function's
     /// `ipu.refined_estimate` and the `ipu_tile.code` op's `final_cycles`.
     pub fn of_module(module: melior::ir::OperationRef) -> CompileEstimates {
-        use melior::ir::{block::BlockLike, RegionLike};
         let mut estimates = CompileEstimates::default();
-        fn walk(op: melior::ir::OperationRef, estimates: &mut CompileEstimates) {
+        any_op(module, &mut |op| {
             if estimates.refined_cycles.is_none() {
                 if let Ok(attribute) = op.attribute("ipu.refined_estimate") {
                     estimates.refined_cycles =
@@ -161,19 +166,8 @@ impl CompileEstimates {
                     .and_then(|a| melior::ir::attribute::IntegerAttribute::try_from(a).ok())
                     .and_then(|a| u64::try_from(a.value()).ok());
             }
-            for region in op.regions() {
-                let mut block = region.first_block();
-                while let Some(b) = block {
-                    let mut next = b.first_operation();
-                    while let Some(inner) = next {
-                        walk(inner, estimates);
-                        next = inner.next_in_block();
-                    }
-                    block = b.next_in_region();
-                }
-            }
-        }
-        walk(module, &mut estimates);
+            estimates.refined_cycles.is_some() && estimates.final_cycles.is_some()
+        });
         estimates
     }
 }

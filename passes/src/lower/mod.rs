@@ -171,6 +171,17 @@ pub(crate) fn followed_gemm_grid(
 /// (`plans[i]` for op i; missing entries: no plan).
 pub use self::graph::lower as lower_planned_graph;
 
+/// Modelled cycles of one compute step: the busiest tile's sum of its kernels' cycles.
+fn step_cycles(program: &TileProgram, runs: &[program::Run], target: &Target) -> u64 {
+    let mut per_tile: BTreeMap<u32, u64> = BTreeMap::new();
+    for run in runs {
+        if let Some(spec) = program.kernels.get(run.kernel as usize) {
+            *per_tile.entry(run.tile).or_default() += ipu_device::cost::kernel_cycles(spec, target);
+        }
+    }
+    per_tile.into_values().max().unwrap_or(0)
+}
+
 /// Modelled compute cycles of the `run` program: per compute step, the busiest tile's sum of
 /// its kernels' cycles (`ipu_device::cost`, the simulator's own table).
 pub(crate) fn compute_cycles(program: &TileProgram, target: &Target) -> u64 {
@@ -183,14 +194,7 @@ pub(crate) fn compute_cycles(program: &TileProgram, target: &Target) -> u64 {
             times
                 * match step {
                     TileStep::Compute { runs, provenance } => {
-                        let mut per_tile: BTreeMap<u32, u64> = BTreeMap::new();
-                        for run in runs {
-                            if let Some(spec) = program.kernels.get(run.kernel as usize) {
-                                *per_tile.entry(run.tile).or_default() +=
-                                    ipu_device::cost::kernel_cycles(spec, target);
-                            }
-                        }
-                        let cycles = per_tile.into_values().max().unwrap_or(0);
+                        let cycles = step_cycles(program, runs, target);
                         tracing::debug!(step = %provenance, cycles, "costed compute step");
                         cycles
                     }
@@ -219,14 +223,7 @@ pub(crate) fn op_cycles(
                 pending += times * phase_cycles.get(phase).copied().unwrap_or(0);
             }
             TileStep::Compute { runs, provenance } => {
-                let mut per_tile: BTreeMap<u32, u64> = BTreeMap::new();
-                for run in runs {
-                    if let Some(spec) = program.kernels.get(run.kernel as usize) {
-                        *per_tile.entry(run.tile).or_default() +=
-                            ipu_device::cost::kernel_cycles(spec, target);
-                    }
-                }
-                let compute = times * per_tile.into_values().max().unwrap_or(0);
+                let compute = times * step_cycles(program, runs, target);
                 let op = provenance.split('.').next().unwrap_or(provenance);
                 match out.last_mut() {
                     Some(last) if last.0 == op => {
@@ -262,4 +259,58 @@ pub fn compile_function(
     optimize::optimize_exchange_placement(&mut design, target)?;
     passes::emit_tile_code(&mut design, target)?;
     passes::package_of_design(&design, target, cache)
+}
+
+#[cfg(test)]
+mod op_cycles_tests {
+    use super::program::{Arg, Move, Place, Run};
+    use super::*;
+    use ipu_device::{KernelSpec, MemoryClass};
+
+    /// Each op gets its compute steps (`op1.scores` is `op1`'s) and the exchange phases before
+    /// them; the per-op cycles add up to the program's compute plus its exchange.
+    #[test]
+    fn op_cycles_attribute_steps_and_phases_and_add_up() {
+        let target = Target::c600();
+        let mut program = TileProgram {
+            tiles: 4,
+            ..TileProgram::default()
+        };
+        let buffer = program.buffer("b", MemoryClass::Standard, 64, vec![0, 1]);
+        let copy = program.kernel(KernelSpec::Copy { bytes: 64 });
+        let run = |tile| Run {
+            tile,
+            kernel: copy,
+            args: vec![Arg::Address(Place::at(buffer, 0))],
+        };
+        let step = |name: &str, runs: Vec<Run>| TileStep::Compute {
+            provenance: name.into(),
+            runs,
+        };
+        program.run.push(step("op0", vec![run(0)]));
+        program.run.push(TileStep::Exchange {
+            phase: 0,
+            moves: vec![Move {
+                source_tile: 0,
+                source: Place::at(buffer, 0),
+                destinations: vec![1],
+                destination: Place::at(buffer, 0),
+                bytes: 64,
+            }],
+        });
+        program.run.push(step("op1.scores", vec![run(1), run(1)]));
+        program.run.push(step("op1", vec![run(0)]));
+        let one = ipu_device::cost::kernel_cycles(&KernelSpec::Copy { bytes: 64 }, &target);
+        let phases = BTreeMap::from([(0, 700)]);
+        let ops = op_cycles(&program, &phases, &target);
+        assert_eq!(
+            ops,
+            vec![
+                ("op0".to_string(), one, 0),
+                ("op1".to_string(), 700 + 3 * one, 700)
+            ]
+        );
+        let total: u64 = ops.iter().map(|o| o.1).sum();
+        assert_eq!(total, compute_cycles(&program, &target) + 700);
+    }
 }

@@ -107,8 +107,8 @@ fn follow(
     // op streamed), else on the second's.
     let mut position = position;
     if in_place && matches!(spec, Some(KernelSpec::Add { .. })) {
-        let dims = |v: usize| super::layout::canonical_dims(&graph.values[v].shape);
         let first = op.operands[0];
+        let dims = |v: usize| super::layout::canonical_dims(&graph.values[v].shape);
         if dims(first) == dims(op.results[0]) && finalist.homes[first].is_some() {
             position = 0;
         }
@@ -165,8 +165,13 @@ fn follow(
             rows, cols, b_rows, ..
         } => {
             // In place on the home's blocks: a full-size second operand is fetched onto the
-            // same blocks (b_rows = 1 marked it full in the candidate), a row vector is read
-            // whole.
+            // same blocks, a row vector is read by each column.
+            let other = 1 - position.min(1);
+            let dims = |v: usize| super::layout::canonical_dims(&graph.values[v].shape);
+            let full = op
+                .operands
+                .get(other)
+                .is_some_and(|&v| dims(v) == dims(op.results[0]));
             let block = |axis: usize| {
                 super::layout::block_size(home.shards.dims[axis], home.shards.parts[axis])
             };
@@ -174,10 +179,8 @@ fn follow(
                 u32::try_from(block(0) * block(1)).unwrap_or(u32::MAX),
                 u32::try_from(block(2)).unwrap_or(u32::MAX),
             );
-            let full = *b_rows == 1;
             (*rows, *cols) = (r, c);
             *b_rows = if full { r } else { 1 };
-            let other = 1 - position.min(1);
             if let Some(need) = concrete.needs.get_mut(other) {
                 // The operands agree in element type (the followed one's).
                 need.format.precision = followed.format.precision;

@@ -439,6 +439,16 @@ fn pointwise_candidates(
     out
 }
 
+/// The GeLU kernel of a candidate that follows its operand, sized by the beam
+/// ([`Candidate::follows`]).
+fn followed_gelu(precision: Precision, tanh: bool) -> KernelSpec {
+    KernelSpec::Gelu {
+        precision,
+        form: if tanh { GeluForm::Tanh } else { GeluForm::Erf },
+        elements: 16,
+    }
+}
+
 /// The one candidate of a GeLU, or an add, of a full-size value computed on the device (not
 /// one the split GEMM lowering holds as ranges): the lowering runs it in place on that value's
 /// blocks (an add gathers its other full-size operand onto them and broadcasts a row vector
@@ -454,26 +464,18 @@ fn in_place_candidate(graph: &Graph, op: &Op) -> Option<Candidate> {
     let value = &graph.values[op.operands[position]];
     let precision = value.element;
     let (kind, spec) = match op.kind {
-        OpKind::Gelu { tanh } => (
-            "pointwise_gelu",
-            KernelSpec::Gelu {
+        OpKind::Gelu { tanh } => ("pointwise_gelu", followed_gelu(precision, tanh)),
+        // Rows and columns (and whether the other operand is a full block or a row) are
+        // the followed home's: the beam fills them in.
+        OpKind::Add => (
+            "pointwise_add",
+            KernelSpec::Add {
                 precision,
-                form: if tanh { GeluForm::Tanh } else { GeluForm::Erf },
-                elements: 16,
+                rows: 1,
+                cols: 16,
+                b_rows: 1,
             },
         ),
-        OpKind::Add => {
-            let other = op.operands[1 - position.min(1)];
-            (
-                "pointwise_add",
-                KernelSpec::Add {
-                    precision,
-                    rows: 1,
-                    cols: 16,
-                    b_rows: if full(other) { 1 } else { 0 },
-                },
-            )
-        }
         _ => return None,
     };
     let format = ValueFormat::row_major(precision);
@@ -534,14 +536,7 @@ fn ranged_candidate(graph: &Graph, op: &Op, options: &PlannerOptions) -> Option<
     let value = &graph.values[op.operands[position]];
     let precision = value.element;
     let (kind, spec) = match op.kind {
-        OpKind::Gelu { tanh } => (
-            "pointwise_gelu",
-            KernelSpec::Gelu {
-                precision,
-                form: if tanh { GeluForm::Tanh } else { GeluForm::Erf },
-                elements: 16,
-            },
-        ),
+        OpKind::Gelu { tanh } => ("pointwise_gelu", followed_gelu(precision, tanh)),
         _ => (
             "pointwise_add",
             KernelSpec::AddGroupBias {

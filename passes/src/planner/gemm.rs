@@ -468,26 +468,13 @@ fn general_candidates(
             &grid,
             &[Some(0), Some(1), Some(2)],
         );
-        let compute = general::general_matmul_cycles(
-            (rp, k, cb),
-            transposes,
-            b_host,
-            fetched_precision,
-            input,
-            target,
-        );
-        let scratch = general::general_matmul_scratch_bytes(
-            (rp, k, cb),
-            transposes,
-            b_host,
-            fetched_precision,
-            input,
-        );
+        let tile =
+            general::GeneralTile::new((rp, k, cb), transposes, b_host, (fetched_precision, input));
+        let (compute, scratch) = (tile.cycles(target), tile.scratch_bytes());
         // A packed host right operand is written by the host in AMP-right order: a constant
         // where each tile reads it, at initialization (resident: runs move no weights), an
         // argument once per block (`host_order`), its readers exchanging their pieces.
-        let b_packed =
-            general::general_b_packed((k, cb), transpose_rhs, b_host, (fetched_precision, input));
+        let b_packed = tile.b_packed;
         // The operand blocks and the GEMM scratch live in interleaved memory.
         let fetched = ValueFormat {
             memory: MemoryClass::Interleaved,

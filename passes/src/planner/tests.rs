@@ -945,15 +945,14 @@ fn general_matmul_plans_cover_the_result_and_price_the_lowering() {
                 Some("f16") => Precision::F16,
                 _ => Precision::F8E4M3,
             };
-            let expected = general::general_matmul_cycles(
+            let expected = general::GeneralTile::new(
                 (rows as u32, k as u32, cols as u32),
                 (transpose_lhs, transpose_rhs),
                 // The right operand is a host tensor (argument or constant) here.
                 true,
-                fetched,
-                input,
-                &target,
-            );
+                (fetched, input),
+            )
+            .cycles(&target);
             assert_eq!(candidate.compute_cycles, expected, "case {case}: {plan}");
         }
     }

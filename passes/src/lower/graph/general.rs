@@ -454,71 +454,90 @@ pub(crate) fn general_b_packed(
     b_host && !transpose_rhs && host == input && k % 16 == 0 && cols % 16 == 0
 }
 
-/// Modelled cycles of the general matmul's kernels on one tile: the transposes of transposed
-/// operands, then the tile-local GEMM of `rows x k x cols` (see [`local_gemm`]); `b_host`:
-/// the right operand is a host tensor (see [`general_b_packed`]).
-pub(crate) fn general_matmul_cycles(
-    (rows, k, cols): (u32, u32, u32),
-    (transpose_lhs, transpose_rhs): (bool, bool),
-    b_host: bool,
-    host: Precision,
-    input: Precision,
-    target: &ipu_device::Target,
-) -> u64 {
-    let transpose = |rows, cols| {
-        ipu_device::cost::kernel_cycles(
-            &KernelSpec::Transpose {
-                precision: host,
-                rows,
-                cols,
-            },
-            target,
-        )
-    };
-    let b_packed = general_b_packed((k, cols), transpose_rhs, b_host, (host, input));
-    let mut total = local_gemm_cycles(
-        (rows, k, cols),
-        host,
-        input,
-        (b_packed, MemoryClass::Interleaved),
-        target,
-    );
-    if transpose_lhs {
-        total += transpose(k, rows);
-    }
-    if transpose_rhs {
-        total += transpose(cols, k);
-    }
-    total
+/// One tile's share of a general matmul: a `rows x k x cols` block product, the operand
+/// transposes it runs, and whether its right operand arrives packed
+/// ([`general_b_packed`], decided once here for the planner and the lowering).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct GeneralTile {
+    pub shape: (u32, u32, u32),
+    pub transposes: (bool, bool),
+    pub b_packed: bool,
+    /// The fetched operands' precision and the GEMM's input precision.
+    pub host: Precision,
+    pub input: Precision,
 }
 
-/// Per-tile bytes the general matmul allocates besides its gathered operand blocks and its
-/// result: transposed copies and the tile-local GEMM's scratch (see [`Lowering::gemm_scratch`]).
-pub(crate) fn general_matmul_scratch_bytes(
-    (rows, k, cols): (u32, u32, u32),
-    (transpose_lhs, transpose_rhs): (bool, bool),
-    b_host: bool,
-    host: Precision,
-    input: Precision,
-) -> u64 {
-    let b_packed = general_b_packed((k, cols), transpose_rhs, b_host, (host, input));
-    let (k16, n16) = (pad16(k), pad16(cols));
-    let kb = ((GEMM_MAX_WEIGHT_ELEMENTS / n16) / 16 * 16).clamp(16, k16);
-    let (e, ie) = (u64::from(host.bytes()), u64::from(input.bytes()));
-    let (rows, k, cols) = (u64::from(rows), u64::from(k), u64::from(cols));
-    let mut bytes = rows * u64::from(k16) * ie
-        + u64::from(kb) * u64::from(n16) * ie
-        + rows * u64::from(n16) * u64::from(default_partials(input).bytes());
-    if input != host {
-        bytes += (rows * k + if b_packed { 0 } else { k * cols }) * ie;
+impl GeneralTile {
+    /// `b_host`: the right operand is a host tensor (a function argument or constant).
+    pub fn new(
+        shape: (u32, u32, u32),
+        transposes: (bool, bool),
+        b_host: bool,
+        (host, input): (Precision, Precision),
+    ) -> GeneralTile {
+        let (_, k, cols) = shape;
+        GeneralTile {
+            shape,
+            transposes,
+            b_packed: general_b_packed((k, cols), transposes.1, b_host, (host, input)),
+            host,
+            input,
+        }
     }
-    if transpose_lhs {
-        bytes += k * rows * e;
+
+    /// Modelled cycles of the tile's kernels: the transposes of transposed operands, then the
+    /// tile-local GEMM (see [`local_gemm`]).
+    pub fn cycles(&self, target: &ipu_device::Target) -> u64 {
+        let (rows, k, cols) = self.shape;
+        let transpose = |rows, cols| {
+            ipu_device::cost::kernel_cycles(
+                &KernelSpec::Transpose {
+                    precision: self.host,
+                    rows,
+                    cols,
+                },
+                target,
+            )
+        };
+        let mut total = local_gemm_cycles(
+            self.shape,
+            self.host,
+            self.input,
+            (self.b_packed, MemoryClass::Interleaved),
+            target,
+        );
+        if self.transposes.0 {
+            total += transpose(k, rows);
+        }
+        if self.transposes.1 {
+            total += transpose(cols, k);
+        }
+        total
     }
-    if transpose_rhs {
-        bytes += cols * k * e;
+
+    /// Bytes the tile allocates besides its fetched operand blocks and its result: transposed
+    /// copies and the tile-local GEMM's scratch (see [`Lowering::gemm_scratch`]).
+    pub fn scratch_bytes(&self) -> u64 {
+        let (host, input) = (self.host, self.input);
+        let (rows, k, cols) = self.shape;
+        let (k16, n16) = (pad16(k), pad16(cols));
+        let kb = ((GEMM_MAX_WEIGHT_ELEMENTS / n16) / 16 * 16).clamp(16, k16);
+        let (e, ie) = (u64::from(host.bytes()), u64::from(input.bytes()));
+        let (rows, k, cols) = (u64::from(rows), u64::from(k), u64::from(cols));
+        let mut bytes = rows * u64::from(k16) * ie
+            + u64::from(kb) * u64::from(n16) * ie
+            + rows * u64::from(n16) * u64::from(default_partials(input).bytes());
+        if input != host {
+            bytes += (rows * k + if self.b_packed { 0 } else { k * cols }) * ie;
+        }
+        if self.transposes.0 {
+            bytes += k * rows * e;
+        }
+        if self.transposes.1 {
+            bytes += cols * k * e;
+        }
+        bytes
     }
-    bytes
 }
 
 impl Lowering<'_> {
@@ -1346,8 +1365,8 @@ impl Lowering<'_> {
             None => general_matmul_blocks(bc, m, n, tiles)
                 .map(|(rp, cb)| {
                     let used = u64::from(bc) * u64::from(m / rp) * u64::from(n / cb);
-                    let cycles =
-                        general_matmul_cycles((rp, k, cb), transposes, b_host, host, input, target);
+                    let cycles = GeneralTile::new((rp, k, cb), transposes, b_host, (host, input))
+                        .cycles(target);
                     ((cycles, used), (cb, rp))
                 })
                 .min_by_key(|(key, _)| *key)
@@ -1394,7 +1413,8 @@ impl Lowering<'_> {
             MemoryClass::Interleaved,
             &op_tiles,
         );
-        scratch.b_packed = general_b_packed((k, cb), transpose_rhs, b_host, (host, input));
+        scratch.b_packed =
+            GeneralTile::new((rp, k, cb), transposes, b_host, (host, input)).b_packed;
         let mut transfers = Transfers::default();
         let b = if scratch.b_packed {
             // Each tile's K x cols block, K block by K block in AMP-right order (16-column
