@@ -3,6 +3,6 @@
 pub mod schedule;
 
 pub use schedule::{
-    check_schedule, schedule_phase, schedule_phase_cached, PhaseSchedule, ScheduleError,
-    ScheduledPiece, TransferRequest,
+    check_schedule, schedule_phase, schedule_phase_at, schedule_phase_cached, PhaseSchedule,
+    ScheduleError, ScheduledPiece, TransferAddresses, TransferRequest,
 };

@@ -55,6 +55,21 @@ pub struct StoredSchedule {
     pub cycles: u64,
 }
 
+impl StoredSchedule {
+    /// The rows of a scheduler result, under `key`.
+    pub fn new(key: u64, schedule: &crate::exchange::PhaseSchedule) -> StoredSchedule {
+        StoredSchedule {
+            key,
+            pieces: schedule
+                .pieces
+                .iter()
+                .map(|p| [p.transfer as u64, p.offset, p.bytes, p.start])
+                .collect(),
+            cycles: schedule.cycles,
+        }
+    }
+}
+
 /// What `ipu-emit-tile-code` records.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EmittedCode {

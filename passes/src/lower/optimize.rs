@@ -8,10 +8,14 @@
 //! overlapping cycles, moves each such buffer to the lowest address of its class where no
 //! buffer live at the same time on its tiles sits and whose elements no send of a phase it
 //! receives in reads, and keeps a move when it lowers the number of conflicting buffers
-//! (independent conflicts are resolved one at a time). At the end every phase's stored
-//! schedule must validate at the new addresses (the schedules are kept, never recomputed:
-//! only addresses moved). It logs `reused exchange optimization after validating relocated rows
-//! phase=N` for each phase whose schedule was kept.
+//! (independent conflicts are resolved one at a time). A conflict no move removes (a tile
+//! sending one part of a buffer while receiving another part of it, as an all-gather into one
+//! buffer does) is fixed on the schedule side: that phase is rescheduled at the current
+//! addresses with the conflicting transfers serialized (`rescheduled exchange phase around
+//! memory-element conflicts placement could not remove phase=N cycles_before= cycles_after=`).
+//! Every other phase keeps its stored schedule, which must validate at the new addresses (only
+//! addresses moved); it logs `reused exchange optimization after validating relocated rows
+//! phase=N` for each of them.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -20,10 +24,11 @@ use ipu_device::Target;
 use tracing::info;
 
 use super::exchange::validate_relocated;
-use super::ir::TileDesign;
+use super::ir::{StoredSchedule, TileDesign};
 use super::place::ALIGNMENT;
 use super::program::{BufferId, Move};
 use super::LowerError;
+use crate::exchange::TransferAddresses;
 
 /// Per tile, the code range every tile that holds data runs from (the package declares one
 /// code range per used tile).
@@ -47,17 +52,7 @@ fn phases(design: &TileDesign) -> Vec<(u32, &[Move])> {
 
 /// Element indices of `[address, address + bytes)`.
 fn elements(target: &Target, address: u32, bytes: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    let end = u64::from(address) + u64::from(bytes);
-    let mut cursor = u64::from(address);
-    while cursor < end {
-        let Ok(element) = target.element_of(cursor as u32) else {
-            break;
-        };
-        out.push(element.index);
-        cursor = u64::from(element.start) + u64::from(element.bytes);
-    }
-    out
+    crate::exchange::schedule::elements(target, address, u64::from(bytes))
 }
 
 /// Receive buffers of one phase that share an element with a send-read on the same tile at
@@ -239,18 +234,68 @@ pub fn optimize_exchange_placement(
             design.program.buffers[buffer].address = before;
         }
     }
-    validate_all(design, target, true)?;
+    let rescheduled = reschedule_conflicting(design, target)?;
+    validate_all(design, target, Some(&rescheduled))?;
     info!(
         moved_buffers = moved,
+        rescheduled_phases = rescheduled.len(),
         phases = design.schedules.len(),
         "optimized exchange placement"
     );
     Ok(moved)
 }
 
+/// Reschedules at the current addresses every phase whose stored schedule still has a tile
+/// read a memory element for a send while a receive writes it (a conflict no move removed,
+/// such as a tile sending one part of a buffer while receiving another part of it): the
+/// conflicting pieces are serialized ([`crate::exchange::schedule_phase_at`]). Returns the
+/// phases rescheduled.
+fn reschedule_conflicting(
+    design: &mut TileDesign,
+    target: &Target,
+) -> Result<BTreeSet<u32>, LowerError> {
+    let program = &design.program;
+    let address = |buffer: BufferId| program.buffers[buffer].address.unwrap_or(0);
+    let mut updates = Vec::new();
+    for (phase, moves) in phases(design) {
+        if conflicting_receives(design, phase, moves, target).is_empty() {
+            continue;
+        }
+        let requests = super::exchange::phase_requests(moves);
+        let addresses: Vec<TransferAddresses> = moves
+            .iter()
+            .map(|m| TransferAddresses {
+                source: address(m.source.buffer) + m.source.offset,
+                destination: address(m.destination.buffer) + m.destination.offset,
+            })
+            .collect();
+        let fail = |detail: String| LowerError::Exchange { phase, detail };
+        let schedule = crate::exchange::schedule_phase_at(&requests, &addresses, target)
+            .map_err(|e| fail(e.to_string()))?;
+        crate::exchange::check_schedule(&requests, &schedule, target).map_err(fail)?;
+        let before = design.schedules.get(&phase).map_or(0, |s| s.cycles);
+        info!(
+            phase,
+            cycles_before = before,
+            cycles_after = schedule.cycles,
+            "rescheduled exchange phase around memory-element conflicts placement could not remove"
+        );
+        let key = design.schedules.get(&phase).map_or(0, |s| s.key);
+        updates.push((phase, StoredSchedule::new(key, &schedule)));
+    }
+    let phases = updates.iter().map(|(phase, _)| *phase).collect();
+    design.schedules.extend(updates);
+    Ok(phases)
+}
+
 /// Validates every phase's stored schedule at the current addresses (with `log`, one
-/// `reused exchange optimization after validating relocated rows` line per phase).
-pub fn validate_all(design: &TileDesign, target: &Target, log: bool) -> Result<(), LowerError> {
+/// `reused exchange optimization after validating relocated rows` line per phase not in the
+/// set: those were rescheduled, not reused).
+pub fn validate_all(
+    design: &TileDesign,
+    target: &Target,
+    log: Option<&BTreeSet<u32>>,
+) -> Result<(), LowerError> {
     use rayon::prelude::*;
     let code = code_ranges(design);
     // Phases are independent: validated in parallel, reported in program order (the first
@@ -271,7 +316,7 @@ pub fn validate_all(design: &TileDesign, target: &Target, log: bool) -> Result<(
         .collect();
     for result in results {
         let phase = result?;
-        if log {
+        if log.is_some_and(|rescheduled| !rescheduled.contains(&phase)) {
             info!(
                 phase,
                 "reused exchange optimization after validating relocated rows"

@@ -356,6 +356,24 @@ fn lower_to_program<'c, 'a>(
         options,
     )
     .map_err(|e| Located::At(function, e))?;
+    // The tile mapping ipu-select-finalist selected (absent for the identity): the plan's
+    // tiles renamed to the logical tiles its refined estimate was scheduled on.
+    if let Some(mapping) = tile_mapping(function).map_err(|e| Located::At(function, e))? {
+        let bad = |e: String| {
+            Located::At(
+                function,
+                LowerError::Input(format!("ipu.tile_mapping_tiles: {e}")),
+            )
+        };
+        if mapping.len() != options.tiles as usize {
+            return Err(bad(format!(
+                "the tile mapping has {} entries for a plan on {} tiles",
+                mapping.len(),
+                options.tiles
+            )));
+        }
+        program.relabel_tiles(&mapping).map_err(bad)?;
+    }
     // The planner's estimate of each op (its `estimate` attribute), for the profile plan.
     for (provenance, _, estimate) in &mut program.ops {
         let index = provenance
@@ -372,6 +390,27 @@ fn lower_to_program<'c, 'a>(
         }
     }
     Ok((read.name, program))
+}
+
+/// The function's `ipu.tile_mapping_tiles` permutation, if it has one.
+fn tile_mapping(function: OperationRef) -> Result<Option<Vec<u32>>, LowerError> {
+    let Ok(attribute) = function.attribute("ipu.tile_mapping_tiles") else {
+        return Ok(None);
+    };
+    let bad =
+        || LowerError::Input("ipu.tile_mapping_tiles is not an array<i32> of tile ids".into());
+    let array =
+        melior::ir::attribute::DenseI32ArrayAttribute::try_from(attribute).map_err(|_| bad())?;
+    (0..array.len())
+        .map(|i| {
+            array
+                .element(i)
+                .ok()
+                .and_then(|t| u32::try_from(t).ok())
+                .ok_or_else(bad)
+        })
+        .collect::<Result<Vec<u32>, _>>()
+        .map(Some)
 }
 
 /// [`lower_to_program`] with the error's location folded into the message, for callers
@@ -642,15 +681,7 @@ pub fn lower_exchanges(
                 .map_err(|detail| LowerError::Exchange { phase, detail })?;
             // Memory-element hazards at the current addresses are resolved by
             // ipu-optimize-exchange-placement and checked again by ipu-emit-tile-code.
-            Ok(StoredSchedule {
-                key: 0,
-                pieces: schedule
-                    .pieces
-                    .iter()
-                    .map(|p| [p.transfer as u64, p.offset, p.bytes, p.start])
-                    .collect(),
-                cycles: schedule.cycles,
-            })
+            Ok(StoredSchedule::new(0, &schedule))
         })
         .collect::<Result<_, LowerError>>()?;
     let results: Vec<(u32, StoredSchedule, bool)> = phases
@@ -790,7 +821,7 @@ pub fn emit_tile_code_checked(
 ) -> Result<(), LowerError> {
     let (phases, final_cycles, final_exchange) = staged("prepare_tile_code", || {
         if !validated {
-            super::optimize::validate_all(design, target, false)?;
+            super::optimize::validate_all(design, target, None)?;
         }
         let phases = lowered_phases(design, target)?;
         let times = design.program.run_exchange_multiplicities();

@@ -198,6 +198,69 @@ impl TileProgram {
         self.buffers.len() - 1
     }
 
+    /// Renames every tile `t < mapping.len()` of the program to `mapping[t]` (the tile
+    /// mapping `ipu-select-finalist` selected over the plan's tiles: plan tile -> logical
+    /// tile); other tiles keep their ids. `mapping` must be a permutation of
+    /// `0..mapping.len()` within the program's tiles; the error says which entry is not.
+    pub fn relabel_tiles(&mut self, mapping: &[u32]) -> Result<(), String> {
+        if mapping.len() > self.tiles as usize {
+            return Err(format!(
+                "the tile mapping has {} entries for a program on {} tiles",
+                mapping.len(),
+                self.tiles
+            ));
+        }
+        let mut seen = vec![false; mapping.len()];
+        for (index, &tile) in mapping.iter().enumerate() {
+            match seen.get_mut(tile as usize) {
+                Some(s) if !*s => *s = true,
+                Some(_) => {
+                    return Err(format!(
+                        "the tile mapping is not a permutation: entry {index} repeats tile {tile}"
+                    ))
+                }
+                None => {
+                    return Err(format!(
+                        "the tile mapping's entry {index} is tile {tile}, outside 0..{}",
+                        mapping.len()
+                    ))
+                }
+            }
+        }
+        let map = |tile: &mut u32| {
+            if let Some(&to) = mapping.get(*tile as usize) {
+                *tile = to;
+            }
+        };
+        for buffer in &mut self.buffers {
+            buffer.tiles.iter_mut().for_each(map);
+            buffer.tiles.sort_unstable();
+        }
+        for binding in &mut self.bindings {
+            binding.pieces.iter_mut().for_each(|p| map(&mut p.tile));
+        }
+        for step in self.initialize.iter_mut().chain(&mut self.run) {
+            match step {
+                TileStep::Compute { runs, .. } => {
+                    runs.iter_mut().for_each(|r| map(&mut r.tile));
+                    runs.sort_by_key(|r| r.tile);
+                }
+                TileStep::Exchange { moves, .. } => {
+                    for m in moves.iter_mut() {
+                        map(&mut m.source_tile);
+                        m.destinations.iter_mut().for_each(map);
+                        m.destinations.sort_unstable();
+                    }
+                }
+                TileStep::HostWrite { .. }
+                | TileStep::HostRead { .. }
+                | TileStep::Sync
+                | TileStep::Repeat { .. } => {}
+            }
+        }
+        Ok(())
+    }
+
     /// Logical shards: (buffer, tile) pairs.
     pub fn logical_shards(&self) -> usize {
         self.buffers.iter().map(|b| b.tiles.len()).sum()

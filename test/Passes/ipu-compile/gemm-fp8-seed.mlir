@@ -40,7 +40,7 @@
 // PHASES-NEXT: ipu.package.phase{phase="place_storage"}: {{.*}}package build phase finished phase="place_storage" elapsed_ms={{[0-9]+}} success=true
 // PHASES-NEXT: ipu.package.phase{phase="lower_exchanges"}: {{.*}}package build phase finished phase="lower_exchanges" elapsed_ms={{[0-9]+}} success=true
 // PHASES-NEXT: ipu.package.phase{phase="optimize_exchange_placement"}: {{.*}}reused exchange optimization after validating relocated rows phase=0
-// PHASES-NEXT: ipu.package.phase{phase="optimize_exchange_placement"}: {{.*}}optimized exchange placement moved_buffers={{[0-9]+}} phases=1
+// PHASES-NEXT: ipu.package.phase{phase="optimize_exchange_placement"}: {{.*}}optimized exchange placement moved_buffers={{[0-9]+}} rescheduled_phases=0 phases=1
 // PHASES-NEXT: ipu.package.phase{phase="optimize_exchange_placement"}: {{.*}}package build phase finished phase="optimize_exchange_placement" elapsed_ms={{[0-9]+}} success=true
 // PHASES-NEXT: ipu.package.phase{phase="prepare_tile_code"}: {{.*}}package build phase finished phase="prepare_tile_code" elapsed_ms={{[0-9]+}} success=true
 // PHASES-NEXT: ipu.package.build{tile_count=64 operations=1}: {{.*}}costed final placed program final_cycles={{[0-9]+}} final_exchange={{[0-9]+}}
@@ -127,7 +127,7 @@
 // OLD-PHASES-NEXT: planned kernel specialization kernel=rearrange_from_amp_output_f16_o0_r63_p63_c32_p32
 // OLD-PHASES-NEXT: planned kernel specialization kernel=rearrange_from_amp_output_f16_o0_r61_p63_c32_p32
 // OLD-PHASES-NEXT: package build phase finished phase="plan_kernels" elapsed_ms={{[0-9]+}} success=true
-// OLD-PHASES: optimized exchange placement moved_buffers={{[0-9]+}} phases=1
+// OLD-PHASES: optimized exchange placement moved_buffers={{[0-9]+}} rescheduled_phases=0 phases=1
 // OLD-PHASES: costed final placed program final_cycles={{[0-9]+}} final_exchange={{[0-9]+}}
 // OLD-PHASES: pass finished pass=ipu-compile op=builtin.module elapsed_ms={{[0-9]+}} success=true
 

@@ -38,7 +38,7 @@
 // STATS-NOREUSE-NEXT: (S) 0 phases-reused - stored schedules reused
 // STATS-NOREUSE-NEXT: (S) 1 phases-scheduled - phases scheduled
 
-// MOVED: optimized exchange placement moved_buffers=1 phases=1
+// MOVED: optimized exchange placement moved_buffers=1 rescheduled_phases=0 phases=1
 // MOVED: INFO ipu.pass{pass=ipu-lower-exchanges}: ipu_passes::lower::passes: reused exchange optimization after validating relocated rows phase=0
 // MOVED-NEXT: pass finished pass=ipu-lower-exchanges op=builtin.module elapsed_ms={{[0-9]+}} success=true
 

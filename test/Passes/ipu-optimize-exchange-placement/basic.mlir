@@ -24,7 +24,7 @@
 // SWAP-NEXT: "ipu_tile.exchange"() {cycles = {{[0-9]+}} : i64, moves = array<i64: 0, 0, 0, 0, 0, 1024, 1, 2, 2, 1, 0, 1, 0, 1024, 1, 0>, phase = 0 : i64, program = "run", schedule = array<i64: 0, 0, 1024, 0, 1, 0, 1024, 0>, schedule_key = {{-?[0-9]+}} : i64}
 
 // SWAP-LOG: INFO ipu.pass{pass=ipu-optimize-exchange-placement}: ipu_passes::lower::optimize: reused exchange optimization after validating relocated rows phase=0
-// SWAP-LOG-NEXT: optimized exchange placement moved_buffers=1 phases=1
+// SWAP-LOG-NEXT: optimized exchange placement moved_buffers=1 rescheduled_phases=0 phases=1
 // SWAP-LOG-NEXT: pass finished pass=ipu-optimize-exchange-placement op=builtin.module elapsed_ms={{[0-9]+}} success=true
 
 // SWAP-STATS: IpuOptimizeExchangePlacement
@@ -33,7 +33,7 @@
 // EMIT: "ipu_tile.code"() {final_cycles = {{[0-9]+}} : i64, final_exchange = {{[0-9]+}} : i64, tiles = array<i32: 0, 2>}
 
 // GEMM-LOG: reused exchange optimization after validating relocated rows phase=0
-// GEMM-LOG-NEXT: optimized exchange placement moved_buffers=0 phases=1
+// GEMM-LOG-NEXT: optimized exchange placement moved_buffers=0 rescheduled_phases=0 phases=1
 
 func.func @gemm(%x: tensor<32x64xf16>, %w: tensor<64x64xf16>) -> tensor<32x64xf16> {
   %y = "ipu.matmul"(%x, %w) : (tensor<32x64xf16>, tensor<64x64xf16>) -> tensor<32x64xf16>

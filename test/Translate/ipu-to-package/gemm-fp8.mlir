@@ -23,7 +23,7 @@
 // CHECK-NEXT: planned kernel specialization kernel=gemm_f8_interleaved_k256_c32_r62_r63
 // CHECK-NOT: planned kernel specialization
 // CHECK: allocated package support memory linked_end=317624 profile_bytes=32 exchange_table_bytes={{[0-9]+}} host_code_bytes=436 generated_code_bytes={{[0-9]+}} code_address={{[0-9]+}} standard_ranges=[({{[0-9]+}}, 524288)]
-// CHECK: optimized exchange placement moved_buffers={{[0-9]+}} phases=1
+// CHECK: optimized exchange placement moved_buffers={{[0-9]+}} rescheduled_phases=0 phases=1
 // CHECK: costed final placed program final_cycles=[[REFINED]] final_exchange=[[EXCHANGE]]
 // CHECK: writing application package tiles=1472
 // CHECK: application package written
