@@ -208,6 +208,13 @@ impl Plan {
         }
     }
 
+    pub fn bool(&self, key: &str) -> Option<bool> {
+        match self.params.get(key) {
+            Some(PlanValue::Bool(value)) => Some(*value),
+            _ => None,
+        }
+    }
+
     pub fn str(&self, key: &str) -> Option<&str> {
         match self.params.get(key) {
             Some(PlanValue::Str(value)) => Some(value),

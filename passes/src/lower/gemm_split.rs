@@ -21,6 +21,13 @@
 //! In the panel's exchange phase every home broadcasts its range to the other tiles of its
 //! group, at the range's place in the panel buffer; the home copies its own range there.
 //!
+//! ## Resident weights
+//! A constant B can instead be written by the host at initialization where it is read
+//! (`SplitEnv::b_resident`): every tile (i, j, l) holds B's block (K slice l, column block j)
+//! whole, panel after panel in AMP-right order, in the weights' class (replicated over the
+//! `gm` row blocks). The panel phases then move only A, and the GEMM calls read B's panel
+//! in place.
+//!
 //! ## Reduction (gk > 1)
 //! The partial block (AMP-output order, `rows x cols`) is cut into `gk` contiguous ranges;
 //! range l is reduced on tile (i, j, l): one exchange phase sends every other tile's range l
@@ -242,6 +249,9 @@ pub struct SplitEnv {
     pub result: Option<MemoryClass>,
     /// Bytes per tile, `[standard, interleaved]`, of device values live across the op.
     pub reserved: [u32; 2],
+    /// B (a constant) is written by the host at initialization, whole K slice by column
+    /// block, on every tile that reads it (see "Resident weights"): no B exchange.
+    pub b_resident: bool,
 }
 
 impl SplitEnv {
@@ -252,6 +262,7 @@ impl SplitEnv {
             a_device: false,
             result: None,
             reserved: [0, 0],
+            b_resident: false,
         }
     }
 
@@ -321,8 +332,11 @@ fn assign_classes(
     ];
     let weights = env.weights;
     let result = if reduce { 6 } else { 4 };
+    // Resident weights live for the whole program, the reduction included.
+    let mut reduce_live = REDUCE;
+    reduce_live[1] |= env.b_resident;
     let fits = |classes: &[MemoryClass; 7]| {
-        [PANELS, REDUCE].iter().all(|phase| {
+        [PANELS, reduce_live].iter().all(|phase| {
             let mut used = [0u32; 2];
             for i in 0..7 {
                 if phase[i] {
@@ -338,12 +352,25 @@ fn assign_classes(
         I => (I, S),
         S => (S, I),
     };
-    let choices = [
+    let mut choices = vec![
         [home, home, panel, panel, I, S, I],
         [home, home, panel, panel, I, S, S],
         [home, home, panel, panel, S, I, I],
         [home, home, panel, panel, S, I, S],
     ];
+    if env.b_resident {
+        // Resident weights are the GEMM's B panels themselves, in the weights' class, and
+        // are never sent or received; only A's home and panel must be apart, either way.
+        choices = choices
+            .iter()
+            .flat_map(|c| {
+                [
+                    [c[0], panel, c[2], panel, c[4], c[5], c[6]],
+                    [c[2], panel, c[0], panel, c[4], c[5], c[6]],
+                ]
+            })
+            .collect();
+    }
     let classes = choices
         .into_iter()
         .filter(|c| env.result.is_none_or(|class| c[result] == class))
@@ -407,12 +434,7 @@ impl SplitGrid {
             }
             let panels = kt.div_ceil(kp);
             let kp_even = (kt / 16).div_ceil(panels) * 16;
-            let bytes = buffer_bytes(
-                (r, c, kp_even, panels),
-                (gm, gn, gk),
-                precision,
-                env.a_device,
-            );
+            let bytes = buffer_bytes((r, c, kp_even, panels), (gm, gn, gk), precision, env);
             if let Some(classes) = assign_classes(bytes, gk > 1, env, target) {
                 return Ok(SplitGrid {
                     m,
@@ -504,20 +526,23 @@ impl SplitGrid {
             (largest.0, largest.1, self.kp, self.panels),
             (self.gm, self.gn, self.gk),
             precision,
-            self.env.a_device,
+            &self.env,
         )
     }
 
-    /// Peak per-tile bytes of the buffers other than the homes, `(standard, interleaved)`:
-    /// the larger of the panels' and the reduction's (their lifetimes do not overlap).
+    /// Peak per-tile bytes of the buffers other than the homes and the result,
+    /// `(standard, interleaved)`: the larger of the panels' and the reduction's (their
+    /// lifetimes do not overlap).
     pub fn transient_bytes(&self, precision: Precision) -> (u64, u64) {
         let bytes = self.buffer_bytes(precision);
         let classes = self.classes.all();
         let mut peak = (0u64, 0u64);
         for phase in [PANELS, REDUCE] {
             let mut used = (0u64, 0u64);
-            // The homes (0 and 1) are the operands' needs, not transient.
-            for i in (2..7).filter(|&i| phase[i]) {
+            // The homes (0 and 1) are the operands' needs and the result (the reduced range
+            // with a K split, else the partials) is the op's output, not transient.
+            let result = if self.gk > 1 { 6 } else { 4 };
+            for i in (2..7).filter(|&i| phase[i] && i != result) {
                 match classes[i] {
                     MemoryClass::Standard => used.0 += u64::from(bytes[i]),
                     MemoryClass::Interleaved => used.1 += u64::from(bytes[i]),
@@ -582,6 +607,17 @@ impl SplitGrid {
         self.gm * self.gn * self.gk
     }
 
+    /// Bytes of one K panel's slot in the B home: a home range, or with resident weights
+    /// the whole panel of the widest column block.
+    fn b_slot(&self, eb: u32) -> u32 {
+        let c = self.cols.largest();
+        if self.env.b_resident {
+            self.kp * c * eb
+        } else {
+            ranges_max(self.kp * c, self.gm) * eb
+        }
+    }
+
     pub fn tile(&self, i: u32, j: u32, l: u32) -> u32 {
         (i * self.gn + j) * self.gk + l
     }
@@ -630,6 +666,10 @@ impl SplitGrid {
                         });
                     }
                 }
+            }
+            // Resident weights are already where they are read.
+            if self.env.b_resident {
+                continue;
             }
             for (j, &(col0, cols)) in self.cols.blocks.iter().enumerate() {
                 let j = j as u32;
@@ -725,13 +765,16 @@ impl SplitGrid {
             };
             let b_own = u64::from(ranges_max(kp * c, self.gm)) * eb;
             let a_moves = self.gn > 1 || self.env.a_device;
-            let received = (a - a_own.min(a)) * u64::from(a_moves)
-                + (b - b_own.min(b)) * u64::from(self.gm > 1);
+            // Resident weights are neither sent nor copied.
+            let b_moves = self.gm > 1 && !self.env.b_resident;
+            let b_own = if self.env.b_resident { 0 } else { b_own };
+            let received =
+                (a - a_own.min(a)) * u64::from(a_moves) + (b - b_own.min(b)) * u64::from(b_moves);
             // A tile sends one A range (its home's, or, gathered, about one range's worth
             // of the device value) and its B home range; the two tiles of a physical pair
             // share one send bus.
             let a_range = u64::from(ranges_max(r * kp, self.gn)) * eb;
-            let sent = a_range * u64::from(a_moves) + b_own * u64::from(self.gm > 1);
+            let sent = a_range * u64::from(a_moves) + b_own * u64::from(b_moves);
             if received > 0 {
                 exchange += cost::exchange_phase_cycles(pair * sent, received, target);
             }
@@ -813,21 +856,25 @@ fn buffer_bytes(
     (r, c, kp, panels): (u32, u32, u32, u32),
     (gm, gn, gk): (u32, u32, u32),
     precision: Precision,
-    a_device: bool,
+    env: &SplitEnv,
 ) -> [u32; 7] {
     let eb = precision.bytes();
     let pb = ipu_device::kernels::describe::default_partials(precision).bytes();
     let slice = ranges_max(r * c, gk);
     let reduce = gk > 1;
     [
-        if a_device {
+        if env.a_device {
             0
         } else {
             (panels * ranges_max(r * kp, gn) * eb).max(eb)
         },
-        (panels * ranges_max(kp * c, gm) * eb).max(eb),
+        if env.b_resident {
+            panels * kp * c * eb
+        } else {
+            (panels * ranges_max(kp * c, gm) * eb).max(eb)
+        },
         r * kp * eb,
-        kp * c * eb,
+        if env.b_resident { 0 } else { kp * c * eb },
         r * c * pb,
         if reduce { slice * (gk - 1) * pb } else { 0 },
         if reduce { slice * pb } else { 0 },
@@ -909,9 +956,9 @@ pub fn inputs(
 ) -> SplitInputs {
     let eb = precision.bytes();
     let all = grid.all_tiles();
-    let (r, c) = (grid.rows.largest(), grid.cols.largest());
+    let r = grid.rows.largest();
     let a_slot = ranges_max(r * grid.kp, grid.gn) * eb;
-    let b_slot = ranges_max(grid.kp * c, grid.gm) * eb;
+    let b_slot = grid.b_slot(eb);
     let a_home = (!grid.env.a_device).then(|| {
         program.buffer(
             format!("{provenance}.a.home"),
@@ -928,6 +975,30 @@ pub fn inputs(
     );
     let mut a_pieces = Vec::new();
     let mut b_pieces = Vec::new();
+    if grid.env.b_resident {
+        // Every tile's whole B block, panel by panel (module docs, "Resident weights").
+        for l in 0..grid.gk {
+            for (p, &(k0, kp)) in grid.panels_of(l).iter().enumerate() {
+                for (j, &(col0, cols)) in grid.cols.blocks.iter().enumerate() {
+                    for i in 0..grid.gm {
+                        if kp == 0 {
+                            continue;
+                        }
+                        panel_pieces(
+                            grid.tile(i, j as u32, l),
+                            Place::at(b_home, p as u32 * b_slot),
+                            (0, kp * cols),
+                            kp,
+                            (k0, col0),
+                            grid.n,
+                            eb,
+                            &mut b_pieces,
+                        );
+                    }
+                }
+            }
+        }
+    }
     for p in 0..grid.panels {
         grid.panel_ranges(p, |range| {
             let (home, slot, row_stride, pieces) = match (range.operand, a_home) {
@@ -972,19 +1043,26 @@ pub fn lower(
     let all = grid.all_tiles();
     let (r, c) = (grid.rows.largest(), grid.cols.largest());
     let a_slot = ranges_max(r * grid.kp, grid.gn) * eb;
-    let b_slot = ranges_max(grid.kp * c, grid.gm) * eb;
+    let b_slot = grid.b_slot(eb);
     let a_panel = program.buffer(
         format!("{provenance}.a.amp_left"),
         grid.classes.a_panel,
         r * grid.kp * eb,
         all.clone(),
     );
-    let b_panel = program.buffer(
-        format!("{provenance}.b.amp_right"),
-        grid.classes.b_panel,
-        grid.kp * c * eb,
-        all.clone(),
-    );
+    // Resident weights: the GEMM calls read each panel in the B home itself.
+    let (b_panel, b_class) = if grid.env.b_resident {
+        (homes.b_home, grid.classes.b_home)
+    } else {
+        let buffer = program.buffer(
+            format!("{provenance}.b.amp_right"),
+            grid.classes.b_panel,
+            grid.kp * c * eb,
+            all.clone(),
+        );
+        (buffer, grid.classes.b_panel)
+    };
+    let b_panel_at = |p: u32| if grid.env.b_resident { p * b_slot } else { 0 };
     let c_amp = program.buffer(
         format!("{provenance}.c.amp_output"),
         grid.classes.partials,
@@ -1051,7 +1129,7 @@ pub fn lower(
                         let kernel = program.kernel(KernelSpec::Gemm {
                             input: precision,
                             partials,
-                            weights: grid.classes.b_panel,
+                            weights: b_class,
                             k: kp,
                             c: cc,
                             rows: row_entries.clone(),
@@ -1062,7 +1140,7 @@ pub fn lower(
                             kernel,
                             args: vec![
                                 address(a_panel, 0),
-                                address(b_panel, first * kp * eb),
+                                address(b_panel, b_panel_at(p) + first * kp * eb),
                                 address(c_amp, first * rows * pb),
                                 Arg::Value(entry(rows)),
                                 Arg::Value(scales[0] as u32),
@@ -1462,6 +1540,90 @@ mod model_tests {
             "{} of {whole} ({grid:?})",
             received[0]
         );
+    }
+
+    /// Resident weights: the host writes every tile's whole B block (its K slice by its
+    /// column block, in AMP-right order panel by panel) exactly once per tile, the panel
+    /// phases move only A, and the model drops B's exchange and copies.
+    #[test]
+    fn resident_weights_are_written_where_read_and_never_exchanged() {
+        let target = Target::c600();
+        let (m, k, n) = (40, 256, 48);
+        let resident = SplitEnv {
+            b_resident: true,
+            ..SplitEnv::host(MemoryClass::Interleaved)
+        };
+        for shape in [(2, 1, 2), (2, 3, 1), (3, 1, 4), (1, 3, 2)] {
+            let grid = SplitGrid::within((m, k, n), shape, Precision::F16, &resident, &target)
+                .expect("fits");
+            let streamed = SplitGrid::new(
+                (m, k, n),
+                shape,
+                Precision::F16,
+                MemoryClass::Interleaved,
+                &target,
+            )
+            .expect("fits");
+            assert_eq!(grid.classes.b_home, MemoryClass::Interleaved);
+            let mut program = TileProgram::default();
+            let inputs = inputs(&mut program, &grid, Precision::F16, "op0");
+            // (tile, K row, column) of every B element written.
+            let mut written = std::collections::BTreeMap::new();
+            for piece in &inputs.b_pieces {
+                for range in piece.tensor_ranges() {
+                    for byte in range.step_by(2) {
+                        let e = (byte / 2) as u32;
+                        *written.entry((piece.tile, e / n, e % n)).or_insert(0) += 1;
+                    }
+                }
+            }
+            for l in 0..grid.gk {
+                for (j, &(col0, cols)) in grid.cols.blocks.iter().enumerate() {
+                    let (k0, kt) = grid.ks.blocks[l as usize];
+                    for i in 0..grid.gm {
+                        let tile = grid.tile(i, j as u32, l);
+                        for kk in k0..k0 + kt {
+                            for col in col0..col0 + cols {
+                                assert_eq!(
+                                    written.remove(&(tile, kk, col)),
+                                    Some(1),
+                                    "{shape:?}: tile {tile} B[{kk}][{col}]"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+            assert!(written.is_empty(), "{shape:?}: stray writes {written:?}");
+            // Only A moves in the panel phases (there are none with one column block), then
+            // the reduction with a K split.
+            let phases = grid.exchange_phases(Precision::F16);
+            let panel_phases = if grid.gn > 1 { grid.panels } else { 0 };
+            assert_eq!(
+                phases.len() as u32,
+                panel_phases + u32::from(grid.gk > 1),
+                "{shape:?}"
+            );
+            for phase in phases.iter().take(panel_phases as usize) {
+                for (source, destinations, _) in phase {
+                    let (l, ij) = (source % grid.gk, source / grid.gk);
+                    assert!(destinations
+                        .iter()
+                        .all(|&d| d % grid.gk == l && d / grid.gk / grid.gn == ij / grid.gn));
+                }
+            }
+            let (a, b) = (
+                grid.estimate(Precision::F16, &target),
+                streamed.estimate(Precision::F16, &target),
+            );
+            assert!(
+                a.exchange <= b.exchange && a.copies <= b.copies,
+                "{shape:?}"
+            );
+            if grid.gm > 1 {
+                assert!(a.exchange < b.exchange, "{shape:?}");
+            }
+        }
     }
 
     #[test]

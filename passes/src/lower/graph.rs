@@ -383,7 +383,12 @@ impl<'g> Lowering<'g> {
         {
             return None;
         }
-        let env = |weights: MemoryClass| self.split_env(index, weights, a_value);
+        // A constant B may stay resident (written at initialization where it is read).
+        let b_constant = self.graph.values[op.operands[1]].origin == Origin::Constant;
+        let env = |weights: MemoryClass, b_resident: bool| SplitEnv {
+            b_resident: b_resident && b_constant,
+            ..self.split_env(index, weights, a_value)
+        };
         let target = &self.options.target;
         if let Some(plan) = plan {
             let grid = plan.ints("grid").unwrap_or(&[]);
@@ -407,7 +412,9 @@ impl<'g> Lowering<'g> {
                         _ => MemoryClass::Interleaved,
                     };
                     let shape = (g[0], g[1], g[2]);
-                    match SplitGrid::within(dims, shape, precision, &env(weights), target) {
+                    let resident = plan.bool("weights_resident").unwrap_or(false);
+                    match SplitGrid::within(dims, shape, precision, &env(weights, resident), target)
+                    {
                         Ok(grid) => return Some(grid),
                         Err(reason) => {
                             info!(op = index, %reason, "the split GEMM lowering does not take the planned grid")
@@ -422,10 +429,20 @@ impl<'g> Lowering<'g> {
                 }
             }
         }
-        let env = env(MemoryClass::Interleaved);
-        SplitGrid::ranked(dims, self.tiles, precision, &env, target, 1)
+        // Unplanned: the cheapest grid by the lowering's model, B resident or streamed.
+        [false, true]
             .into_iter()
-            .next()
+            .filter(|&resident| !resident || b_constant)
+            .flat_map(|resident| {
+                let env = env(MemoryClass::Interleaved, resident);
+                SplitGrid::ranked(dims, self.tiles, precision, &env, target, 1)
+            })
+            .min_by_key(|grid| {
+                (
+                    grid.estimate(precision, target).total(),
+                    grid.env.b_resident,
+                )
+            })
     }
 
     /// The surroundings of split matmul `index` with its B panel in `weights`: A gathered
@@ -459,6 +476,7 @@ impl<'g> Lowering<'g> {
             a_device: a_value.is_some(),
             result: used.then(|| SplitEnv::chained_result_class(weights)),
             reserved,
+            b_resident: false,
         }
     }
 

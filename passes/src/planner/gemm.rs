@@ -595,7 +595,16 @@ fn split_candidates(
             },
             0,
         ],
+        b_resident: false,
     };
+    // A constant B may instead stay resident: written by the host at initialization where
+    // each tile reads it (no B exchange per run, its replicas' memory for the whole program).
+    let b_constant = graph.values[op.operands[1]].origin == Origin::Constant;
+    let envs: Vec<SplitEnv> = [false, true]
+        .into_iter()
+        .filter(|&resident| !resident || b_constant)
+        .map(|b_resident| SplitEnv { b_resident, ..env })
+        .collect();
     let scales = if a_cast {
         [options.fp8_scale.unwrap_or(0), scales[1]]
     } else {
@@ -603,7 +612,9 @@ fn split_candidates(
     };
     let mut grids = Vec::new();
     for &tiles in active {
-        grids.extend(SplitGrid::ranked(dims, tiles, input, &env, target, limit));
+        for env in &envs {
+            grids.extend(SplitGrid::ranked(dims, tiles, input, env, target, limit));
+        }
     }
     // A grid pinned by a plan constraint is a candidate whatever its rank (with the
     // weights' class the constraint pins, if any).
@@ -624,9 +635,19 @@ fn split_candidates(
         ),
         _ => None,
     });
+    let pinned_resident = constraint
+        .and_then(
+            |constraint| match constraint.params.get("weights_resident") {
+                Some(PlanValue::Bool(resident)) => Some(*resident),
+                _ => None,
+            },
+        )
+        .unwrap_or(false)
+        && b_constant;
     if let Some(g) = pinned {
         let env = SplitEnv {
             weights: pinned_weights,
+            b_resident: pinned_resident,
             result: env
                 .result
                 .map(|_| SplitEnv::chained_result_class(pinned_weights)),
@@ -699,7 +720,7 @@ fn split_candidates(
         .with("left", PlanValue::Str(grid.classes.a_panel.name().into()))
         .with("precision", PlanValue::Str(input.short_name().into()))
         .with("k_steps", PlanValue::Int(i64::from(grid.panels)))
-        .with("weights_resident", PlanValue::Bool(false))
+        .with("weights_resident", PlanValue::Bool(grid.env.b_resident))
         .with("host_order", PlanValue::Bool(true));
         let plan = if input.is_fp8() {
             plan.with("lhs_scale", PlanValue::Int(scales[0]))
@@ -721,12 +742,23 @@ fn split_candidates(
                     format: format(ElementOrder::AmpLeft, grid.classes.a_home, scales[0]),
                 },
                 Need {
-                    shards: Shards::homed(
-                        [1, u64::from(dims.1), u64::from(dims.2)],
-                        [1, gk * gm, gn],
-                        input.bytes(),
-                        0,
-                    ),
+                    // Resident: every tile's whole (K slice, column block), replicated over
+                    // the row blocks; else one home range per tile.
+                    shards: if grid.env.b_resident {
+                        Shards::needed_by_grid(
+                            [1, u64::from(dims.1), u64::from(dims.2)],
+                            input.bytes(),
+                            &[1, gm, gn, gk],
+                            &[None, None, Some(2), Some(1)],
+                        )
+                    } else {
+                        Shards::homed(
+                            [1, u64::from(dims.1), u64::from(dims.2)],
+                            [1, gk * gm, gn],
+                            input.bytes(),
+                            0,
+                        )
+                    },
                     format: format(ElementOrder::AmpRight, grid.classes.b_home, scales[1]),
                 },
             ],
@@ -755,7 +787,7 @@ fn split_candidates(
             internal_row_bytes: row_bytes,
             internal_phases: phases,
             k_steps: 1,
-            resident_weights: false,
+            resident_weights: grid.env.b_resident,
             transient,
             kernels,
             padding_groups: Vec::new(),

@@ -4,7 +4,7 @@
 
 func.func @gemm(%x: tensor<64x128xf16>) -> tensor<64x256xf16> {
   %w = arith.constant dense<0.5> : tensor<128x256xf16>
-  // expected-error@+1 {{'ipu.matmul' op does not fit: standard memory per tile is short by}}
+  // expected-error@+1 {{'ipu.matmul' op does not fit: interleaved memory per tile is short by}}
   %h = "ipu.matmul"(%x, %w) : (tensor<64x128xf16>, tensor<128x256xf16>) -> tensor<64x256xf16>
   return %h : tensor<64x256xf16>
 }

@@ -14,7 +14,8 @@
 // An F16 MLP: x and both weights (constants, laid out at compile time) are in the AMP input
 // precision and each product is only used by the GeLU or the second matmul's left operand,
 // so both matmuls are split GEMMs (host_order = true): the first output-stationary on grid
-// [1, 1, 16, 1], the second a K split on [1, 1, 4, 4]. The GeLU gets a ranged plan (no grid:
+// [1, 2, 8, 1], the second a K split on [1, 1, 4, 4], both keeping their constant weights
+// resident (weights_resident = true: written at initialization where each tile reads them). The GeLU gets a ranged plan (no grid:
 // it runs in place on the ranges of the first GEMM's AMP-output blocks, so its result keeps
 // that format), and the second matmul takes the GeLU's result as its left operand directly:
 // no cast and no rearrange into AMP-left between them. Every op carries its estimate.
@@ -24,11 +25,11 @@
 // CHECK-NEXT: %cst_0 = arith.constant
 // CHECK-NEXT: [[X:%[0-9]+]] = "ipu.rearrange"(%arg0) {ipu.inserted} : (tensor<128x256xf16>) -> tensor<128x256xf16, #ipu.format<"amp_left"
 // CHECK-NEXT: [[W1:%[0-9]+]] = "ipu.rearrange"(%cst) {ipu.inserted} : (tensor<256x512xf16>) -> tensor<256x512xf16, #ipu.format<"amp_right"
-// CHECK-NEXT: [[H:%[0-9]+]] = "ipu.matmul"([[X]], [[W1]]) {estimate = #ipu.estimate<{{[0-9]+}} : i64, {{[0-9, :i]+}}>, plan = #ipu.plan<"gemm_output_stationary", {c_block = 32 : i64, grid = [1, 1, 16, 1], host_order = true, k_block = 256 : i64, k_steps = 1 : i64, left = "interleaved", orientation = "normal", precision = "f16", tiles = 16 : i64, weights = "interleaved", weights_resident = false}>}
-// CHECK-SAME: -> tensor<128x512xf16, [[HFMT:#ipu.format<"amp_output", \[128, 32\], \[1, 16\], \[0, 0\], "standard", 0 : i64>]]>
+// CHECK-NEXT: [[H:%[0-9]+]] = "ipu.matmul"([[X]], [[W1]]) {estimate = #ipu.estimate<{{[0-9]+}} : i64, {{[0-9, :i]+}}>, plan = #ipu.plan<"gemm_output_stationary", {c_block = 64 : i64, grid = [1, 2, 8, 1], host_order = true, k_block = 256 : i64, k_steps = 1 : i64, left = "interleaved", orientation = "normal", precision = "f16", tiles = 16 : i64, weights = "interleaved", weights_resident = true}>}
+// CHECK-SAME: -> tensor<128x512xf16, [[HFMT:#ipu.format<"amp_output", \[64, 64\], \[2, 8\], \[0, 0\], "standard", 0 : i64>]]>
 // CHECK-NEXT: [[G:%[0-9]+]] = "ipu.gelu"([[H]]) {approximate = "tanh", estimate = #ipu.estimate<{{[0-9]+}} : i64, {{[0-9, :i]+}}>, plan = #ipu.plan<"pointwise_gelu", {precision = "f16", ranged = true}>} : (tensor<128x512xf16, [[HFMT]]>) -> tensor<128x512xf16, [[HFMT]]>
 // CHECK-NEXT: [[W2:%[0-9]+]] = "ipu.rearrange"(%cst_0) {ipu.inserted} : (tensor<512x256xf16>) -> tensor<512x256xf16, #ipu.format<"amp_right"
-// CHECK-NEXT: [[Y:%[0-9]+]] = "ipu.matmul"([[G]], [[W2]]) {estimate = #ipu.estimate<{{[0-9]+}} : i64, {{[0-9, :i]+}}>, plan = #ipu.plan<"gemm_k_split", {c_block = 64 : i64, grid = [1, 1, 4, 4], host_order = true, k_block = 128 : i64, k_steps = 1 : i64, left = "interleaved", orientation = "normal", precision = "f16", tiles = 16 : i64, weights = "interleaved", weights_resident = false}>} : (tensor<128x512xf16, [[HFMT]]>,
+// CHECK-NEXT: [[Y:%[0-9]+]] = "ipu.matmul"([[G]], [[W2]]) {estimate = #ipu.estimate<{{[0-9]+}} : i64, {{[0-9, :i]+}}>, plan = #ipu.plan<"gemm_k_split", {c_block = 64 : i64, grid = [1, 1, 4, 4], host_order = true, k_block = 128 : i64, k_steps = 1 : i64, left = "interleaved", orientation = "normal", precision = "f16", tiles = 16 : i64, weights = "interleaved", weights_resident = true}>} : (tensor<128x512xf16, [[HFMT]]>,
 // CHECK-SAME: -> tensor<128x256xf16, #ipu.format<"amp_output"
 // CHECK-NEXT: [[R:%[0-9]+]] = "ipu.rearrange"([[Y]]) {ipu.inserted} : {{.*}} -> tensor<128x256xf16>
 // CHECK-NEXT: return [[R]] : tensor<128x256xf16>
@@ -45,8 +46,8 @@
 // FP8-NOT: {{host_order|ranged}}
 // FP8-SAME: \22options\22:
 
-// precision=fp8, @mlp: two split GEMMs (host_order = true) on FP8 inputs: the first on
-// [1, 1, 16, 1] with x at scale 0 (no fp8-scale, no calibration) and W1 at -8 (its constant
+// precision=fp8, @mlp: two split GEMMs (host_order = true, constant weights resident) on FP8
+// inputs: the first on [1, 2, 8, 1] with x at scale 0 (no fp8-scale, no calibration) and W1 at -8 (its constant
 // 0.5), the GeLU ranged in place on its AMP-output blocks, then the inserted cast of the
 // GeLU's result to F8 at the policy scale (0: no scale attribute), which keeps the ranges'
 // AMP-output format (no rearrange: the split lowering reads through the cast and casts each
@@ -59,13 +60,13 @@
 // FP8-NEXT: [[XA:%[0-9]+]] = "ipu.rearrange"([[X8]]) {ipu.inserted} : {{.*}} -> tensor<128x256xf8E4M3FNUZ, #ipu.format<"amp_left"
 // FP8-NEXT: [[W18:%[0-9]+]] = "ipu.cast"(%cst) {ipu.inserted, scale = -8 : i32}
 // FP8-NEXT: [[W1A:%[0-9]+]] = "ipu.rearrange"([[W18]]) {ipu.inserted} : {{.*}} -> tensor<256x512xf8E4M3FNUZ, #ipu.format<"amp_right"
-// FP8-NEXT: [[H8:%[0-9]+]] = "ipu.matmul"([[XA]], [[W1A]]) {{.*}}plan = #ipu.plan<"gemm_output_stationary", {c_block = 32 : i64, grid = [1, 1, 16, 1], host_order = true, k_block = 256 : i64, k_steps = 1 : i64, left = "interleaved", lhs_scale = 0 : i64, orientation = "normal", precision = "f8", rhs_scale = -8 : i64, tiles = 16 : i64,
-// FP8-SAME: -> tensor<128x512xf16, [[HFMT8:#ipu.format<"amp_output", \[128, 32\], \[1, 16\], \[0, 0\], "standard", 0 : i64>]]>
+// FP8-NEXT: [[H8:%[0-9]+]] = "ipu.matmul"([[XA]], [[W1A]]) {{.*}}plan = #ipu.plan<"gemm_output_stationary", {c_block = 64 : i64, grid = [1, 2, 8, 1], host_order = true, k_block = 256 : i64, k_steps = 1 : i64, left = "interleaved", lhs_scale = 0 : i64, orientation = "normal", precision = "f8", rhs_scale = -8 : i64, tiles = 16 : i64, weights = "interleaved", weights_resident = true}
+// FP8-SAME: -> tensor<128x512xf16, [[HFMT8:#ipu.format<"amp_output", \[64, 64\], \[2, 8\], \[0, 0\], "standard", 0 : i64>]]>
 // FP8-NEXT: [[G8:%[0-9]+]] = "ipu.gelu"([[H8]]) {approximate = "tanh", {{.*}}plan = #ipu.plan<"pointwise_gelu", {precision = "f16", ranged = true}>} : (tensor<128x512xf16, [[HFMT8]]>) -> tensor<128x512xf16, [[HFMT8]]>
 // FP8-NEXT: [[C8:%[0-9]+]] = "ipu.cast"([[G8]]) {ipu.inserted} : (tensor<128x512xf16, [[HFMT8]]>) -> tensor<128x512xf8E4M3FNUZ, [[HFMT8]]>
 // FP8-NEXT: [[W28:%[0-9]+]] = "ipu.cast"(%cst_0) {ipu.inserted, scale = -9 : i32}
 // FP8-NEXT: [[W2A:%[0-9]+]] = "ipu.rearrange"([[W28]]) {ipu.inserted} : {{.*}} -> tensor<512x256xf8E4M3FNUZ, #ipu.format<"amp_right"
-// FP8-NEXT: [[Y8:%[0-9]+]] = "ipu.matmul"([[C8]], [[W2A]]) {{.*}}plan = #ipu.plan<"gemm_output_stationary", {c_block = 32 : i64, grid = [1, 2, 8, 1], host_order = true, k_block = 512 : i64, k_steps = 1 : i64, left = "interleaved", lhs_scale = 0 : i64, orientation = "normal", precision = "f8", rhs_scale = -9 : i64, tiles = 16 : i64,
+// FP8-NEXT: [[Y8:%[0-9]+]] = "ipu.matmul"([[C8]], [[W2A]]) {{.*}}plan = #ipu.plan<"gemm_output_stationary", {c_block = 32 : i64, grid = [1, 2, 8, 1], host_order = true, k_block = 512 : i64, k_steps = 1 : i64, left = "interleaved", lhs_scale = 0 : i64, orientation = "normal", precision = "f8", rhs_scale = -9 : i64, tiles = 16 : i64, weights = "interleaved", weights_resident = true}
 // FP8-SAME: : (tensor<128x512xf8E4M3FNUZ, [[HFMT8]]>, tensor<512x256xf8E4M3FNUZ, #ipu.format<"amp_right"
 // FP8-NEXT: [[R8:%[0-9]+]] = "ipu.rearrange"([[Y8]]) {ipu.inserted} : {{.*}} -> tensor<128x256xf16>
 // FP8-NEXT: return [[R8]] : tensor<128x256xf16>
