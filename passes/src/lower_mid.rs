@@ -213,6 +213,41 @@ pub fn plan_dump(
 }
 
 /// Number of function arguments of `graph` (they come first among its values).
+/// The F16 and FP8 policies set the AMP input precision of products whose result is F16
+/// (their partials type); an f32 product runs in f32 (`lower::PrecisionPolicy::input_for`).
+/// Says so, once per op, where the policy does not apply to a matmul.
+fn warn_policy_not_applied(function: &str, graph: &planner::Graph, policy: PrecisionPolicy) {
+    let input = match policy {
+        PrecisionPolicy::F32 => ipu_device::Precision::F32,
+        PrecisionPolicy::F16 => ipu_device::Precision::F16,
+        PrecisionPolicy::Fp8 => ipu_device::Precision::F8E4M3,
+    };
+    let partials = ipu_device::kernels::describe::default_partials(input);
+    if input == ipu_device::Precision::F32 {
+        return;
+    }
+    for (index, op) in graph.ops.iter().enumerate() {
+        if !matches!(op.kind, planner::OpKind::Matmul { .. }) {
+            continue;
+        }
+        let Some(result) = op.results.first().map(|&r| graph.values[r].element) else {
+            continue;
+        };
+        if result != partials {
+            tracing::warn!(
+                function,
+                op = index,
+                policy = input.short_name(),
+                result = result.short_name(),
+                "the precision policy does not apply to this matmul: its products accumulate {} partials and its result is {}; it runs in its operands' precision (convert the model to {} to run it under the policy)",
+                partials.short_name(),
+                result.short_name(),
+                partials.short_name()
+            );
+        }
+    }
+}
+
 fn argument_count(graph: &planner::Graph) -> usize {
     graph
         .values
@@ -318,6 +353,7 @@ impl Pass for LowerMid {
                 calibrate(name, &mut graph.graph, calibration);
             }
             planner::ranges::propagate(&mut graph.graph);
+            warn_policy_not_applied(name, &graph.graph, options.precision);
             let planned: Planned =
                 planner::plan(&graph.graph, &options, &target).map_err(|error| {
                     report(&graph, &error);

@@ -353,7 +353,10 @@ fn streamed_values(
 /// Under the FP8 policy each GEMM operand is rounded to FP8 E4M3 before the multiply: by
 /// the host as it streams a host tensor of the entry function `entry` (at that stream's
 /// scale, `streamed` by value id), else by the device at the policy's `scale_exp`. Puts the
-/// same casts in front of every matmul operand that is not FP8 already.
+/// same casts in front of every matmul operand that is not FP8 already. A matmul with an f32
+/// result runs in f32 on the device under any policy (FP8 products accumulate F16 partials,
+/// and the lowering computes a product whose result is not its input's partials type in the
+/// operands' own precision), so its operands are left as they are.
 fn cast_gemm_operands_to_fp8(
     program: &mut Program,
     entry: &str,
@@ -368,7 +371,12 @@ fn cast_gemm_operands_to_fp8(
         let streamed = if name == entry { streamed } else { &no_streams };
         let mut rewritten = Vec::with_capacity(body.len());
         for mut operation in body {
-            if matches!(operation.kind, OpKind::Matmul { .. }) {
+            let f16_result = operation
+                .results
+                .first()
+                .and_then(|r| function.values.get(r.0))
+                .is_some_and(|t| t.element == ElementType::F16);
+            if matches!(operation.kind, OpKind::Matmul { .. }) && f16_result {
                 for operand in operation.operands.iter_mut() {
                     let Some(operand_type) = function.values.get(operand.0) else {
                         continue;
@@ -494,10 +502,10 @@ mod tests {
         assert_eq!(numbered("const3", "arg"), None);
     }
 
-    #[test]
-    fn fp8_policy_casts_matmul_operands_once() {
-        let f16 = |shape: &[usize]| ValueType::new(shape, ElementType::F16);
-        let mut function = Function::new("gemm", vec![f16(&[2, 4]), f16(&[4, 3])]);
+    /// A program of one function `gemm`: a 2x4 @ 4x3 matmul in `element`.
+    fn gemm_program(element: ElementType) -> Program {
+        let typed = |shape: &[usize]| ValueType::new(shape, element);
+        let mut function = Function::new("gemm", vec![typed(&[2, 4]), typed(&[4, 3])]);
         let (a, b) = (function.argument(0), function.argument(1));
         let y = function.push(
             OpKind::Matmul {
@@ -505,11 +513,17 @@ mod tests {
                 transpose_rhs: false,
             },
             &[a, b],
-            vec![f16(&[2, 3])],
+            vec![typed(&[2, 3])],
         );
         function.set_returns(&y);
         let mut program = Program::new();
         program.insert(function);
+        program
+    }
+
+    #[test]
+    fn fp8_policy_casts_matmul_operands_once() {
+        let mut program = gemm_program(ElementType::F16);
         assert!(matches!(
             Workload::of(&program.functions["gemm"]),
             Workload::Gemm { k: 4 }
@@ -544,5 +558,12 @@ mod tests {
         let rhs = Array::new(vec![4, 3], vec![1.0; 12]).unwrap();
         let result = program.evaluate("gemm", &[lhs, rhs]).unwrap();
         assert_eq!(result[0].data[0], 0.3125);
+    }
+
+    #[test]
+    fn fp8_policy_leaves_f32_products_alone() {
+        let mut program = gemm_program(ElementType::F32);
+        cast_gemm_operands_to_fp8(&mut program, "gemm", Some(-2), &BTreeMap::new());
+        assert_eq!(program.functions["gemm"].body.as_ref().unwrap().len(), 1);
     }
 }

@@ -295,7 +295,7 @@ impl<'g> Lowering<'g> {
         }
         let precision = GemmPrecision {
             host: host_precision,
-            input: self.options.precision.input(host_precision),
+            input: self.options.precision.input_for(host_precision, vc.element),
             scale_exp: self.options.fp8_scale,
         };
         if vc.element != precision.partials() {
@@ -483,8 +483,11 @@ impl<'g> Lowering<'g> {
     /// The AMP input precision of split matmul `index`: the policy's for its right operand
     /// (a host tensor, which the host encodes in FP8 under the FP8 policy).
     fn split_input(&self, index: usize) -> Precision {
-        let b = self.graph.ops[index].operands[1];
-        self.options.precision.input(self.graph.values[b].element)
+        let op = &self.graph.ops[index];
+        let (b, c) = (op.operands[1], op.results[0]);
+        self.options
+            .precision
+            .input_for(self.graph.values[b].element, self.graph.values[c].element)
     }
 
     /// The FP8 scale exponents of split matmul `index`'s operands: the plan's (`lhs_scale`,

@@ -72,27 +72,46 @@ pub enum LowerError {
     Input(String),
 }
 
-/// The precision policy of GEMM inputs.
+/// The precision policy of GEMM inputs ([`PrecisionPolicy::input_for`]): F16 and FP8 apply
+/// to products with F16 results (their partials), f32 to every product; f32 products under
+/// F16 or FP8, and every vector op, compute in the graph's own types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PrecisionPolicy {
     /// The tensors' own element types.
     Native,
-    /// FP8 (E4M3) AMP inputs, cast on device with `fp8_scale`.
+    /// FP8 (E4M3) AMP inputs for F16 products, encoded by the host or cast on device with
+    /// `fp8_scale`.
     Fp8,
-    /// F16 AMP inputs (cast on device when the tensors are f32).
+    /// F16 AMP inputs for F16 products.
     F16,
-    /// F32 AMP inputs and partials (cast on device when the tensors are f16).
+    /// F32 AMP inputs and partials (F16 operands cast on device).
     F32,
 }
 
 impl PrecisionPolicy {
-    /// The AMP input precision for host tensors of `host` precision.
+    /// The policy's AMP input precision for host tensors of `host` precision.
     pub fn input(self, host: Precision) -> Precision {
         match self {
             PrecisionPolicy::Native => host,
             PrecisionPolicy::Fp8 => Precision::F8E4M3,
             PrecisionPolicy::F16 => Precision::F16,
             PrecisionPolicy::F32 => Precision::F32,
+        }
+    }
+
+    /// The AMP input precision of a product of `host` operands with a `result` element
+    /// type: f32 under the f32 policy (F16 operands cast up); otherwise the policy's when its
+    /// partials are the result's type (FP8 and F16 products accumulate F16), else the
+    /// operands' own (an f32 product under the F16 or FP8 policy: the policy does not apply
+    /// to it, `ipu-lower-mid` says so). The planner follows the same rule.
+    pub fn input_for(self, host: Precision, result: Precision) -> Precision {
+        let policy = self.input(host);
+        if policy == Precision::F32
+            || ipu_device::kernels::describe::default_partials(policy) == result
+        {
+            policy
+        } else {
+            host
         }
     }
 }

@@ -189,6 +189,34 @@ pub(super) fn vector_precision(policy: PrecisionPolicy) -> Precision {
     }
 }
 
+/// The precision a vector op computes in: its result's element type (the lowering runs
+/// layer norms, softmaxes, adds and GeLUs in the graph's types, whatever the policy sets for
+/// the AMP's inputs), or the policy's vector precision for an FP8 result.
+pub(super) fn op_vector_precision(graph: &Graph, op: &Op, policy: PrecisionPolicy) -> Precision {
+    match op.results.first().map(|&r| graph.values[r].element) {
+        Some(element @ (Precision::F16 | Precision::F32)) => element,
+        _ => vector_precision(policy),
+    }
+}
+
+/// The AMP input precision of a product of `host` operands with a `result` element type
+/// under `policy`: f32 under the f32 policy (F16 operands are cast up, f32 partials cast
+/// down); otherwise the policy's when its partials are the result's type, else the operands'
+/// own: an f32 product stays f32 under the F16 and FP8 policies (the lowering's rule,
+/// `lower::PrecisionPolicy::input_for`).
+pub(super) fn amp_input(policy: PrecisionPolicy, host: Precision, result: Precision) -> Precision {
+    let input = match policy {
+        PrecisionPolicy::F32 => Precision::F32,
+        PrecisionPolicy::F16 => Precision::F16,
+        PrecisionPolicy::Fp8 => Precision::F8E4M3,
+    };
+    if input == Precision::F32 || ipu_device::kernels::describe::default_partials(input) == result {
+        input
+    } else {
+        host
+    }
+}
+
 pub(super) fn all_valid(kernels: &[KernelSpec]) -> bool {
     kernels.iter().all(|spec| spec.validate().is_ok())
 }
@@ -298,7 +326,7 @@ fn pointwise_candidates(
     }
     let out_value = &graph.values[op.results[0]];
     let out_dims = canonical_dims(&out_value.shape);
-    let precision = vector_precision(options.precision);
+    let precision = op_vector_precision(graph, op, options.precision);
     let mut out = Vec::new();
     for grid in grids(active, &out_dims) {
         let tiles: u32 = grid.iter().product();
@@ -516,12 +544,12 @@ fn ranged_candidate(graph: &Graph, op: &Op, options: &PlannerOptions) -> Option<
         return None;
     }
     let index = graph.ops.iter().position(|o| std::ptr::eq(o, op))?;
-    let input = match options.precision {
-        PrecisionPolicy::F32 => Precision::F32,
-        PrecisionPolicy::F16 => Precision::F16,
-        PrecisionPolicy::Fp8 => Precision::F8E4M3,
+    // The AMP input of the split GEMM behind a ranged value of x's type (the product's result
+    // type), by the policy's rule (`lower::PrecisionPolicy::input_for`).
+    let ranged = |x: usize| {
+        let element = graph.values[x].element;
+        ranged_value(graph, x, amp_input(options.precision, element, element))
     };
-    let ranged = |x: usize| ranged_value(graph, x, input);
     let (position, bias) = match op.kind {
         OpKind::Gelu { .. } if ranged(op.operands[0]) => (0, None),
         OpKind::Add => {
@@ -589,7 +617,7 @@ fn row_candidates(
     target: &Target,
 ) -> Vec<Candidate> {
     let out_dims = canonical_dims(&graph.values[op.results[0]].shape);
-    let precision = vector_precision(options.precision);
+    let precision = op_vector_precision(graph, op, options.precision);
     let format = ValueFormat::row_major(precision);
     let mut out = Vec::new();
     for grid in grids(active, &[out_dims[0], out_dims[1], 1]) {
@@ -789,12 +817,10 @@ fn attention_candidates(
     let v = canonical_dims(&graph.values[op.operands[2]].shape);
     let out_dims = canonical_dims(&graph.values[op.results[0]].shape);
     let (s, d, t, e) = (q[1], q[2], k[1], v[2]);
-    let input = match options.precision {
-        PrecisionPolicy::F32 => Precision::F32,
-        PrecisionPolicy::F16 => Precision::F16,
-        PrecisionPolicy::Fp8 => Precision::F8E4M3,
-    };
-    let vector = vector_precision(options.precision);
+    // The attention lowering computes in the operands' own element type (one for q, k, v and
+    // the result), whatever the policy.
+    let vector = op_vector_precision(graph, op, options.precision);
+    let input = vector;
     // The lowering fetches each operand's rows as they are (row-major, in its own element
     // type; the tile-local GEMMs pack them, priced in the kernel model): queries and keys in
     // standard memory, the values in interleaved.

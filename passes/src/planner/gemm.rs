@@ -8,13 +8,11 @@ use ipu_device::{
 };
 use ipu_dialects::format::{Plan, PlanValue};
 
-use super::candidates::{
-    all_valid, grids, ints, u32_of, vector_precision, Candidate, InternalPhase, Need,
-};
+use super::candidates::{all_valid, grids, ints, u32_of, Candidate, InternalPhase, Need};
 use super::cost::{gemm_tile_cycles, MemoryUse, ValueFormat};
 use super::graph::{Graph, MatmulDims, Op, OpKind, Origin};
 use super::layout::{block_size, canonical_dims, split_is_exact_cover, PhaseLoad, Shards};
-use super::{PlannerOptions, PrecisionPolicy};
+use super::PlannerOptions;
 
 pub(super) fn gemm_candidates(
     graph: &Graph,
@@ -39,13 +37,12 @@ pub(super) fn gemm_candidates(
     let lhs_dims = canonical_dims(&lhs_value.shape);
     let rhs_dims = canonical_dims(&rhs_value.shape);
     let out_dims = canonical_dims(&out_value.shape);
-    let input = match options.precision {
-        PrecisionPolicy::F32 => Precision::F32,
-        PrecisionPolicy::F16 => Precision::F16,
-        PrecisionPolicy::Fp8 => Precision::F8E4M3,
-    };
+    // The policy applies to a product whose result is its partials type; any other runs in
+    // its operands' precision.
+    let input =
+        super::candidates::amp_input(options.precision, lhs_value.element, out_value.element);
     let partials = ipu_device::kernels::describe::default_partials(input);
-    let output_precision = vector_precision(options.precision);
+    let output_precision = partials;
     // A host operand's scale comes from its data range (constants, calibration) unless the
     // policy pins one; a value computed on the device is cast on the device at the policy's
     // scale (the one the host reference casts device values at), whatever its range.
