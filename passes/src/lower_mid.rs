@@ -213,9 +213,9 @@ pub fn plan_dump(
 }
 
 /// Number of function arguments of `graph` (they come first among its values).
-/// The F16 and FP8 policies set the AMP input precision of products whose result is F16
-/// (their partials type); an f32 product runs in f32 (`lower::PrecisionPolicy::input_for`).
-/// Says so, once per op, where the policy does not apply to a matmul.
+/// The policy sets the AMP input precision of products whose result is its partials type
+/// (F16 for F16 and FP8, f32 for f32) and, under f32, of F16 products that are only returned
+/// (`lower::PrecisionPolicy::input_for`). Says so, once per op, where it does not apply.
 fn warn_policy_not_applied(function: &str, graph: &planner::Graph, policy: PrecisionPolicy) {
     let input = match policy {
         PrecisionPolicy::F32 => ipu_device::Precision::F32,
@@ -223,17 +223,16 @@ fn warn_policy_not_applied(function: &str, graph: &planner::Graph, policy: Preci
         PrecisionPolicy::Fp8 => ipu_device::Precision::F8E4M3,
     };
     let partials = ipu_device::kernels::describe::default_partials(input);
-    if input == ipu_device::Precision::F32 {
-        return;
-    }
     for (index, op) in graph.ops.iter().enumerate() {
         if !matches!(op.kind, planner::OpKind::Matmul { .. }) {
             continue;
         }
-        let Some(result) = op.results.first().map(|&r| graph.values[r].element) else {
+        let Some(&c) = op.results.first() else {
             continue;
         };
-        if result != partials {
+        let result = graph.values[c].element;
+        let upcast = input == ipu_device::Precision::F32 && crate::lower::returned_only(graph, c);
+        if result != partials && !upcast {
             tracing::warn!(
                 function,
                 op = index,

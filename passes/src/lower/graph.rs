@@ -295,7 +295,11 @@ impl<'g> Lowering<'g> {
         }
         let precision = GemmPrecision {
             host: host_precision,
-            input: self.options.precision.input_for(host_precision, vc.element),
+            input: self.options.precision.input_for(
+                host_precision,
+                vc.element,
+                super::returned_only(self.graph, self.graph.ops[index].results[0]),
+            ),
             scale_exp: self.options.fp8_scale,
         };
         if vc.element != precision.partials() {
@@ -485,9 +489,11 @@ impl<'g> Lowering<'g> {
     fn split_input(&self, index: usize) -> Precision {
         let op = &self.graph.ops[index];
         let (b, c) = (op.operands[1], op.results[0]);
-        self.options
-            .precision
-            .input_for(self.graph.values[b].element, self.graph.values[c].element)
+        self.options.precision.input_for(
+            self.graph.values[b].element,
+            self.graph.values[c].element,
+            super::returned_only(self.graph, c),
+        )
     }
 
     /// The FP8 scale exponents of split matmul `index`'s operands: the plan's (`lhs_scale`,

@@ -73,8 +73,9 @@ pub enum LowerError {
 }
 
 /// The precision policy of GEMM inputs ([`PrecisionPolicy::input_for`]): F16 and FP8 apply
-/// to products with F16 results (their partials), f32 to every product; f32 products under
-/// F16 or FP8, and every vector op, compute in the graph's own types.
+/// to products with F16 results (their partials), f32 to f32 products and to F16 products
+/// that are only returned; other products, and every vector op, compute in the graph's own
+/// types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PrecisionPolicy {
     /// The tensors' own element types.
@@ -100,20 +101,25 @@ impl PrecisionPolicy {
     }
 
     /// The AMP input precision of a product of `host` operands with a `result` element
-    /// type: f32 under the f32 policy (F16 operands cast up); otherwise the policy's when its
-    /// partials are the result's type (FP8 and F16 products accumulate F16), else the
-    /// operands' own (an f32 product under the F16 or FP8 policy: the policy does not apply
-    /// to it, `ipu-lower-mid` says so). The planner follows the same rule.
-    pub fn input_for(self, host: Precision, result: Precision) -> Precision {
+    /// type: the policy's when its partials are the result's type (FP8 and F16 products
+    /// accumulate F16, f32 products f32); under the f32 policy an F16 product whose result is
+    /// only returned (`returned_only`) is cast up too (F16 operands to f32, the f32 result
+    /// back to F16 for the host); else the operands' own (the policy does not reach that
+    /// product; `ipu-lower-mid` says so). The planner follows the same rule.
+    pub fn input_for(self, host: Precision, result: Precision, returned_only: bool) -> Precision {
         let policy = self.input(host);
-        if policy == Precision::F32
-            || ipu_device::kernels::describe::default_partials(policy) == result
-        {
+        let partials = ipu_device::kernels::describe::default_partials(policy);
+        if partials == result || (policy == Precision::F32 && returned_only) {
             policy
         } else {
             host
         }
     }
+}
+
+/// Whether value `v` of `graph` is only returned (no op reads it).
+pub(crate) fn returned_only(graph: &crate::planner::Graph, v: usize) -> bool {
+    graph.outputs.contains(&v) && !graph.ops.iter().any(|op| op.operands.contains(&v))
 }
 
 /// What the lowering needs besides the graph.

@@ -200,17 +200,24 @@ pub(super) fn op_vector_precision(graph: &Graph, op: &Op, policy: PrecisionPolic
 }
 
 /// The AMP input precision of a product of `host` operands with a `result` element type
-/// under `policy`: f32 under the f32 policy (F16 operands are cast up, f32 partials cast
-/// down); otherwise the policy's when its partials are the result's type, else the operands'
-/// own: an f32 product stays f32 under the F16 and FP8 policies (the lowering's rule,
+/// under `policy`: the policy's when its partials are the result's type, or under the f32
+/// policy for a product that is only returned (`returned_only`: F16 operands cast up, the
+/// f32 result cast back down); else the operands' own (the lowering's rule,
 /// `lower::PrecisionPolicy::input_for`).
-pub(super) fn amp_input(policy: PrecisionPolicy, host: Precision, result: Precision) -> Precision {
+pub(super) fn amp_input(
+    policy: PrecisionPolicy,
+    host: Precision,
+    result: Precision,
+    returned_only: bool,
+) -> Precision {
     let input = match policy {
         PrecisionPolicy::F32 => Precision::F32,
         PrecisionPolicy::F16 => Precision::F16,
         PrecisionPolicy::Fp8 => Precision::F8E4M3,
     };
-    if input == Precision::F32 || ipu_device::kernels::describe::default_partials(input) == result {
+    if ipu_device::kernels::describe::default_partials(input) == result
+        || (input == Precision::F32 && returned_only)
+    {
         input
     } else {
         host
@@ -548,7 +555,11 @@ fn ranged_candidate(graph: &Graph, op: &Op, options: &PlannerOptions) -> Option<
     // type), by the policy's rule (`lower::PrecisionPolicy::input_for`).
     let ranged = |x: usize| {
         let element = graph.values[x].element;
-        ranged_value(graph, x, amp_input(options.precision, element, element))
+        ranged_value(
+            graph,
+            x,
+            amp_input(options.precision, element, element, false),
+        )
     };
     let (position, bias) = match op.kind {
         OpKind::Gelu { .. } if ranged(op.operands[0]) => (0, None),

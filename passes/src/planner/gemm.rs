@@ -39,8 +39,12 @@ pub(super) fn gemm_candidates(
     let out_dims = canonical_dims(&out_value.shape);
     // The policy applies to a product whose result is its partials type; any other runs in
     // its operands' precision.
-    let input =
-        super::candidates::amp_input(options.precision, lhs_value.element, out_value.element);
+    let input = super::candidates::amp_input(
+        options.precision,
+        lhs_value.element,
+        out_value.element,
+        crate::lower::returned_only(graph, op.results[0]),
+    );
     let partials = ipu_device::kernels::describe::default_partials(input);
     let output_precision = partials;
     // A host operand's scale comes from its data range (constants, calibration) unless the
