@@ -847,14 +847,21 @@ fn attention_candidates(
         } else {
             vec![q[0], s]
         };
-        for grid in grids(active, &shapes) {
+        // The lowering runs one batch-head per grid row and splits the queries exactly. With
+        // more batch-heads than tiles it runs `ceil(heads / tiles)` whole heads per tile, one
+        // after the other, keys streamed: only that shape (`attention_flash` on grid
+        // [ceil(heads / per tile), 1]) is priced then.
+        let one_head_per_row = q[0] <= u64::from(options.tiles);
+        let heads_per_tile = q[0].div_ceil(u64::from(options.tiles.max(1)));
+        let shaped: Vec<Vec<u32>> = match (one_head_per_row, materialized) {
+            (true, _) => grids(active, &shapes),
+            (false, false) => vec![vec![u32_of(q[0].div_ceil(heads_per_tile)), 1]],
+            (false, true) => Vec::new(),
+        };
+        for grid in shaped {
             let tiles: u32 = grid.iter().product();
             let (gb, gs) = (grid[0], grid[1]);
             let gt = if materialized { grid[2] } else { 1 };
-            // The lowering runs one batch-head per grid row and splits the queries exactly.
-            // (With more batch-heads than tiles no grid has that; the plans then share a tile
-            // between heads, which the lowering refuses with a message naming the counts.)
-            let one_head_per_row = q[0] <= u64::from(options.tiles);
             if (one_head_per_row && u64::from(gb) != q[0]) || !s.is_multiple_of(u64::from(gs)) {
                 continue;
             }
@@ -983,18 +990,33 @@ fn attention_candidates(
             let sizes = (u32_of(sb), u32_of(d), u32_of(t), u32_of(e));
             let mut k_steps = 1;
             let mut key_block = None;
-            if let (false, 1, Some(block)) = (
-                materialized,
-                bb,
-                crate::lower::graph::general::streamed_key_block(sizes, element),
-            ) {
+            let streamed = crate::lower::graph::general::streamed_key_block(sizes, element);
+            // Several heads per tile: whole heads in waves, keys in one block when they fit.
+            let streamed = match (one_head_per_row, streamed) {
+                (false, None) => Some(u32_of(t.next_multiple_of(16))),
+                (_, block) => block,
+            };
+            let waves = if one_head_per_row { 1 } else { bb };
+            if let (false, true, Some(block)) = (materialized, bb == 1 || waves > 1, streamed) {
                 let blocks = t.div_ceil(u64::from(block));
                 kind = "attention_flash";
                 key_block = Some(block);
-                k_steps = u32_of(blocks);
-                compute = crate::lower::graph::general::streamed_attention_cycles(
-                    sizes, block, element, causal, target,
-                );
+                k_steps = u32_of(blocks * waves);
+                compute = waves
+                    * crate::lower::graph::general::streamed_attention_cycles(
+                        sizes, block, element, causal, target,
+                    );
+                if waves > 1 {
+                    // Whole heads are homed on their tile: each wave copies its head's
+                    // queries, keys and values into the working buffers.
+                    let eb = u64::from(element.bytes());
+                    let copy = |bytes: u64| ipu_device::cost::copy_cycles(bytes, target);
+                    compute += waves
+                        * (copy(s * d * eb)
+                            + blocks
+                                * (copy(u64::from(block.min(u32_of(t))) * d * eb)
+                                    + copy(u64::from(block.min(u32_of(t))) * e * eb)));
+                }
                 kernels = vec![KernelSpec::AttentionBlock {
                     precision: element,
                     rows: sizes.0,

@@ -49,14 +49,6 @@ func.func @column(%x: tensor<32x64xf16>, %y: tensor<32x1xf16>) -> tensor<32x64xf
   return %0 : tensor<32x64xf16>
 }
 
-// -----
-
-// Attention needs one tile per batch-head at least.
-// expected-error@+1 {{ipu-lower-to-tiles: ipu.attention: op 0: 8 batch-heads do not fit on 4 tiles}}
-func.func @heads(%q: tensor<8x16x16xf16>) -> tensor<8x16x16xf16> {
-  %0 = "ipu.attention"(%q, %q, %q) : (tensor<8x16x16xf16>, tensor<8x16x16xf16>, tensor<8x16x16xf16>) -> tensor<8x16x16xf16>
-  return %0 : tensor<8x16x16xf16>
-}
 
 // -----
 

@@ -544,6 +544,16 @@ impl Lowering<'_> {
     /// `value` on the device: its blocks, or for a host value a row grid it is streamed into
     /// (whole rows, as evenly over the tiles as they go).
     pub(super) fn on_device(&mut self, value: ValueId) -> Result<Blocks, LowerError> {
+        self.on_device_in(value, None)
+    }
+
+    /// [`Self::on_device`], a host value streamed in row blocks of `rows_per_tile` rows when
+    /// given (whole heads per tile for an attention that runs several per tile).
+    pub(super) fn on_device_in(
+        &mut self,
+        value: ValueId,
+        rows_per_tile: Option<u32>,
+    ) -> Result<Blocks, LowerError> {
         if let Some(blocks) = self.placed.get(&value) {
             return Ok(blocks.clone());
         }
@@ -557,7 +567,10 @@ impl Lowering<'_> {
         }
         let precision = v.element;
         let e = precision.bytes();
-        let grid = row_grid(m, n, m.div_ceil(self.tiles.min(m)));
+        let rows = rows_per_tile
+            .filter(|&r| r > 0 && m.div_ceil(r) <= self.tiles)
+            .unwrap_or_else(|| m.div_ceil(self.tiles.min(m)));
+        let grid = row_grid(m, n, rows);
         let name = format!("{}.home", self.binding_name(value));
         let buffer = self.program.buffer(
             name,
@@ -1639,9 +1652,12 @@ impl Lowering<'_> {
             to_u32(sk[r - 2])?,
             to_u32(sv[r - 1])?,
         );
-        let qb = self.on_device(q)?;
-        let kb = self.on_device(kv)?;
-        let vb = self.on_device(vv)?;
+        // With more batch-heads than tiles, whole heads per tile (see below): host operands
+        // are streamed in those blocks, so the tiles read them where they are.
+        let heads_per_tile = (batches > self.tiles).then(|| batches.div_ceil(self.tiles.max(1)));
+        let qb = self.on_device_in(q, heads_per_tile.map(|h| h * s))?;
+        let kb = self.on_device_in(kv, heads_per_tile.map(|h| h * t))?;
+        let vb = self.on_device_in(vv, heads_per_tile.map(|h| h * t))?;
         let precision = qb.precision;
         if kb.precision != precision
             || vb.precision != precision
@@ -1704,11 +1720,29 @@ impl Lowering<'_> {
                 s.is_multiple_of(gs) && u64::from(batches) * u64::from(gs) <= u64::from(tiles)
             });
         let qr = match planned {
-            Some(gs) => s / gs,
+            Some(gs) => Some(s / gs),
             None => smallest_divisor(s, |dv| {
                 u64::from(batches) * u64::from(s / dv) <= u64::from(tiles)
-            })
-            .ok_or_else(|| fail(format!("{batches} batch-heads do not fit on {tiles} tiles")))?,
+            }),
+        };
+        let Some(qr) = qr else {
+            // More batch-heads than tiles: whole heads, several per tile, one after the other
+            // (the streamed lowering's waves), keys in one block when they fit.
+            let heads_per_tile = batches.div_ceil(tiles.max(1));
+            let grid = row_grid(batches * s, ev, heads_per_tile * s);
+            let key_block = streamed_key_block((s, d, t, ev), precision)
+                .unwrap_or_else(|| t.next_multiple_of(16));
+            let shape = StreamedAttention {
+                index,
+                out,
+                sizes: (s, d, t, ev),
+                qr: s,
+                key_block,
+                precision,
+                causal,
+                scale,
+            };
+            return self.attention_streamed(&shape, &grid, (&qb, &kb, &vb));
         };
         let per_head = s / qr;
         let grid = row_grid(batches * s, ev, qr);
@@ -2217,7 +2251,6 @@ impl Lowering<'_> {
         let index = a.index;
         let (s, d, t, ev) = a.sizes;
         let (qr, tb, precision) = (a.qr, a.key_block.min(t), a.precision);
-        let per_head = s / qr;
         let op_tiles = grid.tiles();
         let e = precision.bytes();
         let q_rm = self.op_buffer(index, "q", &op_tiles, qr * d * e);
@@ -2256,106 +2289,140 @@ impl Lowering<'_> {
                 }),
                 args: vec![address(buffer, 0), Arg::Value(bits)],
             };
-        let mut init = Vec::new();
-        for i in 0..grid.mb {
-            let tile = grid.tile(i, 0);
-            init.push(fill(self, tile, row_max, qr, f32::NEG_INFINITY.to_bits()));
-            init.push(fill(self, tile, row_sum, qr, 0));
-            init.push(fill(self, tile, acc, qr * ev, 0));
-        }
-        for (step, &(k0, width)) in blocks.iter().enumerate() {
-            let mut transfers = Transfers::default();
+        // Tile i holds rows [i * rows_padded, (i + 1) * rows_padded) of the batch-heads'
+        // stacked queries: one query block of `qr` rows, or, with more batch-heads than tiles,
+        // several whole heads (qr = S), run one after the other ("waves", reusing the
+        // tile's buffers) into their places in the result block.
+        let waves = (grid.rows_padded / qr).max(1);
+        let rows_total = grid.m;
+        let chunk = |i: u32, wave: u32| {
+            let r0 = i * grid.rows_padded + wave * qr;
+            (r0 < rows_total).then_some((grid.tile(i, 0), r0 / s, r0 % s))
+        };
+        let mut runs = Vec::new();
+        for wave in 0..waves {
+            if wave > 0 {
+                // The previous wave's finish runs before this wave's fetches.
+                runs.sort_by_key(|r: &Run| r.tile);
+                self.program.run.push(TileStep::Compute {
+                    provenance: format!("{name}.wave{}", wave - 1),
+                    runs: std::mem::take(&mut runs),
+                });
+            }
+            let mut init = Vec::new();
             for i in 0..grid.mb {
-                let tile = grid.tile(i, 0);
-                let head = i / per_head;
-                if step == 0 {
-                    let r0 = head * s + (i % per_head) * qr;
+                let Some((tile, _, _)) = chunk(i, wave) else {
+                    continue;
+                };
+                init.push(fill(self, tile, row_max, qr, f32::NEG_INFINITY.to_bits()));
+                init.push(fill(self, tile, row_sum, qr, 0));
+                init.push(fill(self, tile, acc, qr * ev, 0));
+            }
+            for (step, &(k0, width)) in blocks.iter().enumerate() {
+                let mut transfers = Transfers::default();
+                for i in 0..grid.mb {
+                    let Some((tile, head, q0)) = chunk(i, wave) else {
+                        continue;
+                    };
+                    if step == 0 {
+                        let r0 = head * s + q0;
+                        transfers.gather(
+                            qb,
+                            Fetch {
+                                tile,
+                                rows: (r0, r0 + qr),
+                                cols: (0, d),
+                                place: Place::at(q_rm, 0),
+                            },
+                        );
+                    }
+                    let rows = (head * t + k0, head * t + k0 + width);
                     transfers.gather(
-                        qb,
+                        kb,
                         Fetch {
                             tile,
-                            rows: (r0, r0 + qr),
+                            rows,
                             cols: (0, d),
-                            place: Place::at(q_rm, 0),
+                            place: Place::at(k_blk, 0),
+                        },
+                    );
+                    transfers.gather(
+                        vb,
+                        Fetch {
+                            tile,
+                            rows,
+                            cols: (0, ev),
+                            place: Place::at(v_blk, 0),
                         },
                     );
                 }
-                let rows = (head * t + k0, head * t + k0 + width);
-                transfers.gather(
-                    kb,
-                    Fetch {
+                let mut step_runs = self.flush(transfers);
+                if step == 0 {
+                    step_runs.append(&mut init);
+                }
+                let scratch = &scratches[&width];
+                for i in 0..grid.mb {
+                    let Some((tile, _, q0)) = chunk(i, wave) else {
+                        continue;
+                    };
+                    self.push_scores(
+                        &mut step_runs,
                         tile,
-                        rows,
-                        cols: (0, d),
-                        place: Place::at(k_blk, 0),
-                    },
-                );
-                transfers.gather(
-                    vb,
-                    Fetch {
+                        (width, d, precision),
+                        (q_rm, k_blk, k_t, scores),
+                        scratch,
+                    );
+                    step_runs.push(Run {
                         tile,
-                        rows,
-                        cols: (0, ev),
-                        place: Place::at(v_blk, 0),
-                    },
-                );
+                        kernel: self.program.kernel(KernelSpec::AttentionBlock {
+                            precision,
+                            rows: qr,
+                            keys: width,
+                            width: ev,
+                            causal: a.causal,
+                        }),
+                        args: vec![
+                            address(scores, 0),
+                            address(v_blk, 0),
+                            address(row_max, 0),
+                            address(row_sum, 0),
+                            address(acc, 0),
+                            Arg::Value(a.scale.to_bits()),
+                            Arg::Value(q0),
+                            Arg::Value(k0),
+                        ],
+                    });
+                }
+                step_runs.sort_by_key(|r| r.tile);
+                self.program.run.push(TileStep::Compute {
+                    provenance: format!("{name}.key_block{step}"),
+                    runs: step_runs,
+                });
             }
-            let mut runs = self.flush(transfers);
-            if step == 0 {
-                runs.append(&mut init);
-            }
-            let scratch = &scratches[&width];
             for i in 0..grid.mb {
-                let tile = grid.tile(i, 0);
-                self.push_scores(
-                    &mut runs,
-                    tile,
-                    (width, d, precision),
-                    (q_rm, k_blk, k_t, scores),
-                    scratch,
-                );
+                let Some((tile, _, _)) = chunk(i, wave) else {
+                    continue;
+                };
                 runs.push(Run {
                     tile,
-                    kernel: self.program.kernel(KernelSpec::AttentionBlock {
+                    kernel: self.program.kernel(KernelSpec::AttentionFinish {
                         precision,
                         rows: qr,
-                        keys: width,
                         width: ev,
-                        causal: a.causal,
                     }),
                     args: vec![
-                        address(scores, 0),
-                        address(v_blk, 0),
-                        address(row_max, 0),
-                        address(row_sum, 0),
                         address(acc, 0),
-                        Arg::Value(a.scale.to_bits()),
-                        Arg::Value((i % per_head) * qr),
-                        Arg::Value(k0),
+                        address(row_sum, 0),
+                        address(result, wave * qr * ev * precision.bytes()),
                     ],
                 });
             }
-            runs.sort_by_key(|r| r.tile);
-            self.program.run.push(TileStep::Compute {
-                provenance: format!("{name}.key_block{step}"),
-                runs,
-            });
         }
-        let runs = (0..grid.mb)
-            .map(|i| Run {
-                tile: grid.tile(i, 0),
-                kernel: self.program.kernel(KernelSpec::AttentionFinish {
-                    precision,
-                    rows: qr,
-                    width: ev,
-                }),
-                args: vec![address(acc, 0), address(row_sum, 0), address(result, 0)],
-            })
-            .collect();
         info!(
             op = index,
             tiles = grid.mb,
             query_rows = qr,
+            heads_per_tile = waves,
             key_block = tb,
             key_blocks = blocks.len(),
             "attention lowered with keys streamed in blocks (online softmax), one tile per batch-head query block"
