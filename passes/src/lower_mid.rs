@@ -217,22 +217,18 @@ pub fn plan_dump(
 /// (F16 for F16 and FP8, f32 for f32) and, under f32, of F16 products that are only returned
 /// (`lower::PrecisionPolicy::input_for`). Says so, once per op, where it does not apply.
 fn warn_policy_not_applied(function: &str, graph: &planner::Graph, policy: PrecisionPolicy) {
-    let input = match policy {
-        PrecisionPolicy::F32 => ipu_device::Precision::F32,
-        PrecisionPolicy::F16 => ipu_device::Precision::F16,
-        PrecisionPolicy::Fp8 => ipu_device::Precision::F8E4M3,
-    };
+    let input = policy.input();
     let partials = ipu_device::kernels::describe::default_partials(input);
     for (index, op) in graph.ops.iter().enumerate() {
-        if !matches!(op.kind, planner::OpKind::Matmul { .. }) {
-            continue;
-        }
-        let Some(&c) = op.results.first() else {
+        let (planner::OpKind::Matmul { .. }, Some(&a), Some(&c)) =
+            (&op.kind, op.operands.first(), op.results.first())
+        else {
             continue;
         };
         let result = graph.values[c].element;
-        let upcast = input == ipu_device::Precision::F32 && crate::lower::returned_only(graph, c);
-        if result != partials && !upcast {
+        let returned_only = crate::lower::returned_only(graph, c);
+        let host = graph.values[a].element;
+        if planner::candidates::amp_input(policy, host, result, returned_only) != input {
             tracing::warn!(
                 function,
                 op = index,

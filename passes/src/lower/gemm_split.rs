@@ -979,11 +979,11 @@ pub fn inputs(
         // Every tile's whole B block, panel by panel (module docs, "Resident weights").
         for l in 0..grid.gk {
             for (p, &(k0, kp)) in grid.panels_of(l).iter().enumerate() {
+                if kp == 0 {
+                    continue;
+                }
                 for (j, &(col0, cols)) in grid.cols.blocks.iter().enumerate() {
                     for i in 0..grid.gm {
-                        if kp == 0 {
-                            continue;
-                        }
                         panel_pieces(
                             grid.tile(i, j as u32, l),
                             Place::at(b_home, p as u32 * b_slot),

@@ -204,17 +204,13 @@ pub(super) fn op_vector_precision(graph: &Graph, op: &Op, policy: PrecisionPolic
 /// policy for a product that is only returned (`returned_only`: F16 operands cast up, the
 /// f32 result cast back down); else the operands' own (the lowering's rule,
 /// `lower::PrecisionPolicy::input_for`).
-pub(super) fn amp_input(
+pub(crate) fn amp_input(
     policy: PrecisionPolicy,
     host: Precision,
     result: Precision,
     returned_only: bool,
 ) -> Precision {
-    let input = match policy {
-        PrecisionPolicy::F32 => Precision::F32,
-        PrecisionPolicy::F16 => Precision::F16,
-        PrecisionPolicy::Fp8 => Precision::F8E4M3,
-    };
+    let input = policy.input();
     if ipu_device::kernels::describe::default_partials(input) == result
         || (input == Precision::F32 && returned_only)
     {

@@ -33,12 +33,24 @@ pub use layout::Shards;
 use ipu_device::{MemoryClass, Target};
 
 crate::option_enum! {
-    /// Precision policy: the element precision of GEMM inputs (vector kernels use f16 for
-    /// f16 and fp8, f32 for f32; the device has no FP8 arithmetic outside the AMP).
+    /// Precision policy: the element precision of GEMM inputs, for the products it reaches
+    /// (`candidates::amp_input`); vector kernels compute in the graph's own types (the
+    /// device has no FP8 arithmetic outside the AMP).
     pub enum PrecisionPolicy {
         F32 = "f32",
         F16 = "f16",
         Fp8 = "fp8",
+    }
+}
+
+impl PrecisionPolicy {
+    /// The policy's AMP input precision.
+    pub fn input(self) -> ipu_device::Precision {
+        match self {
+            PrecisionPolicy::F32 => ipu_device::Precision::F32,
+            PrecisionPolicy::F16 => ipu_device::Precision::F16,
+            PrecisionPolicy::Fp8 => ipu_device::Precision::F8E4M3,
+        }
     }
 }
 

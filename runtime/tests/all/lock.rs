@@ -76,7 +76,9 @@ fn lock_left_by_a_dead_process_is_recovered() {
     std::fs::write(&path, format!("{dead}\n")).unwrap();
     let started = Instant::now();
     let lock = DeviceLock::acquire(&path, Some(Duration::from_secs(5))).expect("recovered");
-    assert!(started.elapsed() < Duration::from_secs(1));
+    // Recovered at once, not after waiting out the 5 s timeout (the margin absorbs a loaded
+    // machine).
+    assert!(started.elapsed() < Duration::from_secs(4));
     assert_eq!(
         std::fs::read_to_string(lock.path()).unwrap().trim(),
         std::process::id().to_string()
