@@ -1035,7 +1035,8 @@ impl Lowering<'_> {
         Ok(())
     }
 
-    /// A rearrange swapping the last two axes: one tile per matrix fetches it and transposes it.
+    /// A rearrange swapping the last two axes: each tile fetches its matrices (one, or with
+    /// more matrices than tiles `ceil(matrices / tiles)` consecutive ones) and transposes them.
     fn batched_transpose(
         &mut self,
         index: usize,
@@ -1046,36 +1047,35 @@ impl Lowering<'_> {
         let rank = in_shape.len();
         let (rows, cols) = (to_u32(in_shape[rank - 2])?, to_u32(in_shape[rank - 1])?);
         let batches = to_u32(in_shape[..rank - 2].iter().product())?;
-        if batches > self.tiles {
-            return Err(unsupported(
-                "ipu.rearrange",
-                format!(
-                    "op {index}: {batches} matrices to transpose do not fit on {} tiles",
-                    self.tiles
-                ),
-            ));
-        }
+        let per_tile = batches.div_ceil(self.tiles.max(1)).max(1);
         let precision = source.precision;
-        let grid = row_grid(batches * cols, rows, cols);
+        let bytes = rows * cols * precision.bytes();
+        let grid = row_grid(batches * cols, rows, per_tile * cols);
         let tiles = grid.tiles();
-        let matrix = self.op_buffer(index, "in", &tiles, rows * cols * precision.bytes());
+        let matrix = self.op_buffer(index, "in", &tiles, per_tile * bytes);
         let result = self.result_buffer(index, &grid, precision);
         let mut transfers = Transfers::default();
         for b in 0..batches {
             transfers.gather(
                 &source,
                 Fetch {
-                    tile: grid.tile(b, 0),
+                    tile: grid.tile(b / per_tile, 0),
                     rows: (b * rows, (b + 1) * rows),
                     cols: (0, cols),
-                    place: Place::at(matrix, 0),
+                    place: Place::at(matrix, (b % per_tile) * bytes),
                 },
             );
         }
         let mut runs = self.flush(transfers);
         for b in 0..batches {
-            let run =
-                self.transpose_run(grid.tile(b, 0), precision, (rows, cols), (matrix, result));
+            let mut run = self.transpose_run(
+                grid.tile(b / per_tile, 0),
+                precision,
+                (rows, cols),
+                (matrix, result),
+            );
+            let at = (b % per_tile) * bytes;
+            run.args = vec![address(matrix, at), address(result, at)];
             runs.push(run);
         }
         let blocks = Blocks {
