@@ -439,9 +439,16 @@ fn general_candidates(
         (host, 0)
     };
     let mut out = Vec::new();
-    for (rp, cb) in general::general_matmul_blocks(bc, m, n, options.tiles) {
-        let grid = [bc, m / rp, n / cb];
-        let tiles = bc * (m / rp) * (n / cb);
+    // More products than tiles: whole products, several per tile, one after the other.
+    let per_tile = general::general_batches_per_tile(bc, m, n, options.tiles);
+    let blocks: Vec<(u32, u32)> = if per_tile > 1 {
+        vec![(m, n)]
+    } else {
+        general::general_matmul_blocks(bc, m, n, options.tiles).collect()
+    };
+    for (rp, cb) in blocks {
+        let grid = [bc.div_ceil(per_tile), m / rp, n / cb];
+        let tiles = grid.iter().product::<u32>();
         let batch_axis = |dims: [u64; 3]| (dims[0] > 1).then_some(0);
         let lhs_need = Shards::needed_by_grid(
             lhs_dims,
@@ -469,9 +476,17 @@ fn general_candidates(
             &grid,
             &[Some(0), Some(1), Some(2)],
         );
-        let tile =
-            general::GeneralTile::new((rp, k, cb), transposes, b_host, (fetched_precision, input));
-        let (compute, scratch) = (tile.cycles(target), tile.scratch_bytes());
+        // Several products per tile fetch B like A (no host-packed blocks).
+        let tile = general::GeneralTile::new(
+            (rp, k, cb),
+            transposes,
+            b_host && per_tile == 1,
+            (fetched_precision, input),
+        );
+        let (compute, scratch) = (
+            u64::from(per_tile) * tile.cycles(target),
+            tile.scratch_bytes(),
+        );
         // A packed host right operand is written by the host in AMP-right order: a constant
         // where each tile reads it, at initialization (resident: runs move no weights), an
         // argument once per block (`host_order`), its readers exchanging their pieces.
@@ -496,6 +511,9 @@ fn general_candidates(
             .with("cols", PlanValue::Int(i64::from(cb)))
             .with("tiles", PlanValue::Int(i64::from(tiles)))
             .with("precision", PlanValue::Str(input.short_name().into()));
+        if per_tile > 1 {
+            plan = plan.with("batches_per_tile", PlanValue::Int(i64::from(per_tile)));
+        }
         // The host writes an argument operand where the tiles read it, in the fetched
         // precision (each block once, its readers exchanging their pieces).
         if any_argument {

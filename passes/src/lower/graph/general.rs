@@ -412,6 +412,21 @@ pub(crate) fn general_matmul_blocks(
         })
 }
 
+/// How many whole products of `m x n` each tile of the general matmul runs, one after the
+/// other: 1 while `batches` products fit `tiles` in some block shape
+/// ([`general_matmul_blocks`]), else `ceil(batches / tiles)` (each a whole product on one
+/// tile, its weight block within one GEMM call).
+pub(crate) fn general_batches_per_tile(batches: u32, m: u32, n: u32, tiles: u32) -> u32 {
+    if batches <= tiles
+        || general_matmul_blocks(batches, m, n, tiles).next().is_some()
+        || pad16(n) * 16 > GEMM_MAX_WEIGHT_ELEMENTS
+    {
+        1
+    } else {
+        batches.div_ceil(tiles.max(1))
+    }
+}
+
 /// The general matmul's AMP input precision: the policy's (`policy`) when its partials are the
 /// result's element type, else the operands' own (`host`) when its partials are (an f32 graph
 /// planned under the f16 policy computes its matmuls in f32), else none.
@@ -1357,7 +1372,11 @@ impl Lowering<'_> {
         let planned = plan
             .filter(|p| p.kind == GENERAL_MATMUL_PLAN)
             .map(|p| (p.int("rows"), p.int("cols")));
+        // More products than tiles: whole products, `per_tile` consecutive ones per tile, one
+        // after the other (`general_batches_per_tile`; the plan records it).
+        let per_tile = general_batches_per_tile(bc, m, n, tiles);
         let choice = match planned {
+            _ if per_tile > 1 => Some((n, m)),
             Some((Some(rp), Some(cb))) => {
                 let (rp, cb) = (
                     u32::try_from(rp).unwrap_or(0),
@@ -1396,8 +1415,8 @@ impl Lowering<'_> {
             n,
             cb,
             nb,
-            mb: bc * per_batch,
-            rows_padded: rp,
+            mb: (bc * per_batch).div_ceil(per_tile),
+            rows_padded: rp * per_tile,
             kb: k,
             k_steps: 1,
         };
@@ -1414,10 +1433,12 @@ impl Lowering<'_> {
                 op_tiles.clone(),
             )
         };
-        let a_rm = operand("a", rp * k * e);
-        let b_rm = operand("b", k * cb * e.max(input.bytes()));
-        let a_t = transpose_lhs.then(|| operand("a_t", k * rp * e));
-        let b_t = transpose_rhs.then(|| operand("b_t", cb * k * e));
+        // Per product on the tile: its operand blocks one after the other.
+        let (a_bytes, b_bytes) = (rp * k * e, k * cb * e.max(input.bytes()));
+        let a_rm = operand("a", per_tile * a_bytes);
+        let b_rm = operand("b", per_tile * b_bytes);
+        let a_t = transpose_lhs.then(|| operand("a_t", per_tile * k * rp * e));
+        let b_t = transpose_rhs.then(|| operand("b_t", per_tile * cb * k * e));
         let result = self.result_buffer(index, &grid, partials);
         let mut scratch = self.gemm_scratch(
             &self.provenance(index),
@@ -1426,8 +1447,9 @@ impl Lowering<'_> {
             MemoryClass::Interleaved,
             &op_tiles,
         );
-        scratch.b_packed =
-            GeneralTile::new((rp, k, cb), transposes, b_host, (host, input)).b_packed;
+        // Several products per tile fetch B like A (no host-packed blocks).
+        scratch.b_packed = per_tile == 1
+            && GeneralTile::new((rp, k, cb), transposes, b_host, (host, input)).b_packed;
         let mut transfers = Transfers::default();
         let b = if scratch.b_packed {
             // Each tile's K x cols block, K block by K block in AMP-right order (16-column
@@ -1520,9 +1542,18 @@ impl Lowering<'_> {
             })
         };
         let (mut a_fetches, mut b_fetches) = (Vec::new(), Vec::new());
-        for (i, j) in grid.grid() {
+        // (tile, product slot on it, the product's row block) of every block.
+        let slots: Vec<(u32, u32, u32, u32)> = grid
+            .grid()
+            .flat_map(|(i, j)| {
+                (0..per_tile)
+                    .map(move |slot| (i, j, slot, i * per_tile + slot))
+                    .filter(|&(.., row_block)| row_block < bc * per_batch)
+            })
+            .collect();
+        for &(i, j, slot, row_block) in &slots {
             let tile = grid.tile(i, j);
-            let (batch_index, block) = (i / per_batch, i % per_batch);
+            let (batch_index, block) = (row_block / per_batch, row_block % per_batch);
             let (ia, ib) = (
                 if ba == 1 { 0 } else { batch_index },
                 if bb == 1 { 0 } else { batch_index },
@@ -1533,13 +1564,13 @@ impl Lowering<'_> {
                     tile,
                     rows: (ia * m + r0, ia * m + r0 + rp),
                     cols: (0, k),
-                    place: Place::at(a_rm, 0),
+                    place: Place::at(a_rm, slot * a_bytes),
                 },
                 Some(t) => Fetch {
                     tile,
                     rows: (ia * k, ia * k + k),
                     cols: (r0, r0 + rp),
-                    place: Place::at(t, 0),
+                    place: Place::at(t, slot * k * rp * e),
                 },
             };
             match &a {
@@ -1551,13 +1582,13 @@ impl Lowering<'_> {
                     tile,
                     rows: (ib * k, ib * k + k),
                     cols: (j * cb, (j + 1) * cb),
-                    place: Place::at(b_rm, 0),
+                    place: Place::at(b_rm, slot * b_bytes),
                 },
                 Some(t) => Fetch {
                     tile,
                     rows: (ib * n + j * cb, ib * n + (j + 1) * cb),
                     cols: (0, k),
-                    place: Place::at(t, 0),
+                    place: Place::at(t, slot * cb * k * e),
                 },
             };
             match &b {
@@ -1585,20 +1616,30 @@ impl Lowering<'_> {
             )?;
         }
         let mut runs = self.flush(transfers);
-        for (i, j) in grid.grid() {
+        let c_bytes = rp * cb * partials.bytes();
+        for &(i, j, slot, _) in &slots {
             let tile = grid.tile(i, j);
+            let at = |place: Place, bytes: u32| Place::at(place.buffer, slot * bytes);
             if let Some(t) = a_t {
-                runs.push(self.transpose_run(tile, host, (k, rp), (t, a_rm)));
+                let mut run = self.transpose_run(tile, host, (k, rp), (t, a_rm));
+                run.args = vec![address(t, slot * k * rp * e), address(a_rm, slot * a_bytes)];
+                runs.push(run);
             }
             if let Some(t) = b_t {
-                runs.push(self.transpose_run(tile, host, (cb, k), (t, b_rm)));
+                let mut run = self.transpose_run(tile, host, (cb, k), (t, b_rm));
+                run.args = vec![address(t, slot * cb * k * e), address(b_rm, slot * b_bytes)];
+                runs.push(run);
             }
             local_gemm(
                 self,
                 &mut runs,
                 tile,
                 host,
-                (Place::at(a_rm, 0), Place::at(b_rm, 0), Place::at(result, 0)),
+                (
+                    at(Place::at(a_rm, 0), a_bytes),
+                    at(Place::at(b_rm, 0), b_bytes),
+                    at(Place::at(result, 0), c_bytes),
+                ),
                 &scratch,
             );
         }
