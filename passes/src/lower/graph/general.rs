@@ -1083,14 +1083,13 @@ impl Lowering<'_> {
         }
         let mut runs = self.flush(transfers);
         for b in 0..batches {
-            let mut run = self.transpose_run(
+            let at = (b % per_tile) * bytes;
+            let run = self.transpose_run(
                 grid.tile(b / per_tile, 0),
                 precision,
                 (rows, cols),
-                (matrix, result),
+                (Place::at(matrix, at), Place::at(result, at)),
             );
-            let at = (b % per_tile) * bytes;
-            run.args = vec![address(matrix, at), address(result, at)];
             runs.push(run);
         }
         let blocks = Blocks {
@@ -1619,29 +1618,20 @@ impl Lowering<'_> {
         let c_bytes = rp * cb * partials.bytes();
         for &(i, j, slot, _) in &slots {
             let tile = grid.tile(i, j);
-            let at = |place: Place, bytes: u32| Place::at(place.buffer, slot * bytes);
+            let (a_at, b_at) = (
+                Place::at(a_rm, slot * a_bytes),
+                Place::at(b_rm, slot * b_bytes),
+            );
             if let Some(t) = a_t {
-                let mut run = self.transpose_run(tile, host, (k, rp), (t, a_rm));
-                run.args = vec![address(t, slot * k * rp * e), address(a_rm, slot * a_bytes)];
-                runs.push(run);
+                let from = Place::at(t, slot * k * rp * e);
+                runs.push(self.transpose_run(tile, host, (k, rp), (from, a_at)));
             }
             if let Some(t) = b_t {
-                let mut run = self.transpose_run(tile, host, (cb, k), (t, b_rm));
-                run.args = vec![address(t, slot * cb * k * e), address(b_rm, slot * b_bytes)];
-                runs.push(run);
+                let from = Place::at(t, slot * cb * k * e);
+                runs.push(self.transpose_run(tile, host, (cb, k), (from, b_at)));
             }
-            local_gemm(
-                self,
-                &mut runs,
-                tile,
-                host,
-                (
-                    at(Place::at(a_rm, 0), a_bytes),
-                    at(Place::at(b_rm, 0), b_bytes),
-                    at(Place::at(result, 0), c_bytes),
-                ),
-                &scratch,
-            );
+            let c_at = Place::at(result, slot * c_bytes);
+            local_gemm(self, &mut runs, tile, host, (a_at, b_at, c_at), &scratch);
         }
         let blocks = Blocks {
             grid,
@@ -2027,7 +2017,7 @@ impl Lowering<'_> {
         tile: u32,
         precision: Precision,
         (rows, cols): (u32, u32),
-        (from, to): (BufferId, BufferId),
+        (from, to): (Place, Place),
     ) -> Run {
         Run {
             tile,
@@ -2036,7 +2026,7 @@ impl Lowering<'_> {
                 rows,
                 cols,
             }),
-            args: vec![address(from, 0), address(to, 0)],
+            args: vec![Arg::Address(from), Arg::Address(to)],
         }
     }
 
@@ -2078,7 +2068,12 @@ impl Lowering<'_> {
         (q, k, k_t, scores): (BufferId, BufferId, BufferId, BufferId),
         scratch: &GemmScratch,
     ) {
-        let transpose = self.transpose_run(tile, precision, (keys, d), (k, k_t));
+        let transpose = self.transpose_run(
+            tile,
+            precision,
+            (keys, d),
+            (Place::at(k, 0), Place::at(k_t, 0)),
+        );
         runs.push(transpose);
         local_gemm(
             self,
