@@ -693,21 +693,9 @@ fn repeat_candidates(
                 ),
             );
         out.push(Candidate {
-            plan,
-            tiles: finalist
-                .active_tile_counts
-                .iter()
-                .copied()
-                .max()
-                .unwrap_or(1),
-            needs,
-            output: outputs.first().cloned().unwrap_or_else(|| home_of(0)),
             compute_cycles: (estimate.cycles - estimate.exchange_cycles) * iterations,
             internal_exchange_cycles: estimate.exchange_cycles * iterations + carry_cycles,
             internal_row_bytes: estimate.exchange_row_bytes + carry.max_row_bytes(),
-            internal_phases: Vec::new(),
-            k_steps: 1,
-            resident_weights: false,
             transient: MemoryUse {
                 standard: estimate.peak_standard,
                 interleaved: estimate.peak_interleaved,
@@ -718,11 +706,20 @@ fn repeat_candidates(
                 .iter()
                 .flat_map(|plan| plan.kernels.clone())
                 .collect(),
-            padding_groups: Vec::new(),
             body_choices: Some(finalist.choices.clone()),
             body_cycles: Some((estimate.cycles, estimate.exchange_cycles)),
             extra_outputs: outputs.iter().skip(1).cloned().collect(),
-            follows: None,
+            ..Candidate::new(
+                plan,
+                finalist
+                    .active_tile_counts
+                    .iter()
+                    .copied()
+                    .max()
+                    .unwrap_or(1),
+                needs,
+                outputs.first().cloned().unwrap_or_else(|| home_of(0)),
+            )
         });
     }
     Ok(out)

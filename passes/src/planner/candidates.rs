@@ -122,6 +122,31 @@ pub struct Candidate {
 }
 
 impl Candidate {
+    /// A candidate of `plan` on `tiles` tiles reading `needs` and leaving `output`, with
+    /// nothing else yet: no cycles, kernels, internal phases, padding, repeat body or working
+    /// memory; one K step. Callers set the rest with struct update syntax.
+    pub(super) fn new(plan: Plan, tiles: u32, needs: Vec<Need>, output: Need) -> Candidate {
+        Candidate {
+            plan,
+            tiles,
+            needs,
+            output,
+            compute_cycles: 0,
+            internal_exchange_cycles: 0,
+            internal_row_bytes: 0,
+            internal_phases: Vec::new(),
+            k_steps: 1,
+            resident_weights: false,
+            transient: MemoryUse::default(),
+            kernels: Vec::new(),
+            padding_groups: Vec::new(),
+            body_choices: None,
+            body_cycles: None,
+            extra_outputs: Vec::new(),
+            follows: None,
+        }
+    }
+
     /// A candidate that runs `spec` where operand `position` already is
     /// ([`Candidate::follows`]): `needs` and `output` are placeholders the beam replaces with
     /// the operand's home, and prices the kernel over its block.
@@ -132,23 +157,9 @@ impl Candidate {
         (position, spec): (usize, KernelSpec),
     ) -> Candidate {
         Candidate {
-            plan,
-            tiles: 1,
-            needs,
-            output,
-            compute_cycles: 0,
-            internal_exchange_cycles: 0,
-            internal_row_bytes: 0,
-            internal_phases: Vec::new(),
-            k_steps: 1,
-            resident_weights: false,
-            transient: MemoryUse::default(),
             kernels: vec![spec.clone()],
-            padding_groups: Vec::new(),
-            body_choices: None,
-            body_cycles: None,
-            extra_outputs: Vec::new(),
             follows: Some((position, Some(spec))),
+            ..Candidate::new(plan, 1, needs, output)
         }
     }
 }
@@ -444,26 +455,17 @@ fn pointwise_candidates(
                     PlanValue::Str(output_format.precision.short_name().into()),
                 );
             out.push(Candidate {
-                plan,
-                tiles,
-                needs,
-                output: Need {
-                    shards: output,
-                    format: output_format,
-                },
                 compute_cycles: cost::kernel_cycles(&spec, target),
-                internal_exchange_cycles: 0,
-                internal_row_bytes: 0,
-                internal_phases: Vec::new(),
-                k_steps: 1,
-                resident_weights: false,
-                transient: MemoryUse::default(),
                 kernels: vec![spec],
-                padding_groups: Vec::new(),
-                body_choices: None,
-                body_cycles: None,
-                extra_outputs: Vec::new(),
-                follows: None,
+                ..Candidate::new(
+                    plan,
+                    tiles,
+                    needs,
+                    Need {
+                        shards: output,
+                        format: output_format,
+                    },
+                )
             });
         }
     }
@@ -678,29 +680,20 @@ fn row_candidates(
             &[Some(0), Some(1), Some(2)],
         );
         out.push(Candidate {
-            plan: Plan::new(kind)
-                .with("grid", ints(&grid))
-                .with("tiles", PlanValue::Int(i64::from(tiles)))
-                .with("precision", PlanValue::Str(precision.short_name().into())),
-            tiles,
-            needs,
-            output: Need {
-                shards: output,
-                format,
-            },
             compute_cycles: cost::kernel_cycles(&spec, target),
-            internal_exchange_cycles: 0,
-            internal_row_bytes: 0,
-            internal_phases: Vec::new(),
-            k_steps: 1,
-            resident_weights: false,
-            transient: MemoryUse::default(),
             kernels: vec![spec],
-            padding_groups: Vec::new(),
-            body_choices: None,
-            body_cycles: None,
-            extra_outputs: Vec::new(),
-            follows: None,
+            ..Candidate::new(
+                Plan::new(kind)
+                    .with("grid", ints(&grid))
+                    .with("tiles", PlanValue::Int(i64::from(tiles)))
+                    .with("precision", PlanValue::Str(precision.short_name().into())),
+                tiles,
+                needs,
+                Need {
+                    shards: output,
+                    format,
+                },
+            )
         });
     }
     out
@@ -767,37 +760,28 @@ fn rearrange_candidates(
         };
         let need = Shards::needed_by_grid(in_dims, precision.bytes(), &grid, &axes);
         out.push(Candidate {
-            plan: Plan::new("rearrange")
-                .with("grid", ints(&grid))
-                .with("tiles", PlanValue::Int(i64::from(tiles)))
-                .with("transpose", PlanValue::Bool(transposes)),
-            tiles,
-            needs: vec![Need {
-                shards: need,
-                format,
-            }],
-            output: Need {
-                shards: Shards::needed_by_grid(
-                    out_dims,
-                    precision.bytes(),
-                    &grid,
-                    &[Some(0), Some(1), Some(2)],
-                ),
-                format,
-            },
             compute_cycles: cycles,
-            internal_exchange_cycles: 0,
-            internal_row_bytes: 0,
-            internal_phases: Vec::new(),
-            k_steps: 1,
-            resident_weights: false,
-            transient: MemoryUse::default(),
             kernels: vec![spec],
-            padding_groups: Vec::new(),
-            body_choices: None,
-            body_cycles: None,
-            extra_outputs: Vec::new(),
-            follows: None,
+            ..Candidate::new(
+                Plan::new("rearrange")
+                    .with("grid", ints(&grid))
+                    .with("tiles", PlanValue::Int(i64::from(tiles)))
+                    .with("transpose", PlanValue::Bool(transposes)),
+                tiles,
+                vec![Need {
+                    shards: need,
+                    format,
+                }],
+                Need {
+                    shards: Shards::needed_by_grid(
+                        out_dims,
+                        precision.bytes(),
+                        &grid,
+                        &[Some(0), Some(1), Some(2)],
+                    ),
+                    format,
+                },
+            )
         });
     }
     out
@@ -1036,39 +1020,35 @@ fn attention_candidates(
             let panel_phases =
                 u64::from(k_steps - 1) * u64::from(target.exchange.phase_cycles.value);
             out.push(Candidate {
-                plan,
-                tiles,
-                needs: vec![
-                    Need {
-                        shards: q_need,
-                        format: in_format(0, MemoryClass::Standard),
-                    },
-                    Need {
-                        shards: k_need,
-                        format: in_format(1, MemoryClass::Standard),
-                    },
-                    Need {
-                        shards: v_need,
-                        format: in_format(2, MemoryClass::Interleaved),
-                    },
-                ],
-                output: Need {
-                    shards: output,
-                    format: out_format,
-                },
                 compute_cycles: compute,
                 internal_exchange_cycles: internal.cycles(target) + panel_phases,
                 internal_row_bytes: internal.max_row_bytes(),
                 internal_phases,
                 k_steps,
-                resident_weights: false,
                 transient: MemoryUse::of(score_bytes, MemoryClass::Standard),
                 kernels,
-                padding_groups: Vec::new(),
-                body_choices: None,
-                body_cycles: None,
-                extra_outputs: Vec::new(),
-                follows: None,
+                ..Candidate::new(
+                    plan,
+                    tiles,
+                    vec![
+                        Need {
+                            shards: q_need,
+                            format: in_format(0, MemoryClass::Standard),
+                        },
+                        Need {
+                            shards: k_need,
+                            format: in_format(1, MemoryClass::Standard),
+                        },
+                        Need {
+                            shards: v_need,
+                            format: in_format(2, MemoryClass::Interleaved),
+                        },
+                    ],
+                    Need {
+                        shards: output,
+                        format: out_format,
+                    },
+                )
             });
         }
     }

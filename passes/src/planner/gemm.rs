@@ -335,26 +335,23 @@ pub(super) fn gemm_candidates(
                     plan
                 };
                 let candidate = Candidate {
-                    plan,
-                    tiles,
-                    needs: vec![lhs_need, rhs_need],
-                    output: Need {
-                        shards: output_shards.clone(),
-                        format: output_format,
-                    },
                     compute_cycles: compute,
                     internal_exchange_cycles: internal.cycles(target) + panel_phases,
                     internal_row_bytes: internal.max_row_bytes(),
                     internal_phases,
                     k_steps,
-                    resident_weights: false,
                     transient,
                     kernels,
                     padding_groups,
-                    body_choices: None,
-                    body_cycles: None,
-                    extra_outputs: Vec::new(),
-                    follows: None,
+                    ..Candidate::new(
+                        plan,
+                        tiles,
+                        vec![lhs_need, rhs_need],
+                        Need {
+                            shards: output_shards.clone(),
+                            format: output_format,
+                        },
+                    )
                 };
                 if weights_constant
                     && candidate.needs[1].shards.max_tile_bytes() <= options.interleaved_budget / 2
@@ -527,35 +524,27 @@ fn general_candidates(
                 .with("rhs_scale", scale);
         }
         out.push(Candidate {
-            plan,
-            tiles,
-            needs: vec![
-                Need {
-                    shards: lhs_need,
-                    format: fetched,
-                },
-                Need {
-                    shards: rhs_need,
-                    format: rhs_format,
-                },
-            ],
-            output: Need {
-                shards: output,
-                format: ValueFormat::row_major(partials),
-            },
             compute_cycles: compute,
-            internal_exchange_cycles: 0,
-            internal_row_bytes: 0,
-            internal_phases: Vec::new(),
-            k_steps: 1,
             resident_weights: b_packed && b_constant,
             transient: MemoryUse::of(scratch, MemoryClass::Interleaved),
-            kernels: Vec::new(),
-            padding_groups: Vec::new(),
-            body_choices: None,
-            body_cycles: None,
-            extra_outputs: Vec::new(),
-            follows: None,
+            ..Candidate::new(
+                plan,
+                tiles,
+                vec![
+                    Need {
+                        shards: lhs_need,
+                        format: fetched,
+                    },
+                    Need {
+                        shards: rhs_need,
+                        format: rhs_format,
+                    },
+                ],
+                Need {
+                    shards: output,
+                    format: ValueFormat::row_major(partials),
+                },
+            )
         });
     }
     out
@@ -748,74 +737,71 @@ fn split_candidates(
             plan
         };
         out.push(Candidate {
-            plan,
-            tiles: grid.tiles(),
-            needs: vec![
-                Need {
-                    shards: Shards::homed(
-                        [1, u64::from(dims.0), u64::from(dims.1)],
-                        [1, gm, gn * gk],
-                        input.bytes(),
-                        0,
-                    ),
-                    format: format(ElementOrder::AmpLeft, grid.classes.a_home, scales[0]),
-                },
-                Need {
-                    // Resident: every tile's whole (K slice, column block), replicated over
-                    // the row blocks; else one home range per tile.
-                    shards: if grid.env.b_resident {
-                        Shards::needed_by_grid(
-                            [1, u64::from(dims.1), u64::from(dims.2)],
-                            input.bytes(),
-                            &[1, gm, gn, gk],
-                            &[None, None, Some(2), Some(1)],
-                        )
-                    } else {
-                        Shards::homed(
-                            [1, u64::from(dims.1), u64::from(dims.2)],
-                            [1, gk * gm, gn],
-                            input.bytes(),
-                            0,
-                        )
-                    },
-                    format: format(ElementOrder::AmpRight, grid.classes.b_home, scales[1]),
-                },
-            ],
-            output: Need {
-                shards: Shards::homed(
-                    [1, u64::from(dims.0), u64::from(dims.2)],
-                    [1, gm, gn * gk],
-                    partials.bytes(),
-                    0,
-                ),
-                format: ValueFormat {
-                    precision: partials,
-                    ..format(
-                        ElementOrder::AmpOutput,
-                        if gk > 1 {
-                            grid.classes.reduced
-                        } else {
-                            grid.classes.partials
-                        },
-                        0,
-                    )
-                },
-            },
             compute_cycles: estimate.gemm + estimate.copies + estimate.reduce,
             internal_exchange_cycles: estimate.exchange,
             internal_row_bytes: row_bytes,
             internal_phases: phases,
-            k_steps: 1,
             resident_weights: grid.env.b_resident,
             transient,
             kernels,
-            padding_groups: Vec::new(),
-            body_choices: None,
-            body_cycles: None,
-            extra_outputs: Vec::new(),
             // A gathered from a device value's ranges inside the panels' phases (under FP8
             // cast on its owners first: the beam prices that conversion).
             follows: a_device.then_some((0, None)),
+            ..Candidate::new(
+                plan,
+                grid.tiles(),
+                vec![
+                    Need {
+                        shards: Shards::homed(
+                            [1, u64::from(dims.0), u64::from(dims.1)],
+                            [1, gm, gn * gk],
+                            input.bytes(),
+                            0,
+                        ),
+                        format: format(ElementOrder::AmpLeft, grid.classes.a_home, scales[0]),
+                    },
+                    Need {
+                        // Resident: every tile's whole (K slice, column block), replicated over
+                        // the row blocks; else one home range per tile.
+                        shards: if grid.env.b_resident {
+                            Shards::needed_by_grid(
+                                [1, u64::from(dims.1), u64::from(dims.2)],
+                                input.bytes(),
+                                &[1, gm, gn, gk],
+                                &[None, None, Some(2), Some(1)],
+                            )
+                        } else {
+                            Shards::homed(
+                                [1, u64::from(dims.1), u64::from(dims.2)],
+                                [1, gk * gm, gn],
+                                input.bytes(),
+                                0,
+                            )
+                        },
+                        format: format(ElementOrder::AmpRight, grid.classes.b_home, scales[1]),
+                    },
+                ],
+                Need {
+                    shards: Shards::homed(
+                        [1, u64::from(dims.0), u64::from(dims.2)],
+                        [1, gm, gn * gk],
+                        partials.bytes(),
+                        0,
+                    ),
+                    format: ValueFormat {
+                        precision: partials,
+                        ..format(
+                            ElementOrder::AmpOutput,
+                            if gk > 1 {
+                                grid.classes.reduced
+                            } else {
+                                grid.classes.partials
+                            },
+                            0,
+                        )
+                    },
+                },
+            )
         });
     }
     (!out.is_empty()).then_some(out)
