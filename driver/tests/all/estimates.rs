@@ -57,6 +57,29 @@ fn refined_and_final(source: &str, tiles: u32, precision: &str, label: &str) -> 
     (refined, final_cycles)
 }
 
+/// Compiles `count` seeded cases (`make(rng, case, tiles)` gives the source, precision and
+/// label; the tile count is drawn first from 16, 32 and 64) and asserts each selected refined
+/// estimate within 5 % of the lowered final cycles; prints the worst.
+fn check_seeded_cases(
+    seed: u64,
+    count: usize,
+    mut make: impl FnMut(&mut ChaCha8Rng, usize, u32) -> (String, &'static str, String),
+) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut worst = (0.0f64, String::new());
+    for case in 0..count {
+        let tiles = [16, 32, 64][rng.random_range(0..3usize)];
+        let (source, precision, label) = make(&mut rng, case, tiles);
+        let (refined, lowered) = refined_and_final(&source, tiles, precision, &label);
+        within_five_percent(refined, lowered, &label, &mut worst);
+    }
+    eprintln!(
+        "worst refined vs final: {:.2} % ({})",
+        worst.0 * 100.0,
+        worst.1
+    );
+}
+
 /// Asserts `refined` is within 5 % of `lowered`, keeping the worst case seen in `worst`.
 fn within_five_percent(refined: u64, lowered: u64, label: &str, worst: &mut (f64, String)) {
     let off = (refined as f64 - lowered as f64).abs() / lowered as f64;
@@ -101,19 +124,17 @@ fn mlp(m: u32, d: u32, h: u32) -> String {
 
 #[test]
 fn refined_estimates_price_the_lowered_split_programs() {
-    let mut rng = ChaCha8Rng::seed_from_u64(0x00e5_7135);
-    let mut worst = (0.0f64, String::new());
-    for case in 0..10 {
-        let tiles = [16, 32, 64][rng.random_range(0..3usize)];
+    check_seeded_cases(0x00e5_7135, 10, |rng, case, tiles| {
         let precision = if case % 2 == 0 { "f16" } else { "fp8" };
         let m = rng.random_range(16..=200u32);
-        let (source, label) = if case < 5 {
+        if case < 5 {
             let (k, n) = (
                 16 * rng.random_range(2..=16u32),
                 16 * rng.random_range(2..=16u32),
             );
             (
                 gemm(m, k, n),
+                precision,
                 format!("gemm{case}_{m}x{k}x{n}_{tiles}_{precision}"),
             )
         } else {
@@ -123,17 +144,11 @@ fn refined_estimates_price_the_lowered_split_programs() {
             );
             (
                 mlp(m, d, h),
+                precision,
                 format!("mlp{case}_{m}x{d}x{h}_{tiles}_{precision}"),
             )
-        };
-        let (refined, lowered) = refined_and_final(&source, tiles, precision, &label);
-        within_five_percent(refined, lowered, &label, &mut worst);
-    }
-    eprintln!(
-        "worst refined vs final: {:.2} % ({})",
-        worst.0 * 100.0,
-        worst.1
-    );
+        }
+    });
 }
 
 /// Attention follows its plan and every attention plan is priced with the lowering's kernel
@@ -187,11 +202,8 @@ fn batched_transposed(b: u32, m: u32, k: u32, n: u32) -> String {
 /// source), the selected refined estimate is within 5 % of the lowered final cycles.
 #[test]
 fn refined_estimates_price_the_lowered_general_matmuls() {
-    let mut rng = ChaCha8Rng::seed_from_u64(0x6e4e_4a11);
-    let mut worst = (0.0f64, String::new());
-    for case in 0..6 {
-        let tiles = [16, 32, 64][rng.random_range(0..3usize)];
-        let (source, precision, label) = if case < 2 {
+    check_seeded_cases(0x6e4e_4a11, 6, |rng, case, tiles| {
+        if case < 2 {
             let (b, m, k, n) = (
                 rng.random_range(1..=4u32),
                 rng.random_range(2..=24u32),
@@ -213,13 +225,6 @@ fn refined_estimates_price_the_lowered_general_matmuls() {
                 precision,
                 format!("mlp{case}_{m}x{d}x{h}_{tiles}_{precision}"),
             )
-        };
-        let (refined, lowered) = refined_and_final(&source, tiles, precision, &label);
-        within_five_percent(refined, lowered, &label, &mut worst);
-    }
-    eprintln!(
-        "worst refined vs final: {:.2} % ({})",
-        worst.0 * 100.0,
-        worst.1
-    );
+        }
+    });
 }
