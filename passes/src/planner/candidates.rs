@@ -831,12 +831,13 @@ fn attention_candidates(
         // more batch-heads than tiles it runs `ceil(heads / tiles)` whole heads per tile, one
         // after the other, keys streamed: only that shape (`attention_flash` on grid
         // [ceil(heads / per tile), 1]) is priced then.
-        let one_head_per_row = q[0] <= u64::from(options.tiles);
-        let heads_per_tile = q[0].div_ceil(u64::from(options.tiles.max(1)));
-        let shaped: Vec<Vec<u32>> = match (one_head_per_row, materialized) {
-            (true, _) => grids(active, &shapes),
-            (false, false) => vec![vec![u32_of(q[0].div_ceil(heads_per_tile)), 1]],
-            (false, true) => Vec::new(),
+        let heads_per_tile =
+            crate::lower::graph::general::attention_heads_per_tile(u32_of(q[0]), options.tiles);
+        let one_head_per_row = heads_per_tile.is_none();
+        let shaped: Vec<Vec<u32>> = match (heads_per_tile, materialized) {
+            (None, _) => grids(active, &shapes),
+            (Some(heads), false) => vec![vec![u32_of(q[0].div_ceil(u64::from(heads))), 1]],
+            (Some(_), true) => Vec::new(),
         };
         for grid in shaped {
             let tiles: u32 = grid.iter().product();
@@ -970,33 +971,28 @@ fn attention_candidates(
             let sizes = (u32_of(sb), u32_of(d), u32_of(t), u32_of(e));
             let mut k_steps = 1;
             let mut key_block = None;
-            let streamed = crate::lower::graph::general::streamed_key_block(sizes, element);
-            // Several heads per tile: whole heads in waves, keys in one block when they fit.
-            let streamed = match (one_head_per_row, streamed) {
-                (false, None) => Some(u32_of(t.next_multiple_of(16))),
-                (_, block) => block,
+            use crate::lower::graph::general::{
+                attention_waves_cycles, streamed_attention_cycles, streamed_key_block,
+                wave_key_block,
             };
-            let waves = if one_head_per_row { 1 } else { bb };
-            if let (false, true, Some(block)) = (materialized, bb == 1 || waves > 1, streamed) {
+            // Several heads per tile: whole heads in waves (their own model).
+            let streamed = match heads_per_tile {
+                Some(_) => Some(wave_key_block(sizes, element)),
+                None => streamed_key_block(sizes, element),
+            };
+            if let (false, true, Some(block)) =
+                (materialized, bb == 1 || !one_head_per_row, streamed)
+            {
                 let blocks = t.div_ceil(u64::from(block));
                 kind = "attention_flash";
                 key_block = Some(block);
-                k_steps = u32_of(blocks * waves);
-                compute = waves
-                    * crate::lower::graph::general::streamed_attention_cycles(
-                        sizes, block, element, causal, target,
-                    );
-                if waves > 1 {
-                    // Whole heads are homed on their tile: each wave copies its head's
-                    // queries, keys and values into the working buffers.
-                    let eb = u64::from(element.bytes());
-                    let copy = |bytes: u64| ipu_device::cost::copy_cycles(bytes, target);
-                    compute += waves
-                        * (copy(s * d * eb)
-                            + blocks
-                                * (copy(u64::from(block.min(u32_of(t))) * d * eb)
-                                    + copy(u64::from(block.min(u32_of(t))) * e * eb)));
-                }
+                compute = match heads_per_tile {
+                    Some(heads) => {
+                        attention_waves_cycles(sizes, heads, block, element, causal, target)
+                    }
+                    None => streamed_attention_cycles(sizes, block, element, causal, target),
+                };
+                k_steps = u32_of(blocks * u64::from(heads_per_tile.unwrap_or(1)));
                 kernels = vec![KernelSpec::AttentionBlock {
                     precision: element,
                     rows: sizes.0,

@@ -54,6 +54,18 @@ pub(super) struct Fetch {
     pub place: Place,
 }
 
+impl Fetch {
+    /// Rows `first..first + count` of a `width`-column view, whole, to `place` on `tile`.
+    pub(super) fn rows(tile: u32, (first, count): (u32, u32), width: u32, place: Place) -> Fetch {
+        Fetch {
+            tile,
+            rows: (first, first + count),
+            cols: (0, width),
+            place,
+        }
+    }
+}
+
 /// A rectangle of a host value's 2-D view (rows, columns) fetched to a buffer offset.
 type HostRect = ((u32, u32), (u32, u32), BufferId, u32);
 
@@ -825,12 +837,12 @@ impl Lowering<'_> {
         for i in 0..grid.mb {
             transfers.gather(
                 &source,
-                Fetch {
-                    tile: grid.tile(i, 0),
-                    rows: (grid.first_row(i), grid.first_row(i) + grid.rows(i)),
-                    cols: (0, n),
-                    place: Place::at(buffer, 0),
-                },
+                Fetch::rows(
+                    grid.tile(i, 0),
+                    (grid.first_row(i), grid.rows(i)),
+                    n,
+                    Place::at(buffer, 0),
+                ),
             );
         }
         let copies = self.flush(transfers);
@@ -882,15 +894,7 @@ impl Lowering<'_> {
         }
         let buffer = self.op_buffer(index, role, tiles, n * source.precision.bytes());
         for &tile in tiles {
-            transfers.gather(
-                &source,
-                Fetch {
-                    tile,
-                    rows: (0, 1),
-                    cols: (0, n),
-                    place: Place::at(buffer, 0),
-                },
-            );
+            transfers.gather(&source, Fetch::rows(tile, (0, 1), n, Place::at(buffer, 0)));
         }
         Ok(buffer)
     }
@@ -1032,12 +1036,12 @@ impl Lowering<'_> {
             let i = row / grid.rows_padded;
             transfers.gather(
                 &source,
-                Fetch {
-                    tile: grid.tile(i, 0),
-                    rows: (to_u32(source_row)?, to_u32(source_row)? + 1),
-                    cols: (0, n),
-                    place: Place::at(result, (row - grid.first_row(i)) * n * e),
-                },
+                Fetch::rows(
+                    grid.tile(i, 0),
+                    (to_u32(source_row)?, 1),
+                    n,
+                    Place::at(result, (row - grid.first_row(i)) * n * e),
+                ),
             );
         }
         let runs = self.flush(transfers);
@@ -1073,12 +1077,12 @@ impl Lowering<'_> {
         for b in 0..batches {
             transfers.gather(
                 &source,
-                Fetch {
-                    tile: grid.tile(b / per_tile, 0),
-                    rows: (b * rows, (b + 1) * rows),
-                    cols: (0, cols),
-                    place: Place::at(matrix, (b % per_tile) * bytes),
-                },
+                Fetch::rows(
+                    grid.tile(b / per_tile, 0),
+                    (b * rows, rows),
+                    cols,
+                    Place::at(matrix, (b % per_tile) * bytes),
+                ),
             );
         }
         let mut runs = self.flush(transfers);
@@ -1559,12 +1563,7 @@ impl Lowering<'_> {
             );
             let r0 = block * rp;
             let fetch_a = match a_t {
-                None => Fetch {
-                    tile,
-                    rows: (ia * m + r0, ia * m + r0 + rp),
-                    cols: (0, k),
-                    place: Place::at(a_rm, slot * a_bytes),
-                },
+                None => Fetch::rows(tile, (ia * m + r0, rp), k, Place::at(a_rm, slot * a_bytes)),
                 Some(t) => Fetch {
                     tile,
                     rows: (ia * k, ia * k + k),
@@ -1685,7 +1684,7 @@ impl Lowering<'_> {
         );
         // With more batch-heads than tiles, whole heads per tile (see below): host operands
         // are streamed in those blocks, so the tiles read them where they are.
-        let heads_per_tile = (batches > self.tiles).then(|| batches.div_ceil(self.tiles.max(1)));
+        let heads_per_tile = attention_heads_per_tile(batches, self.tiles);
         let qb = self.on_device_in(q, heads_per_tile.map(|h| h * s))?;
         let kb = self.on_device_in(kv, heads_per_tile.map(|h| h * t))?;
         let vb = self.on_device_in(vv, heads_per_tile.map(|h| h * t))?;
@@ -1704,6 +1703,22 @@ impl Lowering<'_> {
             )));
         }
         let scale = scale.unwrap_or(1.0 / f64::from(d).sqrt()) as f32;
+        if let Some(heads) = heads_per_tile {
+            // More batch-heads than tiles: whole heads, several per tile, one after the other
+            // (the streamed lowering's waves).
+            let grid = row_grid(batches * s, ev, heads * s);
+            let shape = StreamedAttention {
+                index,
+                out,
+                sizes: (s, d, t, ev),
+                qr: s,
+                key_block: wave_key_block((s, d, t, ev), precision),
+                precision,
+                causal,
+                scale,
+            };
+            return self.attention_streamed(&shape, &grid, (&qb, &kb, &vb));
+        }
         if let Some(plan) = plan.filter(|p| p.kind == "attention_materialized") {
             let grid = plan.ints("grid").unwrap_or(&[]);
             let shape = (grid.len() == 3)
@@ -1751,29 +1766,11 @@ impl Lowering<'_> {
                 s.is_multiple_of(gs) && u64::from(batches) * u64::from(gs) <= u64::from(tiles)
             });
         let qr = match planned {
-            Some(gs) => Some(s / gs),
+            Some(gs) => s / gs,
             None => smallest_divisor(s, |dv| {
                 u64::from(batches) * u64::from(s / dv) <= u64::from(tiles)
-            }),
-        };
-        let Some(qr) = qr else {
-            // More batch-heads than tiles: whole heads, several per tile, one after the other
-            // (the streamed lowering's waves), keys in one block when they fit.
-            let heads_per_tile = batches.div_ceil(tiles.max(1));
-            let grid = row_grid(batches * s, ev, heads_per_tile * s);
-            let key_block = streamed_key_block((s, d, t, ev), precision)
-                .unwrap_or_else(|| t.next_multiple_of(16));
-            let shape = StreamedAttention {
-                index,
-                out,
-                sizes: (s, d, t, ev),
-                qr: s,
-                key_block,
-                precision,
-                causal,
-                scale,
-            };
-            return self.attention_streamed(&shape, &grid, (&qb, &kb, &vb));
+            })
+            .ok_or_else(|| fail(format!("{batches} batch-heads do not fit on {tiles} tiles")))?,
         };
         let per_head = s / qr;
         let grid = row_grid(batches * s, ev, qr);
@@ -1804,6 +1801,40 @@ impl Lowering<'_> {
         };
         self.attention_materialized(&shape, batches, (&qb, &kb, &vb))
     }
+}
+
+/// Whole batch-heads per tile when an attention has more of them than `tiles` (the lowering
+/// then runs them one after the other); `None` while each gets its own tile or grid row.
+pub(crate) fn attention_heads_per_tile(batches: u32, tiles: u32) -> Option<u32> {
+    (batches > tiles).then(|| batches.div_ceil(tiles.max(1)))
+}
+
+/// The key block of an attention run in whole heads per tile: the streamed block when a
+/// head's whole rows do not fit ([`streamed_key_block`]), else all keys in one block.
+pub(crate) fn wave_key_block(sizes: (u32, u32, u32, u32), precision: Precision) -> u32 {
+    streamed_key_block(sizes, precision).unwrap_or_else(|| sizes.2.next_multiple_of(16))
+}
+
+/// Compute cycles of a tile running `heads` whole heads (`sizes` = (S, D, T, E)) one after
+/// the other with keys in blocks of `key_block`: per head its copies of the queries and of
+/// each key and value block from the tile's home into the working buffers, then
+/// [`streamed_attention_cycles`].
+pub(crate) fn attention_waves_cycles(
+    (s, d, t, ev): (u32, u32, u32, u32),
+    heads: u32,
+    key_block: u32,
+    precision: Precision,
+    causal: bool,
+    target: &ipu_device::Target,
+) -> u64 {
+    let e = u64::from(precision.bytes());
+    let copy = |bytes: u64| ipu_device::cost::copy_cycles(bytes, target);
+    let width = u64::from(key_block.min(t));
+    let blocks = u64::from(t.div_ceil(key_block.max(1)));
+    let copies = copy(u64::from(s) * u64::from(d) * e)
+        + blocks * (copy(width * u64::from(d) * e) + copy(width * u64::from(ev) * e));
+    u64::from(heads)
+        * (copies + streamed_attention_cycles((s, d, t, ev), key_block, precision, causal, target))
 }
 
 /// A tile's working-set budget for attention: above it, keys stream through in blocks.
@@ -2148,12 +2179,7 @@ impl Lowering<'_> {
                     for (source, (r0, count), cols, buffer) in fetches {
                         transfers.gather(
                             source,
-                            Fetch {
-                                tile,
-                                rows: (r0, r0 + count),
-                                cols: (0, cols),
-                                place: Place::at(buffer, 0),
-                            },
+                            Fetch::rows(tile, (r0, count), cols, Place::at(buffer, 0)),
                         );
                     }
                 }
@@ -2207,12 +2233,7 @@ impl Lowering<'_> {
             let r0 = tile * rs;
             transfers.gather(
                 &score_blocks,
-                Fetch {
-                    tile,
-                    rows: (r0, r0 + rs),
-                    cols: (0, t),
-                    place: Place::at(rows, 0),
-                },
+                Fetch::rows(tile, (r0, rs), t, Place::at(rows, 0)),
             );
         }
         let mut runs = self.flush(transfers);
@@ -2362,35 +2383,11 @@ impl Lowering<'_> {
                     };
                     if step == 0 {
                         let r0 = head * s + q0;
-                        transfers.gather(
-                            qb,
-                            Fetch {
-                                tile,
-                                rows: (r0, r0 + qr),
-                                cols: (0, d),
-                                place: Place::at(q_rm, 0),
-                            },
-                        );
+                        transfers.gather(qb, Fetch::rows(tile, (r0, qr), d, Place::at(q_rm, 0)));
                     }
-                    let rows = (head * t + k0, head * t + k0 + width);
-                    transfers.gather(
-                        kb,
-                        Fetch {
-                            tile,
-                            rows,
-                            cols: (0, d),
-                            place: Place::at(k_blk, 0),
-                        },
-                    );
-                    transfers.gather(
-                        vb,
-                        Fetch {
-                            tile,
-                            rows,
-                            cols: (0, ev),
-                            place: Place::at(v_blk, 0),
-                        },
-                    );
+                    let keys = (head * t + k0, width);
+                    transfers.gather(kb, Fetch::rows(tile, keys, d, Place::at(k_blk, 0)));
+                    transfers.gather(vb, Fetch::rows(tile, keys, ev, Place::at(v_blk, 0)));
                 }
                 let mut step_runs = self.flush(transfers);
                 if step == 0 {
