@@ -107,13 +107,23 @@ impl PrecisionPolicy {
     /// back to F16 for the host); else the operands' own (the policy does not reach that
     /// product; `ipu-lower-mid` says so). The planner follows the same rule.
     pub fn input_for(self, host: Precision, result: Precision, returned_only: bool) -> Precision {
-        let policy = self.input(host);
-        let partials = ipu_device::kernels::describe::default_partials(policy);
-        if partials == result || (policy == Precision::F32 && returned_only) {
-            policy
-        } else {
-            host
-        }
+        product_input(self.input(host), host, result, returned_only)
+    }
+}
+
+/// The rule of [`PrecisionPolicy::input_for`] for a policy input precision `policy`, shared
+/// with the planner (`planner::candidates::amp_input`).
+pub(crate) fn product_input(
+    policy: Precision,
+    host: Precision,
+    result: Precision,
+    returned_only: bool,
+) -> Precision {
+    let partials = ipu_device::kernels::describe::default_partials(policy);
+    if partials == result || (policy == Precision::F32 && returned_only) {
+        policy
+    } else {
+        host
     }
 }
 

@@ -221,14 +221,7 @@ pub(crate) fn amp_input(
     result: Precision,
     returned_only: bool,
 ) -> Precision {
-    let input = policy.input();
-    if ipu_device::kernels::describe::default_partials(input) == result
-        || (input == Precision::F32 && returned_only)
-    {
-        input
-    } else {
-        host
-    }
+    crate::lower::product_input(policy.input(), host, result, returned_only)
 }
 
 pub(super) fn all_valid(kernels: &[KernelSpec]) -> bool {
