@@ -329,23 +329,25 @@ fn schedule_with(
             let bytes = (request.bytes - offset).min(max_piece);
             let length = transfer_cycles(bytes, target);
             // The piece's resources: the transfer's bus and receivers, and at known
-            // addresses the memory elements it reads and writes.
-            let mut piece_resources = used[index].clone();
+            // addresses the memory elements it reads and writes (none without addresses:
+            // nothing is allocated on the planner's path).
+            let mut touched = Vec::new();
             if let Some(at) = addresses.map(|a| a[index]) {
                 let elements_of = |tile: u32, base: u32| {
                     elements(target, base.saturating_add(offset as u32), bytes)
                         .into_iter()
                         .map(move |element| Resource::Element { tile, element })
                 };
-                piece_resources.extend(elements_of(request.source, at.source));
+                touched.extend(elements_of(request.source, at.source));
                 for &destination in &request.destinations {
-                    piece_resources.extend(elements_of(destination, at.destination));
+                    touched.extend(elements_of(destination, at.destination));
                 }
             }
+            let piece_resources = || used[index].iter().chain(&touched);
             let mut start = earliest;
             loop {
                 let mut moved = false;
-                for resource in &piece_resources {
+                for resource in piece_resources() {
                     if let Some(end) = busy.get(resource).and_then(|b| b.conflict(start, length)) {
                         start = end;
                         moved = true;
@@ -355,7 +357,7 @@ fn schedule_with(
                     break;
                 }
             }
-            for resource in &piece_resources {
+            for resource in piece_resources() {
                 busy.entry(*resource)
                     .or_default()
                     .insert(start, start + length);
