@@ -6,6 +6,7 @@ pub mod context;
 pub mod diagnostics;
 pub mod format;
 pub mod ipu;
+pub mod plan;
 pub mod tensor;
 
 pub use context::{create_context, load_dialects, IRDL_IPU};

@@ -4,6 +4,7 @@
 pub mod annotate_flops;
 pub mod canonicalize;
 pub mod convert;
+pub mod element;
 pub mod eqsat;
 pub mod exchange;
 pub mod lower;

@@ -194,7 +194,7 @@ pub fn log_finalist(index: usize, graph: &planner::Graph, finalist: &Finalist) {
 pub fn plan_dump(
     function: &FunctionGraph,
     finalist: &Finalist,
-) -> Vec<(String, ipu_dialects::format::Plan)> {
+) -> Vec<(String, ipu_dialects::plan::OperatorPlan)> {
     let mut plans = Vec::new();
     for (index, candidate) in finalist.plans.iter().enumerate() {
         plans.push((index.to_string(), candidate.plan.clone()));

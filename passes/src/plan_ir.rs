@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use ipu_device::Precision;
 use ipu_dialects::{
-    format::{Estimate, Format, Memory, Order},
+    format::{Estimate, Format},
     ipu::{self as ops, op_name, string_attribute, CastOp, RearrangeOp},
     tensor::TensorInfo,
 };
@@ -56,7 +56,7 @@ fn key(value: Value) -> usize {
 }
 
 fn precision_of(info: &TensorInfo) -> Precision {
-    Precision::from_mlir_name(info.element.mlir_name()).unwrap_or(Precision::F32)
+    crate::element::precision(info.element)
 }
 
 fn entry_block<'c, 'a>(function: OperationRef<'c, 'a>) -> Option<BlockRef<'c, 'a>> {
@@ -289,16 +289,6 @@ pub fn read_function<'c, 'a>(
     })
 }
 
-fn order_of(order: ipu_device::kernels::spec::ElementOrder) -> Order {
-    use ipu_device::kernels::spec::ElementOrder as E;
-    match order {
-        E::RowMajor => Order::RowMajor,
-        E::AmpLeft => Order::AmpLeft,
-        E::AmpRight => Order::AmpRight,
-        E::AmpOutput => Order::AmpOutput,
-    }
-}
-
 /// The `#ipu.format` of `need` on a tensor of `shape`: the canonical `[batch, rows, columns]`
 /// partitions go to the last two axes and axis 0 (for rank >= 3).
 pub fn format_of(shape: &[u64], need: &Need) -> Format {
@@ -325,11 +315,8 @@ pub fn format_of(shape: &[u64], need: &Need) -> Format {
         }
     }
     let _ = canonical_dims(shape);
-    format.order = order_of(need.format.order);
-    format.memory = match need.format.memory {
-        ipu_device::MemoryClass::Standard => Memory::Standard,
-        ipu_device::MemoryClass::Interleaved => Memory::Interleaved,
-    };
+    format.order = crate::element::order(need.format.order);
+    format.memory = crate::element::memory(need.format.memory);
     format.scale = need.format.scale;
     format
 }
@@ -338,8 +325,7 @@ pub fn format_of(shape: &[u64], need: &Need) -> Format {
 pub fn type_text(shape: &[u64], need: &Need) -> String {
     let info = TensorInfo {
         shape: shape.iter().map(|&s| s as i64).collect(),
-        element: ipu_dialects::ElementType::from_mlir_name(need.format.precision.mlir_name())
-            .unwrap_or(ipu_dialects::ElementType::F32),
+        element: crate::element::element(need.format.precision),
         format: Some(format_of(shape, need)),
     };
     info.to_type_string()

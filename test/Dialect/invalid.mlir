@@ -581,3 +581,39 @@ func.func @format_unknown_memory(%x: tensor<4x8xf16>) -> tensor<4x8xf16, #ipu.fo
   %0 = "ipu.rearrange"(%x) : (tensor<4x8xf16>) -> tensor<4x8xf16, #ipu.format<"amp_left", [4, 8], [1, 1], [0, 0], "fast", 0>>
   return %0 : tensor<4x8xf16, #ipu.format<"amp_left", [4, 8], [1, 1], [0, 0], "fast", 0>>
 }
+
+// -----
+
+// An operator plan must be a plan of some strategy: its kind is one the planner has.
+func.func @plan_unknown_kind(%a: tensor<4x16xf16>, %b: tensor<16x8xf16>) -> tensor<4x8xf32> {
+  // expected-error@+1 {{'ipu.matmul' op malformed plan: unknown plan kind "gemm" (known: gemm_output_stationary, gemm_k_split, gemm_general,}}
+  %0 = "ipu.matmul"(%a, %b) {plan = #ipu.plan<"gemm", {}>} : (tensor<4x16xf16>, tensor<16x8xf16>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// Every parameter of the kind is present, with its type and range.
+func.func @plan_missing_parameter(%a: tensor<4x16xf16>, %b: tensor<16x8xf16>) -> tensor<4x8xf32> {
+  // expected-error@+1 {{'ipu.matmul' op malformed plan: plan "gemm_output_stationary": missing parameter 'k_block'}}
+  %0 = "ipu.matmul"(%a, %b) {plan = #ipu.plan<"gemm_output_stationary", {grid = [1, 2, 2, 1], tiles = 4 : i64}>} : (tensor<4x16xf16>, tensor<16x8xf16>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// A grid of zero tiles is no grid.
+func.func @plan_zero_grid(%x: tensor<4x8xf16>) -> tensor<4x8xf16> {
+  // expected-error@+1 {{'ipu.gelu' op malformed plan: plan "pointwise_gelu": parameter 'grid' = 0 is outside 1..2^32}}
+  %0 = "ipu.gelu"(%x) {plan = #ipu.plan<"pointwise_gelu", {grid = [1, 0, 1], order = "row_major", precision = "f16", tiles = 0 : i64}>} : (tensor<4x8xf16>) -> tensor<4x8xf16>
+  return %0 : tensor<4x8xf16>
+}
+
+// -----
+
+// Parameters the kind does not have are refused, not ignored.
+func.func @plan_unknown_parameter(%x: tensor<4x8xf16>) -> tensor<4x8xf16> {
+  // expected-error@+1 {{'ipu.gelu' op malformed plan: plan "pointwise_gelu": unknown parameter 'fast'}}
+  %0 = "ipu.gelu"(%x) {plan = #ipu.plan<"pointwise_gelu", {fast, in_place, precision = "f16"}>} : (tensor<4x8xf16>) -> tensor<4x8xf16>
+  return %0 : tensor<4x8xf16>
+}

@@ -50,10 +50,10 @@ func.func @matmul_accumulators(%a: tensor<4x16xf16>, %b: tensor<16x8xf16>, %qa: 
 
 // Operands in tile formats, with an operator plan and estimates attached by planning.
 // CHECK-LABEL: func.func @matmul_planned
-// CHECK: "ipu.matmul"{{.*}}estimate = #ipu.estimate<{{.*}}>, plan = #ipu.plan<"gemm_output_stationary", {grid = [2, 2, 1], tiles = 4 : i64}>
+// CHECK: "ipu.matmul"{{.*}}estimate = #ipu.estimate<{{.*}}>, plan = #ipu.plan<"gemm_output_stationary", {c_block = 16 : i64, grid = [1, 2, 2, 1], k_block = 16 : i64, k_steps = 1 : i64, left = "interleaved", orientation = "normal", precision = "f16", tiles = 4 : i64, weights = "interleaved", weights_resident = false}>
 // CHECK-SAME: #ipu.format<"amp_left", [4, 16], [1, 1], [0, 0], "interleaved", 0 : i64>
 func.func @matmul_planned(%a: tensor<4x16xf16, #ipu.format<"amp_left", [4, 16], [1, 1], [0, 0], "interleaved", 0>>, %b: tensor<16x8xf16, #ipu.format<"amp_right", [16, 8], [1, 2], [0, 0], "interleaved", 0>>) -> tensor<4x8xf16, #ipu.format<"amp_output", [4, 8], [2, 2], [0, 0], "standard", 0>> {
-  %0 = "ipu.matmul"(%a, %b) {plan = #ipu.plan<"gemm_output_stationary", {grid = [2, 2, 1], tiles = 4 : i64}>, estimate = #ipu.estimate<1200, 300, 4096, 8192, 12288, 2048>} : (tensor<4x16xf16, #ipu.format<"amp_left", [4, 16], [1, 1], [0, 0], "interleaved", 0>>, tensor<16x8xf16, #ipu.format<"amp_right", [16, 8], [1, 2], [0, 0], "interleaved", 0>>) -> tensor<4x8xf16, #ipu.format<"amp_output", [4, 8], [2, 2], [0, 0], "standard", 0>>
+  %0 = "ipu.matmul"(%a, %b) {plan = #ipu.plan<"gemm_output_stationary", {c_block = 16 : i64, grid = [1, 2, 2, 1], k_block = 16 : i64, k_steps = 1 : i64, left = "interleaved", orientation = "normal", precision = "f16", tiles = 4 : i64, weights = "interleaved", weights_resident = false}>, estimate = #ipu.estimate<1200, 300, 4096, 8192, 12288, 2048>} : (tensor<4x16xf16, #ipu.format<"amp_left", [4, 16], [1, 1], [0, 0], "interleaved", 0>>, tensor<16x8xf16, #ipu.format<"amp_right", [16, 8], [1, 2], [0, 0], "interleaved", 0>>) -> tensor<4x8xf16, #ipu.format<"amp_output", [4, 8], [2, 2], [0, 0], "standard", 0>>
   return %0 : tensor<4x8xf16, #ipu.format<"amp_output", [4, 8], [2, 2], [0, 0], "standard", 0>>
 }
 

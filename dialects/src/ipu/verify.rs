@@ -74,6 +74,7 @@ pub fn verify_operation(op: OperationRef, functions: &FunctionTable) -> Check {
     let Some(short) = name.strip_prefix("ipu.") else {
         return Ok(());
     };
+    verify_plan(op)?;
     match short {
         "matmul" => verify_matmul(op),
         "add" => verify_add(op),
@@ -85,6 +86,16 @@ pub fn verify_operation(op: OperationRef, functions: &FunctionTable) -> Check {
         "rearrange" => verify_rearrange(op),
         "repeat" => verify_repeat(op, functions),
         _ => Ok(()),
+    }
+}
+
+/// An operator plan, where an op carries one, must be a plan of some strategy.
+fn verify_plan(op: OperationRef) -> Check {
+    match op.attribute("plan") {
+        Ok(plan) => crate::plan::OperatorPlan::parse(&plan.to_string())
+            .map(|_| ())
+            .map_err(|error| format!("malformed plan: {error}")),
+        Err(_) => Ok(()),
     }
 }
 

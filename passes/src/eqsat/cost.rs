@@ -16,22 +16,12 @@ use ipu_device::{
         rearrange_cycles, softmax_cycles,
     },
     kernels::spec::{ElementOrder, GeluForm},
-    precision::Precision,
     target::Target,
 };
-use ipu_dialects::tensor::ElementType;
 
 use super::language::{node_data, Data, Ipu, IpuGraph};
 
-/// The device precision of an element type.
-pub fn precision(element: ElementType) -> Precision {
-    match element {
-        ElementType::F32 => Precision::F32,
-        ElementType::F16 => Precision::F16,
-        ElementType::F8E4M3FNUZ => Precision::F8E4M3,
-        ElementType::F8E5M2FNUZ => Precision::F8E5M2,
-    }
-}
+pub use crate::element::precision;
 
 fn narrow(value: u64) -> u32 {
     u32::try_from(value).unwrap_or(u32::MAX)

@@ -33,7 +33,7 @@ use std::collections::BTreeMap;
 use ipu_device::kernels::describe::GEMM_MAX_WEIGHT_ELEMENTS;
 use ipu_device::kernels::spec::GeluForm;
 use ipu_device::{KernelSpec, MemoryClass, Precision};
-use ipu_dialects::format::Plan;
+use ipu_dialects::plan::{GemmPlan, GemmTileGrid, OperatorPlan, Orientation};
 use ipu_runtime::package::BindingRole;
 use tracing::info;
 
@@ -78,7 +78,7 @@ fn view_2d(shape: &[u64]) -> Result<(u32, u32), LowerError> {
 #[derive(Debug, Clone, Default)]
 pub struct Body {
     pub constants: BTreeMap<ValueId, Vec<u8>>,
-    pub plans: Vec<Option<Plan>>,
+    pub plans: Vec<Option<OperatorPlan>>,
 }
 
 /// Each repeat body function, by body name.
@@ -255,11 +255,11 @@ impl<'g> Lowering<'g> {
         plain && grid_fits && host(b) && left
     }
 
-    fn matmul(&mut self, index: usize, plan: Option<&Plan>) -> Result<(), LowerError> {
+    fn matmul(&mut self, index: usize, plan: Option<&OperatorPlan>) -> Result<(), LowerError> {
         if let Some(grid) = self.split_grid(index, plan) {
             return self.split_matmul(index, &grid, plan);
         }
-        let general_plan = plan.filter(|p| p.kind == general::GENERAL_MATMUL_PLAN);
+        let general_plan = plan.filter(|p| matches!(p, OperatorPlan::GeneralMatmul(_)));
         if general_plan.is_some() || !self.fast_matmul(index) {
             return self.general_matmul(index, general_plan);
         }
@@ -369,7 +369,7 @@ impl<'g> Lowering<'g> {
     /// back where they are reduced). The plan's grid when it is a batch-free, normal
     /// `gemm_output_stationary` / `gemm_k_split` grid that fits, else the cheapest grid by the
     /// lowering's own model.
-    fn split_grid(&self, index: usize, plan: Option<&Plan>) -> Option<SplitGrid> {
+    fn split_grid(&self, index: usize, plan: Option<&OperatorPlan>) -> Option<SplitGrid> {
         let op = &self.graph.ops[index];
         // A host operand an earlier op already streamed is on the device, not the host's.
         if !self.prefix.is_empty() || op.operands.iter().any(|v| self.placed.contains_key(v)) {
@@ -395,28 +395,21 @@ impl<'g> Lowering<'g> {
         };
         let target = &self.options.target;
         if let Some(plan) = plan {
-            let grid = plan.ints("grid").unwrap_or(&[]);
-            let followable = matches!(
-                plan.kind.as_str(),
-                "gemm_output_stationary" | "gemm_k_split"
-            ) && grid.len() == 4
-                && grid[0] == 1
-                && plan.str("orientation").unwrap_or("normal") == "normal";
-            let shape = followable
-                .then(|| {
-                    (0..3)
-                        .map(|d| u32::try_from(grid[d + 1]).ok())
-                        .collect::<Option<Vec<u32>>>()
-                })
-                .flatten();
-            match shape {
-                Some(g) if g.iter().product::<u32>() <= self.tiles => {
-                    let weights = match plan.str("weights") {
-                        Some("standard") => MemoryClass::Standard,
-                        _ => MemoryClass::Interleaved,
-                    };
-                    let shape = (g[0], g[1], g[2]);
-                    let resident = plan.bool("weights_resident").unwrap_or(false);
+            let gemm = match plan {
+                OperatorPlan::Gemm(
+                    gemm @ GemmPlan {
+                        grid: GemmTileGrid { batch: 1, .. },
+                        orientation: Orientation::Normal,
+                        ..
+                    },
+                ) => Some(gemm),
+                _ => None,
+            };
+            match gemm {
+                Some(gemm) if gemm.grid.tiles() <= u64::from(self.tiles) => {
+                    let weights = crate::element::memory_class(gemm.weights);
+                    let shape = (gemm.grid.rows, gemm.grid.cols, gemm.grid.k_split);
+                    let resident = gemm.weights_resident;
                     match SplitGrid::within(dims, shape, precision, &env(weights, resident), target)
                     {
                         Ok(grid) => return Some(grid),
@@ -425,8 +418,8 @@ impl<'g> Lowering<'g> {
                         }
                     }
                 }
-                Some(g) => {
-                    info!(op = index, plan = %plan, tiles = g.iter().product::<u32>(), allowed = self.tiles, "planned GEMM grid needs more tiles than the lowering may use; using the lowering's grid")
+                Some(gemm) => {
+                    info!(op = index, plan = %plan, tiles = gemm.grid.tiles(), allowed = self.tiles, "planned GEMM grid needs more tiles than the lowering may use; using the lowering's grid")
                 }
                 None => {
                     info!(op = index, plan = %plan, "plan not implemented by the split GEMM lowering (batch split or swapped orientation); using the lowering's grid")
@@ -501,16 +494,19 @@ impl<'g> Lowering<'g> {
     /// `fp8_scale`; 0 for other precisions.
     /// A left operand the device casts (a ranged value) is cast at the policy's `fp8_scale`,
     /// as the reference casts device values.
-    fn split_scales(&self, input: Precision, plan: Option<&Plan>, a_device: bool) -> [i32; 2] {
+    fn split_scales(
+        &self,
+        input: Precision,
+        plan: Option<&OperatorPlan>,
+        a_device: bool,
+    ) -> [i32; 2] {
         if !input.is_fp8() {
             return [0, 0];
         }
-        let mut scales = crate::planner::SCALE_PARAMS.map(|name| {
-            plan.and_then(|p| p.int(name))
-                .and_then(|s| i32::try_from(s).ok())
-                .filter(|s| (-31..=31).contains(s))
-                .unwrap_or(self.options.fp8_scale)
-        });
+        let mut scales = match plan.and_then(OperatorPlan::scales) {
+            Some(scales) => [scales.lhs, scales.rhs],
+            None => [self.options.fp8_scale; 2],
+        };
         if a_device {
             scales[0] = self.options.fp8_scale;
         }
@@ -564,7 +560,7 @@ impl<'g> Lowering<'g> {
         &mut self,
         index: usize,
         grid: &SplitGrid,
-        plan: Option<&Plan>,
+        plan: Option<&OperatorPlan>,
     ) -> Result<(), LowerError> {
         let op = &self.graph.ops[index];
         let (a, b, c) = (op.operands[0], op.operands[1], op.results[0]);
@@ -1014,7 +1010,7 @@ impl<'g> Lowering<'g> {
         );
     }
 
-    fn lower_ops(&mut self, plans: &[Option<Plan>]) -> Result<(), LowerError> {
+    fn lower_ops(&mut self, plans: &[Option<OperatorPlan>]) -> Result<(), LowerError> {
         let graph: &'g Graph = self.graph;
         for (index, op) in graph.ops.iter().enumerate() {
             match &op.kind {
@@ -1195,7 +1191,7 @@ impl<'g> Lowering<'g> {
 pub fn lower(
     name: &str,
     graph: &Graph,
-    plans: &[Option<Plan>],
+    plans: &[Option<OperatorPlan>],
     constants: &BTreeMap<ValueId, Vec<u8>>,
     bodies: &BodyConstants,
     options: &LowerOptions,

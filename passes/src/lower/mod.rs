@@ -26,7 +26,7 @@ use tracing::info;
 
 use crate::planner::{Graph, ValueId};
 use gemm::GemmGrid;
-use ipu_dialects::format::Plan;
+use ipu_dialects::plan::{GemmPlan, GemmTileGrid, OperatorPlan, Orientation};
 use program::{TileProgram, TileStep};
 
 /// Errors of the lowering stages.
@@ -157,7 +157,7 @@ pub fn lower_graph(
 /// normal orientation, equal column blocks), else the lowering's own.
 fn gemm_grid(
     dims: (u32, u32, u32),
-    plan: Option<&Plan>,
+    plan: Option<&OperatorPlan>,
     tiles: u32,
     op: usize,
 ) -> Result<GemmGrid, LowerError> {
@@ -176,24 +176,28 @@ fn gemm_grid(
 /// generates only such grids for the GEMM lowering.
 pub(crate) fn followed_gemm_grid(
     (m, k, n): (u32, u32, u32),
-    plan: &Plan,
+    plan: &OperatorPlan,
     tiles: u32,
 ) -> Result<GemmGrid, String> {
-    let grid = plan.ints("grid").unwrap_or(&[]);
-    let followable = plan.kind == "gemm_output_stationary"
-        && grid.len() == 4
-        && grid[0] == 1
-        && grid[3] == 1
-        && plan.int("k_steps").unwrap_or(1) == 1
-        && plan.str("orientation").unwrap_or("normal") == "normal";
-    if !followable {
-        return Err(
-            "plan not implemented by the GEMM lowering (batch or K split, K panels or swapped orientation)"
-                .into(),
-        );
-    }
-    let (Ok(gm), Ok(gn)) = (u32::try_from(grid[1]), u32::try_from(grid[2])) else {
-        return Err("planned GEMM grid out of range".into());
+    let (gm, gn) = match plan {
+        OperatorPlan::Gemm(GemmPlan {
+            grid:
+                GemmTileGrid {
+                    batch: 1,
+                    rows,
+                    cols,
+                    k_split: 1,
+                },
+            k_steps: 1,
+            orientation: Orientation::Normal,
+            ..
+        }) => (*rows, *cols),
+        _ => {
+            return Err(
+                "plan not implemented by the GEMM lowering (batch or K split, K panels or swapped orientation)"
+                    .into(),
+            )
+        }
     };
     match GemmGrid::planned(m, k, n, gm, gn) {
         Ok(planned) if planned.mb * planned.nb <= tiles => Ok(planned),

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use ipu_device::kernels::KernelCache;
 use ipu_device::Target;
+use ipu_dialects::plan::OperatorPlan;
 use melior::{
     ir::{
         attribute::StringAttribute,
@@ -287,13 +288,17 @@ fn function_constants<'c, 'a>(
     Ok(constants)
 }
 
-/// The selected plan of each graph op (its `plan` attribute), by op index.
-fn op_plans(ops: &[OperationRef]) -> Vec<Option<ipu_dialects::format::Plan>> {
+/// The selected plan of each graph op (its `plan` attribute), by op index; a plan attribute
+/// that is not a plan of any strategy is an error at its op.
+fn op_plans<'c, 'a>(
+    ops: &[OperationRef<'c, 'a>],
+) -> Result<Vec<Option<OperatorPlan>>, Located<'c, 'a>> {
     ops.iter()
-        .map(|op| {
-            op.attribute("plan")
-                .ok()
-                .and_then(|a| ipu_dialects::format::Plan::parse(&a.to_string()).ok())
+        .map(|op| match op.attribute("plan") {
+            Err(_) => Ok(None),
+            Ok(attribute) => OperatorPlan::parse(&attribute.to_string())
+                .map(Some)
+                .map_err(|e| Located::At(*op, LowerError::Input(format!("malformed plan: {e}")))),
         })
         .collect()
 }
@@ -337,7 +342,7 @@ fn lower_to_program<'c, 'a>(
         let body_read = plan_ir::read_function(body_function, &table)
             .map_err(|e| Located::At(e.op, LowerError::Input(e.message)))?;
         pending.extend(repeat_bodies(&body_read.graph));
-        let plans = op_plans(&body_read.ops);
+        let plans = op_plans(&body_read.ops)?;
         bodies.insert(
             body,
             super::graph::Body {
@@ -346,7 +351,7 @@ fn lower_to_program<'c, 'a>(
             },
         );
     }
-    let plans = op_plans(&read.ops);
+    let plans = op_plans(&read.ops)?;
     let mut program = super::lower_planned_graph(
         &read.name,
         &read.graph,

@@ -100,8 +100,7 @@ fn follow(
     finalist: &Finalist,
     target: &Target,
 ) -> Arc<Candidate> {
-    let in_place =
-        candidate.plan.params.get("in_place") == Some(&ipu_dialects::format::PlanValue::Bool(true));
+    let in_place = candidate.plan.is_in_place();
     // The lowering runs an add of two full-size values on the first one's blocks when that
     // is already on the device (computed, a repeat's carried value, or a host value an earlier
     // op streamed), else on the second's.
@@ -296,8 +295,7 @@ impl State {
                     // or, for a plan whose lowering streams them in its order (`host_order`:
                     // the host gathers strided runs, and encodes FP8 at the need's scale),
                     // in the consumer's element order.
-                    let host_order = candidate.plan.params.get("host_order")
-                        == Some(&ipu_dialects::format::PlanValue::Bool(true));
+                    let host_order = candidate.plan.host_order();
                     let format = match value.origin {
                         Origin::Constant => need.format,
                         _ if host_order
@@ -681,17 +679,14 @@ fn repeat_candidates(
         let estimate = finalist.estimate;
         let iterations = count.max(1);
         let carry_cycles = carry.cycles(target) * (iterations - 1);
-        let plan = ipu_dialects::format::Plan::new("repeat_body_once")
-            .with(
-                "count",
-                ipu_dialects::format::PlanValue::Int(i64::try_from(count).unwrap_or(i64::MAX)),
-            )
-            .with(
-                "body_choices",
-                ipu_dialects::format::PlanValue::Ints(
-                    finalist.choices.iter().map(|&c| c as i64).collect(),
-                ),
-            );
+        let plan = ipu_dialects::plan::OperatorPlan::Repeat(ipu_dialects::plan::RepeatPlan {
+            count,
+            body_choices: finalist
+                .choices
+                .iter()
+                .map(|&c| u32::try_from(c).unwrap_or(u32::MAX))
+                .collect(),
+        });
         out.push(Candidate {
             compute_cycles: (estimate.cycles - estimate.exchange_cycles) * iterations,
             internal_exchange_cycles: estimate.exchange_cycles * iterations + carry_cycles,
@@ -849,10 +844,11 @@ pub fn derive(
                                 let Some(constraint) = set.get(&op_key("", index)) else {
                                     continue;
                                 };
-                                if candidates::SCALE_PARAMS.iter().any(|name| {
-                                    constraint.params.contains_key(*name)
-                                        && c.plan.params.contains_key(*name)
-                                }) {
+                                if c.plan.scales().is_some()
+                                    && candidates::SCALE_PARAMS
+                                        .iter()
+                                        .any(|name| constraint.params.contains_key(*name))
+                                {
                                     let mut pinned = c.clone();
                                     candidates::pin_scales(&mut pinned, constraint);
                                     if pinned != c && !copies.contains(&pinned) {

@@ -7,7 +7,13 @@ use ipu_device::{
     kernels::spec::{ElementOrder, GeluForm, KernelSpec},
     MemoryClass, Precision, Target,
 };
-use ipu_dialects::format::{Plan, PlanValue};
+use ipu_dialects::format::PlanValue;
+use ipu_dialects::plan::{
+    AttentionPlan, AttentionSchedule, OperatorPlan, PointwiseOp, PointwisePlacement, PointwisePlan,
+    RearrangePlan, RowOp, RowsPlan,
+};
+
+use crate::element;
 
 use super::cost::{gemm_tile_cycles, shard_memory, MemoryUse, ValueFormat};
 use super::graph::{Graph, Op, OpKind};
@@ -83,7 +89,7 @@ impl InternalPhase {
 /// One way to run an op.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
-    pub plan: Plan,
+    pub plan: OperatorPlan,
     /// Tiles the plan uses.
     pub tiles: u32,
     pub needs: Vec<Need>,
@@ -125,7 +131,7 @@ impl Candidate {
     /// A candidate of `plan` on `tiles` tiles reading `needs` and leaving `output`, with
     /// nothing else yet: no cycles, kernels, internal phases, padding, repeat body or working
     /// memory; one K step. Callers set the rest with struct update syntax.
-    pub(super) fn new(plan: Plan, tiles: u32, needs: Vec<Need>, output: Need) -> Candidate {
+    pub(super) fn new(plan: OperatorPlan, tiles: u32, needs: Vec<Need>, output: Need) -> Candidate {
         Candidate {
             plan,
             tiles,
@@ -151,7 +157,7 @@ impl Candidate {
     /// ([`Candidate::follows`]): `needs` and `output` are placeholders the beam replaces with
     /// the operand's home, and prices the kernel over its block.
     fn following(
-        plan: Plan,
+        plan: OperatorPlan,
         needs: Vec<Need>,
         output: Need,
         (position, spec): (usize, KernelSpec),
@@ -183,8 +189,9 @@ pub fn divisors(n: u32) -> Vec<u32> {
     small
 }
 
-pub(super) fn ints(values: &[u32]) -> PlanValue {
-    PlanValue::Ints(values.iter().map(|&v| i64::from(v)).collect())
+/// A three-axis grid as the plans hold it (the planner's grids over canonical shapes).
+pub(super) fn grid3(grid: &[u32]) -> [u32; 3] {
+    [0, 1, 2].map(|axis| grid.get(axis).copied().unwrap_or(1))
 }
 
 pub(super) fn u32_of(value: u64) -> u32 {
@@ -289,21 +296,30 @@ pub const SCALE_PARAMS: [&str; 2] = ["lhs_scale", "rhs_scale"];
 /// from data ranges without the ranges (calibration) being given again. Other candidates, and
 /// scales the constraint does not pin, are left as they are.
 pub fn pin_scales(candidate: &mut Candidate, constraint: &super::Constraint) {
+    let Some(mut scales) = candidate.plan.scales() else {
+        return;
+    };
     for (position, name) in SCALE_PARAMS.iter().enumerate() {
-        let (Some(PlanValue::Int(pinned)), Some(PlanValue::Int(_))) = (
-            constraint.params.get(*name),
-            candidate.plan.params.get(*name),
-        ) else {
+        let Some(PlanValue::Int(pinned)) = constraint.params.get(*name) else {
             continue;
         };
-        let pinned = *pinned;
+        // A scale outside the plan's range is left unpinned; the constraint then admits no
+        // candidate and the planner reports it.
+        let Ok(pinned) = i32::try_from(*pinned) else {
+            continue;
+        };
         if let Some(need) = candidate.needs.get_mut(position) {
             if need.format.precision.is_fp8() {
-                need.format.scale = pinned;
-                candidate.plan = candidate.plan.clone().with(name, PlanValue::Int(pinned));
+                need.format.scale = i64::from(pinned);
+                if position == 0 {
+                    scales.lhs = pinned;
+                } else {
+                    scales.rhs = pinned;
+                }
             }
         }
     }
+    candidate.plan.set_scales(scales);
 }
 
 /// The axis a broadcast operand's canonical axis maps to: `None` where the operand has size 1
@@ -371,7 +387,7 @@ fn pointwise_candidates(
                             1
                         },
                     },
-                    "pointwise_add",
+                    PointwiseOp::Add,
                     ValueFormat {
                         order,
                         ..ValueFormat::row_major(precision)
@@ -383,7 +399,7 @@ fn pointwise_candidates(
                         form: if tanh { GeluForm::Tanh } else { GeluForm::Erf },
                         elements: u32_of(block_elements),
                     },
-                    "pointwise_gelu",
+                    PointwiseOp::Gelu,
                     ValueFormat {
                         order,
                         ..ValueFormat::row_major(precision)
@@ -398,7 +414,7 @@ fn pointwise_candidates(
                             to,
                             elements: u32_of(block_elements),
                         },
-                        "pointwise_cast",
+                        PointwiseOp::Cast,
                         ValueFormat {
                             scale: if to.is_fp8() { scale } else { 0 },
                             ..ValueFormat::row_major(to)
@@ -439,14 +455,15 @@ fn pointwise_candidates(
                 &grid,
                 &[Some(0), Some(1), Some(2)],
             );
-            let plan = Plan::new(kind)
-                .with("grid", ints(&grid))
-                .with("tiles", PlanValue::Int(i64::from(tiles)))
-                .with("order", PlanValue::Str(order.name().into()))
-                .with(
-                    "precision",
-                    PlanValue::Str(output_format.precision.short_name().into()),
-                );
+            let plan = OperatorPlan::Pointwise(PointwisePlan {
+                op: kind,
+                placement: PointwisePlacement::Grid {
+                    grid: grid3(&grid),
+                    tiles,
+                    order: element::order(order),
+                },
+                precision: element::element(output_format.precision),
+            });
             out.push(Candidate {
                 compute_cycles: cost::kernel_cycles(&spec, target),
                 kernels: vec![spec],
@@ -490,11 +507,11 @@ fn in_place_candidate(graph: &Graph, op: &Op) -> Option<Candidate> {
     let value = &graph.values[op.operands[position]];
     let precision = value.element;
     let (kind, spec) = match op.kind {
-        OpKind::Gelu { tanh } => ("pointwise_gelu", followed_gelu(precision, tanh)),
+        OpKind::Gelu { tanh } => (PointwiseOp::Gelu, followed_gelu(precision, tanh)),
         // Rows and columns (and whether the other operand is a full block or a row) are
         // the followed home's: the beam fills them in.
         OpKind::Add => (
-            "pointwise_add",
+            PointwiseOp::Add,
             KernelSpec::Add {
                 precision,
                 rows: 1,
@@ -519,9 +536,11 @@ fn in_place_candidate(graph: &Graph, op: &Op) -> Option<Candidate> {
         })
         .collect();
     Some(Candidate::following(
-        Plan::new(kind)
-            .with("in_place", PlanValue::Bool(true))
-            .with("precision", PlanValue::Str(precision.short_name().into())),
+        OperatorPlan::Pointwise(PointwisePlan {
+            op: kind,
+            placement: PointwisePlacement::InPlace,
+            precision: element::element(precision),
+        }),
         needs,
         Need {
             shards: Shards::homed(out_dims, [1, 1, 1], precision.bytes(), 0),
@@ -566,9 +585,9 @@ fn ranged_candidate(graph: &Graph, op: &Op, options: &PlannerOptions) -> Option<
     let value = &graph.values[op.operands[position]];
     let precision = value.element;
     let (kind, spec) = match op.kind {
-        OpKind::Gelu { tanh } => ("pointwise_gelu", followed_gelu(precision, tanh)),
+        OpKind::Gelu { tanh } => (PointwiseOp::Gelu, followed_gelu(precision, tanh)),
         _ => (
-            "pointwise_add",
+            PointwiseOp::Add,
             KernelSpec::AddGroupBias {
                 precision,
                 rows: 1,
@@ -601,9 +620,11 @@ fn ranged_candidate(graph: &Graph, op: &Op, options: &PlannerOptions) -> Option<
         })
         .collect();
     Some(Candidate::following(
-        Plan::new(kind)
-            .with("ranged", PlanValue::Bool(true))
-            .with("precision", PlanValue::Str(precision.short_name().into())),
+        OperatorPlan::Pointwise(PointwisePlan {
+            op: kind,
+            placement: PointwisePlacement::Ranged,
+            precision: element::element(precision),
+        }),
         needs,
         placeholder,
         (position, spec),
@@ -634,7 +655,7 @@ fn row_candidates(
                     cols: u32_of(cols),
                     causal: false,
                 },
-                "rows_softmax",
+                RowOp::Softmax,
             ),
             OpKind::LayerNorm { epsilon } => (
                 KernelSpec::LayerNorm {
@@ -643,7 +664,7 @@ fn row_candidates(
                     cols: u32_of(cols),
                     epsilon_nano: (epsilon * 1e9).round().clamp(0.0, f64::from(i32::MAX)) as u32,
                 },
-                "rows_layer_norm",
+                RowOp::LayerNorm,
             ),
             _ => continue,
         };
@@ -676,10 +697,12 @@ fn row_candidates(
             compute_cycles: cost::kernel_cycles(&spec, target),
             kernels: vec![spec],
             ..Candidate::new(
-                Plan::new(kind)
-                    .with("grid", ints(&grid))
-                    .with("tiles", PlanValue::Int(i64::from(tiles)))
-                    .with("precision", PlanValue::Str(precision.short_name().into())),
+                OperatorPlan::Rows(RowsPlan {
+                    op: kind,
+                    grid: grid3(&grid),
+                    tiles,
+                    precision: element::element(precision),
+                }),
                 tiles,
                 needs,
                 Need {
@@ -756,10 +779,11 @@ fn rearrange_candidates(
             compute_cycles: cycles,
             kernels: vec![spec],
             ..Candidate::new(
-                Plan::new("rearrange")
-                    .with("grid", ints(&grid))
-                    .with("tiles", PlanValue::Int(i64::from(tiles)))
-                    .with("transpose", PlanValue::Bool(transposes)),
+                OperatorPlan::Rearrange(RearrangePlan {
+                    grid: grid3(&grid),
+                    tiles,
+                    transpose: transposes,
+                }),
                 tiles,
                 vec![Need {
                     shards: need,
@@ -952,10 +976,10 @@ fn attention_candidates(
             };
             let mut score_bytes = bb * sb * tb * u64::from(vector.bytes())
                 + 2 * bb * rows_after * t * u64::from(vector.bytes());
-            let mut kind = if materialized {
-                "attention_materialized"
+            let mut schedule = if materialized {
+                AttentionSchedule::Materialized
             } else {
-                "attention_blocked"
+                AttentionSchedule::Blocked
             };
             // A tile whose whole score rows, keys and values do not fit streams the keys in
             // blocks (flash-style, online softmax): priced with the lowering's own model, one
@@ -963,7 +987,6 @@ fn attention_candidates(
             let element = graph.values[op.operands[0]].element;
             let sizes = (u32_of(sb), u32_of(d), u32_of(t), u32_of(e));
             let mut k_steps = 1;
-            let mut key_block = None;
             use crate::lower::graph::general::{
                 attention_waves_cycles, streamed_attention_cycles, streamed_key_block,
                 wave_key_block,
@@ -977,8 +1000,7 @@ fn attention_candidates(
                 (materialized, bb == 1 || !one_head_per_row, streamed)
             {
                 let blocks = t.div_ceil(u64::from(block));
-                kind = "attention_flash";
-                key_block = Some(block);
+                schedule = AttentionSchedule::Flash { key_block: block };
                 compute = match heads_per_tile {
                     Some(heads) => {
                         attention_waves_cycles(sizes, heads, block, element, causal, target)
@@ -998,14 +1020,13 @@ fn attention_candidates(
                     + sb * e * 4
                     + 8 * sb;
             }
-            let mut plan = Plan::new(kind)
-                .with("grid", ints(&grid))
-                .with("tiles", PlanValue::Int(i64::from(tiles)))
-                .with("causal", PlanValue::Bool(causal))
-                .with("precision", PlanValue::Str(input.short_name().into()));
-            if let Some(block) = key_block {
-                plan = plan.with("key_block", PlanValue::Int(i64::from(block)));
-            }
+            let plan = OperatorPlan::Attention(AttentionPlan {
+                schedule,
+                grid: grid.clone(),
+                tiles,
+                causal,
+                precision: element::element(input),
+            });
             let panel_phases =
                 u64::from(k_steps - 1) * u64::from(target.exchange.phase_cycles.value);
             out.push(Candidate {

@@ -12,7 +12,8 @@
 
 use std::collections::BTreeMap;
 
-use ipu_dialects::format::{Plan, PlanValue};
+use ipu_dialects::format::PlanValue;
+use ipu_dialects::plan::OperatorPlan;
 use serde_json::{json, Map, Value as Json};
 
 use super::PlannerError;
@@ -25,13 +26,19 @@ pub struct Constraint {
 }
 
 impl Constraint {
-    /// Whether `plan` satisfies the constraint.
-    pub fn admits(&self, plan: &Plan) -> bool {
-        self.kind.as_ref().is_none_or(|kind| *kind == plan.kind)
-            && self
-                .params
-                .iter()
-                .all(|(key, value)| plan.params.get(key) == Some(value))
+    /// Whether `plan` satisfies the constraint (compared in the attribute's form, the one
+    /// constraints are written in).
+    pub fn admits(&self, plan: &OperatorPlan) -> bool {
+        if self.kind.as_ref().is_some_and(|kind| kind != plan.kind()) {
+            return false;
+        }
+        if self.params.is_empty() {
+            return true;
+        }
+        let generic = plan.to_generic();
+        self.params
+            .iter()
+            .all(|(key, value)| generic.params.get(key) == Some(value))
     }
 }
 
@@ -125,10 +132,11 @@ impl Constraints {
     }
 
     /// The complete plans `plans` (key, plan) in the JSON form, pretty-printed.
-    pub fn dump(plans: &[(String, Plan)]) -> String {
+    pub fn dump(plans: &[(String, OperatorPlan)]) -> String {
         let ops: Vec<Json> = plans
             .iter()
             .map(|(key, plan)| {
+                let plan = plan.to_generic();
                 let params: Map<String, Json> = plan
                     .params
                     .iter()

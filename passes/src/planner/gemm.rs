@@ -4,14 +4,19 @@
 //! AMP-left operand and (unless pinned) for the weights, the precision of the policy.
 
 use ipu_device::{
-    cost, kernels::spec::ElementOrder, kernels::spec::KernelSpec, MemoryClass, Precision, Target,
+    kernels::spec::ElementOrder, kernels::spec::KernelSpec, MemoryClass, Precision, Target,
 };
-use ipu_dialects::format::{Plan, PlanValue};
+use ipu_dialects::format::PlanValue;
+use ipu_dialects::plan::{
+    GemmPlan, GemmTileGrid, GeneralMatmulPlan, OperandScales, OperatorPlan, Orientation,
+};
 
-use super::candidates::{all_valid, grids, ints, u32_of, Candidate, InternalPhase, Need};
+use crate::element;
+
+use super::candidates::{all_valid, grids, Candidate, InternalPhase, Need};
 use super::cost::{gemm_tile_cycles, MemoryUse, ValueFormat};
 use super::graph::{Graph, MatmulDims, Op, OpKind, Origin};
-use super::layout::{block_size, canonical_dims, split_is_exact_cover, PhaseLoad, Shards};
+use super::layout::{block_size, canonical_dims, Shards};
 use super::PlannerOptions;
 
 pub(super) fn gemm_candidates(
@@ -93,207 +98,140 @@ pub(super) fn gemm_candidates(
     // policy's precision (it falls back to the operands' own only where nothing else runs).
     let general: Vec<Candidate> = general
         .into_iter()
-        .filter(|c| c.plan.str("precision") == Some(input.short_name()))
+        .filter(|c| c.plan.precision() == Some(element::element(input)))
         .collect();
     let batch_size = out_dims[0];
     let weights_constant = rhs_value.origin == super::graph::Origin::Constant;
     let mut out = Vec::new();
+    // The GEMM lowering builds output-stationary grids with no batch or K split, one K panel
+    // and the operands in their own roles; the general matmul covers the rest.
     for grid in grids(active, &[batch_size, dims.m, dims.n, dims.k]) {
         let [gb, gm, gn, gk] = [grid[0], grid[1], grid[2], grid[3]];
-        let tiles = gb * gm * gn * gk;
+        if gb != 1 || gk != 1 {
+            continue;
+        }
+        let tiles = gm * gn;
         let lhs_batch = if lhs_dims[0] > 1 { Some(0) } else { None };
-        let (lhs_row, lhs_k) = if transpose_lhs { (2, 1) } else { (1, 2) };
         let lhs_need = Shards::needed_by_grid(
             lhs_dims,
             input.bytes(),
             &grid,
-            &[lhs_batch, Some(lhs_row), None, Some(lhs_k)],
+            &[lhs_batch, Some(1), None, Some(2)],
         );
-        let rhs_batch = if dims.rhs_batched { Some(0) } else { None };
-        let (rhs_k, rhs_n) = if transpose_rhs { (2, 1) } else { (1, 2) };
         let rhs_need = Shards::needed_by_grid(
             rhs_dims,
             input.bytes(),
             &grid,
-            &[rhs_batch, None, Some(rhs_n), Some(rhs_k)],
+            &[None, None, Some(2), Some(1)],
         );
-        // Per-tile task: `batches` products of `mb x kb @ kb x nb`; with one shared weight
-        // matrix the batches fold into the rows of one product.
-        let batches = block_size(batch_size, gb);
-        let (calls, mb) = if dims.rhs_batched {
-            (batches, block_size(dims.m, gm))
-        } else {
-            (1, batches * block_size(dims.m, gm))
-        };
+        // Per-tile task: one product of `mb x k @ k x nb` (the batches fold into the rows of
+        // the one shared weight matrix).
+        let mb = batch_size * block_size(dims.m, gm);
         let nb = block_size(dims.n, gn);
-        let kb = block_size(dims.k, gk);
-        // Stream K in panels when the operand blocks would take more than half of a tile's
-        // interleaved budget: two panels are resident at a time.
-        let operand_bytes = lhs_need.max_tile_bytes() + rhs_need.max_tile_bytes();
-        let mut k_steps = 1u32;
-        while operand_bytes * u64::from(k_steps.min(2)) / u64::from(k_steps)
-            > options.interleaved_budget / 2
-            && kb / u64::from(2 * k_steps) >= 16
+        let kb = dims.k;
+        // Operand blocks over half of a tile's interleaved budget would stream K in panels,
+        // which the GEMM lowering does not build (K below two 16-row panels streams whole).
+        if lhs_need.max_tile_bytes() + rhs_need.max_tile_bytes() > options.interleaved_budget / 2
+            && kb / 2 >= 16
         {
-            k_steps *= 2;
+            continue;
         }
-        let k_panel = kb.div_ceil(u64::from(k_steps));
-        // Output: with a K split each (b, i, j) block's partials are reduced onto gk homes,
-        // one column slice each; that needs the column split to refine into gn * gk parts.
-        let (output_shards, reduce) = if gk == 1 {
-            (
-                Shards::needed_by_grid(
-                    out_dims,
-                    output_precision.bytes(),
-                    &grid,
-                    &[
-                        if out_dims[0] > 1 { Some(0) } else { None },
-                        Some(1),
-                        Some(2),
-                        None,
-                    ],
-                ),
+        let output_shards = Shards::needed_by_grid(
+            out_dims,
+            output_precision.bytes(),
+            &grid,
+            &[
+                if out_dims[0] > 1 { Some(0) } else { None },
+                Some(1),
+                Some(2),
                 None,
-            )
-        } else {
-            if !split_is_exact_cover(dims.n, gn * gk)
-                || block_size(dims.n, gn) != u64::from(gk) * block_size(dims.n, gn * gk)
-            {
-                continue;
-            }
-            let shards = Shards::homed(
-                out_dims,
-                [if out_dims[0] > 1 { gb } else { 1 }, gm, gn * gk],
-                output_precision.bytes(),
-                0,
-            );
-            (shards, Some(block_size(dims.n, gn * gk)))
-        };
+            ],
+        );
         for (&weights, left_memory) in weight_classes
             .iter()
             .flat_map(|w| [(w, MemoryClass::Standard), (w, MemoryClass::Interleaved)])
         {
-            for swapped in [false, true] {
-                let (rows, c) = if swapped { (nb, mb) } else { (mb, nb) };
-                let mut best: Option<(u64, KernelSpec, u32, u32)> = None;
-                for k_block in [16u32, 32, 64, 128, 256, 512] {
-                    for c_block in [16u32, 32, 64, 128, 256] {
-                        if u64::from(k_block) > k_panel.next_multiple_of(16)
-                            || u64::from(c_block) > c.next_multiple_of(16)
-                        {
-                            continue;
-                        }
-                        let (panel_cycles, spec) = gemm_tile_cycles(
-                            input, weights, rows, k_panel, c, k_block, c_block, target,
-                        );
-                        let cycles = panel_cycles * u64::from(k_steps);
-                        if spec.validate().is_err() {
-                            continue;
-                        }
-                        if best.as_ref().is_none_or(|(b, ..)| cycles < *b) {
-                            best = Some((cycles, spec, k_block, c_block));
-                        }
+            let mut best: Option<(u64, KernelSpec, u32, u32)> = None;
+            for k_block in [16u32, 32, 64, 128, 256, 512] {
+                for c_block in [16u32, 32, 64, 128, 256] {
+                    if u64::from(k_block) > kb.next_multiple_of(16)
+                        || u64::from(c_block) > nb.next_multiple_of(16)
+                    {
+                        continue;
+                    }
+                    let (cycles, spec) =
+                        gemm_tile_cycles(input, weights, mb, kb, nb, k_block, c_block, target);
+                    if spec.validate().is_err() {
+                        continue;
+                    }
+                    if best.as_ref().is_none_or(|(b, ..)| cycles < *b) {
+                        best = Some((cycles, spec, k_block, c_block));
                     }
                 }
-                let Some((gemm_cycles, spec, k_block, c_block)) = best else {
-                    continue;
-                };
-                let mut kernels = vec![spec];
-                let mut compute = gemm_cycles * calls;
-                let mut internal = PhaseLoad::new(tiles);
-                let mut internal_phases = Vec::new();
-                let mut transient = MemoryUse::default();
-                // Each further K panel is one more exchange phase's fixed cost; the bytes are
-                // the operand moves the beam prices.
-                let panel_phases =
-                    u64::from(k_steps - 1) * u64::from(target.exchange.phase_cycles.value);
-                if let Some(slice) = reduce {
-                    // Reduce-scatter of the partials: tile (b, i, j, kk) keeps slice kk and
-                    // receives it from the other gk - 1 tiles of its group.
-                    let slice_elements = slice * mb;
-                    let slice_bytes = slice_elements * u64::from(partials.bytes());
-                    let phase = InternalPhase::ReduceScatter {
-                        groups: tiles / gk,
-                        group_size: gk,
-                        slice_bytes,
-                    };
-                    internal = phase.load(tiles);
-                    internal_phases.push(phase);
-                    let reduce = KernelSpec::ReduceAdd {
-                        partials_precision: partials,
-                        output: output_precision,
-                        elements: u32_of(slice_elements),
-                        partials: gk,
-                    };
-                    compute += cost::kernel_cycles(&reduce, target);
-                    kernels.push(reduce);
-                    // Partials and the received slices live with the AMP-left operand: the
-                    // standard region is small (162 KB planned budget) and nothing here is code.
-                    transient = transient
-                        .plus(MemoryUse::of(
-                            mb * nb * u64::from(partials.bytes()),
-                            left_memory,
-                        ))
-                        .plus(MemoryUse::of(slice_bytes * u64::from(gk - 1), left_memory));
-                }
-                if !all_valid(&kernels) {
-                    continue;
-                }
-                let lhs_format = ValueFormat {
-                    precision: input,
-                    order: ElementOrder::AmpLeft,
-                    memory: left_memory,
-                    transposed: false,
-                    scale: scale_of(lhs_value),
-                };
-                let rhs_format = ValueFormat {
-                    precision: input,
-                    order: ElementOrder::AmpRight,
-                    memory: weights,
-                    transposed: false,
-                    scale: scale_of(rhs_value),
-                };
-                if swapped {
-                    // The swapped product leaves C^T in AMP output order; putting it back in
-                    // C's order is one transposing pass over the tile's block.
-                    compute += cost::rearrange_cycles(
-                        ElementOrder::AmpOutput,
-                        output_precision,
-                        u32_of(mb * nb),
-                        1,
-                        target,
-                    );
-                }
-                let output_format = ValueFormat {
-                    precision: output_precision,
-                    order: ElementOrder::AmpOutput,
-                    memory: MemoryClass::Standard,
-                    transposed: false,
-                    scale: 0,
-                };
-                let (lhs_need, rhs_need) = if swapped {
-                    // The weights stream through the AMP as rows and the activations are fed
-                    // as its weights.
-                    (
-                        Need {
-                            shards: lhs_need.clone(),
-                            format: ValueFormat {
-                                order: ElementOrder::AmpRight,
-                                memory: weights,
-                                ..lhs_format
-                            },
-                        },
-                        Need {
-                            shards: rhs_need.clone(),
-                            format: ValueFormat {
-                                order: ElementOrder::AmpLeft,
-                                memory: left_memory,
-                                ..rhs_format
-                            },
-                        },
-                    )
-                } else {
-                    (
+            }
+            let Some((compute, spec, k_block, c_block)) = best else {
+                continue;
+            };
+            let kernels = vec![spec];
+            if !all_valid(&kernels) {
+                continue;
+            }
+            let lhs_format = ValueFormat {
+                precision: input,
+                order: ElementOrder::AmpLeft,
+                memory: left_memory,
+                transposed: false,
+                scale: scale_of(lhs_value),
+            };
+            let rhs_format = ValueFormat {
+                precision: input,
+                order: ElementOrder::AmpRight,
+                memory: weights,
+                transposed: false,
+                scale: scale_of(rhs_value),
+            };
+            let output_format = ValueFormat {
+                precision: output_precision,
+                order: ElementOrder::AmpOutput,
+                memory: MemoryClass::Standard,
+                transposed: false,
+                scale: 0,
+            };
+            let mut padding_groups = Vec::new();
+            if !kb.is_multiple_of(16) || !nb.is_multiple_of(16) {
+                padding_groups.push(16);
+            }
+            let plan = GemmPlan {
+                grid: GemmTileGrid {
+                    batch: 1,
+                    rows: gm,
+                    cols: gn,
+                    k_split: 1,
+                },
+                tiles,
+                k_block,
+                c_block,
+                orientation: Orientation::Normal,
+                weights: element::memory(weights),
+                left: element::memory(left_memory),
+                precision: element::element(input),
+                k_steps: 1,
+                weights_resident: false,
+                host_order: false,
+                // FP8 operands record their scales in the plan, so a dump of the plans pins
+                // them (`pin_scales`) and reproduces the compile without the data ranges.
+                scales: input
+                    .is_fp8()
+                    .then(|| operand_scales([lhs_format.scale, rhs_format.scale])),
+            };
+            let candidate = Candidate {
+                compute_cycles: compute,
+                kernels,
+                padding_groups,
+                ..Candidate::new(
+                    OperatorPlan::Gemm(plan.clone()),
+                    tiles,
+                    vec![
                         Need {
                             shards: lhs_need.clone(),
                             format: lhs_format,
@@ -302,69 +240,25 @@ pub(super) fn gemm_candidates(
                             shards: rhs_need.clone(),
                             format: rhs_format,
                         },
-                    )
-                };
-                let mut padding_groups = Vec::new();
-                if !kb.is_multiple_of(16) || !c.is_multiple_of(16) {
-                    padding_groups.push(16);
-                }
-                let plan = Plan::new(if gk > 1 {
-                    "gemm_k_split"
-                } else {
-                    "gemm_output_stationary"
-                })
-                .with("grid", ints(&grid))
-                .with("tiles", PlanValue::Int(i64::from(tiles)))
-                .with("k_block", PlanValue::Int(i64::from(k_block)))
-                .with("c_block", PlanValue::Int(i64::from(c_block)))
-                .with(
-                    "orientation",
-                    PlanValue::Str(if swapped { "swapped" } else { "normal" }.into()),
+                    ],
+                    Need {
+                        shards: output_shards.clone(),
+                        format: output_format,
+                    },
                 )
-                .with("weights", PlanValue::Str(weights.name().into()))
-                .with("left", PlanValue::Str(left_memory.name().into()))
-                .with("precision", PlanValue::Str(input.short_name().into()))
-                .with("k_steps", PlanValue::Int(i64::from(k_steps)))
-                .with("weights_resident", PlanValue::Bool(false));
-                // FP8 operands record their scales in the plan, so a dump of the plans pins
-                // them (`pin_scales`) and reproduces the compile without the data ranges.
-                let plan = if input.is_fp8() {
-                    plan.with("lhs_scale", PlanValue::Int(lhs_format.scale))
-                        .with("rhs_scale", PlanValue::Int(rhs_format.scale))
-                } else {
-                    plan
-                };
-                let candidate = Candidate {
-                    compute_cycles: compute,
-                    internal_exchange_cycles: internal.cycles(target) + panel_phases,
-                    internal_row_bytes: internal.max_row_bytes(),
-                    internal_phases,
-                    k_steps,
-                    transient,
-                    kernels,
-                    padding_groups,
-                    ..Candidate::new(
-                        plan,
-                        tiles,
-                        vec![lhs_need, rhs_need],
-                        Need {
-                            shards: output_shards.clone(),
-                            format: output_format,
-                        },
-                    )
-                };
-                if weights_constant
-                    && candidate.needs[1].shards.max_tile_bytes() <= options.interleaved_budget / 2
-                {
-                    let mut resident = candidate.clone();
-                    resident.resident_weights = true;
-                    resident.plan = resident
-                        .plan
-                        .with("weights_resident", PlanValue::Bool(true));
-                    out.push(resident);
-                }
-                out.push(candidate);
+            };
+            if weights_constant
+                && candidate.needs[1].shards.max_tile_bytes() <= options.interleaved_budget / 2
+            {
+                let mut resident = candidate.clone();
+                resident.resident_weights = true;
+                resident.plan = OperatorPlan::Gemm(GemmPlan {
+                    weights_resident: true,
+                    ..plan
+                });
+                out.push(resident);
             }
+            out.push(candidate);
         }
     }
     // Only the grids the GEMM lowering builds as planned.
@@ -502,27 +396,21 @@ fn general_candidates(
         } else {
             fetched
         };
-        let mut plan = Plan::new(general::GENERAL_MATMUL_PLAN)
-            .with("grid", ints(&grid))
-            .with("rows", PlanValue::Int(i64::from(rp)))
-            .with("cols", PlanValue::Int(i64::from(cb)))
-            .with("tiles", PlanValue::Int(i64::from(tiles)))
-            .with("precision", PlanValue::Str(input.short_name().into()));
-        if per_tile > 1 {
-            plan = plan.with("batches_per_tile", PlanValue::Int(i64::from(per_tile)));
-        }
-        // The host writes an argument operand where the tiles read it, in the fetched
-        // precision (each block once, its readers exchanging their pieces).
-        if any_argument {
-            plan = plan.with("host_order", PlanValue::Bool(true));
-        }
-        if input.is_fp8() {
+        let plan = OperatorPlan::GeneralMatmul(GeneralMatmulPlan {
+            grid,
+            rows: rp,
+            cols: cb,
+            tiles,
+            precision: element::element(input),
+            batches_per_tile: per_tile,
+            // The host writes an argument operand where the tiles read it, in the fetched
+            // precision (each block once, its readers exchanging their pieces).
+            host_order: any_argument,
             // The general matmul casts both operands on the device at the policy's scale.
-            let scale = PlanValue::Int(policy_scale);
-            plan = plan
-                .with("lhs_scale", scale.clone())
-                .with("rhs_scale", scale);
-        }
+            scales: input
+                .is_fp8()
+                .then(|| operand_scales([policy_scale, policy_scale])),
+        });
         out.push(Candidate {
             compute_cycles: compute,
             resident_weights: b_packed && b_constant,
@@ -711,31 +599,25 @@ fn split_candidates(
             transposed: false,
             scale,
         };
-        let plan = Plan::new(if gk > 1 {
-            "gemm_k_split"
-        } else {
-            "gemm_output_stationary"
-        })
-        .with("grid", ints(&[1, gm, gn, gk]))
-        .with("tiles", PlanValue::Int(i64::from(grid.tiles())))
-        .with("k_block", PlanValue::Int(i64::from(grid.kp)))
-        .with("c_block", PlanValue::Int(i64::from(grid.call_columns)))
-        .with("orientation", PlanValue::Str("normal".into()))
-        .with(
-            "weights",
-            PlanValue::Str(grid.classes.b_panel.name().into()),
-        )
-        .with("left", PlanValue::Str(grid.classes.a_panel.name().into()))
-        .with("precision", PlanValue::Str(input.short_name().into()))
-        .with("k_steps", PlanValue::Int(i64::from(grid.panels)))
-        .with("weights_resident", PlanValue::Bool(grid.env.b_resident))
-        .with("host_order", PlanValue::Bool(true));
-        let plan = if input.is_fp8() {
-            plan.with("lhs_scale", PlanValue::Int(scales[0]))
-                .with("rhs_scale", PlanValue::Int(scales[1]))
-        } else {
-            plan
-        };
+        let plan = OperatorPlan::Gemm(GemmPlan {
+            grid: GemmTileGrid {
+                batch: 1,
+                rows: gm,
+                cols: gn,
+                k_split: gk,
+            },
+            tiles: grid.tiles(),
+            k_block: grid.kp,
+            c_block: grid.call_columns,
+            orientation: Orientation::Normal,
+            weights: element::memory(grid.classes.b_panel),
+            left: element::memory(grid.classes.a_panel),
+            precision: element::element(input),
+            k_steps: grid.panels,
+            weights_resident: grid.env.b_resident,
+            host_order: true,
+            scales: input.is_fp8().then(|| operand_scales(scales)),
+        });
         out.push(Candidate {
             compute_cycles: estimate.gemm + estimate.copies + estimate.reduce,
             internal_exchange_cycles: estimate.exchange,
@@ -805,4 +687,15 @@ fn split_candidates(
         });
     }
     (!out.is_empty()).then_some(out)
+}
+
+/// The plan's FP8 operand scales from the formats' exponents (saturated to the plan's integer
+/// width; the plan codec refuses exponents outside the cast's range).
+fn operand_scales([lhs, rhs]: [i64; 2]) -> OperandScales {
+    let exponent =
+        |scale: i64| i32::try_from(scale).unwrap_or(if scale < 0 { i32::MIN } else { i32::MAX });
+    OperandScales {
+        lhs: exponent(lhs),
+        rhs: exponent(rhs),
+    }
 }

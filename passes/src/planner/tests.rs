@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use ipu_dialects::plan::{AttentionPlan, AttentionSchedule, OperatorPlan};
+
 use ipu_device::{kernels::spec::ElementOrder, MemoryClass, Precision, Target};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -309,8 +311,19 @@ fn constraints_pin_plans_and_dumps_reproduce_them() {
     options.constraints = Constraints::parse(r#"{"ops": [{"op": 0, "kind": "gemm_output_stationary", "params": {"grid": [1, 4, 4, 1], "weights": "standard"}}]}"#).expect("parses");
     let planned = plan(&graph, &options, &target).expect("plans");
     let best = &planned.finalists[0];
-    assert_eq!(best.plans[0].plan.ints("grid"), Some(&[1i64, 4, 4, 1][..]));
-    assert_eq!(best.plans[0].plan.str("weights"), Some("standard"));
+    let OperatorPlan::Gemm(gemm) = &best.plans[0].plan else {
+        panic!("not a GEMM plan: {}", best.plans[0].plan);
+    };
+    assert_eq!(
+        (
+            gemm.grid.batch,
+            gemm.grid.rows,
+            gemm.grid.cols,
+            gemm.grid.k_split
+        ),
+        (1, 4, 4, 1)
+    );
+    assert_eq!(gemm.weights, ipu_dialects::format::Memory::Standard);
     let dump = Constraints::dump(
         &best
             .plans
@@ -387,7 +400,7 @@ fn attention_and_row_ops_have_plans() {
     let planned = plan(&graph, &options(64), &target).expect("plans");
     let kinds: Vec<&str> = planned.candidates[0]
         .iter()
-        .map(|c| c.plan.kind.as_str())
+        .map(|c| c.plan.kind())
         .collect();
     assert!(kinds.contains(&"attention_blocked"), "{kinds:?}");
     assert!(planned.finalists[0].estimate.cycles > 0);
@@ -453,7 +466,7 @@ fn large_gemms_stream_k_panels_to_fit() {
     let planned = plan(&graph, &options(1472), &target).expect("fits by streaming");
     let best = &planned.finalists[0];
     // The split GEMM streams K in panels inside the op (its phases are internal).
-    assert!(best.plans[0].plan.int("k_steps").unwrap_or(1) > 1);
+    assert!(matches!(&best.plans[0].plan, OperatorPlan::Gemm(gemm) if gemm.k_steps > 1));
     assert!(best.plans[0].internal_phases.len() > 1);
     assert!(best.estimate.peak_interleaved <= options(1472).interleaved_budget);
     let ideal =
@@ -656,8 +669,11 @@ fn gemm_operand_scales(max_abs: f64, fp8_scale: Option<i64>) -> Vec<(i64, i64)> 
                 candidate.needs[0].format.scale,
                 candidate.needs[1].format.scale,
             );
-            assert_eq!(candidate.plan.int("lhs_scale"), Some(scales.0));
-            assert_eq!(candidate.plan.int("rhs_scale"), Some(scales.1));
+            let recorded = candidate
+                .plan
+                .scales()
+                .expect("FP8 plans record their scales");
+            assert_eq!((i64::from(recorded.lhs), i64::from(recorded.rhs)), scales);
             scales
         })
         .collect()
@@ -735,13 +751,16 @@ fn pinned_scales_reproduce_calibrated_ones() {
     let mut options = options(8);
     options.precision = PrecisionPolicy::Fp8;
     let planned = plan(&graph, &options, &target).expect("plans");
-    let plans: Vec<(String, ipu_dialects::format::Plan)> = planned.finalists[0]
+    let plans: Vec<(String, OperatorPlan)> = planned.finalists[0]
         .plans
         .iter()
         .enumerate()
         .map(|(index, candidate)| (index.to_string(), candidate.plan.clone()))
         .collect();
-    assert_eq!(plans[0].1.int("lhs_scale"), Some(cost::fp8_scale_for(3.0)));
+    assert_eq!(
+        plans[0].1.scales().map(|s| i64::from(s.lhs)),
+        Some(cost::fp8_scale_for(3.0))
+    );
     // Without the range, the dump as constraints gives back the same scales and plans.
     graph.values[0].max_abs = None;
     let mut pinned = options.clone();
@@ -783,10 +802,19 @@ fn long_attention_is_planned_flash_style_with_the_lowerings_key_block() {
     let all = candidates::candidates(&graph, 0, &options, &target);
     let flash = all
         .iter()
-        .find(|c| c.plan.kind == "attention_flash" && c.plan.ints("grid") == Some(&[2, 32][..]))
+        .find(|c| {
+            matches!(&c.plan, OperatorPlan::Attention(plan)
+                if matches!(plan.schedule, AttentionSchedule::Flash { .. }) && plan.grid == [2, 32])
+        })
         .expect("a flash candidate with 8 query rows per tile");
     // 8 rows x 256 keys x 64 do not fit 96 KiB; the key block is 112 (blocks 112, 112, 32).
-    assert_eq!(flash.plan.int("key_block"), Some(112));
+    assert!(matches!(
+        &flash.plan,
+        OperatorPlan::Attention(AttentionPlan {
+            schedule: AttentionSchedule::Flash { key_block: 112 },
+            ..
+        })
+    ));
     assert_eq!(flash.k_steps, 3);
     let modelled = crate::lower::graph::general::streamed_attention_cycles(
         (8, 64, 256, 64),
@@ -811,8 +839,8 @@ fn long_attention_is_planned_flash_style_with_the_lowerings_key_block() {
     );
     short.outputs.push(out);
     let all = candidates::candidates(&short, 0, &options, &target);
-    assert!(all.iter().any(|c| c.plan.kind == "attention_blocked"));
-    assert!(!all.iter().any(|c| c.plan.kind == "attention_flash"));
+    assert!(all.iter().any(|c| c.plan.kind() == "attention_blocked"));
+    assert!(!all.iter().any(|c| c.plan.kind() == "attention_flash"));
 }
 
 /// Seeded batched matmuls (transposed or not, host or device operands, f32/f16/FP8): every
@@ -886,24 +914,20 @@ fn general_matmul_plans_cover_the_result_and_price_the_lowering() {
         opts.precision = policy;
         for candidate in candidates::candidates(&graph, index, &opts, &target) {
             let plan = &candidate.plan;
-            if plan.kind != general::GENERAL_MATMUL_PLAN {
+            let OperatorPlan::GeneralMatmul(general_plan) = plan else {
                 let dims = (
                     u32::try_from(b * m).unwrap(),
                     u32::try_from(k).unwrap(),
                     u32::try_from(n).unwrap(),
                 );
                 assert!(
-                    plan.kind.starts_with("gemm_split")
-                        || crate::lower::followed_gemm_grid(dims, plan, tiles).is_ok(),
+                    crate::lower::followed_gemm_grid(dims, plan, tiles).is_ok(),
                     "case {case}: {plan} is not a grid the GEMM lowering follows"
                 );
                 continue;
-            }
+            };
             generals += 1;
-            let (rows, cols) = (
-                plan.int("rows").unwrap() as u64,
-                plan.int("cols").unwrap() as u64,
-            );
+            let (rows, cols) = (u64::from(general_plan.rows), u64::from(general_plan.cols));
             assert_eq!(m % rows, 0, "{plan}");
             assert_eq!(n % cols, 0, "{plan}");
             assert_eq!(
@@ -940,11 +964,7 @@ fn general_matmul_plans_cover_the_result_and_price_the_lowering() {
                 "{plan}"
             );
             // Priced with the lowering's model.
-            let input = match plan.str("precision") {
-                Some("f32") => Precision::F32,
-                Some("f16") => Precision::F16,
-                _ => Precision::F8E4M3,
-            };
+            let input = crate::element::precision(general_plan.precision);
             let expected = general::GeneralTile::new(
                 (rows as u32, k as u32, cols as u32),
                 (transpose_lhs, transpose_rhs),

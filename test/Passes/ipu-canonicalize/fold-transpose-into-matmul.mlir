@@ -29,11 +29,11 @@ func.func @transposed_both_batched(%a: tensor<2x16x4xf16>, %b: tensor<2x8x16xf16
 // A transpose of an already transposed operand clears the flag; other attributes are kept.
 // CHECK-LABEL: func.func @flag_cancels
 // CHECK-SAME: (%[[A:.*]]: tensor<4x16xf16>, %[[B:.*]]: tensor<16x8xf16>)
-// CHECK-NEXT: %[[M:.*]] = "ipu.matmul"(%[[A]], %[[B]]) {plan = #ipu.plan<"gemm", {}>} : (tensor<4x16xf16>, tensor<16x8xf16>) -> tensor<4x8xf16>
+// CHECK-NEXT: %[[M:.*]] = "ipu.matmul"(%[[A]], %[[B]]) {plan = #ipu.plan<"gemm_output_stationary", {c_block = 16 : i64, grid = [1, 1, 1, 1], k_block = 16 : i64, k_steps = 1 : i64, left = "interleaved", orientation = "normal", precision = "f16", tiles = 1 : i64, weights = "interleaved", weights_resident = false}>} : (tensor<4x16xf16>, tensor<16x8xf16>) -> tensor<4x8xf16>
 // CHECK-NEXT: return %[[M]]
 func.func @flag_cancels(%a: tensor<4x16xf16>, %b: tensor<16x8xf16>) -> tensor<4x8xf16> {
   %t = "ipu.rearrange"(%a) {permutation = array<i64: 1, 0>} : (tensor<4x16xf16>) -> tensor<16x4xf16>
-  %0 = "ipu.matmul"(%t, %b) {transpose_lhs, plan = #ipu.plan<"gemm", {}>} : (tensor<16x4xf16>, tensor<16x8xf16>) -> tensor<4x8xf16>
+  %0 = "ipu.matmul"(%t, %b) {transpose_lhs, plan = #ipu.plan<"gemm_output_stationary", {c_block = 16 : i64, grid = [1, 1, 1, 1], k_block = 16 : i64, k_steps = 1 : i64, left = "interleaved", orientation = "normal", precision = "f16", tiles = 1 : i64, weights = "interleaved", weights_resident = false}>} : (tensor<16x4xf16>, tensor<16x8xf16>) -> tensor<4x8xf16>
   return %0 : tensor<4x8xf16>
 }
 

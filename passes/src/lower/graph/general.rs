@@ -30,7 +30,7 @@
 //!   that is not a bias vector: elementwise on the result's grid after fetching the operands'
 //!   blocks (a `[N]` vector operand is fetched once per column block and broadcast over rows).
 
-use ipu_dialects::format::Plan;
+use ipu_dialects::plan::{AttentionPlan, AttentionSchedule, OperatorPlan};
 use std::collections::BTreeMap;
 
 use ipu_device::kernels::describe::{default_partials, GEMM_MAX_WEIGHT_ELEMENTS};
@@ -401,10 +401,6 @@ fn local_gemm_cycles(
             n16,
         )
 }
-
-/// The plan kind of a matmul lowered by [`Lowering::general_matmul`] on a grid the plan
-/// gives (`rows`: rows per block, `cols`: columns per block).
-pub(crate) const GENERAL_MATMUL_PLAN: &str = "gemm_general";
 
 /// The `(rows, cols)` block shapes the general matmul takes for `batches` products of
 /// `m x n` on at most `tiles` tiles: row blocks of a divisor of `m`, column blocks of a
@@ -1281,7 +1277,7 @@ impl Lowering<'_> {
     pub(super) fn general_matmul(
         &mut self,
         index: usize,
-        plan: Option<&Plan>,
+        plan: Option<&OperatorPlan>,
     ) -> Result<(), LowerError> {
         let op = &self.graph.ops[index];
         let OpKind::Matmul {
@@ -1372,30 +1368,22 @@ impl Lowering<'_> {
         // that fit the tiles (ties: fewer tiles).
         let tiles = self.tiles;
         let target = &self.options.target;
-        let planned = plan
-            .filter(|p| p.kind == GENERAL_MATMUL_PLAN)
-            .map(|p| (p.int("rows"), p.int("cols")));
+        let planned = match plan {
+            Some(OperatorPlan::GeneralMatmul(plan)) => Some((plan.rows, plan.cols)),
+            _ => None,
+        };
         // More products than tiles: whole products, `per_tile` consecutive ones per tile, one
         // after the other (`general_batches_per_tile`; the plan records it).
         let per_tile = general_batches_per_tile(bc, m, n, tiles);
         let choice = match planned {
             _ if per_tile > 1 => Some((n, m)),
-            Some((Some(rp), Some(cb))) => {
-                let (rp, cb) = (
-                    u32::try_from(rp).unwrap_or(0),
-                    u32::try_from(cb).unwrap_or(0),
-                );
+            Some((rp, cb)) => {
                 if !general_matmul_blocks(bc, m, n, tiles).any(|b| b == (rp, cb)) {
                     return Err(fail(format!(
                         "the plan's blocks of {rp} rows x {cb} columns do not split {bc} x [{m} x {n}] on {tiles} tiles"
                     )));
                 }
                 Some((cb, rp))
-            }
-            Some(_) => {
-                return Err(fail(format!(
-                    "the {GENERAL_MATMUL_PLAN} plan needs integer 'rows' and 'cols'"
-                )))
             }
             None => general_matmul_blocks(bc, m, n, tiles)
                 .map(|(rp, cb)| {
@@ -1647,7 +1635,7 @@ impl Lowering<'_> {
         index: usize,
         causal: bool,
         scale: Option<f64>,
-        plan: Option<&ipu_dialects::format::Plan>,
+        plan: Option<&OperatorPlan>,
     ) -> Result<(), LowerError> {
         let op = &self.graph.ops[index];
         let (q, kv, vv, out) = (
@@ -1719,15 +1707,14 @@ impl Lowering<'_> {
             };
             return self.attention_streamed(&shape, &grid, (&qb, &kb, &vb));
         }
-        if let Some(plan) = plan.filter(|p| p.kind == "attention_materialized") {
-            let grid = plan.ints("grid").unwrap_or(&[]);
-            let shape = (grid.len() == 3)
-                .then(|| {
-                    grid.iter()
-                        .map(|&g| u32::try_from(g).ok())
-                        .collect::<Option<Vec<u32>>>()
-                })
-                .flatten();
+        if let Some(OperatorPlan::Attention(
+            plan @ AttentionPlan {
+                schedule: AttentionSchedule::Materialized,
+                ..
+            },
+        )) = plan
+        {
+            let shape = Some(plan.grid.clone());
             let target = &self.options.target;
             let fits = |g: &[u32]| {
                 let (qr, tk) = (s / g[1], t / g[2]);
@@ -1748,7 +1735,7 @@ impl Lowering<'_> {
                     return self.attention_materialized(&shape, batches, (&qb, &kb, &vb));
                 }
                 _ => {
-                    info!(op = index, plan = %plan, "materialized attention plan not followed (one batch-head per grid row, queries split exactly over the query x key grid, keys over the key blocks)")
+                    info!(op = index, grid = ?plan.grid, "materialized attention plan not followed (one batch-head per grid row, queries split exactly over the query x key grid, keys over the key blocks)")
                 }
             }
         }
@@ -1756,15 +1743,20 @@ impl Lowering<'_> {
         // The planned query blocks (`attention_blocked` / `attention_flash`, grid [heads, gs])
         // when the plan has one batch-head per grid row and splits the queries exactly; else
         // the fewest query rows per tile that fit the tiles.
-        let planned = plan
-            .filter(|p| matches!(p.kind.as_str(), "attention_blocked" | "attention_flash"))
-            .and_then(|p| match p.ints("grid") {
-                Some(&[gb, gs]) if gb == i64::from(batches) && gs > 0 => u32::try_from(gs).ok(),
+        let planned = match plan {
+            Some(OperatorPlan::Attention(AttentionPlan {
+                schedule: AttentionSchedule::Blocked | AttentionSchedule::Flash { .. },
+                grid,
+                ..
+            })) => match grid.as_slice() {
+                &[gb, gs] if gb == batches => Some(gs),
                 _ => None,
-            })
-            .filter(|&gs| {
-                s.is_multiple_of(gs) && u64::from(batches) * u64::from(gs) <= u64::from(tiles)
-            });
+            },
+            _ => None,
+        }
+        .filter(|&gs| {
+            s.is_multiple_of(gs) && u64::from(batches) * u64::from(gs) <= u64::from(tiles)
+        });
         let qr = match planned {
             Some(gs) => s / gs,
             None => smallest_divisor(s, |dv| {

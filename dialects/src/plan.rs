@@ -1,0 +1,861 @@
+//! Typed operator plans: one Rust type per strategy's plan, an enum over them, and the exact
+//! codec to and from the `#ipu.plan<"kind", {key = value, ...}>` attribute.
+//!
+//! The attribute's generic form ([`Plan`]: a kind and named parameters) is only the wire
+//! format; every stage after parsing reads an [`OperatorPlan`]. Decoding checks the kind,
+//! every parameter's presence, type and range, and refuses parameters the kind does not have,
+//! so a malformed plan is an error that names the kind and the parameter. Encoding prints the
+//! parameters in the attribute's canonical (sorted) order, so `decode(encode(p)) == p` and a
+//! canonical attribute prints back byte for byte.
+//!
+//! ```mlir
+//! %c = "ipu.matmul"(%a, %b) {plan = #ipu.plan<"gemm_output_stationary", {c_block = 64 : i64,
+//!   grid = [1, 8, 8, 1], k_block = 256 : i64, k_steps = 1 : i64, left = "interleaved",
+//!   orientation = "normal", precision = "f16", tiles = 64 : i64, weights = "interleaved",
+//!   weights_resident = false}>} : ...
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crate::format::{CodecError, Memory, Order, Plan, PlanValue};
+use crate::ipu::CastOp;
+use crate::tensor::ElementType;
+
+/// Why a `#ipu.plan` attribute is not a plan of any strategy.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    #[error("{0}")]
+    Syntax(#[from] CodecError),
+    #[error("unknown plan kind \"{kind}\" (known: {known})")]
+    UnknownKind { kind: String, known: String },
+    #[error("plan \"{kind}\": {message}")]
+    Parameter { kind: String, message: String },
+}
+
+/// The precision a plan computes in, by its plan name (`f32`, `f16`, `f8`, `f8e5`).
+pub fn precision_name(element: ElementType) -> &'static str {
+    match element {
+        ElementType::F32 => "f32",
+        ElementType::F16 => "f16",
+        ElementType::F8E4M3FNUZ => "f8",
+        ElementType::F8E5M2FNUZ => "f8e5",
+    }
+}
+
+fn precision_from_name(name: &str) -> Option<ElementType> {
+    ElementType::ALL
+        .into_iter()
+        .find(|element| precision_name(*element) == name)
+}
+
+/// Which way a GEMM's operands feed the AMP: as written, or with the roles of the two
+/// operands exchanged (the result computed transposed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Orientation {
+    Normal,
+    Swapped,
+}
+
+impl Orientation {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Orientation::Normal => "normal",
+            Orientation::Swapped => "swapped",
+        }
+    }
+}
+
+/// FP8 scale exponents of a product's two operands (value = q * 2^scale).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct OperandScales {
+    pub lhs: i32,
+    pub rhs: i32,
+}
+
+/// A GEMM grid: batch, row, column and K-split tile counts (`grid = [b, r, c, k]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct GemmTileGrid {
+    pub batch: u32,
+    pub rows: u32,
+    pub cols: u32,
+    pub k_split: u32,
+}
+
+impl GemmTileGrid {
+    pub fn tiles(&self) -> u64 {
+        u64::from(self.batch)
+            * u64::from(self.rows)
+            * u64::from(self.cols)
+            * u64::from(self.k_split)
+    }
+
+    fn to_vec(self) -> Vec<u32> {
+        vec![self.batch, self.rows, self.cols, self.k_split]
+    }
+}
+
+/// Output-stationary GEMM (`gemm_output_stationary`) and GEMM with a K split reduced across
+/// tiles (`gemm_k_split`, exactly when `grid.k_split > 1`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct GemmPlan {
+    pub grid: GemmTileGrid,
+    pub tiles: u32,
+    /// K rows per AMP panel.
+    pub k_block: u32,
+    /// Columns per AMP call.
+    pub c_block: u32,
+    pub orientation: Orientation,
+    /// Memory class of the right operand's (weights') blocks.
+    pub weights: Memory,
+    /// Memory class of the left operand's blocks.
+    pub left: Memory,
+    pub precision: ElementType,
+    /// K panels each tile runs one after the other.
+    pub k_steps: u32,
+    /// A constant right operand written once at initialization where it is read.
+    pub weights_resident: bool,
+    /// The host writes host operands in the order the tiles read them.
+    pub host_order: bool,
+    /// FP8 operands' scales (FP8 plans only).
+    pub scales: Option<OperandScales>,
+}
+
+impl GemmPlan {
+    pub fn kind(&self) -> &'static str {
+        if self.grid.k_split > 1 {
+            "gemm_k_split"
+        } else {
+            "gemm_output_stationary"
+        }
+    }
+}
+
+/// Batched, transposed or device-operand matmul on the general path (`gemm_general`): result
+/// blocks of `rows x cols` over a `[batches, row blocks, column blocks]` grid.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct GeneralMatmulPlan {
+    pub grid: [u32; 3],
+    pub rows: u32,
+    pub cols: u32,
+    pub tiles: u32,
+    pub precision: ElementType,
+    /// Whole products each tile runs one after the other (1: one product per tile).
+    pub batches_per_tile: u32,
+    pub host_order: bool,
+    pub scales: Option<OperandScales>,
+}
+
+/// An elementwise op.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PointwiseOp {
+    Add,
+    Gelu,
+    Cast,
+}
+
+impl PointwiseOp {
+    const ALL: [PointwiseOp; 3] = [PointwiseOp::Add, PointwiseOp::Gelu, PointwiseOp::Cast];
+
+    pub const fn kind(self) -> &'static str {
+        match self {
+            PointwiseOp::Add => "pointwise_add",
+            PointwiseOp::Gelu => "pointwise_gelu",
+            PointwiseOp::Cast => "pointwise_cast",
+        }
+    }
+}
+
+/// Where an elementwise op runs.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum PointwisePlacement {
+    /// Blocks of a `[3]` grid over the canonical result shape, in `order`.
+    Grid {
+        grid: [u32; 3],
+        tiles: u32,
+        order: Order,
+    },
+    /// In place, on the tiles that hold the operand it follows.
+    InPlace,
+    /// On the reduced ranges of the split GEMM that produced its operand.
+    Ranged,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PointwisePlan {
+    pub op: PointwiseOp,
+    pub placement: PointwisePlacement,
+    pub precision: ElementType,
+}
+
+/// An op that reduces along the last axis, run on whole rows per tile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RowOp {
+    Softmax,
+    LayerNorm,
+}
+
+impl RowOp {
+    const ALL: [RowOp; 2] = [RowOp::Softmax, RowOp::LayerNorm];
+
+    pub const fn kind(self) -> &'static str {
+        match self {
+            RowOp::Softmax => "rows_softmax",
+            RowOp::LayerNorm => "rows_layer_norm",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RowsPlan {
+    pub op: RowOp,
+    pub grid: [u32; 3],
+    pub tiles: u32,
+    pub precision: ElementType,
+}
+
+/// A permutation (`rearrange`) over a grid of the canonical result shape.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RearrangePlan {
+    pub grid: [u32; 3],
+    pub tiles: u32,
+    /// Whether the last two axes swap (a batched transpose).
+    pub transpose: bool,
+}
+
+/// How attention's scores are computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AttentionSchedule {
+    /// On a `[batch-heads, query blocks, key blocks]` grid, scores resharded to whole rows.
+    Materialized,
+    /// Whole score rows per tile on a `[batch-heads, query blocks]` grid.
+    Blocked,
+    /// Keys streamed in blocks of `key_block` with the online softmax.
+    Flash { key_block: u32 },
+}
+
+impl AttentionSchedule {
+    pub const fn kind(self) -> &'static str {
+        match self {
+            AttentionSchedule::Materialized => "attention_materialized",
+            AttentionSchedule::Blocked => "attention_blocked",
+            AttentionSchedule::Flash { .. } => "attention_flash",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct AttentionPlan {
+    pub schedule: AttentionSchedule,
+    /// `[batch-heads, query blocks]`, plus key blocks when materialized.
+    pub grid: Vec<u32>,
+    pub tiles: u32,
+    pub causal: bool,
+    pub precision: ElementType,
+}
+
+/// `ipu.repeat`: the body planned once (`body_choices`: the chosen candidate of each body op)
+/// and run `count` times.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RepeatPlan {
+    pub count: u64,
+    pub body_choices: Vec<u32>,
+}
+
+/// A strategy's plan for one op: the typed value of `#ipu.plan`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum OperatorPlan {
+    Gemm(GemmPlan),
+    GeneralMatmul(GeneralMatmulPlan),
+    Pointwise(PointwisePlan),
+    Rows(RowsPlan),
+    Rearrange(RearrangePlan),
+    Attention(AttentionPlan),
+    Repeat(RepeatPlan),
+}
+
+/// Every kind a plan may have.
+pub const PLAN_KINDS: [&str; 13] = [
+    "gemm_output_stationary",
+    "gemm_k_split",
+    "gemm_general",
+    "pointwise_add",
+    "pointwise_gelu",
+    "pointwise_cast",
+    "rows_softmax",
+    "rows_layer_norm",
+    "rearrange",
+    "attention_materialized",
+    "attention_blocked",
+    "attention_flash",
+    "repeat_body_once",
+];
+
+impl OperatorPlan {
+    /// The attribute's kind string.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            OperatorPlan::Gemm(plan) => plan.kind(),
+            OperatorPlan::GeneralMatmul(_) => "gemm_general",
+            OperatorPlan::Pointwise(plan) => plan.op.kind(),
+            OperatorPlan::Rows(plan) => plan.op.kind(),
+            OperatorPlan::Rearrange(_) => "rearrange",
+            OperatorPlan::Attention(plan) => plan.schedule.kind(),
+            OperatorPlan::Repeat(_) => "repeat_body_once",
+        }
+    }
+
+    /// Tiles the plan runs on (`None`: where its operand lives, or its body's).
+    pub fn tiles(&self) -> Option<u32> {
+        match self {
+            OperatorPlan::Gemm(plan) => Some(plan.tiles),
+            OperatorPlan::GeneralMatmul(plan) => Some(plan.tiles),
+            OperatorPlan::Pointwise(PointwisePlan {
+                placement: PointwisePlacement::Grid { tiles, .. },
+                ..
+            }) => Some(*tiles),
+            OperatorPlan::Pointwise(_) | OperatorPlan::Repeat(_) => None,
+            OperatorPlan::Rows(plan) => Some(plan.tiles),
+            OperatorPlan::Rearrange(plan) => Some(plan.tiles),
+            OperatorPlan::Attention(plan) => Some(plan.tiles),
+        }
+    }
+
+    /// The FP8 operand scales the plan records, if any.
+    pub fn scales(&self) -> Option<OperandScales> {
+        match self {
+            OperatorPlan::Gemm(plan) => plan.scales,
+            OperatorPlan::GeneralMatmul(plan) => plan.scales,
+            _ => None,
+        }
+    }
+
+    /// Replaces the recorded FP8 operand scales (plans that record none are unchanged).
+    pub fn set_scales(&mut self, scales: OperandScales) {
+        match self {
+            OperatorPlan::Gemm(GemmPlan {
+                scales: Some(recorded),
+                ..
+            })
+            | OperatorPlan::GeneralMatmul(GeneralMatmulPlan {
+                scales: Some(recorded),
+                ..
+            }) => *recorded = scales,
+            _ => {}
+        }
+    }
+
+    /// Whether the plan runs in place on the operand it follows.
+    pub fn is_in_place(&self) -> bool {
+        matches!(
+            self,
+            OperatorPlan::Pointwise(PointwisePlan {
+                placement: PointwisePlacement::InPlace,
+                ..
+            })
+        )
+    }
+
+    /// Whether the host writes host operands in the order the tiles read them.
+    pub fn host_order(&self) -> bool {
+        match self {
+            OperatorPlan::Gemm(plan) => plan.host_order,
+            OperatorPlan::GeneralMatmul(plan) => plan.host_order,
+            _ => false,
+        }
+    }
+
+    /// The precision the plan computes in (`None` for a repeat).
+    pub fn precision(&self) -> Option<ElementType> {
+        match self {
+            OperatorPlan::Gemm(plan) => Some(plan.precision),
+            OperatorPlan::GeneralMatmul(plan) => Some(plan.precision),
+            OperatorPlan::Pointwise(plan) => Some(plan.precision),
+            OperatorPlan::Rows(plan) => Some(plan.precision),
+            OperatorPlan::Attention(plan) => Some(plan.precision),
+            OperatorPlan::Rearrange(_) | OperatorPlan::Repeat(_) => None,
+        }
+    }
+
+    /// The attribute's generic form: its kind and parameters.
+    pub fn to_generic(&self) -> Plan {
+        let mut fields = Writer::default();
+        match self {
+            OperatorPlan::Gemm(plan) => {
+                fields.grid("grid", &plan.grid.to_vec());
+                fields.count("tiles", plan.tiles);
+                fields.count("k_block", plan.k_block);
+                fields.count("c_block", plan.c_block);
+                fields.name("orientation", plan.orientation.name());
+                fields.name("weights", plan.weights.name());
+                fields.name("left", plan.left.name());
+                fields.name("precision", precision_name(plan.precision));
+                fields.count("k_steps", plan.k_steps);
+                fields.flag("weights_resident", plan.weights_resident);
+                if plan.host_order {
+                    fields.flag("host_order", true);
+                }
+                fields.scales(plan.scales);
+            }
+            OperatorPlan::GeneralMatmul(plan) => {
+                fields.grid("grid", &plan.grid);
+                fields.count("rows", plan.rows);
+                fields.count("cols", plan.cols);
+                fields.count("tiles", plan.tiles);
+                fields.name("precision", precision_name(plan.precision));
+                if plan.batches_per_tile > 1 {
+                    fields.count("batches_per_tile", plan.batches_per_tile);
+                }
+                if plan.host_order {
+                    fields.flag("host_order", true);
+                }
+                fields.scales(plan.scales);
+            }
+            OperatorPlan::Pointwise(plan) => {
+                match &plan.placement {
+                    PointwisePlacement::Grid { grid, tiles, order } => {
+                        fields.grid("grid", grid);
+                        fields.count("tiles", *tiles);
+                        fields.name("order", order.name());
+                    }
+                    PointwisePlacement::InPlace => fields.flag("in_place", true),
+                    PointwisePlacement::Ranged => fields.flag("ranged", true),
+                }
+                fields.name("precision", precision_name(plan.precision));
+            }
+            OperatorPlan::Rows(plan) => {
+                fields.grid("grid", &plan.grid);
+                fields.count("tiles", plan.tiles);
+                fields.name("precision", precision_name(plan.precision));
+            }
+            OperatorPlan::Rearrange(plan) => {
+                fields.grid("grid", &plan.grid);
+                fields.count("tiles", plan.tiles);
+                fields.flag("transpose", plan.transpose);
+            }
+            OperatorPlan::Attention(plan) => {
+                fields.grid("grid", &plan.grid);
+                fields.count("tiles", plan.tiles);
+                fields.flag("causal", plan.causal);
+                fields.name("precision", precision_name(plan.precision));
+                if let AttentionSchedule::Flash { key_block } = plan.schedule {
+                    fields.count("key_block", key_block);
+                }
+            }
+            OperatorPlan::Repeat(plan) => {
+                fields.int("count", i64::try_from(plan.count).unwrap_or(i64::MAX));
+                fields.grid("body_choices", &plan.body_choices);
+            }
+        }
+        Plan {
+            kind: self.kind().to_string(),
+            params: fields.params,
+        }
+    }
+
+    /// Decodes the generic form, checking every parameter.
+    pub fn from_generic(plan: &Plan) -> Result<OperatorPlan, PlanError> {
+        let mut fields = Reader {
+            kind: &plan.kind,
+            params: &plan.params,
+            read: Vec::new(),
+        };
+        let decoded = match plan.kind.as_str() {
+            "gemm_output_stationary" | "gemm_k_split" => {
+                let grid = fields.grid::<4>("grid")?;
+                let grid = GemmTileGrid {
+                    batch: grid[0],
+                    rows: grid[1],
+                    cols: grid[2],
+                    k_split: grid[3],
+                };
+                let k_split = plan.kind == "gemm_k_split";
+                if k_split != (grid.k_split > 1) {
+                    return Err(fields.error(format!(
+                        "grid [.., {}] has {} K split; the kind is gemm_k_split exactly when the K split is above 1",
+                        grid.k_split,
+                        if grid.k_split > 1 { "a" } else { "no" }
+                    )));
+                }
+                OperatorPlan::Gemm(GemmPlan {
+                    grid,
+                    tiles: fields.tiles(grid.tiles())?,
+                    k_block: fields.count("k_block")?,
+                    c_block: fields.count("c_block")?,
+                    orientation: fields.choice(
+                        "orientation",
+                        &[Orientation::Normal, Orientation::Swapped],
+                        |o| o.name(),
+                    )?,
+                    weights: fields.memory("weights")?,
+                    left: fields.memory("left")?,
+                    precision: fields.precision()?,
+                    k_steps: fields.count("k_steps")?,
+                    weights_resident: fields.flag("weights_resident")?,
+                    host_order: fields.optional_flag("host_order")?,
+                    scales: fields.scales()?,
+                })
+            }
+            "gemm_general" => {
+                let grid = fields.grid::<3>("grid")?;
+                let product = grid.iter().map(|&g| u64::from(g)).product();
+                OperatorPlan::GeneralMatmul(GeneralMatmulPlan {
+                    grid,
+                    rows: fields.count("rows")?,
+                    cols: fields.count("cols")?,
+                    tiles: fields.tiles(product)?,
+                    precision: fields.precision()?,
+                    batches_per_tile: fields.optional_count("batches_per_tile")?.unwrap_or(1),
+                    host_order: fields.optional_flag("host_order")?,
+                    scales: fields.scales()?,
+                })
+            }
+            kind if kind.starts_with("pointwise_") => {
+                let op = PointwiseOp::ALL
+                    .into_iter()
+                    .find(|op| op.kind() == kind)
+                    .ok_or_else(|| unknown_kind(kind))?;
+                let in_place = fields.optional_flag("in_place")?;
+                let ranged = fields.optional_flag("ranged")?;
+                let placement = match (in_place, ranged) {
+                    (true, true) => {
+                        return Err(fields.error("in_place and ranged exclude each other".into()))
+                    }
+                    (true, false) => PointwisePlacement::InPlace,
+                    (false, true) => PointwisePlacement::Ranged,
+                    (false, false) => {
+                        let grid = fields.grid::<3>("grid")?;
+                        let product = grid.iter().map(|&g| u64::from(g)).product();
+                        PointwisePlacement::Grid {
+                            grid,
+                            tiles: fields.tiles(product)?,
+                            order: fields.choice("order", &Order::ALL, |o| o.name())?,
+                        }
+                    }
+                };
+                OperatorPlan::Pointwise(PointwisePlan {
+                    op,
+                    placement,
+                    precision: fields.precision()?,
+                })
+            }
+            kind if kind.starts_with("rows_") => {
+                let op = RowOp::ALL
+                    .into_iter()
+                    .find(|op| op.kind() == kind)
+                    .ok_or_else(|| unknown_kind(kind))?;
+                let grid = fields.grid::<3>("grid")?;
+                let product = grid.iter().map(|&g| u64::from(g)).product();
+                OperatorPlan::Rows(RowsPlan {
+                    op,
+                    grid,
+                    tiles: fields.tiles(product)?,
+                    precision: fields.precision()?,
+                })
+            }
+            "rearrange" => {
+                let grid = fields.grid::<3>("grid")?;
+                let product = grid.iter().map(|&g| u64::from(g)).product();
+                OperatorPlan::Rearrange(RearrangePlan {
+                    grid,
+                    tiles: fields.tiles(product)?,
+                    transpose: fields.flag("transpose")?,
+                })
+            }
+            "attention_materialized" | "attention_blocked" | "attention_flash" => {
+                let schedule = match plan.kind.as_str() {
+                    "attention_materialized" => AttentionSchedule::Materialized,
+                    "attention_blocked" => AttentionSchedule::Blocked,
+                    _ => AttentionSchedule::Flash {
+                        key_block: fields.count("key_block")?,
+                    },
+                };
+                let axes = if schedule == AttentionSchedule::Materialized {
+                    3
+                } else {
+                    2
+                };
+                let grid = fields.grid_of_length("grid", axes)?;
+                let product = grid.iter().map(|&g| u64::from(g)).product();
+                OperatorPlan::Attention(AttentionPlan {
+                    schedule,
+                    tiles: fields.tiles(product)?,
+                    grid,
+                    causal: fields.flag("causal")?,
+                    precision: fields.precision()?,
+                })
+            }
+            "repeat_body_once" => {
+                let count = fields.int("count")?;
+                let count = u64::try_from(count)
+                    .map_err(|_| fields.error(format!("count {count} is negative")))?;
+                let choices = fields.list("body_choices")?;
+                let body_choices = choices
+                    .iter()
+                    .map(|&choice| u32::try_from(choice).ok())
+                    .collect::<Option<Vec<u32>>>()
+                    .ok_or_else(|| {
+                        fields.error(format!(
+                            "body_choices {choices:?} holds a value outside 0..2^32"
+                        ))
+                    })?;
+                OperatorPlan::Repeat(RepeatPlan {
+                    count,
+                    body_choices,
+                })
+            }
+            kind => return Err(unknown_kind(kind)),
+        };
+        fields.finish()?;
+        Ok(decoded)
+    }
+
+    /// Parses the printed attribute.
+    pub fn parse(text: &str) -> Result<OperatorPlan, PlanError> {
+        OperatorPlan::from_generic(&Plan::parse(text)?)
+    }
+}
+
+impl fmt::Display for OperatorPlan {
+    fn fmt(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        self.to_generic().fmt(formatter)
+    }
+}
+
+fn unknown_kind(kind: &str) -> PlanError {
+    PlanError::UnknownKind {
+        kind: kind.to_string(),
+        known: PLAN_KINDS.join(", "),
+    }
+}
+
+#[derive(Default)]
+struct Writer {
+    params: BTreeMap<String, PlanValue>,
+}
+
+impl Writer {
+    fn int(&mut self, key: &str, value: i64) {
+        self.params.insert(key.into(), PlanValue::Int(value));
+    }
+
+    fn count(&mut self, key: &str, value: u32) {
+        self.int(key, i64::from(value));
+    }
+
+    fn grid(&mut self, key: &str, values: &[u32]) {
+        self.params.insert(
+            key.into(),
+            PlanValue::Ints(values.iter().map(|&v| i64::from(v)).collect()),
+        );
+    }
+
+    fn name(&mut self, key: &str, value: &str) {
+        self.params.insert(key.into(), PlanValue::Str(value.into()));
+    }
+
+    fn flag(&mut self, key: &str, value: bool) {
+        self.params.insert(key.into(), PlanValue::Bool(value));
+    }
+
+    fn scales(&mut self, scales: Option<OperandScales>) {
+        if let Some(scales) = scales {
+            self.int("lhs_scale", i64::from(scales.lhs));
+            self.int("rhs_scale", i64::from(scales.rhs));
+        }
+    }
+}
+
+/// Reads a generic plan's parameters, remembering which were read so that unknown ones are
+/// refused.
+struct Reader<'a> {
+    kind: &'a str,
+    params: &'a BTreeMap<String, PlanValue>,
+    read: Vec<&'static str>,
+}
+
+impl Reader<'_> {
+    fn error(&self, message: String) -> PlanError {
+        PlanError::Parameter {
+            kind: self.kind.to_string(),
+            message,
+        }
+    }
+
+    fn get(&mut self, key: &'static str) -> Option<&PlanValue> {
+        self.read.push(key);
+        self.params.get(key)
+    }
+
+    fn required(&mut self, key: &'static str) -> Result<PlanValue, PlanError> {
+        match self.get(key) {
+            Some(value) => Ok(value.clone()),
+            None => Err(self.error(format!("missing parameter '{key}'"))),
+        }
+    }
+
+    fn wrong(&self, key: &str, expected: &str, value: &PlanValue) -> PlanError {
+        self.error(format!("parameter '{key}' must be {expected}, not {value}"))
+    }
+
+    fn int(&mut self, key: &'static str) -> Result<i64, PlanError> {
+        match self.required(key)? {
+            PlanValue::Int(value) => Ok(value),
+            other => Err(self.wrong(key, "an integer", &other)),
+        }
+    }
+
+    fn positive(&self, key: &str, value: i64) -> Result<u32, PlanError> {
+        u32::try_from(value)
+            .ok()
+            .filter(|&v| v > 0)
+            .ok_or_else(|| self.error(format!("parameter '{key}' = {value} is outside 1..2^32")))
+    }
+
+    fn count(&mut self, key: &'static str) -> Result<u32, PlanError> {
+        let value = self.int(key)?;
+        self.positive(key, value)
+    }
+
+    fn optional_count(&mut self, key: &'static str) -> Result<Option<u32>, PlanError> {
+        match self.get(key).cloned() {
+            None => Ok(None),
+            Some(PlanValue::Int(value)) => self.positive(key, value).map(Some),
+            Some(other) => Err(self.wrong(key, "an integer", &other)),
+        }
+    }
+
+    fn list(&mut self, key: &'static str) -> Result<Vec<i64>, PlanError> {
+        match self.required(key)? {
+            PlanValue::Ints(values) => Ok(values),
+            other => Err(self.wrong(key, "a list of integers", &other)),
+        }
+    }
+
+    fn grid_of_length(&mut self, key: &'static str, axes: usize) -> Result<Vec<u32>, PlanError> {
+        let values = self.list(key)?;
+        if values.len() != axes {
+            return Err(self.error(format!(
+                "parameter '{key}' {values:?} must have {axes} entries, not {}",
+                values.len()
+            )));
+        }
+        values
+            .iter()
+            .map(|&value| self.positive(key, value))
+            .collect()
+    }
+
+    fn grid<const N: usize>(&mut self, key: &'static str) -> Result<[u32; N], PlanError> {
+        let values = self.grid_of_length(key, N)?;
+        let mut grid = [0; N];
+        grid.copy_from_slice(&values);
+        Ok(grid)
+    }
+
+    /// `tiles`, which must be the grid's product.
+    fn tiles(&mut self, grid_tiles: u64) -> Result<u32, PlanError> {
+        let tiles = self.count("tiles")?;
+        if u64::from(tiles) != grid_tiles {
+            return Err(self.error(format!(
+                "tiles = {tiles} is not the grid's product {grid_tiles}"
+            )));
+        }
+        Ok(tiles)
+    }
+
+    fn flag(&mut self, key: &'static str) -> Result<bool, PlanError> {
+        match self.required(key)? {
+            PlanValue::Bool(value) => Ok(value),
+            other => Err(self.wrong(key, "true or false", &other)),
+        }
+    }
+
+    /// A flag printed only when set (absent means false).
+    fn optional_flag(&mut self, key: &'static str) -> Result<bool, PlanError> {
+        match self.get(key).cloned() {
+            None => Ok(false),
+            Some(PlanValue::Bool(true)) => Ok(true),
+            Some(other) => Err(self.wrong(key, "true (or absent)", &other)),
+        }
+    }
+
+    fn name(&mut self, key: &'static str) -> Result<String, PlanError> {
+        match self.required(key)? {
+            PlanValue::Str(value) => Ok(value),
+            other => Err(self.wrong(key, "a string", &other)),
+        }
+    }
+
+    fn choice<T: Copy>(
+        &mut self,
+        key: &'static str,
+        choices: &[T],
+        name: impl Fn(T) -> &'static str,
+    ) -> Result<T, PlanError> {
+        let value = self.name(key)?;
+        choices
+            .iter()
+            .copied()
+            .find(|&choice| name(choice) == value)
+            .ok_or_else(|| {
+                let known: Vec<&str> = choices.iter().map(|&c| name(c)).collect();
+                self.error(format!(
+                    "parameter '{key}' = \"{value}\" is not one of {}",
+                    known.join(", ")
+                ))
+            })
+    }
+
+    fn memory(&mut self, key: &'static str) -> Result<Memory, PlanError> {
+        self.choice(key, &[Memory::Standard, Memory::Interleaved], |m| m.name())
+    }
+
+    fn precision(&mut self) -> Result<ElementType, PlanError> {
+        let value = self.name("precision")?;
+        precision_from_name(&value).ok_or_else(|| {
+            self.error(format!(
+                "parameter 'precision' = \"{value}\" is not one of f32, f16, f8, f8e5"
+            ))
+        })
+    }
+
+    fn scale(&mut self, key: &'static str) -> Result<Option<i32>, PlanError> {
+        match self.get(key).cloned() {
+            None => Ok(None),
+            // The range `ipu.cast` accepts for an FP8 scale.
+            Some(PlanValue::Int(value)) => match i32::try_from(value) {
+                Ok(scale) if CastOp::SCALE_RANGE.contains(&value) => Ok(Some(scale)),
+                _ => Err(self.error(format!(
+                    "parameter '{key}' = {value} is outside {}..={}",
+                    CastOp::SCALE_RANGE.start(),
+                    CastOp::SCALE_RANGE.end()
+                ))),
+            },
+            Some(other) => Err(self.wrong(key, "an integer", &other)),
+        }
+    }
+
+    fn scales(&mut self) -> Result<Option<OperandScales>, PlanError> {
+        match (self.scale("lhs_scale")?, self.scale("rhs_scale")?) {
+            (Some(lhs), Some(rhs)) => Ok(Some(OperandScales { lhs, rhs })),
+            (None, None) => Ok(None),
+            _ => Err(self.error("lhs_scale and rhs_scale come together".into())),
+        }
+    }
+
+    /// Refuses parameters the kind does not have.
+    fn finish(&self) -> Result<(), PlanError> {
+        match self
+            .params
+            .keys()
+            .find(|key| !self.read.contains(&key.as_str()))
+        {
+            Some(key) => Err(self.error(format!("unknown parameter '{key}'"))),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
