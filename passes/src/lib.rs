@@ -3,6 +3,7 @@
 
 pub mod annotate_flops;
 pub mod canonicalize;
+pub mod compile;
 pub mod convert;
 pub mod element;
 pub mod eqsat;
@@ -35,7 +36,10 @@ pub fn register_builtin(registry: &mut Registry) {
     registry.register::<lower::passes::LowerExchanges>();
     registry.register::<lower::passes::OptimizeExchangePlacement>();
     registry.register::<lower::passes::EmitTileCode>();
-    registry.register::<lower::passes::Compile>();
+    registry.register_pipeline::<compile::CompileOptions>(
+        "Plan and lower an ipu graph to an emitted ipu_tile program: ipu-lower-mid, ipu-select-finalist, ipu-lower-to-tiles, ipu-plan-kernels, ipu-place-storage, ipu-lower-exchanges, ipu-optimize-exchange-placement, ipu-emit-tile-code",
+        compile::expand_compile,
+    );
     registry.register_pipeline::<canonicalize::CleanupOptions>(
         "ipu-canonicalize, then upstream cse, canonicalize and symbol-dce",
         canonicalize::expand_cleanup,

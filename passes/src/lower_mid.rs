@@ -304,6 +304,14 @@ impl Pass for LowerMid {
     }
 
     fn run(&self, op: OperationRef, run: &mut PassRun) -> Result<(), PassFailure> {
+        crate::compile::in_package_build(op, self.options.tiles, || {
+            crate::compile::staged("lower_mid", || self.run_stage(op, run))
+        })
+    }
+}
+
+impl LowerMid {
+    fn run_stage(&self, op: OperationRef, run: &mut PassRun) -> Result<(), PassFailure> {
         let fail = |message: String| {
             op_error(&op, &format!("ipu-lower-mid: {message}"));
             PassFailure(message)

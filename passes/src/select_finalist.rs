@@ -180,6 +180,14 @@ impl Pass for SelectFinalist {
     }
 
     fn run(&self, op: OperationRef, run: &mut PassRun) -> Result<(), PassFailure> {
+        crate::compile::in_package_build(op, 0, || {
+            crate::compile::staged("select_finalist", || self.run_stage(op, run))
+        })
+    }
+}
+
+impl SelectFinalist {
+    fn run_stage(&self, op: OperationRef, run: &mut PassRun) -> Result<(), PassFailure> {
         let fail = |message: String| {
             op_error(&op, &format!("ipu-select-finalist: {message}"));
             PassFailure(message)

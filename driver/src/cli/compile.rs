@@ -1,8 +1,5 @@
-//! `ipu compile` and the compile half of `ipu run model.mlir`.
-//!
-//! The lowering pipeline (`ipu-compile{...}`, issue 5) is looked up in the pass registry when
-//! the command runs, not at build time, so this command starts working in the build where
-//! `ipu_passes` registers it; until then it fails as a usage error (exit 2) that says so.
+//! `ipu compile` and the compile half of `ipu run model.mlir`: the registered `ipu-compile{...}`
+//! pipeline, then the package.
 
 use std::path::Path;
 
@@ -15,12 +12,6 @@ use super::{CompileArgs, CompileOptions, Failure};
 
 /// The registered name of the whole planning-and-lowering pipeline.
 pub const PIPELINE: &str = "ipu-compile";
-
-/// Whether this build's registry has the lowering pipeline (as a named pipeline or a pass).
-pub fn pipeline_available() -> bool {
-    let registry = ipu_passes::Registry::with_builtin();
-    registry.pipeline(PIPELINE).is_some() || registry.pass(PIPELINE).is_some()
-}
 
 /// The pipeline text `builtin.module(ipu-compile{...})` for `options`.
 pub fn pipeline_text(options: &CompileOptions) -> String {
@@ -51,14 +42,6 @@ pub fn compile_with_estimates(
     if !input.is_file() {
         return Err(Failure::input(anyhow!(
             "cannot read model '{}': no such file",
-            input.display()
-        )));
-    }
-    if !pipeline_available() {
-        return Err(Failure::input(anyhow!(
-            "cannot compile '{}': the lowering pipeline is not available in this build \
-             (the pass registry has no '{PIPELINE}'); run an already compiled package with \
-             `ipu run model.ipuexe`",
             input.display()
         )));
     }

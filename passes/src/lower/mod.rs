@@ -2,8 +2,8 @@
 //!
 //! Stages, each its own module and each reading and refining one [`program::TileProgram`]:
 //! lower to tiles ([`lower_graph`], per op: [`gemm`]), storage placement ([`place`]),
-//! exchange lowering ([`exchange`]), package emission ([`package`]). [`compile_function`]
-//! runs them all on one `func.func` and logs the seed's lines with the seed's fields.
+//! exchange lowering ([`exchange`]), package emission ([`package`]). Each stage is a pass
+//! ([`passes`]); `ipu-compile` ([`crate::compile`]) is the pipeline of them all.
 
 pub mod exchange;
 pub mod gemm;
@@ -18,10 +18,7 @@ pub mod program;
 
 use std::collections::BTreeMap;
 
-use ipu_device::kernels::KernelCache;
 use ipu_device::{Precision, Target};
-use ipu_runtime::package::Package;
-use melior::ir::OperationRef;
 use tracing::info;
 
 use crate::planner::{Graph, ValueId};
@@ -280,24 +277,6 @@ pub(crate) fn op_cycles(
         out.push(("(read-back)".into(), pending, pending));
     }
     out
-}
-
-/// Lowers function `name` of `module` (planned or not) to a package: the stages of
-/// `ipu-compile` after planning, run on the Rust values (no IR round trip).
-pub fn compile_function(
-    module: OperationRef,
-    name: Option<&str>,
-    options: &LowerOptions,
-    cache: Option<&KernelCache>,
-) -> Result<Package, LowerError> {
-    let (function, program) = passes::lower_function(module, name, options)?;
-    let target = &options.target;
-    let mut design = ir::TileDesign::new(program, &function, target);
-    passes::place_storage(&mut design, target)?;
-    passes::lower_exchanges(&mut design, target, true)?;
-    optimize::optimize_exchange_placement(&mut design, target)?;
-    passes::emit_tile_code(&mut design, target)?;
-    passes::package_of_design(&design, target, cache)
 }
 
 #[cfg(test)]

@@ -4,14 +4,12 @@
 //! planning passes and these in order as the phases of one package build.
 
 use std::collections::BTreeMap;
-use std::time::Instant;
 
 use ipu_device::kernels::KernelCache;
 use ipu_device::Target;
 use ipu_dialects::plan::OperatorPlan;
 use melior::{
     ir::{
-        attribute::StringAttribute,
         operation::{OperationLike, OperationResult},
         OperationRef,
     },
@@ -24,13 +22,11 @@ use super::exchange::{encode_phase, phase_requests, validate_relocated};
 use super::ir::{self, EmittedCode, StoredSchedule, TileDesign};
 use super::program::Move;
 use super::{LowerError, LowerOptions, PrecisionPolicy};
+use crate::compile::{in_package_build, planned_options, staged};
 use crate::exchange::{schedule_phase_cached, TransferRequest};
-use crate::lower_mid::{LowerMid, LowerMidOptions, FINALISTS_ATTRIBUTE};
 use crate::pass::{Pass, PassFailure, PassRun};
-use crate::pipeline::{parse_option_list, PassOptions};
 use crate::plan_ir;
 use crate::planner::{Origin, PrecisionPolicy as PlanPrecision, ValueId};
-use crate::select_finalist::{SelectFinalist, SelectFinalistOptions, PLAN_OPTIONS_ATTRIBUTE};
 use ipu_dialects::diagnostics::op_error;
 
 /// Reports `error` at `op` (the diagnostic the user sees) and fails the pass.
@@ -66,7 +62,8 @@ fn each_design(
     for tile_module in modules {
         let mut design =
             ir::read_design(tile_module, target).map_err(|e| fail(tile_module, pass, e))?;
-        stage(&mut design).map_err(|e| fail(tile_module, pass, e))?;
+        in_package_build(module, design.program.tiles, || stage(&mut design))
+            .map_err(|e| fail(tile_module, pass, e))?;
         ir::replace_tile_module(context, tile_module, &design)
             .map_err(|e| fail(module, pass, e))?;
     }
@@ -107,28 +104,6 @@ crate::pass_options! {
 #[derive(Clone)]
 pub struct LowerToTiles {
     options: LowerToTilesOptions,
-}
-
-/// The ipu-lower-mid options recorded on `module` by planning, if any.
-fn planned_options(module: OperationRef) -> Option<LowerMidOptions> {
-    let text = match module.attribute(PLAN_OPTIONS_ATTRIBUTE) {
-        Ok(attribute) => StringAttribute::try_from(attribute)
-            .ok()?
-            .value()
-            .to_string(),
-        Err(_) => {
-            let record = module
-                .attribute(FINALISTS_ATTRIBUTE)
-                .ok()
-                .and_then(|a| StringAttribute::try_from(a).ok())
-                .map(|a| a.value().to_string())?;
-            let record: serde_json::Value = serde_json::from_str(&record).ok()?;
-            record.get("options")?.as_str()?.to_string()
-        }
-    };
-    parse_option_list(&text)
-        .ok()
-        .and_then(|list| LowerMidOptions::from_pass_options(&list).ok())
 }
 
 impl LowerToTiles {
@@ -196,10 +171,13 @@ impl Pass for LowerToTiles {
             .lower_options(op, target)
             .map_err(|e| fail(op, pass, e))?;
         let name = (!self.options.function.is_empty()).then_some(self.options.function.as_str());
-        let (function, program) = lower_to_program(op, name, &options).map_err(|e| match e {
-            Located::At(at, e) => fail(at, pass, e),
-            Located::Module(e) => fail(op, pass, e),
-        })?;
+        let (function, program) =
+            in_package_build(op, options.tiles, || lower_to_program(op, name, &options)).map_err(
+                |e| match e {
+                    Located::At(at, e) => fail(at, pass, e),
+                    Located::Module(e) => fail(op, pass, e),
+                },
+            )?;
         run.statistic(
             "logical-shards",
             "(buffer, tile) pairs",
@@ -480,7 +458,13 @@ impl Pass for PlanKernels {
         };
         let mut kernels = 0;
         each_design(op, pass, &target, |design| {
-            plan_kernels(design, cache.as_ref())?;
+            staged("compile_runtime", || Ok::<(), LowerError>(()))?;
+            staged("plan_kernels", || plan_kernels(design, None))?;
+            if let Some(cache) = &cache {
+                staged("compile_kernels", || compile_kernels(design, cache))?;
+            }
+            // The tile runtime is linked from the target table's sizes (place.rs).
+            staged("link_runtime", || Ok::<(), LowerError>(()))?;
             kernels += design.program.kernels.len() as u64;
             Ok(())
         })?;
@@ -548,7 +532,11 @@ impl Pass for PlaceStorage {
         let target = target_of(op, pass, &self.options.target)?;
         let mut buffers = 0;
         each_design(op, pass, &target, |design| {
-            place_storage(design, &target)?;
+            staged("size_tile_code", || {
+                design.program.compute_lifetimes();
+                Ok::<(), LowerError>(())
+            })?;
+            staged("place_storage", || place_storage(design, &target))?;
             buffers += design.program.buffers.len() as u64;
             Ok(())
         })?;
@@ -603,7 +591,9 @@ impl Pass for LowerExchanges {
         let target = target_of(op, pass, &self.options.target)?;
         let mut counts = (0, 0);
         each_design(op, pass, &target, |design| {
-            let (scheduled, reused) = lower_exchanges(design, &target, self.options.reuse)?;
+            let (scheduled, reused) = staged("lower_exchanges", || {
+                lower_exchanges(design, &target, self.options.reuse)
+            })?;
             counts.0 += scheduled;
             counts.1 += reused;
             Ok(())
@@ -757,7 +747,9 @@ impl Pass for OptimizeExchangePlacement {
         let target = target_of(op, pass, &self.options.target)?;
         let mut moved = 0;
         each_design(op, pass, &target, |design| {
-            moved += super::optimize::optimize_exchange_placement(design, &target)?;
+            moved += staged("optimize_exchange_placement", || {
+                super::optimize::optimize_exchange_placement(design, &target)
+            })?;
             Ok(())
         })?;
         run.statistic("buffers-moved", "buffers moved", moved);
@@ -927,178 +919,3 @@ pub fn package_of_design(
 
 // ---------------------------------------------------------------------------------------
 // ipu-compile
-
-/// A phase of the package build: a tracing span `ipu.package.phase{phase=...}` and, when it
-/// ends, `package build phase finished phase=... elapsed_ms=... success=...`.
-pub struct Phase {
-    name: &'static str,
-    started: Instant,
-    span: tracing::span::EnteredSpan,
-    success: bool,
-}
-
-impl Phase {
-    pub fn enter(name: &'static str) -> Phase {
-        Phase {
-            name,
-            started: Instant::now(),
-            span: tracing::info_span!("ipu.package.phase", phase = name).entered(),
-            success: false,
-        }
-    }
-
-    /// Marks the phase successful (a phase dropped without this reports `success=false`).
-    pub fn finish(mut self) {
-        self.success = true;
-    }
-}
-
-/// Runs `body` as phase `name` of the package build.
-pub fn staged<T, E>(name: &'static str, body: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
-    let phase = Phase::enter(name);
-    let result = body();
-    if result.is_ok() {
-        phase.finish();
-    }
-    result
-}
-
-impl Drop for Phase {
-    fn drop(&mut self) {
-        let _ = &self.span;
-        info!(
-            phase = self.name,
-            elapsed_ms = self.started.elapsed().as_millis() as u64,
-            success = self.success,
-            "package build phase finished"
-        );
-    }
-}
-
-crate::pass_options! {
-    /// Options of `ipu-compile`.
-    pub struct CompileOptions for "ipu-compile" {
-        /// Target table name (c600, bow).
-        target: String = "c600".to_string(),
-        /// Tiles of the device the program runs on.
-        tiles: u32 = 1472,
-        /// Precision policy for GEMM inputs: f32, f16 or fp8.
-        precision: PlanPrecision = PlanPrecision::F16,
-        /// FP8 scale exponent; empty: chosen from constant data ranges (0 where unknown).
-        fp8_scale: Option<i64> = None,
-        /// Finalists planning retains and selection schedules.
-        finalists: u32 = 4,
-        /// Compile kernels through the kernel cache.
-        compile_kernels: bool = true,
-        /// Function to compile; empty: the first that is not a repeat body.
-        function: String = String::new(),
-    }
-}
-
-/// `ipu-compile`: planning and lowering, phase by phase, as one package build.
-#[derive(Clone)]
-pub struct Compile {
-    options: CompileOptions,
-}
-
-impl Pass for Compile {
-    type Options = CompileOptions;
-    const ARGUMENT: &'static str = "ipu-compile";
-    const SUMMARY: &'static str =
-        "Plan and lower an ipu graph to an emitted ipu_tile program (ipu-lower-mid, ipu-select-finalist, ipu-lower-to-tiles, ipu-plan-kernels, ipu-place-storage, ipu-lower-exchanges, ipu-optimize-exchange-placement, ipu-emit-tile-code)";
-    const ANCHOR: &'static str = "builtin.module";
-
-    fn new(options: CompileOptions) -> Self {
-        Compile { options }
-    }
-
-    fn options(&self) -> &CompileOptions {
-        &self.options
-    }
-
-    fn run(&self, op: OperationRef, run: &mut PassRun) -> Result<(), PassFailure> {
-        let o = &self.options;
-        let operations = count_graph_ops(op);
-        let span = tracing::info_span!(
-            "ipu.package.build",
-            tile_count = o.tiles,
-            operations = operations
-        );
-        let _build = span.enter();
-        let lower_mid = LowerMidOptions {
-            target: o.target.clone(),
-            tiles: o.tiles,
-            precision: o.precision,
-            fp8_scale: o.fp8_scale,
-            finalists: o.finalists,
-            ..LowerMidOptions::default()
-        };
-        staged("lower_mid", || LowerMid::new(lower_mid).run(op, run))?;
-        let select = SelectFinalistOptions {
-            finalists: o.finalists,
-            ..SelectFinalistOptions::default()
-        };
-        staged("select_finalist", || {
-            SelectFinalist::new(select).run(op, run)
-        })?;
-        let tiles_options = LowerToTilesOptions {
-            target: o.target.clone(),
-            function: o.function.clone(),
-            ..LowerToTilesOptions::default()
-        };
-        LowerToTiles::new(tiles_options).run(op, run)?;
-        let target = target_of(op, Self::ARGUMENT, &o.target)?;
-        staged("compile_runtime", || Ok::<(), PassFailure>(()))?;
-        let cache = if o.compile_kernels {
-            Some(KernelCache::from_env().map_err(|e| fail(op, Self::ARGUMENT, e))?)
-        } else {
-            None
-        };
-        each_design(op, Self::ARGUMENT, &target, |design| {
-            staged("plan_kernels", || plan_kernels(design, None))?;
-            if let Some(cache) = &cache {
-                staged("compile_kernels", || compile_kernels(design, cache))?;
-            }
-            // The tile runtime is linked from the target table's sizes (place.rs).
-            staged("link_runtime", || Ok::<(), LowerError>(()))?;
-            staged("size_tile_code", || {
-                design.program.compute_lifetimes();
-                Ok::<(), LowerError>(())
-            })?;
-            staged("place_storage", || place_storage(design, &target))?;
-            staged("lower_exchanges", || lower_exchanges(design, &target, true))?;
-            staged("optimize_exchange_placement", || {
-                super::optimize::optimize_exchange_placement(design, &target)
-            })?;
-            // The optimizer ends by validating every schedule at the final addresses.
-            emit_tile_code_checked(design, &target, true)
-        })?;
-        Ok(())
-    }
-}
-
-/// Graph ops of the module's functions (`ipu.*` ops other than planning's inserted casts and
-/// rearranges).
-fn count_graph_ops(module: OperationRef) -> usize {
-    use melior::ir::{block::BlockLike, RegionLike};
-    let mut count = 0;
-    for function in plan_ir::functions(module).values() {
-        let Some(block) = function.region(0).ok().and_then(|r| r.first_block()) else {
-            continue;
-        };
-        let mut next = block.first_operation();
-        while let Some(inner) = next {
-            let name = inner.name();
-            if name
-                .as_string_ref()
-                .as_str()
-                .is_ok_and(|n| n.starts_with("ipu."))
-                && !inner.has_attribute("ipu.inserted")
-            {
-                count += 1;
-            }
-            next = inner.next_in_block();
-        }
-    }
-    count
-}

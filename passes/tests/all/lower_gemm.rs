@@ -10,7 +10,7 @@ use ipu_device::numerics::{decode_bytes, encode_bytes, Rounding};
 use ipu_device::{Precision, Target};
 use ipu_passes::lower::gemm::GemmGrid;
 use ipu_passes::lower::gemm_split::SplitGrid;
-use ipu_passes::lower::{compile_function, LowerOptions, PrecisionPolicy};
+use ipu_passes::lower::PrecisionPolicy;
 use ipu_runtime::npy::Tensor;
 use ipu_runtime::session::{run_package, SessionOptions};
 use melior::ir::{operation::OperationLike, Module};
@@ -50,17 +50,42 @@ fn run_case(case: &Case) -> f64 {
          return %y : tensor<{m}x{n}xf16>\n}}\n"
     );
     let context = ipu_dialects::context::create_context(false).expect("context");
-    let module = Module::parse(&context, &source).expect("parse");
+    let mut module = Module::parse(&context, &source).expect("parse");
     assert!(module.as_operation().verify());
-    let options = LowerOptions {
-        target: Target::c600(),
-        tiles: case.tiles,
-        precision: case.precision,
-        fp8_scale: 0,
+    // The stages of ipu-compile after planning, on the unplanned graph (the lowering's own
+    // grids), kernels compiled through the cache.
+    let precision = match case.precision {
+        PrecisionPolicy::Native => "native",
+        PrecisionPolicy::F32 => "f32",
+        PrecisionPolicy::F16 => "f16",
+        PrecisionPolicy::Fp8 => "fp8",
     };
+    let pipeline = format!(
+        "builtin.module(ipu-lower-to-tiles{{tiles={} precision={precision} fp8-scale=0}}, \
+         ipu-plan-kernels, ipu-place-storage, ipu-lower-exchanges, \
+         ipu-optimize-exchange-placement, ipu-emit-tile-code)",
+        case.tiles
+    );
+    ipu_passes::register_upstream_passes();
+    let registry = ipu_passes::Registry::with_builtin();
+    let parsed = ipu_passes::pipeline::parse_pipeline(&pipeline).expect("pipeline");
+    let built = ipu_passes::manager::build_pass_manager(
+        &context,
+        &registry,
+        &parsed,
+        "builtin.module",
+        &ipu_passes::manager::PrintAround::default(),
+        false,
+    )
+    .expect("pass manager");
+    built.manager.run(&mut module).expect("lowering");
     let cache = KernelCache::from_env().expect("kernel cache");
-    let package =
-        compile_function(module.as_operation(), None, &options, Some(&cache)).expect("lowering");
+    let package = ipu_passes::lower::passes::package_from_module(
+        module.as_operation(),
+        &Target::c600(),
+        Some(&cache),
+    )
+    .expect("package");
     // Round trip through the file format, as `ipu run` would read it.
     let bytes = package.to_bytes().expect("encode package");
     let package = ipu_runtime::package::Package::from_bytes(&bytes).expect("decode package");

@@ -10,6 +10,8 @@
 
 use std::collections::BTreeMap;
 
+use sha2::Digest;
+
 use ipu_device::{MemoryClass, Target};
 use ipu_passes::exchange::schedule::transfer_cycles;
 use ipu_passes::lower::ir::{self, TileDesign};
@@ -662,7 +664,11 @@ fn package_bytes(source: &str, pipeline: &str, threads: usize) -> Vec<u8> {
     })
 }
 
-fn assert_deterministic(source: &str, pipeline: &str) {
+/// Compiles `source` with 1 and 2 threads (and 2 again) and checks the packages are
+/// byte-identical, and that their SHA-256 is `pinned`: the bytes the compiler produced for
+/// these plans before the typed-plan redesign (5a76ce0), so a change that keeps a plan keeps
+/// its package.
+fn assert_deterministic(source: &str, pipeline: &str, pinned: &str) {
     let one = package_bytes(source, pipeline, 1);
     let two = package_bytes(source, pipeline, 2);
     assert!(!one.is_empty());
@@ -679,6 +685,11 @@ fn assert_deterministic(source: &str, pipeline: &str) {
         package_bytes(source, pipeline, 2) == two,
         "2-thread runs differ"
     );
+    let digest: String = sha2::Sha256::digest(&one)
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
+    assert_eq!(digest, pinned, "package bytes changed for {pipeline}");
 }
 
 #[test]
@@ -687,6 +698,7 @@ fn fp8_seed_gemm_package_is_identical_with_1_and_2_threads() {
     assert_deterministic(
         source,
         "builtin.module(ipu-compile{tiles=64 precision=fp8 compile-kernels=false})",
+        "553620cb9439b531cc830ddebae5eb6217b3b63f1e4f41b6b26170de0315ce01",
     );
 }
 
@@ -695,6 +707,26 @@ fn f16_gemm_package_is_identical_with_1_and_2_threads() {
     assert_deterministic(
         &gemm_source(96, 128, 256),
         "builtin.module(ipu-compile{tiles=16 precision=f16 compile-kernels=false})",
+        "6273b4fbb7432ba8557c3541aec9d237912d888e5cca506c6d56dcc7061e1dd8",
+    );
+}
+
+#[test]
+fn mlp_package_is_identical_with_1_and_2_threads() {
+    // Chained split GEMMs with the bias add and GeLU in place on their ranges.
+    assert_deterministic(
+        include_str!("../../../examples/mlp_small.mlir"),
+        "builtin.module(ipu-compile{tiles=64 compile-kernels=false})",
+        "e86d3aab14eaa3d4ce78751549669e454d4da8ab39e25de38af1ec1196e6cf42",
+    );
+}
+
+#[test]
+fn repeat_package_is_identical_with_1_and_2_threads() {
+    assert_deterministic(
+        include_str!("../../../test/Runtime/Inputs/repeat_layer.mlir"),
+        "builtin.module(ipu-compile{tiles=64 precision=f32 compile-kernels=false})",
+        "600ccd554a49154ddd344b14e19057c3829d2ac30ac6426520155a808edf1999",
     );
 }
 
@@ -861,6 +893,7 @@ fn transformer_block_package_is_identical_with_1_and_2_threads() {
     assert_deterministic(
         include_str!("../../../test/Runtime/Inputs/general_ops.mlir"),
         "builtin.module(ipu-compile{tiles=64 precision=f32 compile-kernels=false})",
+        "389ecfab0de630e0a1b0d653f6f95046a0e06abf768732552f528df0b0bb4837",
     );
 }
 

@@ -18,13 +18,17 @@
 // RUN: FileCheck %s --check-prefix=OLD < %t.k200.mlir
 // RUN: ipu-opt %t.k200.mlir -p 'builtin.module(ipu-emit-tile-code)' | diff %t.k200.mlir -
 
-// PHASES: ipu.pass{pass=ipu-compile}:ipu.package.build{tile_count=64 operations=1}:ipu.package.phase{phase="lower_mid"}: {{.*}}package build phase finished phase="lower_mid" elapsed_ms={{[0-9]+}} success=true
+// ipu-compile is the pipeline of its stages: each stage pass ends with its own "pass finished".
+// PHASES: ipu.pass{pass=ipu-lower-mid}:ipu.package.build{tile_count=64 operations=1}:ipu.package.phase{phase="lower_mid"}: {{.*}}package build phase finished phase="lower_mid" elapsed_ms={{[0-9]+}} success=true
+// PHASES-NEXT: ipu.pass{pass=ipu-lower-mid}: ipu_passes::pass: pass finished pass=ipu-lower-mid op=builtin.module elapsed_ms={{[0-9]+}} success=true
 // PHASES-NEXT: ipu.package.build{tile_count=64 operations=1}:ipu.package.phase{phase="select_finalist"}: {{.*}}screened tile mappings by exchange resource load finalist=0
 // PHASES: ipu.package.build{tile_count=64 operations=1}:ipu.package.phase{phase="select_finalist"}: {{.*}}selected physically scheduled operator-plan finalist selected={{[0-3]}}
 // PHASES-NEXT: ipu.package.build{tile_count=64 operations=1}:ipu.package.phase{phase="select_finalist"}: {{.*}}package build phase finished phase="select_finalist" elapsed_ms={{[0-9]+}} success=true
+// PHASES-NEXT: pass finished pass=ipu-select-finalist op=builtin.module elapsed_ms={{[0-9]+}} success=true
 // PHASES-NEXT: ipu.package.build{tile_count=64 operations=1}: ipu_passes::lower::graph: split GEMM grid op=0 grid=[1, 4, 16, 1] panels=1 k_panel=256
 // PHASES-NEXT: ipu.package.build{tile_count=64 operations=1}: ipu_passes::lower::graph: lowered graph for package construction logical_shards=320 exchange_phases=1
-// PHASES-NEXT: ipu.package.phase{phase="compile_runtime"}: {{.*}}package build phase finished phase="compile_runtime" elapsed_ms={{[0-9]+}} success=true
+// PHASES-NEXT: pass finished pass=ipu-lower-to-tiles op=builtin.module elapsed_ms={{[0-9]+}} success=true
+// PHASES-NEXT: ipu.package.build{tile_count=64 operations=1}:ipu.package.phase{phase="compile_runtime"}: {{.*}}package build phase finished phase="compile_runtime" elapsed_ms={{[0-9]+}} success=true
 // Four specializations, none a cast or a rearrange: the Copy of each tile's A home (63 or 62
 // rows of its 16-byte K group) and of its B home (128 K rows x 16 columns) into the panels,
 // and the FP8 GEMM (K = 256, 32 columns, 62 or 63 rows).
@@ -35,18 +39,22 @@
 // PHASES-NEXT: ipu.package.phase{phase="plan_kernels"}: {{.*}}package build phase finished phase="plan_kernels" elapsed_ms={{[0-9]+}} success=true
 // PHASES-NOT: phase="compile_kernels"
 // PHASES-NEXT: ipu.package.phase{phase="link_runtime"}: {{.*}}package build phase finished phase="link_runtime" elapsed_ms={{[0-9]+}} success=true
+// PHASES-NEXT: pass finished pass=ipu-plan-kernels op=builtin.module elapsed_ms={{[0-9]+}} success=true
 // PHASES-NEXT: ipu.package.phase{phase="size_tile_code"}: {{.*}}package build phase finished phase="size_tile_code" elapsed_ms={{[0-9]+}} success=true
 // PHASES-NEXT: ipu.package.phase{phase="place_storage"}: {{.*}}allocated package support memory linked_end={{[0-9]+}} profile_bytes=32 exchange_table_bytes={{[0-9]+}} host_code_bytes=436 generated_code_bytes={{[0-9]+}} code_address={{[0-9]+}} standard_ranges=[({{[0-9]+}}, {{[0-9]+}})]
 // PHASES-NEXT: ipu.package.phase{phase="place_storage"}: {{.*}}package build phase finished phase="place_storage" elapsed_ms={{[0-9]+}} success=true
+// PHASES-NEXT: pass finished pass=ipu-place-storage op=builtin.module elapsed_ms={{[0-9]+}} success=true
 // PHASES-NEXT: ipu.package.phase{phase="lower_exchanges"}: {{.*}}package build phase finished phase="lower_exchanges" elapsed_ms={{[0-9]+}} success=true
+// PHASES-NEXT: pass finished pass=ipu-lower-exchanges op=builtin.module elapsed_ms={{[0-9]+}} success=true
 // PHASES-NEXT: ipu.package.phase{phase="optimize_exchange_placement"}: {{.*}}reused exchange optimization after validating relocated rows phase=0
 // PHASES-NEXT: ipu.package.phase{phase="optimize_exchange_placement"}: {{.*}}optimized exchange placement moved_buffers={{[0-9]+}} rescheduled_phases=0 phases=1
 // PHASES-NEXT: ipu.package.phase{phase="optimize_exchange_placement"}: {{.*}}package build phase finished phase="optimize_exchange_placement" elapsed_ms={{[0-9]+}} success=true
+// PHASES-NEXT: pass finished pass=ipu-optimize-exchange-placement op=builtin.module elapsed_ms={{[0-9]+}} success=true
 // PHASES-NEXT: ipu.package.phase{phase="prepare_tile_code"}: {{.*}}package build phase finished phase="prepare_tile_code" elapsed_ms={{[0-9]+}} success=true
 // PHASES-NEXT: ipu.package.build{tile_count=64 operations=1}: {{.*}}costed final placed program final_cycles={{[0-9]+}} final_exchange={{[0-9]+}}
 // PHASES-NEXT: ipu.package.phase{phase="emit_tile_code"}: {{.*}}package build phase finished phase="emit_tile_code" elapsed_ms={{[0-9]+}} success=true
 // PHASES-NEXT: ipu.package.phase{phase="build_tile_images"}: {{.*}}package build phase finished phase="build_tile_images" elapsed_ms={{[0-9]+}} success=true
-// PHASES-NEXT: ipu.pass{pass=ipu-compile}: ipu_passes::pass: pass finished pass=ipu-compile op=builtin.module elapsed_ms={{[0-9]+}} success=true
+// PHASES-NEXT: ipu.pass{pass=ipu-emit-tile-code}: ipu_passes::pass: pass finished pass=ipu-emit-tile-code op=builtin.module elapsed_ms={{[0-9]+}} success=true
 
 // The planned function and its emitted tile program on 64 tiles. The selected plan is a
 // host_order output-stationary one on grid [1, 4, 16, 1] with both operands' FP8 scales 0,
@@ -129,7 +137,7 @@
 // OLD-PHASES-NEXT: package build phase finished phase="plan_kernels" elapsed_ms={{[0-9]+}} success=true
 // OLD-PHASES: optimized exchange placement moved_buffers={{[0-9]+}} rescheduled_phases=0 phases=1
 // OLD-PHASES: costed final placed program final_cycles={{[0-9]+}} final_exchange={{[0-9]+}}
-// OLD-PHASES: pass finished pass=ipu-compile op=builtin.module elapsed_ms={{[0-9]+}} success=true
+// OLD-PHASES: pass finished pass=ipu-emit-tile-code op=builtin.module elapsed_ms={{[0-9]+}} success=true
 
 // The plan is not host_order; the host writes F16 row-major pieces of A and B to every tile,
 // op0.convert casts (scale 0 as the last argument) and packs them on the device, one

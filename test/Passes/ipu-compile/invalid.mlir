@@ -13,9 +13,11 @@
 // TARGET: error: 'builtin.module' op ipu-lower-mid: unknown target 'gc200'
 // PRECISION: error: invalid value 'bf16' for option 'precision' of pass 'ipu-compile'
 
+// The stage that failed (ipu-compile is the pipeline of its stages) ends the run.
 // LOG: package build phase finished phase="lower_mid" elapsed_ms={{[0-9]+}} success=false
 // LOG-NOT: phase="select_finalist"
-// LOG: pass finished pass=ipu-compile op=builtin.module elapsed_ms={{[0-9]+}} success=false
+// LOG: pass finished pass=ipu-lower-mid op=builtin.module elapsed_ms={{[0-9]+}} success=false
+// LOG-NOT: pass=ipu-select-finalist
 
 // A cast with an FP8 scale is planned but not lowered to tiles yet.
 // expected-error-re@+1 {{'func.func' op ipu-lower-to-tiles: ipu.cast: op 0{{.*}} not lowered{{.*}}}}

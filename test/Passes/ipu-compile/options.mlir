@@ -62,7 +62,7 @@
 // FINALISTS: retained operator-plan finalist finalist=0
 // FINALISTS-NOT: finalist=1
 // FINALISTS: selected physically scheduled operator-plan finalist selected=0
-// FINALISTS: pass finished pass=ipu-compile op=builtin.module elapsed_ms={{[0-9]+}} success=true
+// FINALISTS: pass finished pass=ipu-emit-tile-code op=builtin.module elapsed_ms={{[0-9]+}} success=true
 
 // KERNELS: package build phase finished phase="plan_kernels"
 // KERNELS: compiling kernel source={{.*}}gemm.mlir name="gemm_f16_interleaved_

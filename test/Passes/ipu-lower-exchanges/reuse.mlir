@@ -15,10 +15,11 @@
 
 // REUSE: pass finished pass=ipu-lower-exchanges op=builtin.module
 // REUSE-NOT: pass finished
-// REUSE: INFO ipu.pass{pass=ipu-lower-exchanges}: ipu_passes::lower::passes: reused exchange optimization after validating relocated rows phase=0
+// REUSE: INFO ipu.pass{pass=ipu-lower-exchanges}:ipu.package.build{{.*}}:ipu.package.phase{phase="lower_exchanges"}: ipu_passes::lower::passes: reused exchange optimization after validating relocated rows phase=0
+// REUSE-NEXT: package build phase finished phase="lower_exchanges" elapsed_ms={{[0-9]+}} success=true
 // REUSE-NEXT: pass finished pass=ipu-lower-exchanges op=builtin.module elapsed_ms={{[0-9]+}} success=true
 
-// JSON: {"timestamp":"{{[^"]+}}","level":"INFO","fields":{"message":"reused exchange optimization after validating relocated rows","phase":0},"target":"ipu_passes::lower::passes","span":{"pass":"ipu-lower-exchanges","name":"ipu.pass"}
+// JSON: {"timestamp":"{{[^"]+}}","level":"INFO","fields":{"message":"reused exchange optimization after validating relocated rows","phase":0},"target":"ipu_passes::lower::passes","span":{"phase":"lower_exchanges","name":"ipu.package.phase"},"spans":[{"pass":"ipu-lower-exchanges","name":"ipu.pass"},{"operations":1,"tile_count":{{[0-9]+}},"name":"ipu.package.build"},{"phase":"lower_exchanges","name":"ipu.package.phase"}]}
 
 // NOREUSE-NOT: reused exchange optimization
 // NOREUSE: pass finished pass=ipu-lower-exchanges
@@ -39,7 +40,8 @@
 // STATS-NOREUSE-NEXT: (S) 1 phases-scheduled - phases scheduled
 
 // MOVED: optimized exchange placement moved_buffers=1 rescheduled_phases=0 phases=1
-// MOVED: INFO ipu.pass{pass=ipu-lower-exchanges}: ipu_passes::lower::passes: reused exchange optimization after validating relocated rows phase=0
+// MOVED: INFO ipu.pass{pass=ipu-lower-exchanges}:ipu.package.build{{.*}}:ipu.package.phase{phase="lower_exchanges"}: ipu_passes::lower::passes: reused exchange optimization after validating relocated rows phase=0
+// MOVED-NEXT: package build phase finished phase="lower_exchanges" elapsed_ms={{[0-9]+}} success=true
 // MOVED-NEXT: pass finished pass=ipu-lower-exchanges op=builtin.module elapsed_ms={{[0-9]+}} success=true
 
 func.func @gemm(%x: tensor<32x64xf16>, %w: tensor<64x64xf16>) -> tensor<32x64xf16> {

@@ -23,8 +23,9 @@
 // SWAP-NEXT: "ipu_tile.support"
 // SWAP-NEXT: "ipu_tile.exchange"() {cycles = {{[0-9]+}} : i64, moves = array<i64: 0, 0, 0, 0, 0, 1024, 1, 2, 2, 1, 0, 1, 0, 1024, 1, 0>, phase = 0 : i64, program = "run", schedule = array<i64: 0, 0, 1024, 0, 1, 0, 1024, 0>, schedule_key = {{-?[0-9]+}} : i64}
 
-// SWAP-LOG: INFO ipu.pass{pass=ipu-optimize-exchange-placement}: ipu_passes::lower::optimize: reused exchange optimization after validating relocated rows phase=0
+// SWAP-LOG: INFO ipu.pass{pass=ipu-optimize-exchange-placement}:ipu.package.build{{.*}}:ipu.package.phase{phase="optimize_exchange_placement"}: ipu_passes::lower::optimize: reused exchange optimization after validating relocated rows phase=0
 // SWAP-LOG-NEXT: optimized exchange placement moved_buffers=1 rescheduled_phases=0 phases=1
+// SWAP-LOG-NEXT: package build phase finished phase="optimize_exchange_placement" elapsed_ms={{[0-9]+}} success=true
 // SWAP-LOG-NEXT: pass finished pass=ipu-optimize-exchange-placement op=builtin.module elapsed_ms={{[0-9]+}} success=true
 
 // SWAP-STATS: IpuOptimizeExchangePlacement

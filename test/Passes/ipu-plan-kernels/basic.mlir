@@ -31,6 +31,8 @@
 // LOG: planned kernel specialization kernel=copy_b1024
 // LOG-NEXT: planned kernel specialization kernel=copy_b2048
 // LOG-NEXT: planned kernel specialization kernel=gemm_f16_interleaved_k64_c16_r32
+// LOG-NEXT: package build phase finished phase="plan_kernels" elapsed_ms={{[0-9]+}} success=true
+// LOG-NEXT: package build phase finished phase="link_runtime" elapsed_ms={{[0-9]+}} success=true
 // LOG-NEXT: pass finished pass=ipu-plan-kernels op=builtin.module elapsed_ms={{[0-9]+}} success=true
 
 // STATS: IpuPlanKernels
@@ -41,6 +43,8 @@
 // FP8: planned kernel specialization kernel=copy_b512
 // FP8-NEXT: planned kernel specialization kernel=copy_b1024
 // FP8-NEXT: planned kernel specialization kernel=gemm_f8_interleaved_k64_c16_r32
+// FP8-NEXT: package build phase finished phase="plan_kernels"
+// FP8-NEXT: package build phase finished phase="link_runtime"
 // FP8-NEXT: pass finished pass=ipu-plan-kernels
 
 // FP8-STATIONARY-NOT: split GEMM grid
@@ -52,6 +56,8 @@
 // FP8-STATIONARY-NEXT: planned kernel specialization kernel=gemm_f8_interleaved_k64_c64_r8
 // FP8-STATIONARY-NEXT: planned kernel specialization kernel=rearrange_from_amp_output_f16_o0_r8_p8_c64_p64
 // FP8-STATIONARY-NEXT: planned kernel specialization kernel=add_f16_r8_c64_b8
+// FP8-STATIONARY-NEXT: package build phase finished phase="plan_kernels"
+// FP8-STATIONARY-NEXT: package build phase finished phase="link_runtime"
 // FP8-STATIONARY-NEXT: pass finished pass=ipu-plan-kernels
 
 // @k_split (16x512x32 on grid [1, 1, 1, 4]): besides the copies and the GEMM (K slice of
@@ -62,6 +68,8 @@
 // KSPLIT-NEXT: planned kernel specialization kernel=gemm_f16_interleaved_k128_c32_r16
 // KSPLIT-NEXT: planned kernel specialization kernel=reduce_add_f16_f16_n128_p3
 // KSPLIT-NEXT: planned kernel specialization kernel=add_f16_r1_c128_b1
+// KSPLIT-NEXT: package build phase finished phase="plan_kernels"
+// KSPLIT-NEXT: package build phase finished phase="link_runtime"
 // KSPLIT-NEXT: pass finished pass=ipu-plan-kernels
 
 func.func @gemm(%x: tensor<32x64xf16>, %w: tensor<64x64xf16>) -> tensor<32x64xf16> {

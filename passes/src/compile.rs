@@ -1,0 +1,279 @@
+//! `ipu-compile`: the registered pipeline of the stage passes, and the package build's trace.
+//!
+//! `ipu-compile{target tiles precision fp8-scale finalists compile-kernels function}` expands to
+//!
+//! ```text
+//! ipu-lower-mid{...}, ipu-select-finalist{...}, ipu-lower-to-tiles{...}, ipu-plan-kernels{...},
+//! ipu-place-storage{...}, ipu-lower-exchanges{...}, ipu-optimize-exchange-placement{...},
+//! ipu-emit-tile-code{...}
+//! ```
+//!
+//! so the verifier, IR printing (`--mlir-print-ir-after=ipu-place-storage`), timing and
+//! statistics run between its stages like between any passes. Each stage logs its phases of
+//! the seed's package build inside `ipu.package.build{tile_count=... operations=...}`:
+//! `ipu.package.phase{phase="..."}` spans that end with
+//! `package build phase finished phase=... elapsed_ms=... success=...`.
+
+use std::time::Instant;
+
+use melior::ir::{
+    attribute::StringAttribute, block::BlockLike, operation::OperationLike, OperationRef,
+    RegionLike,
+};
+use tracing::info;
+
+use crate::lower::passes::{
+    EmitTileCodeOptions, LowerExchangesOptions, LowerToTilesOptions,
+    OptimizeExchangePlacementOptions, PlaceStorageOptions, PlanKernelsOptions,
+};
+use crate::lower_mid::{LowerMidOptions, FINALISTS_ATTRIBUTE};
+use crate::pipeline::{parse_option_list, PassOption, PassOptions, PipelineError};
+use crate::plan_ir;
+use crate::planner::PrecisionPolicy;
+use crate::select_finalist::{SelectFinalistOptions, PLAN_OPTIONS_ATTRIBUTE};
+
+crate::pass_options! {
+    /// Options of the `ipu-compile` pipeline (forwarded to its stages).
+    pub struct CompileOptions for "ipu-compile" {
+        /// Target table name (c600, bow).
+        target: String = "c600".to_string(),
+        /// Tiles of the device the program runs on.
+        tiles: u32 = 1472,
+        /// Precision policy for GEMM inputs: f32, f16 or fp8.
+        precision: PrecisionPolicy = PrecisionPolicy::F16,
+        /// FP8 scale exponent; empty: chosen from constant data ranges (0 where unknown).
+        fp8_scale: Option<i64> = None,
+        /// Finalists planning retains and selection schedules.
+        finalists: u32 = 4,
+        /// Compile kernels through the kernel cache.
+        compile_kernels: bool = true,
+        /// Function to compile; empty: the first that is not a repeat body.
+        function: String = String::new(),
+    }
+}
+
+/// The stages `ipu-compile{options}` runs, as pipeline text.
+pub fn expand_compile(options: &[PassOption]) -> Result<String, PipelineError> {
+    let options = CompileOptions::from_pass_options(options)?;
+    let target = options.target.clone();
+    let stages = [
+        LowerMidOptions {
+            target: target.clone(),
+            tiles: options.tiles,
+            precision: options.precision,
+            fp8_scale: options.fp8_scale,
+            finalists: options.finalists,
+            ..LowerMidOptions::default()
+        }
+        .print_pass(),
+        SelectFinalistOptions {
+            finalists: options.finalists,
+            ..SelectFinalistOptions::default()
+        }
+        .print_pass(),
+        LowerToTilesOptions {
+            target: target.clone(),
+            function: options.function.clone(),
+            ..LowerToTilesOptions::default()
+        }
+        .print_pass(),
+        PlanKernelsOptions {
+            target: target.clone(),
+            compile: options.compile_kernels,
+        }
+        .print_pass(),
+        PlaceStorageOptions {
+            target: target.clone(),
+        }
+        .print_pass(),
+        LowerExchangesOptions {
+            target: target.clone(),
+            ..LowerExchangesOptions::default()
+        }
+        .print_pass(),
+        OptimizeExchangePlacementOptions {
+            target: target.clone(),
+        }
+        .print_pass(),
+        EmitTileCodeOptions { target }.print_pass(),
+    ];
+    Ok(stages.join(", "))
+}
+
+/// A phase of the package build: a tracing span `ipu.package.phase{phase=...}` and, when it
+/// ends, `package build phase finished phase=... elapsed_ms=... success=...`.
+pub struct Phase {
+    name: &'static str,
+    started: Instant,
+    span: tracing::span::EnteredSpan,
+    success: bool,
+}
+
+impl Phase {
+    pub fn enter(name: &'static str) -> Phase {
+        Phase {
+            name,
+            started: Instant::now(),
+            span: tracing::info_span!("ipu.package.phase", phase = name).entered(),
+            success: false,
+        }
+    }
+
+    /// Marks the phase successful (a phase dropped without this reports `success=false`).
+    pub fn finish(mut self) {
+        self.success = true;
+    }
+}
+
+impl Drop for Phase {
+    fn drop(&mut self) {
+        let _ = &self.span;
+        info!(
+            phase = self.name,
+            elapsed_ms = self.started.elapsed().as_millis() as u64,
+            success = self.success,
+            "package build phase finished"
+        );
+    }
+}
+
+/// Runs `body` as phase `name` of the package build.
+pub fn staged<T, E>(name: &'static str, body: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
+    let phase = Phase::enter(name);
+    let result = body();
+    if result.is_ok() {
+        phase.finish();
+    }
+    result
+}
+
+/// Runs `body` (a stage of the package build of `module`) inside the build's span
+/// `ipu.package.build{tile_count=... operations=...}`: the tile count planning used (recorded
+/// on the module once planned; else `tiles`) and the module's graph ops.
+pub fn in_package_build<T>(module: OperationRef, tiles: u32, body: impl FnOnce() -> T) -> T {
+    let tile_count = planned_options(module).map_or(tiles, |options| options.tiles);
+    let span = tracing::info_span!(
+        "ipu.package.build",
+        tile_count,
+        operations = count_graph_ops(module)
+    );
+    let _build = span.enter();
+    body()
+}
+
+/// The ipu-lower-mid options recorded on `module` by planning, if any.
+pub fn planned_options(module: OperationRef) -> Option<LowerMidOptions> {
+    let text = match module.attribute(PLAN_OPTIONS_ATTRIBUTE) {
+        Ok(attribute) => StringAttribute::try_from(attribute)
+            .ok()?
+            .value()
+            .to_string(),
+        Err(_) => {
+            let record = module
+                .attribute(FINALISTS_ATTRIBUTE)
+                .ok()
+                .and_then(|a| StringAttribute::try_from(a).ok())
+                .map(|a| a.value().to_string())?;
+            let record: serde_json::Value = serde_json::from_str(&record).ok()?;
+            record.get("options")?.as_str()?.to_string()
+        }
+    };
+    parse_option_list(&text)
+        .ok()
+        .and_then(|list| LowerMidOptions::from_pass_options(&list).ok())
+}
+
+/// Graph ops of the module's functions (`ipu.*` ops other than planning's inserted casts and
+/// rearranges).
+fn count_graph_ops(module: OperationRef) -> usize {
+    let mut count = 0;
+    for function in plan_ir::functions(module).values() {
+        let Some(block) = function.region(0).ok().and_then(|r| r.first_block()) else {
+            continue;
+        };
+        let mut next = block.first_operation();
+        while let Some(inner) = next {
+            let name = inner.name();
+            if name
+                .as_string_ref()
+                .as_str()
+                .is_ok_and(|n| n.starts_with("ipu."))
+                && !inner.has_attribute("ipu.inserted")
+            {
+                count += 1;
+            }
+            next = inner.next_in_block();
+        }
+    }
+    count
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::{parse_pipeline, Element};
+
+    fn passes(pipeline: &crate::pipeline::Pipeline) -> Vec<(String, Vec<PassOption>)> {
+        pipeline
+            .elements
+            .iter()
+            .map(|element| match element {
+                Element::Pass { name, options, .. } => (name.value.clone(), options.clone()),
+                Element::Nested { .. } => panic!("a nested element in {pipeline:?}"),
+            })
+            .collect()
+    }
+
+    /// The expansion forwards every option to the stage that takes it and parses back.
+    #[test]
+    fn options_reach_their_stages() {
+        let parsed = parse_pipeline(
+            "ipu-compile{target=bow tiles=64 precision=fp8 fp8-scale=-3 finalists=2 compile-kernels=false function=f}",
+        )
+        .expect("parses");
+        let text = expand_compile(&passes(&parsed)[0].1).expect("expands");
+        let stages = passes(&parse_pipeline(&text).expect("the expansion parses"));
+        let names: Vec<&str> = stages.iter().map(|(name, _)| name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "ipu-lower-mid",
+                "ipu-select-finalist",
+                "ipu-lower-to-tiles",
+                "ipu-plan-kernels",
+                "ipu-place-storage",
+                "ipu-lower-exchanges",
+                "ipu-optimize-exchange-placement",
+                "ipu-emit-tile-code"
+            ]
+        );
+        let lower_mid = LowerMidOptions::from_pass_options(&stages[0].1).unwrap();
+        assert_eq!(
+            (
+                lower_mid.target.as_str(),
+                lower_mid.tiles,
+                lower_mid.precision,
+                lower_mid.fp8_scale,
+                lower_mid.finalists
+            ),
+            ("bow", 64, PrecisionPolicy::Fp8, Some(-3), 2)
+        );
+        let select = SelectFinalistOptions::from_pass_options(&stages[1].1).unwrap();
+        assert_eq!(select.finalists, 2);
+        let lower = LowerToTilesOptions::from_pass_options(&stages[2].1).unwrap();
+        assert_eq!(
+            (lower.target.as_str(), lower.function.as_str()),
+            ("bow", "f")
+        );
+        let kernels = PlanKernelsOptions::from_pass_options(&stages[3].1).unwrap();
+        assert_eq!((kernels.target.as_str(), kernels.compile), ("bow", false));
+        for (name, options) in &stages[4..] {
+            assert!(
+                options
+                    .iter()
+                    .any(|o| o.key.value == "target" && o.value.value == "bow"),
+                "{name} does not get target=bow"
+            );
+        }
+    }
+}
