@@ -256,7 +256,7 @@ impl<'g> Lowering<'g> {
     }
 
     fn matmul(&mut self, index: usize, plan: Option<&OperatorPlan>) -> Result<(), LowerError> {
-        if let Some(grid) = self.split_grid(index, plan) {
+        if let Some(grid) = self.split_grid(index, plan)? {
             return self.split_matmul(index, &grid, plan);
         }
         let general_plan = plan.filter(|p| matches!(p, OperatorPlan::GeneralMatmul(_)));
@@ -369,14 +369,20 @@ impl<'g> Lowering<'g> {
     /// back where they are reduced). The plan's grid when it is a batch-free, normal
     /// `gemm_output_stationary` / `gemm_k_split` grid that fits, else the cheapest grid by the
     /// lowering's own model.
-    fn split_grid(&self, index: usize, plan: Option<&OperatorPlan>) -> Option<SplitGrid> {
+    fn split_grid(
+        &self,
+        index: usize,
+        plan: Option<&OperatorPlan>,
+    ) -> Result<Option<SplitGrid>, LowerError> {
         let op = &self.graph.ops[index];
         // A host operand an earlier op already streamed is on the device, not the host's.
         if !self.prefix.is_empty() || op.operands.iter().any(|v| self.placed.contains_key(v)) {
-            return None;
+            return Ok(None);
         }
         let input = self.split_input(index);
-        let dims = gemm_split::split_dims(self.graph, index, input)?;
+        let Some(dims) = gemm_split::split_dims(self.graph, index, input) else {
+            return Ok(None);
+        };
         let precision = input;
         let a_value = self.ranged.get(&op.operands[0]);
         if a_value.is_none()
@@ -385,7 +391,7 @@ impl<'g> Lowering<'g> {
                 Origin::Argument | Origin::Constant
             )
         {
-            return None;
+            return Ok(None);
         }
         // A constant B may stay resident (written at initialization where it is read).
         let b_constant = self.graph.values[op.operands[1]].origin == Origin::Constant;
@@ -395,6 +401,12 @@ impl<'g> Lowering<'g> {
         };
         let target = &self.options.target;
         if let Some(plan) = plan {
+            let not_followed = |reason: String| {
+                unsupported(
+                    "ipu.matmul",
+                    format!("op {index}: the split GEMM lowering takes this matmul; plan {plan} cannot be followed: {reason}"),
+                )
+            };
             let gemm = match plan {
                 OperatorPlan::Gemm(
                     gemm @ GemmPlan {
@@ -402,32 +414,29 @@ impl<'g> Lowering<'g> {
                         orientation: Orientation::Normal,
                         ..
                     },
-                ) => Some(gemm),
-                _ => None,
+                ) => gemm,
+                _ => {
+                    return Err(not_followed(
+                        "not a batch-free, normal-orientation GEMM plan".into(),
+                    ))
+                }
             };
-            match gemm {
-                Some(gemm) if gemm.grid.tiles() <= u64::from(self.tiles) => {
-                    let weights = crate::element::memory_class(gemm.weights);
-                    let shape = (gemm.grid.rows, gemm.grid.cols, gemm.grid.k_split);
-                    let resident = gemm.weights_resident;
-                    match SplitGrid::within(dims, shape, precision, &env(weights, resident), target)
-                    {
-                        Ok(grid) => return Some(grid),
-                        Err(reason) => {
-                            info!(op = index, %reason, "the split GEMM lowering does not take the planned grid")
-                        }
-                    }
-                }
-                Some(gemm) => {
-                    info!(op = index, plan = %plan, tiles = gemm.grid.tiles(), allowed = self.tiles, "planned GEMM grid needs more tiles than the lowering may use; using the lowering's grid")
-                }
-                None => {
-                    info!(op = index, plan = %plan, "plan not implemented by the split GEMM lowering (batch split or swapped orientation); using the lowering's grid")
-                }
+            if gemm.grid.tiles() > u64::from(self.tiles) {
+                return Err(not_followed(format!(
+                    "its grid needs {} tiles, the lowering may use {}",
+                    gemm.grid.tiles(),
+                    self.tiles
+                )));
             }
+            let weights = crate::element::memory_class(gemm.weights);
+            let shape = (gemm.grid.rows, gemm.grid.cols, gemm.grid.k_split);
+            let resident = gemm.weights_resident;
+            return SplitGrid::within(dims, shape, precision, &env(weights, resident), target)
+                .map(Some)
+                .map_err(|reason| not_followed(reason.to_string()));
         }
         // Unplanned: the cheapest grid by the lowering's model, B resident or streamed.
-        [false, true]
+        Ok([false, true]
             .into_iter()
             .filter(|&resident| !resident || b_constant)
             .flat_map(|resident| {
@@ -439,7 +448,7 @@ impl<'g> Lowering<'g> {
                     grid.estimate(precision, target).total(),
                     grid.env.b_resident,
                 )
-            })
+            }))
     }
 
     /// The surroundings of split matmul `index` with its B panel in `weights`: A gathered

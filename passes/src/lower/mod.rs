@@ -19,7 +19,6 @@ pub mod program;
 use std::collections::BTreeMap;
 
 use ipu_device::{Precision, Target};
-use tracing::info;
 
 use crate::planner::{Graph, ValueId};
 use gemm::GemmGrid;
@@ -149,22 +148,25 @@ pub fn lower_graph(
     lower_planned_graph(name, graph, &[], constants, &BTreeMap::new(), options)
 }
 
-/// The grid the lowering uses for a matmul: the selected plan's when it is an
-/// output-stationary grid the GEMM lowering implements (no batch or K split, one K panel,
-/// normal orientation, equal column blocks), else the lowering's own.
+/// The grid the lowering uses for a matmul: the selected plan's (an output-stationary grid the
+/// GEMM lowering implements: no batch or K split, one K panel, normal orientation, equal
+/// column blocks); a plan it cannot follow is an error naming the plan and why. Without a
+/// plan (a graph lowered unplanned), the lowering's own grid.
 fn gemm_grid(
     dims: (u32, u32, u32),
     plan: Option<&OperatorPlan>,
     tiles: u32,
     op: usize,
 ) -> Result<GemmGrid, LowerError> {
-    if let Some(plan) = plan {
-        match followed_gemm_grid(dims, plan, tiles) {
-            Ok(grid) => return Ok(grid),
-            Err(reason) => info!(op, plan = %plan, %reason, "using the lowering's grid"),
+    match plan {
+        Some(plan) => {
+            followed_gemm_grid(dims, plan, tiles).map_err(|reason| LowerError::Unsupported {
+                op: "ipu.matmul".into(),
+                detail: format!("op {op}: plan {plan} cannot be followed: {reason}"),
+            })
         }
+        None => GemmGrid::new(dims.0, dims.1, dims.2, tiles),
     }
-    GemmGrid::new(dims.0, dims.1, dims.2, tiles)
 }
 
 /// The grid of `plan` for an `m x k x n` GEMM when the GEMM lowering builds it as planned (an

@@ -40,12 +40,18 @@ fn target_of(op: OperationRef, pass: &str, name: &str) -> Result<Target, PassFai
     Target::by_name(name).map_err(|e| fail(op, pass, e))
 }
 
-/// Runs `stage` on every tile module of `module`: read, transform, write back.
+/// Runs `stage` on every tile module of `module`: read, transform, write back. The design
+/// comes from the previous stage when it kept it and the module is unchanged since
+/// ([`ir::handoff`]; else it is read), only the parts the stage changed are written again,
+/// and unless this is the last stage (`hand_on`) the design is kept for the next one. The
+/// stage's flag says whether every stored schedule is validated at the design's addresses
+/// (false when read from IR; a stage that moves buffers clears it).
 fn each_design(
     module: OperationRef,
     pass: &str,
     target: &Target,
-    mut stage: impl FnMut(&mut TileDesign) -> Result<(), LowerError>,
+    hand_on: bool,
+    mut stage: impl FnMut(&mut TileDesign, &mut bool) -> Result<(), LowerError>,
 ) -> Result<usize, PassFailure> {
     let context_ref = module.context();
     // SAFETY: the context outlives this pass run.
@@ -60,12 +66,26 @@ fn each_design(
     }
     let count = modules.len();
     for tile_module in modules {
-        let mut design =
-            ir::read_design(tile_module, target).map_err(|e| fail(tile_module, pass, e))?;
-        in_package_build(module, design.program.tiles, || stage(&mut design))
-            .map_err(|e| fail(tile_module, pass, e))?;
-        ir::replace_tile_module(context, tile_module, &design)
+        let (mut design, previous, mut validated) = match ir::handoff::take(tile_module) {
+            Some((design, validated)) => {
+                let previous = design.clone();
+                (design, Some(previous), validated)
+            }
+            None => (
+                ir::read_design(tile_module, target).map_err(|e| fail(tile_module, pass, e))?,
+                None,
+                false,
+            ),
+        };
+        in_package_build(module, design.program.tiles, || {
+            stage(&mut design, &mut validated)
+        })
+        .map_err(|e| fail(tile_module, pass, e))?;
+        let written = ir::replace_tile_module(context, tile_module, &design, previous.as_ref())
             .map_err(|e| fail(module, pass, e))?;
+        if hand_on {
+            ir::handoff::keep(written, design, validated);
+        }
     }
     Ok(count)
 }
@@ -208,7 +228,11 @@ impl Pass for LowerToTiles {
             .get(&function)
             .map(|f| f.location())
             .unwrap_or_else(|| op.location());
-        ir::append_tile_module(context, op, location, &design).map_err(|e| fail(op, pass, e))
+        let written = ir::append_tile_module(context, op, location, &design)
+            .map_err(|e| fail(op, pass, e))?;
+        // The next stage takes the design as written instead of reading it back.
+        ir::handoff::keep(written, design, false);
+        Ok(())
     }
 }
 
@@ -457,7 +481,7 @@ impl Pass for PlanKernels {
             None
         };
         let mut kernels = 0;
-        each_design(op, pass, &target, |design| {
+        each_design(op, pass, &target, true, |design, _validated| {
             staged("compile_runtime", || Ok::<(), LowerError>(()))?;
             staged("plan_kernels", || plan_kernels(design, None))?;
             if let Some(cache) = &cache {
@@ -531,7 +555,8 @@ impl Pass for PlaceStorage {
         let pass = Self::ARGUMENT;
         let target = target_of(op, pass, &self.options.target)?;
         let mut buffers = 0;
-        each_design(op, pass, &target, |design| {
+        each_design(op, pass, &target, true, |design, validated| {
+            *validated = false;
             staged("size_tile_code", || {
                 design.program.compute_lifetimes();
                 Ok::<(), LowerError>(())
@@ -590,7 +615,8 @@ impl Pass for LowerExchanges {
         let pass = Self::ARGUMENT;
         let target = target_of(op, pass, &self.options.target)?;
         let mut counts = (0, 0);
-        each_design(op, pass, &target, |design| {
+        each_design(op, pass, &target, true, |design, validated| {
+            *validated = false;
             let (scheduled, reused) = staged("lower_exchanges", || {
                 lower_exchanges(design, &target, self.options.reuse)
             })?;
@@ -746,10 +772,12 @@ impl Pass for OptimizeExchangePlacement {
         let pass = Self::ARGUMENT;
         let target = target_of(op, pass, &self.options.target)?;
         let mut moved = 0;
-        each_design(op, pass, &target, |design| {
+        each_design(op, pass, &target, true, |design, validated| {
             moved += staged("optimize_exchange_placement", || {
                 super::optimize::optimize_exchange_placement(design, &target)
             })?;
+            // The optimizer ends by validating every schedule at the final addresses.
+            *validated = true;
             Ok(())
         })?;
         run.statistic("buffers-moved", "buffers moved", moved);
@@ -793,8 +821,9 @@ impl Pass for EmitTileCode {
         let pass = Self::ARGUMENT;
         let target = target_of(op, pass, &self.options.target)?;
         let mut tiles = 0;
-        each_design(op, pass, &target, |design| {
-            emit_tile_code(design, &target)?;
+        // The last stage: nothing after it takes the design.
+        each_design(op, pass, &target, false, |design, validated| {
+            emit_tile_code_checked(design, &target, *validated)?;
             tiles += design.code.as_ref().map_or(0, |c| c.tiles.len() as u64);
             Ok(())
         })?;

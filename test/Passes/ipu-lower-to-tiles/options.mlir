@@ -14,9 +14,11 @@
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 function=second})' | FileCheck %s --check-prefix=FUNCTION
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 target=bow})' | FileCheck %s --check-prefix=BOW
 // After planning, the defaults follow what ipu-lower-mid recorded (tiles, precision, scale);
-// explicit options override it.
+// explicit options override it, but the lowering still lowers exactly the selected plans: a
+// tile count the plans do not fit is an error at the op naming the plan.
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=8 precision=fp8 fp8-scale=-2}, ipu-select-finalist, ipu-lower-to-tiles)' | FileCheck %s --check-prefix=PLANNED
-// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=8 precision=fp8}, ipu-select-finalist, ipu-lower-to-tiles{tiles=4 precision=native})' | FileCheck %s --check-prefix=OVERRIDE
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=8 precision=fp8}, ipu-select-finalist, ipu-lower-to-tiles{tiles=16 precision=native})' | FileCheck %s --check-prefix=OVERRIDE
+// RUN: not ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=8 precision=fp8}, ipu-select-finalist, ipu-lower-to-tiles{tiles=4 precision=native})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=TOO-FEW
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4}, ipu-lower-to-tiles{tiles=4 function=second})' | FileCheck %s --check-prefix=BOTH
 
 // tiles=16: the split GEMM lowering's grid [1, 4, 4, 1] (8 rows x 16 columns per tile; each
@@ -105,12 +107,13 @@
 // PLANNED: provenance = "op0", runs = array<i64: {{.*}}, -1, 0, -1, 4294967294, -1, 4294967294, {{.*}}>}
 // PLANNED-NOT: provenance = "op0.convert"
 
-// With precision=native the product needs no cast and takes the split GEMM lowering; the
-// planned grid [1, 2, 4, 1] needs 8 tiles, more than tiles=4, so the lowering picks its own.
+// With precision=native the product needs no cast and takes the split GEMM lowering on the
+// planned grid [1, 2, 4, 1] (8 of the 16 tiles allowed); with tiles=4 that grid does not fit.
 // OVERRIDE: module @gemm.tiles
 // OVERRIDE-NOT: cast
-// OVERRIDE: name = "gemm_f16_interleaved_k64_c16_r32"
-// OVERRIDE: name = "op0.a.home", tiles = array<i32: 0, 1, 2, 3>}
+// OVERRIDE: name = "gemm_f16_interleaved_k64_c16_r16"
+// OVERRIDE: name = "op0.a.home", tiles = array<i32: 0, 1, 2, 3, 4, 5, 6, 7>}
+// TOO-FEW: error: 'func.func' op ipu-lower-to-tiles: ipu.matmul: op 0: the split GEMM lowering takes this matmul; plan #ipu.plan<"gemm_output_stationary", {{.*}}grid = [1, 2, 4, 1]{{.*}}> cannot be followed: its grid needs 8 tiles, the lowering may use 4
 
 // Each function gets its own tile module.
 // BOTH: module @gemm.tiles attributes {ipu_tile.function = "gemm"

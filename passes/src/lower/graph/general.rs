@@ -1691,74 +1691,114 @@ impl Lowering<'_> {
             )));
         }
         let scale = scale.unwrap_or(1.0 / f64::from(d).sqrt()) as f32;
+        // The plan decides how the scores are computed; a plan that cannot be followed is an
+        // error. Without a plan (a graph lowered unplanned) the lowering chooses below.
+        let plan = match plan {
+            None => None,
+            Some(OperatorPlan::Attention(plan)) => Some(plan),
+            Some(other) => return Err(fail(format!("plan {other} is not an attention plan"))),
+        };
+        let not_followed = |plan: &AttentionPlan, why: String| {
+            fail(format!(
+                "plan {} cannot be followed: {why}",
+                OperatorPlan::Attention(plan.clone())
+            ))
+        };
+        // A planned key block must fit where the lowering's own (the largest that fits) does.
+        let planned_key_block = |plan: &AttentionPlan, fitting: Option<u32>| match plan.schedule {
+            AttentionSchedule::Flash { key_block } => match fitting {
+                Some(largest) if key_block > largest => Err(not_followed(
+                    plan,
+                    format!("key blocks of {key_block} do not fit a tile (at most {largest})"),
+                )),
+                _ => Ok(Some(key_block)),
+            },
+            AttentionSchedule::Blocked | AttentionSchedule::Materialized => Ok(None),
+        };
         if let Some(heads) = heads_per_tile {
             // More batch-heads than tiles: whole heads, several per tile, one after the other
             // (the streamed lowering's waves).
+            let mut key_block = wave_key_block((s, d, t, ev), precision);
+            if let Some(plan) = plan {
+                let rows = batches.div_ceil(heads);
+                if !matches!(plan.schedule, AttentionSchedule::Flash { .. })
+                    || plan.grid != [rows, 1]
+                {
+                    return Err(not_followed(
+                        plan,
+                        format!("{batches} batch-heads on {} tiles run {heads} whole heads per tile in waves (attention_flash on grid [{rows}, 1])", self.tiles),
+                    ));
+                }
+                if let Some(planned) = planned_key_block(plan, Some(key_block))? {
+                    key_block = planned;
+                }
+            }
             let grid = row_grid(batches * s, ev, heads * s);
             let shape = StreamedAttention {
                 index,
                 out,
                 sizes: (s, d, t, ev),
                 qr: s,
-                key_block: wave_key_block((s, d, t, ev), precision),
+                key_block,
                 precision,
                 causal,
                 scale,
             };
             return self.attention_streamed(&shape, &grid, (&qb, &kb, &vb));
         }
-        if let Some(OperatorPlan::Attention(
+        if let Some(
             plan @ AttentionPlan {
                 schedule: AttentionSchedule::Materialized,
+                grid: g,
                 ..
             },
-        )) = plan
+        ) = plan
         {
-            let shape = Some(plan.grid.clone());
             let target = &self.options.target;
-            let fits = |g: &[u32]| {
+            let fits = g.len() == 3 && {
                 let (qr, tk) = (s / g[1], t / g[2]);
                 materialized_fits((batches, s, t), (g[0], g[1], g[2]), self.tiles)
                     && materialized_attention_fits((qr, d, tk, t, ev, qr / g[2]), precision, target)
             };
-            match shape {
-                Some(g) if fits(&g) => {
-                    let shape = MaterializedAttention {
-                        index,
-                        out,
-                        sizes: (s, d, t, ev),
-                        grid: (g[1], g[2]),
-                        precision,
-                        causal,
-                        scale,
-                    };
-                    return self.attention_materialized(&shape, batches, (&qb, &kb, &vb));
-                }
-                _ => {
-                    info!(op = index, grid = ?plan.grid, "materialized attention plan not followed (one batch-head per grid row, queries split exactly over the query x key grid, keys over the key blocks)")
-                }
+            if !fits {
+                return Err(not_followed(
+                    plan,
+                    "it needs one batch-head per grid row, queries split exactly over the query x key grid, keys over the key blocks, and its blocks within a tile's budget".into(),
+                ));
             }
+            let shape = MaterializedAttention {
+                index,
+                out,
+                sizes: (s, d, t, ev),
+                grid: (g[1], g[2]),
+                precision,
+                causal,
+                scale,
+            };
+            return self.attention_materialized(&shape, batches, (&qb, &kb, &vb));
         }
         let tiles = self.tiles;
-        // The planned query blocks (`attention_blocked` / `attention_flash`, grid [heads, gs])
-        // when the plan has one batch-head per grid row and splits the queries exactly; else
-        // the fewest query rows per tile that fit the tiles.
-        let planned = match plan {
-            Some(OperatorPlan::Attention(AttentionPlan {
-                schedule: AttentionSchedule::Blocked | AttentionSchedule::Flash { .. },
-                grid,
-                ..
-            })) => match grid.as_slice() {
-                &[gb, gs] if gb == batches => Some(gs),
-                _ => None,
-            },
-            _ => None,
-        }
-        .filter(|&gs| {
-            s.is_multiple_of(gs) && u64::from(batches) * u64::from(gs) <= u64::from(tiles)
-        });
-        let qr = match planned {
-            Some(gs) => s / gs,
+        // The planned query blocks (`attention_blocked` / `attention_flash`, grid [heads, gs]:
+        // one batch-head per grid row, the queries split exactly); unplanned, the fewest query
+        // rows per tile that fit the tiles.
+        let qr = match plan {
+            Some(plan) => {
+                match plan.grid.as_slice() {
+                    &[gb, gs]
+                        if gb == batches
+                            && s.is_multiple_of(gs)
+                            && u64::from(batches) * u64::from(gs) <= u64::from(tiles) =>
+                    {
+                        s / gs
+                    }
+                    _ => return Err(not_followed(
+                        plan,
+                        format!(
+                            "its grid must be [{batches}, a divisor of {s}] within {tiles} tiles"
+                        ),
+                    )),
+                }
+            }
             None => smallest_divisor(s, |dv| {
                 u64::from(batches) * u64::from(s / dv) <= u64::from(tiles)
             })
@@ -1767,8 +1807,23 @@ impl Lowering<'_> {
         let per_head = s / qr;
         let grid = row_grid(batches * s, ev, qr);
         // A tile's whole score rows, keys and values when they fit the budget; else the keys
-        // stream through in blocks with the online softmax.
-        if let Some(key_block) = streamed_key_block((qr, d, t, ev), precision) {
+        // stream through in blocks with the online softmax. A plan says which, and its key
+        // block.
+        let fitting = streamed_key_block((qr, d, t, ev), precision);
+        let key_block = match plan {
+            None => fitting,
+            Some(plan) => match planned_key_block(plan, fitting)? {
+                Some(block) => Some(block),
+                None if fitting.is_some() => {
+                    return Err(not_followed(
+                        plan,
+                        format!("whole score rows of {qr} queries over {t} keys do not fit a tile (stream the keys: attention_flash)"),
+                    ))
+                }
+                None => None,
+            },
+        };
+        if let Some(key_block) = key_block {
             let shape = StreamedAttention {
                 index,
                 out,

@@ -1,0 +1,557 @@
+//! Writing a [`TileDesign`] as a tile module.
+
+use std::collections::BTreeMap;
+
+use ipu_device::Precision;
+use ipu_runtime::package::BindingRole;
+use melior::{
+    ir::{
+        attribute::AttributeLike,
+        attribute::{
+            ArrayAttribute, DenseI32ArrayAttribute, DenseI64ArrayAttribute, IntegerAttribute,
+            StringAttribute,
+        },
+        block::BlockLike,
+        operation::{OperationBuilder, OperationLike},
+        r#type::{IntegerType, TypeLike},
+        Attribute, Block, Identifier, Location, Operation, OperationRef, Region, RegionLike, Type,
+    },
+    Context,
+};
+
+use super::super::program::{Arg, TileProgram, TileStep};
+use super::super::LowerError;
+use super::read::piece_row;
+use super::*;
+
+// ---------------------------------------------------------------------------------------
+// Writing.
+
+struct Writer<'c> {
+    context: &'c Context,
+    location: Location<'c>,
+    i64: Type<'c>,
+    ops: Vec<Operation<'c>>,
+}
+
+impl<'c> Writer<'c> {
+    fn int(&self, value: u64) -> Attribute<'c> {
+        IntegerAttribute::new(self.i64, value as i64).into()
+    }
+    fn str(&self, value: &str) -> Attribute<'c> {
+        StringAttribute::new(self.context, value).into()
+    }
+    fn i64s(&self, values: &[i64]) -> Attribute<'c> {
+        DenseI64ArrayAttribute::new(self.context, values).into()
+    }
+    fn tiles(&self, tiles: &[u32]) -> Attribute<'c> {
+        let values: Vec<i32> = tiles.iter().map(|&t| t as i32).collect();
+        DenseI32ArrayAttribute::new(self.context, &values).into()
+    }
+    fn op(&mut self, name: &str, attributes: Vec<(&str, Attribute<'c>)>) -> Result<(), LowerError> {
+        let attributes: Vec<(Identifier<'c>, Attribute<'c>)> = attributes
+            .into_iter()
+            .map(|(key, value)| (Identifier::new(self.context, key), value))
+            .collect();
+        let op = OperationBuilder::new(name, self.location)
+            .add_attributes(&attributes)
+            .build()
+            .map_err(|e| LowerError::Input(format!("building {name}: {e}")))?;
+        self.ops.push(op);
+        Ok(())
+    }
+
+    /// Moves `old` (ops of the module being replaced) into the new module as they are.
+    fn adopt(&mut self, old: &[OperationRef<'c, '_>]) {
+        for op in old {
+            // SAFETY: `op` is a live op of the old tile module's block, used by nothing else;
+            // it is detached from that block first and then owned by the new module (the old
+            // module, destroyed after the replacement, no longer holds it).
+            let owned = unsafe {
+                mlir_sys::mlirOperationRemoveFromParent(op.to_raw());
+                Operation::from_raw(op.to_raw())
+            };
+            self.ops.push(owned);
+        }
+    }
+}
+
+/// The old tile module's ops, written for `previous` in the writer's order, so that the parts
+/// of a new design equal to `previous`'s are moved over instead of written again.
+pub(super) struct Reuse<'p, 'c, 'a> {
+    pub previous: &'p TileDesign,
+    pub ops: Vec<OperationRef<'c, 'a>>,
+}
+
+impl<'c, 'a> Reuse<'_, 'c, 'a> {
+    /// The old ops of each part (ops, kernels, buffers, streams, support, steps, code), when
+    /// their count is what the writer produces for `previous`.
+    fn parts(&self) -> Option<[&[OperationRef<'c, 'a>]; 7]> {
+        let program = &self.previous.program;
+        let counts = [
+            program.ops.len(),
+            program.kernels.len(),
+            program.buffers.len(),
+            program.bindings.len(),
+            usize::from(self.previous.support.is_some()),
+            program.initialize.len() + program.run.len(),
+            usize::from(self.previous.code.is_some()),
+        ];
+        if counts.iter().sum::<usize>() != self.ops.len() {
+            return None;
+        }
+        let mut rest = self.ops.as_slice();
+        Some(counts.map(|count| {
+            let (part, tail) = rest.split_at(count);
+            rest = tail;
+            part
+        }))
+    }
+}
+
+/// Whether step `new` writes the same op as step `old` did (an exchange with the same
+/// schedule, host steps naming the same stream).
+fn same_step(old: &TileStep, old_design: &TileDesign, new: &TileStep, design: &TileDesign) -> bool {
+    if old != new {
+        return false;
+    }
+    match new {
+        TileStep::Exchange { phase, .. } => {
+            old_design.schedules.get(phase) == design.schedules.get(phase)
+        }
+        TileStep::HostWrite { binding } | TileStep::HostRead { binding } => {
+            old_design.program.bindings.get(*binding).map(|b| &b.name)
+                == design.program.bindings.get(*binding).map(|b| &b.name)
+        }
+        _ => true,
+    }
+}
+
+fn program_name(initialize: bool) -> &'static str {
+    if initialize {
+        "initialize"
+    } else {
+        "run"
+    }
+}
+
+/// The MLIR element type text of a host precision.
+pub fn element_type_text(precision: Precision) -> &'static str {
+    match precision {
+        Precision::F32 => "f32",
+        Precision::F16 => "f16",
+        Precision::F8E4M3 => "f8E4M3FNUZ",
+        Precision::F8E5M2 => "f8E5M2FNUZ",
+    }
+}
+
+pub(super) fn precision_from_name(name: &str) -> Option<Precision> {
+    [
+        Precision::F32,
+        Precision::F16,
+        Precision::F8E4M3,
+        Precision::F8E5M2,
+    ]
+    .into_iter()
+    .find(|p| p.short_name() == name)
+}
+
+pub(super) fn role_from_name(name: &str) -> Option<BindingRole> {
+    [BindingRole::Input, BindingRole::Output, BindingRole::Weight]
+        .into_iter()
+        .find(|r| r.name() == name)
+}
+
+/// A dense elements attribute holding `data` (C order, `precision` elements) of `shape`;
+/// a splat when every element is equal.
+fn value_attribute<'c>(
+    context: &'c Context,
+    precision: Precision,
+    shape: &[u64],
+    data: &[u8],
+) -> Result<Attribute<'c>, LowerError> {
+    let dims = shape
+        .iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join("x");
+    let text = if shape.is_empty() {
+        format!("tensor<{}>", element_type_text(precision))
+    } else {
+        format!("tensor<{dims}x{}>", element_type_text(precision))
+    };
+    let r#type = Type::parse(context, &text)
+        .ok_or_else(|| LowerError::Input(format!("cannot build type {text}")))?;
+    let width = precision.bytes() as usize;
+    let splat = data.len() >= width && data.chunks(width).all(|c| c == &data[..width]);
+    let raw = if splat { &data[..width] } else { data };
+    // SAFETY: the type is a valid ranked tensor type of `precision` elements and `raw` holds
+    // either one element (a splat) or every element, as MLIR's raw-buffer constructor requires;
+    // MLIR copies the bytes.
+    let attribute = unsafe {
+        Attribute::from_raw(mlir_sys::mlirDenseElementsAttrRawBufferGet(
+            r#type.to_raw(),
+            raw.len(),
+            raw.as_ptr().cast(),
+        ))
+    };
+    if attribute.to_raw().ptr.is_null() {
+        return Err(LowerError::Input(format!(
+            "weight data of {} B does not fit {text}",
+            data.len()
+        )));
+    }
+    Ok(attribute)
+}
+
+/// The C-order bytes of a dense elements attribute of `elements` elements of `width` bytes.
+pub fn attribute_bytes(attribute: Attribute, elements: u64, width: u32) -> Option<Vec<u8>> {
+    let raw = attribute.to_raw();
+    // SAFETY: checked to be a dense elements attribute first; its raw data is the packed
+    // element bytes (one element when it is a splat).
+    unsafe {
+        if !mlir_sys::mlirAttributeIsADenseElements(raw) {
+            return None;
+        }
+        let splat = mlir_sys::mlirDenseElementsAttrIsSplat(raw);
+        let pointer = mlir_sys::mlirDenseElementsAttrGetRawData(raw) as *const u8;
+        let total = usize::try_from(elements.checked_mul(u64::from(width))?).ok()?;
+        if pointer.is_null() {
+            return None;
+        }
+        if splat {
+            let one = std::slice::from_raw_parts(pointer, width as usize);
+            Some(one.repeat(total / width as usize))
+        } else {
+            Some(std::slice::from_raw_parts(pointer, total).to_vec())
+        }
+    }
+}
+
+pub(super) fn build_tile_module<'c>(
+    context: &'c Context,
+    location: Location<'c>,
+    design: &TileDesign,
+    reuse: Option<Reuse<'_, 'c, '_>>,
+) -> Result<Operation<'c>, LowerError> {
+    let program = &design.program;
+    let mut w = Writer {
+        context,
+        location,
+        i64: IntegerType::new(context, 64).into(),
+        ops: Vec::new(),
+    };
+    let previous = reuse.as_ref().map(|r| r.previous);
+    let parts = reuse.as_ref().and_then(Reuse::parts);
+    // Moves part `index` of the old module over when `same` holds for the previous design.
+    let kept = |w: &mut Writer<'c>, index: usize, same: &dyn Fn(&TileDesign) -> bool| match (
+        &parts, previous,
+    ) {
+        (Some(parts), Some(previous)) if same(previous) => {
+            w.adopt(parts[index]);
+            true
+        }
+        _ => false,
+    };
+    if !kept(&mut w, 0, &|p| p.program.ops == program.ops) {
+        write_ops(&mut w, program)?;
+    }
+    if !kept(&mut w, 1, &|p| p.program.kernels == program.kernels) {
+        write_kernels(&mut w, program)?;
+    }
+    if !kept(&mut w, 2, &|p| p.program.buffers == program.buffers) {
+        write_buffers(&mut w, program)?;
+    }
+    if !kept(&mut w, 3, &|p| p.program.bindings == program.bindings) {
+        write_streams(&mut w, program)?;
+    }
+    if !kept(&mut w, 4, &|p| p.support == design.support) {
+        write_support(&mut w, design)?;
+    }
+    let steps = program
+        .initialize
+        .iter()
+        .map(|s| (true, s))
+        .chain(program.run.iter().map(|s| (false, s)));
+    let old_steps: Vec<&TileStep> = previous
+        .map(|p| p.program.initialize.iter().chain(&p.program.run).collect())
+        .unwrap_or_default();
+    for (position, (initialize, step)) in steps.enumerate() {
+        let reusable = match (&parts, previous, old_steps.get(position)) {
+            (Some(parts), Some(previous), Some(old)) => {
+                (same_step(old, previous, step, design)).then(|| &parts[5][position..=position])
+            }
+            _ => None,
+        };
+        match reusable {
+            Some(old) => w.adopt(old),
+            None => write_step(
+                &mut w,
+                program_name(initialize),
+                step,
+                program,
+                &design.schedules,
+            )?,
+        }
+    }
+    if !kept(&mut w, 6, &|p| p.code == design.code) {
+        write_code(&mut w, design)?;
+    }
+    finish_module(w, design)
+}
+
+fn write_ops(w: &mut Writer, program: &TileProgram) -> Result<(), LowerError> {
+    for (provenance, op, estimate) in &program.ops {
+        let attributes = vec![
+            ("provenance", w.str(provenance)),
+            ("op", w.str(op)),
+            ("estimate", w.int(*estimate)),
+        ];
+        w.op("ipu_tile.op", attributes)?;
+    }
+    Ok(())
+}
+
+fn write_kernels(w: &mut Writer, program: &TileProgram) -> Result<(), LowerError> {
+    for (index, spec) in program.kernels.iter().enumerate() {
+        let json = serde_json::to_string(spec)
+            .map_err(|e| LowerError::Input(format!("kernel {index}: {e}")))?;
+        let attributes = vec![
+            ("index", w.int(index as u64)),
+            ("name", w.str(&spec.name())),
+            ("spec", w.str(&json)),
+        ];
+        w.op("ipu_tile.kernel", attributes)?;
+    }
+    Ok(())
+}
+
+fn write_buffers(w: &mut Writer, program: &TileProgram) -> Result<(), LowerError> {
+    for (id, buffer) in program.buffers.iter().enumerate() {
+        let mut attributes = vec![
+            ("id", w.int(id as u64)),
+            ("name", w.str(&buffer.name)),
+            ("class", w.str(buffer.class.name())),
+            ("bytes", w.int(u64::from(buffer.bytes))),
+            ("tiles", w.tiles(&buffer.tiles)),
+            (
+                "live",
+                w.i64s(&[buffer.live.0 as i64, buffer.live.1 as i64]),
+            ),
+        ];
+        if let Some(address) = buffer.address {
+            attributes.push(("address", w.int(u64::from(address))));
+        }
+        w.op("ipu_tile.buffer", attributes)?;
+    }
+    Ok(())
+}
+
+fn write_streams(w: &mut Writer, program: &TileProgram) -> Result<(), LowerError> {
+    let context = w.context;
+    for binding in &program.bindings {
+        // Contiguous pieces only: one dense array of rows of 5 (the common, compact form);
+        // otherwise one row per piece, strided ones with their runs and stride.
+        let pieces = if binding.pieces.iter().all(|p| p.runs == 1) {
+            let rows: Vec<i64> = binding.pieces.iter().flat_map(piece_row).collect();
+            w.i64s(&rows)
+        } else {
+            let rows: Vec<Attribute> = binding
+                .pieces
+                .iter()
+                .map(|p| w.i64s(&piece_row(p)))
+                .collect();
+            ArrayAttribute::new(context, &rows).into()
+        };
+        let shape: Vec<i64> = binding.shape.iter().map(|&d| d as i64).collect();
+        let mut attributes = vec![
+            ("name", w.str(&binding.name)),
+            ("role", w.str(binding.role.name())),
+            ("precision", w.str(binding.precision.short_name())),
+            ("shape", w.i64s(&shape)),
+            ("pieces", pieces),
+        ];
+        if binding.scale_exp != 0 {
+            attributes.push((
+                "scale_exp",
+                IntegerAttribute::new(w.i64, i64::from(binding.scale_exp)).into(),
+            ));
+        }
+        if binding.role == BindingRole::Weight {
+            attributes.push((
+                "value",
+                value_attribute(context, binding.precision, &binding.shape, &binding.data)?,
+            ));
+        }
+        w.op("ipu_tile.stream", attributes)?;
+    }
+    Ok(())
+}
+
+fn write_support(w: &mut Writer, design: &TileDesign) -> Result<(), LowerError> {
+    if let Some(support) = &design.support {
+        let pairs = |ranges: &[(u32, u32)]| -> Vec<i64> {
+            ranges
+                .iter()
+                .flat_map(|&(s, e)| [i64::from(s), i64::from(e)])
+                .collect()
+        };
+        let attributes = vec![
+            ("linked_end", w.int(u64::from(support.linked_end))),
+            ("profile_bytes", w.int(u64::from(support.profile_bytes))),
+            (
+                "exchange_table_bytes",
+                w.int(u64::from(support.exchange_table_bytes)),
+            ),
+            ("host_code_bytes", w.int(u64::from(support.host_code_bytes))),
+            (
+                "generated_code_bytes",
+                w.int(u64::from(support.generated_code_bytes)),
+            ),
+            ("code_address", w.int(u64::from(support.code_address))),
+            ("standard_ranges", w.i64s(&pairs(&support.standard_ranges))),
+            (
+                "interleaved_ranges",
+                w.i64s(&pairs(&support.interleaved_ranges)),
+            ),
+        ];
+        w.op("ipu_tile.support", attributes)?;
+    }
+    Ok(())
+}
+
+fn write_code(w: &mut Writer, design: &TileDesign) -> Result<(), LowerError> {
+    if let Some(code) = &design.code {
+        let attributes = vec![
+            ("tiles", w.tiles(&code.tiles)),
+            ("final_cycles", w.int(code.final_cycles)),
+            ("final_exchange", w.int(code.final_exchange)),
+        ];
+        w.op("ipu_tile.code", attributes)?;
+    }
+    Ok(())
+}
+
+/// The tile module holding the ops written so far.
+fn finish_module<'c>(mut w: Writer<'c>, design: &TileDesign) -> Result<Operation<'c>, LowerError> {
+    let context = w.context;
+    let program = &design.program;
+    let location = w.location;
+    let block = Block::new(&[]);
+    for op in w.ops.drain(..) {
+        block.append_operation(op);
+    }
+    let region = Region::new();
+    region.append_block(block);
+    let attributes = vec![
+        (
+            Identifier::new(context, "sym_name"),
+            w.str(&format!("{}.tiles", design.function)),
+        ),
+        (
+            Identifier::new(context, TILES_ATTRIBUTE),
+            w.int(u64::from(program.tiles)),
+        ),
+        (
+            Identifier::new(context, FUNCTION_ATTRIBUTE),
+            w.str(&design.function),
+        ),
+        (
+            Identifier::new(context, TARGET_ATTRIBUTE),
+            w.str(&design.target),
+        ),
+    ];
+    OperationBuilder::new("builtin.module", location)
+        .add_attributes(&attributes)
+        .add_regions([region])
+        .build()
+        .map_err(|e| LowerError::Input(format!("building the tile module: {e}")))
+}
+
+fn write_step(
+    w: &mut Writer,
+    program: &str,
+    step: &TileStep,
+    tile_program: &TileProgram,
+    schedules: &BTreeMap<u32, StoredSchedule>,
+) -> Result<(), LowerError> {
+    match step {
+        TileStep::HostWrite { binding } | TileStep::HostRead { binding } => {
+            let name = if matches!(step, TileStep::HostWrite { .. }) {
+                "ipu_tile.host_write"
+            } else {
+                "ipu_tile.host_read"
+            };
+            let stream = &tile_program.bindings[*binding].name;
+            let attributes = vec![("program", w.str(program)), ("stream", w.str(stream))];
+            w.op(name, attributes)
+        }
+        TileStep::Compute { provenance, runs } => {
+            let mut rows = Vec::new();
+            for run in runs {
+                rows.extend([
+                    i64::from(run.tile),
+                    i64::from(run.kernel),
+                    run.args.len() as i64,
+                ]);
+                for arg in &run.args {
+                    match *arg {
+                        Arg::Address(place) => {
+                            rows.extend([place.buffer as i64, i64::from(place.offset)])
+                        }
+                        Arg::Value(value) => rows.extend([-1, i64::from(value)]),
+                    }
+                }
+            }
+            let attributes = vec![
+                ("program", w.str(program)),
+                ("provenance", w.str(provenance)),
+                ("runs", w.i64s(&rows)),
+            ];
+            w.op("ipu_tile.compute", attributes)
+        }
+        TileStep::Sync => {
+            let attributes = vec![("program", w.str(program))];
+            w.op("ipu_tile.sync", attributes)
+        }
+        TileStep::Repeat { count, steps } => {
+            let attributes = vec![
+                ("program", w.str(program)),
+                ("count", w.int(u64::from(*count))),
+                ("steps", w.int(*steps as u64)),
+            ];
+            w.op("ipu_tile.repeat", attributes)
+        }
+        TileStep::Exchange { phase, moves } => {
+            let mut rows = Vec::new();
+            for m in moves {
+                rows.extend([
+                    i64::from(m.source_tile),
+                    m.source.buffer as i64,
+                    i64::from(m.source.offset),
+                    m.destination.buffer as i64,
+                    i64::from(m.destination.offset),
+                    i64::from(m.bytes),
+                    m.destinations.len() as i64,
+                ]);
+                rows.extend(m.destinations.iter().map(|&d| i64::from(d)));
+            }
+            let mut attributes = vec![
+                ("program", w.str(program)),
+                ("phase", w.int(u64::from(*phase))),
+                ("moves", w.i64s(&rows)),
+            ];
+            if let Some(schedule) = schedules.get(phase) {
+                let pieces: Vec<i64> = schedule
+                    .pieces
+                    .iter()
+                    .flat_map(|row| row.map(|v| v as i64))
+                    .collect();
+                attributes.push(("schedule", w.i64s(&pieces)));
+                attributes.push(("schedule_key", w.int(schedule.key)));
+                attributes.push(("cycles", w.int(schedule.cycles)));
+            }
+            w.op("ipu_tile.exchange", attributes)
+        }
+    }
+}
