@@ -42,15 +42,16 @@ fn target_of(op: OperationRef, pass: &str, name: &str) -> Result<Target, PassFai
 
 /// Runs `stage` on every tile module of `module`: read, transform, write back. The design
 /// comes from the previous stage when it kept it and the module is unchanged since
-/// ([`ir::handoff`]; else it is read), only the parts the stage changed are written again,
-/// and unless this is the last stage (`hand_on`) the design is kept for the next one. The
-/// stage's flag says whether every stored schedule is validated at the design's addresses
-/// (false when read from IR; a stage that moves buffers clears it).
+/// ([`ir::handoff`]; else it is read); then only the parts the stage declares it `changes` are
+/// written again (debug builds check the declaration), and unless this is the last stage
+/// (`hand_on`) the design is kept for the next one. The stage's flag says whether every stored
+/// schedule is validated at the design's addresses (false when read from IR; a stage that
+/// moves buffers clears it).
 fn each_design(
     module: OperationRef,
     pass: &str,
     target: &Target,
-    hand_on: bool,
+    (changes, hand_on): (ir::Changes, bool),
     mut stage: impl FnMut(&mut TileDesign, &mut bool) -> Result<(), LowerError>,
 ) -> Result<usize, PassFailure> {
     let context_ref = module.context();
@@ -66,23 +67,28 @@ fn each_design(
     }
     let count = modules.len();
     for tile_module in modules {
-        let (mut design, previous, mut validated) = match ir::handoff::take(tile_module) {
-            Some((design, validated)) => {
-                let previous = design.clone();
-                (design, Some(previous), validated)
-            }
+        let (mut design, mut validated, handed) = match ir::handoff::take(tile_module) {
+            Some((design, validated)) => (design, validated, true),
             None => (
                 ir::read_design(tile_module, target).map_err(|e| fail(tile_module, pass, e))?,
-                None,
+                false,
                 false,
             ),
         };
+        let before = (cfg!(debug_assertions) && handed).then(|| design.clone());
         in_package_build(module, design.program.tiles, || {
             stage(&mut design, &mut validated)
         })
         .map_err(|e| fail(tile_module, pass, e))?;
-        let written = ir::replace_tile_module(context, tile_module, &design, previous.as_ref())
-            .map_err(|e| fail(module, pass, e))?;
+        if let Some(before) = &before {
+            debug_assert!(
+                changes.cover(before, &design),
+                "{pass} changed a part of the tile design it does not declare ({changes:?})"
+            );
+        }
+        let written =
+            ir::replace_tile_module(context, tile_module, &design, handed.then_some(changes))
+                .map_err(|e| fail(module, pass, e))?;
         if hand_on {
             ir::handoff::keep(written, design, validated);
         }
@@ -481,7 +487,9 @@ impl Pass for PlanKernels {
             None
         };
         let mut kernels = 0;
-        each_design(op, pass, &target, true, |design, _validated| {
+        // Kernels are named and compiled; the design is not changed.
+        let changes = ir::Changes::default();
+        each_design(op, pass, &target, (changes, true), |design, _validated| {
             staged("compile_runtime", || Ok::<(), LowerError>(()))?;
             staged("plan_kernels", || plan_kernels(design, None))?;
             if let Some(cache) = &cache {
@@ -555,7 +563,12 @@ impl Pass for PlaceStorage {
         let pass = Self::ARGUMENT;
         let target = target_of(op, pass, &self.options.target)?;
         let mut buffers = 0;
-        each_design(op, pass, &target, true, |design, validated| {
+        let changes = ir::Changes {
+            buffers: true,
+            support: true,
+            ..ir::Changes::default()
+        };
+        each_design(op, pass, &target, (changes, true), |design, validated| {
             *validated = false;
             staged("size_tile_code", || {
                 design.program.compute_lifetimes();
@@ -615,7 +628,11 @@ impl Pass for LowerExchanges {
         let pass = Self::ARGUMENT;
         let target = target_of(op, pass, &self.options.target)?;
         let mut counts = (0, 0);
-        each_design(op, pass, &target, true, |design, validated| {
+        let changes = ir::Changes {
+            schedules: true,
+            ..ir::Changes::default()
+        };
+        each_design(op, pass, &target, (changes, true), |design, validated| {
             *validated = false;
             let (scheduled, reused) = staged("lower_exchanges", || {
                 lower_exchanges(design, &target, self.options.reuse)
@@ -772,7 +789,12 @@ impl Pass for OptimizeExchangePlacement {
         let pass = Self::ARGUMENT;
         let target = target_of(op, pass, &self.options.target)?;
         let mut moved = 0;
-        each_design(op, pass, &target, true, |design, validated| {
+        let changes = ir::Changes {
+            buffers: true,
+            schedules: true,
+            ..ir::Changes::default()
+        };
+        each_design(op, pass, &target, (changes, true), |design, validated| {
             moved += staged("optimize_exchange_placement", || {
                 super::optimize::optimize_exchange_placement(design, &target)
             })?;
@@ -822,7 +844,11 @@ impl Pass for EmitTileCode {
         let target = target_of(op, pass, &self.options.target)?;
         let mut tiles = 0;
         // The last stage: nothing after it takes the design.
-        each_design(op, pass, &target, false, |design, validated| {
+        let changes = ir::Changes {
+            code: true,
+            ..ir::Changes::default()
+        };
+        each_design(op, pass, &target, (changes, false), |design, validated| {
             emit_tile_code_checked(design, &target, *validated)?;
             tiles += design.code.as_ref().map_or(0, |c| c.tiles.len() as u64);
             Ok(())

@@ -1782,23 +1782,23 @@ impl Lowering<'_> {
         // one batch-head per grid row, the queries split exactly); unplanned, the fewest query
         // rows per tile that fit the tiles.
         let qr = match plan {
-            Some(plan) => {
-                match plan.grid.as_slice() {
-                    &[gb, gs]
-                        if gb == batches
-                            && s.is_multiple_of(gs)
-                            && u64::from(batches) * u64::from(gs) <= u64::from(tiles) =>
-                    {
-                        s / gs
-                    }
-                    _ => return Err(not_followed(
+            Some(plan) => match plan.grid.as_slice() {
+                &[gb, gs]
+                    if gb == batches
+                        && s.is_multiple_of(gs)
+                        && u64::from(batches) * u64::from(gs) <= u64::from(tiles) =>
+                {
+                    s / gs
+                }
+                _ => {
+                    return Err(not_followed(
                         plan,
                         format!(
                             "its grid must be [{batches}, a divisor of {s}] within {tiles} tiles"
                         ),
-                    )),
+                    ))
                 }
-            }
+            },
             None => smallest_divisor(s, |dv| {
                 u64::from(batches) * u64::from(s / dv) <= u64::from(tiles)
             })

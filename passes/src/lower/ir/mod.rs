@@ -30,7 +30,7 @@ mod write;
 
 pub use read::read_design;
 use write::build_tile_module;
-pub use write::{attribute_bytes, element_type_text};
+pub use write::{attribute_bytes, element_type_text, Changes};
 
 /// Marks a nested module as a tile program and gives the device's tile count.
 pub const TILES_ATTRIBUTE: &str = "ipu_tile.tiles";
@@ -153,20 +153,21 @@ pub fn tile_modules<'c, 'a>(module: OperationRef<'c, 'a>) -> Vec<OperationRef<'c
 }
 
 /// Replaces `old` (a tile module) by the module written for `design`, at the same place, and
-/// returns it. With `previous` (the design `old` was written from by this module), the ops of
-/// the parts `design` did not change are moved over instead of written again.
+/// returns it. With `changes` (`old` was written by this module and `design` differs from what
+/// it holds in those parts only), the ops of the other parts are moved over instead of written
+/// again.
 pub fn replace_tile_module<'c, 'a>(
     context: &'c Context,
     old: OperationRef<'c, 'a>,
     design: &TileDesign,
-    previous: Option<&TileDesign>,
+    changes: Option<Changes>,
 ) -> Result<OperationRef<'c, 'a>, LowerError> {
     let location = old.location();
     let block = old
         .block()
         .ok_or_else(|| LowerError::Input("tile module has no parent block".into()))?;
-    let reuse = previous.map(|previous| write::Reuse {
-        previous,
+    let reuse = changes.map(|changes| write::Reuse {
+        changes,
         ops: old
             .region(0)
             .ok()

@@ -76,28 +76,74 @@ impl<'c> Writer<'c> {
     }
 }
 
-/// The old tile module's ops, written for `previous` in the writer's order, so that the parts
-/// of a new design equal to `previous`'s are moved over instead of written again.
-pub(super) struct Reuse<'p, 'c, 'a> {
-    pub previous: &'p TileDesign,
+/// The parts of a tile design a stage changes; the writer moves the ops of every other part
+/// over from the module the design was taken from (written by this module, in its order).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Changes {
+    /// Buffer ops (addresses, lifetimes).
+    pub buffers: bool,
+    /// The support memory op.
+    pub support: bool,
+    /// The exchange steps' schedules.
+    pub schedules: bool,
+    /// The emitted code op.
+    pub code: bool,
+}
+
+impl Changes {
+    /// Whether `after` differs from `before` in the declared parts only.
+    pub fn cover(&self, before: &TileDesign, after: &TileDesign) -> bool {
+        let (b, a) = (&before.program, &after.program);
+        b.ops == a.ops
+            && b.kernels == a.kernels
+            && b.bindings == a.bindings
+            && b.initialize == a.initialize
+            && b.run == a.run
+            && b.tiles == a.tiles
+            && before.function == after.function
+            && before.target == after.target
+            && (self.buffers || b.buffers == a.buffers)
+            && (self.support || before.support == after.support)
+            && (self.schedules || before.schedules == after.schedules)
+            && (self.code || before.code == after.code)
+    }
+}
+
+/// The ops of the module being replaced, which this module wrote, and what the stage changed
+/// since: the ops of the other parts are moved into the new module as they are.
+pub(super) struct Reuse<'c, 'a> {
+    pub changes: Changes,
     pub ops: Vec<OperationRef<'c, 'a>>,
 }
 
-impl<'c, 'a> Reuse<'_, 'c, 'a> {
-    /// The old ops of each part (ops, kernels, buffers, streams, support, steps, code), when
-    /// their count is what the writer produces for `previous`.
-    fn parts(&self) -> Option<[&[OperationRef<'c, 'a>]; 7]> {
-        let program = &self.previous.program;
-        let counts = [
-            program.ops.len(),
-            program.kernels.len(),
-            program.buffers.len(),
-            program.bindings.len(),
-            usize::from(self.previous.support.is_some()),
-            program.initialize.len() + program.run.len(),
-            usize::from(self.previous.code.is_some()),
-        ];
-        if counts.iter().sum::<usize>() != self.ops.len() {
+/// The part an op of a tile module belongs to, in the writer's order.
+fn part_of(op: &OperationRef) -> usize {
+    match op.name().as_string_ref().as_str() {
+        Ok("ipu_tile.op") => 0,
+        Ok("ipu_tile.kernel") => 1,
+        Ok("ipu_tile.buffer") => 2,
+        Ok("ipu_tile.stream") => 3,
+        Ok("ipu_tile.support") => 4,
+        Ok("ipu_tile.code") => 6,
+        _ => 5,
+    }
+}
+
+impl<'c, 'a> Reuse<'c, 'a> {
+    /// The old ops of each part (ops, kernels, buffers, streams, support, steps, code) when
+    /// they are in the writer's order and there is one step op per step of `design`.
+    fn parts(&self, design: &TileDesign) -> Option<[&[OperationRef<'c, 'a>]; 7]> {
+        let mut counts = [0usize; 7];
+        let mut last = 0;
+        for op in &self.ops {
+            let part = part_of(op);
+            if part < last {
+                return None;
+            }
+            last = part;
+            counts[part] += 1;
+        }
+        if counts[5] != design.program.initialize.len() + design.program.run.len() {
             return None;
         }
         let mut rest = self.ops.as_slice();
@@ -106,24 +152,6 @@ impl<'c, 'a> Reuse<'_, 'c, 'a> {
             rest = tail;
             part
         }))
-    }
-}
-
-/// Whether step `new` writes the same op as step `old` did (an exchange with the same
-/// schedule, host steps naming the same stream).
-fn same_step(old: &TileStep, old_design: &TileDesign, new: &TileStep, design: &TileDesign) -> bool {
-    if old != new {
-        return false;
-    }
-    match new {
-        TileStep::Exchange { phase, .. } => {
-            old_design.schedules.get(phase) == design.schedules.get(phase)
-        }
-        TileStep::HostWrite { binding } | TileStep::HostRead { binding } => {
-            old_design.program.bindings.get(*binding).map(|b| &b.name)
-                == design.program.bindings.get(*binding).map(|b| &b.name)
-        }
-        _ => true,
     }
 }
 
@@ -232,7 +260,7 @@ pub(super) fn build_tile_module<'c>(
     context: &'c Context,
     location: Location<'c>,
     design: &TileDesign,
-    reuse: Option<Reuse<'_, 'c, '_>>,
+    reuse: Option<Reuse<'c, '_>>,
 ) -> Result<Operation<'c>, LowerError> {
     let program = &design.program;
     let mut w = Writer {
@@ -241,50 +269,43 @@ pub(super) fn build_tile_module<'c>(
         i64: IntegerType::new(context, 64).into(),
         ops: Vec::new(),
     };
-    let previous = reuse.as_ref().map(|r| r.previous);
-    let parts = reuse.as_ref().and_then(Reuse::parts);
-    // Moves part `index` of the old module over when `same` holds for the previous design.
-    let kept = |w: &mut Writer<'c>, index: usize, same: &dyn Fn(&TileDesign) -> bool| match (
-        &parts, previous,
-    ) {
-        (Some(parts), Some(previous)) if same(previous) => {
-            w.adopt(parts[index]);
-            true
-        }
-        _ => false,
+    let parts = reuse.as_ref().and_then(|reuse| reuse.parts(design));
+    let changes = reuse.as_ref().map(|reuse| reuse.changes);
+    // The old ops of part `index` when they can be moved over (the part is unchanged).
+    let unchanged = |index: usize, changed: bool| match &parts {
+        Some(parts) if !changed => Some(parts[index]),
+        _ => None,
     };
-    if !kept(&mut w, 0, &|p| p.program.ops == program.ops) {
-        write_ops(&mut w, program)?;
+    let changes = changes.unwrap_or_default();
+    match unchanged(0, false) {
+        Some(old) => w.adopt(old),
+        None => write_ops(&mut w, program)?,
     }
-    if !kept(&mut w, 1, &|p| p.program.kernels == program.kernels) {
-        write_kernels(&mut w, program)?;
+    match unchanged(1, false) {
+        Some(old) => w.adopt(old),
+        None => write_kernels(&mut w, program)?,
     }
-    if !kept(&mut w, 2, &|p| p.program.buffers == program.buffers) {
-        write_buffers(&mut w, program)?;
+    match unchanged(2, changes.buffers) {
+        Some(old) => w.adopt(old),
+        None => write_buffers(&mut w, program)?,
     }
-    if !kept(&mut w, 3, &|p| p.program.bindings == program.bindings) {
-        write_streams(&mut w, program)?;
+    match unchanged(3, false) {
+        Some(old) => w.adopt(old),
+        None => write_streams(&mut w, program)?,
     }
-    if !kept(&mut w, 4, &|p| p.support == design.support) {
-        write_support(&mut w, design)?;
+    match unchanged(4, changes.support) {
+        Some(old) => w.adopt(old),
+        None => write_support(&mut w, design)?,
     }
     let steps = program
         .initialize
         .iter()
-        .map(|s| (true, s))
-        .chain(program.run.iter().map(|s| (false, s)));
-    let old_steps: Vec<&TileStep> = previous
-        .map(|p| p.program.initialize.iter().chain(&p.program.run).collect())
-        .unwrap_or_default();
+        .map(|step| (true, step))
+        .chain(program.run.iter().map(|step| (false, step)));
     for (position, (initialize, step)) in steps.enumerate() {
-        let reusable = match (&parts, previous, old_steps.get(position)) {
-            (Some(parts), Some(previous), Some(old)) => {
-                (same_step(old, previous, step, design)).then(|| &parts[5][position..=position])
-            }
-            _ => None,
-        };
-        match reusable {
-            Some(old) => w.adopt(old),
+        let changed = changes.schedules && matches!(step, TileStep::Exchange { .. });
+        match unchanged(5, changed) {
+            Some(old) => w.adopt(&old[position..=position]),
             None => write_step(
                 &mut w,
                 program_name(initialize),
@@ -294,8 +315,9 @@ pub(super) fn build_tile_module<'c>(
             )?,
         }
     }
-    if !kept(&mut w, 6, &|p| p.code == design.code) {
-        write_code(&mut w, design)?;
+    match unchanged(6, changes.code) {
+        Some(old) => w.adopt(old),
+        None => write_code(&mut w, design)?,
     }
     finish_module(w, design)
 }
