@@ -214,7 +214,7 @@ pub fn build_pass_manager<'c>(
         next_element: 0,
         dump_counter: Arc::default(),
     };
-    builder.add(&manager.as_operation_pass_manager(), &elements)?;
+    builder.add(&manager.as_operation_pass_manager(), root, &elements)?;
     Ok(BuiltPipeline {
         manager,
         statistics: builder.statistics,
@@ -248,11 +248,29 @@ struct Builder {
 }
 
 impl Builder {
+    /// Adds `elements` to `manager`, which runs on `anchor` ops.
     fn add(
         &mut self,
         manager: &OperationPassManager,
+        anchor: &str,
         elements: &[Resolved],
     ) -> Result<(), PipelineError> {
+        // MLIR aborts the process when a pass restricted to one op is added to a manager of
+        // another: refuse it here, at the pass, instead.
+        for element in elements {
+            if let Resolved::Ours { pass, span } = element {
+                let runs_on = pass.anchor();
+                if !runs_on.is_empty() && runs_on != anchor {
+                    return Err(PipelineError::new(
+                        format!(
+                            "'{}' runs on '{runs_on}' ops and cannot be nested under '{anchor}'; place it at the '{runs_on}' level of the pipeline",
+                            pass.argument()
+                        ),
+                        *span,
+                    ));
+                }
+            }
+        }
         for element in elements {
             let element_index = self.next_element;
             self.next_element += 1;
@@ -283,7 +301,7 @@ impl Builder {
                 }
                 Resolved::Nested { anchor, elements } => {
                     let nested = manager.nested_under(anchor);
-                    self.add(&nested, elements)?;
+                    self.add(&nested, anchor, elements)?;
                 }
             }
             if let Some(timing) = &self.timing {
