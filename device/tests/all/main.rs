@@ -2,8 +2,11 @@
 
 mod cost;
 mod kernels;
+mod kernels_attention;
 mod kernels_cache;
+mod kernels_runner;
 mod kernels_support;
+mod kernels_vector;
 mod numerics;
 mod sim;
 mod sim_gemm;

@@ -25,7 +25,7 @@
 // PHASES: ipu.package.build{tile_count=64 operations=1}:ipu.package.phase{phase="select_finalist"}: {{.*}}selected physically scheduled operator-plan finalist selected={{[0-3]}}
 // PHASES-NEXT: ipu.package.build{tile_count=64 operations=1}:ipu.package.phase{phase="select_finalist"}: {{.*}}package build phase finished phase="select_finalist" elapsed_ms={{[0-9]+}} success=true
 // PHASES-NEXT: pass finished pass=ipu-select-finalist op=builtin.module elapsed_ms={{[0-9]+}} success=true
-// PHASES-NEXT: ipu.package.build{tile_count=64 operations=1}: ipu_passes::lower::graph: split GEMM grid op=0 grid=[1, 4, 16, 1] panels=1 k_panel=256
+// PHASES-NEXT: ipu.package.build{tile_count=64 operations=1}: ipu_passes::lower::graph::split: split GEMM grid op=0 grid=[1, 4, 16, 1] panels=1 k_panel=256
 // PHASES-NEXT: ipu.package.build{tile_count=64 operations=1}: ipu_passes::lower::graph: lowered graph for package construction logical_shards=320 exchange_phases=1
 // PHASES-NEXT: pass finished pass=ipu-lower-to-tiles op=builtin.module elapsed_ms={{[0-9]+}} success=true
 // PHASES-NEXT: ipu.package.build{tile_count=64 operations=1}:ipu.package.phase{phase="compile_runtime"}: {{.*}}package build phase finished phase="compile_runtime" elapsed_ms={{[0-9]+}} success=true

@@ -1,0 +1,522 @@
+//! Lowering a split GEMM on its grid: the host's A and B pieces, the K-panel phases, the
+//! reduce-scatter of the partials, and the result's ranges.
+
+use super::*;
+
+/// The buffers and host pieces of one split GEMM's operands, made before the host writes.
+pub struct SplitInputs {
+    /// None when A is gathered from a device value ([`SplitEnv::a_device`]).
+    pub a_home: Option<BufferId>,
+    pub b_home: BufferId,
+    pub a_pieces: Vec<HostPiece>,
+    pub b_pieces: Vec<HostPiece>,
+}
+
+/// Allocates the homes of A and B and their host pieces (see the module docs).
+pub fn inputs(
+    program: &mut TileProgram,
+    grid: &SplitGrid,
+    precision: Precision,
+    provenance: &str,
+) -> SplitInputs {
+    let eb = precision.bytes();
+    let all = grid.all_tiles();
+    let r = grid.rows.largest();
+    let a_slot = ranges_max(r * grid.kp, grid.gn) * eb;
+    let b_slot = grid.b_slot(eb);
+    let a_home = (!grid.env.a_device).then(|| {
+        program.buffer(
+            format!("{provenance}.a.home"),
+            grid.classes.a_home,
+            (a_slot * grid.panels).max(eb),
+            all.clone(),
+        )
+    });
+    let b_home = program.buffer(
+        format!("{provenance}.b.home"),
+        grid.classes.b_home,
+        (b_slot * grid.panels).max(eb),
+        all,
+    );
+    let mut a_pieces = Vec::new();
+    let mut b_pieces = Vec::new();
+    if grid.env.b_resident {
+        // Every tile's whole B block, panel by panel (module docs, "Resident weights").
+        for l in 0..grid.gk {
+            for (p, &(k0, kp)) in grid.panels_of(l).iter().enumerate() {
+                if kp == 0 {
+                    continue;
+                }
+                for (j, &(col0, cols)) in grid.cols.blocks.iter().enumerate() {
+                    for i in 0..grid.gm {
+                        panel_pieces(
+                            grid.tile(i, j as u32, l),
+                            Place::at(b_home, p as u32 * b_slot),
+                            (0, kp * cols),
+                            kp,
+                            (k0, col0),
+                            grid.n,
+                            eb,
+                            &mut b_pieces,
+                        );
+                    }
+                }
+            }
+        }
+    }
+    for p in 0..grid.panels {
+        grid.panel_ranges(p, |range| {
+            let (home, slot, row_stride, pieces) = match (range.operand, a_home) {
+                (Operand::A, Some(a_home)) => (a_home, a_slot, grid.k, &mut a_pieces),
+                (Operand::A, None) => return,
+                (Operand::B, _) => (b_home, b_slot, grid.n, &mut b_pieces),
+            };
+            panel_pieces(
+                range.home,
+                Place::at(home, p * slot),
+                (range.first, range.len),
+                range.panel_rows,
+                range.origin,
+                row_stride,
+                eb,
+                pieces,
+            );
+        });
+    }
+    SplitInputs {
+        a_home,
+        b_home,
+        a_pieces,
+        b_pieces,
+    }
+}
+
+/// Emits the panels and the reduction of one split GEMM (see the module docs); A comes from
+/// its homes, or gathered from `a_value` with [`SplitEnv::a_device`]. Returns C, held as
+/// ranges on their owners (in the partials' precision).
+pub fn lower(
+    program: &mut TileProgram,
+    grid: &SplitGrid,
+    (precision, scales): (Precision, [i32; 2]),
+    homes: &SplitInputs,
+    a_value: Option<&Ranged>,
+    provenance: &str,
+) -> Ranged {
+    let eb = precision.bytes();
+    let partials = ipu_device::kernels::describe::default_partials(precision);
+    let pb = partials.bytes();
+    let all = grid.all_tiles();
+    let (r, c) = (grid.rows.largest(), grid.cols.largest());
+    let a_slot = ranges_max(r * grid.kp, grid.gn) * eb;
+    let b_slot = grid.b_slot(eb);
+    let a_panel = program.buffer(
+        format!("{provenance}.a.amp_left"),
+        grid.classes.a_panel,
+        r * grid.kp * eb,
+        all.clone(),
+    );
+    // Resident weights: the GEMM calls read each panel in the B home itself.
+    let (b_panel, b_class) = if grid.env.b_resident {
+        (homes.b_home, grid.classes.b_home)
+    } else {
+        let buffer = program.buffer(
+            format!("{provenance}.b.amp_right"),
+            grid.classes.b_panel,
+            grid.kp * c * eb,
+            all.clone(),
+        );
+        (buffer, grid.classes.b_panel)
+    };
+    let b_panel_at = |p: u32| if grid.env.b_resident { p * b_slot } else { 0 };
+    let c_amp = program.buffer(
+        format!("{provenance}.c.amp_output"),
+        grid.classes.partials,
+        r * c * pb,
+        all.clone(),
+    );
+    // Row entries of the GEMM kernels: the distinct row-block sizes.
+    let mut row_entries: Vec<u32> = grid.rows.blocks.iter().map(|b| b.1).collect();
+    row_entries.sort_unstable();
+    row_entries.dedup();
+    let entry = |rows: u32| row_entries.binary_search(&rows).unwrap_or(0) as u32;
+    let address = |buffer, offset| Arg::Address(Place::at(buffer, offset));
+
+    let a_segments = a_value.map(Ranged::segments_by_group);
+    let mut started = vec![false; grid.tiles() as usize];
+    for p in 0..grid.panels {
+        let mut moves = Vec::new();
+        let mut runs = Vec::new();
+        if let (Some(value), Some(segments)) = (a_value, &a_segments) {
+            gather_a_panel(
+                program, grid, p, value, segments, a_panel, &mut moves, &mut runs,
+            );
+        }
+        grid.panel_ranges(p, |range| {
+            let (home_buffer, slot, panel) = match (range.operand, homes.a_home) {
+                (Operand::A, Some(a_home)) => (a_home, a_slot, a_panel),
+                (Operand::A, None) => return,
+                (Operand::B, _) => (homes.b_home, b_slot, b_panel),
+            };
+            let source = Place::at(home_buffer, p * slot);
+            let destination = Place::at(panel, range.first * eb);
+            let bytes = range.len * eb;
+            runs.push(Run {
+                tile: range.home,
+                kernel: program.kernel(KernelSpec::Copy { bytes }),
+                args: vec![Arg::Address(source), Arg::Address(destination)],
+            });
+            if !range.destinations.is_empty() {
+                moves.push(Move {
+                    source_tile: range.home,
+                    source,
+                    destinations: range.destinations,
+                    destination,
+                    bytes,
+                });
+            }
+        });
+        if !moves.is_empty() {
+            let phase = program.exchange_phases() as u32;
+            program.run.push(TileStep::Exchange { phase, moves });
+        }
+        // The homes' own ranges, then the GEMM calls, per tile.
+        for l in 0..grid.gk {
+            let (_, kp) = grid.panels_of(l)[p as usize];
+            if kp == 0 {
+                continue;
+            }
+            for (i, &(_, rows)) in grid.rows.blocks.iter().enumerate() {
+                for j in 0..grid.gn {
+                    let tile = grid.tile(i as u32, j, l);
+                    let accumulate = started[tile as usize];
+                    started[tile as usize] = true;
+                    for (first, cc) in grid.chunks(j) {
+                        let kernel = program.kernel(KernelSpec::Gemm {
+                            input: precision,
+                            partials,
+                            weights: b_class,
+                            k: kp,
+                            c: cc,
+                            rows: row_entries.clone(),
+                            accumulate,
+                        });
+                        runs.push(Run {
+                            tile,
+                            kernel,
+                            args: vec![
+                                address(a_panel, 0),
+                                address(b_panel, b_panel_at(p) + first * kp * eb),
+                                address(c_amp, first * rows * pb),
+                                Arg::Value(entry(rows)),
+                                Arg::Value(scales[0] as u32),
+                                Arg::Value(scales[1] as u32),
+                            ],
+                        });
+                    }
+                }
+            }
+        }
+        // Stable: each tile's copies stay before its GEMM calls.
+        runs.sort_by_key(|run| run.tile);
+        program.run.push(TileStep::Compute {
+            provenance: provenance.to_string(),
+            runs,
+        });
+    }
+
+    let mut value = Ranged {
+        m: grid.m,
+        n: grid.n,
+        precision: partials,
+        buffer: c_amp,
+        class: grid.classes.partials,
+        ranges: Vec::new(),
+    };
+    if grid.gk == 1 {
+        for (i, &(row0, rows)) in grid.rows.blocks.iter().enumerate() {
+            for (j, &(col0, cols)) in grid.cols.blocks.iter().enumerate() {
+                value.ranges.push(OwnedRange {
+                    tile: grid.tile(i as u32, j as u32, 0),
+                    first: 0,
+                    len: rows * cols,
+                    rows,
+                    origin: (row0, col0),
+                });
+            }
+        }
+        return value;
+    }
+
+    // Reduce-scatter: range l of every partial block onto tile (i, j, l).
+    let slice = ranges_max(r * c, grid.gk);
+    let stack = program.buffer(
+        format!("{provenance}.c.partials"),
+        grid.classes.stack,
+        slice * (grid.gk - 1) * pb,
+        all.clone(),
+    );
+    let reduced = program.buffer(
+        format!("{provenance}.c"),
+        grid.classes.reduced,
+        slice * pb,
+        all,
+    );
+    let mut moves = Vec::new();
+    let mut runs = Vec::new();
+    grid.reduce_ranges(|range| {
+        let bytes = range.len * pb;
+        // Slot s of the stack comes from the s-th other tile of the group; the owner adds
+        // its own range to their sum.
+        for (s, &source_tile) in range.sources.iter().enumerate() {
+            moves.push(Move {
+                source_tile,
+                source: Place::at(c_amp, range.first * pb),
+                destinations: vec![range.owner],
+                destination: Place::at(stack, s as u32 * bytes),
+                bytes,
+            });
+        }
+        runs.push(Run {
+            tile: range.owner,
+            kernel: program.kernel(KernelSpec::ReduceAdd {
+                partials_precision: partials,
+                output: partials,
+                elements: range.len,
+                partials: grid.gk - 1,
+            }),
+            args: vec![address(stack, 0), address(reduced, 0)],
+        });
+        runs.push(Run {
+            tile: range.owner,
+            kernel: program.kernel(KernelSpec::Add {
+                precision: partials,
+                rows: 1,
+                cols: range.len,
+                b_rows: 1,
+            }),
+            args: vec![
+                address(reduced, 0),
+                address(c_amp, range.first * pb),
+                address(reduced, 0),
+            ],
+        });
+        value.ranges.push(OwnedRange {
+            tile: range.owner,
+            first: range.first,
+            len: range.len,
+            rows: range.rows,
+            origin: range.origin,
+        });
+    });
+    let phase = program.exchange_phases() as u32;
+    program.run.push(TileStep::Exchange { phase, moves });
+    runs.sort_by_key(|run| run.tile);
+    program.run.push(TileStep::Compute {
+        provenance: format!("{provenance}.reduce"),
+        runs,
+    });
+    value.buffer = reduced;
+    value.class = grid.classes.reduced;
+    value
+}
+
+/// The moves (and the owners' local copies) that gather the A panel `p` of every tile of
+/// `grid` from the device value `value` (module docs of [`Ranged`]): for every A group
+/// `(i, *, l)` and 16-column group of its panel, the runs of the value's segments inside the
+/// group's rows, each sent by its owner to the group's tiles at its place in the AMP-left
+/// panel. Runs contiguous on both sides are merged into one move.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn gather_a_panel(
+    program: &mut TileProgram,
+    grid: &SplitGrid,
+    p: u32,
+    value: &Ranged,
+    segments: &[Vec<Segment>],
+    a_panel: BufferId,
+    moves: &mut Vec<Move>,
+    runs: &mut Vec<Run>,
+) {
+    let eb = value.precision.bytes();
+    for l in 0..grid.gk {
+        let (k0, kp) = grid.panels_of(l)[p as usize];
+        if kp == 0 {
+            continue;
+        }
+        for (i, &(row0, rows)) in grid.rows.blocks.iter().enumerate() {
+            let group: Vec<u32> = (0..grid.gn).map(|j| grid.tile(i as u32, j, l)).collect();
+            // (owner, source element, panel element, elements), merged while contiguous.
+            let mut pending: Option<(u32, u32, u32, u32)> = None;
+            let mut flush = |piece: (u32, u32, u32, u32)| {
+                let (owner, src, dst, len) = piece;
+                let source = Place::at(value.buffer, src * eb);
+                let destination = Place::at(a_panel, dst * eb);
+                let destinations: Vec<u32> =
+                    group.iter().copied().filter(|&t| t != owner).collect();
+                if destinations.len() < group.len() {
+                    local_copy(program, owner, source, destination, len * eb, runs);
+                }
+                if !destinations.is_empty() {
+                    moves.push(Move {
+                        source_tile: owner,
+                        source,
+                        destinations,
+                        destination,
+                        bytes: len * eb,
+                    });
+                }
+            };
+            for g in k0 / 16..(k0 + kp) / 16 {
+                let column = g - k0 / 16;
+                for seg in &segments[g as usize] {
+                    let lo = seg.row.max(row0);
+                    let hi = (seg.row + seg.rows).min(row0 + rows);
+                    if lo >= hi {
+                        continue;
+                    }
+                    let src = seg.offset + (lo - seg.row) * 16;
+                    let dst = (column * rows + (lo - row0)) * 16;
+                    let len = (hi - lo) * 16;
+                    pending = match pending {
+                        Some((owner, s0, d0, n))
+                            if owner == seg.tile && s0 + n == src && d0 + n == dst =>
+                        {
+                            Some((owner, s0, d0, n + len))
+                        }
+                        Some(done) => {
+                            flush(done);
+                            Some((seg.tile, src, dst, len))
+                        }
+                        None => Some((seg.tile, src, dst, len)),
+                    };
+                }
+            }
+            if let Some(done) = pending {
+                flush(done);
+            }
+        }
+    }
+}
+
+/// A local copy of `bytes` (a multiple of 32) on `tile`, as copies of power-of-two multiples
+/// of 32 bytes, so that a program's copies of many sizes share a few kernel specializations.
+pub(super) fn local_copy(
+    program: &mut TileProgram,
+    tile: u32,
+    source: Place,
+    destination: Place,
+    bytes: u32,
+    runs: &mut Vec<Run>,
+) {
+    let mut done = 0;
+    while done < bytes {
+        let left = bytes - done;
+        let chunk = if left < 32 {
+            left
+        } else {
+            1 << (31 - (left / 32).leading_zeros()) << 5
+        };
+        runs.push(Run {
+            tile,
+            kernel: program.kernel(KernelSpec::Copy { bytes: chunk }),
+            args: vec![
+                Arg::Address(Place::at(source.buffer, source.offset + done)),
+                Arg::Address(Place::at(destination.buffer, destination.offset + done)),
+            ],
+        });
+        done += chunk;
+    }
+}
+
+/// One range of a [`Ranged`] value on its owner: elements `[first, first + len)` of the
+/// AMP-output order of the block with `rows` rows whose first element is tensor element
+/// `origin` (row, column), stored from byte 0 of the value's buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OwnedRange {
+    pub tile: u32,
+    pub first: u32,
+    pub len: u32,
+    pub rows: u32,
+    pub origin: (u32, u32),
+}
+
+/// A device value `[m x n]` held as a split GEMM's result: ranges of its blocks'
+/// AMP-output order on their owner tiles ([`OwnedRange`], at most one per tile), all in
+/// `buffer`. Pointwise ops work on the ranges in place; a later split GEMM gathers its A
+/// panels from them: the AMP-output and AMP-left orders are the same 16-column panel order,
+/// so a run of a group's rows is contiguous on both sides.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ranged {
+    pub m: u32,
+    pub n: u32,
+    pub precision: Precision,
+    pub buffer: BufferId,
+    pub class: MemoryClass,
+    pub ranges: Vec<OwnedRange>,
+}
+
+/// A run of rows of one 16-column group of a [`Ranged`] value on its owner: tensor rows
+/// `[row, row + rows)` of column group `group`, at element `offset` of the owner's buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    pub tile: u32,
+    pub offset: u32,
+    pub row: u32,
+    pub rows: u32,
+    pub group: u32,
+}
+
+impl Ranged {
+    /// Every segment, range by range.
+    pub fn segments(&self, mut visit: impl FnMut(Segment)) {
+        for range in &self.ranges {
+            let end = range.first + range.len;
+            let mut e = range.first;
+            while e < end {
+                let g = e / (16 * range.rows);
+                let r = (e / 16) % range.rows;
+                let rows = (range.rows - r).min((end - e) / 16);
+                visit(Segment {
+                    tile: range.tile,
+                    offset: e - range.first,
+                    row: range.origin.0 + r,
+                    rows,
+                    group: range.origin.1 / 16 + g,
+                });
+                e += rows * 16;
+            }
+        }
+    }
+
+    /// The segments of each 16-column group, by first row.
+    pub fn segments_by_group(&self) -> Vec<Vec<Segment>> {
+        let mut by_group = vec![Vec::new(); (self.n / 16) as usize];
+        self.segments(|seg| by_group[seg.group as usize].push(seg));
+        for segments in &mut by_group {
+            segments.sort_by_key(|seg| seg.row);
+        }
+        by_group
+    }
+
+    /// Bytes of the buffer on every tile (the longest range).
+    pub fn bytes(&self) -> u32 {
+        self.ranges.iter().map(|r| r.len).max().unwrap_or(0) * self.precision.bytes()
+    }
+
+    /// The host pieces that read the value back (strided: one run per row of a group).
+    pub fn read_pieces(&self) -> Vec<HostPiece> {
+        let mut pieces = Vec::new();
+        for range in &self.ranges {
+            panel_pieces(
+                range.tile,
+                Place::at(self.buffer, 0),
+                (range.first, range.len),
+                range.rows,
+                range.origin,
+                self.n,
+                self.precision.bytes(),
+                &mut pieces,
+            );
+        }
+        pieces
+    }
+}

@@ -1,0 +1,945 @@
+//! Lowering of a matmul whose right operand comes from the host (and whose left operand comes
+//! from the host or is another split GEMM's result, see "Chains") over a 3-D tile grid, with
+//! the K axis optionally split across tiles and the partials reduced (the planner's
+//! `gemm_output_stationary` and `gemm_k_split` plans, `grid = [1, gm, gn, gk]`).
+//!
+//! ## Decomposition
+//! C[M x N] = A[M x K] B[K x N]. Rows split into `gm` blocks (`ceil(M / gm)` rows, the last
+//! shorter), columns into `gn` blocks and K into `gk` slices of whole 16-element groups.
+//! Tile `(i * gn + j) * gk + l` computes the partial product of row block i, column block j
+//! over K slice l. Its K slice runs in `panels` panels: per panel one exchange phase brings
+//! the A panel (AMP-left, `rows x kp`) and the B panel (AMP-right, `kp x cols`), then one
+//! compute step runs one GEMM call per column chunk (the first panel initializes the
+//! partials, the others accumulate).
+//!
+//! ## Where the operands start
+//! The host streams every operand element once, straight into its AMP order (strided host
+//! pieces: 16 elements per run, one tensor row apart), so nothing is packed on the device
+//! (the AMP-left pack costs 4 cycles per element [HW-C600]). Each A panel of (i, l) is cut
+//! into `gn` contiguous ranges of whole 16-element rows of its AMP-left order, range j homed
+//! on tile (i, j, l); each B panel of (l, j) into `gm` ranges, range i homed on (i, j, l).
+//! In the panel's exchange phase every home broadcasts its range to the other tiles of its
+//! group, at the range's place in the panel buffer; the home copies its own range there.
+//!
+//! ## Resident weights
+//! A constant B can instead be written by the host at initialization where it is read
+//! (`SplitEnv::b_resident`): every tile (i, j, l) holds B's block (K slice l, column block j)
+//! whole, panel after panel in AMP-right order, in the weights' class (replicated over the
+//! `gm` row blocks). The panel phases then move only A, and the GEMM calls read B's panel
+//! in place.
+//!
+//! ## Reduction (gk > 1)
+//! The partial block (AMP-output order, `rows x cols`) is cut into `gk` contiguous ranges;
+//! range l is reduced on tile (i, j, l): one exchange phase sends every other tile's range l
+//! into a stack on that tile, which reduce-adds the stack and adds its own range. The
+//! host reads the reduced ranges (or, with gk == 1, the partial block itself) back with
+//! strided pieces, so C needs no rearrange either.
+//!
+//! ## FP8
+//! Under the FP8 policy the host encodes each host operand in FP8 at its own scale as it
+//! streams it (the plan's `lhs_scale` / `rhs_scale`); the GEMM calls get both scales.
+//!
+//! ## Chains
+//! C stays where the reduction left it, a [`Ranged`] value. A bias add and a GeLU run on the
+//! ranges in place, and a following split GEMM gathers its A panels from their owners in its
+//! own panel phases (AMP-output and AMP-left are the same 16-column panel order, so a run of
+//! a group's rows is contiguous on both sides); under FP8 the owners first cast their ranges
+//! at the policy scale. [`split_dims`] decides, for the planner and the lowering alike, which
+//! matmuls of a graph are lowered so.
+
+use ipu_device::kernels::describe::GEMM_MAX_WEIGHT_ELEMENTS;
+use ipu_device::{cost, KernelSpec, MemoryClass, Precision, Target};
+
+use super::program::{Arg, BufferId, HostPiece, Move, Place, Run, TileProgram, TileStep};
+use crate::planner::{Graph, OpKind, Origin};
+
+mod lower;
+#[cfg(test)]
+mod tests;
+
+pub use lower::{inputs, lower, OwnedRange, Ranged, Segment, SplitInputs};
+
+/// The widest column chunk of one GEMM call.
+const MAX_CALL_COLUMNS: u32 = 256;
+
+/// The `(M, K, N)` of matmul `index` of `graph` when the split lowering implements it: no
+/// transposes; the right operand a host tensor (function argument or constant), a single
+/// `[K, N]` matrix (leading axes of 1); the left one a host tensor or a [`Ranged`] value
+/// ([`ranged_value`]: a split GEMM's result through bias adds and GeLUs), both in the AMP
+/// `input` precision; K and N sizes that fit; and a result whose every use keeps it ranged
+/// ([`ranged_uses`]: returned, bias adds, GeLUs, the left operand of a split GEMM). The
+/// planner and the lowering ask the same question here.
+pub fn split_dims(graph: &Graph, index: usize, input: Precision) -> Option<(u32, u32, u32)> {
+    let dims = split_local(graph, index, input)?;
+    let (a, c) = (graph.ops[index].operands[0], graph.ops[index].results[0]);
+    (is_host(graph, a) || ranged_value(graph, a, input)).then_some(())?;
+    ranged_uses(graph, c, input).then_some(dims)
+}
+
+fn is_host(graph: &Graph, v: usize) -> bool {
+    matches!(graph.values[v].origin, Origin::Argument | Origin::Constant)
+}
+
+/// The conditions of [`split_dims`] on the op itself (not on where A comes from or where C
+/// goes).
+fn split_local(graph: &Graph, index: usize, input: Precision) -> Option<(u32, u32, u32)> {
+    let op = graph.ops.get(index)?;
+    let (a, b) = (*op.operands.first()?, *op.operands.get(1)?);
+    op.results.first()?;
+    let plain = matches!(
+        op.kind,
+        OpKind::Matmul {
+            transpose_lhs: false,
+            transpose_rhs: false
+        }
+    );
+    // Under the FP8 policy the host encodes a host operand in FP8 at the operand's scale as
+    // it streams it, and the device casts a ranged left operand range by range; otherwise
+    // the operands must be in the input precision already.
+    let (va, vb) = (&graph.values[a], &graph.values[b]);
+    let streams = |v: usize| graph.values[v].element == input || input.is_fp8();
+    if !plain || a == b || !is_host(graph, b) || !streams(a) || !streams(b) {
+        return None;
+    }
+    let rank = vb.shape.len();
+    if rank < 2 || vb.shape[..rank - 2].iter().any(|&d| d != 1) {
+        return None;
+    }
+    let (k, n) = (vb.shape[rank - 2], vb.shape[rank - 1]);
+    // Whole 16-element groups of K and N (`SplitGrid::new`).
+    if va.shape.last() != Some(&k) || k % 16 != 0 || n % 16 != 0 {
+        return None;
+    }
+    let m: u64 = va.shape[..va.shape.len() - 1].iter().product();
+    Some((
+        u32::try_from(m).ok()?,
+        u32::try_from(k).ok()?,
+        u32::try_from(n).ok()?,
+    ))
+}
+
+/// The host bias of `add` op `index` applied to ranged value `x`: the other operand, a host
+/// vector of `x`'s last dimension (leading axes of 1) in `x`'s element type, with a result
+/// of `x`'s shape.
+pub fn bias_operand(graph: &Graph, index: usize, x: usize) -> Option<usize> {
+    let op = &graph.ops[index];
+    if !matches!(op.kind, OpKind::Add) || op.operands.len() != 2 || op.operands[0] == op.operands[1]
+    {
+        return None;
+    }
+    let bias = if op.operands[0] == x {
+        op.operands[1]
+    } else {
+        op.operands[0]
+    };
+    let (vx, vb) = (&graph.values[x], &graph.values[bias]);
+    let vector =
+        vb.shape.iter().rev().skip(1).all(|&d| d == 1) && vb.shape.last() == vx.shape.last();
+    (is_host(graph, bias)
+        && vector
+        && vb.element == vx.element
+        && graph.values[*op.results.first()?].shape == vx.shape)
+        .then_some(bias)
+}
+
+/// Whether value `v` is held ranged when the split lowering runs: the result of a split GEMM
+/// ([`split_dims`]), or of a bias add or GeLU of a ranged value.
+pub fn ranged_value(graph: &Graph, v: usize, input: Precision) -> bool {
+    let Origin::Op(producer) = graph.values[v].origin else {
+        return false;
+    };
+    let op = &graph.ops[producer];
+    match op.kind {
+        OpKind::Matmul { .. } => split_dims(graph, producer, input).is_some(),
+        OpKind::Gelu { .. } => ranged_value(graph, op.operands[0], input),
+        OpKind::Add => op
+            .operands
+            .iter()
+            .any(|&x| bias_operand(graph, producer, x).is_some() && ranged_value(graph, x, input)),
+        _ => false,
+    }
+}
+
+/// Whether every use of ranged value `v` keeps it ranged: returned (read back from the
+/// ranges), a bias add or a GeLU whose results are used so too, or the left operand of a
+/// matmul that is split (`split_local`) with such uses.
+pub fn ranged_uses(graph: &Graph, v: usize, input: Precision) -> bool {
+    graph.ops.iter().enumerate().all(|(index, op)| {
+        if !op.operands.contains(&v) {
+            return true;
+        }
+        let Some(&out) = op.results.first() else {
+            return false;
+        };
+        let follows = match op.kind {
+            OpKind::Gelu { .. } => true,
+            OpKind::Add => bias_operand(graph, index, v).is_some(),
+            OpKind::Matmul { .. } => {
+                op.operands[0] == v
+                    && op.operands[1] != v
+                    && split_local(graph, index, input).is_some()
+            }
+            _ => false,
+        };
+        follows && ranged_uses(graph, out, input)
+    })
+}
+
+/// One axis split into blocks: `(first, len)` per block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Split {
+    pub blocks: Vec<(u32, u32)>,
+}
+
+impl Split {
+    /// `size` into `parts` balanced blocks of whole `unit`-element units (sizes differ by at
+    /// most one unit, the larger first; `size` a multiple of `unit`). `None` when a block
+    /// would be empty.
+    fn new(size: u32, parts: u32, unit: u32) -> Option<Split> {
+        let units = size / unit;
+        if parts == 0 || parts > units {
+            return None;
+        }
+        let (base, extra) = (units / parts, units % parts);
+        let mut first = 0;
+        let blocks = (0..parts)
+            .map(|p| {
+                let len = base + u32::from(p < extra);
+                let block = (first * unit, len * unit);
+                first += len;
+                block
+            })
+            .collect();
+        Some(Split { blocks })
+    }
+
+    fn largest(&self) -> u32 {
+        self.blocks.iter().map(|b| b.1).max().unwrap_or(0)
+    }
+}
+
+/// How a split GEMM is laid out (see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SplitGrid {
+    pub m: u32,
+    pub k: u32,
+    pub n: u32,
+    pub gm: u32,
+    pub gn: u32,
+    pub gk: u32,
+    pub rows: Split,
+    pub cols: Split,
+    pub ks: Split,
+    /// K panel length (a multiple of 16); every K slice runs in `panels` panels of at most
+    /// `kp` (each slice's panels are equal-ish runs of whole 16-groups).
+    pub kp: u32,
+    pub panels: u32,
+    /// Columns of one GEMM call (a multiple of 16).
+    pub call_columns: u32,
+    /// Memory classes of the per-tile buffers.
+    pub classes: Classes,
+    /// Where the operands come from and what the result must be.
+    pub env: SplitEnv,
+}
+
+/// What a split GEMM's surroundings ask of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SplitEnv {
+    /// The class of the B panel (the GEMM's weights).
+    pub weights: MemoryClass,
+    /// A is a device value held as another split GEMM's result ranges ([`Ranged`]): its
+    /// panels are gathered from their owners, there are no A homes.
+    pub a_device: bool,
+    /// The class the result must live in (a later split GEMM sends it in phases that receive
+    /// into its panels, so it must share no memory element with them).
+    pub result: Option<MemoryClass>,
+    /// Bytes per tile, `[standard, interleaved]`, of device values live across the op.
+    pub reserved: [u32; 2],
+    /// B (a constant) is written by the host at initialization, whole K slice by column
+    /// block, on every tile that reads it (see "Resident weights"): no B exchange.
+    pub b_resident: bool,
+}
+
+impl SplitEnv {
+    /// Both operands from the host, the result free, nothing else live.
+    pub const fn host(weights: MemoryClass) -> SplitEnv {
+        SplitEnv {
+            weights,
+            a_device: false,
+            result: None,
+            reserved: [0, 0],
+            b_resident: false,
+        }
+    }
+
+    /// The class a result sent by a later split GEMM must be in: not its panels' class.
+    pub const fn chained_result_class(weights: MemoryClass) -> MemoryClass {
+        match weights {
+            MemoryClass::Interleaved => MemoryClass::Standard,
+            MemoryClass::Standard => MemoryClass::Interleaved,
+        }
+    }
+}
+
+/// The memory class of each buffer of a split GEMM: the B panel is interleaved (the AMP's
+/// 128-bit weight loads only run from there [Doc, PopLibs]); the others go largest first to
+/// whichever class still has room.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Classes {
+    pub a_home: MemoryClass,
+    pub b_home: MemoryClass,
+    pub a_panel: MemoryClass,
+    pub b_panel: MemoryClass,
+    pub partials: MemoryClass,
+    pub stack: MemoryClass,
+    pub reduced: MemoryClass,
+}
+
+impl Classes {
+    fn all(&self) -> [MemoryClass; 7] {
+        [
+            self.a_home,
+            self.b_home,
+            self.a_panel,
+            self.b_panel,
+            self.partials,
+            self.stack,
+            self.reduced,
+        ]
+    }
+}
+
+/// Which buffers (in [`Classes`] field order) are live while the K panels run and while the
+/// partials are reduced.
+const PANELS: [bool; 7] = [true, true, true, true, true, false, false];
+const REDUCE: [bool; 7] = [false, false, false, false, true, true, true];
+
+/// Classes for buffers of `bytes` per tile (in [`Classes`] field order), if they fit.
+/// Placement reuses memory of buffers whose lifetimes do not overlap, so the panels' buffers
+/// (homes, panels, partials) and the reduction's (partials, stack, reduced range) are checked
+/// as two separate peaks. A tile must not read a memory element for a send while the same
+/// phase writes a receive into it, so each phase's sent and received buffers are kept in
+/// different classes (the regions share no element): the panels in the weights' class
+/// (interleaved unless pinned: the AMP's 128-bit weight loads only run from there [Doc,
+/// PopLibs]), the homes in the other, the partials and the reduce stack apart.
+/// With `env.result` the result buffer (the reduced range with a K split, else the
+/// partials) is put in that class; `env.reserved` is taken off the room first.
+fn assign_classes(
+    bytes: [u32; 7],
+    reduce: bool,
+    env: &SplitEnv,
+    target: &Target,
+) -> Option<Classes> {
+    use MemoryClass::{Interleaved as I, Standard as S};
+    // Placement also keeps tensors from straddling 16 KiB elements; leave it 5 % of room.
+    let room = [
+        (target.memory.standard_budget.value / 20 * 19).checked_sub(env.reserved[0])?,
+        (target.memory.interleaved_budget.value / 20 * 19).checked_sub(env.reserved[1])?,
+    ];
+    let weights = env.weights;
+    let result = if reduce { 6 } else { 4 };
+    // Resident weights live for the whole program, the reduction included.
+    let mut reduce_live = REDUCE;
+    reduce_live[1] |= env.b_resident;
+    let fits = |classes: &[MemoryClass; 7]| {
+        [PANELS, reduce_live].iter().all(|phase| {
+            let mut used = [0u32; 2];
+            for i in 0..7 {
+                if phase[i] {
+                    used[usize::from(classes[i] == I)] += bytes[i];
+                }
+            }
+            used[0] <= room[0] && used[1] <= room[1]
+        })
+    };
+    // The panels in the weights' class, the homes in the other; then the partials and the
+    // stack apart, the reduced range anywhere.
+    let (panel, home) = match weights {
+        I => (I, S),
+        S => (S, I),
+    };
+    let mut choices = vec![
+        [home, home, panel, panel, I, S, I],
+        [home, home, panel, panel, I, S, S],
+        [home, home, panel, panel, S, I, I],
+        [home, home, panel, panel, S, I, S],
+    ];
+    if env.b_resident {
+        // Resident weights are the GEMM's B panels themselves, in the weights' class, and
+        // are never sent or received; only A's home and panel must be apart, either way.
+        choices = choices
+            .iter()
+            .flat_map(|c| {
+                [
+                    [c[0], panel, c[2], panel, c[4], c[5], c[6]],
+                    [c[2], panel, c[0], panel, c[4], c[5], c[6]],
+                ]
+            })
+            .collect();
+    }
+    let classes = choices
+        .into_iter()
+        .filter(|c| env.result.is_none_or(|class| c[result] == class))
+        .find(|c| fits(c))?;
+
+    Some(Classes {
+        a_home: classes[0],
+        b_home: classes[1],
+        a_panel: classes[2],
+        b_panel: classes[3],
+        partials: classes[4],
+        stack: classes[5],
+        reduced: classes[6],
+    })
+}
+
+/// Why a split grid cannot be built.
+pub type GridError = String;
+
+impl SplitGrid {
+    /// The grid `gm x gn x gk` for an `m x k @ k x n` product in `precision` (input, with its
+    /// partials) with the B panel in `weights` memory, whose per-tile buffers fit `target`'s
+    /// planned budgets.
+    pub fn new(
+        dims: (u32, u32, u32),
+        shape: (u32, u32, u32),
+        precision: Precision,
+        weights: MemoryClass,
+        target: &Target,
+    ) -> Result<SplitGrid, GridError> {
+        SplitGrid::within(dims, shape, precision, &SplitEnv::host(weights), target)
+    }
+
+    /// [`SplitGrid::new`] in surroundings `env`.
+    pub fn within(
+        (m, k, n): (u32, u32, u32),
+        (gm, gn, gk): (u32, u32, u32),
+        precision: Precision,
+        env: &SplitEnv,
+        target: &Target,
+    ) -> Result<SplitGrid, GridError> {
+        if !k.is_multiple_of(16) || !n.is_multiple_of(16) {
+            return Err(format!("K = {k} and N = {n} must be multiples of 16"));
+        }
+        let rows = Split::new(m, gm, 1).ok_or_else(|| format!("{gm} row blocks of M = {m}"))?;
+        let cols = Split::new(n, gn, 16)
+            .ok_or_else(|| format!("{gn} column blocks of 16-groups of N = {n}"))?;
+        let ks = Split::new(k, gk, 16).ok_or_else(|| format!("{gk} K slices of K = {k}"))?;
+        let (r, c, kt) = (rows.largest(), cols.largest(), ks.largest());
+        let call_columns = c
+            .div_ceil(c.div_ceil(MAX_CALL_COLUMNS))
+            .next_multiple_of(16);
+        let kp_kernel = (GEMM_MAX_WEIGHT_ELEMENTS / call_columns / 16 * 16).min(kt);
+        // The longest K panel whose buffers fit (fewer panels: fewer exchange phases).
+        let mut kp = kp_kernel;
+        loop {
+            if kp < 16 {
+                return Err(format!(
+                    "a {r} x {c} block over K = {kt} does not fit one tile's planned memory with any K panel"
+                ));
+            }
+            let panels = kt.div_ceil(kp);
+            let kp_even = (kt / 16).div_ceil(panels) * 16;
+            let bytes = buffer_bytes((r, c, kp_even, panels), (gm, gn, gk), precision, env);
+            if let Some(classes) = assign_classes(bytes, gk > 1, env, target) {
+                return Ok(SplitGrid {
+                    m,
+                    k,
+                    n,
+                    gm,
+                    gn,
+                    gk,
+                    rows,
+                    cols,
+                    ks,
+                    kp: kp_even,
+                    panels,
+                    call_columns,
+                    classes,
+                    env: *env,
+                });
+            }
+            kp -= 16;
+        }
+    }
+
+    /// The cheapest grid of at most `tiles` tiles by [`SplitGrid::estimate`], if any fits.
+    pub fn best(
+        dims: (u32, u32, u32),
+        tiles: u32,
+        precision: Precision,
+        target: &Target,
+    ) -> Option<SplitGrid> {
+        SplitGrid::ranked(
+            dims,
+            tiles,
+            precision,
+            &SplitEnv::host(MemoryClass::Interleaved),
+            target,
+            1,
+        )
+        .into_iter()
+        .next()
+    }
+
+    /// The `limit` cheapest grids using between 90 % and all of `tiles` tiles (of as many as
+    /// the product can use, when fewer), by
+    /// [`SplitGrid::estimate`] (ties: fewer tiles, then the smallest `(gm, gn, gk)`).
+    pub fn ranked(
+        dims: (u32, u32, u32),
+        tiles: u32,
+        precision: Precision,
+        env: &SplitEnv,
+        target: &Target,
+        limit: usize,
+    ) -> Vec<SplitGrid> {
+        // (modelled cycles, tiles used, grid shape, grid)
+        type Scored = (u64, u32, (u32, u32, u32), SplitGrid);
+        let mut scored: Vec<Scored> = Vec::new();
+        // Grids leaving more than a tenth of the usable tiles idle are never competitive (a
+        // small product cannot use more tiles than it has rows x 16-column groups x K groups).
+        let (m, k, n) = dims;
+        let usable = u64::from(m) * u64::from(n / 16) * u64::from(k / 16);
+        let usable = u32::try_from(usable)
+            .unwrap_or(u32::MAX)
+            .clamp(1, tiles.max(1));
+        for gm in 1..=tiles {
+            for gn in 1..=tiles / gm {
+                let most = tiles / (gm * gn);
+                let least = (usable * 9)
+                    .div_ceil(10)
+                    .div_ceil(gm * gn)
+                    .clamp(1, most.max(1));
+                for gk in least..=most {
+                    let Ok(grid) = SplitGrid::within(dims, (gm, gn, gk), precision, env, target)
+                    else {
+                        continue;
+                    };
+                    let cycles = grid.estimate(precision, target).total();
+                    scored.push((cycles, gm * gn * gk, (gm, gn, gk), grid));
+                }
+            }
+        }
+        scored.sort_by_key(|entry| (entry.0, entry.1, entry.2));
+        scored.truncate(limit);
+        scored.into_iter().map(|entry| entry.3).collect()
+    }
+
+    /// Per-tile bytes of this grid's buffers ([`buffer_bytes`]).
+    fn buffer_bytes(&self, precision: Precision) -> [u32; 7] {
+        let largest = (self.rows.largest(), self.cols.largest());
+        buffer_bytes(
+            (largest.0, largest.1, self.kp, self.panels),
+            (self.gm, self.gn, self.gk),
+            precision,
+            &self.env,
+        )
+    }
+
+    /// Peak per-tile bytes of the buffers other than the homes and the result,
+    /// `(standard, interleaved)`: the larger of the panels' and the reduction's (their
+    /// lifetimes do not overlap).
+    pub fn transient_bytes(&self, precision: Precision) -> (u64, u64) {
+        let bytes = self.buffer_bytes(precision);
+        let classes = self.classes.all();
+        let mut peak = (0u64, 0u64);
+        for phase in [PANELS, REDUCE] {
+            let mut used = (0u64, 0u64);
+            // The homes (0 and 1) are the operands' needs and the result (the reduced range
+            // with a K split, else the partials) is the op's output, not transient.
+            let result = if self.gk > 1 { 6 } else { 4 };
+            for i in (2..7).filter(|&i| phase[i] && i != result) {
+                match classes[i] {
+                    MemoryClass::Standard => used.0 += u64::from(bytes[i]),
+                    MemoryClass::Interleaved => used.1 += u64::from(bytes[i]),
+                }
+            }
+            peak = (peak.0.max(used.0), peak.1.max(used.1));
+        }
+        peak
+    }
+
+    /// The transfers of each exchange phase, `(source, destinations, bytes)`: one phase per
+    /// K panel, then the reduction's (with a K split).
+    pub fn exchange_phases(&self, precision: Precision) -> Vec<Vec<(u32, Vec<u32>, u64)>> {
+        let eb = u64::from(precision.bytes());
+        let pb = u64::from(ipu_device::kernels::describe::default_partials(precision).bytes());
+        let mut phases = Vec::new();
+        for p in 0..self.panels {
+            let mut transfers = Vec::new();
+            self.panel_ranges(p, |mut range| {
+                if range.operand == Operand::A && self.env.a_device {
+                    // Gathered from a device value's owners, which the grid does not know:
+                    // modelled as sent by a tile outside the group to all of it.
+                    if let Some(outside) = self.outside(range.home) {
+                        range.destinations.push(range.home);
+                        range.home = outside;
+                    }
+                }
+                if !range.destinations.is_empty() {
+                    transfers.push((range.home, range.destinations, u64::from(range.len) * eb));
+                }
+            });
+            phases.push(transfers);
+        }
+        let mut reduce = Vec::new();
+        self.reduce_ranges(|range| {
+            for source in range.sources {
+                reduce.push((source, vec![range.owner], u64::from(range.len) * pb));
+            }
+        });
+        if !reduce.is_empty() {
+            phases.push(reduce);
+        }
+        phases.retain(|phase| !phase.is_empty());
+        phases
+    }
+
+    /// A tile of the grid outside the A group (`(i, *, l)`) of `tile`: the next K slice's,
+    /// else the next row block's.
+    fn outside(&self, tile: u32) -> Option<u32> {
+        let (l, ij) = (tile % self.gk, tile / self.gk);
+        let (i, j) = (ij / self.gn, ij % self.gn);
+        if self.gk > 1 {
+            Some(self.tile(i, j, (l + 1) % self.gk))
+        } else if self.gm > 1 {
+            Some(self.tile((i + 1) % self.gm, j, l))
+        } else {
+            None
+        }
+    }
+
+    pub fn tiles(&self) -> u32 {
+        self.gm * self.gn * self.gk
+    }
+
+    /// Bytes of one K panel's slot in the B home: a home range, or with resident weights
+    /// the whole panel of the widest column block.
+    fn b_slot(&self, eb: u32) -> u32 {
+        let c = self.cols.largest();
+        if self.env.b_resident {
+            self.kp * c * eb
+        } else {
+            ranges_max(self.kp * c, self.gm) * eb
+        }
+    }
+
+    pub fn tile(&self, i: u32, j: u32, l: u32) -> u32 {
+        (i * self.gn + j) * self.gk + l
+    }
+
+    fn all_tiles(&self) -> Vec<u32> {
+        (0..self.tiles()).collect()
+    }
+
+    /// The panels of K slice l: `(first K row, length)`, `panels` of them (some may be
+    /// empty when the slice is short).
+    pub fn panels_of(&self, l: u32) -> Vec<(u32, u32)> {
+        let (first, len) = self.ks.blocks[l as usize];
+        let groups = len / 16;
+        let step = groups.div_ceil(self.panels).max(1);
+        (0..self.panels)
+            .map(|p| {
+                let g0 = (p * step).min(groups);
+                let g1 = ((p + 1) * step).min(groups);
+                (first + g0 * 16, (g1 - g0) * 16)
+            })
+            .collect()
+    }
+
+    /// Visits every non-empty home range of panel `p` (see the module docs).
+    pub fn panel_ranges(&self, p: u32, mut visit: impl FnMut(PanelRange)) {
+        for l in 0..self.gk {
+            let (k0, kp) = self.panels_of(l)[p as usize];
+            if kp == 0 {
+                continue;
+            }
+            for (i, &(row0, rows)) in self.rows.blocks.iter().enumerate() {
+                let i = i as u32;
+                for (j, (first, len)) in ranges(rows * kp, self.gn).into_iter().enumerate() {
+                    if len > 0 {
+                        visit(PanelRange {
+                            operand: Operand::A,
+                            home: self.tile(i, j as u32, l),
+                            destinations: (0..self.gn)
+                                .filter(|&jj| jj != j as u32)
+                                .map(|jj| self.tile(i, jj, l))
+                                .collect(),
+                            first,
+                            len,
+                            panel_rows: rows,
+                            origin: (row0, k0),
+                        });
+                    }
+                }
+            }
+            // Resident weights are already where they are read.
+            if self.env.b_resident {
+                continue;
+            }
+            for (j, &(col0, cols)) in self.cols.blocks.iter().enumerate() {
+                let j = j as u32;
+                // B's panel in AMP-right order: column group g, K row kk at
+                // `(g * kp + kk) * 16`; as a panel order its "rows" are the K rows.
+                for (i, (first, len)) in ranges(kp * cols, self.gm).into_iter().enumerate() {
+                    if len > 0 {
+                        visit(PanelRange {
+                            operand: Operand::B,
+                            home: self.tile(i as u32, j, l),
+                            destinations: (0..self.gm)
+                                .filter(|&ii| ii != i as u32)
+                                .map(|ii| self.tile(ii, j, l))
+                                .collect(),
+                            first,
+                            len,
+                            panel_rows: kp,
+                            origin: (k0, col0),
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// Visits every non-empty reduced range (only with a K split).
+    pub fn reduce_ranges(&self, mut visit: impl FnMut(ReduceRange)) {
+        if self.gk < 2 {
+            return;
+        }
+        for (i, &(row0, rows)) in self.rows.blocks.iter().enumerate() {
+            for (j, &(col0, cols)) in self.cols.blocks.iter().enumerate() {
+                let (i, j) = (i as u32, j as u32);
+                for (l, (first, len)) in ranges(rows * cols, self.gk).into_iter().enumerate() {
+                    let l = l as u32;
+                    if len > 0 {
+                        visit(ReduceRange {
+                            owner: self.tile(i, j, l),
+                            sources: (0..self.gk)
+                                .filter(|&ll| ll != l)
+                                .map(|ll| self.tile(i, j, ll))
+                                .collect(),
+                            first,
+                            len,
+                            rows,
+                            origin: (row0, col0),
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// The column chunks of column block j, relative to the block: `(first, len)`.
+    fn chunks(&self, j: u32) -> Vec<(u32, u32)> {
+        let (_, len) = self.cols.blocks[j as usize];
+        let mut out = Vec::new();
+        let mut first = 0;
+        while first < len {
+            let c = self.call_columns.min(len - first);
+            out.push((first, c));
+            first += c;
+        }
+        out
+    }
+
+    /// The modelled cycles of the lowering of this grid on the busiest tile, by part: the
+    /// same kernel cost functions the simulator charges, and each exchange phase by the
+    /// endpoint rule (`cost::exchange_phase_cycles`: the busiest receiver or pair send bus;
+    /// the physical schedule adds conflicts on top).
+    pub fn estimate(&self, precision: Precision, target: &Target) -> SplitEstimate {
+        let eb = u64::from(precision.bytes());
+        let partials = ipu_device::kernels::describe::default_partials(precision);
+        let pb = u64::from(partials.bytes());
+        let (r, c) = (self.rows.largest(), self.cols.largest());
+        let pair = if self.tiles() > 1 { 2 } else { 1 };
+        let mut gemm = 0u64;
+        let mut exchange = 0u64;
+        let mut copies = 0u64;
+        let panels = self.panels_of(0);
+        for &(_, kp) in panels.iter().filter(|p| p.1 > 0) {
+            for &(_, cc) in &self.chunks(0) {
+                gemm +=
+                    cost::gemm_call_cycles(precision, MemoryClass::Interleaved, kp, cc, r, target);
+            }
+            let a = u64::from(r * kp) * eb;
+            let b = u64::from(kp * c) * eb;
+            // A gathered from a device value arrives whole (its owners are other tiles).
+            let a_own = if self.env.a_device {
+                0
+            } else {
+                u64::from(ranges_max(r * kp, self.gn)) * eb
+            };
+            let b_own = u64::from(ranges_max(kp * c, self.gm)) * eb;
+            let a_moves = self.gn > 1 || self.env.a_device;
+            // Resident weights are neither sent nor copied.
+            let b_moves = self.gm > 1 && !self.env.b_resident;
+            let b_own = if self.env.b_resident { 0 } else { b_own };
+            let received =
+                (a - a_own.min(a)) * u64::from(a_moves) + (b - b_own.min(b)) * u64::from(b_moves);
+            // A tile sends one A range (its home's, or, gathered, about one range's worth
+            // of the device value) and its B home range; the two tiles of a physical pair
+            // share one send bus.
+            let a_range = u64::from(ranges_max(r * kp, self.gn)) * eb;
+            let sent = a_range * u64::from(a_moves) + b_own * u64::from(b_moves);
+            if received > 0 {
+                exchange += cost::exchange_phase_cycles(pair * sent, received, target);
+            }
+            copies += cost::copy_cycles(a_own, target) + cost::copy_cycles(b_own, target);
+        }
+        let mut reduce = 0u64;
+        if self.gk > 1 {
+            // Every tile sends its other gk - 1 ranges and receives as many.
+            let slice = ranges_max(r * c, self.gk);
+            let bytes = u64::from(slice) * pb * u64::from(self.gk - 1);
+            exchange += cost::exchange_phase_cycles(pair * bytes, bytes, target);
+            reduce += cost::reduce_add_cycles(partials, partials, slice, self.gk - 1, target);
+            reduce += cost::add_cycles(partials, 1, slice, target);
+        }
+        SplitEstimate {
+            gemm,
+            copies,
+            reduce,
+            exchange,
+        }
+    }
+}
+
+/// Which operand a panel range belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operand {
+    A,
+    B,
+}
+
+/// One home range of a K panel: elements `[first, first + len)` of the operand's panel
+/// (AMP-left A of `rows x kp`, AMP-right B of `kp x cols`), homed on `home` and broadcast to
+/// `destinations`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PanelRange {
+    pub operand: Operand,
+    pub home: u32,
+    pub destinations: Vec<u32>,
+    pub first: u32,
+    pub len: u32,
+    /// Rows of the panel order (A: the block's rows; B: the panel's K rows) and the tensor
+    /// element (row, column) of the panel's first element.
+    pub panel_rows: u32,
+    pub origin: (u32, u32),
+}
+
+/// One reduced range: elements `[first, first + len)` of the partial block (AMP-output,
+/// `rows` rows, the block's first row and column `origin`), reduced on `owner` from the
+/// partials of `sources` (in stack order after the owner's own).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReduceRange {
+    pub owner: u32,
+    pub sources: Vec<u32>,
+    pub first: u32,
+    pub len: u32,
+    pub rows: u32,
+    pub origin: (u32, u32),
+}
+
+/// The modelled cycles of a split GEMM on its busiest tile ([`SplitGrid::estimate`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SplitEstimate {
+    pub gemm: u64,
+    pub copies: u64,
+    pub reduce: u64,
+    pub exchange: u64,
+}
+
+impl SplitEstimate {
+    pub fn total(&self) -> u64 {
+        self.gemm + self.copies + self.reduce + self.exchange
+    }
+}
+
+/// Per-tile bytes of the buffers of a split GEMM with the largest blocks `r x c`, K panels
+/// of `kp` (`panels` of them) on grid `gm x gn x gk`, in [`Classes`] field order: A home,
+/// B home, A panel, B panel, partials, reduce stack, reduced range.
+fn buffer_bytes(
+    (r, c, kp, panels): (u32, u32, u32, u32),
+    (gm, gn, gk): (u32, u32, u32),
+    precision: Precision,
+    env: &SplitEnv,
+) -> [u32; 7] {
+    let eb = precision.bytes();
+    let pb = ipu_device::kernels::describe::default_partials(precision).bytes();
+    let slice = ranges_max(r * c, gk);
+    let reduce = gk > 1;
+    [
+        if env.a_device {
+            0
+        } else {
+            (panels * ranges_max(r * kp, gn) * eb).max(eb)
+        },
+        if env.b_resident {
+            panels * kp * c * eb
+        } else {
+            (panels * ranges_max(kp * c, gm) * eb).max(eb)
+        },
+        r * kp * eb,
+        if env.b_resident { 0 } else { kp * c * eb },
+        r * c * pb,
+        if reduce { slice * (gk - 1) * pb } else { 0 },
+        if reduce { slice * pb } else { 0 },
+    ]
+}
+
+/// `elements` cut into `parts` contiguous ranges of whole 16-element rows: `(first, len)`
+/// per part (trailing parts may be empty).
+pub(crate) fn ranges(elements: u32, parts: u32) -> Vec<(u32, u32)> {
+    let rows = elements / 16;
+    let step = rows.div_ceil(parts.max(1));
+    (0..parts.max(1))
+        .map(|p| {
+            let r0 = (p * step).min(rows);
+            let r1 = ((p + 1) * step).min(rows);
+            (r0 * 16, (r1 - r0) * 16)
+        })
+        .collect()
+}
+
+fn ranges_max(elements: u32, parts: u32) -> u32 {
+    (elements / 16).div_ceil(parts.max(1)) * 16
+}
+
+/// The strided host pieces carrying elements `[first, first + len)` of a 16-column panel
+/// order with `panel_rows` rows (element `(g * panel_rows + r) * 16 + x` is tensor element
+/// `(row0 + r) * row_stride + col0 + g * 16 + x`) into `place` on `tile`: one piece per
+/// 16-column group touched, one run per row.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn panel_pieces(
+    tile: u32,
+    place: Place,
+    (first, len): (u32, u32),
+    panel_rows: u32,
+    (row0, col0): (u32, u32),
+    row_stride: u32,
+    eb: u32,
+    out: &mut Vec<HostPiece>,
+) {
+    let mut e = first;
+    let end = first + len;
+    while e < end {
+        let g = e / (16 * panel_rows);
+        let r = (e / 16) % panel_rows;
+        let rows = (panel_rows - r).min((end - e) / 16);
+        out.push(HostPiece {
+            tile,
+            place: Place::at(place.buffer, place.offset + (e - first) * eb),
+            tensor_offset: (u64::from(row0 + r) * u64::from(row_stride) + u64::from(col0 + g * 16))
+                * u64::from(eb),
+            bytes: rows * 16 * eb,
+            runs: rows,
+            // A single run is contiguous and records no stride.
+            stride: if rows > 1 {
+                u64::from(row_stride) * u64::from(eb)
+            } else {
+                0
+            },
+        });
+        e += rows * 16;
+    }
+}

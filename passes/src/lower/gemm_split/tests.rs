@@ -1,0 +1,450 @@
+//! Unit tests of the split GEMM: splits, the model against the target table, chains.
+
+mod splits {
+    use super::super::*;
+
+    #[test]
+    fn splits_cover_their_axis_once() {
+        // 4096 = 23 * 178 + 2: two blocks of 179, then 178s.
+        let split = Split::new(4096, 23, 1).unwrap();
+        assert_eq!(split.blocks.len(), 23);
+        assert_eq!(split.blocks[0], (0, 179));
+        assert_eq!(split.blocks[2], (358, 178));
+        assert_eq!(split.blocks[22], (4096 - 178, 178));
+        let mut next = 0;
+        for &(first, len) in &split.blocks {
+            assert_eq!(first, next);
+            assert!(len > 0);
+            next += len;
+        }
+        assert_eq!(next, 4096);
+        // 16-column groups: 256 groups over 9 parts: four of 29, five of 28.
+        let split = Split::new(4096, 9, 16).unwrap();
+        assert_eq!(split.blocks[3], (3 * 29 * 16, 29 * 16));
+        assert_eq!(split.blocks[4], (4 * 29 * 16, 28 * 16));
+        assert_eq!(split.largest(), 29 * 16);
+        assert!(Split::new(32, 3, 16).is_none());
+    }
+
+    #[test]
+    fn panel_pieces_map_amp_order_to_tensor_elements() {
+        // A 5-row panel with 2 groups (32 columns) of a tensor with 100 columns, from row 7
+        // and column 48; elements [48, 112) are rows 3..5 of group 0 and 0..2 of group 1.
+        let mut out = Vec::new();
+        panel_pieces(3, Place::at(0, 64), (48, 64), 5, (7, 48), 100, 2, &mut out);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].runs, 2);
+        assert_eq!(out[0].tensor_offset, ((7 + 3) * 100 + 48) * 2);
+        assert_eq!(out[0].place.offset, 64);
+        assert_eq!(out[1].runs, 2);
+        assert_eq!(out[1].tensor_offset, (7 * 100 + 48 + 16) * 2);
+        assert_eq!(out[1].place.offset, 64 + 32 * 2);
+        assert!(out
+            .iter()
+            .all(|p| p.stride == 200 && p.bytes == p.runs * 32));
+    }
+}
+
+mod model_tests {
+    use super::super::*;
+
+    /// The split model of the F16 4096^3 GEMM on the C600's 1472 tiles: the cheapest grid
+    /// uses at least 90 % of the tiles, K is split, and its modelled cycles (receive-bound
+    /// exchange) are within 1.6x of the ideal AMP cycles; one exchange phase per K panel plus
+    /// the reduction, each phase's transfers covering every receive once.
+    #[test]
+    fn gemm_4096_on_1472_tiles() {
+        let target = Target::c600();
+        let dims = (4096, 4096, 4096);
+        let grid = SplitGrid::best(dims, 1472, Precision::F16, &target).expect("a grid fits");
+        assert!(grid.tiles() * 10 >= 1472 * 9 && grid.tiles() <= 1472);
+        assert!(grid.gk > 1, "{grid:?}");
+        let ideal = cost::ideal_gemm_cycles(4096, 4096, 4096, Precision::F16, 1472, &target);
+        let modelled = grid.estimate(Precision::F16, &target).total();
+        assert!(
+            modelled >= ideal && modelled * 5 <= ideal * 8,
+            "{modelled} vs {ideal}"
+        );
+        let phases = grid.exchange_phases(Precision::F16);
+        assert_eq!(phases.len() as u32, grid.panels + 1);
+        // Every tile receives its whole A and B panel minus its own ranges, once.
+        let (r, c) = (grid.rows.largest(), grid.cols.largest());
+        let mut received = vec![0u64; grid.tiles() as usize];
+        for (_, destinations, bytes) in &phases[0] {
+            for &d in destinations {
+                received[d as usize] += bytes;
+            }
+        }
+        let (_, kp) = grid.panels_of(0)[0];
+        let whole = u64::from((r * kp + kp * c) * 2);
+        assert!(
+            received[0] < whole && received[0] * 10 > whole * 8,
+            "{} of {whole} ({grid:?})",
+            received[0]
+        );
+    }
+
+    /// Resident weights: the host writes every tile's whole B block (its K slice by its
+    /// column block, in AMP-right order panel by panel) exactly once per tile, the panel
+    /// phases move only A, and the model drops B's exchange and copies.
+    #[test]
+    fn resident_weights_are_written_where_read_and_never_exchanged() {
+        let target = Target::c600();
+        let (m, k, n) = (40, 256, 48);
+        let resident = SplitEnv {
+            b_resident: true,
+            ..SplitEnv::host(MemoryClass::Interleaved)
+        };
+        for shape in [(2, 1, 2), (2, 3, 1), (3, 1, 4), (1, 3, 2)] {
+            let grid = SplitGrid::within((m, k, n), shape, Precision::F16, &resident, &target)
+                .expect("fits");
+            let streamed = SplitGrid::new(
+                (m, k, n),
+                shape,
+                Precision::F16,
+                MemoryClass::Interleaved,
+                &target,
+            )
+            .expect("fits");
+            assert_eq!(grid.classes.b_home, MemoryClass::Interleaved);
+            let mut program = TileProgram::default();
+            let inputs = inputs(&mut program, &grid, Precision::F16, "op0");
+            // (tile, K row, column) of every B element written.
+            let mut written = std::collections::BTreeMap::new();
+            for piece in &inputs.b_pieces {
+                for range in piece.tensor_ranges() {
+                    for byte in range.step_by(2) {
+                        let e = (byte / 2) as u32;
+                        *written.entry((piece.tile, e / n, e % n)).or_insert(0) += 1;
+                    }
+                }
+            }
+            for l in 0..grid.gk {
+                for (j, &(col0, cols)) in grid.cols.blocks.iter().enumerate() {
+                    let (k0, kt) = grid.ks.blocks[l as usize];
+                    for i in 0..grid.gm {
+                        let tile = grid.tile(i, j as u32, l);
+                        for kk in k0..k0 + kt {
+                            for col in col0..col0 + cols {
+                                assert_eq!(
+                                    written.remove(&(tile, kk, col)),
+                                    Some(1),
+                                    "{shape:?}: tile {tile} B[{kk}][{col}]"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+            assert!(written.is_empty(), "{shape:?}: stray writes {written:?}");
+            // Only A moves in the panel phases (there are none with one column block), then
+            // the reduction with a K split.
+            let phases = grid.exchange_phases(Precision::F16);
+            let panel_phases = if grid.gn > 1 { grid.panels } else { 0 };
+            assert_eq!(
+                phases.len() as u32,
+                panel_phases + u32::from(grid.gk > 1),
+                "{shape:?}"
+            );
+            for phase in phases.iter().take(panel_phases as usize) {
+                for (source, destinations, _) in phase {
+                    let (l, ij) = (source % grid.gk, source / grid.gk);
+                    assert!(destinations
+                        .iter()
+                        .all(|&d| d % grid.gk == l && d / grid.gk / grid.gn == ij / grid.gn));
+                }
+            }
+            let (a, b) = (
+                grid.estimate(Precision::F16, &target),
+                streamed.estimate(Precision::F16, &target),
+            );
+            assert!(
+                a.exchange <= b.exchange && a.copies <= b.copies,
+                "{shape:?}"
+            );
+            if grid.gm > 1 {
+                assert!(a.exchange < b.exchange, "{shape:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn grids_that_do_not_fit_say_why() {
+        let target = Target::c600();
+        let error = SplitGrid::new(
+            (4096, 4096, 4096),
+            (2, 2, 2),
+            Precision::F16,
+            MemoryClass::Interleaved,
+            &target,
+        )
+        .unwrap_err();
+        assert!(error.contains("does not fit"), "{error}");
+        let error = SplitGrid::new(
+            (64, 40, 64),
+            (1, 1, 1),
+            Precision::F16,
+            MemoryClass::Interleaved,
+            &target,
+        )
+        .unwrap_err();
+        assert!(error.contains("multiples of 16"), "{error}");
+    }
+}
+
+mod chain_tests {
+    use super::super::*;
+    use crate::planner::{Graph, OpKind, Origin};
+    use std::collections::BTreeMap;
+
+    /// A small xorshift for seeded shapes.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self, below: u32) -> u32 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % u64::from(below)) as u32
+        }
+    }
+
+    fn chained_env(a_device: bool, result: bool) -> SplitEnv {
+        SplitEnv {
+            a_device,
+            result: result.then_some(MemoryClass::Standard),
+            ..SplitEnv::host(MemoryClass::Interleaved)
+        }
+    }
+
+    /// The tensor element `(row, column)` of element `e` of a 16-column panel order with
+    /// `rows` rows starting at tensor element `origin`.
+    fn panel_element(e: u32, rows: u32, origin: (u32, u32)) -> (u32, u32) {
+        (
+            origin.0 + (e / 16) % rows,
+            origin.1 + e / (16 * rows) * 16 + e % 16,
+        )
+    }
+
+    /// Seeded chains of two split GEMMs (random sizes and grids): every element of the
+    /// value is in exactly one segment at the right tensor element; every A panel element of
+    /// every tile of the second GEMM arrives exactly once (a move or its owner's local
+    /// copy), from the owner's element of the same tensor element; the read-back pieces
+    /// cover the value once.
+    #[test]
+    fn gathered_panels_take_every_element_once_from_its_owner() {
+        let target = Target::c600();
+        let mut rng = Rng(0x5eed_0005);
+        let mut checked = 0;
+        while checked < 40 {
+            let m = 1 + rng.next(120);
+            let (k1, n1, n2) = (
+                16 * (1 + rng.next(12)),
+                16 * (1 + rng.next(12)),
+                16 * (1 + rng.next(6)),
+            );
+            let g1 = (1 + rng.next(5), 1 + rng.next(5), 1 + rng.next(4));
+            let g2 = (1 + rng.next(5), 1 + rng.next(5), 1 + rng.next(6));
+            let (Ok(first), Ok(second)) = (
+                SplitGrid::within(
+                    (m, k1, n1),
+                    g1,
+                    Precision::F16,
+                    &chained_env(false, true),
+                    &target,
+                ),
+                SplitGrid::within(
+                    (m, n1, n2),
+                    g2,
+                    Precision::F16,
+                    &chained_env(true, false),
+                    &target,
+                ),
+            ) else {
+                continue;
+            };
+            checked += 1;
+            let scales = (Precision::F16, [0, 0]);
+            let mut program = TileProgram {
+                tiles: 1472,
+                ..TileProgram::default()
+            };
+            let homes = inputs(&mut program, &first, Precision::F16, "op0");
+            let value = lower(&mut program, &first, scales, &homes, None, "op0");
+            assert_eq!(value.class, MemoryClass::Standard, "{first:?}");
+
+            // Segments: every element once, at its tensor element.
+            let mut seen = vec![0u8; (m * n1) as usize];
+            value.segments(|seg| {
+                let range = value.ranges.iter().find(|r| r.tile == seg.tile).unwrap();
+                for r in 0..seg.rows {
+                    for x in 0..16 {
+                        let e = range.first + seg.offset + r * 16 + x;
+                        let (row, col) = panel_element(e, range.rows, range.origin);
+                        assert_eq!((row, col), (seg.row + r, seg.group * 16 + x));
+                        seen[(row * n1 + col) as usize] += 1;
+                    }
+                }
+            });
+            assert!(seen.iter().all(|&s| s == 1), "segments of {first:?}");
+            let mut read = vec![0u8; (m * n1) as usize];
+            for piece in value.read_pieces() {
+                for range in piece.tensor_ranges() {
+                    for byte in range.step_by(2) {
+                        read[(byte / 2) as usize] += 1;
+                    }
+                }
+            }
+            assert!(read.iter().all(|&s| s == 1), "read-back of {first:?}");
+
+            let steps = program.run.len();
+            let homes2 = inputs(&mut program, &second, Precision::F16, "op1");
+            assert!(homes2.a_home.is_none() && homes2.a_pieces.is_empty());
+            lower(&mut program, &second, scales, &homes2, Some(&value), "op1");
+            let a_panel = program
+                .buffers
+                .iter()
+                .position(|b| b.name == "op1.a.amp_left")
+                .unwrap();
+            // Panel p's exchange, then its compute step (the owners' copies first).
+            let mut panel = 0;
+            let mut index = steps;
+            while panel < second.panels {
+                let mut arrived: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
+                let mut land = |tile: u32, source_tile: u32, src: u32, dst: u32, bytes: u32| {
+                    let l = tile % second.gk;
+                    let i = tile / second.gk / second.gn;
+                    let (row0, rows) = second.rows.blocks[i as usize];
+                    let (k0, kp) = second.panels_of(l)[panel as usize];
+                    let range = value.ranges.iter().find(|r| r.tile == source_tile).unwrap();
+                    let slots = arrived
+                        .entry(tile)
+                        .or_insert_with(|| vec![0; (rows * kp) as usize]);
+                    for x in 0..bytes / 2 {
+                        let want = panel_element(dst / 2 + x, rows, (row0, k0));
+                        let have =
+                            panel_element(range.first + src / 2 + x, range.rows, range.origin);
+                        assert_eq!(want, have, "tile {tile} from {source_tile}");
+                        slots[(dst / 2 + x) as usize] += 1;
+                    }
+                };
+                let TileStep::Exchange { moves, .. } = &program.run[index] else {
+                    panic!("step {index} is not the panel's exchange");
+                };
+                for mv in moves.iter().filter(|mv| mv.source.buffer == value.buffer) {
+                    assert_eq!(mv.destination.buffer, a_panel);
+                    assert!(!mv.destinations.contains(&mv.source_tile));
+                    for &d in &mv.destinations {
+                        land(
+                            d,
+                            mv.source_tile,
+                            mv.source.offset,
+                            mv.destination.offset,
+                            mv.bytes,
+                        );
+                    }
+                }
+                let TileStep::Compute { runs, .. } = &program.run[index + 1] else {
+                    panic!("step {} is not the panel's compute", index + 1);
+                };
+                for run in runs {
+                    if let [Arg::Address(src), Arg::Address(dst)] = run.args[..] {
+                        if src.buffer == value.buffer {
+                            let KernelSpec::Copy { bytes } = program.kernels[run.kernel as usize]
+                            else {
+                                panic!("a gather copy is a copy");
+                            };
+                            land(run.tile, run.tile, src.offset, dst.offset, bytes);
+                        }
+                    }
+                }
+                for tile in 0..second.tiles() {
+                    let l = tile % second.gk;
+                    let (_, kp) = second.panels_of(l)[panel as usize];
+                    if kp == 0 {
+                        continue;
+                    }
+                    let slots = arrived
+                        .get(&tile)
+                        .unwrap_or_else(|| panic!("tile {tile} got nothing"));
+                    assert!(
+                        slots.iter().all(|&s| s == 1),
+                        "tile {tile} panel {panel}: {first:?} -> {second:?}"
+                    );
+                }
+                panel += 1;
+                index += 2;
+            }
+        }
+    }
+
+    fn matmul(graph: &mut Graph, a: usize, b: usize, shape: Vec<u64>) -> usize {
+        graph.add_op(
+            OpKind::Matmul {
+                transpose_lhs: false,
+                transpose_rhs: false,
+            },
+            vec![a, b],
+            shape,
+            Precision::F16,
+        )
+    }
+
+    /// An MLP block (matmul, bias add, GeLU, matmul, bias add) is split end to end, in F16
+    /// and under FP8; any other use of the hidden value keeps the chain off the split
+    /// lowering; a single FP8 GEMM of host tensors is split (the host encodes them).
+    #[test]
+    fn chains_split_only_when_every_use_stays_ranged() {
+        let build = |tail: &dyn Fn(&mut Graph, usize) -> usize| {
+            let mut graph = Graph::default();
+            let x = graph.add_value(vec![2, 40, 64], Precision::F16, Origin::Argument);
+            let w1 = graph.add_value(vec![64, 96], Precision::F16, Origin::Argument);
+            let b1 = graph.add_value(vec![96], Precision::F16, Origin::Argument);
+            let w2 = graph.add_value(vec![96, 32], Precision::F16, Origin::Constant);
+            let h = matmul(&mut graph, x, w1, vec![2, 40, 96]);
+            let hb = graph.add_op(OpKind::Add, vec![b1, h], vec![2, 40, 96], Precision::F16);
+            let g = graph.add_op(
+                OpKind::Gelu { tanh: true },
+                vec![hb],
+                vec![2, 40, 96],
+                Precision::F16,
+            );
+            let out = tail(&mut graph, g);
+            let y = matmul(&mut graph, out, w2, vec![2, 40, 32]);
+            graph.outputs.push(y);
+            graph
+        };
+        let plain = build(&|_, g| g);
+        assert_eq!(split_dims(&plain, 0, Precision::F16), Some((80, 64, 96)));
+        assert_eq!(split_dims(&plain, 3, Precision::F16), Some((80, 96, 32)));
+        assert!(ranged_value(&plain, 6, Precision::F16));
+        assert_eq!(bias_operand(&plain, 1, 4), Some(2));
+        // Under FP8 too: the host encodes x and the weights, the device casts the hidden
+        // value's ranges before the second GEMM gathers them.
+        assert_eq!(split_dims(&plain, 0, Precision::F8E4M3), Some((80, 64, 96)));
+        assert_eq!(split_dims(&plain, 3, Precision::F8E4M3), Some((80, 96, 32)));
+        // The hidden value also feeds a softmax: nothing upstream of it is split.
+        let other_use = build(&|graph, g| {
+            let s = graph.add_op(OpKind::Softmax, vec![g], vec![2, 40, 96], Precision::F16);
+            graph.outputs.push(s);
+            g
+        });
+        assert!(split_dims(&other_use, 0, Precision::F16).is_none());
+        assert!(split_dims(&other_use, 4, Precision::F16).is_none());
+        // The hidden value returned too: still ranged (read back from the ranges).
+        let returned = build(&|graph, g| {
+            graph.outputs.push(g);
+            g
+        });
+        assert!(split_dims(&returned, 0, Precision::F16).is_some());
+        // A single GEMM of host F16 tensors under FP8: split, the host encodes.
+        let mut single = Graph::default();
+        let a = single.add_value(vec![50, 64], Precision::F16, Origin::Argument);
+        let b = single.add_value(vec![64, 48], Precision::F16, Origin::Constant);
+        let c = matmul(&mut single, a, b, vec![50, 48]);
+        single.outputs.push(c);
+        assert_eq!(
+            split_dims(&single, 0, Precision::F8E4M3),
+            Some((50, 64, 48))
+        );
+    }
+}

@@ -1,0 +1,893 @@
+//! Attention on the general path: whole score rows per tile, keys streamed in blocks with the
+//! online softmax, or materialized on a query x key grid; the plan decides which.
+
+use super::*;
+
+impl Lowering<'_> {
+    /// `ipu.attention`, materialized per (batch-head, query block) (see the module docs).
+    pub(in crate::lower::graph) fn attention(
+        &mut self,
+        index: usize,
+        causal: bool,
+        scale: Option<f64>,
+        plan: Option<&OperatorPlan>,
+    ) -> Result<(), LowerError> {
+        let op = &self.graph.ops[index];
+        let (q, kv, vv, out) = (
+            op.operands[0],
+            op.operands[1],
+            op.operands[2],
+            op.results[0],
+        );
+        let fail = |detail: String| unsupported("ipu.attention", format!("op {index}: {detail}"));
+        let shape = |v: ValueId| self.graph.values[v].shape.clone();
+        let (sq, sk, sv) = (shape(q), shape(kv), shape(vv));
+        if sq.len() < 2 || sq.len() != sk.len() || sq.len() != sv.len() {
+            return Err(fail(format!(
+                "shapes {sq:?}, {sk:?}, {sv:?} need one rank >= 2"
+            )));
+        }
+        let r = sq.len();
+        let lead = &sq[..r - 2];
+        if sk[..r - 2] != *lead
+            || sv[..r - 2] != *lead
+            || sk[r - 1] != sq[r - 1]
+            || sv[r - 2] != sk[r - 2]
+        {
+            return Err(fail(format!(
+                "query {sq:?}, key {sk:?} and value {sv:?} are not [..., S, D], [..., T, D], [..., T, E] with equal batch axes"
+            )));
+        }
+        let batches = to_u32(lead.iter().product())?;
+        let (s, d, t, ev) = (
+            to_u32(sq[r - 2])?,
+            to_u32(sq[r - 1])?,
+            to_u32(sk[r - 2])?,
+            to_u32(sv[r - 1])?,
+        );
+        // With more batch-heads than tiles, whole heads per tile (see below): host operands
+        // are streamed in those blocks, so the tiles read them where they are.
+        let heads_per_tile = attention_heads_per_tile(batches, self.tiles);
+        let qb = self.on_device_in(q, heads_per_tile.map(|h| h * s))?;
+        let kb = self.on_device_in(kv, heads_per_tile.map(|h| h * t))?;
+        let vb = self.on_device_in(vv, heads_per_tile.map(|h| h * t))?;
+        let precision = qb.precision;
+        if kb.precision != precision
+            || vb.precision != precision
+            || self.graph.values[out].element != precision
+        {
+            return Err(fail(
+                "query, key, value and result must share one element type".into(),
+            ));
+        }
+        if default_partials(precision) != precision {
+            return Err(fail(format!(
+                "{precision:?} attention is not lowered (f16 and f32 are)"
+            )));
+        }
+        let scale = scale.unwrap_or(1.0 / f64::from(d).sqrt()) as f32;
+        // The plan decides how the scores are computed; a plan that cannot be followed is an
+        // error. Without a plan (a graph lowered unplanned) the lowering chooses below.
+        let plan = match plan {
+            None => None,
+            Some(OperatorPlan::Attention(plan)) => Some(plan),
+            Some(other) => return Err(fail(format!("plan {other} is not an attention plan"))),
+        };
+        let not_followed = |plan: &AttentionPlan, why: String| {
+            fail(format!(
+                "plan {} cannot be followed: {why}",
+                OperatorPlan::Attention(plan.clone())
+            ))
+        };
+        // A planned key block must fit where the lowering's own (the largest that fits) does.
+        let planned_key_block = |plan: &AttentionPlan, fitting: Option<u32>| match plan.schedule {
+            AttentionSchedule::Flash { key_block } => match fitting {
+                Some(largest) if key_block > largest => Err(not_followed(
+                    plan,
+                    format!("key blocks of {key_block} do not fit a tile (at most {largest})"),
+                )),
+                _ => Ok(Some(key_block)),
+            },
+            AttentionSchedule::Blocked | AttentionSchedule::Materialized => Ok(None),
+        };
+        if let Some(heads) = heads_per_tile {
+            // More batch-heads than tiles: whole heads, several per tile, one after the other
+            // (the streamed lowering's waves).
+            let mut key_block = wave_key_block((s, d, t, ev), precision);
+            if let Some(plan) = plan {
+                let rows = batches.div_ceil(heads);
+                if !matches!(plan.schedule, AttentionSchedule::Flash { .. })
+                    || plan.grid != [rows, 1]
+                {
+                    return Err(not_followed(
+                        plan,
+                        format!("{batches} batch-heads on {} tiles run {heads} whole heads per tile in waves (attention_flash on grid [{rows}, 1])", self.tiles),
+                    ));
+                }
+                if let Some(planned) = planned_key_block(plan, Some(key_block))? {
+                    key_block = planned;
+                }
+            }
+            let grid = row_grid(batches * s, ev, heads * s);
+            let shape = StreamedAttention {
+                index,
+                out,
+                sizes: (s, d, t, ev),
+                qr: s,
+                key_block,
+                precision,
+                causal,
+                scale,
+            };
+            return self.attention_streamed(&shape, &grid, (&qb, &kb, &vb));
+        }
+        if let Some(
+            plan @ AttentionPlan {
+                schedule: AttentionSchedule::Materialized,
+                grid: g,
+                ..
+            },
+        ) = plan
+        {
+            let target = &self.options.target;
+            let fits = g.len() == 3 && {
+                let (qr, tk) = (s / g[1], t / g[2]);
+                materialized_fits((batches, s, t), (g[0], g[1], g[2]), self.tiles)
+                    && materialized_attention_fits((qr, d, tk, t, ev, qr / g[2]), precision, target)
+            };
+            if !fits {
+                return Err(not_followed(
+                    plan,
+                    "it needs one batch-head per grid row, queries split exactly over the query x key grid, keys over the key blocks, and its blocks within a tile's budget".into(),
+                ));
+            }
+            let shape = MaterializedAttention {
+                index,
+                out,
+                sizes: (s, d, t, ev),
+                grid: (g[1], g[2]),
+                precision,
+                causal,
+                scale,
+            };
+            return self.attention_materialized(&shape, batches, (&qb, &kb, &vb));
+        }
+        let tiles = self.tiles;
+        // The planned query blocks (`attention_blocked` / `attention_flash`, grid [heads, gs]:
+        // one batch-head per grid row, the queries split exactly); unplanned, the fewest query
+        // rows per tile that fit the tiles.
+        let qr = match plan {
+            Some(plan) => match plan.grid.as_slice() {
+                &[gb, gs]
+                    if gb == batches
+                        && s.is_multiple_of(gs)
+                        && u64::from(batches) * u64::from(gs) <= u64::from(tiles) =>
+                {
+                    s / gs
+                }
+                _ => {
+                    return Err(not_followed(
+                        plan,
+                        format!(
+                            "its grid must be [{batches}, a divisor of {s}] within {tiles} tiles"
+                        ),
+                    ))
+                }
+            },
+            None => smallest_divisor(s, |dv| {
+                u64::from(batches) * u64::from(s / dv) <= u64::from(tiles)
+            })
+            .ok_or_else(|| fail(format!("{batches} batch-heads do not fit on {tiles} tiles")))?,
+        };
+        let per_head = s / qr;
+        let grid = row_grid(batches * s, ev, qr);
+        // A tile's whole score rows, keys and values when they fit the budget; else the keys
+        // stream through in blocks with the online softmax. A plan says which, and its key
+        // block.
+        let fitting = streamed_key_block((qr, d, t, ev), precision);
+        let key_block = match plan {
+            None => fitting,
+            Some(plan) => match planned_key_block(plan, fitting)? {
+                Some(block) => Some(block),
+                None if fitting.is_some() => {
+                    return Err(not_followed(
+                        plan,
+                        format!("whole score rows of {qr} queries over {t} keys do not fit a tile (stream the keys: attention_flash)"),
+                    ))
+                }
+                None => None,
+            },
+        };
+        if let Some(key_block) = key_block {
+            let shape = StreamedAttention {
+                index,
+                out,
+                sizes: (s, d, t, ev),
+                qr,
+                key_block,
+                precision,
+                causal,
+                scale,
+            };
+            return self.attention_streamed(&shape, &grid, (&qb, &kb, &vb));
+        }
+        // Whole score rows per tile: the materialized attention with one key block.
+        let shape = MaterializedAttention {
+            index,
+            out,
+            sizes: (s, d, t, ev),
+            grid: (per_head, 1),
+            precision,
+            causal,
+            scale,
+        };
+        self.attention_materialized(&shape, batches, (&qb, &kb, &vb))
+    }
+}
+
+/// Whole batch-heads per tile when an attention has more of them than `tiles` (the lowering
+/// then runs them one after the other); `None` while each gets its own tile or grid row.
+pub(crate) fn attention_heads_per_tile(batches: u32, tiles: u32) -> Option<u32> {
+    (batches > tiles).then(|| batches.div_ceil(tiles.max(1)))
+}
+
+/// The key block of an attention run in whole heads per tile: the streamed block when a
+/// head's whole rows do not fit ([`streamed_key_block`]), else all keys in one block.
+pub(crate) fn wave_key_block(sizes: (u32, u32, u32, u32), precision: Precision) -> u32 {
+    streamed_key_block(sizes, precision).unwrap_or_else(|| sizes.2.next_multiple_of(16))
+}
+
+/// Compute cycles of a tile running `heads` whole heads (`sizes` = (S, D, T, E)) one after
+/// the other with keys in blocks of `key_block`: per head its copies of the queries and of
+/// each key and value block from the tile's home into the working buffers, then
+/// [`streamed_attention_cycles`].
+pub(crate) fn attention_waves_cycles(
+    (s, d, t, ev): (u32, u32, u32, u32),
+    heads: u32,
+    key_block: u32,
+    precision: Precision,
+    causal: bool,
+    target: &ipu_device::Target,
+) -> u64 {
+    let e = u64::from(precision.bytes());
+    let copy = |bytes: u64| ipu_device::cost::copy_cycles(bytes, target);
+    let width = u64::from(key_block.min(t));
+    let blocks = u64::from(t.div_ceil(key_block.max(1)));
+    let copies = copy(u64::from(s) * u64::from(d) * e)
+        + blocks * (copy(width * u64::from(d) * e) + copy(width * u64::from(ev) * e));
+    u64::from(heads)
+        * (copies + streamed_attention_cycles((s, d, t, ev), key_block, precision, causal, target))
+}
+
+/// A tile's working-set budget for attention: above it, keys stream through in blocks.
+const ATTENTION_TILE_BYTES: u64 = 96 * 1024;
+
+/// The key block of an attention tile with `qr` query rows, head size `d`, `t` keys and value
+/// width `ev` in `precision` when its whole score rows, keys and values exceed
+/// [`ATTENTION_TILE_BYTES`] (the keys then stream through in blocks); `None` when they fit.
+pub(crate) fn streamed_key_block(
+    (qr, d, t, ev): (u32, u32, u32, u32),
+    precision: Precision,
+) -> Option<u32> {
+    let e = u64::from(precision.bytes());
+    let (qr, d, t, ev) = (u64::from(qr), u64::from(d), u64::from(t), u64::from(ev));
+    let whole = (qr * d + 2 * t * d + t * ev + 2 * qr * t) * e;
+    if whole <= ATTENTION_TILE_BYTES {
+        return None;
+    }
+    let per_key = (2 * d + ev + qr) * e + qr * e;
+    let fixed = qr * d * e + qr * ev * 4 + 8 * qr;
+    let fits = ATTENTION_TILE_BYTES.saturating_sub(fixed) / per_key.max(1);
+    let key_block = (fits / 16 * 16).clamp(16, t.div_ceil(16) * 16);
+    Some(u32::try_from(key_block).unwrap_or(u32::MAX))
+}
+
+/// Compute cycles of one tile of the streamed attention ([`Lowering::attention_streamed`])
+/// with key blocks of `key_block`: the state fills, per block the key transpose, the
+/// tile-local `Q K_blk^T` and the online-softmax update, then the finish. The same kernel cost
+/// functions the simulator charges; the planner prices `attention_flash` plans with it.
+pub(crate) fn streamed_attention_cycles(
+    (qr, d, t, ev): (u32, u32, u32, u32),
+    key_block: u32,
+    precision: Precision,
+    causal: bool,
+    target: &ipu_device::Target,
+) -> u64 {
+    let cost = |spec: KernelSpec| ipu_device::cost::kernel_cycles(&spec, target);
+    let fill = |elements| {
+        cost(KernelSpec::Fill {
+            precision: Precision::F32,
+            elements,
+        })
+    };
+    let mut total = fill(qr) + fill(qr) + fill(qr * ev);
+    let tb = key_block.min(t).max(1);
+    for b in 0..t.div_ceil(tb) {
+        let width = tb.min(t - b * tb);
+        total += cost(KernelSpec::Transpose {
+            precision,
+            rows: width,
+            cols: d,
+        });
+        total += local_gemm_cycles(
+            (qr, d, width),
+            precision,
+            precision,
+            (false, MemoryClass::Standard),
+            target,
+        );
+        total += cost(KernelSpec::AttentionBlock {
+            precision,
+            rows: qr,
+            keys: width,
+            width: ev,
+            causal,
+        });
+    }
+    total
+        + cost(KernelSpec::AttentionFinish {
+            precision,
+            rows: qr,
+            width: ev,
+        })
+}
+
+/// Whether the materialized attention lowering takes grid `(gb, gs, gt)` for `batches`
+/// batch-heads of `s` queries and `t` keys on `tiles` tiles: one batch-head per grid row, the
+/// queries split exactly into `gs` blocks of `gt` row groups, the keys into `gt` blocks.
+pub(crate) fn materialized_fits(
+    (batches, s, t): (u32, u32, u32),
+    (gb, gs, gt): (u32, u32, u32),
+    tiles: u32,
+) -> bool {
+    gb == batches
+        && gs > 0
+        && gt > 0
+        && s.is_multiple_of(gs * gt)
+        && t.is_multiple_of(gt)
+        && u64::from(gb) * u64::from(gs) * u64::from(gt) <= u64::from(tiles)
+}
+
+/// Per-tile bytes `(standard, interleaved)` of the materialized attention's buffers
+/// ([`Lowering::attention_materialized`]): queries, key block and its transpose, score block,
+/// score rows, probabilities, result and both tile-local GEMMs' scratch in standard memory;
+/// the head's values in interleaved memory.
+pub(crate) fn materialized_attention_bytes(
+    (qr, d, tk, t, ev, rs): (u32, u32, u32, u32, u32, u32),
+    precision: Precision,
+) -> (u64, u64) {
+    let e = u64::from(precision.bytes());
+    let pb = u64::from(default_partials(precision).bytes());
+    let scratch = |(rows, k, n): (u32, u32, u32)| {
+        let (k16, n16) = (pad16(k), pad16(n));
+        let kb = ((GEMM_MAX_WEIGHT_ELEMENTS / n16) / 16 * 16).clamp(16, k16);
+        let (rows, k16, n16, kb) = (
+            u64::from(rows),
+            u64::from(k16),
+            u64::from(n16),
+            u64::from(kb),
+        );
+        rows * k16 * e + kb * n16 * e + rows * n16 * pb
+    };
+    let (qr, d, tk, t, ev, rs) = (
+        u64::from(qr),
+        u64::from(d),
+        u64::from(tk),
+        u64::from(t),
+        u64::from(ev),
+        u64::from(rs),
+    );
+    let standard = (qr * d + 2 * tk * d + qr * tk + 2 * rs * t + rs * ev) * e
+        + scratch((qr as u32, d as u32, tk as u32))
+        + scratch((rs as u32, t as u32, ev as u32));
+    (standard, t * ev * e)
+}
+
+/// Whether the materialized attention's buffers fit a tile's planned budgets (with room for
+/// the operands' homes and the 16 KiB element rule).
+pub(crate) fn materialized_attention_fits(
+    sizes: (u32, u32, u32, u32, u32, u32),
+    precision: Precision,
+    target: &ipu_device::Target,
+) -> bool {
+    let (standard, interleaved) = materialized_attention_bytes(sizes, precision);
+    standard * 10 <= u64::from(target.memory.standard_budget.value) * 8
+        && interleaved * 10 <= u64::from(target.memory.interleaved_budget.value) * 8
+}
+
+/// Compute cycles of one tile of the materialized attention
+/// ([`Lowering::attention_materialized`]) with `qr` query rows and `tk` keys per score
+/// block and `rs` rows after the reshard: the key transpose, the tile-local `Q K_blk^T`, the
+/// scale, the (causal) row softmax over all `t` keys and the tile-local `P V`. The same
+/// kernel cost functions the simulator charges; the planner prices `attention_materialized`
+/// plans with it.
+pub(crate) fn materialized_attention_cycles(
+    (qr, d, tk, t, ev, rs): (u32, u32, u32, u32, u32, u32),
+    precision: Precision,
+    causal: bool,
+    target: &ipu_device::Target,
+) -> u64 {
+    let cost = |spec: KernelSpec| ipu_device::cost::kernel_cycles(&spec, target);
+    cost(KernelSpec::Transpose {
+        precision,
+        rows: tk,
+        cols: d,
+    }) + local_gemm_cycles(
+        (qr, d, tk),
+        precision,
+        precision,
+        (false, MemoryClass::Standard),
+        target,
+    ) + cost(KernelSpec::Scale {
+        precision,
+        elements: qr * tk,
+    }) + cost(KernelSpec::Softmax {
+        precision,
+        rows: rs,
+        cols: t,
+        causal,
+    }) + local_gemm_cycles(
+        (rs, t, ev),
+        precision,
+        precision,
+        (false, MemoryClass::Standard),
+        target,
+    )
+}
+
+/// What [`Lowering::attention_materialized`] needs of one attention op.
+pub(in crate::lower::graph) struct MaterializedAttention {
+    index: usize,
+    out: ValueId,
+    /// (queries S, head size D, keys T, value width E).
+    sizes: (u32, u32, u32, u32),
+    /// Query blocks and key blocks per batch-head.
+    grid: (u32, u32),
+    precision: Precision,
+    causal: bool,
+    scale: f32,
+}
+
+/// What [`Lowering::attention_streamed`] needs of one attention op.
+pub(in crate::lower::graph) struct StreamedAttention {
+    index: usize,
+    out: ValueId,
+    /// (queries S, head size D, keys T, value width E).
+    sizes: (u32, u32, u32, u32),
+    /// Query rows per tile.
+    qr: u32,
+    key_block: u32,
+    precision: Precision,
+    causal: bool,
+    scale: f32,
+}
+
+impl Lowering<'_> {
+    /// The run on `tile` that writes the transpose of the `rows x cols` block at `from`
+    /// (row-major) to `to`.
+    pub(in crate::lower::graph) fn transpose_run(
+        &mut self,
+        tile: u32,
+        precision: Precision,
+        (rows, cols): (u32, u32),
+        (from, to): (Place, Place),
+    ) -> Run {
+        Run {
+            tile,
+            kernel: self.program.kernel(KernelSpec::Transpose {
+                precision,
+                rows,
+                cols,
+            }),
+            args: vec![Arg::Address(from), Arg::Address(to)],
+        }
+    }
+
+    /// The scratch of an attention op's two tile-local GEMMs, `Q K^T` (`qk` shape) and `P V`
+    /// (`pv` shape), on `tiles`.
+    pub(super) fn attention_scratch(
+        &mut self,
+        index: usize,
+        (qk, pv): ((u32, u32, u32), (u32, u32, u32)),
+        precision: Precision,
+        tiles: &[u32],
+    ) -> (GemmScratch, GemmScratch) {
+        let name = self.provenance(index);
+        (
+            self.gemm_scratch(
+                &format!("{name}.qk"),
+                qk,
+                (precision, precision),
+                MemoryClass::Standard,
+                tiles,
+            ),
+            self.gemm_scratch(
+                &format!("{name}.pv"),
+                pv,
+                (precision, precision),
+                MemoryClass::Standard,
+                tiles,
+            ),
+        )
+    }
+
+    /// Appends to `runs` the scores of one tile: the `keys x d` key rows at `k` transposed
+    /// into `k_t`, then `scores = q k_t` (tile-local GEMM).
+    pub(super) fn push_scores(
+        &mut self,
+        runs: &mut Vec<Run>,
+        tile: u32,
+        (keys, d, precision): (u32, u32, Precision),
+        (q, k, k_t, scores): (BufferId, BufferId, BufferId, BufferId),
+        scratch: &GemmScratch,
+    ) {
+        let transpose = self.transpose_run(
+            tile,
+            precision,
+            (keys, d),
+            (Place::at(k, 0), Place::at(k_t, 0)),
+        );
+        runs.push(transpose);
+        local_gemm(
+            self,
+            runs,
+            tile,
+            precision,
+            (Place::at(q, 0), Place::at(k_t, 0), Place::at(scores, 0)),
+            scratch,
+        );
+    }
+
+    /// Attention materialized on a (batch-head, query block, key block) tile grid, the
+    /// planner's `attention_materialized` plan: tile (h, i, j) fetches query block i and key
+    /// block j of head h (and all of the head's values) and computes its `qr x tk` score block
+    /// (`S = Q K_j^T`, scaled); one exchange phase reshards the scores to whole rows (tile
+    /// (h, i, j) takes row group j of query block i, every key), which the tile runs through
+    /// the (causal) row softmax and multiplies by the values. The result is a row grid of
+    /// `qr / gt` rows per tile, in tile order. With one key block (`gt = 1`: whole score rows
+    /// per tile, the `attention_blocked` plan) the score block is the tile's rows: no reshard.
+    pub(in crate::lower::graph) fn attention_materialized(
+        &mut self,
+        shape: &MaterializedAttention,
+        batches: u32,
+        (qb, kb, vb): (&Blocks, &Blocks, &Blocks),
+    ) -> Result<(), LowerError> {
+        let MaterializedAttention {
+            index,
+            out,
+            sizes: (s, d, t, ev),
+            grid: (gs, gt),
+            precision,
+            causal,
+            scale,
+        } = *shape;
+        let (qr, tk) = (s / gs, t / gt);
+        let rs = qr / gt;
+        let e = precision.bytes();
+        let tiles: Vec<u32> = (0..batches * gs * gt).collect();
+        let q_rm = self.op_buffer(index, "q", &tiles, qr * d * e);
+        let k_rm = self.op_buffer(index, "k", &tiles, tk * d * e);
+        let k_t = self.op_buffer(index, "k_t", &tiles, d * tk * e);
+        // The head's values in interleaved memory (the tile-local GEMM packs them from there).
+        let v_rm = self.program.buffer(
+            format!("{}.v", self.provenance(index)),
+            MemoryClass::Interleaved,
+            t * ev * e,
+            tiles.clone(),
+        );
+        let scores = self.op_buffer(index, "scores", &tiles, qr * tk * e);
+        // With one key block a tile's score block is already its whole rows.
+        let rows = if gt == 1 {
+            scores
+        } else {
+            self.op_buffer(index, "score_rows", &tiles, rs * t * e)
+        };
+        let probabilities = self.op_buffer(index, "p", &tiles, rs * t * e);
+        let grid = row_grid(batches * s, ev, rs);
+        let result = self.result_buffer(index, &grid, precision);
+        let name = self.provenance(index);
+        let (qk, pv) = self.attention_scratch(index, ((qr, d, tk), (rs, t, ev)), precision, &tiles);
+        let tile_of = |h: u32, i: u32, j: u32| (h * gs + i) * gt + j;
+        let mut transfers = Transfers::default();
+        for h in 0..batches {
+            for i in 0..gs {
+                for j in 0..gt {
+                    let tile = tile_of(h, i, j);
+                    let fetches = [
+                        (qb, (h * s + i * qr, qr), d, q_rm),
+                        (kb, (h * t + j * tk, tk), d, k_rm),
+                        (vb, (h * t, t), ev, v_rm),
+                    ];
+                    for (source, (r0, count), cols, buffer) in fetches {
+                        transfers.gather(
+                            source,
+                            Fetch::rows(tile, (r0, count), cols, Place::at(buffer, 0)),
+                        );
+                    }
+                }
+            }
+        }
+        let mut runs = self.flush(transfers);
+        for &tile in &tiles {
+            self.push_scores(
+                &mut runs,
+                tile,
+                (tk, d, precision),
+                (q_rm, k_rm, k_t, scores),
+                &qk,
+            );
+            runs.push(Run {
+                tile,
+                kernel: self.program.kernel(KernelSpec::Scale {
+                    precision,
+                    elements: qr * tk,
+                }),
+                args: vec![
+                    address(scores, 0),
+                    address(scores, 0),
+                    Arg::Value(scale.to_bits()),
+                ],
+            });
+        }
+        runs.sort_by_key(|r| r.tile);
+        self.program.run.push(TileStep::Compute {
+            provenance: format!("{name}.scores"),
+            runs,
+        });
+        // The score blocks as a value: query block (h, i) x key block j on tile (h, i, j).
+        let score_blocks = Blocks {
+            grid: GemmGrid {
+                m: batches * s,
+                k: t,
+                n: t,
+                cb: tk,
+                nb: gt,
+                mb: batches * gs,
+                rows_padded: qr,
+                kb: t,
+                k_steps: 1,
+            },
+            buffer: scores,
+            precision,
+        };
+        let mut transfers = Transfers::default();
+        for &tile in tiles.iter().filter(|_| gt > 1) {
+            let r0 = tile * rs;
+            transfers.gather(
+                &score_blocks,
+                Fetch::rows(tile, (r0, rs), t, Place::at(rows, 0)),
+            );
+        }
+        let mut runs = self.flush(transfers);
+        for &tile in &tiles {
+            // The tile's first query row within its batch-head, for the causal mask.
+            let row_in_head = (tile * rs) % s;
+            runs.push(Run {
+                tile,
+                kernel: self.program.kernel(KernelSpec::Softmax {
+                    precision,
+                    rows: rs,
+                    cols: t,
+                    causal,
+                }),
+                args: vec![
+                    address(rows, 0),
+                    address(probabilities, 0),
+                    Arg::Value(row_in_head),
+                ],
+            });
+            local_gemm(
+                self,
+                &mut runs,
+                tile,
+                precision,
+                (
+                    Place::at(probabilities, 0),
+                    Place::at(v_rm, 0),
+                    Place::at(result, 0),
+                ),
+                &pv,
+            );
+        }
+        if gt == 1 {
+            info!(
+                op = index,
+                tiles = tiles.len(),
+                query_rows = qr,
+                "attention lowered with whole score rows, one tile per batch-head query block"
+            );
+        } else {
+            info!(
+                op = index,
+                grid = ?[batches, gs, gt],
+                query_rows = qr,
+                key_block = tk,
+                rows_after = rs,
+                "attention lowered materialized on a query x key tile grid"
+            );
+        }
+        let blocks = Blocks {
+            grid,
+            buffer: result,
+            precision,
+        };
+        self.finish(index, "ipu.attention", runs, out, blocks);
+        Ok(())
+    }
+
+    /// Attention with the keys streamed through in blocks (flash-style): per tile (batch-head,
+    /// query block) the running row maximum, row sum and unnormalized output start empty;
+    /// each key block is one exchange phase bringing that block's keys and values to every
+    /// tile of the head, then `S = Q K_blk^T` (transpose, tile-local GEMM) and the
+    /// online-softmax update (`AttentionBlock`); `AttentionFinish` divides by the row sums.
+    /// A tile holds its queries, one key block and its output: the S x T scores never exist.
+    pub(in crate::lower::graph) fn attention_streamed(
+        &mut self,
+        a: &StreamedAttention,
+        grid: &GemmGrid,
+        (qb, kb, vb): (&Blocks, &Blocks, &Blocks),
+    ) -> Result<(), LowerError> {
+        let index = a.index;
+        let (s, d, t, ev) = a.sizes;
+        let (qr, tb, precision) = (a.qr, a.key_block.min(t), a.precision);
+        let op_tiles = grid.tiles();
+        let e = precision.bytes();
+        let q_rm = self.op_buffer(index, "q", &op_tiles, qr * d * e);
+        let k_blk = self.op_buffer(index, "k_block", &op_tiles, tb * d * e);
+        let k_t = self.op_buffer(index, "k_block_t", &op_tiles, d * tb * e);
+        let v_blk = self.op_buffer(index, "v_block", &op_tiles, tb * ev * e);
+        let scores = self.op_buffer(index, "scores", &op_tiles, qr * tb * e);
+        let row_max = self.op_buffer(index, "row_max", &op_tiles, qr * 4);
+        let row_sum = self.op_buffer(index, "row_sum", &op_tiles, qr * 4);
+        let acc = self.op_buffer(index, "acc", &op_tiles, qr * ev * 4);
+        let result = self.result_buffer(index, grid, precision);
+        let name = self.provenance(index);
+        // One GEMM scratch per distinct key-block width (the last block may be narrower).
+        let mut scratches: BTreeMap<u32, GemmScratch> = BTreeMap::new();
+        let blocks: Vec<(u32, u32)> = (0..t.div_ceil(tb))
+            .map(|b| (b * tb, tb.min(t - b * tb)))
+            .collect();
+        for &(_, width) in &blocks {
+            if let std::collections::btree_map::Entry::Vacant(slot) = scratches.entry(width) {
+                slot.insert(self.gemm_scratch(
+                    &format!("{name}.qk{width}"),
+                    (qr, d, width),
+                    (precision, precision),
+                    MemoryClass::Standard,
+                    &op_tiles,
+                ));
+            }
+        }
+        // The state starts empty: m = -inf, l = 0, o = 0.
+        let fill =
+            |lowering: &mut Self, tile: u32, buffer: BufferId, elements: u32, bits: u32| Run {
+                tile,
+                kernel: lowering.program.kernel(KernelSpec::Fill {
+                    precision: Precision::F32,
+                    elements,
+                }),
+                args: vec![address(buffer, 0), Arg::Value(bits)],
+            };
+        // Tile i holds rows [i * rows_padded, (i + 1) * rows_padded) of the batch-heads'
+        // stacked queries: one query block of `qr` rows, or, with more batch-heads than tiles,
+        // several whole heads (qr = S), run one after the other ("waves", reusing the
+        // tile's buffers) into their places in the result block.
+        let waves = (grid.rows_padded / qr).max(1);
+        let rows_total = grid.m;
+        let chunk = |i: u32, wave: u32| {
+            let r0 = i * grid.rows_padded + wave * qr;
+            (r0 < rows_total).then_some((grid.tile(i, 0), r0 / s, r0 % s))
+        };
+        let mut runs = Vec::new();
+        for wave in 0..waves {
+            if wave > 0 {
+                // The previous wave's finish runs before this wave's fetches.
+                runs.sort_by_key(|r: &Run| r.tile);
+                self.program.run.push(TileStep::Compute {
+                    provenance: format!("{name}.wave{}", wave - 1),
+                    runs: std::mem::take(&mut runs),
+                });
+            }
+            let mut init = Vec::new();
+            for i in 0..grid.mb {
+                let Some((tile, _, _)) = chunk(i, wave) else {
+                    continue;
+                };
+                init.push(fill(self, tile, row_max, qr, f32::NEG_INFINITY.to_bits()));
+                init.push(fill(self, tile, row_sum, qr, 0));
+                init.push(fill(self, tile, acc, qr * ev, 0));
+            }
+            for (step, &(k0, width)) in blocks.iter().enumerate() {
+                let mut transfers = Transfers::default();
+                for i in 0..grid.mb {
+                    let Some((tile, head, q0)) = chunk(i, wave) else {
+                        continue;
+                    };
+                    if step == 0 {
+                        let r0 = head * s + q0;
+                        transfers.gather(qb, Fetch::rows(tile, (r0, qr), d, Place::at(q_rm, 0)));
+                    }
+                    let keys = (head * t + k0, width);
+                    transfers.gather(kb, Fetch::rows(tile, keys, d, Place::at(k_blk, 0)));
+                    transfers.gather(vb, Fetch::rows(tile, keys, ev, Place::at(v_blk, 0)));
+                }
+                let mut step_runs = self.flush(transfers);
+                if step == 0 {
+                    step_runs.append(&mut init);
+                }
+                let scratch = &scratches[&width];
+                for i in 0..grid.mb {
+                    let Some((tile, _, q0)) = chunk(i, wave) else {
+                        continue;
+                    };
+                    self.push_scores(
+                        &mut step_runs,
+                        tile,
+                        (width, d, precision),
+                        (q_rm, k_blk, k_t, scores),
+                        scratch,
+                    );
+                    step_runs.push(Run {
+                        tile,
+                        kernel: self.program.kernel(KernelSpec::AttentionBlock {
+                            precision,
+                            rows: qr,
+                            keys: width,
+                            width: ev,
+                            causal: a.causal,
+                        }),
+                        args: vec![
+                            address(scores, 0),
+                            address(v_blk, 0),
+                            address(row_max, 0),
+                            address(row_sum, 0),
+                            address(acc, 0),
+                            Arg::Value(a.scale.to_bits()),
+                            Arg::Value(q0),
+                            Arg::Value(k0),
+                        ],
+                    });
+                }
+                step_runs.sort_by_key(|r| r.tile);
+                self.program.run.push(TileStep::Compute {
+                    provenance: format!("{name}.key_block{step}"),
+                    runs: step_runs,
+                });
+            }
+            for i in 0..grid.mb {
+                let Some((tile, _, _)) = chunk(i, wave) else {
+                    continue;
+                };
+                runs.push(Run {
+                    tile,
+                    kernel: self.program.kernel(KernelSpec::AttentionFinish {
+                        precision,
+                        rows: qr,
+                        width: ev,
+                    }),
+                    args: vec![
+                        address(acc, 0),
+                        address(row_sum, 0),
+                        address(result, wave * qr * ev * precision.bytes()),
+                    ],
+                });
+            }
+        }
+        info!(
+            op = index,
+            tiles = grid.mb,
+            query_rows = qr,
+            heads_per_tile = waves,
+            key_block = tb,
+            key_blocks = blocks.len(),
+            "attention lowered with keys streamed in blocks (online softmax), one tile per batch-head query block"
+        );
+        let blocks = Blocks {
+            grid: grid.clone(),
+            buffer: result,
+            precision,
+        };
+        self.finish(index, "ipu.attention", runs, a.out, blocks);
+        Ok(())
+    }
+}

@@ -1,0 +1,569 @@
+//! The general matmul: batched, transposed or device-operand products, one result block per
+//! tile, each running the tile-local GEMM; its blocks, validity and kernel model, shared with
+//! the planner's `gemm_general` candidates.
+
+use super::*;
+
+/// The `(rows, cols)` block shapes the general matmul takes for `batches` products of
+/// `m x n` on at most `tiles` tiles: row blocks of a divisor of `m`, column blocks of a
+/// divisor of `n` whose weight block fits one GEMM call.
+pub(crate) fn general_matmul_blocks(
+    batches: u32,
+    m: u32,
+    n: u32,
+    tiles: u32,
+) -> impl Iterator<Item = (u32, u32)> {
+    let divisors = |x: u32| (1..=x).filter(move |d| x.is_multiple_of(*d));
+    divisors(n)
+        .filter(|&c| pad16(c) * 16 <= GEMM_MAX_WEIGHT_ELEMENTS)
+        .flat_map(move |cb| divisors(m).map(move |rp| (rp, cb)))
+        .filter(move |&(rp, cb)| {
+            u64::from(batches) * u64::from(m / rp) * u64::from(n / cb) <= u64::from(tiles)
+        })
+}
+
+/// How many whole products of `m x n` each tile of the general matmul runs, one after the
+/// other: 1 while `batches` products fit `tiles` in some block shape
+/// ([`general_matmul_blocks`]), else `ceil(batches / tiles)` (each a whole product on one
+/// tile, its weight block within one GEMM call).
+pub(crate) fn general_batches_per_tile(batches: u32, m: u32, n: u32, tiles: u32) -> u32 {
+    if batches <= tiles
+        || general_matmul_blocks(batches, m, n, tiles).next().is_some()
+        || pad16(n) * 16 > GEMM_MAX_WEIGHT_ELEMENTS
+    {
+        1
+    } else {
+        batches.div_ceil(tiles.max(1))
+    }
+}
+
+/// The general matmul's AMP input precision: the policy's (`policy`) when its partials are the
+/// result's element type, else the operands' own (`host`) when its partials are (an f32 graph
+/// planned under the f16 policy computes its matmuls in f32), else none.
+pub(crate) fn general_input(
+    policy: Precision,
+    host: Precision,
+    result: Precision,
+) -> Option<Precision> {
+    [policy, host]
+        .into_iter()
+        .find(|&input| default_partials(input) == result)
+}
+
+/// Whether the general matmul converts its operands where they are (`host` -> `input`, FP8
+/// at the policy's scale) before fetching them: the owners of a device operand cast its
+/// blocks once and the host encodes a packed right operand, so the tiles fetch half the
+/// bytes and cast nothing. Transposed operands are cast on the tiles instead (after their
+/// transposes).
+pub(crate) fn general_source_cast(
+    host: Precision,
+    input: Precision,
+    (transpose_lhs, transpose_rhs): (bool, bool),
+) -> bool {
+    host != input && input.is_fp8() && !transpose_lhs && !transpose_rhs
+}
+
+/// Whether the general matmul's right operand is written by the host straight into the
+/// AMP-right order its GEMM calls read: a host tensor (`b_host`: a function argument or
+/// constant), not transposed, already in the AMP input precision (an operand the device
+/// casts is cast on every tile, as the left one is; the ops' operand types stay equal), in
+/// whole 16-row and 16-column groups (so no padding has to be zeroed). A constant is written
+/// at initialization to every tile that reads it; an argument once per block, cut among the
+/// tiles that read it, which exchange their pieces in the op's exchange phase.
+pub(crate) fn general_b_packed(
+    (k, cols): (u32, u32),
+    transpose_rhs: bool,
+    b_host: bool,
+    (host, input): (Precision, Precision),
+) -> bool {
+    b_host && !transpose_rhs && host == input && k % 16 == 0 && cols % 16 == 0
+}
+
+/// One tile's share of a general matmul: a `rows x k x cols` block product, the operand
+/// transposes it runs, and whether its right operand arrives packed
+/// ([`general_b_packed`], decided once here for the planner and the lowering).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct GeneralTile {
+    pub shape: (u32, u32, u32),
+    pub transposes: (bool, bool),
+    pub b_packed: bool,
+    /// The fetched operands' precision and the GEMM's input precision.
+    pub host: Precision,
+    pub input: Precision,
+}
+
+impl GeneralTile {
+    /// `b_host`: the right operand is a host tensor (a function argument or constant).
+    pub fn new(
+        shape: (u32, u32, u32),
+        transposes: (bool, bool),
+        b_host: bool,
+        (host, input): (Precision, Precision),
+    ) -> GeneralTile {
+        let (_, k, cols) = shape;
+        GeneralTile {
+            shape,
+            transposes,
+            b_packed: general_b_packed((k, cols), transposes.1, b_host, (host, input)),
+            host,
+            input,
+        }
+    }
+
+    /// Modelled cycles of the tile's kernels: the transposes of transposed operands, then the
+    /// tile-local GEMM (see [`local_gemm`]).
+    pub fn cycles(&self, target: &ipu_device::Target) -> u64 {
+        let (rows, k, cols) = self.shape;
+        let transpose = |rows, cols| {
+            ipu_device::cost::kernel_cycles(
+                &KernelSpec::Transpose {
+                    precision: self.host,
+                    rows,
+                    cols,
+                },
+                target,
+            )
+        };
+        let mut total = local_gemm_cycles(
+            self.shape,
+            self.host,
+            self.input,
+            (self.b_packed, MemoryClass::Interleaved),
+            target,
+        );
+        if self.transposes.0 {
+            total += transpose(k, rows);
+        }
+        if self.transposes.1 {
+            total += transpose(cols, k);
+        }
+        total
+    }
+
+    /// Bytes the tile allocates besides its fetched operand blocks and its result: transposed
+    /// copies and the tile-local GEMM's scratch (see [`Lowering::gemm_scratch`]).
+    pub fn scratch_bytes(&self) -> u64 {
+        let (host, input) = (self.host, self.input);
+        let (rows, k, cols) = self.shape;
+        let (k16, n16) = (pad16(k), pad16(cols));
+        let kb = ((GEMM_MAX_WEIGHT_ELEMENTS / n16) / 16 * 16).clamp(16, k16);
+        let (e, ie) = (u64::from(host.bytes()), u64::from(input.bytes()));
+        let (rows, k, cols) = (u64::from(rows), u64::from(k), u64::from(cols));
+        let mut bytes = rows * u64::from(k16) * ie
+            + u64::from(kb) * u64::from(n16) * ie
+            + rows * u64::from(n16) * u64::from(default_partials(input).bytes());
+        if input != host {
+            bytes += (rows * k + if self.b_packed { 0 } else { k * cols }) * ie;
+        }
+        if self.transposes.0 {
+            bytes += k * rows * e;
+        }
+        if self.transposes.1 {
+            bytes += cols * k * e;
+        }
+        bytes
+    }
+}
+
+impl Lowering<'_> {
+    /// The scratch buffers of a tile-local GEMM of `rows x k x n` on `tiles`.
+    pub(super) fn gemm_scratch(
+        &mut self,
+        name: &str,
+        (rows, k, n): (u32, u32, u32),
+        (host, input): (Precision, Precision),
+        class: MemoryClass,
+        tiles: &[u32],
+    ) -> GemmScratch {
+        let (k16, n16) = (pad16(k), pad16(n));
+        let kb = ((GEMM_MAX_WEIGHT_ELEMENTS / n16) / 16 * 16).clamp(16, k16);
+        let ie = input.bytes();
+        let mut buffer = |what: &str, bytes: u32| {
+            self.program
+                .buffer(format!("{name}.{what}"), class, bytes, tiles.to_vec())
+        };
+        let cast = (input != host).then(|| {
+            (
+                buffer("a_cast", rows * k * ie),
+                buffer("b_cast", k * n * ie),
+            )
+        });
+        let a_amp = buffer("a_amp", rows * k16 * ie);
+        let b_amp = buffer("b_amp", kb * n16 * ie);
+        let c_amp = buffer("c_amp", rows * n16 * default_partials(input).bytes());
+        GemmScratch {
+            rows,
+            k,
+            n,
+            input,
+            scale_exp: self.options.fp8_scale,
+            cast,
+            a_amp,
+            b_amp,
+            c_amp,
+            kb,
+            b_packed: false,
+            class,
+        }
+    }
+
+    /// `ipu.matmul` off the fast path: batches, transposes, device right operands, and any
+    /// matmul planned `gemm_general` (`plan`: its `rows` x `cols` blocks are followed).
+    pub(in crate::lower::graph) fn general_matmul(
+        &mut self,
+        index: usize,
+        plan: Option<&OperatorPlan>,
+    ) -> Result<(), LowerError> {
+        let op = &self.graph.ops[index];
+        let OpKind::Matmul {
+            transpose_lhs,
+            transpose_rhs,
+        } = op.kind
+        else {
+            unreachable!("general_matmul() is called for ipu.matmul")
+        };
+        let (x, w, out) = (op.operands[0], op.operands[1], op.results[0]);
+        let fail = |detail: String| unsupported("ipu.matmul", format!("op {index}: {detail}"));
+        let shape = |v: ValueId| self.graph.values[v].shape.clone();
+        let (sa, sb, sc) = (shape(x), shape(w), shape(out));
+        if sa.len() < 2 || sb.len() < 2 || sc.len() < 2 {
+            return Err(fail(format!("operands {sa:?} x {sb:?} need rank >= 2")));
+        }
+        let mat = |s: &[u64], t: bool| {
+            let (r, c) = (s[s.len() - 2], s[s.len() - 1]);
+            if t {
+                (c, r)
+            } else {
+                (r, c)
+            }
+        };
+        let ((m, k), (k2, n)) = (mat(&sa, transpose_lhs), mat(&sb, transpose_rhs));
+        let batch = |s: &[u64]| s[..s.len() - 2].iter().product::<u64>();
+        let (ba, bb, bc) = (batch(&sa), batch(&sb), batch(&sc));
+        let batch_shape = &sc[..sc.len() - 2];
+        let fits = |s: &[u64], b: u64| b == 1 || s[..s.len() - 2] == *batch_shape;
+        if k != k2 || !fits(&sa, ba) || !fits(&sb, bb) || sc[sc.len() - 2..] != [m, n] {
+            return Err(fail(format!(
+                "shapes {sa:?} x {sb:?} -> {sc:?} (transposes {transpose_lhs}, {transpose_rhs}) are not a matmul with whole-batch broadcasting"
+            )));
+        }
+        let (m, k, n, bc) = (to_u32(m)?, to_u32(k)?, to_u32(n)?, to_u32(bc)?);
+        // Host operands are written by the host where the tiles read them (see
+        // `host_fetches`); device operands are gathered from their blocks.
+        let on_host = |v: ValueId| {
+            !self.placed.contains_key(&v)
+                && !matches!(self.graph.values[v].origin, crate::planner::Origin::Op(_))
+        };
+        let a_host = on_host(x);
+        let a_precision = match self.placed.get(&x) {
+            Some(blocks) => blocks.precision,
+            None => self.graph.values[x].element,
+        };
+        // A right operand still on the host may be written straight into the AMP order its
+        // GEMM calls read (see `general_b_packed`).
+        let b_host = on_host(w);
+        let b_precision = match self.placed.get(&w) {
+            Some(blocks) => blocks.precision,
+            None => self.graph.values[w].element,
+        };
+        if a_precision != b_precision {
+            return Err(fail(format!(
+                "operand types {a_precision:?} and {b_precision:?} differ"
+            )));
+        }
+        let host = a_precision;
+        let result = self.graph.values[out].element;
+        let policy = self.options.precision.input(host);
+        let Some(input) = general_input(policy, host, result) else {
+            return Err(fail(format!(
+                "the result must be {:?} (the GEMM partials), not {result:?}",
+                default_partials(policy)
+            )));
+        };
+        let partials = default_partials(input);
+        let transposes = (transpose_lhs, transpose_rhs);
+        let source_cast = general_source_cast(host, input, transposes);
+        let scale = self.options.fp8_scale;
+        let a = if a_host {
+            None
+        } else {
+            let a = self.on_device(x)?;
+            Some(if source_cast {
+                self.cast_blocks(index, "a8", &a, (input, scale))
+            } else {
+                a
+            })
+        };
+        // The precision the tiles fetch: the input precision when converted at the source.
+        let host = if source_cast { input } else { host };
+        let host_scale = if host.is_fp8() { scale } else { 0 };
+        // The plan's row and column blocks; without a `gemm_general` plan, column blocks of a
+        // divisor of N and row blocks of a divisor of M, the pair whose per-tile kernels
+        // (conversions, GEMM calls, output rearrange) the cost model prices lowest among those
+        // that fit the tiles (ties: fewer tiles).
+        let tiles = self.tiles;
+        let target = &self.options.target;
+        let planned = match plan {
+            Some(OperatorPlan::GeneralMatmul(plan)) => Some((plan.rows, plan.cols)),
+            _ => None,
+        };
+        // More products than tiles: whole products, `per_tile` consecutive ones per tile, one
+        // after the other (`general_batches_per_tile`; the plan records it).
+        let per_tile = general_batches_per_tile(bc, m, n, tiles);
+        let choice = match planned {
+            _ if per_tile > 1 => Some((n, m)),
+            Some((rp, cb)) => {
+                if !general_matmul_blocks(bc, m, n, tiles).any(|b| b == (rp, cb)) {
+                    return Err(fail(format!(
+                        "the plan's blocks of {rp} rows x {cb} columns do not split {bc} x [{m} x {n}] on {tiles} tiles"
+                    )));
+                }
+                Some((cb, rp))
+            }
+            None => general_matmul_blocks(bc, m, n, tiles)
+                .map(|(rp, cb)| {
+                    let used = u64::from(bc) * u64::from(m / rp) * u64::from(n / cb);
+                    let cycles = GeneralTile::new((rp, k, cb), transposes, b_host, (host, input))
+                        .cycles(target);
+                    ((cycles, used), (cb, rp))
+                })
+                .min_by_key(|(key, _)| *key)
+                .map(|(_, choice)| choice),
+        };
+        let Some((cb, rp)) = choice else {
+            return Err(fail(format!("{bc} batches do not fit on {tiles} tiles")));
+        };
+        let nb = n / cb;
+        let per_batch = m / rp;
+        let grid = GemmGrid {
+            m: bc * m,
+            k,
+            n,
+            cb,
+            nb,
+            mb: (bc * per_batch).div_ceil(per_tile),
+            rows_padded: rp * per_tile,
+            kb: k,
+            k_steps: 1,
+        };
+        let op_tiles = grid.tiles();
+        let e = host.bytes();
+        // Operand blocks and the GEMM scratch in interleaved memory (the GEMM calls feed
+        // their weights at full rate from there).
+        let provenance = self.provenance(index);
+        let mut operand = |what: &str, bytes: u32| {
+            self.program.buffer(
+                format!("{provenance}.{what}"),
+                MemoryClass::Interleaved,
+                bytes,
+                op_tiles.clone(),
+            )
+        };
+        // Per product on the tile: its operand blocks one after the other.
+        let (a_bytes, b_bytes) = (rp * k * e, k * cb * e.max(input.bytes()));
+        let a_rm = operand("a", per_tile * a_bytes);
+        let b_rm = operand("b", per_tile * b_bytes);
+        let a_t = transpose_lhs.then(|| operand("a_t", per_tile * k * rp * e));
+        let b_t = transpose_rhs.then(|| operand("b_t", per_tile * cb * k * e));
+        let result = self.result_buffer(index, &grid, partials);
+        let mut scratch = self.gemm_scratch(
+            &self.provenance(index),
+            (rp, k, cb),
+            (host, input),
+            MemoryClass::Interleaved,
+            &op_tiles,
+        );
+        // Several products per tile fetch B like A (no host-packed blocks).
+        scratch.b_packed = per_tile == 1
+            && GeneralTile::new((rp, k, cb), transposes, b_host, (host, input)).b_packed;
+        let mut transfers = Transfers::default();
+        let b = if scratch.b_packed {
+            // Each tile's K x cols block, K block by K block in AMP-right order (16-column
+            // groups of the block's rows), written by the host. A constant is written at
+            // initialization to every tile that reads it; an argument block is written once,
+            // cut into one contiguous range of its packed order per reading tile (as the
+            // planner homes host values), into a staging buffer from which the readers
+            // exchange their ranges (an all-gather per block column, per batch when B is
+            // batched; see `host_fetches` for why it is staged).
+            let constant = self.graph.values[w].origin == crate::planner::Origin::Constant;
+            let ie = input.bytes();
+            let groups = if bb == 1 { 1 } else { bc };
+            let rows_per_group = grid.mb / groups;
+            let blocks: Vec<(u32, u32)> = (0..k)
+                .step_by(scratch.kb as usize)
+                .map(|k0| (k0, scratch.kb.min(k - k0)))
+                .collect();
+            let stage = (!constant).then(|| {
+                let most = (0..rows_per_group as usize)
+                    .map(|p| {
+                        blocks
+                            .iter()
+                            .map(|&(_, block)| {
+                                super::super::gemm_split::ranges(block * cb, rows_per_group)[p].1
+                                    * ie
+                            })
+                            .sum::<u32>()
+                    })
+                    .max()
+                    .unwrap_or(0)
+                    .max(ie);
+                self.program.buffer(
+                    format!("{}.b_stage", self.provenance(index)),
+                    MemoryClass::Interleaved,
+                    most,
+                    grid.tiles(),
+                )
+            });
+            let mut pieces = Vec::new();
+            for group in 0..groups {
+                for j in 0..nb {
+                    let readers: Vec<u32> = (0..rows_per_group)
+                        .map(|r| grid.tile(group * rows_per_group + r, j))
+                        .collect();
+                    let mut staged = vec![0u32; readers.len()];
+                    for &(k0, block) in &blocks {
+                        let base = k0 * cb * ie;
+                        let cut = match stage {
+                            None => vec![(0, block * cb); readers.len()],
+                            Some(_) => {
+                                super::super::gemm_split::ranges(block * cb, readers.len() as u32)
+                            }
+                        };
+                        for (p, (&reader, &(first, len))) in readers.iter().zip(&cut).enumerate() {
+                            if len == 0 {
+                                continue;
+                            }
+                            let place = Place::at(b_rm, base + first * ie);
+                            let written = match stage {
+                                None => place,
+                                Some(stage) => Place::at(stage, staged[p]),
+                            };
+                            super::super::gemm_split::panel_pieces(
+                                reader,
+                                written,
+                                (first, len),
+                                block,
+                                (group * k + k0, j * cb),
+                                n,
+                                ie,
+                                &mut pieces,
+                            );
+                            if stage.is_some() {
+                                staged[p] += len * ie;
+                                for &other in &readers {
+                                    transfers.add(reader, written, other, place, len * ie);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            self.stream_encoded(w, pieces, (input, if input.is_fp8() { scale } else { 0 }))?;
+            None
+        } else if b_host {
+            None
+        } else {
+            let b = self.on_device(w)?;
+            Some(if source_cast {
+                self.cast_blocks(index, "b8", &b, (input, scale))
+            } else {
+                b
+            })
+        };
+        let (mut a_fetches, mut b_fetches) = (Vec::new(), Vec::new());
+        // (tile, product slot on it, the product's row block) of every block.
+        let slots: Vec<(u32, u32, u32, u32)> = grid
+            .grid()
+            .flat_map(|(i, j)| {
+                (0..per_tile)
+                    .map(move |slot| (i, j, slot, i * per_tile + slot))
+                    .filter(|&(.., row_block)| row_block < bc * per_batch)
+            })
+            .collect();
+        for &(i, j, slot, row_block) in &slots {
+            let tile = grid.tile(i, j);
+            let (batch_index, block) = (row_block / per_batch, row_block % per_batch);
+            let (ia, ib) = (
+                if ba == 1 { 0 } else { batch_index },
+                if bb == 1 { 0 } else { batch_index },
+            );
+            let r0 = block * rp;
+            let fetch_a = match a_t {
+                None => Fetch::rows(tile, (ia * m + r0, rp), k, Place::at(a_rm, slot * a_bytes)),
+                Some(t) => Fetch {
+                    tile,
+                    rows: (ia * k, ia * k + k),
+                    cols: (r0, r0 + rp),
+                    place: Place::at(t, slot * k * rp * e),
+                },
+            };
+            match &a {
+                Some(a) => transfers.gather(a, fetch_a),
+                None => a_fetches.push(fetch_a),
+            }
+            let fetch_b = match b_t {
+                None => Fetch {
+                    tile,
+                    rows: (ib * k, ib * k + k),
+                    cols: (j * cb, (j + 1) * cb),
+                    place: Place::at(b_rm, slot * b_bytes),
+                },
+                Some(t) => Fetch {
+                    tile,
+                    rows: (ib * n + j * cb, ib * n + (j + 1) * cb),
+                    cols: (0, k),
+                    place: Place::at(t, slot * cb * k * e),
+                },
+            };
+            match &b {
+                Some(b) => transfers.gather(b, fetch_b),
+                None if !scratch.b_packed => b_fetches.push(fetch_b),
+                None => {}
+            }
+        }
+        if !a_fetches.is_empty() {
+            self.host_fetches(
+                (index, "a_stage"),
+                x,
+                &a_fetches,
+                (host, host_scale),
+                &mut transfers,
+            )?;
+        }
+        if !b_fetches.is_empty() {
+            self.host_fetches(
+                (index, "b_stage"),
+                w,
+                &b_fetches,
+                (host, host_scale),
+                &mut transfers,
+            )?;
+        }
+        let mut runs = self.flush(transfers);
+        let c_bytes = rp * cb * partials.bytes();
+        for &(i, j, slot, _) in &slots {
+            let tile = grid.tile(i, j);
+            let (a_at, b_at) = (
+                Place::at(a_rm, slot * a_bytes),
+                Place::at(b_rm, slot * b_bytes),
+            );
+            if let Some(t) = a_t {
+                let from = Place::at(t, slot * k * rp * e);
+                runs.push(self.transpose_run(tile, host, (k, rp), (from, a_at)));
+            }
+            if let Some(t) = b_t {
+                let from = Place::at(t, slot * cb * k * e);
+                runs.push(self.transpose_run(tile, host, (cb, k), (from, b_at)));
+            }
+            let c_at = Place::at(result, slot * c_bytes);
+            local_gemm(self, &mut runs, tile, host, (a_at, b_at, c_at), &scratch);
+        }
+        let blocks = Blocks {
+            grid,
+            buffer: result,
+            precision: partials,
+        };
+        self.finish(index, "ipu.matmul", runs, out, blocks);
+        Ok(())
+    }
+}
