@@ -207,12 +207,33 @@ pub fn build_package_with_source(
     }
     let context = ipu_dialects::context::create_context(false)?;
     ipu_passes::register_upstream_passes();
-    let Some(mut module) = Module::parse(&context, source) else {
+    // Parsed from the file itself when `source` is its text, so diagnostics name
+    // `file:line:col` instead of `-`.
+    let from_file = std::fs::read_to_string(file).is_ok_and(|text| text == source);
+    let parsed = if from_file {
+        let name = melior::StringRef::new(file);
+        // SAFETY: the name outlives the call; a null module means the parse failed.
+        let raw =
+            unsafe { mlir_sys::mlirModuleCreateParseFromFile(context.to_raw(), name.to_raw()) };
+        // SAFETY: a non-null result is a freshly parsed module we own.
+        (!raw.ptr.is_null()).then(|| unsafe { Module::from_raw(raw) })
+    } else {
+        Module::parse(&context, source)
+    };
+    let Some(mut module) = parsed else {
         bail!("{file}: the module does not parse (see the diagnostics above)");
     };
-    if !module.as_operation().verify() {
-        bail!("{file}: the module does not verify (see the diagnostics above)");
-    }
+    // The full verifier, as ipu-opt runs it: MLIR's (IRDL) and the ipu dialect's semantic
+    // checks (shapes, flags, plans, repeat bodies), before anything is planned.
+    let verify = |module: &Module, stage: &str| -> anyhow::Result<()> {
+        if !module.as_operation().verify()
+            || !ipu_dialects::ipu::verify::verify_module(module.as_operation())
+        {
+            bail!("{file}: the module does not verify{stage} (see the diagnostics above)");
+        }
+        Ok(())
+    };
+    verify(&module, "")?;
     let mut reference = source.to_string();
     if ir::tile_modules(module.as_operation()).is_empty() {
         let run = |module: &mut Module, text: &str| -> anyhow::Result<()> {
@@ -235,6 +256,7 @@ pub fn build_package_with_source(
         if has_upstream_ops(module.as_operation()) {
             // A TOSA or linalg model is imported into ipu ops first (crate::crosscheck).
             run(&mut module, &crate::crosscheck::import_pipeline())?;
+            verify(&module, " after import")?;
             reference = module.as_operation().to_string();
         }
         run(

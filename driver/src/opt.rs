@@ -713,8 +713,8 @@ impl Drop for TemporaryFile {
     }
 }
 
-/// Writes atomically (temp file + rename) so a failure never leaves a truncated output, and
-/// refuses to replace the input file itself.
+/// Writes by the tools' one output rule ([`ipu_runtime::output`]): never the input file, a
+/// device node or FIFO (`-o /dev/null`) written in place, a regular file atomically.
 fn write_output(output: &str, input: &str, bytes: &[u8]) -> Result<(), Failed> {
     if output == "-" {
         let mut stdout = std::io::stdout().lock();
@@ -723,46 +723,20 @@ fn write_output(output: &str, input: &str, bytes: &[u8]) -> Result<(), Failed> {
             .and_then(|_| stdout.flush())
             .map_err(|e| error(format!("cannot write standard output: {e}")));
     }
-    let target = Path::new(output);
-    if input != "-" {
-        if let (Ok(a), Ok(b)) = (std::fs::canonicalize(input), std::fs::canonicalize(target)) {
-            if a == b {
-                return Err(error(format!(
-                    "output file '{output}' is the input file; refusing to overwrite it"
-                )));
-            }
+    let inputs: Vec<&Path> = if input == "-" {
+        Vec::new()
+    } else {
+        vec![Path::new(input)]
+    };
+    ipu_runtime::output::write_output(Path::new(output), &inputs, bytes).map_err(|e| match e {
+        ipu_runtime::output::OutputError::IsInput { .. } => error(format!(
+            "output file '{output}' is the input file; refusing to overwrite it"
+        )),
+        ipu_runtime::output::OutputError::Io { source, .. } => {
+            error(format!("cannot write output file '{output}': {source}"))
         }
-    }
-    // `/dev/null`, a FIFO or a terminal: write in place. A temp file renamed over it would
-    // replace the device node itself (and, run as root, break /dev/null for everyone).
-    let is_special = std::fs::metadata(target)
-        .map(|metadata| !metadata.is_file())
-        .unwrap_or(false);
-    if is_special {
-        return std::fs::OpenOptions::new()
-            .write(true)
-            .open(target)
-            .and_then(|mut file| file.write_all(bytes))
-            .map_err(|e| error(format!("cannot write output file '{output}': {e}")));
-    }
-    let directory = target
-        .parent()
-        .filter(|parent| !parent.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let temporary = directory.join(format!(
-        ".{}.tmp{}",
-        target
-            .file_name()
-            .and_then(|name| name.to_str())
-            .unwrap_or("out"),
-        std::process::id()
-    ));
-    std::fs::write(&temporary, bytes)
-        .and_then(|_| std::fs::rename(&temporary, target))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&temporary);
-            error(format!("cannot write output file '{output}': {e}"))
-        })
+        other => error(format!("cannot write output file '{output}': {other}")),
+    })
 }
 
 fn pipeline_error(text: &str, error_value: &PipelineError) -> Failed {

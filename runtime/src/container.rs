@@ -160,6 +160,12 @@ pub enum FormatError {
         #[source]
         source: std::io::Error,
     },
+    #[error("{format}: {source}")]
+    Output {
+        format: &'static str,
+        #[source]
+        source: crate::output::OutputError,
+    },
 }
 
 /// A decoded container: the compiler version and the sections in [`FormatSpec::sections`]
@@ -456,49 +462,17 @@ pub fn from_section<'a, T: serde::Deserialize<'a>>(
     Ok(value)
 }
 
-/// Writes `bytes` to `path` atomically: a temporary file in the same directory, flushed to
-/// disk, then renamed over `path`, so a reader (or a crash) sees the old file or the new one,
-/// never a prefix.
+/// Writes `bytes` to `path` by the tools' one output rule ([`crate::output`]): atomically
+/// (a temporary file in the same directory, flushed to disk, then renamed over `path`, so a
+/// reader or a crash sees the old file or the new one, never a prefix), and into a device node
+/// or FIFO in place instead of replacing it.
 pub fn write_atomic(
     format: &'static str,
     path: &std::path::Path,
     bytes: &[u8],
 ) -> Result<(), FormatError> {
-    use std::io::Write;
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let io = |action: &'static str, path: &std::path::Path, source| FormatError::Io {
-        format,
-        action,
-        path: path.display().to_string(),
-        source,
-    };
-    let directory = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    let file_name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "file".into());
-    let temporary = directory.join(format!(
-        ".{file_name}.tmp-{}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let result = (|| {
-        let mut file =
-            std::fs::File::create(&temporary).map_err(|e| io("creating", &temporary, e))?;
-        file.write_all(bytes)
-            .map_err(|e| io("writing", &temporary, e))?;
-        file.sync_all().map_err(|e| io("flushing", &temporary, e))?;
-        std::fs::rename(&temporary, path).map_err(|e| io("renaming into place", path, e))
-    })();
-    if result.is_err() {
-        // Best effort: the temporary file is garbage either way.
-        let _ = std::fs::remove_file(&temporary);
-    }
-    result
+    crate::output::write_output(path, &[], bytes)
+        .map_err(|source| FormatError::Output { format, source })
 }
 
 /// Reads a whole file after checking its size (from the file system) against `max_bytes`,

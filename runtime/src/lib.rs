@@ -12,6 +12,7 @@ pub mod inputs;
 pub mod inspect;
 pub mod lock;
 pub mod npy;
+pub mod output;
 pub mod package;
 pub mod profile;
 pub mod query;

@@ -46,6 +46,13 @@ fn main() -> anyhow::Result<()> {
     if !args.ipu_to_package {
         bail!("no translation selected (use --ipu-to-package)");
     }
+    if args.input != "-" {
+        // The tools' one output rule: never the input (checked again when writing).
+        ipu_runtime::output::check_not_input(
+            std::path::Path::new(&args.output),
+            &[std::path::Path::new(&args.input)],
+        )?;
+    }
     let source = if args.input == "-" {
         std::io::read_to_string(std::io::stdin()).context("reading standard input")?
     } else {

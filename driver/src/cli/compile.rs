@@ -88,6 +88,10 @@ fn lower(input: &Path, options: &CompileOptions) -> Result<(Package, CompileEsti
 
 /// `ipu compile model.mlir -o model.ipuexe`.
 pub fn command(args: &CompileArgs) -> Result<(), Failure> {
+    // Refused before compiling: the one output rule (never the input) is checked again
+    // when the package is written.
+    ipu_runtime::output::check_not_input(&args.output, &[&args.input])
+        .map_err(|e| Failure::input(anyhow!(e)))?;
     let package = compile(&args.input, &args.options)?;
     package
         .write(&args.output)

@@ -14,8 +14,10 @@ fn read_profile(path: &Path) -> Result<ProfileFile, Failure> {
         .map_err(Failure::Input)
 }
 
-fn write_output(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
-    std::fs::write(path, bytes)
+/// Writes by the tools' one output rule ([`ipu_runtime::output`]): never one of `inputs`,
+/// device nodes written in place, regular files atomically.
+fn write_output(path: &Path, inputs: &[&Path], bytes: &[u8]) -> Result<(), Failure> {
+    ipu_runtime::output::write_output(path, inputs, bytes)
         .with_context(|| format!("writing '{}'", path.display()))
         .map_err(Failure::Input)
 }
@@ -32,7 +34,9 @@ pub fn report(args: &ReportArgs) -> Result<(), Failure> {
         None => None,
     };
     let html = report::html(&profile, package.as_ref());
-    write_output(&args.output, html.as_bytes())?;
+    let mut inputs = vec![args.profile.as_path()];
+    inputs.extend(args.package.as_deref());
+    write_output(&args.output, &inputs, html.as_bytes())?;
     println!("report={}", args.output.display());
     Ok(())
 }
@@ -42,7 +46,7 @@ pub fn trace(args: &TraceArgs) -> Result<(), Failure> {
     let profile = read_profile(&args.profile)?;
     let json = serde_json::to_vec(&trace::chrome_trace(&profile))
         .map_err(|e| Failure::failed(anyhow!(e).context("encoding the trace")))?;
-    write_output(&args.output, &json)?;
+    write_output(&args.output, &[&args.profile], &json)?;
     println!("trace={}", args.output.display());
     Ok(())
 }

@@ -371,11 +371,14 @@ pub fn command(args: &RunArgs) -> Result<(), Failure> {
         .with_context(|| format!("creating '{}'", dir.display()))
         .map_err(Failure::Input)?;
     let package_path = dir.join(PACKAGE_FILE);
-    // Written and read back, as every run does: what runs is what the file holds.
-    package
-        .write(&package_path)
-        .with_context(|| format!("writing '{}'", package_path.display()))
-        .map_err(Failure::failed)?;
+    // Written and read back, as every run does: what runs is what the file holds. A package
+    // run from its own artifact path is that file already, and is never written over.
+    if ipu_runtime::output::check_not_input(&package_path, &[&args.input]).is_ok() {
+        package
+            .write(&package_path)
+            .with_context(|| format!("writing '{}'", package_path.display()))
+            .map_err(Failure::failed)?;
+    }
     let package = Package::read(&package_path)
         .with_context(|| format!("reading back '{}'", package_path.display()))
         .map_err(Failure::failed)?;
