@@ -6,6 +6,8 @@
 # See README.md "Status" for what is still being built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Python tools (lit, the oracles' numpy and ml_dtypes) from the environment scripts/setup.sh made.
+export PATH="$PWD/.venv/bin:$PATH"
 cargo build -p ipu-driver --bins
 BIN=target/debug
 OUT=artifacts/example

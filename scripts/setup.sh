@@ -45,17 +45,22 @@ for tool in FileCheck not count mlir-opt llvm-config; do
   fi
 done
 
-# lit: Debian's llvm-22-tools ships lit.py; prefer the PyPI runner when present so `lit` is on PATH.
-if ! command -v lit >/dev/null 2>&1; then
-  echo "setup: installing the lit runner (PyPI lit)"
-  python3 -m pip install -q lit || { echo "setup: error: pip could not install lit" >&2; exit 1; }
+# Python tools (the lit runner, the ml_dtypes/numpy oracles) live in a virtual environment of
+# the repository's own (.venv, git-ignored); scripts/test.sh and scripts/run-example.sh put its
+# bin/ first on PATH, so nothing is installed into the system's Python.
+VENV="$(cd "$(dirname "$0")/.." && pwd)/.venv"
+if ! "$VENV/bin/python" -c "import lit, numpy, ml_dtypes" >/dev/null 2>&1; then
+  echo "setup: creating the Python environment $VENV (lit ${PY_PACKAGES[*]})"
+  if ! python3 -m venv "$VENV" >/tmp/ipu-setup-venv.log 2>&1; then
+    # Debian's python3 needs python3-venv for `python3 -m venv`.
+    $SUDO apt-get install -y -qq --no-install-recommends python3-venv >>/tmp/ipu-setup-venv.log 2>&1 || true
+    python3 -m venv "$VENV" >>/tmp/ipu-setup-venv.log 2>&1 || {
+      echo "setup: error: could not create $VENV (log: /tmp/ipu-setup-venv.log)" >&2
+      tail -n 20 /tmp/ipu-setup-venv.log >&2
+      exit 1
+    }
+  fi
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check lit "${PY_PACKAGES[@]}" \
+    || { echo "setup: error: pip could not install lit ${PY_PACKAGES[*]} into $VENV" >&2; exit 1; }
 fi
-py_missing=()
-for p in "${PY_PACKAGES[@]}"; do
-  python3 -c "import $p" 2>/dev/null || py_missing+=("$p")
-done
-if [ "${#py_missing[@]}" -gt 0 ]; then
-  echo "setup: installing python packages ${py_missing[*]}"
-  python3 -m pip install -q "${py_missing[@]}" || { echo "setup: error: pip could not install ${py_missing[*]}" >&2; exit 1; }
-fi
-echo "setup: all system packages present (LLVM/MLIR 22 in /usr/lib/llvm-22, lit $(lit --version 2>&1 | head -1))"
+echo "setup: all system packages present (LLVM/MLIR 22 in /usr/lib/llvm-22, $("$VENV/bin/lit" --version 2>&1 | head -1) in $VENV)"

@@ -3,6 +3,8 @@
 # Prints each runner's summary. Exits non-zero if any test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Python tools (lit, the oracles' numpy and ml_dtypes) from the environment scripts/setup.sh made.
+export PATH="$PWD/.venv/bin:$PATH"
 
 echo "== cargo build (tools used by lit) =="
 cargo build --workspace --bins
