@@ -128,6 +128,32 @@ impl Format {
         let scale = parser.int()?;
         parser.expect_str(">")?;
         parser.end()?;
+        // Partitions count tiles (1..2^32); block sizes (0: not blocked) and padding count
+        // elements (0..2^32); the FP8 scale is a cast's exponent.
+        let out_of_range = |what: &str, values: &[i64], low: i64| {
+            values
+                .iter()
+                .find(|&&value| value < low || value > i64::from(u32::MAX))
+                .map(|value| {
+                    parser.error(&format!(
+                        "{what} {value} is outside {low}..2^32 in {}",
+                        int_list(values)
+                    ))
+                })
+        };
+        if let Some(error) = out_of_range("block size", &blocks, 0)
+            .or_else(|| out_of_range("partition count", &partitions, 1))
+            .or_else(|| out_of_range("padding", &padding, 0))
+        {
+            return Err(error);
+        }
+        if !crate::ipu::CastOp::SCALE_RANGE.contains(&scale) {
+            return Err(parser.error(&format!(
+                "FP8 scale {scale} is outside {}..={}",
+                crate::ipu::CastOp::SCALE_RANGE.start(),
+                crate::ipu::CastOp::SCALE_RANGE.end()
+            )));
+        }
         Ok(Format {
             order,
             blocks,

@@ -32,7 +32,7 @@ use std::path::Path;
 use melior::{
     dialect::DialectRegistry,
     ir::{
-        attribute::{AttributeLike, StringAttribute, TypeAttribute},
+        attribute::{AttributeLike, TypeAttribute},
         block::BlockLike,
         operation::OperationLike,
         r#type::{FunctionType, RankedTensorType, ShapedTypeLike, TypeLike},
@@ -379,14 +379,13 @@ fn functions<'c, 'a>(module: &'a Module<'c>) -> Vec<(String, OperationRef<'c, 'a
         let name = op
             .attribute("sym_name")
             .ok()
-            .and_then(|attribute| StringAttribute::try_from(attribute).ok())
-            .map(|name| name.value().to_string())
+            .and_then(ipu_dialects::ipu::string_value)
             .unwrap_or_default();
         let private = op
             .attribute("sym_visibility")
             .ok()
-            .and_then(|attribute| StringAttribute::try_from(attribute).ok())
-            .is_some_and(|visibility| visibility.value() != "public");
+            .and_then(ipu_dialects::ipu::string_value)
+            .is_some_and(|visibility| visibility != "public");
         let has_body = op
             .region(0)
             .ok()

@@ -16,10 +16,8 @@
 
 use std::time::Instant;
 
-use melior::ir::{
-    attribute::StringAttribute, block::BlockLike, operation::OperationLike, OperationRef,
-    RegionLike,
-};
+use ipu_dialects::ipu::string_value;
+use melior::ir::{block::BlockLike, operation::OperationLike, OperationRef, RegionLike};
 use tracing::info;
 
 use crate::lower::passes::{
@@ -164,16 +162,12 @@ pub fn in_package_build<T>(module: OperationRef, tiles: u32, body: impl FnOnce()
 /// The ipu-lower-mid options recorded on `module` by planning, if any.
 pub fn planned_options(module: OperationRef) -> Option<LowerMidOptions> {
     let text = match module.attribute(PLAN_OPTIONS_ATTRIBUTE) {
-        Ok(attribute) => StringAttribute::try_from(attribute)
-            .ok()?
-            .value()
-            .to_string(),
+        Ok(attribute) => string_value(attribute)?,
         Err(_) => {
             let record = module
                 .attribute(FINALISTS_ATTRIBUTE)
                 .ok()
-                .and_then(|a| StringAttribute::try_from(a).ok())
-                .map(|a| a.value().to_string())?;
+                .and_then(string_value)?;
             let record: serde_json::Value = serde_json::from_str(&record).ok()?;
             record.get("options")?.as_str()?.to_string()
         }

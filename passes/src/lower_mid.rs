@@ -131,9 +131,19 @@ pub fn planner_options(
         WeightMemory::Interleaved => Some(MemoryClass::Interleaved),
         WeightMemory::Standard => Some(MemoryClass::Standard),
     };
-    planner.beam_width = options.beam_width.max(1) as usize;
-    planner.candidates_per_op = options.candidates_per_op.max(1) as usize;
-    planner.finalists = options.finalists.max(1) as usize;
+    // Searches with no room are refused rather than quietly widened to 1.
+    for (name, value) in [
+        ("beam-width", options.beam_width),
+        ("candidates-per-op", options.candidates_per_op),
+        ("finalists", options.finalists),
+    ] {
+        if value == 0 {
+            return Err(format!("{name}=0: the search needs at least 1"));
+        }
+    }
+    planner.beam_width = options.beam_width as usize;
+    planner.candidates_per_op = options.candidates_per_op as usize;
+    planner.finalists = options.finalists as usize;
     if let Some(budget) = options.memory_budget {
         // A smaller budget shrinks both classes in proportion to the table's split.
         let table = planner.total_budget.max(1);

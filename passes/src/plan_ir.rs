@@ -17,9 +17,9 @@ use ipu_dialects::{
 };
 use melior::{
     ir::{
-        attribute::FlatSymbolRefAttribute, block::BlockLike, operation::OperationLike,
-        operation::OperationMutLike, operation::OperationRefMut, Attribute, BlockRef, OperationRef,
-        RegionLike, Type, Value, ValueLike,
+        block::BlockLike, operation::OperationLike, operation::OperationMutLike,
+        operation::OperationRefMut, Attribute, BlockRef, OperationRef, RegionLike, Type, Value,
+        ValueLike,
     },
     Context,
 };
@@ -95,9 +95,9 @@ pub fn body_names(module: OperationRef) -> Vec<String> {
             if let Some(body) = op
                 .attribute("body")
                 .ok()
-                .and_then(|a| FlatSymbolRefAttribute::try_from(a).ok())
+                .and_then(ipu_dialects::ipu::symbol_value)
             {
-                names.push(body.value().to_string());
+                names.push(body);
             }
         }
         melior::ir::operation::WalkResult::Advance

@@ -192,11 +192,20 @@ impl SelectFinalist {
             op_error(&op, &format!("ipu-select-finalist: {message}"));
             PassFailure(message)
         };
+        // Searches with no room are refused rather than quietly widened to 1.
+        for (name, value) in [
+            ("finalists", self.options.finalists),
+            ("candidates-per-op", self.options.candidates_per_op),
+            ("mappings", self.options.mappings),
+        ] {
+            if value == 0 {
+                return Err(fail(format!("{name}=0: the search needs at least 1")));
+            }
+        }
         let record = op
             .attribute(FINALISTS_ATTRIBUTE)
             .ok()
-            .and_then(|attribute| StringAttribute::try_from(attribute).ok())
-            .map(|attribute| attribute.value().to_string())
+            .and_then(ipu_dialects::ipu::string_value)
             .ok_or_else(|| {
                 fail(format!(
                     "the module has no '{FINALISTS_ATTRIBUTE}' attribute; run ipu-lower-mid first"
@@ -210,7 +219,7 @@ impl SelectFinalist {
             .map_err(|e| fail(format!("recorded ipu-lower-mid options do not parse: {e}")))?;
         let target = Target::by_name(&lower_options.target).map_err(|e| fail(e.to_string()))?;
         let mut options = planner_options(&lower_options, &target).map_err(fail)?;
-        options.candidates_per_op = self.options.candidates_per_op.max(1) as usize;
+        options.candidates_per_op = self.options.candidates_per_op as usize;
         options.finalists = 1;
         let context_ref = op.context();
         // SAFETY: the context outlives this pass run.
@@ -236,7 +245,7 @@ impl SelectFinalist {
             let mut results = Vec::new();
             let sets = dumps
                 .iter()
-                .take(self.options.finalists.max(1) as usize)
+                .take(self.options.finalists as usize)
                 .map(|dump| Constraints::parse(&dump.to_string()))
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| fail(e.to_string()))?;

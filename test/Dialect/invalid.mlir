@@ -617,3 +617,72 @@ func.func @plan_unknown_parameter(%x: tensor<4x8xf16>) -> tensor<4x8xf16> {
   %0 = "ipu.gelu"(%x) {plan = #ipu.plan<"pointwise_gelu", {fast, in_place, precision = "f16"}>} : (tensor<4x8xf16>) -> tensor<4x8xf16>
   return %0 : tensor<4x8xf16>
 }
+
+// -----
+
+// A zero-sized dimension (here K = 0) is refused: every planner and kernel needs extents >= 1.
+func.func @zero_contraction(%a: tensor<4x0xf16>, %b: tensor<0x8xf16>) -> tensor<4x8xf32> {
+  // expected-error@+1 {{'ipu.matmul' op lhs: dimension 1 of [4, 0] is 0; ipu ops need every dimension >= 1}}
+  %0 = "ipu.matmul"(%a, %b) : (tensor<4x0xf16>, tensor<0x8xf16>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// Sizes whose byte count overflows (or exceeds any device by far) are refused before any
+// planner multiplies them.
+func.func @huge(%a: tensor<4611686018427387904x16xf16>, %b: tensor<16x8xf16>) -> tensor<4611686018427387904x8xf32> {
+  // expected-error@+1 {{'ipu.matmul' op lhs: [4611686018427387904, 16] of f16 is over the 1099511627776 bytes an ipu tensor may hold}}
+  %0 = "ipu.matmul"(%a, %b) : (tensor<4611686018427387904x16xf16>, tensor<16x8xf16>) -> tensor<4611686018427387904x8xf32>
+  return %0 : tensor<4611686018427387904x8xf32>
+}
+
+// -----
+
+// An empty string attribute is read as the empty string, never a crash.
+func.func @gelu_empty_form(%x: tensor<4x8xf16>) -> tensor<4x8xf16> {
+  // expected-error@+1 {{'ipu.gelu' op attribute 'approximate' must be "erf" or "tanh", found ""}}
+  %0 = "ipu.gelu"(%x) {approximate = ""} : (tensor<4x8xf16>) -> tensor<4x8xf16>
+  return %0 : tensor<4x8xf16>
+}
+
+// -----
+
+// A repeat body that reaches its own repeat (here through a second body) would make every
+// planner and the lowering recurse without end: refused at the repeat.
+func.func @ping(%x: tensor<4x8xf16>) -> tensor<4x8xf16> {
+  // expected-error@+1 {{'ipu.repeat' op body @pong repeats itself (@pong -> @ping -> @pong): a repeat body may not reach its own repeat}}
+  %0 = "ipu.repeat"(%x) {body = @pong, count = 2 : i64} : (tensor<4x8xf16>) -> tensor<4x8xf16>
+  return %0 : tensor<4x8xf16>
+}
+func.func @pong(%x: tensor<4x8xf16>) -> tensor<4x8xf16> {
+  // expected-error@+1 {{'ipu.repeat' op body @ping repeats itself (@ping -> @pong -> @ping): a repeat body may not reach its own repeat}}
+  %0 = "ipu.repeat"(%x) {body = @ping, count = 2 : i64} : (tensor<4x8xf16>) -> tensor<4x8xf16>
+  return %0 : tensor<4x8xf16>
+}
+
+// -----
+
+// An attention scale that is not a float is refused, not ignored.
+func.func @attention_scale_string(%q: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
+  // expected-error@+1 {{'ipu.attention' op attribute 'scale' must be a float, found "x"}}
+  %0 = "ipu.attention"(%q, %q, %q) {scale = "x"} : (tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  return %0 : tensor<2x8x16xf32>
+}
+
+// -----
+
+func.func @attention_scale_integer(%q: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
+  // expected-error@+1 {{'ipu.attention' op attribute 'scale' must be a float, found 3 : i64}}
+  %0 = "ipu.attention"(%q, %q, %q) {scale = 3 : i64} : (tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  return %0 : tensor<2x8x16xf32>
+}
+
+// -----
+
+// #ipu.format sizes are counts: a negative block size is refused.
+func.func @format_negative_block(%x: tensor<4x8xf16>) -> tensor<4x8xf16, #ipu.format<"row_major", [-4, 8], [1, 1], [0, 0], "standard", 0>> {
+  // expected-error@+1 {{bad #ipu.format encoding: block size -4 is outside 0..2^32 in [-4, 8]}}
+  %0 = "ipu.rearrange"(%x) : (tensor<4x8xf16>) -> tensor<4x8xf16, #ipu.format<"row_major", [-4, 8], [1, 1], [0, 0], "standard", 0>>
+  return %0 : tensor<4x8xf16, #ipu.format<"row_major", [-4, 8], [1, 1], [0, 0], "standard", 0>>
+}

@@ -138,10 +138,37 @@ pub fn float_attribute<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, name: &str) 
 
 /// An optional string attribute.
 pub fn string_attribute<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, name: &str) -> Option<String> {
-    let attribute = op.attribute(name).ok()?;
-    StringAttribute::try_from(attribute)
-        .ok()
-        .map(|value| value.value().to_string())
+    string_value(op.attribute(name).ok()?)
+}
+
+/// The text of a string attribute (`None` when `attribute` is not one). An empty or non-UTF-8
+/// string is read safely: melior's `StringAttribute::value` panics on both.
+pub fn string_value(attribute: melior::ir::Attribute) -> Option<String> {
+    let string = StringAttribute::try_from(attribute).ok()?;
+    // SAFETY: `string` is a live string attribute; the returned reference points into
+    // the context's storage, which outlives this call.
+    Some(raw_string(unsafe {
+        mlir_sys::mlirStringAttrGetValue(string.to_raw())
+    }))
+}
+
+/// The name a flat symbol reference holds (`None` when `attribute` is not one), read as
+/// safely as [`string_value`].
+pub fn symbol_value(attribute: melior::ir::Attribute) -> Option<String> {
+    let symbol = FlatSymbolRefAttribute::try_from(attribute).ok()?;
+    // SAFETY: as in `string_value`.
+    Some(raw_string(unsafe {
+        mlir_sys::mlirFlatSymbolRefAttrGetValue(symbol.to_raw())
+    }))
+}
+
+fn raw_string(raw: mlir_sys::MlirStringRef) -> String {
+    if raw.data.is_null() || raw.length == 0 {
+        return String::new();
+    }
+    // SAFETY: MLIR's string references point at `length` readable bytes.
+    let bytes = unsafe { std::slice::from_raw_parts(raw.data.cast::<u8>(), raw.length) };
+    String::from_utf8_lossy(bytes).into_owned()
 }
 
 fn operand<'c, 'a>(op: OperationRef<'c, 'a>, index: usize) -> Option<Value<'c, 'a>> {
@@ -532,10 +559,7 @@ impl<'c, 'a> RepeatOp<'c, 'a> {
     }
     /// The body function's symbol name.
     pub fn body(&self) -> Option<String> {
-        let attribute = self.op.attribute("body").ok()?;
-        FlatSymbolRefAttribute::try_from(attribute)
-            .ok()
-            .map(|symbol| symbol.value().to_string())
+        symbol_value(self.op.attribute("body").ok()?)
     }
 
     pub fn build(

@@ -56,16 +56,88 @@ pub fn function_table<'c, 'a>(module: OperationRef<'c, 'a>) -> FunctionTable {
 /// all passed.
 pub fn verify_module<'c, 'a>(root: OperationRef<'c, 'a>) -> bool {
     let functions = function_table(root);
+    let recursive = recursive_functions(root);
     let _formats = crate::tensor::FormatCache::enable();
     let mut ok = true;
     root.walk(melior::ir::operation::WalkOrder::PreOrder, |op| {
-        if let Err(message) = verify_operation(op, &functions) {
+        let mut result = verify_operation(op, &functions);
+        if result.is_ok() && op_name(&op) == "ipu.repeat" {
+            if let Some(body) = RepeatOp::try_from(op).ok().and_then(|view| view.body()) {
+                if let Some(cycle) = recursive.get(&body) {
+                    result = Err(format!(
+                        "body @{body} repeats itself ({}): a repeat body may not reach its own repeat",
+                        cycle.join(" -> ")
+                    ));
+                }
+            }
+        }
+        if let Err(message) = result {
             op_error(&op, &message);
             ok = false;
         }
         melior::ir::operation::WalkResult::Advance
     });
     ok
+}
+
+/// The functions of `module` that reach themselves through `ipu.repeat` bodies and `func.call`
+/// callees, each with one such cycle (`@f -> @g -> @f`). Planning and lowering follow repeat
+/// bodies, so a cycle would recurse without end.
+fn recursive_functions(module: OperationRef) -> BTreeMap<String, Vec<String>> {
+    let mut calls: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let Some(block) = module
+        .regions()
+        .next()
+        .and_then(|region| region.first_block())
+    else {
+        return BTreeMap::new();
+    };
+    let mut next = block.first_operation();
+    while let Some(function) = next {
+        next = function.next_in_block();
+        if op_name(&function) != "func.func" {
+            continue;
+        }
+        let Some(name) = string_attribute(&function, "sym_name") else {
+            continue;
+        };
+        let callees = calls.entry(name).or_default();
+        function.walk(melior::ir::operation::WalkOrder::PreOrder, |op| {
+            let callee = match op_name(&op).as_str() {
+                "ipu.repeat" => op.attribute("body").ok(),
+                "func.call" => op.attribute("callee").ok(),
+                _ => None,
+            };
+            if let Some(callee) = callee.and_then(crate::ipu::symbol_value) {
+                callees.push(callee);
+            }
+            melior::ir::operation::WalkResult::Advance
+        });
+    }
+    let mut recursive = BTreeMap::new();
+    for start in calls.keys() {
+        // Depth-first over the (small) call graph with an explicit stack: no recursion here
+        // either, whatever the input.
+        let mut stack: Vec<(String, Vec<String>)> = vec![(start.clone(), vec![start.clone()])];
+        let mut seen = std::collections::BTreeSet::new();
+        while let Some((function, path)) = stack.pop() {
+            for callee in calls.get(&function).into_iter().flatten() {
+                if callee == start {
+                    let mut cycle: Vec<String> = path.iter().map(|f| format!("@{f}")).collect();
+                    cycle.push(format!("@{start}"));
+                    recursive.entry(start.clone()).or_insert(cycle);
+                } else if seen.insert(callee.clone()) {
+                    let mut longer = path.clone();
+                    longer.push(callee.clone());
+                    stack.push((callee.clone(), longer));
+                }
+            }
+            if recursive.contains_key(start) {
+                break;
+            }
+        }
+    }
+    recursive
 }
 
 /// Verifies one op; non-`ipu` ops pass.
@@ -99,8 +171,33 @@ fn verify_plan(op: OperationRef) -> Check {
     }
 }
 
+/// The most bytes one `ipu` tensor may hold: far beyond a C600's memory (1472 tiles x 624 KiB,
+/// under 1 GiB), and small enough that no size computed from a shape overflows.
+pub const MAX_TENSOR_BYTES: u64 = 1 << 40;
+
 fn tensor(r#type: Type, what: &str) -> Result<TensorInfo, String> {
-    TensorInfo::from_type(r#type).map_err(|error| format!("{what}: {error}"))
+    let info = TensorInfo::from_type(r#type).map_err(|error| format!("{what}: {error}"))?;
+    if let Some(axis) = info.shape.iter().position(|&size| size < 1) {
+        return Err(format!(
+            "{what}: dimension {axis} of {} is {}; ipu ops need every dimension >= 1",
+            shape_text(&info.shape),
+            info.shape[axis]
+        ));
+    }
+    let bytes = info
+        .shape
+        .iter()
+        .try_fold(u64::from(info.element.bytes()), |bytes, &size| {
+            bytes.checked_mul(u64::try_from(size).ok()?)
+        });
+    match bytes {
+        Some(bytes) if bytes <= MAX_TENSOR_BYTES => Ok(info),
+        _ => Err(format!(
+            "{what}: {} of {} is over the {MAX_TENSOR_BYTES} bytes an ipu tensor may hold",
+            shape_text(&info.shape),
+            info.element
+        )),
+    }
 }
 
 fn operand_info(op: OperationRef, index: usize, what: &str) -> Result<TensorInfo, String> {
@@ -378,9 +475,15 @@ fn verify_attention(op: OperationRef) -> Check {
             shape_text(&expected)
         ));
     }
-    if let Some(scale) = float_attribute(&op, "scale") {
-        if !(scale > 0.0 && scale.is_finite()) {
-            return Err(format!("scale must be positive and finite, found {scale}"));
+    if let Ok(attribute) = op.attribute("scale") {
+        match float_attribute(&op, "scale") {
+            Some(scale) if scale > 0.0 && scale.is_finite() => {}
+            Some(scale) => return Err(format!("scale must be positive and finite, found {scale}")),
+            None => {
+                return Err(format!(
+                    "attribute 'scale' must be a float, found {attribute}"
+                ))
+            }
         }
     }
     if query.element != key.element || key.element != value.element {

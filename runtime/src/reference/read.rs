@@ -3,7 +3,6 @@
 use std::collections::HashMap;
 
 use melior::ir::{
-    attribute::FlatSymbolRefAttribute,
     block::BlockLike,
     operation::{OperationLike, OperationRef},
     Attribute, Module, RegionLike, Type, ValueLike,
@@ -240,8 +239,7 @@ fn op_kind(op: &OperationRef) -> Result<OpKind, ReferenceError> {
             let callee = op
                 .attribute("callee")
                 .ok()
-                .and_then(|attribute| FlatSymbolRefAttribute::try_from(attribute).ok())
-                .map(|symbol| symbol.value().to_string())
+                .and_then(ipu_dialects::ipu::symbol_value)
                 .ok_or_else(|| unsupported(&op, "requires a symbol attribute 'callee'"))?;
             Ok(OpKind::Call { callee })
         }

@@ -6,10 +6,7 @@ use std::collections::BTreeMap;
 use ipu_device::{KernelSpec, MemoryClass, Target};
 use ipu_runtime::package::BindingRole;
 use melior::ir::{
-    attribute::{
-        ArrayAttribute, DenseI32ArrayAttribute, DenseI64ArrayAttribute, IntegerAttribute,
-        StringAttribute,
-    },
+    attribute::{ArrayAttribute, DenseI32ArrayAttribute, DenseI64ArrayAttribute, IntegerAttribute},
     block::BlockLike,
     operation::OperationLike,
     Attribute, OperationRef, RegionLike,
@@ -54,9 +51,8 @@ fn get_u32(op: OperationRef, name: &str) -> Result<u32, LowerError> {
 
 fn get_str(op: OperationRef, name: &str) -> Result<String, LowerError> {
     let value = attribute(op, name)?;
-    StringAttribute::try_from(value)
-        .map(|s| s.value().to_string())
-        .map_err(|_| bad(op, format!("'{name}' is not a string")))
+    ipu_dialects::ipu::string_value(value)
+        .ok_or_else(|| bad(op, format!("'{name}' is not a string")))
 }
 
 fn get_i64s(op: OperationRef, name: &str) -> Result<Vec<i64>, LowerError> {
