@@ -41,6 +41,28 @@ pub fn load_dialects(context: &Context) -> Result<(), ContextError> {
     load_irdl_source(context, IRDL_IPU_TILE, "ipu_tile")
 }
 
+/// Where `source` holds a NUL byte, as (line, column), 1-based. MLIR's parser stops at one
+/// (silently dropping the rest) and melior's `Module::parse` panics on one, so every tool
+/// refuses such text with this position.
+pub fn nul_byte(source: &str) -> Option<(usize, usize)> {
+    let offset = source.find('\0')?;
+    let before = &source[..offset];
+    let line = before.matches('\n').count() + 1;
+    let column = offset - before.rfind('\n').map_or(0, |newline| newline + 1) + 1;
+    Some((line, column))
+}
+
+/// Parses `source` as a module; text with a NUL byte is refused with its position.
+pub fn parse_module<'c>(context: &'c Context, source: &str) -> Result<Module<'c>, String> {
+    if let Some((line, column)) = nul_byte(source) {
+        return Err(format!(
+            "contains a NUL byte at line {line}, column {column}"
+        ));
+    }
+    Module::parse(context, source)
+        .ok_or_else(|| "does not parse (see the diagnostics above)".to_string())
+}
+
 fn load_irdl_source(
     context: &Context,
     source: &str,
@@ -60,9 +82,9 @@ pub fn load_irdl_file(context: &Context, path: &str) -> Result<(), ContextError>
         path: path.to_string(),
         detail: error.to_string(),
     })?;
-    let module = Module::parse(context, &source).ok_or_else(|| ContextError::IrdlFile {
+    let module = parse_module(context, &source).map_err(|detail| ContextError::IrdlFile {
         path: path.to_string(),
-        detail: "not a valid IRDL module (see the diagnostics above)".to_string(),
+        detail: format!("not a valid IRDL module: {detail}"),
     })?;
     if melior::utility::load_irdl_dialects(&module) {
         Ok(())

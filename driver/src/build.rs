@@ -207,6 +207,9 @@ pub fn build_package_with_source(
     }
     let context = ipu_dialects::context::create_context(false)?;
     ipu_passes::register_upstream_passes();
+    if let Some((line, column)) = ipu_dialects::context::nul_byte(source) {
+        bail!("{file}: contains a NUL byte at line {line}, column {column}");
+    }
     // Parsed from the file itself when `source` is its text, so diagnostics name
     // `file:line:col` instead of `-`.
     let from_file = std::fs::read_to_string(file).is_ok_and(|text| text == source);

@@ -43,6 +43,11 @@ fn import_into<'c>(
             .collect();
         format!("{file}: {what}:\n{}", found.join("\n"))
     };
+    if let Some((line, column)) = ipu_dialects::context::nul_byte(source) {
+        return Err(diagnostics(&format!(
+            "contains a NUL byte at line {line}, column {column}"
+        )));
+    }
     let mut module = Module::parse(context, source).ok_or_else(|| diagnostics("does not parse"))?;
     ipu_passes::register_upstream_passes();
     let registry = Registry::with_builtin();

@@ -350,6 +350,14 @@ fn process_chunk(
 
     let source = chunk.source_with_original_lines();
     collector.set_file_name(file_name);
+    // MLIR's parser stops at a NUL byte and drops the rest of the text: refuse it, at its place.
+    if let Some((line, column)) = ipu_dialects::context::nul_byte(&source) {
+        ipu_dialects::diagnostics::error_at(
+            melior::ir::Location::new(&context, file_name, line, column),
+            "input contains a NUL byte",
+        );
+        return Ok(failed(&collector));
+    }
     let Some(module) = parse_module(&context, &source, direct, file_name, &collector) else {
         if !collector.has_errors() {
             ipu_dialects::diagnostics::error_at(
@@ -528,11 +536,11 @@ fn load_extra_irdl(context: &Context, path: &str) -> Result<(), Failed> {
     if source == ipu_dialects::IRDL_IPU {
         return Ok(());
     }
-    let Some(module) = Module::parse(context, &source) else {
-        return Err(error(format!(
-            "IRDL file {path}: not a valid IRDL module (see the diagnostics above)"
-        )));
-    };
+    let module = ipu_dialects::context::parse_module(context, &source).map_err(|detail| {
+        error(format!(
+            "IRDL file {path}: not a valid IRDL module: {detail}"
+        ))
+    })?;
     {
         let body = module.body();
         let mut next = melior::ir::block::BlockLike::first_operation(&body);

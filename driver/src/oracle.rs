@@ -235,6 +235,12 @@ fn run_parsed(
     let _span = tracing::info_span!("ipu.oracle", file).entered();
     let context = upstream_context();
     let collector = Collector::attach(&context);
+    if let Some((line, column)) = ipu_dialects::context::nul_byte(source) {
+        return Err(OracleError::Entry {
+            file: file.to_string(),
+            detail: format!("contains a NUL byte at line {line}, column {column}"),
+        });
+    }
     let mut module = parse(&context, source, path).ok_or_else(|| OracleError::Parse {
         file: file.to_string(),
         diagnostics: render(&collector, file),

@@ -55,7 +55,6 @@ use ipu_runtime::reference::{
     ValueId, ValueType,
 };
 use ipu_runtime::Package;
-use melior::ir::Module;
 
 /// One output's reference values and the rule the device's values are held to.
 pub struct ExpectedOutput {
@@ -273,8 +272,8 @@ pub fn describe(binding: &str, comparison: &Comparison) -> String {
 fn read_program(source: &PackageSource) -> anyhow::Result<Program> {
     let context = ipu_dialects::context::create_context(false)
         .context("creating the MLIR context for the source module")?;
-    let module = Module::parse(&context, &source.module)
-        .ok_or_else(|| anyhow!("the package's source module does not parse"))?;
+    let module = ipu_dialects::context::parse_module(&context, &source.module)
+        .map_err(|detail| anyhow!("the package's source module {detail}"))?;
     Program::from_module(&module).context("reading the source module")
 }
 
