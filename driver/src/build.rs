@@ -31,6 +31,8 @@ pub struct BuildOptions {
     pub function: Option<String>,
     /// Compile kernels through the cache and embed their objects in the package.
     pub embed_kernels: bool,
+    /// A file of plan constraints (JSON, as `--dump-plans` writes) the planner must satisfy.
+    pub plan_constraints: Option<String>,
 }
 
 impl Default for BuildOptions {
@@ -42,6 +44,7 @@ impl Default for BuildOptions {
             fp8_scale: None,
             function: None,
             embed_kernels: true,
+            plan_constraints: None,
         }
     }
 }
@@ -67,6 +70,12 @@ pub fn pipeline_text(options: &BuildOptions, native: &str, target: &Target) -> S
     }
     if let Some(function) = &options.function {
         settings.push(format!("function={function}"));
+    }
+    if let Some(path) = &options.plan_constraints {
+        settings.push(format!(
+            "constraints-file={}",
+            ipu_passes::pipeline::format_option_value(path)
+        ));
     }
     format!("builtin.module(ipu-compile{{{}}})", settings.join(" "))
 }

@@ -47,6 +47,8 @@ crate::pass_options! {
         compile_kernels: bool = true,
         /// Function to compile; empty: the first that is not a repeat body.
         function: String = String::new(),
+        /// File with plan constraints as JSON (ipu-lower-mid's constraints-file).
+        constraints_file: String = String::new(),
     }
 }
 
@@ -61,6 +63,7 @@ pub fn expand_compile(options: &[PassOption]) -> Result<String, PipelineError> {
             precision: options.precision,
             fp8_scale: options.fp8_scale,
             finalists: options.finalists,
+            constraints_file: options.constraints_file.clone(),
             ..LowerMidOptions::default()
         }
         .print_pass(),

@@ -36,6 +36,9 @@ struct Args {
     /// Reference kernels by spec instead of embedding compiled objects.
     #[arg(long = "no-embed-kernels")]
     no_embed_kernels: bool,
+    /// Plan constraints (JSON, as ipu-lower-mid{dump-plans=FILE} writes) the planner must meet.
+    #[arg(long = "plan-constraints", value_name = "FILE")]
+    plan_constraints: Option<String>,
     #[arg(long = "log-format", default_value = "text", value_parser = ["text", "json"])]
     log_format: String,
 }
@@ -66,6 +69,7 @@ fn main() -> anyhow::Result<()> {
         fp8_scale: Some(args.fp8_scale),
         function: args.function.clone(),
         embed_kernels: !args.no_embed_kernels,
+        plan_constraints: args.plan_constraints.clone(),
     };
     let built = build_package_with_source(&source, &args.input, &options)?;
     let (mut package, source) = (built.package, built.reference);

@@ -22,6 +22,12 @@ pub fn pipeline_text(options: &CompileOptions) -> String {
     if let Some(precision) = &options.precision {
         settings.push(format!("precision={precision}"));
     }
+    if let Some(path) = &options.plan_constraints {
+        settings.push(format!(
+            "constraints-file={}",
+            ipu_passes::pipeline::format_option_value(&path.display().to_string())
+        ));
+    }
     if settings.is_empty() {
         format!("builtin.module({PIPELINE})")
     } else {
@@ -61,10 +67,24 @@ fn lower(input: &Path, options: &CompileOptions) -> Result<(Package, CompileEsti
             "--precision '{precision}': expected native, f16, f32 or fp8"
         )));
     }
+    // Plan constraints are read by the planner; a missing file is the user's error (exit 2),
+    // reported before anything is compiled.
+    if let Some(path) = &options.plan_constraints {
+        if !path.is_file() {
+            return Err(Failure::input(anyhow!(
+                "--plan-constraints '{}': no such file",
+                path.display()
+            )));
+        }
+    }
     let build = ipu_driver::build::BuildOptions {
         tiles: options.tiles,
         precision: precision.clone(),
         fp8_scale: Some(0),
+        plan_constraints: options
+            .plan_constraints
+            .as_ref()
+            .map(|path| path.display().to_string()),
         ..ipu_driver::build::BuildOptions::default()
     };
     // A model the compiler cannot handle ran the compiler and failed: a failed run (exit 1).

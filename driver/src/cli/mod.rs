@@ -77,6 +77,10 @@ pub struct CompileOptions {
     /// Precision the planner targets (for example f16, fp8).
     #[arg(long)]
     pub precision: Option<String>,
+    /// Plan constraints the planner must satisfy: a JSON file of pinned plan parts, in the form
+    /// `ipu-lower-mid{dump-plans=FILE}` writes (a dump fed back reproduces the compile).
+    #[arg(long, value_name = "FILE")]
+    pub plan_constraints: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

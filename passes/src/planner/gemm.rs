@@ -549,10 +549,27 @@ fn split_candidates(
                 .map(|_| SplitEnv::chained_result_class(pinned_weights)),
             ..env
         };
-        if let Ok(grid) = SplitGrid::within(dims, (g[0], g[1], g[2]), input, &env, target) {
-            if !grids.contains(&grid) && grid.tiles() <= options.tiles {
-                grids.push(grid);
+        // A pinned grid the lowering cannot build is said, with why: the planner then
+        // reports that no candidate satisfies the constraint.
+        match SplitGrid::within(dims, (g[0], g[1], g[2]), input, &env, target) {
+            Ok(grid) if grid.tiles() <= options.tiles => {
+                if !grids.contains(&grid) {
+                    grids.push(grid);
+                }
             }
+            Ok(grid) => tracing::warn!(
+                op = index,
+                grid = ?g,
+                tiles = grid.tiles(),
+                allowed = options.tiles,
+                "the pinned split GEMM grid needs more tiles than the program has"
+            ),
+            Err(reason) => tracing::warn!(
+                op = index,
+                grid = ?g,
+                %reason,
+                "the pinned grid is not one the split GEMM lowering builds"
+            ),
         }
     }
     let mut out = Vec::new();
