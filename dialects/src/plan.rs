@@ -497,13 +497,12 @@ impl OperatorPlan {
                 })
             }
             "gemm_general" => {
-                let grid = fields.grid::<3>("grid")?;
-                let product = grid.iter().map(|&g| u64::from(g)).product();
+                let (grid, tiles) = fields.grid_and_tiles::<3>()?;
                 OperatorPlan::GeneralMatmul(GeneralMatmulPlan {
                     grid,
                     rows: fields.count("rows")?,
                     cols: fields.count("cols")?,
-                    tiles: fields.tiles(product)?,
+                    tiles,
                     precision: fields.precision()?,
                     batches_per_tile: fields.optional_count("batches_per_tile")?.unwrap_or(1),
                     host_order: fields.optional_flag("host_order")?,
@@ -524,11 +523,10 @@ impl OperatorPlan {
                     (true, false) => PointwisePlacement::InPlace,
                     (false, true) => PointwisePlacement::Ranged,
                     (false, false) => {
-                        let grid = fields.grid::<3>("grid")?;
-                        let product = grid.iter().map(|&g| u64::from(g)).product();
+                        let (grid, tiles) = fields.grid_and_tiles::<3>()?;
                         PointwisePlacement::Grid {
                             grid,
-                            tiles: fields.tiles(product)?,
+                            tiles,
                             order: fields.choice("order", &Order::ALL, |o| o.name())?,
                         }
                     }
@@ -544,21 +542,19 @@ impl OperatorPlan {
                     .into_iter()
                     .find(|op| op.kind() == kind)
                     .ok_or_else(|| unknown_kind(kind))?;
-                let grid = fields.grid::<3>("grid")?;
-                let product = grid.iter().map(|&g| u64::from(g)).product();
+                let (grid, tiles) = fields.grid_and_tiles::<3>()?;
                 OperatorPlan::Rows(RowsPlan {
                     op,
                     grid,
-                    tiles: fields.tiles(product)?,
+                    tiles,
                     precision: fields.precision()?,
                 })
             }
             "rearrange" => {
-                let grid = fields.grid::<3>("grid")?;
-                let product = grid.iter().map(|&g| u64::from(g)).product();
+                let (grid, tiles) = fields.grid_and_tiles::<3>()?;
                 OperatorPlan::Rearrange(RearrangePlan {
                     grid,
-                    tiles: fields.tiles(product)?,
+                    tiles,
                     transpose: fields.flag("transpose")?,
                 })
             }
@@ -751,6 +747,13 @@ impl Reader<'_> {
         let mut grid = [0; N];
         grid.copy_from_slice(&values);
         Ok(grid)
+    }
+
+    /// A `grid` of `N` axes and `tiles`, its product.
+    fn grid_and_tiles<const N: usize>(&mut self) -> Result<([u32; N], u32), PlanError> {
+        let grid = self.grid::<N>("grid")?;
+        let tiles = self.tiles(grid.iter().map(|&g| u64::from(g)).product())?;
+        Ok((grid, tiles))
     }
 
     /// `tiles`, which must be the grid's product.
