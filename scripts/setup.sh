@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs every system package ipu-opt needs (see ../shared/design/TOOLCHAIN.md) and the lit
+# Installs every system package ipu-opt needs (see docs/design/TOOLCHAIN.md) and the lit
 # runner. Idempotent: when everything is present it only checks and returns in well under a second.
 set -euo pipefail
 

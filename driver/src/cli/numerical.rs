@@ -186,6 +186,25 @@ pub fn reference(
             }
         }
     }
+    // An argument the function never reads has no input binding (nothing streams it); the
+    // reference gets zeros for it. One that is read but has no binding is the compiler's error.
+    for index in 0..function.arguments {
+        let name = format!("arg{index}");
+        if arguments.contains_key(&name) {
+            continue;
+        }
+        let id = ipu_runtime::reference::ValueId(index);
+        let read = function
+            .body
+            .iter()
+            .flatten()
+            .any(|op| op.operands.contains(&id))
+            || function.returns.contains(&id);
+        if read {
+            bail!("argument {name} of @{function_name} is read but the package streams no input for it");
+        }
+        arguments.insert(name, Array::zeros(&function.values[index].shape));
+    }
     for (binding, value, tensor) in weights {
         replace_constant(&mut program, &function_name, &binding, value, &tensor)?;
     }
