@@ -37,7 +37,11 @@ struct Args {
     #[arg(long = "no-embed-kernels")]
     no_embed_kernels: bool,
     /// Plan constraints (JSON, as ipu-lower-mid{dump-plans=FILE} writes) the planner must meet.
-    #[arg(long = "plan-constraints", value_name = "FILE")]
+    #[arg(
+        long = "constraints",
+        visible_alias = "plan-constraints",
+        value_name = "FILE"
+    )]
     plan_constraints: Option<String>,
     #[arg(long = "log-format", default_value = "text", value_parser = ["text", "json"])]
     log_format: String,

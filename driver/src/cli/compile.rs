@@ -72,7 +72,7 @@ fn lower(input: &Path, options: &CompileOptions) -> Result<(Package, CompileEsti
     if let Some(path) = &options.plan_constraints {
         if !path.is_file() {
             return Err(Failure::input(anyhow!(
-                "--plan-constraints '{}': no such file",
+                "--constraints '{}': no such file",
                 path.display()
             )));
         }

@@ -79,7 +79,11 @@ pub struct CompileOptions {
     pub precision: Option<String>,
     /// Plan constraints the planner must satisfy: a JSON file of pinned plan parts, in the form
     /// `ipu-lower-mid{dump-plans=FILE}` writes (a dump fed back reproduces the compile).
-    #[arg(long, value_name = "FILE")]
+    #[arg(
+        long = "constraints",
+        visible_alias = "plan-constraints",
+        value_name = "FILE"
+    )]
     pub plan_constraints: Option<PathBuf>,
 }
 
