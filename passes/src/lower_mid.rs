@@ -96,6 +96,33 @@ pub struct LowerMid {
 /// Module attribute holding the planner options and every function's finalists.
 pub const FINALISTS_ATTRIBUTE: &str = "ipu.finalists";
 
+/// The most bytes an option's file (constraints, calibration) may hold.
+pub const MAX_OPTION_FILE_BYTES: u64 = 64 << 20;
+
+/// Reads the text file an option names: a regular file of at most [`MAX_OPTION_FILE_BYTES`]
+/// (a device such as /dev/zero, a FIFO or a directory is refused before anything is read).
+pub(crate) fn read_option_file(option: &str, path: &str) -> Result<String, String> {
+    use std::io::Read;
+    let metadata = std::fs::metadata(path)
+        .map_err(|error| format!("{option} '{path}': cannot be read: {error}"))?;
+    if !metadata.is_file() {
+        return Err(format!("{option} '{path}': not a regular file"));
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|file| {
+            file.take(MAX_OPTION_FILE_BYTES + 1)
+                .read_to_string(&mut text)
+        })
+        .map_err(|error| format!("{option} '{path}': cannot be read: {error}"))?;
+    if text.len() as u64 > MAX_OPTION_FILE_BYTES {
+        return Err(format!(
+            "{option} '{path}': larger than {MAX_OPTION_FILE_BYTES} bytes"
+        ));
+    }
+    Ok(text)
+}
+
 /// Builds the planner's options from the pass options (shared with `ipu-select-finalist`).
 pub fn planner_options(
     options: &LowerMidOptions,
@@ -157,12 +184,7 @@ pub fn planner_options(
     }
     let mut text = options.constraints.clone();
     if !options.constraints_file.is_empty() {
-        text = std::fs::read_to_string(&options.constraints_file).map_err(|error| {
-            format!(
-                "cannot read constraints-file '{}': {error}",
-                options.constraints_file
-            )
-        })?;
+        text = read_option_file("constraints-file", &options.constraints_file)?;
     }
     if !text.trim().is_empty() {
         planner.constraints = Constraints::parse(&text).map_err(|error| error.to_string())?;

@@ -264,7 +264,12 @@ fn repeat_bodies(graph: &crate::planner::Graph) -> Vec<String> {
 fn function_constants<'c, 'a>(
     function: OperationRef<'c, 'a>,
     read: &plan_ir::FunctionGraph<'c, 'a>,
+    target: &Target,
 ) -> Result<BTreeMap<ValueId, Vec<u8>>, Located<'c, 'a>> {
+    // A constant lives in tile memory: one larger than all of it together cannot be placed,
+    // and is refused before its bytes (a splat can stand for gigabytes) are materialized.
+    let device_bytes =
+        u64::from(target.geometry.tiles.value) * u64::from(target.memory.sram_bytes.value);
     let mut constants = BTreeMap::new();
     for (id, value) in read.graph.values.iter().enumerate() {
         if value.origin == Origin::Constant {
@@ -277,6 +282,18 @@ fn function_constants<'c, 'a>(
                         LowerError::Input(format!("constant {id} has no defining op")),
                     )
                 })?;
+            let bytes = value
+                .elements()
+                .saturating_mul(u64::from(value.element.bytes()));
+            if bytes > device_bytes {
+                return Err(Located::At(
+                    op,
+                    LowerError::Input(format!(
+                        "a constant of {bytes} bytes is larger than the {device_bytes} bytes of tile memory of target {}",
+                        target.name
+                    )),
+                ));
+            }
             let bytes = op
                 .attribute("value")
                 .ok()
@@ -334,7 +351,7 @@ fn lower_to_program<'c, 'a>(
     })?;
     let read = plan_ir::read_function(function, &table)
         .map_err(|e| Located::At(e.op, LowerError::Input(e.message)))?;
-    let constants = function_constants(function, &read)?;
+    let constants = function_constants(function, &read, &options.target)?;
     // The constants of every repeat body, read once per body function.
     let mut bodies = BTreeMap::new();
     let mut pending: Vec<String> = repeat_bodies(&read.graph);
@@ -354,7 +371,7 @@ fn lower_to_program<'c, 'a>(
         bodies.insert(
             body,
             super::graph::Body {
-                constants: function_constants(body_function, &body_read)?,
+                constants: function_constants(body_function, &body_read, &options.target)?,
                 plans,
             },
         );

@@ -84,8 +84,7 @@ fn sample_max_abs(path: &Path) -> Result<f64, String> {
 impl Calibration {
     /// Reads and parses the file at `path`; errors name the file and the problem.
     pub fn load(path: &str) -> Result<Calibration, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|error| format!("calibration file '{path}': cannot be read: {error}"))?;
+        let text = super::read_option_file("calibration file", path)?;
         let base = Path::new(path)
             .parent()
             .map(Path::to_path_buf)

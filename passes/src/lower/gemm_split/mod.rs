@@ -343,13 +343,13 @@ fn assign_classes(
     reduce_live[1] |= env.b_resident;
     let fits = |classes: &[MemoryClass; 7]| {
         [PANELS, reduce_live].iter().all(|phase| {
-            let mut used = [0u32; 2];
+            let mut used = [0u64; 2];
             for i in 0..7 {
                 if phase[i] {
-                    used[usize::from(classes[i] == I)] += bytes[i];
+                    used[usize::from(classes[i] == I)] += u64::from(bytes[i]);
                 }
             }
-            used[0] <= room[0] && used[1] <= room[1]
+            used[0] <= u64::from(room[0]) && used[1] <= u64::from(room[1])
         })
     };
     // The panels in the weights' class, the homes in the other; then the partials and the
@@ -864,20 +864,25 @@ fn buffer_bytes(
     precision: Precision,
     env: &SplitEnv,
 ) -> [u32; 7] {
-    let eb = precision.bytes();
-    let pb = ipu_device::kernels::describe::default_partials(precision).bytes();
-    let slice = ranges_max(r * c, gk);
+    // In u64, saturated to u32: a grid whose buffers overflow cannot fit a tile, and the
+    // memory check then refuses it (u32 products of large shapes overflowed here).
+    let (r, c, kp, panels) = (u64::from(r), u64::from(c), u64::from(kp), u64::from(panels));
+    let (gm, gn, gk) = (u64::from(gm), u64::from(gn), u64::from(gk));
+    let eb = u64::from(precision.bytes());
+    let pb = u64::from(ipu_device::kernels::describe::default_partials(precision).bytes());
+    let range_max = |elements: u64, parts: u64| (elements / 16).div_ceil(parts.max(1)) * 16;
+    let slice = range_max(r * c, gk);
     let reduce = gk > 1;
     [
         if env.a_device {
             0
         } else {
-            (panels * ranges_max(r * kp, gn) * eb).max(eb)
+            (panels * range_max(r * kp, gn) * eb).max(eb)
         },
         if env.b_resident {
             panels * kp * c * eb
         } else {
-            (panels * ranges_max(kp * c, gm) * eb).max(eb)
+            (panels * range_max(kp * c, gm) * eb).max(eb)
         },
         r * kp * eb,
         if env.b_resident { 0 } else { kp * c * eb },
@@ -885,6 +890,7 @@ fn buffer_bytes(
         if reduce { slice * (gk - 1) * pb } else { 0 },
         if reduce { slice * pb } else { 0 },
     ]
+    .map(|bytes| u32::try_from(bytes).unwrap_or(u32::MAX))
 }
 
 /// `elements` cut into `parts` contiguous ranges of whole 16-element rows: `(first, len)`
