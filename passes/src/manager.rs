@@ -2,7 +2,7 @@
 //! upstream elements are handed to MLIR's own pipeline parser, named pipelines are expanded,
 //! and `--mlir-print-ir-before/after=<pass>` inserts IR printers around the chosen passes.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
@@ -278,7 +278,8 @@ impl Builder {
                 manager.add_pass(timing.marker(element_index, true));
             }
             let argument = element.argument().map(str::to_string);
-            let snapshot = Arc::new(Mutex::new(None::<String>));
+            // Before-snapshots by op: nested passes run on several ops at once.
+            let snapshot = Arc::new(Mutex::new(BTreeMap::<usize, String>::new()));
             if let Some(argument) = &argument {
                 if self.print.prints_before(argument)
                     || (self.print.only_on_change && self.print.prints_after(argument))
@@ -322,7 +323,7 @@ impl Builder {
         &self,
         argument: &str,
         before: bool,
-        snapshot: Arc<Mutex<Option<String>>>,
+        snapshot: Arc<Mutex<BTreeMap<usize, String>>>,
     ) -> melior::pass::Pass {
         let print = self.print.clone();
         let title = format!("{} ({argument})", display_name(argument));
@@ -348,9 +349,10 @@ impl Builder {
                     }
                 }
             };
+            let key = op.to_raw().ptr as usize;
             if before {
                 if let Ok(mut stored) = snapshot.lock() {
-                    *stored = Some(text.clone());
+                    stored.insert(key, text.clone());
                 }
                 if !print_before {
                     return;
@@ -360,7 +362,7 @@ impl Builder {
                 if print.only_on_change {
                     let unchanged = snapshot
                         .lock()
-                        .map(|stored| stored.as_deref() == Some(text.as_str()))
+                        .map(|mut stored| stored.remove(&key).as_deref() == Some(text.as_str()))
                         .unwrap_or(false);
                     if unchanged {
                         return;

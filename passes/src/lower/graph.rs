@@ -327,11 +327,14 @@ impl<'g> Lowering<'g> {
                 (grid, (ASource::Chunks(chunk), b_rm))
             }
             Some(producer) => {
-                if plan.is_some() {
-                    info!(
-                        op = index,
-                        "the product of a device value splits its producer's row blocks; the plan's grid is not followed"
-                    );
+                // The product of a device value runs on its producer's row blocks; a plan for
+                // its own grid cannot be followed here (the planner plans such products as
+                // gemm_general, which the general matmul follows).
+                if let Some(plan) = plan {
+                    return Err(unsupported(
+                        "ipu.matmul",
+                        format!("op {index}: plan {plan} cannot be followed: the left operand is already on the device, in its producer's row blocks"),
+                    ));
                 }
                 let grid = self.chained_grid(producer, n, index)?;
                 let (_, b_rm) =
