@@ -7,6 +7,8 @@
 // RUN: not ipu-opt %s -p 'builtin.module(ipu-canonicalize{max-iterations=2' 2>&1 | FileCheck %s --strict-whitespace --check-prefix=OPEN-OPTIONS
 // RUN: not ipu-opt %s -p 'builtin.module(ipu-canonicalize{disable-patterns="a,b})' 2>&1 | FileCheck %s --strict-whitespace --check-prefix=OPEN-QUOTE
 // RUN: not ipu-opt %s -p 'func.func(ipu-canonicalize)' 2>&1 | FileCheck %s --strict-whitespace --check-prefix=ANCHOR
+// RUN: not ipu-opt %s -p 'builtin.module(ipu-annotate-flops{include-elementwise=})' 2>&1 | FileCheck %s --strict-whitespace --check-prefix=EMPTY-BOOL
+// RUN: ipu-opt %s -p 'builtin.module(ipu-annotate-flops{include-elementwise})' -o /dev/null
 
 // Bad pipeline strings: a non-zero exit, the error, the pipeline, and a caret under the offending
 // characters; unknown names get a suggestion when one is close and the list of valid passes.
@@ -57,3 +59,8 @@
 func.func @untouched() {
   return
 }
+
+// A bool option given `=` and no value is an error; the bare flag means true.
+// EMPTY-BOOL: ipu-opt: invalid pass pipeline:
+// EMPTY-BOOL-NEXT: error: invalid value '' for option 'include-elementwise' of pass 'ipu-annotate-flops': expected bool (use true, false, 1 or 0; the bare flag means true)
+// EMPTY-BOOL-NEXT: builtin.module(ipu-annotate-flops{include-elementwise=})

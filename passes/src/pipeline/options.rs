@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::ast::PassOption;
+use super::ast::{PassOption, ValueStyle};
 use super::error::{suggest, unknown_option_message, PipelineError};
 use super::parser::{is_plain_value, parse_option_list};
 
@@ -94,6 +94,23 @@ pub trait PassOptions: Default + Clone + std::fmt::Debug {
         let mut result = Self::default();
         let mut seen = BTreeMap::new();
         for option in options {
+            // `key=` with nothing after it is no value for a bool (only the bare flag `key`
+            // means true), as in LLVM's option parser.
+            let explicit_empty = option.style == ValueStyle::Plain && option.value.value.is_empty();
+            if explicit_empty
+                && Self::describe()
+                    .iter()
+                    .any(|info| info.name == option.key.value && info.type_name == "bool")
+            {
+                let error = OptionError::InvalidValue {
+                    pass: Self::pass_name().to_string(),
+                    option: option.key.value.clone(),
+                    value: String::new(),
+                    expected: "bool".to_string(),
+                    reason: "use true, false, 1 or 0; the bare flag means true".to_string(),
+                };
+                return Err(error.at(option));
+            }
             result
                 .set(&option.key.value, &option.value.value)
                 .map_err(|error| error.at(option))?;
