@@ -208,46 +208,6 @@ pub struct Plan {
 }
 
 impl Plan {
-    pub fn new(kind: &str) -> Plan {
-        Plan {
-            kind: kind.to_string(),
-            params: BTreeMap::new(),
-        }
-    }
-
-    pub fn with(mut self, key: &str, value: PlanValue) -> Plan {
-        self.params.insert(key.to_string(), value);
-        self
-    }
-
-    pub fn int(&self, key: &str) -> Option<i64> {
-        match self.params.get(key) {
-            Some(PlanValue::Int(value)) => Some(*value),
-            _ => None,
-        }
-    }
-
-    pub fn ints(&self, key: &str) -> Option<&[i64]> {
-        match self.params.get(key) {
-            Some(PlanValue::Ints(values)) => Some(values),
-            _ => None,
-        }
-    }
-
-    pub fn bool(&self, key: &str) -> Option<bool> {
-        match self.params.get(key) {
-            Some(PlanValue::Bool(value)) => Some(*value),
-            _ => None,
-        }
-    }
-
-    pub fn str(&self, key: &str) -> Option<&str> {
-        match self.params.get(key) {
-            Some(PlanValue::Str(value)) => Some(value),
-            _ => None,
-        }
-    }
-
     /// Parses the printed form `#ipu.plan<"kind", {key = value, ...}>`.
     pub fn parse(text: &str) -> Result<Plan, CodecError> {
         let mut parser = Parser::new(text);
@@ -540,17 +500,21 @@ mod tests {
 
     #[test]
     fn plan_round_trips_with_every_value_kind() {
-        let plan = Plan::new("gemm_output_stationary")
-            .with("grid", PlanValue::Ints(vec![8, 8, 1]))
-            .with("tiles", PlanValue::Int(64))
-            .with("weights", PlanValue::Str("interleaved".into()))
-            .with("k_split", PlanValue::Bool(false));
+        let plan = Plan {
+            kind: "gemm_output_stationary".into(),
+            params: BTreeMap::from([
+                ("grid".to_string(), PlanValue::Ints(vec![8, 8, 1])),
+                ("tiles".to_string(), PlanValue::Int(64)),
+                ("weights".to_string(), PlanValue::Str("interleaved".into())),
+                ("k_split".to_string(), PlanValue::Bool(false)),
+            ]),
+        };
         let text = plan.to_string();
         assert_eq!(Plan::parse(&text).expect("reparses"), plan);
         // MLIR prints dictionaries sorted, integers with their type.
         let printed = r#"#ipu.plan<"gemm", {grid = [1, 1, 1], tiles = 64 : i64, unit}>"#;
         let parsed = Plan::parse(printed).expect("parses");
-        assert_eq!(parsed.int("tiles"), Some(64));
+        assert_eq!(parsed.params.get("tiles"), Some(&PlanValue::Int(64)));
         assert_eq!(parsed.params.get("unit"), Some(&PlanValue::Bool(true)));
     }
 

@@ -305,22 +305,6 @@ impl OperatorPlan {
         }
     }
 
-    /// Tiles the plan runs on (`None`: where its operand lives, or its body's).
-    pub fn tiles(&self) -> Option<u32> {
-        match self {
-            OperatorPlan::Gemm(plan) => Some(plan.tiles),
-            OperatorPlan::GeneralMatmul(plan) => Some(plan.tiles),
-            OperatorPlan::Pointwise(PointwisePlan {
-                placement: PointwisePlacement::Grid { tiles, .. },
-                ..
-            }) => Some(*tiles),
-            OperatorPlan::Pointwise(_) | OperatorPlan::Repeat(_) => None,
-            OperatorPlan::Rows(plan) => Some(plan.tiles),
-            OperatorPlan::Rearrange(plan) => Some(plan.tiles),
-            OperatorPlan::Attention(plan) => Some(plan.tiles),
-        }
-    }
-
     /// The FP8 operand scales the plan records, if any.
     pub fn scales(&self) -> Option<OperandScales> {
         match self {

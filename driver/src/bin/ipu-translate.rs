@@ -54,7 +54,8 @@ fn main() -> anyhow::Result<()> {
         bail!("no translation selected (use --ipu-to-package)");
     }
     if args.input != "-" {
-        // The tools' one output rule: never the input (checked again when writing).
+        // The one output rule's 'never the input' part, before building (the package write
+        // applies the rest).
         ipu_runtime::output::check_not_input(
             std::path::Path::new(&args.output),
             &[std::path::Path::new(&args.input)],

@@ -10,31 +10,6 @@ use ipu_runtime::Package;
 
 use super::{CompileArgs, CompileOptions, Failure};
 
-/// The registered name of the whole planning-and-lowering pipeline.
-pub const PIPELINE: &str = "ipu-compile";
-
-/// The pipeline text `builtin.module(ipu-compile{...})` for `options`.
-pub fn pipeline_text(options: &CompileOptions) -> String {
-    let mut settings = Vec::new();
-    if let Some(tiles) = options.tiles {
-        settings.push(format!("tiles={tiles}"));
-    }
-    if let Some(precision) = &options.precision {
-        settings.push(format!("precision={precision}"));
-    }
-    if let Some(path) = &options.plan_constraints {
-        settings.push(format!(
-            "constraints-file={}",
-            ipu_passes::pipeline::format_option_value(&path.display().to_string())
-        ));
-    }
-    if settings.is_empty() {
-        format!("builtin.module({PIPELINE})")
-    } else {
-        format!("builtin.module({PIPELINE}{{{}}})", settings.join(" "))
-    }
-}
-
 /// Compiles the model at `input` to a package.
 pub fn compile(input: &Path, options: &CompileOptions) -> Result<Package, Failure> {
     compile_with_estimates(input, options).map(|(package, _)| package)
@@ -91,7 +66,8 @@ fn lower(input: &Path, options: &CompileOptions) -> Result<(Package, CompileEsti
     let file = input.display().to_string();
     let built =
         ipu_driver::build::build_package_with_source(&source, &file, &build).map_err(|e| {
-            Failure::failed(e.context(format!("compiling '{file}' ({})", pipeline_text(options))))
+            // The build's error names the whole ipu-compile pipeline it ran.
+            Failure::failed(e.context(format!("compiling '{file}'")))
         })?;
     let (mut package, source) = (built.package, built.reference);
     // What the host reference of `ipu run` needs: the source module, the function compiled
@@ -108,8 +84,8 @@ fn lower(input: &Path, options: &CompileOptions) -> Result<(Package, CompileEsti
 
 /// `ipu compile model.mlir -o model.ipuexe`.
 pub fn command(args: &CompileArgs) -> Result<(), Failure> {
-    // Refused before compiling: the one output rule (never the input) is checked again
-    // when the package is written.
+    // The one output rule's 'never the input' part, checked before compiling (the package
+    // write applies the rest: device nodes in place, regular files atomically).
     ipu_runtime::output::check_not_input(&args.output, &[&args.input])
         .map_err(|e| Failure::input(anyhow!(e)))?;
     let package = compile(&args.input, &args.options)?;
