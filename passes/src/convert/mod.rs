@@ -122,6 +122,39 @@ pub struct Rewrite<'c, 'a> {
     pub kind: &'static str,
 }
 
+impl<'c, 'a> Rewrite<'c, 'a> {
+    /// The rewrite of a matched pattern, if no value of its `interior` ops is used outside
+    /// the pattern (the interior is erased with the root).
+    pub fn contained(
+        root: OperationRef<'c, 'a>,
+        interior: Vec<OperationRef<'c, 'a>>,
+        replacement: Replacement<'c, 'a>,
+        kind: &'static str,
+    ) -> Option<Rewrite<'c, 'a>> {
+        let inside: std::collections::BTreeSet<usize> = interior
+            .iter()
+            .chain(std::iter::once(&root))
+            .map(|op| op.to_raw().ptr as usize)
+            .collect();
+        for op in &interior {
+            for result in op.results() {
+                if ir::users(result.into())
+                    .iter()
+                    .any(|user| !inside.contains(&(user.to_raw().ptr as usize)))
+                {
+                    return None;
+                }
+            }
+        }
+        Some(Rewrite {
+            root,
+            interior,
+            replacement,
+            kind,
+        })
+    }
+}
+
 /// The checked plan of a conversion: the rewrites, and ops erased once they have no uses
 /// (shape constants, zero points, destination tensors).
 #[derive(Default)]

@@ -6,8 +6,6 @@
 //! Products are read as factor lists (`a * (b * c)` and `(a * b) * c` alike), so the matchers
 //! accept any association and operand order of the multiplications frontends emit.
 
-use std::collections::BTreeSet;
-
 use ipu_dialects::ipu::op_name;
 use melior::{
     ir::{
@@ -112,28 +110,7 @@ impl<'c, 'a> Matcher<'c, 'a> {
         replacement: Replacement<'c, 'a>,
         kind: &'static str,
     ) -> Option<Rewrite<'c, 'a>> {
-        let inside: BTreeSet<usize> = self
-            .interior
-            .iter()
-            .chain(std::iter::once(&self.root))
-            .map(|op| op.to_raw().ptr as usize)
-            .collect();
-        for op in &self.interior {
-            for result in op.results() {
-                if users(result.into())
-                    .iter()
-                    .any(|user| !inside.contains(&(user.to_raw().ptr as usize)))
-                {
-                    return None;
-                }
-            }
-        }
-        Some(Rewrite {
-            root: self.root,
-            interior: self.interior,
-            replacement,
-            kind,
-        })
+        Rewrite::contained(self.root, self.interior, replacement, kind)
     }
 }
 

@@ -16,7 +16,6 @@
 //! Every op a match looks through is recorded as interior; a match counts only if no interior
 //! value is used outside the pattern (then the whole pattern can be erased).
 
-use std::collections::BTreeSet;
 use std::rc::Rc;
 
 use ipu_dialects::ipu::{i64_array, op_name};
@@ -619,28 +618,7 @@ impl<'c, 'a> Matcher<'c, 'a> {
         replacement: Replacement<'c, 'a>,
         kind: &'static str,
     ) -> Option<Rewrite<'c, 'a>> {
-        let inside: BTreeSet<usize> = self
-            .interior
-            .iter()
-            .chain(std::iter::once(&self.root))
-            .map(|op| op.to_raw().ptr as usize)
-            .collect();
-        for op in &self.interior {
-            for result in op.results() {
-                if users(result.into())
-                    .iter()
-                    .any(|user| !inside.contains(&(user.to_raw().ptr as usize)))
-                {
-                    return None;
-                }
-            }
-        }
-        Some(Rewrite {
-            root: self.root,
-            interior: self.interior,
-            replacement,
-            kind,
-        })
+        Rewrite::contained(self.root, self.interior, replacement, kind)
     }
 }
 
