@@ -17,6 +17,7 @@ pub mod plan_ir;
 pub mod planner;
 pub mod registry;
 pub mod select_finalist;
+pub mod strategies;
 pub mod timing;
 
 pub use pass::{DynPass, Pass, PassFailure, PassRun, Statistics};

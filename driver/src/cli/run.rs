@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! profile=artifacts/model/profile-final.ipuprof tiles=1472 samples=1472
-//! simulatedCycles=18742 deviceProgramCycles=15170 hostExchangeCycles=3572 refinedEstimate=15170 finalCycles=15170 refinedError=+0.00%
+//! simulatedCycles=18742 deviceProgramCycles=15170 hostExchangeCycles=3572 refinedEstimate=15170 finalCycles=15170 refinedError=+0.00% estimateTest=PASS (bound 5 %)
 //! referenceMaximumAbsoluteError=0.019749 numericalTest=PASS
 //! package=artifacts/model/model-final.ipuexe tiles=1472 hardwareTest=PASS
 //! ```
@@ -103,10 +103,23 @@ fn cycles_line(run: &ProgramRun, estimates: Option<&CompileEstimates>) -> String
     }
     if let (Some(refined), true) = (estimates.refined_cycles, device > 0) {
         let error = (refined as f64 - device as f64) / device as f64 * 100.0;
-        line.push_str(&format!(" refinedError={error:+.2}%"));
+        let verdict = if error.abs() <= ESTIMATE_BOUND_PERCENT {
+            "PASS"
+        } else {
+            "FAIL"
+        };
+        line.push_str(&format!(
+            " refinedError={error:+.2}% estimateTest={verdict} (bound {ESTIMATE_BOUND_PERCENT} %)"
+        ));
     }
     line
 }
+
+/// How far the refined estimate may be from the simulated device program before a run marks
+/// it (`estimateTest=FAIL`): the bound the planner is tested to (every selected plan of the
+/// benchmark graphs and the seeded families of driver/tests/all/estimates.rs). A mark, not an
+/// exit status: the program ran and its numbers are what they are.
+const ESTIMATE_BOUND_PERCENT: f64 = 5.0;
 
 /// Inputs: seeded Gaussians for every input, replaced by `<dir>/<binding>.npy` where present.
 fn host_inputs(args: &RunArgs, package: &Package) -> Result<BTreeMap<String, Tensor>, Failure> {

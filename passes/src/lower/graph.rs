@@ -39,9 +39,7 @@ use tracing::info;
 
 use super::gemm::{self, ASource, GemmGrid, GemmPrecision};
 use super::gemm_split::{self, Ranged, SplitEnv, SplitGrid};
-use super::program::{
-    Arg, BufferId, HostBinding, HostPiece, Move, Place, Run, TileProgram, TileStep,
-};
+use super::program::{Arg, BufferId, HostBinding, HostPiece, Place, Run, TileProgram, TileStep};
 use super::{LowerError, LowerOptions};
 use crate::planner::{Graph, OpKind, Origin, ValueId};
 
@@ -431,22 +429,18 @@ impl<'g> Lowering<'g> {
     fn lower_ops(&mut self, plans: &[Option<OperatorPlan>]) -> Result<(), LowerError> {
         let graph: &'g Graph = self.graph;
         for (index, op) in graph.ops.iter().enumerate() {
+            let plan = plans.get(index).and_then(|p| p.as_ref());
             match &op.kind {
-                OpKind::Matmul { .. } => {
-                    self.matmul(index, plans.get(index).and_then(|p| p.as_ref()))?
+                OpKind::Matmul { .. } => self.matmul(index, plan)?,
+                OpKind::Add | OpKind::Gelu { .. } | OpKind::Cast { .. } => {
+                    self.pointwise(index, plan)?
                 }
-                OpKind::Add => self.add(index)?,
-                OpKind::Gelu { tanh } => self.gelu(index, *tanh)?,
                 OpKind::LayerNorm { .. } | OpKind::Softmax => self.row_op(index)?,
                 OpKind::Rearrange { .. } => self.rearrange(index)?,
-                OpKind::Attention { causal, scale } => self.attention(
-                    index,
-                    *causal,
-                    *scale,
-                    plans.get(index).and_then(|p| p.as_ref()),
-                )?,
+                OpKind::Attention { causal, scale } => {
+                    self.attention(index, *causal, *scale, plan)?
+                }
                 OpKind::Repeat { count, name, body } => self.repeat(index, *count, name, body)?,
-                OpKind::Cast { scale } => self.cast(index, *scale)?,
             }
         }
         Ok(())

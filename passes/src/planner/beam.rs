@@ -90,8 +90,9 @@ struct State {
 }
 
 /// Candidate `candidate` of `op`, which [`Candidate::follows`] operand `position`, made
-/// concrete: that operand's home as its need; with a kernel `spec`, also as the result's
-/// home (in place), and the kernel priced over the home's block.
+/// concrete: that operand's home as its need; with a kernel `spec` (an elementwise op in place
+/// or on ranges), what the pointwise strategy makes of the home
+/// ([`crate::strategies::pointwise::on_home`]).
 fn follow(
     candidate: &Arc<Candidate>,
     position: usize,
@@ -100,17 +101,19 @@ fn follow(
     finalist: &Finalist,
     target: &Target,
 ) -> Arc<Candidate> {
-    let in_place = candidate.plan.is_in_place();
-    // The lowering runs an add of two full-size values on the first one's blocks when that
-    // is already on the device (computed, a repeat's carried value, or a host value an earlier
-    // op streamed), else on the second's.
-    let mut position = position;
-    if in_place && matches!(spec, Some(KernelSpec::Add { .. })) {
-        let first = op.operands[0];
-        let dims = |v: usize| super::layout::canonical_dims(&graph.values[v].shape);
-        if dims(first) == dims(op.results[0]) && finalist.homes[first].is_some() {
-            position = 0;
-        }
+    if let Some(spec) = spec {
+        let home_of = |v: ValueId| finalist.homes[v].as_deref();
+        return match crate::strategies::pointwise::on_home(
+            candidate,
+            position,
+            spec,
+            (graph, op),
+            home_of,
+            target,
+        ) {
+            Some(concrete) => Arc::new(concrete),
+            None => candidate.clone(),
+        };
     }
     let Some(home) = op
         .operands
@@ -119,105 +122,18 @@ fn follow(
     else {
         return candidate.clone();
     };
+    // Read where it is, in the precision (and FP8 scale) the op asks for: a different
+    // precision is a conversion on the owners (priced, and an `ipu.cast` in the plan).
     let mut concrete = (**candidate).clone();
-    let Some(spec) = spec else {
-        // Read where it is, in the precision (and FP8 scale) the op asks for: a different
-        // precision is a conversion on the owners (priced, and an `ipu.cast` in the plan).
-        let need = &candidate.needs[position].format;
-        concrete.needs[position] = Need {
-            shards: home.shards.clone(),
-            format: ValueFormat {
-                precision: need.precision,
-                scale: need.scale,
-                ..home.format
-            },
-        };
-        return Arc::new(concrete);
+    let need = &candidate.needs[position].format;
+    concrete.needs[position] = Need {
+        shards: home.shards.clone(),
+        format: ValueFormat {
+            precision: need.precision,
+            scale: need.scale,
+            ..home.format
+        },
     };
-    // A ranged op works on the home's ranges in their AMP-output order; an in-place op on
-    // the home's blocks row-major (a home in another order is converted first, as the
-    // lowering's GEMMs leave their results row-major).
-    let followed = if in_place {
-        Need {
-            shards: home.shards.clone(),
-            format: ValueFormat {
-                order: ipu_device::kernels::spec::ElementOrder::RowMajor,
-                transposed: false,
-                ..home.format
-            },
-        }
-    } else {
-        (**home).clone()
-    };
-    concrete.needs[position] = followed.clone();
-    let elements = u32::try_from(
-        home.shards.padded_block_bytes() / u64::from(home.shards.element_bytes.max(1)),
-    )
-    .unwrap_or(u32::MAX)
-    .next_multiple_of(16);
-    let mut spec = spec.clone();
-    match &mut spec {
-        KernelSpec::Gelu { elements: e, .. } | KernelSpec::AddGroupBias { elements: e, .. } => {
-            *e = elements
-        }
-        KernelSpec::Add {
-            rows, cols, b_rows, ..
-        } => {
-            // In place on the home's blocks: a full-size second operand is fetched onto the
-            // same blocks, a row vector is read by each column.
-            let other = 1 - position.min(1);
-            let dims = |v: usize| super::layout::canonical_dims(&graph.values[v].shape);
-            let full = op
-                .operands
-                .get(other)
-                .is_some_and(|&v| dims(v) == dims(op.results[0]));
-            let block = |axis: usize| {
-                super::layout::block_size(home.shards.dims[axis], home.shards.parts[axis])
-            };
-            let (r, c) = (
-                u32::try_from(block(0) * block(1)).unwrap_or(u32::MAX),
-                u32::try_from(block(2)).unwrap_or(u32::MAX),
-            );
-            (*rows, *cols) = (r, c);
-            *b_rows = if full { r } else { 1 };
-            if let Some(need) = concrete.needs.get_mut(other) {
-                // The operands agree in element type (the followed one's).
-                need.format.precision = followed.format.precision;
-                need.format.scale = followed.format.scale;
-                if full {
-                    *need = followed.clone();
-                } else {
-                    // A row vector: each column block is read by every tile holding a block
-                    // of that column (the lowering broadcasts it down the column).
-                    let columns = home.shards.parts[2].max(1);
-                    let mut owners = vec![Vec::new(); columns as usize];
-                    for (block, tiles) in home.shards.owners.iter().enumerate() {
-                        let column = &mut owners[block % columns as usize];
-                        column.extend(tiles.iter().copied());
-                        column.sort_unstable();
-                        column.dedup();
-                    }
-                    need.shards = super::layout::Shards {
-                        dims: [1, 1, home.shards.dims[2]],
-                        parts: [1, 1, columns],
-                        element_bytes: need.shards.element_bytes,
-                        owners,
-                    };
-                }
-            }
-        }
-        _ => {}
-    }
-    concrete.output = followed;
-    concrete.tiles = home
-        .shards
-        .owners
-        .iter()
-        .flatten()
-        .max()
-        .map_or(1, |&t| t + 1);
-    concrete.compute_cycles = ipu_device::cost::kernel_cycles(&spec, target);
-    concrete.kernels = vec![spec];
     Arc::new(concrete)
 }
 
@@ -555,10 +471,18 @@ fn op_candidates(
         _ => candidates::candidates(graph, index, options, target),
     };
     if all.is_empty() {
+        let rule = match op.kind {
+            OpKind::Add | OpKind::Gelu { .. } | OpKind::Cast { .. } => {
+                crate::strategies::pointwise::why_unplannable(graph, op, options)
+            }
+            _ => None,
+        };
         return Err(PlannerError::NoCandidate {
             op: index,
             name: op.kind.name().into(),
-            detail: "no kernel supports its shapes and precision on the active tile counts".into(),
+            detail: rule.unwrap_or_else(|| {
+                "no kernel supports its shapes and precision on the active tile counts".into()
+            }),
         });
     }
     let key = op_key(prefix, index);

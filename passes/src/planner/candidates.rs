@@ -4,22 +4,20 @@
 
 use ipu_device::{
     cost,
-    kernels::spec::{ElementOrder, GeluForm, KernelSpec},
+    kernels::spec::{ElementOrder, KernelSpec},
     MemoryClass, Precision, Target,
 };
 use ipu_dialects::format::PlanValue;
 use ipu_dialects::plan::{
-    AttentionPlan, AttentionSchedule, OperatorPlan, PointwiseOp, PointwisePlacement, PointwisePlan,
-    RearrangePlan, RowOp, RowsPlan,
+    AttentionPlan, AttentionSchedule, OperatorPlan, RearrangePlan, RowOp, RowsPlan,
 };
 
 use crate::element;
 
 mod attention;
-mod pointwise;
 
+use crate::strategies::pointwise::{self, broadcast_axes};
 use attention::attention_candidates;
-use pointwise::{broadcast_axes, pointwise_candidates};
 
 use super::cost::{gemm_tile_cycles, shard_memory, MemoryUse, ValueFormat};
 use super::graph::{Graph, Op, OpKind};
@@ -31,6 +29,24 @@ use super::{PlannerOptions, PrecisionPolicy};
 pub struct Need {
     pub shards: Shards,
     pub format: ValueFormat,
+}
+
+impl Need {
+    /// What the tiles of `grid` (over a result of canonical dims `out_dims`) read of a value of
+    /// `shape` in `format`: each tile the block its result block covers, replicated along the
+    /// axes the value broadcasts over (for the result itself: one owner per block).
+    pub fn on_grid(shape: &[u64], out_dims: [u64; 3], grid: &[u32], format: ValueFormat) -> Need {
+        let dims = canonical_dims(shape);
+        Need {
+            shards: Shards::needed_by_grid(
+                dims,
+                format.precision.bytes(),
+                grid,
+                &broadcast_axes(dims, out_dims),
+            ),
+            format,
+        }
+    }
 }
 
 /// An exchange phase inside an op, described compactly (transfers are generated on demand:
@@ -137,7 +153,7 @@ impl Candidate {
     /// A candidate of `plan` on `tiles` tiles reading `needs` and leaving `output`, with
     /// nothing else yet: no cycles, kernels, internal phases, padding, repeat body or working
     /// memory; one K step. Callers set the rest with struct update syntax.
-    pub(super) fn new(plan: OperatorPlan, tiles: u32, needs: Vec<Need>, output: Need) -> Candidate {
+    pub(crate) fn new(plan: OperatorPlan, tiles: u32, needs: Vec<Need>, output: Need) -> Candidate {
         Candidate {
             plan,
             tiles,
@@ -162,7 +178,7 @@ impl Candidate {
     /// A candidate that runs `spec` where operand `position` already is
     /// ([`Candidate::follows`]): `needs` and `output` are placeholders the beam replaces with
     /// the operand's home, and prices the kernel over its block.
-    fn following(
+    pub(crate) fn following(
         plan: OperatorPlan,
         needs: Vec<Need>,
         output: Need,
@@ -196,7 +212,7 @@ pub fn divisors(n: u32) -> Vec<u32> {
 }
 
 /// A three-axis grid as the plans hold it (the planner's grids over canonical shapes).
-pub(super) fn grid3(grid: &[u32]) -> [u32; 3] {
+pub(crate) fn grid3(grid: &[u32]) -> [u32; 3] {
     [0, 1, 2].map(|axis| grid.get(axis).copied().unwrap_or(1))
 }
 
@@ -216,7 +232,7 @@ pub(super) fn vector_precision(policy: PrecisionPolicy) -> Precision {
 /// The precision a vector op computes in: its result's element type (the lowering runs
 /// layer norms, softmaxes, adds and GeLUs in the graph's types, whatever the policy sets for
 /// the AMP's inputs), or the policy's vector precision for an FP8 result.
-pub(super) fn op_vector_precision(graph: &Graph, op: &Op, policy: PrecisionPolicy) -> Precision {
+pub(crate) fn op_vector_precision(graph: &Graph, op: &Op, policy: PrecisionPolicy) -> Precision {
     match op.results.first().map(|&r| graph.values[r].element) {
         Some(element @ (Precision::F16 | Precision::F32)) => element,
         _ => vector_precision(policy),
@@ -244,7 +260,7 @@ pub(super) fn all_valid(kernels: &[KernelSpec]) -> bool {
 /// Tile grids of `axes.len()` factors whose product divides an active tile count, each factor
 /// splitting its axis (size in `axes`, `None`: the factor must be 1... handled by the caller)
 /// without an empty block.
-pub(super) fn grids(active: &[u32], sizes: &[u64]) -> Vec<Vec<u32>> {
+pub(crate) fn grids(active: &[u32], sizes: &[u64]) -> Vec<Vec<u32>> {
     let mut out = Vec::new();
     for &count in active {
         let mut stack = vec![(Vec::<u32>::new(), count)];
@@ -280,7 +296,7 @@ pub fn candidates(
     match &op.kind {
         OpKind::Matmul { .. } => super::gemm::gemm_candidates(graph, op, &active, options, target),
         OpKind::Add | OpKind::Gelu { .. } | OpKind::Cast { .. } => {
-            pointwise_candidates(graph, op, &active, options, target)
+            pointwise::candidates(graph, op, &active, options, target)
         }
         OpKind::Softmax | OpKind::LayerNorm { .. } => {
             row_candidates(graph, op, &active, options, target)
@@ -371,25 +387,9 @@ fn row_candidates(
         let needs = op
             .operands
             .iter()
-            .map(|&operand| {
-                let dims = canonical_dims(&graph.values[operand].shape);
-                Need {
-                    shards: Shards::needed_by_grid(
-                        dims,
-                        precision.bytes(),
-                        &grid,
-                        &broadcast_axes(dims, out_dims),
-                    ),
-                    format,
-                }
-            })
+            .map(|&operand| Need::on_grid(&graph.values[operand].shape, out_dims, &grid, format))
             .collect();
-        let output = Shards::needed_by_grid(
-            out_dims,
-            precision.bytes(),
-            &grid,
-            &[Some(0), Some(1), Some(2)],
-        );
+        let output = Need::on_grid(&graph.values[op.results[0]].shape, out_dims, &grid, format);
         out.push(Candidate {
             compute_cycles: cost::kernel_cycles(&spec, target),
             kernels: vec![spec],
@@ -402,10 +402,7 @@ fn row_candidates(
                 }),
                 tiles,
                 needs,
-                Need {
-                    shards: output,
-                    format,
-                },
+                output,
             )
         });
     }
@@ -439,10 +436,16 @@ fn rearrange_candidates(
         let elements: u64 = (0..3)
             .map(|axis| block_size(out_dims[axis], grid[axis]))
             .product();
+        // The input axis each grid (output) axis reads: the transpose swaps the last two; a
+        // permutation of a rank-3 value's leading axes swaps the first two (the canonical
+        // axes are the tensor's own).
         let axes = if transposes {
             [Some(0), Some(2), Some(1)]
         } else {
-            [Some(0), Some(1), Some(2)]
+            match permutation.as_deref() {
+                Some(&[a, b, 2]) if rank == 3 => [Some(a), Some(b), Some(2)],
+                _ => [Some(0), Some(1), Some(2)],
+            }
         };
         let spec = if transposes {
             KernelSpec::Rearrange {

@@ -26,9 +26,8 @@
 //!   last two axes: one tile per matrix transposes it; without a permutation (a layout-only
 //!   rearrange) the value is unchanged.
 //! * `ipu.cast` (FP8 at scale 0): the `Cast` kernel per block, on the operand's grid.
-//! * `ipu.add` of operands on different grids, of two host values, or with a host operand
-//!   that is not a bias vector: elementwise on the result's grid after fetching the operands'
-//!   blocks (a `[N]` vector operand is fetched once per column block and broadcast over rows).
+//! * `ipu.add`, `ipu.gelu`, `ipu.cast`: as their pointwise plans say
+//!   (`lower::graph::pointwise`; the strategy is `strategies::pointwise`).
 
 use ipu_dialects::plan::{AttentionPlan, AttentionSchedule, OperatorPlan};
 use std::collections::BTreeMap;
@@ -97,7 +96,14 @@ pub(super) struct Transfers {
 }
 
 impl Transfers {
-    fn add(&mut self, source_tile: u32, source: Place, tile: u32, destination: Place, bytes: u32) {
+    pub(in crate::lower::graph) fn add(
+        &mut self,
+        source_tile: u32,
+        source: Place,
+        tile: u32,
+        destination: Place,
+        bytes: u32,
+    ) {
         let key = (
             source_tile,
             source.buffer,
@@ -635,7 +641,14 @@ impl Lowering<'_> {
 
     /// Records a general op: its compute step (runs in order per tile), its profile entry and
     /// its result.
-    fn finish(&mut self, index: usize, op: &str, mut runs: Vec<Run>, out: ValueId, blocks: Blocks) {
+    pub(in crate::lower::graph) fn finish(
+        &mut self,
+        index: usize,
+        op: &str,
+        mut runs: Vec<Run>,
+        out: ValueId,
+        blocks: Blocks,
+    ) {
         let provenance = self.provenance(index);
         runs.sort_by_key(|r| r.tile);
         self.program.run.push(TileStep::Compute {
@@ -647,7 +660,12 @@ impl Lowering<'_> {
     }
 
     /// A result buffer of one block on every tile of `grid`.
-    fn result_buffer(&mut self, index: usize, grid: &GemmGrid, precision: Precision) -> BufferId {
+    pub(in crate::lower::graph) fn result_buffer(
+        &mut self,
+        index: usize,
+        grid: &GemmGrid,
+        precision: Precision,
+    ) -> BufferId {
         let bytes = grid.rows_padded * grid.cb * precision.bytes();
         self.op_buffer(index, "out", &grid.tiles(), bytes)
     }
@@ -659,7 +677,13 @@ impl Lowering<'_> {
     }
 
     /// Op `index`'s buffer `<provenance>.<what>` (see [`Self::buffer_on`]).
-    fn op_buffer(&mut self, index: usize, what: &str, tiles: &[u32], bytes: u32) -> BufferId {
+    pub(in crate::lower::graph) fn op_buffer(
+        &mut self,
+        index: usize,
+        what: &str,
+        tiles: &[u32],
+        bytes: u32,
+    ) -> BufferId {
         self.buffer_on(format!("{}.{what}", self.provenance(index)), tiles, bytes)
     }
 

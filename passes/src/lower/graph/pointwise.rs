@@ -1,35 +1,14 @@
-//! Elementwise adds and GeLUs: in place on their operand's blocks, on the reduced ranges of
-//! a split GEMM, or on the general path.
+//! Elementwise adds and GeLUs: in place on their operand's blocks or on the reduced ranges
+//! of a split GEMM (a grid plan: [`grid`]).
 
 use super::*;
 
-impl Lowering<'_> {
-    /// The fast path of `ipu.add` (a device value plus a host bias vector, or two device
-    /// values on one grid): `(device operand, other operand)`, or `None` for the general path.
-    pub(super) fn fast_add(&self, index: usize) -> Option<(ValueId, ValueId)> {
-        let op = &self.graph.ops[index];
-        let (x, y) = (op.operands[0], op.operands[1]);
-        let (device, other) = match (self.placed.get(&x), self.placed.get(&y)) {
-            (Some(_), _) => (x, y),
-            (None, Some(_)) => (y, x),
-            (None, None) => return None,
-        };
-        let blocks = &self.placed[&device];
-        if let Some(second) = self.placed.get(&other) {
-            return (second.grid == blocks.grid && second.precision == blocks.precision)
-                .then_some((device, other));
-        }
-        let v = &self.graph.values[other];
-        let bias = v.shape.iter().rev().skip(1).all(|&d| d == 1)
-            && v.shape.last().copied() == Some(u64::from(blocks.grid.n));
-        let full = self.graph.values[op.results[0]]
-            .shape
-            .iter()
-            .product::<u64>()
-            == u64::from(blocks.grid.m) * u64::from(blocks.grid.n);
-        (bias && full && v.element == blocks.precision).then_some((device, other))
-    }
+mod grid;
 
+impl Lowering<'_> {
+    /// `ipu.add` without a plan: on a split GEMM's ranges when an operand is held so, else in
+    /// place on the first full-size operand on the device (one is streamed into a row grid
+    /// first when none is).
     pub(super) fn add(&mut self, index: usize) -> Result<(), LowerError> {
         let op = &self.graph.ops[index];
         for &x in &op.operands {
@@ -39,86 +18,24 @@ impl Lowering<'_> {
                 }
             }
         }
-        let Some((device, other)) = self.fast_add(index) else {
-            return self.general_add(index);
-        };
-        let op = &self.graph.ops[index];
-        let out = op.results[0];
-        let provenance = self.provenance(index);
-        let blocks = self.placed[&device].clone();
-        let grid = blocks.grid.clone();
-        let eb = blocks.precision.bytes();
-        let result = self.pointwise_result(&provenance, &blocks);
-        let (operand, b_rows) = if let Some(second) = self.placed.get(&other).cloned() {
-            (second.buffer, None)
-        } else {
-            let bias_buffer = self.program.buffer(
-                format!("{provenance}.bias"),
-                MemoryClass::Standard,
-                grid.cb * eb,
-                grid.tiles(),
-            );
-            // A constant bias is written by the host to every tile of its column at
-            // initialization (resident); an argument to one tile per column, which sends it
-            // down the column.
-            let constant = self.graph.values[other].origin == Origin::Constant;
-            let pieces = grid
-                .grid()
-                .filter(|&(i, j)| constant || i == j % grid.mb)
-                .map(|(i, j)| HostPiece {
-                    tile: grid.tile(i, j),
-                    place: Place::at(bias_buffer, 0),
-                    tensor_offset: u64::from(j * grid.cb * eb),
-                    bytes: grid.cb * eb,
-                    runs: 1,
-                    stride: 0,
-                })
-                .collect();
-            self.stream(other, pieces)?;
-            let moves: Vec<Move> = (0..grid.nb)
-                .filter(|_| !constant)
-                .filter_map(|j| {
-                    let home = grid.tile(j % grid.mb, j);
-                    let destinations: Vec<u32> = (0..grid.mb)
-                        .map(|i| grid.tile(i, j))
-                        .filter(|&t| t != home)
-                        .collect();
-                    (!destinations.is_empty()).then(|| Move {
-                        source_tile: home,
-                        source: Place::at(bias_buffer, 0),
-                        destinations,
-                        destination: Place::at(bias_buffer, 0),
-                        bytes: grid.cb * eb,
-                    })
-                })
-                .collect();
-            if !moves.is_empty() {
-                let phase = self.program.exchange_phases() as u32;
-                self.program.run.push(TileStep::Exchange { phase, moves });
-            }
-            (bias_buffer, Some(1))
-        };
-        let mut runs = Vec::new();
-        for (i, j) in grid.grid() {
-            let rows = grid.rows(i);
-            let spec = KernelSpec::Add {
-                precision: blocks.precision,
-                rows,
-                cols: grid.cb,
-                b_rows: b_rows.unwrap_or(rows),
+        let on_device = |v: ValueId| self.placed.contains_key(&v);
+        let position =
+            match crate::strategies::pointwise::in_place_position(self.graph, op, on_device) {
+                Some(position) => position,
+                None => {
+                    let full =
+                        crate::strategies::pointwise::in_place_position(self.graph, op, |_| true)
+                            .ok_or_else(|| {
+                            unsupported(
+                                "ipu.add",
+                                format!("op {index}: no operand has the result's shape"),
+                            )
+                        })?;
+                    self.on_device(op.operands[full])?;
+                    full
+                }
             };
-            runs.push(Run {
-                tile: grid.tile(i, j),
-                kernel: self.program.kernel(spec),
-                args: vec![
-                    Arg::Address(Place::at(blocks.buffer, 0)),
-                    Arg::Address(Place::at(operand, 0)),
-                    Arg::Address(Place::at(result, 0)),
-                ],
-            });
-        }
-        self.pointwise_step(provenance, "ipu.add", runs, out, &blocks, result);
-        Ok(())
+        self.in_place_add(index, position)
     }
 
     pub(super) fn gelu(&mut self, index: usize, tanh: bool) -> Result<(), LowerError> {

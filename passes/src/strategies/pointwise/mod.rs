@@ -1,11 +1,25 @@
-//! Candidates of elementwise ops: blocks of a grid, in place on a device operand, or on a
-//! split GEMM's reduced ranges.
+//! The pointwise strategy: `ipu.add`, `ipu.gelu` and `ipu.cast` on blocks of a grid
+//! ([`grid`]: the work the planner prices and the lowering emits), in place on the blocks of
+//! a device operand, or on the reduced ranges of the split GEMM that produced its operand.
 
-use super::*;
+use ipu_device::kernels::spec::{GeluForm, KernelSpec};
+use ipu_device::{Precision, Target};
+use ipu_dialects::format::Order;
+use ipu_dialects::plan::{OperatorPlan, PointwiseOp, PointwisePlacement, PointwisePlan};
+
+use crate::element;
+use crate::planner::candidates::{amp_input, grid3, grids, op_vector_precision, Candidate, Need};
+use crate::planner::layout::{canonical_dims, Shards};
+use crate::planner::{Graph, Op, OpKind, PlannerOptions, ValueFormat};
+
+mod follow;
+pub mod grid;
+
+pub use follow::on_home;
 
 /// The axis a broadcast operand's canonical axis maps to: `None` where the operand has size 1
 /// and the result does not (it is replicated along that grid axis).
-pub(super) fn broadcast_axes(operand: [u64; 3], result: [u64; 3]) -> [Option<usize>; 3] {
+pub fn broadcast_axes(operand: [u64; 3], result: [u64; 3]) -> [Option<usize>; 3] {
     [0, 1, 2].map(|axis| {
         if operand[axis] == result[axis] {
             Some(axis)
@@ -15,7 +29,7 @@ pub(super) fn broadcast_axes(operand: [u64; 3], result: [u64; 3]) -> [Option<usi
     })
 }
 
-pub(super) fn pointwise_candidates(
+pub fn candidates(
     graph: &Graph,
     op: &Op,
     active: &[u32],
@@ -28,144 +42,83 @@ pub(super) fn pointwise_candidates(
     if let Some(candidate) = in_place_candidate(graph, op) {
         return vec![candidate];
     }
-    let out_value = &graph.values[op.results[0]];
-    let out_dims = canonical_dims(&out_value.shape);
+    let out_dims = canonical_dims(&graph.values[op.results[0]].shape);
     let precision = op_vector_precision(graph, op, options.precision);
+    let kind = match op.kind {
+        OpKind::Add => PointwiseOp::Add,
+        OpKind::Gelu { .. } => PointwiseOp::Gelu,
+        OpKind::Cast { .. } => PointwiseOp::Cast,
+        _ => return Vec::new(),
+    };
+    let output_format = match op.kind {
+        OpKind::Cast { scale } => {
+            let to = graph.values[op.results[0]].element;
+            ValueFormat {
+                scale: if to.is_fp8() { scale } else { 0 },
+                ..ValueFormat::row_major(to)
+            }
+        }
+        _ => ValueFormat::row_major(precision),
+    };
     let mut out = Vec::new();
     for grid in grids(active, &out_dims) {
-        let tiles: u32 = grid.iter().product();
-        let block: Vec<u64> = (0..3)
-            .map(|axis| block_size(out_dims[axis], grid[axis]))
-            .collect();
-        let block_elements = block.iter().product::<u64>();
-        let rows = block[0] * block[1];
-        let cols = block[2];
-        let orders: &[ElementOrder] = match op.kind {
-            OpKind::Add
-                if op
-                    .operands
-                    .iter()
-                    .any(|&v| canonical_dims(&graph.values[v].shape) != out_dims) =>
-            {
-                &[ElementOrder::RowMajor]
-            }
-            OpKind::Cast { .. } => &[ElementOrder::RowMajor],
-            _ => &[ElementOrder::RowMajor, ElementOrder::AmpOutput],
+        let plan = PointwisePlan {
+            op: kind,
+            placement: PointwisePlacement::Grid {
+                grid: grid3(&grid),
+                tiles: grid.iter().product(),
+                order: Order::RowMajor,
+            },
+            precision: element::element(output_format.precision),
         };
-        for &order in orders {
-            let (spec, kind, output_format) = match op.kind {
-                OpKind::Add => (
-                    KernelSpec::Add {
-                        precision,
-                        rows: u32_of(rows),
-                        cols: u32_of(cols),
-                        b_rows: if canonical_dims(&graph.values[op.operands[1]].shape)[1]
-                            == out_dims[1]
-                            && out_dims[1] > 1
-                        {
-                            u32_of(rows)
-                        } else {
-                            1
-                        },
-                    },
-                    PointwiseOp::Add,
-                    ValueFormat {
-                        order,
-                        ..ValueFormat::row_major(precision)
-                    },
-                ),
-                OpKind::Gelu { tanh } => (
-                    KernelSpec::Gelu {
-                        precision,
-                        form: if tanh { GeluForm::Tanh } else { GeluForm::Erf },
-                        elements: u32_of(block_elements),
-                    },
-                    PointwiseOp::Gelu,
-                    ValueFormat {
-                        order,
-                        ..ValueFormat::row_major(precision)
-                    },
-                ),
-                OpKind::Cast { scale } => {
-                    let to = out_value.element;
-                    let from = graph.values[op.operands[0]].element;
-                    (
-                        KernelSpec::Cast {
-                            from,
-                            to,
-                            elements: u32_of(block_elements),
-                        },
-                        PointwiseOp::Cast,
-                        ValueFormat {
-                            scale: if to.is_fp8() { scale } else { 0 },
-                            ..ValueFormat::row_major(to)
-                        },
-                    )
-                }
-                _ => continue,
-            };
-            if spec.validate().is_err() {
-                continue;
-            }
-            let needs: Vec<Need> = op
-                .operands
-                .iter()
-                .map(|&operand| {
-                    let dims = canonical_dims(&graph.values[operand].shape);
-                    let axes = broadcast_axes(dims, out_dims);
-                    let input_format = match op.kind {
-                        OpKind::Cast { .. } => {
-                            ValueFormat::row_major(graph.values[operand].element)
-                        }
-                        _ => output_format,
-                    };
-                    Need {
-                        shards: Shards::needed_by_grid(
-                            dims,
-                            input_format.precision.bytes(),
-                            &grid,
-                            &axes,
-                        ),
-                        format: input_format,
-                    }
-                })
-                .collect();
-            let output = Shards::needed_by_grid(
-                out_dims,
-                output_format.precision.bytes(),
-                &grid,
-                &[Some(0), Some(1), Some(2)],
-            );
-            let plan = OperatorPlan::Pointwise(PointwisePlan {
-                op: kind,
-                placement: PointwisePlacement::Grid {
-                    grid: grid3(&grid),
-                    tiles,
-                    order: element::order(order),
-                },
-                precision: element::element(output_format.precision),
-            });
-            out.push(Candidate {
-                compute_cycles: cost::kernel_cycles(&spec, target),
-                kernels: vec![spec],
-                ..Candidate::new(
-                    plan,
-                    tiles,
-                    needs,
-                    Need {
-                        shards: output,
-                        format: output_format,
-                    },
-                )
-            });
-        }
+        // Only plans the lowering runs as written: the work is what it emits.
+        let Ok(work) = grid::grid_work(graph, op, &plan) else {
+            continue;
+        };
+        let needs: Vec<Need> = op
+            .operands
+            .iter()
+            .map(|&operand| {
+                let format = match op.kind {
+                    OpKind::Cast { .. } => ValueFormat::row_major(graph.values[operand].element),
+                    _ => output_format,
+                };
+                Need::on_grid(&graph.values[operand].shape, out_dims, &grid, format)
+            })
+            .collect();
+        let output = Need::on_grid(
+            &graph.values[op.results[0]].shape,
+            out_dims,
+            &grid,
+            output_format,
+        );
+        out.push(Candidate {
+            compute_cycles: work.compute_cycles(target),
+            kernels: work.kernels(),
+            ..Candidate::new(
+                OperatorPlan::Pointwise(plan),
+                work.grid.tiles(),
+                needs,
+                output,
+            )
+        });
     }
     out
 }
 
+/// Why the strategy offers `op` no plan whatever the tile counts (the rule it breaks), if
+/// that is the reason it has none.
+pub fn why_unplannable(graph: &Graph, op: &Op, options: &PlannerOptions) -> Option<String> {
+    let precision = match op.kind {
+        OpKind::Cast { .. } => graph.values[op.results[0]].element,
+        _ => op_vector_precision(graph, op, options.precision),
+    };
+    grid::op_rules(graph, op, precision).err()
+}
+
 /// The GeLU kernel of a candidate that follows its operand, sized by the beam
 /// ([`Candidate::follows`]).
-pub(super) fn followed_gelu(precision: Precision, tanh: bool) -> KernelSpec {
+pub fn followed_gelu(precision: Precision, tanh: bool) -> KernelSpec {
     KernelSpec::Gelu {
         precision,
         form: if tanh { GeluForm::Tanh } else { GeluForm::Erf },
@@ -173,17 +126,36 @@ pub(super) fn followed_gelu(precision: Precision, tanh: bool) -> KernelSpec {
     }
 }
 
+/// The operand an in-place plan of `op` runs on: the first full-size operand that is on the
+/// device (`on_device`), whose blocks become the result's. The planner asks it of the
+/// partial plan's homes, the lowering of the values it has placed.
+pub fn in_place_position(
+    graph: &Graph,
+    op: &Op,
+    on_device: impl Fn(usize) -> bool,
+) -> Option<usize> {
+    let out_dims = canonical_dims(&graph.values[op.results[0]].shape);
+    let operands = match op.kind {
+        OpKind::Gelu { .. } => &op.operands[..1],
+        OpKind::Add => &op.operands[..],
+        _ => return None,
+    };
+    operands
+        .iter()
+        .position(|&v| canonical_dims(&graph.values[v].shape) == out_dims && on_device(v))
+}
+
 /// The one candidate of a GeLU, or an add, of a full-size value computed on the device (not
 /// one the split GEMM lowering holds as ranges): the lowering runs it in place on that value's
 /// blocks (an add gathers its other full-size operand onto them and broadcasts a row vector
 /// over them), so the candidate [`Candidate::follows`] the operand: the beam takes its home
 /// as the need and the result's home and prices the kernel over its block.
-pub(super) fn in_place_candidate(graph: &Graph, op: &Op) -> Option<Candidate> {
+pub fn in_place_candidate(graph: &Graph, op: &Op) -> Option<Candidate> {
     let out_dims = canonical_dims(&graph.values[op.results[0]].shape);
     let full = |v: usize| canonical_dims(&graph.values[v].shape) == out_dims;
     let position = (0..op.operands.len()).find(|&p| {
         let v = op.operands[p];
-        full(v) && matches!(graph.values[v].origin, super::super::graph::Origin::Op(_))
+        full(v) && matches!(graph.values[v].origin, crate::planner::Origin::Op(_))
     })?;
     let value = &graph.values[op.operands[position]];
     let precision = value.element;
@@ -236,11 +208,7 @@ pub(super) fn in_place_candidate(graph: &Graph, op: &Op) -> Option<Candidate> {
 /// they are, in place: [`Candidate::follows`] the operand (the beam prices the kernel over its
 /// home's block), the bias vector homed whole (each owner gets the groups it touches from the
 /// host).
-pub(super) fn ranged_candidate(
-    graph: &Graph,
-    op: &Op,
-    options: &PlannerOptions,
-) -> Option<Candidate> {
+pub fn ranged_candidate(graph: &Graph, op: &Op, options: &PlannerOptions) -> Option<Candidate> {
     use crate::lower::gemm_split::{bias_operand, ranged_value};
     if options.in_body {
         return None;
