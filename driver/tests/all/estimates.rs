@@ -287,10 +287,42 @@ fn elementwise_case(family: usize, (b, m, n): (u32, u32, u32), ty: &str) -> (Str
             gelu("x", "g") + &gelu("w", "h") + &add("g", &full, "h", &full, "y"),
             "y",
         ),
-        _ => (
+        7 => (
             "add_device_bias",
             format!("%x: {full}, %c: {row}"),
             gelu("x", "g") + &add("g", &full, "c", &row, "y"),
+            "y",
+        ),
+        // Row-wise ops: on host inputs, on device values, with argument and constant vectors.
+        8 => (
+            "softmax_host",
+            format!("%x: {full}"),
+            format!("%y = \"ipu.softmax\"(%x) : ({full}) -> {full}\n"),
+            "y",
+        ),
+        9 => (
+            "softmax_device",
+            format!("%x: {full}"),
+            gelu("x", "g") + &format!("%y = \"ipu.softmax\"(%g) : ({full}) -> {full}\n"),
+            "y",
+        ),
+        10 => (
+            "layer_norm_arguments",
+            format!("%x: {full}, %s: {row}, %t: {row}"),
+            format!(
+                "%y = \"ipu.layer_norm\"(%x, %s, %t) {{epsilon = 1.0e-05 : f64}} : ({full}, {row}, {row}) -> {full}\n"
+            ),
+            "y",
+        ),
+        _ => (
+            "layer_norm_device_constants",
+            format!("%x: {full}"),
+            format!(
+                "%s = arith.constant dense<1.5> : {row}\n%t = arith.constant dense<0.25> : {row}\n"
+            ) + &gelu("x", "g")
+                + &format!(
+                    "%y = \"ipu.layer_norm\"(%g, %s, %t) {{epsilon = 1.0e-05 : f64}} : ({full}, {row}, {row}) -> {full}\n"
+                ),
             "y",
         ),
     };
@@ -305,14 +337,15 @@ fn elementwise_case(family: usize, (b, m, n): (u32, u32, u32), ty: &str) -> (Str
     )
 }
 
-/// Every candidate family of the elementwise ops is lowered as planned and priced as lowered:
-/// seeded GeLUs, adds (of two host values, a host or constant row vector, device values in
-/// place) and casts, 2-D and 3-D, f16 and f32, on 16 to 64 tiles, each with its selected
-/// refined estimate within 5 % of the lowered final cycles.
+/// Every candidate family of the elementwise and row-wise ops is lowered as planned and
+/// priced as lowered: seeded GeLUs, adds (of two host values, a host or constant row vector,
+/// device values in place), casts, softmaxes and layer norms (host and device inputs,
+/// argument and constant scale and shift), 2-D and 3-D, f16 and f32, on 16 to 64 tiles, each
+/// with its selected refined estimate within 5 % of the lowered final cycles.
 #[test]
-fn refined_estimates_price_elementwise_ops() {
-    check_seeded_cases(0x9e1_7a5e, 24, |rng, case, tiles| {
-        let family = case % 8;
+fn refined_estimates_price_elementwise_and_row_ops() {
+    check_seeded_cases(0x9e1_7a5e, 36, |rng, case, tiles| {
+        let family = case % 12;
         let b = if rng.random_bool(0.5) {
             1
         } else {

@@ -435,7 +435,7 @@ impl<'g> Lowering<'g> {
                 OpKind::Add | OpKind::Gelu { .. } | OpKind::Cast { .. } => {
                     self.pointwise(index, plan)?
                 }
-                OpKind::LayerNorm { .. } | OpKind::Softmax => self.row_op(index)?,
+                OpKind::LayerNorm { .. } | OpKind::Softmax => self.rows(index, plan)?,
                 OpKind::Rearrange { .. } => self.rearrange(index)?,
                 OpKind::Attention { causal, scale } => {
                     self.attention(index, *causal, *scale, plan)?

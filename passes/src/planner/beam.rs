@@ -475,6 +475,9 @@ fn op_candidates(
             OpKind::Add | OpKind::Gelu { .. } | OpKind::Cast { .. } => {
                 crate::strategies::pointwise::why_unplannable(graph, op, options)
             }
+            OpKind::Softmax | OpKind::LayerNorm { .. } => {
+                crate::strategies::rows::why_unplannable(graph, op, options)
+            }
             _ => None,
         };
         return Err(PlannerError::NoCandidate {

@@ -8,9 +8,7 @@ use ipu_device::{
     MemoryClass, Precision, Target,
 };
 use ipu_dialects::format::PlanValue;
-use ipu_dialects::plan::{
-    AttentionPlan, AttentionSchedule, OperatorPlan, RearrangePlan, RowOp, RowsPlan,
-};
+use ipu_dialects::plan::{AttentionPlan, AttentionSchedule, OperatorPlan, RearrangePlan};
 
 use crate::element;
 
@@ -299,7 +297,7 @@ pub fn candidates(
             pointwise::candidates(graph, op, &active, options, target)
         }
         OpKind::Softmax | OpKind::LayerNorm { .. } => {
-            row_candidates(graph, op, &active, options, target)
+            crate::strategies::rows::candidates(graph, op, &active, options, target)
         }
         OpKind::Rearrange { .. } => rearrange_candidates(graph, op, &active, options, target),
         OpKind::Attention { causal, .. } => {
@@ -342,71 +340,6 @@ pub fn pin_scales(candidate: &mut Candidate, constraint: &super::Constraint) {
         }
     }
     candidate.plan.set_scales(scales);
-}
-
-/// Softmax and layer norm reduce along the last axis, so each tile holds whole rows.
-fn row_candidates(
-    graph: &Graph,
-    op: &Op,
-    active: &[u32],
-    options: &PlannerOptions,
-    target: &Target,
-) -> Vec<Candidate> {
-    let out_dims = canonical_dims(&graph.values[op.results[0]].shape);
-    let precision = op_vector_precision(graph, op, options.precision);
-    let format = ValueFormat::row_major(precision);
-    let mut out = Vec::new();
-    for grid in grids(active, &[out_dims[0], out_dims[1], 1]) {
-        let tiles: u32 = grid.iter().product();
-        let rows = block_size(out_dims[0], grid[0]) * block_size(out_dims[1], grid[1]);
-        let cols = out_dims[2];
-        let (spec, kind) = match op.kind {
-            OpKind::Softmax => (
-                KernelSpec::Softmax {
-                    precision,
-                    rows: u32_of(rows),
-                    cols: u32_of(cols),
-                    causal: false,
-                },
-                RowOp::Softmax,
-            ),
-            OpKind::LayerNorm { epsilon } => (
-                KernelSpec::LayerNorm {
-                    precision,
-                    rows: u32_of(rows),
-                    cols: u32_of(cols),
-                    epsilon_nano: (epsilon * 1e9).round().clamp(0.0, f64::from(i32::MAX)) as u32,
-                },
-                RowOp::LayerNorm,
-            ),
-            _ => continue,
-        };
-        if spec.validate().is_err() {
-            continue;
-        }
-        let needs = op
-            .operands
-            .iter()
-            .map(|&operand| Need::on_grid(&graph.values[operand].shape, out_dims, &grid, format))
-            .collect();
-        let output = Need::on_grid(&graph.values[op.results[0]].shape, out_dims, &grid, format);
-        out.push(Candidate {
-            compute_cycles: cost::kernel_cycles(&spec, target),
-            kernels: vec![spec],
-            ..Candidate::new(
-                OperatorPlan::Rows(RowsPlan {
-                    op: kind,
-                    grid: grid3(&grid),
-                    tiles,
-                    precision: element::element(precision),
-                }),
-                tiles,
-                needs,
-                output,
-            )
-        });
-    }
-    out
 }
 
 /// A user-written rearrange: a layout change, optionally transposing the last two axes.

@@ -9,17 +9,10 @@ use super::super::general::{Fetch, Transfers};
 use super::super::*;
 use crate::planner::layout::host_home;
 use crate::planner::Shards;
-use crate::strategies::pointwise::grid::{self as work, BlockGrid, OperandRole};
+use crate::strategies::blocks::{operand_roles, BlockGrid, GridWork, OperandRole};
+use crate::strategies::pointwise::grid::grid_work;
 use crate::strategies::pointwise::in_place_position;
-
-/// The op name of an elementwise op kind.
-fn op_name(kind: &OpKind) -> &'static str {
-    match kind {
-        OpKind::Add => "ipu.add",
-        OpKind::Gelu { .. } => "ipu.gelu",
-        _ => "ipu.cast",
-    }
-}
+use crate::strategies::rows::rows_work;
 
 /// The lowering's grid of a plan's blocks (whole rows of the 2-D view by column blocks).
 fn gemm_grid(blocks: &BlockGrid) -> GemmGrid {
@@ -45,7 +38,7 @@ impl Lowering<'_> {
         plan: Option<&OperatorPlan>,
     ) -> Result<(), LowerError> {
         let op = &self.graph.ops[index];
-        let name = op_name(&op.kind);
+        let name = op.kind.name();
         let cannot = |plan: &dyn std::fmt::Display, why: String| {
             unsupported(
                 name,
@@ -87,6 +80,32 @@ impl Lowering<'_> {
         }
     }
 
+    /// `ipu.softmax` or `ipu.layer_norm` (op `index`) by its selected rows plan: exactly the
+    /// work [`rows_work`] gives; without a plan, on whole rows where its input is.
+    pub(in crate::lower::graph) fn rows(
+        &mut self,
+        index: usize,
+        plan: Option<&OperatorPlan>,
+    ) -> Result<(), LowerError> {
+        let op = &self.graph.ops[index];
+        let name = op.kind.name();
+        let work = match plan {
+            None => return self.row_op(index),
+            Some(OperatorPlan::Rows(rows)) => rows_work(self.graph, op, rows),
+            Some(_) => Err("not a rows plan".into()),
+        }
+        .map_err(|why| {
+            let plan = plan.map_or(String::new(), ToString::to_string);
+            unsupported(
+                name,
+                format!("op {index}: plan {plan} cannot be followed: {why}"),
+            )
+        })?;
+        self.emit_grid_work(index, &work, |k| {
+            ["input", "gamma", "beta"][k.min(2)].to_string()
+        })
+    }
+
     fn unplanned_pointwise(&mut self, index: usize) -> Result<(), LowerError> {
         match self.graph.ops[index].kind {
             OpKind::Add => self.add(index),
@@ -101,22 +120,37 @@ impl Lowering<'_> {
     /// blocks to every tile of the column), then one kernel call per block.
     fn pointwise_grid(&mut self, index: usize, plan: &PointwisePlan) -> Result<(), LowerError> {
         let op = &self.graph.ops[index];
-        let name = op_name(&op.kind);
-        let work = work::grid_work(self.graph, op, plan).map_err(|why| {
+        let work = grid_work(self.graph, op, plan).map_err(|why| {
             unsupported(
-                name,
+                op.kind.name(),
                 format!(
                     "op {index}: plan {} cannot be followed: {why}",
                     OperatorPlan::Pointwise(plan.clone())
                 ),
             )
         })?;
+        self.emit_grid_work(index, &work, |k| format!("operand{k}"))
+    }
+
+    /// Emits `work` for op `index`: each operand brought onto the work's blocks (a full-size
+    /// one by [`Self::blocks_on`], a row vector by [`Self::row_on`] into buffer
+    /// `<op>.<name_of(k)>`) in one exchange phase, then the work's kernel calls, reading the
+    /// full-size operand first, then the others in order, then writing the result (a cast
+    /// and a softmax take a trailing 0: the FP8 scale, the causal offset).
+    pub(in crate::lower::graph) fn emit_grid_work(
+        &mut self,
+        index: usize,
+        work: &GridWork,
+        name_of: impl Fn(usize) -> String,
+    ) -> Result<(), LowerError> {
+        let op = &self.graph.ops[index];
+        let name = op.kind.name();
         let grid = gemm_grid(&work.grid);
         let (operands, out) = (op.operands.clone(), op.results[0]);
         let mut transfers = Transfers::default();
         let mut inputs = Vec::new();
         for (k, (&value, role)) in operands.iter().zip(&work.roles).enumerate() {
-            let what = format!("operand{k}");
+            let what = name_of(k);
             inputs.push(match role {
                 OperandRole::Full => self.blocks_on(index, &what, value, &grid, &mut transfers)?,
                 OperandRole::RowVector => {
@@ -124,9 +158,9 @@ impl Lowering<'_> {
                 }
             });
         }
-        // The add kernel reads its full-size operand first.
-        if work.roles.first() == Some(&OperandRole::RowVector) {
-            inputs.swap(0, 1);
+        if let Some(full) = work.roles.iter().position(|&r| r == OperandRole::Full) {
+            let first = inputs.remove(full);
+            inputs.insert(0, first);
         }
         let precision = self.graph.values[out].element;
         let result = self.result_buffer(index, &grid, precision);
@@ -137,7 +171,10 @@ impl Lowering<'_> {
                 .map(|&buffer| Arg::Address(Place::at(buffer, 0)))
                 .collect();
             args.push(Arg::Address(Place::at(result, 0)));
-            if matches!(run.kernel, KernelSpec::Cast { .. }) {
+            if matches!(
+                run.kernel,
+                KernelSpec::Cast { .. } | KernelSpec::Softmax { .. }
+            ) {
                 args.push(Arg::Value(0));
             }
             runs.push(Run {
@@ -169,7 +206,7 @@ impl Lowering<'_> {
             op.operands[1 - position],
             op.results[0],
         );
-        let roles = work::operand_roles(self.graph, op)
+        let roles = operand_roles(self.graph, op)
             .map_err(|why| unsupported("ipu.add", format!("op {index}: {why}")))?;
         let source = self.placed[&followed].clone();
         let grid = source.grid.clone();
@@ -190,7 +227,7 @@ impl Lowering<'_> {
                 None,
             ),
             OperandRole::RowVector => (
-                self.row_on(index, "rhs", other, &grid, &mut transfers)?,
+                self.row_on(index, "bias", other, &grid, &mut transfers)?,
                 Some(1),
             ),
         };
@@ -285,8 +322,8 @@ impl Lowering<'_> {
     }
 
     /// Row-vector operand `value` of op `index`: its column block on every tile of that
-    /// column of `grid`, written there by the host (buffer `<op>.bias`) or gathered from the
-    /// device (`<op>.<what>`).
+    /// column of `grid` (buffer `<op>.<what>`), written there by the host or gathered from
+    /// the device.
     fn row_on(
         &mut self,
         index: usize,
@@ -313,7 +350,7 @@ impl Lowering<'_> {
             }
             return Ok(buffer);
         }
-        let buffer = self.op_buffer(index, "bias", &tiles, grid.cb * e);
+        let buffer = self.op_buffer(index, what, &tiles, grid.cb * e);
         // Every tile of column `j` reads column block `j`: the planner's need of the vector.
         let need = Shards {
             dims: [1, 1, u64::from(grid.n)],
@@ -366,7 +403,7 @@ impl Lowering<'_> {
     /// reads those).
     fn not_ranged(&self, index: usize, value: ValueId) -> Result<(), LowerError> {
         if self.ranged.contains_key(&value) {
-            let name = op_name(&self.graph.ops[index].kind);
+            let name = self.graph.ops[index].kind.name();
             return Err(unsupported(
                 name,
                 format!(
