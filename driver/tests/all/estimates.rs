@@ -82,7 +82,12 @@ fn check_seeded_cases(
 
 /// Asserts `refined` is within 5 % of `lowered`, keeping the worst case seen in `worst`.
 fn within_five_percent(refined: u64, lowered: u64, label: &str, worst: &mut (f64, String)) {
-    let off = (refined as f64 - lowered as f64).abs() / lowered as f64;
+    // Exact (zero included: a program the host alone runs) or within 5 % of the lowered.
+    let off = if refined == lowered {
+        0.0
+    } else {
+        (refined as f64 - lowered as f64).abs() / lowered.max(1) as f64
+    };
     if off > worst.0 {
         *worst = (off, label.to_string());
     }
@@ -314,6 +319,38 @@ fn elementwise_case(family: usize, (b, m, n): (u32, u32, u32), ty: &str) -> (Str
             ),
             "y",
         ),
+        // Rearranges: batched transposes of host and device values, a permutation of a host
+        // value's leading axes.
+        12 | 13 => {
+            let (swapped, perm) = if b == 1 {
+                (format!("tensor<{n}x{m}x{ty}>"), "1, 0")
+            } else {
+                (format!("tensor<{b}x{n}x{m}x{ty}>"), "0, 2, 1")
+            };
+            let (input, body) = if family == 12 {
+                ("x", String::new())
+            } else {
+                ("g", gelu("x", "g"))
+            };
+            return (
+                format!(
+                    "func.func @f(%x: {full}) -> {swapped} {{\n{body}%y = \"ipu.rearrange\"(%{input}) {{permutation = array<i64: {perm}>}} : ({full}) -> {swapped}\nreturn %y : {swapped}\n}}\n"
+                ),
+                format!("transpose{family}_{b}x{m}x{n}_{ty}"),
+            );
+        }
+        14 => {
+            let (from, to) = (
+                format!("tensor<{}x{m}x{n}x{ty}>", b + 1),
+                format!("tensor<{m}x{}x{n}x{ty}>", b + 1),
+            );
+            return (
+                format!(
+                    "func.func @f(%x: {from}) -> {to} {{\n%y = \"ipu.rearrange\"(%x) {{permutation = array<i64: 1, 0, 2>}} : ({from}) -> {to}\nreturn %y : {to}\n}}\n"
+                ),
+                format!("permute_host_{}x{m}x{n}_{ty}", b + 1),
+            );
+        }
         _ => (
             "layer_norm_device_constants",
             format!("%x: {full}"),
@@ -337,15 +374,18 @@ fn elementwise_case(family: usize, (b, m, n): (u32, u32, u32), ty: &str) -> (Str
     )
 }
 
-/// Every candidate family of the elementwise and row-wise ops is lowered as planned and
-/// priced as lowered: seeded GeLUs, adds (of two host values, a host or constant row vector,
-/// device values in place), casts, softmaxes and layer norms (host and device inputs,
-/// argument and constant scale and shift), 2-D and 3-D, f16 and f32, on 16 to 64 tiles, each
-/// with its selected refined estimate within 5 % of the lowered final cycles.
+/// Every candidate family of the elementwise, row-wise and rearrange ops is lowered as
+/// planned and priced as lowered: seeded GeLUs, adds (of two host values, a host or constant
+/// row vector, device values in place), casts, softmaxes and layer norms (host and device
+/// inputs, argument and constant scale and shift), batched transposes (host and device
+/// inputs) and permutations of a host value's leading axes, 2-D and 3-D, f16 and f32, on 16
+/// to 64 tiles, each with its selected refined estimate within 5 % of the lowered final
+/// cycles. (A row copy of a device value is the one family not yet priced as it runs:
+/// test/Runtime/pointwise-plans.test shows it marked.)
 #[test]
-fn refined_estimates_price_elementwise_and_row_ops() {
-    check_seeded_cases(0x9e1_7a5e, 36, |rng, case, tiles| {
-        let family = case % 12;
+fn refined_estimates_price_elementwise_row_and_rearrange_ops() {
+    check_seeded_cases(0x9e1_7a5e, 45, |rng, case, tiles| {
+        let family = case % 15;
         let b = if rng.random_bool(0.5) {
             1
         } else {

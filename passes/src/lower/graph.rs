@@ -55,11 +55,39 @@ struct Blocks {
     precision: Precision,
 }
 
+/// The lowering's grid of a plan's blocks (whole rows of the 2-D view by column blocks).
+fn gemm_grid(blocks: &crate::strategies::blocks::BlockGrid) -> GemmGrid {
+    GemmGrid {
+        m: blocks.m,
+        k: blocks.n,
+        n: blocks.n,
+        cb: blocks.cols_per_block(),
+        nb: blocks.col_blocks,
+        mb: blocks.row_blocks,
+        rows_padded: blocks.rows_per_block,
+        kb: blocks.n,
+        k_steps: 1,
+    }
+}
+
 fn unsupported(op: &str, detail: impl Into<String>) -> LowerError {
     LowerError::Unsupported {
         op: op.into(),
         detail: detail.into(),
     }
+}
+
+/// The error of op `index` (`op`) whose selected plan `plan` the lowering cannot follow, and why.
+fn not_followed(
+    op: &str,
+    index: usize,
+    plan: &dyn std::fmt::Display,
+    why: impl std::fmt::Display,
+) -> LowerError {
+    unsupported(
+        op,
+        format!("op {index}: plan {plan} cannot be followed: {why}"),
+    )
 }
 
 fn to_u32(d: u64) -> Result<u32, LowerError> {
@@ -436,7 +464,7 @@ impl<'g> Lowering<'g> {
                     self.pointwise(index, plan)?
                 }
                 OpKind::LayerNorm { .. } | OpKind::Softmax => self.rows(index, plan)?,
-                OpKind::Rearrange { .. } => self.rearrange(index)?,
+                OpKind::Rearrange { .. } => self.rearrange(index, plan)?,
                 OpKind::Attention { causal, scale } => {
                     self.attention(index, *causal, *scale, plan)?
                 }

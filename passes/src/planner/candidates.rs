@@ -2,13 +2,9 @@
 //! candidate would call is checked with `KernelSpec::validate` and the candidate is dropped
 //! if one is not supported (FP8 arithmetic outside the GEMM, oversized weight blocks, ...).
 
-use ipu_device::{
-    cost,
-    kernels::spec::{ElementOrder, KernelSpec},
-    MemoryClass, Precision, Target,
-};
+use ipu_device::{kernels::spec::KernelSpec, MemoryClass, Precision, Target};
 use ipu_dialects::format::PlanValue;
-use ipu_dialects::plan::{AttentionPlan, AttentionSchedule, OperatorPlan, RearrangePlan};
+use ipu_dialects::plan::{AttentionPlan, AttentionSchedule, OperatorPlan};
 
 use crate::element;
 
@@ -214,7 +210,7 @@ pub(crate) fn grid3(grid: &[u32]) -> [u32; 3] {
     [0, 1, 2].map(|axis| grid.get(axis).copied().unwrap_or(1))
 }
 
-pub(super) fn u32_of(value: u64) -> u32 {
+pub(crate) fn u32_of(value: u64) -> u32 {
     u32::try_from(value).unwrap_or(u32::MAX)
 }
 
@@ -299,7 +295,9 @@ pub fn candidates(
         OpKind::Softmax | OpKind::LayerNorm { .. } => {
             crate::strategies::rows::candidates(graph, op, &active, options, target)
         }
-        OpKind::Rearrange { .. } => rearrange_candidates(graph, op, &active, options, target),
+        OpKind::Rearrange { .. } => {
+            crate::strategies::rearrange::candidates(graph, op, &active, target)
+        }
         OpKind::Attention { causal, .. } => {
             attention_candidates(graph, op, *causal, &active, options, target)
         }
@@ -340,101 +338,6 @@ pub fn pin_scales(candidate: &mut Candidate, constraint: &super::Constraint) {
         }
     }
     candidate.plan.set_scales(scales);
-}
-
-/// A user-written rearrange: a layout change, optionally transposing the last two axes.
-fn rearrange_candidates(
-    graph: &Graph,
-    op: &Op,
-    active: &[u32],
-    options: &PlannerOptions,
-    target: &Target,
-) -> Vec<Candidate> {
-    let OpKind::Rearrange { permutation } = &op.kind else {
-        return Vec::new();
-    };
-    let input = &graph.values[op.operands[0]];
-    let out_dims = canonical_dims(&graph.values[op.results[0]].shape);
-    let in_dims = canonical_dims(&input.shape);
-    let rank = input.shape.len();
-    let transposes = permutation
-        .as_ref()
-        .is_some_and(|p| rank >= 2 && p.len() == rank && p[rank - 2] == rank - 1);
-    let precision = input.element;
-    let _ = options;
-    let format = ValueFormat::row_major(precision);
-    let mut out = Vec::new();
-    for grid in grids(active, &out_dims) {
-        let tiles: u32 = grid.iter().product();
-        let elements: u64 = (0..3)
-            .map(|axis| block_size(out_dims[axis], grid[axis]))
-            .product();
-        // The input axis each grid (output) axis reads: the transpose swaps the last two; a
-        // permutation of a rank-3 value's leading axes swaps the first two (the canonical
-        // axes are the tensor's own).
-        let axes = if transposes {
-            [Some(0), Some(2), Some(1)]
-        } else {
-            match permutation.as_deref() {
-                Some(&[a, b, 2]) if rank == 3 => [Some(a), Some(b), Some(2)],
-                _ => [Some(0), Some(1), Some(2)],
-            }
-        };
-        let spec = if transposes {
-            KernelSpec::Rearrange {
-                order: ElementOrder::AmpLeft,
-                to_amp: true,
-                precision,
-                offset: 0,
-                rows: u32_of(elements),
-                rows_padded: u32_of(elements),
-                cols: 1,
-                cols_padded: 16,
-            }
-        } else {
-            KernelSpec::Copy {
-                bytes: u32_of(elements * u64::from(precision.bytes())),
-            }
-        };
-        let cycles = if transposes {
-            cost::rearrange_cycles(
-                ElementOrder::AmpLeft,
-                precision,
-                u32_of(elements),
-                1,
-                target,
-            )
-        } else {
-            cost::kernel_cycles(&spec, target)
-        };
-        let need = Shards::needed_by_grid(in_dims, precision.bytes(), &grid, &axes);
-        out.push(Candidate {
-            compute_cycles: cycles,
-            kernels: vec![spec],
-            ..Candidate::new(
-                OperatorPlan::Rearrange(RearrangePlan {
-                    grid: grid3(&grid),
-                    tiles,
-                    transpose: transposes,
-                }),
-                tiles,
-                vec![Need {
-                    shards: need,
-                    format,
-                }],
-                Need {
-                    shards: Shards::needed_by_grid(
-                        out_dims,
-                        precision.bytes(),
-                        &grid,
-                        &[Some(0), Some(1), Some(2)],
-                    ),
-                    format,
-                },
-            )
-        });
-    }
-    out
 }
 
 /// Per-tile memory of a candidate run alone: operand buffers, result and working memory.

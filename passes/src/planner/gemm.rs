@@ -13,8 +13,8 @@ use ipu_dialects::plan::{
 
 use crate::element;
 
-use super::candidates::{all_valid, grids, Candidate, InternalPhase, Need};
-use super::cost::{gemm_tile_cycles, MemoryUse, ValueFormat};
+use super::candidates::{all_valid, grids, u32_of, Candidate, InternalPhase, Need};
+use super::cost::{MemoryUse, ValueFormat};
 use super::graph::{Graph, MatmulDims, Op, OpKind, Origin};
 use super::layout::{block_size, canonical_dims, Shards};
 use super::PlannerOptions;
@@ -124,9 +124,8 @@ pub(super) fn gemm_candidates(
             &grid,
             &[None, None, Some(2), Some(1)],
         );
-        // Per-tile task: one product of `mb x k @ k x nb` (the batches fold into the rows of
-        // the one shared weight matrix).
-        let mb = batch_size * block_size(dims.m, gm);
+        // Per-tile task: a block of rows (the batches fold into the rows of the one shared
+        // weight matrix) by `nb` columns over all of K.
         let nb = block_size(dims.n, gn);
         let kb = dims.k;
         // Operand blocks over half of a tile's interleaved budget would stream K in panels,
@@ -151,27 +150,30 @@ pub(super) fn gemm_candidates(
             .iter()
             .flat_map(|w| [(w, MemoryClass::Standard), (w, MemoryClass::Interleaved)])
         {
-            let mut best: Option<(u64, KernelSpec, u32, u32)> = None;
-            for k_block in [16u32, 32, 64, 128, 256, 512] {
-                for c_block in [16u32, 32, 64, 128, 256] {
-                    if u64::from(k_block) > kb.next_multiple_of(16)
-                        || u64::from(c_block) > nb.next_multiple_of(16)
-                    {
-                        continue;
-                    }
-                    let (cycles, spec) =
-                        gemm_tile_cycles(input, weights, mb, kb, nb, k_block, c_block, target);
-                    if spec.validate().is_err() {
-                        continue;
-                    }
-                    if best.as_ref().is_none_or(|(b, ..)| cycles < *b) {
-                        best = Some((cycles, spec, k_block, c_block));
-                    }
-                }
-            }
-            let Some((compute, spec, k_block, c_block)) = best else {
+            // The kernel calls the GEMM lowering runs for this grid (its K block and column
+            // block, `k_steps` calls per tile, weights interleaved): priced by the device cost
+            // model, the same calls it emits.
+            let Ok(planned) = crate::lower::gemm::GemmGrid::planned(
+                u32_of(batch_size * dims.m),
+                u32_of(dims.k),
+                u32_of(dims.n),
+                gm,
+                gn,
+            ) else {
                 continue;
             };
+            let spec = KernelSpec::Gemm {
+                input,
+                partials: ipu_device::kernels::describe::default_partials(input),
+                weights: MemoryClass::Interleaved,
+                k: planned.kb,
+                c: planned.cb,
+                rows: vec![planned.rows_padded],
+                accumulate: planned.k_steps > 1,
+            };
+            let compute =
+                u64::from(planned.k_steps) * ipu_device::cost::kernel_cycles(&spec, target);
+            let (k_block, c_block) = (planned.kb, planned.cb);
             let kernels = vec![spec];
             if !all_valid(&kernels) {
                 continue;

@@ -238,23 +238,32 @@ pub fn for_each_transfer(
                         continue;
                     };
                     let source_ranges = source.block_ranges(source_block);
-                    let mut elements = 1u64;
-                    for axis in 0..3 {
+                    let extent = |axis: usize| {
                         let lo = ranges[axis].0.max(source_ranges[axis].0);
                         let hi = ranges[axis].1.min(source_ranges[axis].1);
-                        elements *= hi.saturating_sub(lo);
-                    }
-                    if elements == 0 {
+                        hi.saturating_sub(lo)
+                    };
+                    let (rows, width) = (extent(0) * extent(1), extent(2));
+                    if rows * width == 0 {
                         continue;
                     }
                     receivers.clear();
                     receivers.extend(owners.iter().copied().filter(|&tile| tile != home));
-                    if !receivers.is_empty() {
-                        visit(
-                            home,
-                            &receivers,
-                            elements * u64::from(destination.element_bytes),
-                        );
+                    if receivers.is_empty() {
+                        continue;
+                    }
+                    // Rows that are whole on both sides are contiguous in both and move as
+                    // one transfer; a column piece of them moves row by row (as the lowering
+                    // moves them: an exchange transfer is one contiguous range).
+                    let whole = |r: [(u64, u64); 3]| r[2].1 - r[2].0 == width;
+                    let pieces = if whole(ranges) && whole(source_ranges) {
+                        1
+                    } else {
+                        rows
+                    };
+                    let bytes = rows / pieces * width * u64::from(destination.element_bytes);
+                    for _ in 0..pieces {
+                        visit(home, &receivers, bytes);
                     }
                 }
             }

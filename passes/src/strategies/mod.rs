@@ -7,8 +7,10 @@
 //! * [`pointwise`]: `ipu.add`, `ipu.gelu`, `ipu.cast` on a grid of blocks, in place on a
 //!   device operand's blocks, or on a split GEMM's reduced ranges.
 //! * [`rows`]: `ipu.softmax`, `ipu.layer_norm` on whole rows per tile.
+//! * [`rearrange`]: `ipu.rearrange`, batched transposes whole matrices per tile, row copies.
 //! * [`blocks`]: the work on blocks of a grid both of those emit.
 
 pub mod blocks;
 pub mod pointwise;
+pub mod rearrange;
 pub mod rows;

@@ -37,7 +37,7 @@ use ipu_device::kernels::spec::ElementOrder;
 use ipu_device::{KernelSpec, MemoryClass, Precision};
 use tracing::info;
 
-use super::{to_u32, unsupported, view_2d, Blocks, Lowering};
+use super::{gemm_grid, not_followed, to_u32, unsupported, view_2d, Blocks, Lowering};
 use crate::lower::gemm::GemmGrid;
 use crate::lower::program::{Arg, BufferId, HostPiece, Move, Place, Run, TileStep};
 use crate::lower::LowerError;

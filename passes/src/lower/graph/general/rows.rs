@@ -1,7 +1,10 @@
-//! Row ops, permutations, casts and elementwise adds on the general path: whole rows or
-//! matching blocks per tile.
+//! Row ops without a plan, permutations and batched transposes, casts without a plan.
 
 use super::*;
+use crate::planner::layout::canonical_dims;
+use crate::strategies::rearrange::{
+    planned_transpose, row_copy_grid, swaps_last_two, transpose_work,
+};
 
 impl Lowering<'_> {
     /// `ipu.layer_norm` and `ipu.softmax`: per tile over whole rows.
@@ -84,7 +87,11 @@ impl Lowering<'_> {
 
     /// `ipu.rearrange`: a layout-only rearrange keeps the value; a permutation that keeps the
     /// last axis gathers rows.
-    pub(in crate::lower::graph) fn rearrange(&mut self, index: usize) -> Result<(), LowerError> {
+    pub(in crate::lower::graph) fn rearrange(
+        &mut self,
+        index: usize,
+        plan: Option<&OperatorPlan>,
+    ) -> Result<(), LowerError> {
         let op = &self.graph.ops[index];
         let OpKind::Rearrange { permutation } = &op.kind else {
             unreachable!("rearrange() is called for ipu.rearrange")
@@ -92,23 +99,37 @@ impl Lowering<'_> {
         let permutation = permutation.clone();
         let (x, out) = (op.operands[0], op.results[0]);
         let in_shape = self.graph.values[x].shape.clone();
-        let source = self.on_device(x)?;
-        let Some(permutation) = permutation.filter(|p| p.iter().enumerate().any(|(i, &a)| i != a))
-        else {
-            self.alias(index, "ipu.rearrange", out, source);
-            return Ok(());
-        };
         let rank = in_shape.len();
-        let swaps_last_two = rank >= 2
-            && permutation.len() == rank
-            && permutation[..rank - 2]
-                .iter()
-                .enumerate()
-                .all(|(i, &a)| i == a)
-            && permutation[rank - 2..] == [rank - 1, rank - 2];
-        if swaps_last_two {
-            return self.batched_transpose(index, &in_shape, source, out);
+        if permutation
+            .as_deref()
+            .is_some_and(|p| swaps_last_two(p, rank))
+        {
+            return self.batched_transpose(index, plan);
         }
+        // The rows plan's blocks (a planned rearrange is a row copy, an identity one too).
+        let planned = match plan {
+            None => None,
+            Some(OperatorPlan::Rearrange(rearrange)) => {
+                let dims = canonical_dims(&self.graph.values[out].shape);
+                Some(row_copy_grid(dims, rearrange))
+            }
+            Some(_) => Some(Err("not a rearrange plan".to_string())),
+        }
+        .transpose()
+        .map_err(|why| {
+            let plan = plan.map_or(String::new(), ToString::to_string);
+            not_followed("ipu.rearrange", index, &plan, why)
+        })?;
+        let identity = (0..rank).collect::<Vec<_>>();
+        let permutation = match permutation.filter(|p| *p != identity) {
+            Some(permutation) => permutation,
+            None if planned.is_some() => identity,
+            None => {
+                let source = self.on_device(x)?;
+                self.alias(index, "ipu.rearrange", out, source);
+                return Ok(());
+            }
+        };
         if permutation.len() != rank || permutation.last() != Some(&(rank - 1)) {
             return Err(unsupported(
                 "ipu.rearrange",
@@ -118,18 +139,21 @@ impl Lowering<'_> {
             ));
         }
         let out_shape: Vec<u64> = permutation.iter().map(|&a| in_shape[a]).collect();
-        let (m, n) = (source.grid.m, source.grid.n);
-        let grid = row_grid(m, n, m.div_ceil(self.tiles.min(m)));
-        let result = self.result_buffer(index, &grid, source.precision);
-        let e = source.precision.bytes();
+        let precision = self.graph.values[x].element;
+        let (m, n) = view_2d(&in_shape)?;
+        let grid = match &planned {
+            Some(blocks) => gemm_grid(blocks),
+            None => row_grid(m, n, m.div_ceil(self.tiles.min(m))),
+        };
+        let result = self.result_buffer(index, &grid, precision);
+        let e = precision.bytes();
         // Row-major strides of the input's leading axes.
         let lead = rank - 1;
         let mut in_strides = vec![1u64; lead];
         for a in (0..lead.saturating_sub(1)).rev() {
             in_strides[a] = in_strides[a + 1] * in_shape[a + 1];
         }
-        let mut transfers = Transfers::default();
-        for row in 0..m {
+        let source_row = |row: u32| {
             // Output row `row` as a multi-index over the output's leading axes.
             let mut rest = u64::from(row);
             let mut source_row = 0u64;
@@ -138,63 +162,90 @@ impl Lowering<'_> {
                 rest /= out_shape[a];
                 source_row += index_a * in_strides[permutation[a]];
             }
+            source_row
+        };
+        // A host input is written by the host row by row where the result holds it (the
+        // planner homes host values where their reader reads them); a device value's rows
+        // are gathered.
+        let host = !self.placed.contains_key(&x) && planned.is_some();
+        let mut transfers = Transfers::default();
+        let mut pieces = Vec::new();
+        let source = if host { None } else { Some(self.on_device(x)?) };
+        for row in 0..m {
             let i = row / grid.rows_padded;
-            transfers.gather(
-                &source,
-                Fetch::rows(
+            let place = Place::at(result, (row - grid.first_row(i)) * n * e);
+            let from = source_row(row);
+            match &source {
+                None => pieces.push(HostPiece::contiguous(
                     grid.tile(i, 0),
-                    (to_u32(source_row)?, 1),
-                    n,
-                    Place::at(result, (row - grid.first_row(i)) * n * e),
+                    place,
+                    from * u64::from(n * e),
+                    n * e,
+                )),
+                Some(source) => transfers.gather(
+                    source,
+                    Fetch::rows(grid.tile(i, 0), (to_u32(from)?, 1), n, place),
                 ),
-            );
+            }
+        }
+        if host {
+            self.stream(x, pieces)?;
         }
         let runs = self.flush(transfers);
         let blocks = Blocks {
             grid,
             buffer: result,
-            precision: source.precision,
+            precision,
         };
         self.finish(index, "ipu.rearrange", runs, out, blocks);
         Ok(())
     }
 
-    /// A rearrange swapping the last two axes: each tile fetches its matrices (one, or with
-    /// more matrices than tiles `ceil(matrices / tiles)` consecutive ones) and transposes them.
+    /// A batched transpose (op `index`): whole matrices per tile as its plan's work
+    /// ([`planned_transpose`]) says, or without a plan as many per tile as spread them over
+    /// every tile. Each tile's matrices are brought into one buffer (a host input written there,
+    /// a device value gathered) and transposed one call per matrix; the result is whole
+    /// transposed matrices per tile.
     pub(in crate::lower::graph) fn batched_transpose(
         &mut self,
         index: usize,
-        in_shape: &[u64],
-        source: Blocks,
-        out: ValueId,
+        plan: Option<&OperatorPlan>,
     ) -> Result<(), LowerError> {
-        let rank = in_shape.len();
-        let (rows, cols) = (to_u32(in_shape[rank - 2])?, to_u32(in_shape[rank - 1])?);
-        let batches = to_u32(in_shape[..rank - 2].iter().product())?;
-        let per_tile = batches.div_ceil(self.tiles.max(1)).max(1);
-        let precision = source.precision;
-        let bytes = rows * cols * precision.bytes();
-        let grid = row_grid(batches * cols, rows, per_tile * cols);
-        let tiles = grid.tiles();
-        let matrix = self.op_buffer(index, "in", &tiles, per_tile * bytes);
-        let result = self.result_buffer(index, &grid, precision);
-        let mut transfers = Transfers::default();
-        for b in 0..batches {
-            transfers.gather(
-                &source,
-                Fetch::rows(
-                    grid.tile(b / per_tile, 0),
-                    (b * rows, rows),
-                    cols,
-                    Place::at(matrix, (b % per_tile) * bytes),
-                ),
-            );
+        let op = &self.graph.ops[index];
+        let (x, out) = (op.operands[0], op.results[0]);
+        let value = &self.graph.values[x];
+        let (shape, precision) = (value.shape.clone(), value.element);
+        let [batches, rows, cols] = crate::planner::layout::canonical_dims(&shape);
+        let work = match plan {
+            Some(OperatorPlan::Rearrange(rearrange)) => {
+                planned_transpose(&shape, precision, rearrange)
+            }
+            Some(_) => Err("not a rearrange plan".into()),
+            None => {
+                let per_tile = batches.div_ceil(batches.min(u64::from(self.tiles)).max(1));
+                transpose_work(
+                    (batches, rows, cols),
+                    precision,
+                    to_u32(batches.div_ceil(per_tile.max(1)))?,
+                )
+            }
         }
+        .map_err(|why| {
+            let plan = plan.map_or(String::new(), ToString::to_string);
+            not_followed("ipu.rearrange", index, &plan, why)
+        })?;
+        let (rows, cols, per_tile) = (work.rows, work.cols, work.per_tile);
+        let bytes = rows * cols * precision.bytes();
+        let in_grid = row_grid(work.batches * rows, cols, per_tile * rows);
+        let grid = row_grid(work.batches * cols, rows, per_tile * cols);
+        let mut transfers = Transfers::default();
+        let matrix = self.blocks_on(index, "in", x, &in_grid, &mut transfers)?;
+        let result = self.result_buffer(index, &grid, precision);
         let mut runs = self.flush(transfers);
-        for b in 0..batches {
+        for b in 0..work.batches {
             let at = (b % per_tile) * bytes;
             let run = self.transpose_run(
-                grid.tile(b / per_tile, 0),
+                work.tile_of(b),
                 precision,
                 (rows, cols),
                 (Place::at(matrix, at), Place::at(result, at)),

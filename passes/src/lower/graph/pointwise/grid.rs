@@ -9,25 +9,10 @@ use super::super::general::{Fetch, Transfers};
 use super::super::*;
 use crate::planner::layout::host_home;
 use crate::planner::Shards;
-use crate::strategies::blocks::{operand_roles, BlockGrid, GridWork, OperandRole};
+use crate::strategies::blocks::{operand_roles, GridWork, OperandRole};
 use crate::strategies::pointwise::grid::grid_work;
 use crate::strategies::pointwise::in_place_position;
 use crate::strategies::rows::rows_work;
-
-/// The lowering's grid of a plan's blocks (whole rows of the 2-D view by column blocks).
-fn gemm_grid(blocks: &BlockGrid) -> GemmGrid {
-    GemmGrid {
-        m: blocks.m,
-        k: blocks.n,
-        n: blocks.n,
-        cb: blocks.cols_per_block(),
-        nb: blocks.col_blocks,
-        mb: blocks.row_blocks,
-        rows_padded: blocks.rows_per_block,
-        kb: blocks.n,
-        k_steps: 1,
-    }
-}
 
 impl Lowering<'_> {
     /// `ipu.add`, `ipu.gelu` or `ipu.cast` (op `index`) by its selected plan; without one
@@ -39,12 +24,8 @@ impl Lowering<'_> {
     ) -> Result<(), LowerError> {
         let op = &self.graph.ops[index];
         let name = op.kind.name();
-        let cannot = |plan: &dyn std::fmt::Display, why: String| {
-            unsupported(
-                name,
-                format!("op {index}: plan {plan} cannot be followed: {why}"),
-            )
-        };
+        let cannot =
+            |plan: &dyn std::fmt::Display, why: String| not_followed(name, index, plan, why);
         let plan = match plan {
             None => return self.unplanned_pointwise(index),
             Some(OperatorPlan::Pointwise(plan)) => plan,
@@ -96,10 +77,7 @@ impl Lowering<'_> {
         }
         .map_err(|why| {
             let plan = plan.map_or(String::new(), ToString::to_string);
-            unsupported(
-                name,
-                format!("op {index}: plan {plan} cannot be followed: {why}"),
-            )
+            not_followed(name, index, &plan, why)
         })?;
         self.emit_grid_work(index, &work, |k| {
             ["input", "gamma", "beta"][k.min(2)].to_string()
@@ -121,13 +99,8 @@ impl Lowering<'_> {
     fn pointwise_grid(&mut self, index: usize, plan: &PointwisePlan) -> Result<(), LowerError> {
         let op = &self.graph.ops[index];
         let work = grid_work(self.graph, op, plan).map_err(|why| {
-            unsupported(
-                op.kind.name(),
-                format!(
-                    "op {index}: plan {} cannot be followed: {why}",
-                    OperatorPlan::Pointwise(plan.clone())
-                ),
-            )
+            let plan = OperatorPlan::Pointwise(plan.clone());
+            not_followed(op.kind.name(), index, &plan, why)
         })?;
         self.emit_grid_work(index, &work, |k| format!("operand{k}"))
     }
@@ -263,7 +236,7 @@ impl Lowering<'_> {
     /// `<op>.<what>`): where it already is
     /// in them, else gathered from its blocks on the device (added to `transfers`), else (a
     /// host value) written by the host block by block, which makes that its home.
-    fn blocks_on(
+    pub(in crate::lower::graph) fn blocks_on(
         &mut self,
         index: usize,
         what: &str,

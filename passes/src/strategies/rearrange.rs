@@ -1,0 +1,295 @@
+//! The rearrange strategy: a user-written `ipu.rearrange`.
+//!
+//! * A swap of the last two axes (a batched transpose) runs whole matrices per tile on a
+//!   `[tiles, 1, 1]` grid: each tile receives its matrices and runs the transpose kernel once
+//!   per matrix ([`transpose_work`], what the planner prices and the lowering emits).
+//! * A permutation of the leading axes (or none: a layout change) copies whole rows: each tile
+//!   of the result's grid reads the rows its block takes from wherever they are; for a rank-3
+//!   value the planner reads the permuted blocks.
+
+use ipu_device::kernels::spec::KernelSpec;
+use ipu_device::{cost, Precision, Target};
+use ipu_dialects::plan::{OperatorPlan, RearrangePlan};
+
+use crate::planner::candidates::{grid3, grids, Candidate, Need};
+use crate::planner::layout::{canonical_dims, split_is_exact_cover, Shards};
+use crate::planner::{Graph, Op, OpKind, Origin, ValueFormat};
+use crate::strategies::blocks::BlockGrid;
+
+/// Whether `permutation` of a rank-`rank` value swaps its last two axes (and only those).
+pub fn swaps_last_two(permutation: &[usize], rank: usize) -> bool {
+    rank >= 2
+        && permutation.len() == rank
+        && permutation[..rank - 2]
+            .iter()
+            .enumerate()
+            .all(|(i, &a)| i == a)
+        && permutation[rank - 2..] == [rank - 1, rank - 2]
+}
+
+/// The work of a batched transpose of `batches` matrices of `rows x cols` on `tiles` tiles:
+/// whole matrices per tile, `per_tile` of them on each (the last tile may hold fewer), one
+/// transpose kernel call per matrix.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TransposeWork {
+    pub batches: u32,
+    pub rows: u32,
+    pub cols: u32,
+    pub per_tile: u32,
+    pub tiles: u32,
+    pub kernel: KernelSpec,
+}
+
+impl TransposeWork {
+    /// The tile that transposes matrix `batch`.
+    pub fn tile_of(&self, batch: u32) -> u32 {
+        batch / self.per_tile
+    }
+
+    /// Cycles of the busiest tile: `per_tile` transpose calls (the device cost model).
+    pub fn compute_cycles(&self, target: &Target) -> u64 {
+        u64::from(self.per_tile) * cost::kernel_cycles(&self.kernel, target)
+    }
+}
+
+/// The transpose work of `[batches, rows, cols]` (`precision`) on `tiles` tiles, or why not:
+/// the tiles must each get at least one matrix, and the kernel must exist.
+pub fn transpose_work(
+    (batches, rows, cols): (u64, u64, u64),
+    precision: Precision,
+    tiles: u32,
+) -> Result<TransposeWork, String> {
+    if tiles == 0 || !split_is_exact_cover(batches, tiles) {
+        return Err(format!(
+            "{tiles} tiles for {batches} matrices leave a tile without one"
+        ));
+    }
+    let to_u32 = |x: u64| u32::try_from(x).map_err(|_| format!("dimension {x} is too large"));
+    let (batches, rows, cols) = (to_u32(batches)?, to_u32(rows)?, to_u32(cols)?);
+    let kernel = KernelSpec::Transpose {
+        precision,
+        rows,
+        cols,
+    };
+    kernel
+        .validate()
+        .map_err(|e| format!("no transpose kernel for {rows} x {cols}: {e}"))?;
+    Ok(TransposeWork {
+        batches,
+        rows,
+        cols,
+        per_tile: batches.div_ceil(tiles),
+        tiles,
+        kernel,
+    })
+}
+
+/// The transpose work plan `plan` means for a transpose of a value of `shape`, or why the
+/// lowering cannot follow it (it runs whole matrices per tile: a `[tiles, 1, 1]` grid).
+pub fn planned_transpose(
+    shape: &[u64],
+    precision: Precision,
+    plan: &RearrangePlan,
+) -> Result<TransposeWork, String> {
+    if !plan.transpose || plan.grid[1] != 1 || plan.grid[2] != 1 || plan.grid[0] != plan.tiles {
+        return Err(format!(
+            "a batched transpose runs whole matrices per tile: its plan is a transpose on a [tiles, 1, 1] grid, not {:?}{}",
+            plan.grid,
+            if plan.transpose { "" } else { " without transpose" }
+        ));
+    }
+    let [batches, rows, cols] = canonical_dims(shape);
+    transpose_work((batches, rows, cols), precision, plan.tiles)
+}
+
+/// The blocks of a row-copy plan over the result's canonical dims `dims`, or why the
+/// lowering cannot follow it (it copies whole rows into contiguous row ranges).
+pub fn row_copy_grid(dims: [u64; 3], plan: &RearrangePlan) -> Result<BlockGrid, String> {
+    if plan.transpose || plan.grid[2] != 1 {
+        return Err(format!(
+            "a row copy holds whole rows on a [batch, rows, 1] grid, not {:?}{}",
+            plan.grid,
+            if plan.transpose {
+                " with transpose"
+            } else {
+                ""
+            }
+        ));
+    }
+    let blocks = BlockGrid::of_plan(dims, plan.grid)?;
+    if blocks.tiles() != plan.tiles {
+        return Err(format!(
+            "grid {:?} has {} blocks, the plan says {} tiles",
+            plan.grid,
+            blocks.tiles(),
+            plan.tiles
+        ));
+    }
+    Ok(blocks)
+}
+
+/// The candidates of `op` (an `ipu.rearrange`) over the active tile counts.
+pub fn candidates(graph: &Graph, op: &Op, active: &[u32], target: &Target) -> Vec<Candidate> {
+    let OpKind::Rearrange { permutation } = &op.kind else {
+        return Vec::new();
+    };
+    let input = &graph.values[op.operands[0]];
+    let rank = input.shape.len();
+    let transposes = permutation
+        .as_deref()
+        .is_some_and(|p| swaps_last_two(p, rank));
+    if transposes {
+        transpose_candidates(graph, op, active, target)
+    } else {
+        row_copy_candidates(graph, op, active, permutation.as_deref(), target)
+    }
+}
+
+/// A batched transpose on `[tiles, 1, 1]` grids (whole matrices per tile), priced from its
+/// work.
+fn transpose_candidates(graph: &Graph, op: &Op, active: &[u32], target: &Target) -> Vec<Candidate> {
+    let input = &graph.values[op.operands[0]];
+    let precision = input.element;
+    let format = ValueFormat::row_major(precision);
+    let in_dims = canonical_dims(&input.shape);
+    let out_shape = &graph.values[op.results[0]].shape;
+    let out_dims = canonical_dims(out_shape);
+    // Every way of spreading whole matrices over at most the device's tiles (not only
+    // divisors of an active count): for t tiles, ceil(B / t) matrices per tile, which take
+    // ceil(B / ceil(B / t)) tiles.
+    let most = active.iter().copied().max().unwrap_or(1);
+    let batches = out_dims[0].max(1);
+    let mut counts: Vec<u32> = (1..=batches.min(u64::from(most)))
+        .map(|t| batches.div_ceil(batches.div_ceil(t)))
+        .filter_map(|tiles| u32::try_from(tiles).ok())
+        .collect();
+    counts.sort_unstable();
+    counts.dedup();
+    let mut out = Vec::new();
+    for tiles in counts {
+        let grid = [tiles, 1, 1];
+        let plan = RearrangePlan {
+            grid,
+            tiles,
+            transpose: true,
+        };
+        let Ok(work) = planned_transpose(&input.shape, precision, &plan) else {
+            continue;
+        };
+        // Each tile reads its matrices whole (the input's last two axes are the result's
+        // swapped).
+        let need = Shards::needed_by_grid(
+            in_dims,
+            precision.bytes(),
+            &grid,
+            &[Some(0), Some(2), Some(1)],
+        );
+        out.push(Candidate {
+            compute_cycles: work.compute_cycles(target),
+            kernels: vec![work.kernel.clone()],
+            ..Candidate::new(
+                OperatorPlan::Rearrange(plan),
+                work.tiles,
+                vec![Need {
+                    shards: need,
+                    format,
+                }],
+                Need::on_grid(out_shape, out_dims, &grid, format),
+            )
+        });
+    }
+    out
+}
+
+/// A row copy (a permutation of the leading axes, or a layout change) on every grid of the
+/// result: each tile copies its block's rows.
+fn row_copy_candidates(
+    graph: &Graph,
+    op: &Op,
+    active: &[u32],
+    permutation: Option<&[usize]>,
+    target: &Target,
+) -> Vec<Candidate> {
+    let input = &graph.values[op.operands[0]];
+    let rank = input.shape.len();
+    let precision = input.element;
+    let format = ValueFormat::row_major(precision);
+    let in_dims = canonical_dims(&input.shape);
+    let out_shape = &graph.values[op.results[0]].shape;
+    let out_dims = canonical_dims(out_shape);
+    // The input axis each grid (output) axis reads: a permutation of a rank-3 value's leading
+    // axes swaps the first two (the canonical axes are the tensor's own).
+    let axes = match permutation {
+        Some(&[a, b, 2]) if rank == 3 => [Some(a), Some(b), Some(2)],
+        _ => [Some(0), Some(1), Some(2)],
+    };
+    // A host input is written row by row where the result holds it: no copy on the tiles.
+    let host = !matches!(input.origin, Origin::Op(_));
+    let mut out = Vec::new();
+    for grid in grids(active, &[out_dims[0], out_dims[1], 1]) {
+        let plan = RearrangePlan {
+            grid: grid3(&grid),
+            tiles: grid.iter().product(),
+            transpose: false,
+        };
+        let Ok(blocks) = row_copy_grid(out_dims, &plan) else {
+            continue;
+        };
+        let spec = KernelSpec::Copy {
+            bytes: blocks
+                .rows_per_block
+                .saturating_mul(blocks.n)
+                .saturating_mul(precision.bytes()),
+        };
+        let need = Shards::needed_by_grid(in_dims, precision.bytes(), &grid, &axes);
+        out.push(Candidate {
+            compute_cycles: if host {
+                0
+            } else {
+                cost::kernel_cycles(&spec, target)
+            },
+            kernels: if host { Vec::new() } else { vec![spec] },
+            ..Candidate::new(
+                OperatorPlan::Rearrange(plan),
+                blocks.tiles(),
+                vec![Need {
+                    shards: need,
+                    format,
+                }],
+                Need::on_grid(out_shape, out_dims, &grid, format),
+            )
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transpose_work_puts_whole_matrices_on_every_tile() {
+        let work = transpose_work((6, 8, 16), Precision::F32, 3).unwrap();
+        assert_eq!((work.per_tile, work.tile_of(5)), (2, 2));
+        let target = Target::c600();
+        assert_eq!(
+            work.compute_cycles(&target),
+            2 * cost::kernel_cycles(&work.kernel, &target)
+        );
+        // 6 matrices on 4 or 5 tiles: 2 per tile leaves a tile without one.
+        assert!(transpose_work((6, 8, 16), Precision::F32, 4).is_err());
+        assert!(transpose_work((6, 8, 16), Precision::F32, 5).is_err());
+        assert!(swaps_last_two(&[0, 2, 1], 3) && !swaps_last_two(&[1, 0, 2], 3));
+    }
+
+    #[test]
+    fn a_transpose_plan_on_split_matrices_is_refused_with_the_reason() {
+        let plan = RearrangePlan {
+            grid: [2, 8, 2],
+            tiles: 32,
+            transpose: true,
+        };
+        let err = planned_transpose(&[2, 8, 16], Precision::F32, &plan).unwrap_err();
+        assert!(err.contains("whole matrices per tile"), "{err}");
+    }
+}

@@ -1,0 +1,8 @@
+// A permutation of the leading axes of a device value (test/Runtime/pointwise-plans.test):
+// its row copy is priced as one copy of the block while the lowering copies only the rows
+// already on the tile and receives the others by exchange.
+func.func @p(%x: tensor<4x6x32xf32>) -> tensor<6x4x32xf32> {
+  %g = "ipu.gelu"(%x) {approximate = "tanh"} : (tensor<4x6x32xf32>) -> tensor<4x6x32xf32>
+  %0 = "ipu.rearrange"(%g) {permutation = array<i64: 1, 0, 2>} : (tensor<4x6x32xf32>) -> tensor<6x4x32xf32>
+  return %0 : tensor<6x4x32xf32>
+}
