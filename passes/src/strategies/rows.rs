@@ -127,3 +127,128 @@ pub fn candidates(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::planner::Origin;
+
+    /// A layer norm of a `[batch, rows, cols]` argument with constant scale and shift.
+    fn layer_norm((batch, rows, cols): (u64, u64, u64)) -> Graph {
+        let mut graph = Graph::default();
+        let x = graph.add_value(vec![batch, rows, cols], Precision::F16, Origin::Argument);
+        let gamma = graph.add_value(vec![cols], Precision::F16, Origin::Constant);
+        let y = graph.add_op(
+            OpKind::LayerNorm { epsilon: 1e-5 },
+            vec![x, gamma, gamma],
+            vec![batch, rows, cols],
+            Precision::F16,
+        );
+        graph.outputs.push(y);
+        graph
+    }
+
+    fn plan(grid: [u32; 3]) -> RowsPlan {
+        RowsPlan {
+            op: RowOp::LayerNorm,
+            grid,
+            tiles: grid.iter().product(),
+            precision: element::element(Precision::F16),
+        }
+    }
+
+    #[test]
+    fn rows_work_is_one_call_over_each_tiles_whole_rows() {
+        let graph = layer_norm((2, 10, 64));
+        let work = rows_work(&graph, &graph.ops[0], &plan([2, 2, 1])).unwrap();
+        assert_eq!(work.grid.tiles(), 4);
+        let rows: Vec<u32> = work
+            .runs
+            .iter()
+            .map(|r| work.grid.rows(r.row_block))
+            .collect();
+        assert_eq!(rows, [5, 5, 5, 5]);
+        assert_eq!(
+            work.roles,
+            [
+                OperandRole::Full,
+                OperandRole::RowVector,
+                OperandRole::RowVector
+            ]
+        );
+        let target = Target::c600();
+        let one = ipu_device::cost::kernel_cycles(&work.runs[0].kernel, &target);
+        assert_eq!(work.compute_cycles(&target), one);
+    }
+
+    #[test]
+    fn plans_the_lowering_cannot_follow_are_refused_with_the_reason() {
+        let graph = layer_norm((2, 10, 64));
+        let op = &graph.ops[0];
+        let err = rows_work(&graph, op, &plan([1, 2, 2])).unwrap_err();
+        assert!(err.contains("splits the rows"), "{err}");
+        // Rows of two matrices in one block that are not one contiguous range.
+        let err = rows_work(&graph, op, &plan([1, 2, 1])).unwrap_err();
+        assert!(err.contains("contiguous"), "{err}");
+        let mut softmax = plan([2, 1, 1]);
+        softmax.op = RowOp::Softmax;
+        let err = rows_work(&graph, op, &softmax).unwrap_err();
+        assert!(
+            err.contains("rows_softmax plan for a ipu.layer_norm"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn candidates_are_exactly_the_plans_with_work() {
+        let graph = layer_norm((3, 8, 32));
+        let target = Target::c600();
+        let options = PlannerOptions::new(16, &target);
+        let all = candidates(&graph, &graph.ops[0], &[16], &options, &target);
+        assert!(!all.is_empty());
+        for candidate in &all {
+            let OperatorPlan::Rows(plan) = &candidate.plan else {
+                panic!("{:?}", candidate.plan)
+            };
+            let work = rows_work(&graph, &graph.ops[0], plan).expect("a candidate has work");
+            assert_eq!(candidate.compute_cycles, work.compute_cycles(&target));
+            assert_eq!(candidate.tiles, work.grid.tiles());
+        }
+    }
+
+    /// `docs/writing-a-strategy.md` quotes this strategy; every quoted block must still be
+    /// real code.
+    #[test]
+    fn tutorial_quotes_match_the_code() {
+        let tutorial = include_str!("../../../docs/writing-a-strategy.md");
+        let sources = [
+            include_str!("rows.rs"),
+            include_str!("blocks.rs"),
+            include_str!("mod.rs"),
+            include_str!("../planner/candidates.rs"),
+            include_str!("../lower/graph.rs"),
+            include_str!("../lower/graph/pointwise/grid.rs"),
+            include_str!("../../../test/Runtime/pointwise-plans.test"),
+        ];
+        let mut quoted = 0;
+        for block in tutorial
+            .split("```rust\n")
+            .skip(1)
+            .chain(tutorial.split("```text\n").skip(1))
+        {
+            let Some(end) = block.find("```") else {
+                continue;
+            };
+            let code = &block[..end];
+            assert!(
+                sources.iter().any(|source| source.contains(code)),
+                "docs/writing-a-strategy.md quotes code that is not in the sources:\n{code}"
+            );
+            quoted += 1;
+        }
+        assert!(
+            quoted >= 7,
+            "expected the tutorial's quotes, found {quoted}"
+        );
+    }
+}

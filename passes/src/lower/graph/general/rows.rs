@@ -37,7 +37,7 @@ impl Lowering<'_> {
                     &tiles,
                     &mut transfers,
                 )?;
-                Some((gamma, beta, (epsilon * 1e9).round() as u32))
+                Some((gamma, beta, crate::strategies::rows::epsilon_nano(*epsilon)))
             }
             _ => None,
         };
