@@ -231,6 +231,9 @@ mod tests {
             include_str!("lib.rs"),
             include_str!("../../test/Passes/ipu-annotate-flops/annotate-flops.mlir"),
             include_str!("../../test/Passes/ipu-annotate-flops/invalid.mlir"),
+            include_str!("fold_add_zero.rs"),
+            include_str!("../../test/Passes/ipu-fold-add-zero/fold-add-zero.mlir"),
+            include_str!("../../test/Passes/ipu-fold-add-zero/options.mlir"),
         ];
         let mut quoted = 0;
         for fence in ["```rust\n", "```mlir\n"] {
@@ -247,7 +250,7 @@ mod tests {
             }
         }
         assert!(
-            quoted >= 8,
+            quoted >= 14,
             "expected the tutorial's quotes, found {quoted}"
         );
     }

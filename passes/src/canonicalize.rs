@@ -9,23 +9,18 @@
 //! | `fold-rearrange-of-rearrange` | `rearrange_q(rearrange_p(x))` => `rearrange_{p.q}(x)` (=> `x` when it is the identity) |
 //! | `fold-transpose-into-matmul` | `matmul(transpose(a), b)` => `matmul(a, b){transpose_lhs ^= 1}`, likewise for `b` |
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-
 use ipu_dialects::{
     ipu::{CastOp, MatmulOp, RearrangeOp},
     tensor::{ElementType, TensorInfo},
 };
-use melior::{
-    apply_patterns_and_fold_greedily_with_op, create_op_rewrite_pattern,
-    ir::{
-        operation::{OperationLike, OperationMutLike},
-        Location, OperationRef, Type, Value, ValueLike,
-    },
-    Context, GreedyRewriteDriverConfig, PatternRewriter, RewritePatternSet,
+use melior::ir::{
+    operation::{OperationLike, OperationMutLike},
+    OperationRef, Type, Value, ValueLike,
 };
 
+use crate::ir::producer;
 use crate::pass::{Pass, PassFailure, PassRun};
+use crate::rewrite::{Pattern, Rewriter};
 
 crate::pass_options! {
     /// Options of `ipu-canonicalize`.
@@ -63,13 +58,33 @@ pub fn expand_cleanup(
     Ok(text)
 }
 
-/// The pattern names, for `disable-patterns` and statistics.
-pub const PATTERNS: &[&str] = &[
-    "fold-identity-cast",
-    "fold-cast-of-cast",
-    "fold-identity-rearrange",
-    "fold-rearrange-of-rearrange",
-    "fold-transpose-into-matmul",
+/// The patterns, by the names `disable-patterns` and the statistics use.
+pub const PATTERNS: &[Pattern] = &[
+    Pattern {
+        name: "fold-identity-cast",
+        root: CastOp::NAME,
+        rewrite: fold_identity_cast,
+    },
+    Pattern {
+        name: "fold-cast-of-cast",
+        root: CastOp::NAME,
+        rewrite: fold_cast_of_cast,
+    },
+    Pattern {
+        name: "fold-identity-rearrange",
+        root: RearrangeOp::NAME,
+        rewrite: fold_identity_rearrange,
+    },
+    Pattern {
+        name: "fold-rearrange-of-rearrange",
+        root: RearrangeOp::NAME,
+        rewrite: fold_rearrange_of_rearrange,
+    },
+    Pattern {
+        name: "fold-transpose-into-matmul",
+        root: MatmulOp::NAME,
+        rewrite: fold_transpose_into_matmul,
+    },
 ];
 
 /// The `ipu-canonicalize` pass.
@@ -93,96 +108,14 @@ impl Pass for Canonicalize {
     }
 
     fn run(&self, op: OperationRef, run: &mut PassRun) -> Result<(), PassFailure> {
-        for name in &self.options.disable_patterns {
-            if !PATTERNS.contains(&name.as_str()) {
-                ipu_dialects::diagnostics::error_at(
-                    op.location(),
-                    &format!("ipu-canonicalize: unknown pattern '{name}' in disable-patterns; patterns: {}", PATTERNS.join(", ")),
-                );
-                return Err(PassFailure(format!("unknown pattern '{name}'")));
-            }
-        }
-        let context_ref = op.context();
-        // SAFETY: the context outlives this pass run.
-        let context: &Context = unsafe { context_ref.to_ref() };
-        let counters: Vec<Arc<AtomicU64>> = PATTERNS
-            .iter()
-            .map(|_| Arc::new(AtomicU64::new(0)))
-            .collect();
-        let patterns = RewritePatternSet::new(context);
-        let enabled = |name: &str| {
-            !self
-                .options
-                .disable_patterns
-                .iter()
-                .any(|disabled| disabled == name)
-        };
-        type Rewrite = fn(OperationRef, PatternRewriter) -> bool;
-        let table: [(&str, &str, Rewrite); 5] = [
-            ("fold-identity-cast", CastOp::NAME, fold_identity_cast),
-            ("fold-cast-of-cast", CastOp::NAME, fold_cast_of_cast),
-            (
-                "fold-identity-rearrange",
-                RearrangeOp::NAME,
-                fold_identity_rearrange,
-            ),
-            (
-                "fold-rearrange-of-rearrange",
-                RearrangeOp::NAME,
-                fold_rearrange_of_rearrange,
-            ),
-            (
-                "fold-transpose-into-matmul",
-                MatmulOp::NAME,
-                fold_transpose_into_matmul,
-            ),
-        ];
-        for (index, (name, root, rewrite)) in table.into_iter().enumerate() {
-            if !enabled(name) {
-                continue;
-            }
-            let counter = counters[index].clone();
-            patterns.add(create_op_rewrite_pattern(
-                root,
-                1,
-                context,
-                move |_pattern, raw_op, raw_rewriter| {
-                    // SAFETY: MLIR hands a live op and rewriter for the duration of the call.
-                    let op = unsafe { OperationRef::from_raw(raw_op) };
-                    let rewriter = unsafe { PatternRewriter::from_raw(raw_rewriter) };
-                    let changed = rewrite(op, rewriter);
-                    if changed {
-                        counter.fetch_add(1, Ordering::Relaxed);
-                    }
-                    changed
-                },
-                &[],
-            ));
-        }
-        let config = GreedyRewriteDriverConfig::new();
-        config.set_max_iterations(i64::from(self.options.max_iterations));
-        let result = apply_patterns_and_fold_greedily_with_op(op, patterns.freeze(), &config);
-        for (index, name) in PATTERNS.iter().enumerate() {
-            let count = counters[index].load(Ordering::Relaxed);
-            if count > 0 {
-                run.statistic(name, "Number of times the pattern rewrote an op", count);
-            }
-        }
-        let total: u64 = counters
-            .iter()
-            .map(|counter| counter.load(Ordering::Relaxed))
-            .sum();
-        run.statistic("rewrites", "Number of ops rewritten", total);
-        result.map_err(|_| {
-            ipu_dialects::diagnostics::error_at(
-                op.location(),
-                &format!(
-                    "ipu-canonicalize did not converge in {} iterations (raise max-iterations)",
-                    self.options.max_iterations
-                ),
-            );
-            PassFailure("greedy rewriting did not converge".to_string())
-        })
+        let options = &self.options;
+        crate::rewrite::apply(
+            op,
+            Self::ARGUMENT,
+            PATTERNS,
+            (&options.disable_patterns, options.max_iterations),
+            run,
+        )
     }
 }
 
@@ -194,39 +127,21 @@ fn info(value: Value) -> Option<TensorInfo> {
     TensorInfo::from_type(value.r#type()).ok()
 }
 
-fn has_uses(value: Value) -> bool {
-    // SAFETY: the value is live; a null first use means no uses.
-    !unsafe { mlir_sys::mlirValueGetFirstUse(value.to_raw()) }
-        .ptr
-        .is_null()
-}
-
-/// Replaces `op`'s single result with `value`, then erases `op` and, if it became dead, the op
-/// that defined the operand we looked through (IRDL ops are never considered dead by MLIR).
+/// Replaces `op`'s single result with `value`, then erases the op we looked through to find
+/// it if that became dead.
 fn replace_and_clean(
-    rewriter: PatternRewriter,
+    rewriter: &Rewriter,
     op: OperationRef,
     value: Value,
     looked_through: Option<OperationRef>,
 ) {
-    let base = rewriter.as_rewriter_base();
-    base.replace_op_with_values(op, &[value]);
+    rewriter.replace(op, &[value]);
     if let Some(producer) = looked_through {
-        if let Ok(result) = producer.result(0) {
-            if !has_uses(result.into()) {
-                base.erase_op(producer);
-            }
-        }
+        rewriter.erase_if_dead(producer);
     }
 }
 
-fn defining_op<'c, 'a>(value: Value<'c, 'a>) -> Option<OperationRef<'c, 'a>> {
-    melior::ir::operation::OperationResult::try_from(value)
-        .ok()
-        .map(|result| result.owner())
-}
-
-fn fold_identity_cast(op: OperationRef, rewriter: PatternRewriter) -> bool {
+fn fold_identity_cast(op: OperationRef, rewriter: &Rewriter) -> bool {
     let Ok(cast) = CastOp::try_from(op) else {
         return false;
     };
@@ -253,14 +168,14 @@ fn exact_conversion(from: ElementType, scale: i64, to: ElementType) -> bool {
     }
 }
 
-fn fold_cast_of_cast(op: OperationRef, rewriter: PatternRewriter) -> bool {
+fn fold_cast_of_cast(op: OperationRef, rewriter: &Rewriter) -> bool {
     let Ok(outer) = CastOp::try_from(op) else {
         return false;
     };
     let Some(middle) = outer.input() else {
         return false;
     };
-    let Some(inner_op) = defining_op(middle) else {
+    let Some(inner_op) = producer(middle) else {
         return false;
     };
     let Ok(inner) = CastOp::try_from(inner_op) else {
@@ -297,19 +212,11 @@ fn fold_cast_of_cast(op: OperationRef, rewriter: PatternRewriter) -> bool {
     } else {
         source_scale
     };
-    let context_ref = op.context();
-    // SAFETY: the context outlives the rewrite.
-    let context: &Context = unsafe { context_ref.to_ref() };
-    let location: Location = op.location();
-    let base = rewriter.as_rewriter_base();
-    base.set_insertion_point_before(op);
-    let new = base.insert(CastOp::build(
-        context,
-        location,
-        source,
-        type_of(result),
-        scale,
-    ));
+    let context = rewriter.context();
+    let new = rewriter.insert_before(
+        op,
+        CastOp::build(context, op.location(), source, type_of(result), scale),
+    );
     let Ok(new_result) = new.result(0) else {
         return false;
     };
@@ -324,7 +231,7 @@ fn is_identity(permutation: &[i64]) -> bool {
         .all(|(index, &axis)| axis == index as i64)
 }
 
-fn fold_identity_rearrange(op: OperationRef, rewriter: PatternRewriter) -> bool {
+fn fold_identity_rearrange(op: OperationRef, rewriter: &Rewriter) -> bool {
     let Ok(rearrange) = RearrangeOp::try_from(op) else {
         return false;
     };
@@ -343,14 +250,14 @@ fn fold_identity_rearrange(op: OperationRef, rewriter: PatternRewriter) -> bool 
     true
 }
 
-fn fold_rearrange_of_rearrange(op: OperationRef, rewriter: PatternRewriter) -> bool {
+fn fold_rearrange_of_rearrange(op: OperationRef, rewriter: &Rewriter) -> bool {
     let Ok(outer) = RearrangeOp::try_from(op) else {
         return false;
     };
     let Some(middle) = outer.input() else {
         return false;
     };
-    let Some(inner_op) = defining_op(middle) else {
+    let Some(inner_op) = producer(middle) else {
         return false;
     };
     let Ok(inner) = RearrangeOp::try_from(inner_op) else {
@@ -374,23 +281,16 @@ fn fold_rearrange_of_rearrange(op: OperationRef, rewriter: PatternRewriter) -> b
         replace_and_clean(rewriter, op, source, Some(inner_op));
         return true;
     }
-    let context_ref = op.context();
-    // SAFETY: the context outlives the rewrite.
-    let context: &Context = unsafe { context_ref.to_ref() };
-    let base = rewriter.as_rewriter_base();
-    base.set_insertion_point_before(op);
+    let context = rewriter.context();
     let permutation = if is_identity(&composed) {
         None
     } else {
         Some(composed.as_slice())
     };
-    let new = base.insert(RearrangeOp::build(
-        context,
-        op.location(),
-        source,
-        type_of(result),
-        permutation,
-    ));
+    let new = rewriter.insert_before(
+        op,
+        RearrangeOp::build(context, op.location(), source, type_of(result), permutation),
+    );
     let Ok(new_result) = new.result(0) else {
         return false;
     };
@@ -402,7 +302,7 @@ fn fold_rearrange_of_rearrange(op: OperationRef, rewriter: PatternRewriter) -> b
 fn transposed_source<'c, 'a>(
     value: Value<'c, 'a>,
 ) -> Option<(Value<'c, 'a>, OperationRef<'c, 'a>)> {
-    let producer = defining_op(value)?;
+    let producer = producer(value)?;
     let rearrange = RearrangeOp::try_from(producer).ok()?;
     let permutation = rearrange.permutation()?;
     let rank = permutation.len();
@@ -422,7 +322,7 @@ fn transposed_source<'c, 'a>(
     Some((source, producer))
 }
 
-fn fold_transpose_into_matmul(op: OperationRef, rewriter: PatternRewriter) -> bool {
+fn fold_transpose_into_matmul(op: OperationRef, rewriter: &Rewriter) -> bool {
     let Ok(matmul) = MatmulOp::try_from(op) else {
         return false;
     };
@@ -438,11 +338,7 @@ fn fold_transpose_into_matmul(op: OperationRef, rewriter: PatternRewriter) -> bo
     let new_rhs = rhs_fold.map(|(source, _)| source).unwrap_or(rhs);
     let transpose_lhs = matmul.transpose_lhs() ^ lhs_fold.is_some();
     let transpose_rhs = matmul.transpose_rhs() ^ rhs_fold.is_some();
-    let context_ref = op.context();
-    // SAFETY: the context outlives the rewrite.
-    let context: &Context = unsafe { context_ref.to_ref() };
-    let base = rewriter.as_rewriter_base();
-    base.set_insertion_point_before(op);
+    let context = rewriter.context();
     let mut new = MatmulOp::build(
         context,
         op.location(),
@@ -459,17 +355,13 @@ fn fold_transpose_into_matmul(op: OperationRef, rewriter: PatternRewriter) -> bo
             new.set_attribute(&name, attribute);
         }
     }
-    let new = base.insert(new);
+    let new = rewriter.insert_before(op, new);
     let Ok(new_result) = new.result(0) else {
         return false;
     };
-    base.replace_op_with_values(op, &[new_result.into()]);
+    rewriter.replace(op, &[new_result.into()]);
     for (_, producer) in [lhs_fold, rhs_fold].into_iter().flatten() {
-        if let Ok(value) = producer.result(0) {
-            if !has_uses(value.into()) {
-                base.erase_op(producer);
-            }
-        }
+        rewriter.erase_if_dead(producer);
     }
     true
 }

@@ -6,7 +6,7 @@
 //! an error naming the op and why), then, only if nothing failed, the [`Rewrite`]s are applied
 //! in program order and the replaced ops erased.
 
-pub mod ir;
+pub use crate::ir;
 pub mod linalg;
 mod linalg_patterns;
 pub mod tosa;

@@ -17,8 +17,7 @@ use ipu_dialects::{
     tensor::TensorInfo,
 };
 use melior::ir::{
-    attribute::AttributeLike, block::BlockLike, operation::OperationLike, BlockRef, OperationRef,
-    Value, ValueLike,
+    block::BlockLike, operation::OperationLike, BlockRef, OperationRef, Value, ValueLike,
 };
 
 use super::cost::CycleCost;
@@ -149,27 +148,6 @@ fn kind_of(op: OperationRef) -> Option<(Ipu, Option<Attr>)> {
     Some(kind)
 }
 
-/// The value of a splat float constant (`arith.constant dense<v>`), if `value` is one.
-fn splat_value(value: Value) -> Option<f64> {
-    let result = melior::ir::operation::OperationResult::try_from(value).ok()?;
-    let owner = result.owner();
-    if op_name(&owner) != "arith.constant" {
-        return None;
-    }
-    let attribute = owner.attribute("value").ok()?.to_raw();
-    // SAFETY: `attribute` is live; the splat is read only from a splat dense elements attribute
-    // and its value only from a float attribute.
-    unsafe {
-        if !mlir_sys::mlirAttributeIsADenseElements(attribute)
-            || !mlir_sys::mlirDenseElementsAttrIsSplat(attribute)
-        {
-            return None;
-        }
-        let splat = mlir_sys::mlirDenseElementsAttrGetSplatValue(attribute);
-        mlir_sys::mlirAttributeIsAFloat(splat).then(|| mlir_sys::mlirFloatAttrGetValueDouble(splat))
-    }
-}
-
 /// The ops using `value`, with the operand index of each use.
 pub(super) fn uses<'c, 'a>(value: Value<'c, 'a>) -> Vec<(OperationRef<'c, 'a>, usize)> {
     let mut found = Vec::new();
@@ -271,11 +249,10 @@ impl<'c, 'a> BlockGraph<'c, 'a> {
             // Operands of e-graph ops are checked to be tensors; this is never reached.
             None => (Vec::new(), ipu_dialects::tensor::ElementType::F32),
         };
-        let defined_at = melior::ir::operation::OperationResult::try_from(value)
-            .ok()
-            .and_then(|result| self.positions.get(&raw_op(&result.owner())).copied());
+        let defined_at =
+            crate::ir::producer(value).and_then(|op| self.positions.get(&raw_op(&op)).copied());
         self.leaves.insert(name.clone(), (value, defined_at));
-        let splat_bits = splat_value(value).map(f64::to_bits);
+        let splat_bits = crate::ir::splat_of(value).map(f64::to_bits);
         self.egraph.add(Ipu::Leaf(Leaf {
             name,
             shape,

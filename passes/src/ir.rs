@@ -1,4 +1,7 @@
-//! Small read-only queries on MLIR values and constants shared by the import passes.
+//! Small read-only queries on MLIR values and constants, shared by every pass: the op that
+//! produced a value (without the race melior's failing `OperationResult::try_from` has with
+//! passes on sibling functions), its users, splat constants, static shapes. A pass needs no
+//! `unsafe` to ask these.
 
 use ipu_dialects::{ipu::op_name, tensor::ElementType};
 use melior::ir::{
