@@ -504,10 +504,22 @@ fn op_candidates(
         }
         all.retain(|candidate| constraint.admits(&candidate.plan));
         if all.is_empty() {
+            // The owning strategy says why it does not offer the pinned plan, when it can.
+            let why = constraint.kind.as_ref().and_then(|kind| {
+                let pinned = ipu_dialects::format::Plan {
+                    kind: kind.clone(),
+                    params: constraint.params.clone(),
+                };
+                let active = options.active_tile_counts();
+                crate::strategies::why_not_offered(graph, op, &pinned, &active)
+            });
             return Err(PlannerError::NoCandidate {
                 op: index,
                 name: op.kind.name().into(),
-                detail: format!("no candidate satisfies the constraint on op {key}"),
+                detail: match why {
+                    Some(why) => format!("the plan pinned for op {key} is not offered: {why}"),
+                    None => format!("no candidate satisfies the constraint on op {key}"),
+                },
             });
         }
     }
