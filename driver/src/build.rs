@@ -33,6 +33,8 @@ pub struct BuildOptions {
     pub embed_kernels: bool,
     /// A file of plan constraints (JSON, as `--dump-plans` writes) the planner must satisfy.
     pub plan_constraints: Option<String>,
+    /// Further `ipu-compile` planning settings (`key=value`: beam-width, active-tiles, ...).
+    pub planner: Vec<String>,
 }
 
 impl Default for BuildOptions {
@@ -45,6 +47,7 @@ impl Default for BuildOptions {
             function: None,
             embed_kernels: true,
             plan_constraints: None,
+            planner: Vec::new(),
         }
     }
 }
@@ -77,6 +80,7 @@ pub fn pipeline_text(options: &BuildOptions, native: &str, target: &Target) -> S
             ipu_passes::pipeline::format_option_value(path)
         ));
     }
+    settings.extend(options.planner.iter().cloned());
     format!("builtin.module(ipu-compile{{{}}})", settings.join(" "))
 }
 

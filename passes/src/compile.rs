@@ -24,7 +24,7 @@ use crate::lower::passes::{
     EmitTileCodeOptions, LowerExchangesOptions, LowerToTilesOptions,
     OptimizeExchangePlacementOptions, PlaceStorageOptions, PlanKernelsOptions,
 };
-use crate::lower_mid::{LowerMidOptions, FINALISTS_ATTRIBUTE};
+use crate::lower_mid::{LowerMidOptions, WeightMemory, FINALISTS_ATTRIBUTE};
 use crate::pipeline::{parse_option_list, PassOption, PassOptions, PipelineError};
 use crate::plan_ir;
 use crate::planner::PrecisionPolicy;
@@ -49,6 +49,20 @@ crate::pass_options! {
         function: String = String::new(),
         /// File with plan constraints as JSON (ipu-lower-mid's constraints-file).
         constraints_file: String = String::new(),
+        /// Tile counts plans may use (empty: all tiles).
+        active_tiles: Vec<u32> = Vec::new(),
+        /// Partial plans kept per format group by the planner's beam.
+        beam_width: u32 = 8,
+        /// Candidates per op kept before the beam (best standalone cost first).
+        candidates_per_op: u32 = 24,
+        /// Per-tile memory budget in bytes; empty: the target table's planned-data budget.
+        memory_budget: Option<u64> = None,
+        /// Memory class of GEMM weights.
+        weight_memory: WeightMemory = WeightMemory::Auto,
+        /// JSON file of function-argument data ranges for FP8 scales (ipu-lower-mid's).
+        calibration: String = String::new(),
+        /// File to write the chosen plans to (the constraints form; reproduces the compile).
+        dump_plans: String = String::new(),
     }
 }
 
@@ -64,6 +78,13 @@ pub fn expand_compile(options: &[PassOption]) -> Result<String, PipelineError> {
             fp8_scale: options.fp8_scale,
             finalists: options.finalists,
             constraints_file: options.constraints_file.clone(),
+            active_tiles: options.active_tiles.clone(),
+            beam_width: options.beam_width,
+            candidates_per_op: options.candidates_per_op,
+            memory_budget: options.memory_budget,
+            weight_memory: options.weight_memory,
+            calibration: options.calibration.clone(),
+            dump_plans: options.dump_plans.clone(),
             ..LowerMidOptions::default()
         }
         .print_pass(),

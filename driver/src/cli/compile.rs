@@ -60,6 +60,7 @@ fn lower(input: &Path, options: &CompileOptions) -> Result<(Package, CompileEsti
             .plan_constraints
             .as_ref()
             .map(|path| path.display().to_string()),
+        planner: options.planner_settings(),
         ..ipu_driver::build::BuildOptions::default()
     };
     // A model the compiler cannot handle ran the compiler and failed: a failed run (exit 1).

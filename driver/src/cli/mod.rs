@@ -85,6 +85,66 @@ pub struct CompileOptions {
         value_name = "FILE"
     )]
     pub plan_constraints: Option<PathBuf>,
+    /// Tile counts plans may use, comma-separated (default: any count of the program's tiles).
+    #[arg(long, value_name = "COUNTS", value_delimiter = ',')]
+    pub active_tiles: Vec<u32>,
+    /// Partial plans the planner's beam keeps per format group [default: 8].
+    #[arg(long, value_name = "N")]
+    pub beam_width: Option<u32>,
+    /// Candidates per op kept before the beam, best standalone cost first [default: 24].
+    #[arg(long, value_name = "N")]
+    pub candidates_per_op: Option<u32>,
+    /// Finalists planning keeps and selection schedules [default: 4].
+    #[arg(long, value_name = "N")]
+    pub finalists: Option<u32>,
+    /// Per-tile memory budget in bytes (default: the target table's planned-data budget).
+    #[arg(long, value_name = "BYTES")]
+    pub memory_budget: Option<u64>,
+    /// Memory class of GEMM weights.
+    #[arg(long, value_name = "CLASS", value_parser = ["auto", "interleaved", "standard"])]
+    pub weight_memory: Option<String>,
+    /// JSON file of function-argument data ranges for FP8 scales (see `ipu-opt --list-passes`,
+    /// ipu-lower-mid's `calibration`).
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
+    /// Write the chosen plans to FILE, in the form `--constraints` reads (feeding it back
+    /// reproduces the compile).
+    #[arg(long, value_name = "FILE")]
+    pub dump_plans: Option<PathBuf>,
+}
+
+impl CompileOptions {
+    /// The planning options set, as `ipu-compile{...}` settings (`key=value`).
+    pub fn planner_settings(&self) -> Vec<String> {
+        let quote =
+            |path: &PathBuf| ipu_passes::pipeline::format_option_value(&path.display().to_string());
+        let mut settings = Vec::new();
+        if !self.active_tiles.is_empty() {
+            let counts: Vec<String> = self.active_tiles.iter().map(u32::to_string).collect();
+            settings.push(format!("active-tiles={}", counts.join(",")));
+        }
+        let numbers = [
+            ("beam-width", self.beam_width.map(u64::from)),
+            ("candidates-per-op", self.candidates_per_op.map(u64::from)),
+            ("finalists", self.finalists.map(u64::from)),
+            ("memory-budget", self.memory_budget),
+        ];
+        for (key, value) in numbers {
+            if let Some(value) = value {
+                settings.push(format!("{key}={value}"));
+            }
+        }
+        if let Some(class) = &self.weight_memory {
+            settings.push(format!("weight-memory={class}"));
+        }
+        if let Some(path) = &self.calibration {
+            settings.push(format!("calibration={}", quote(path)));
+        }
+        if let Some(path) = &self.dump_plans {
+            settings.push(format!("dump-plans={}", quote(path)));
+        }
+        settings
+    }
 }
 
 #[derive(Debug, Args)]
