@@ -65,6 +65,8 @@ pub fn transpose_work(
         ));
     }
     let to_u32 = |x: u64| u32::try_from(x).map_err(|_| format!("dimension {x} is too large"));
+    // The lowering addresses the whole value's 2-D view in 32-bit element counts.
+    to_u32(batches.saturating_mul(rows).saturating_mul(cols))?;
     let (batches, rows, cols) = (to_u32(batches)?, to_u32(rows)?, to_u32(cols)?);
     let kernel = KernelSpec::Transpose {
         precision,
