@@ -63,8 +63,29 @@ pub fn read_tensors(package: &Package, dir: &Path) -> Result<BTreeMap<String, Te
         .filter(|b| b.role != BindingRole::Output)
     {
         let path = dir.join(file_name(&binding.name));
-        if path.is_file() {
-            tensors.insert(binding.name.clone(), Tensor::read(&path)?);
+        // Something named like the input that is not a regular file (a directory, a device or
+        // a link to one) is the user's mistake, never skipped for a generated input, and never
+        // read (a link to /dev/zero would not end).
+        match std::fs::metadata(&path) {
+            Ok(metadata) if metadata.is_file() => {
+                tensors.insert(binding.name.clone(), Tensor::read(&path)?);
+            }
+            Ok(_) => {
+                return Err(NpyError::NotAFile {
+                    origin: path.display().to_string(),
+                    detail: format!(
+                        "is not a regular file (input '{}' must be an .npy file)",
+                        binding.name
+                    ),
+                })
+            }
+            Err(_) if path.symlink_metadata().is_ok() => {
+                return Err(NpyError::NotAFile {
+                    origin: path.display().to_string(),
+                    detail: "is a link to nothing".to_string(),
+                })
+            }
+            Err(_) => {}
         }
     }
     Ok(tensors)

@@ -47,6 +47,8 @@ impl NpyDtype {
 /// Why an `.npy` file or a tensor is refused.
 #[derive(Debug, thiserror::Error)]
 pub enum NpyError {
+    #[error("{origin}: {detail}")]
+    NotAFile { origin: String, detail: String },
     #[error("{origin}: not an .npy file (bad magic)")]
     Magic { origin: String },
     #[error("{origin}: .npy version {major}.{minor} is not supported (1.0, 2.0, 3.0)")]
