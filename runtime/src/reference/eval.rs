@@ -7,6 +7,10 @@ use super::array::Array;
 use super::ir::{Function, OpKind, Operation, Program, ValueId, ValueType};
 use super::{ops, ReferenceError};
 
+/// The most elements one value of the host reference may have (it computes in f64: 4 GiB);
+/// more than any device holds, checked before anything that large is allocated.
+const MAX_REFERENCE_ELEMENTS: usize = 1 << 29;
+
 /// How deep `func.call` and `ipu.repeat` bodies may nest (a recursive module is an error, not a
 /// stack overflow).
 pub const MAX_CALL_DEPTH: usize = 64;
@@ -124,7 +128,42 @@ impl Program {
             declared.grid().round_all(&mut array.data);
             values[index] = Some(array);
         }
-        for operation in body {
+        // Only ops whose results reach a return are evaluated (every op the reference knows is
+        // pure): a dead constant, however large, is never materialized.
+        let mut live = vec![false; function.values.len()];
+        for id in &function.returns {
+            if let Some(flag) = live.get_mut(id.0) {
+                *flag = true;
+            }
+        }
+        let mut needed = vec![false; body.len()];
+        for (position, operation) in body.iter().enumerate().rev() {
+            if operation
+                .results
+                .iter()
+                .any(|id| live.get(id.0) == Some(&true))
+            {
+                needed[position] = true;
+                for id in &operation.operands {
+                    if let Some(flag) = live.get_mut(id.0) {
+                        *flag = true;
+                    }
+                }
+            }
+        }
+        for (operation, _) in body.iter().zip(&needed).filter(|(_, &needed)| needed) {
+            for id in &operation.results {
+                let count = value_type(function, operation, *id)?.elements();
+                if count > MAX_REFERENCE_ELEMENTS {
+                    return Err(invalid(
+                        operation,
+                        format!(
+                            "its result has {count} elements, over the host reference's budget of {MAX_REFERENCE_ELEMENTS} ({} GiB of f64)",
+                            (MAX_REFERENCE_ELEMENTS * 8) >> 30
+                        ),
+                    ));
+                }
+            }
             let operands = operation
                 .operands
                 .iter()

@@ -808,3 +808,31 @@ fn siglip_example_reference_wall_time() {
         start.elapsed()
     );
 }
+
+/// A dead constant is never materialized, however large (issue 21, class 7: a package whose
+/// source held a dead 1e9-element splat made `ipu run` allocate 8 GB); a live value beyond the
+/// reference's budget is refused with its size before anything is allocated.
+#[test]
+fn dead_values_are_not_evaluated_and_huge_live_ones_are_refused() {
+    let dead = r#"
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %dead = arith.constant dense<1.0> : tensor<1000000000xf32>
+  %y = "ipu.gelu"(%x) {approximate = "tanh"} : (tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}"#;
+    let results = run(dead, "f", &[array(&[4], &[0.0, 1.0, 2.0, 3.0])]);
+    assert_eq!(results[0].shape, vec![4]);
+    let live = r#"
+func.func @f() -> tensor<1000000000xf32> {
+  %big = arith.constant dense<1.0> : tensor<1000000000xf32>
+  return %big : tensor<1000000000xf32>
+}"#;
+    let error = program(live)
+        .evaluate("f", &[])
+        .expect_err("over the budget");
+    let message = error.to_string();
+    assert!(
+        message.contains("1000000000 elements, over the host reference's budget"),
+        "{message}"
+    );
+}
