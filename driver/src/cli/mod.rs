@@ -194,6 +194,10 @@ pub struct RunArgs {
     /// tolerance, so the compile must be f32: `--precision f32`).
     #[arg(long)]
     pub oracle: bool,
+    /// Refuse a program the compiler estimates at more device cycles than this (its
+    /// simulation and host reference would run for hours: an `ipu.repeat` of 1e9 iterations).
+    #[arg(long, value_name = "CYCLES", default_value_t = 10_000_000_000)]
+    pub max_cycles: u64,
     #[command(flatten)]
     pub compile: CompileOptions,
 }

@@ -121,6 +121,36 @@ fn cycles_line(run: &ProgramRun, estimates: Option<&CompileEstimates>) -> String
 /// exit status: the program ran and its numbers are what they are.
 const ESTIMATE_BOUND_PERCENT: f64 = 5.0;
 
+/// Refuses (nothing runs, exit 2) a package whose ops the compiler estimates at more than
+/// `bound` device cycles in all: its simulation and host reference would not finish in
+/// reasonable time. Reports the estimate, its device time, and the op that dominates it.
+fn check_cycle_bound(package: &Package, bound: u64) -> Result<(), Failure> {
+    let ops = &package.profile_plan.ops;
+    let total = ops
+        .iter()
+        .fold(0u64, |sum, op| sum.saturating_add(op.estimated_cycles));
+    if total <= bound {
+        return Ok(());
+    }
+    let largest = ops.iter().max_by_key(|op| op.estimated_cycles);
+    let time = package
+        .target()
+        .map(|target| {
+            let seconds = total as f64 / target.clock_hz.value;
+            format!("about {seconds:.0} s on {}", package.image.target)
+        })
+        .unwrap_or_else(|_| format!("target {}", package.image.target));
+    Err(Failure::input(anyhow!(
+        "the program is estimated at {total} device cycles ({time}{}), over --max-cycles {bound}: its simulation would not finish in reasonable time (raise --max-cycles to run it anyway)",
+        largest
+            .map(|op| format!(
+                "; {} {} alone {} cycles",
+                op.op, op.provenance, op.estimated_cycles
+            ))
+            .unwrap_or_default()
+    )))
+}
+
 /// Inputs: seeded Gaussians for every input, replaced by `<dir>/<binding>.npy` where present.
 fn host_inputs(args: &RunArgs, package: &Package) -> Result<BTreeMap<String, Tensor>, Failure> {
     let mut tensors = seeded_inputs(package, args.seed);
@@ -396,6 +426,7 @@ pub fn command(args: &RunArgs) -> Result<(), Failure> {
         .with_context(|| format!("reading back '{}'", package_path.display()))
         .map_err(Failure::failed)?;
     let tiles = package.tile_count();
+    check_cycle_bound(&package, args.max_cycles)?;
     let inputs = host_inputs(args, &package)?;
     let reference = reference_outputs(&package, &inputs);
     let library = KernelLibrary::from_env()
