@@ -8,7 +8,7 @@
 //!   device operand's blocks, or on a split GEMM's reduced ranges.
 //! * [`rows`]: `ipu.softmax`, `ipu.layer_norm` on whole rows per tile.
 //! * [`rearrange`]: `ipu.rearrange`, batched transposes whole matrices per tile, row copies.
-//! * [`blocks`]: the work on blocks of a grid both of those emit.
+//! * [`blocks`]: the work on blocks of a grid that the pointwise and row strategies emit.
 
 pub mod blocks;
 pub mod pointwise;

@@ -809,7 +809,7 @@ fn siglip_example_reference_wall_time() {
     );
 }
 
-/// A dead constant is never materialized, however large (issue 21, class 7: a package whose
+/// A dead constant is never materialized, however large (a package whose
 /// source held a dead 1e9-element splat made `ipu run` allocate 8 GB); a live value beyond the
 /// reference's budget is refused with its size before anything is allocated.
 #[test]
