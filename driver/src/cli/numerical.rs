@@ -8,9 +8,11 @@
 //! * `argN` (inputs): argument `N`, with the tensor the device received (generated from
 //!   `--seed`, or read from `--inputs`);
 //! * `constN` (weights): the module's constant whose result is value `N` of the function
-//!   (arguments first, then op results in order). The reference uses the module's own values,
-//!   so a package whose weight bytes differ from its source fails the test; a weight given in
-//!   `--inputs` replaces the constant on both sides;
+//!   (arguments first, then op results in order; `<op>.<body>.constN` the constant of repeat
+//!   body `@body`). The reference uses the module's own values, and the package's weight bytes
+//!   must be exactly those values in the binding's encoding: a package whose weights differ
+//!   from its source (even by one unit in the last place, re-signed) fails the test naming the
+//!   weight and element. A weight given in `--inputs` replaces the constant on both sides;
 //! * `resultN` (outputs): result `N` of the function.
 //!
 //! Arguments are rounded onto their declared element type on entry (as the host encodes them
@@ -68,6 +70,9 @@ pub struct Reference {
     pub function: String,
     pub workload: &'static str,
     pub outputs: Vec<ExpectedOutput>,
+    /// Why weights in the package are not its source module's (each fails the test: the
+    /// device would run other weights than the model the reference evaluates).
+    pub altered_weights: Vec<String>,
 }
 
 /// The outcome of comparing a run with its [`Reference`].
@@ -112,6 +117,19 @@ pub fn reference(
         );
     };
     let workload = Workload::of(function);
+    // The device runs the package's weight bytes; the reference the source module's
+    // constants. They must be the same values (a package whose weights were altered and
+    // re-signed must not pass), unless the user gave the weight in --inputs.
+    let altered_weights: Vec<String> = package
+        .bindings
+        .iter()
+        .filter(|b| b.role == BindingRole::Weight && !inputs.contains_key(&b.name))
+        .filter_map(|binding| {
+            check_weight_bytes(&program, &function_name, binding)
+                .err()
+                .map(|error| format!("{error:#}"))
+        })
+        .collect();
     let mut arguments = BTreeMap::new();
     let mut weights = Vec::new();
     let mut outputs = Vec::new();
@@ -245,6 +263,7 @@ pub fn reference(
         function: function_name,
         workload: workload.name(),
         outputs: expected,
+        altered_weights,
     }))
 }
 
@@ -252,7 +271,7 @@ pub fn reference(
 pub fn check(reference: &Reference, device: &BTreeMap<String, Tensor>) -> anyhow::Result<Outcome> {
     let mut outcome = Outcome {
         max_abs_error: 0.0,
-        pass: true,
+        pass: reference.altered_weights.is_empty(),
         comparisons: Vec::new(),
     };
     for output in &reference.outputs {
@@ -303,6 +322,75 @@ fn numbered(name: &str, prefix: &str) -> Option<usize> {
         return None;
     }
     digits.parse().ok()
+}
+
+/// The function and value a weight binding names: `constN` is value N of `function`,
+/// `<prefix>.<body>.constN` value N of the repeat body `@body`.
+fn weight_source<'n>(name: &'n str, function: &'n str) -> Option<(&'n str, usize)> {
+    match name.rsplit_once('.') {
+        None => Some((function, numbered(name, "const")?)),
+        Some((prefix, last)) => {
+            let body = prefix.rsplit('.').next()?;
+            Some((body, numbered(last, "const")?))
+        }
+    }
+}
+
+/// An error unless weight `binding`'s bytes in the package are exactly its source constant
+/// encoded as the binding is (precision, FP8 scale): names the first differing element.
+fn check_weight_bytes(
+    program: &Program,
+    function_name: &str,
+    binding: &ipu_runtime::package::Binding,
+) -> anyhow::Result<()> {
+    let name = &binding.name;
+    let (function, value) = weight_source(name, function_name)
+        .ok_or_else(|| anyhow!("weight binding '{name}' names no constant of the source module"))?;
+    let source = program
+        .functions
+        .get(function)
+        .ok_or_else(|| anyhow!("weight '{name}': the source module has no function @{function}"))?;
+    let values = source
+        .body
+        .iter()
+        .flatten()
+        .find(|op| op.results.first() == Some(&ValueId(value)))
+        .and_then(|op| match &op.kind {
+            OpKind::Constant { values } => Some(values),
+            _ => None,
+        })
+        .ok_or_else(|| anyhow!("weight '{name}' names no constant of @{function}"))?;
+    let count = usize::try_from(binding.shape.iter().product::<u64>()).context("weight size")?;
+    let element_bytes = binding.precision.bytes() as usize;
+    if count.checked_mul(element_bytes) != Some(binding.data.len())
+        || (values.len() != 1 && values.len() != count)
+    {
+        bail!(
+            "weight '{name}' holds {} bytes in the package; its source constant has {} values of {:?}",
+            binding.data.len(),
+            values.len(),
+            binding.shape
+        );
+    }
+    let data: Vec<f32> = if values.len() == 1 {
+        vec![values[0] as f32; count]
+    } else {
+        values.iter().map(|&v| v as f32).collect()
+    };
+    let expected = ipu_device::numerics::encode_bytes(
+        &data,
+        binding.precision,
+        binding.scale_exp,
+        ipu_device::numerics::Rounding::NearestEvenSaturating,
+    )
+    .with_context(|| format!("encoding weight '{name}'"))?;
+    if let Some(at) = expected.iter().zip(&binding.data).position(|(a, b)| a != b) {
+        bail!(
+            "weight '{name}' in the package differs from its source constant at element {}: the device would not run the source module's weights",
+            at / element_bytes.max(1)
+        );
+    }
+    Ok(())
 }
 
 /// Replaces the values of the constant defining value `value` of `function` with `tensor` (a

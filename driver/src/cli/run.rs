@@ -230,6 +230,9 @@ fn numerical_test(
             return false;
         }
     };
+    for altered in &reference.altered_weights {
+        eprintln!("ipu: numerical test failed: {altered}");
+    }
     match numerical::check(reference, outputs) {
         Ok(outcome) => {
             for (binding, comparison) in &outcome.comparisons {

@@ -321,3 +321,60 @@ fn run_from_mlir_checks_the_numbers() {
     let package = Package::read(&dir.join("artifacts/gemm/model-final.ipuexe")).unwrap();
     assert_eq!(package.source.map(|s| s.function), Some("gemm".into()));
 }
+
+/// A package whose repeat-body weight was altered by one unit in the last place and re-signed
+/// runs outputs within the tolerance, and still fails: the reference evaluates the source
+/// module's constants, and the package's weight bytes must be exactly those constants in the
+/// binding's encoding. The run names the weight and the element.
+#[test]
+fn a_re_signed_package_with_an_altered_body_weight_fails() {
+    let dir = scratch("re-signed");
+    let model = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../test/Runtime/Inputs/repeat_layer.mlir"
+    );
+    let result = Command::new(IPU)
+        .args([
+            "compile",
+            model,
+            "-o",
+            "good.ipuexe",
+            "--tiles",
+            "64",
+            "--precision",
+            "f32",
+        ])
+        .current_dir(&dir)
+        .env("IPU_KERNEL_CACHE", kernel_cache())
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("ipu starts");
+    assert_exit(&result, 0, "ipu compile");
+    let output = ipu_run(&dir, &["good.ipuexe", "--name", "good"]);
+    assert_exit(&output, 0, "the intact package");
+
+    let mut package = Package::read(&dir.join("good.ipuexe")).expect("package reads");
+    let weight = package
+        .bindings
+        .iter_mut()
+        .find(|b| b.role == BindingRole::Weight && b.name.ends_with(".const1"))
+        .expect("the body's weight matrix is a weight binding");
+    let name = weight.name.clone();
+    let width = weight.precision.bytes() as usize;
+    // One ulp of element 5 (the lowest mantissa bit of a little-endian f32).
+    weight.data[5 * width] ^= 1;
+    package
+        .write(&dir.join("bad.ipuexe"))
+        .expect("the re-signed package is well formed");
+    let output = ipu_run(&dir, &["bad.ipuexe", "--name", "bad"]);
+    assert_exit(&output, 1, "a package with an altered weight");
+    let lines = stdout_lines(&output);
+    assert!(lines[2].ends_with(" numericalTest=FAIL"), "{lines:?}");
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "weight '{name}' in the package differs from its source constant at element 5"
+        )),
+        "{stderr}"
+    );
+}
