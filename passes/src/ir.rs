@@ -217,3 +217,38 @@ pub(super) fn split_heads_weight<'c>(
     let context: &Context = unsafe { context_ref.to_ref() };
     f32_constant(context, &[heads, d, dh], &split_values)
 }
+
+/// The per-head weights of a head merge, as frontends write it: the heads `input`
+/// (`[H, S, Dh]`) unmerged to `unmerged` (`[1, H, S, Dh]`), merged back to `merged`
+/// (`[1, S, H * Dh]`) and projected by the constant `weight` (`[1, H * Dh, E]`), which is
+/// returned as `[H, Dh, E]` (the same elements), built in the context of `root`; `None`
+/// unless every shape is that.
+pub(super) fn merge_heads_weight<'c>(
+    root: OperationRef<'c, '_>,
+    (input, unmerged, merged): (Value<'c, '_>, Value<'c, '_>, Value<'c, '_>),
+    weight: Value<'c, '_>,
+) -> Option<Attribute<'c>> {
+    let shape = |value: Value| shape_of(value.r#type());
+    let in_shape = shape(input)?;
+    let [heads, s, dh] = in_shape.as_slice() else {
+        return None;
+    };
+    let e = *shape(weight)?.last()?;
+    if shape(unmerged)? != [1, *heads, *s, *dh]
+        || shape(merged)? != [1, *s, heads * dh]
+        || shape(weight)? != [1, heads * dh, e]
+    {
+        return None;
+    }
+    let context_ref = root.context();
+    // SAFETY: the context outlives the pass run.
+    let context: &Context = unsafe { context_ref.to_ref() };
+    let per_head = Type::parse(
+        context,
+        &format!(
+            "tensor<{heads}x{dh}x{e}x{}>",
+            RankedTensorType::try_from(weight.r#type()).ok()?.element()
+        ),
+    )?;
+    Some(DenseConstant::of(weight)?.reshaped(per_head).attribute)
+}

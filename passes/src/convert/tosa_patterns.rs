@@ -16,7 +16,8 @@ use melior::{
 };
 
 use super::ir::{
-    close, key, produced_by, shape_of, splat_of, split_heads_weight, users, DenseConstant,
+    close, key, merge_heads_weight, produced_by, shape_of, splat_of, split_heads_weight, users,
+    DenseConstant,
 };
 use super::{Replacement, Rewrite};
 
@@ -535,27 +536,6 @@ fn head_merge<'c, 'a>(root: OperationRef<'c, 'a>) -> Option<Rewrite<'c, 'a>> {
     }
     let unmerge = matcher.take(Matcher::operand(transpose, 0)?, "tosa.reshape")?;
     let input = Matcher::operand(unmerge, 0)?;
-    let in_shape = shape(input)?;
-    let [heads, s, dh] = in_shape.as_slice() else {
-        return None;
-    };
-    let e = *shape(weight)?.last()?;
-    if shape(result(unmerge)?)? != [1, *heads, *s, *dh]
-        || shape(merged)? != [1, *s, heads * dh]
-        || shape(weight)? != [1, heads * dh, e]
-    {
-        return None;
-    }
-    let context_ref = root.context();
-    // SAFETY: the context outlives the pass run.
-    let context: &Context = unsafe { context_ref.to_ref() };
-    let per_head = Type::parse(
-        context,
-        &format!(
-            "tensor<{heads}x{dh}x{e}x{}>",
-            RankedTensorType::try_from(weight.r#type()).ok()?.element()
-        ),
-    )?;
-    let weight = DenseConstant::of(weight)?.reshaped(per_head).attribute;
+    let weight = merge_heads_weight(root, (input, result(unmerge)?, merged), weight)?;
     matcher.finish(Replacement::HeadMerge { input, weight }, "head_merge")
 }

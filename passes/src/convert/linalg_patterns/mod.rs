@@ -30,7 +30,9 @@ use melior::{
     Context,
 };
 
-use super::ir::{close, produced_by, shape_of, split_heads_weight, users, DenseConstant};
+use super::ir::{
+    close, merge_heads_weight, produced_by, shape_of, split_heads_weight, users, DenseConstant,
+};
 use super::{Replacement, Rewrite};
 
 mod ops;

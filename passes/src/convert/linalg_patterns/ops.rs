@@ -548,28 +548,7 @@ pub(super) fn head_merge<'c, 'a>(root: OperationRef<'c, 'a>) -> Option<Rewrite<'
     let unmerge = produced_by(transpose.operand(0).ok()?, "tensor.expand_shape")?;
     matcher.take(unmerge);
     let input = unmerge.operand(0).ok()?;
-    let in_shape = shape(input)?;
-    let [heads, s, dh] = in_shape.as_slice() else {
-        return None;
-    };
-    let e = *shape(weight)?.last()?;
-    if shape(result(unmerge)?)? != [1, *heads, *s, *dh]
-        || shape(merged)? != [1, *s, heads * dh]
-        || shape(weight)? != [1, heads * dh, e]
-    {
-        return None;
-    }
-    let context_ref = root.context();
-    // SAFETY: the context outlives the pass run.
-    let context: &Context = unsafe { context_ref.to_ref() };
-    let per_head = Type::parse(
-        context,
-        &format!(
-            "tensor<{heads}x{dh}x{e}x{}>",
-            RankedTensorType::try_from(weight.r#type()).ok()?.element()
-        ),
-    )?;
-    let weight = DenseConstant::of(weight)?.reshaped(per_head).attribute;
+    let weight = merge_heads_weight(root, (input, result(unmerge)?, merged), weight)?;
     matcher.finish(Replacement::HeadMerge { input, weight }, "head_merge")
 }
 
