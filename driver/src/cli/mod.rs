@@ -103,10 +103,6 @@ pub struct CompileOptions {
     /// Memory class of GEMM weights.
     #[arg(long, value_name = "CLASS", value_parser = ["auto", "interleaved", "standard"])]
     pub weight_memory: Option<String>,
-    /// JSON file of function-argument data ranges for FP8 scales (see `ipu-opt --list-passes`,
-    /// ipu-lower-mid's `calibration`).
-    #[arg(long, value_name = "FILE")]
-    pub calibration: Option<PathBuf>,
     /// Write the chosen plans to FILE, in the form `--constraints` reads (feeding it back
     /// reproduces the compile).
     #[arg(long, value_name = "FILE")]
@@ -136,9 +132,6 @@ impl CompileOptions {
         }
         if let Some(class) = &self.weight_memory {
             settings.push(format!("weight-memory={class}"));
-        }
-        if let Some(path) = &self.calibration {
-            settings.push(format!("calibration={}", quote(path)));
         }
         if let Some(path) = &self.dump_plans {
             settings.push(format!("dump-plans={}", quote(path)));

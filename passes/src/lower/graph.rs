@@ -81,9 +81,10 @@ fn unsupported(op: &str, detail: impl Into<String>) -> LowerError {
 fn not_followed(
     op: &str,
     index: usize,
-    plan: &dyn std::fmt::Display,
+    plan: Option<&OperatorPlan>,
     why: impl std::fmt::Display,
 ) -> LowerError {
+    let plan = plan.map_or(String::new(), ToString::to_string);
     unsupported(
         op,
         format!("op {index}: plan {plan} cannot be followed: {why}"),

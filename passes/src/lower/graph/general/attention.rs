@@ -74,10 +74,8 @@ impl Lowering<'_> {
             Some(other) => return Err(fail(format!("plan {other} is not an attention plan"))),
         };
         let not_followed = |plan: &AttentionPlan, why: String| {
-            fail(format!(
-                "plan {} cannot be followed: {why}",
-                OperatorPlan::Attention(plan.clone())
-            ))
+            let plan = OperatorPlan::Attention(plan.clone());
+            super::not_followed("ipu.attention", index, Some(&plan), why)
         };
         // A planned key block must fit where the lowering's own (the largest that fits) does.
         let planned_key_block = |plan: &AttentionPlan, fitting: Option<u32>| match plan.schedule {

@@ -116,10 +116,7 @@ impl Lowering<'_> {
             Some(_) => Some(Err("not a rearrange plan".to_string())),
         }
         .transpose()
-        .map_err(|why| {
-            let plan = plan.map_or(String::new(), ToString::to_string);
-            not_followed("ipu.rearrange", index, &plan, why)
-        })?;
+        .map_err(|why| not_followed("ipu.rearrange", index, plan, why))?;
         let identity = (0..rank).collect::<Vec<_>>();
         let permutation = match permutation.filter(|p| *p != identity) {
             Some(permutation) => permutation,
@@ -230,10 +227,7 @@ impl Lowering<'_> {
                 )
             }
         }
-        .map_err(|why| {
-            let plan = plan.map_or(String::new(), ToString::to_string);
-            not_followed("ipu.rearrange", index, &plan, why)
-        })?;
+        .map_err(|why| not_followed("ipu.rearrange", index, plan, why))?;
         let (rows, cols, per_tile) = (work.rows, work.cols, work.per_tile);
         let bytes = rows * cols * precision.bytes();
         let in_grid = row_grid(work.batches * rows, cols, per_tile * rows);

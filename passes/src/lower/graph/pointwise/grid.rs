@@ -24,8 +24,7 @@ impl Lowering<'_> {
     ) -> Result<(), LowerError> {
         let op = &self.graph.ops[index];
         let name = op.kind.name();
-        let cannot =
-            |plan: &dyn std::fmt::Display, why: String| not_followed(name, index, plan, why);
+        let cannot = |plan: &OperatorPlan, why: String| not_followed(name, index, Some(plan), why);
         let plan = match plan {
             None => return self.unplanned_pointwise(index),
             Some(OperatorPlan::Pointwise(plan)) => plan,
@@ -75,10 +74,7 @@ impl Lowering<'_> {
             Some(OperatorPlan::Rows(rows)) => rows_work(self.graph, op, rows),
             Some(_) => Err("not a rows plan".into()),
         }
-        .map_err(|why| {
-            let plan = plan.map_or(String::new(), ToString::to_string);
-            not_followed(name, index, &plan, why)
-        })?;
+        .map_err(|why| not_followed(name, index, plan, why))?;
         self.emit_grid_work(index, &work, |k| {
             ["input", "gamma", "beta"][k.min(2)].to_string()
         })
@@ -100,7 +96,7 @@ impl Lowering<'_> {
         let op = &self.graph.ops[index];
         let work = grid_work(self.graph, op, plan).map_err(|why| {
             let plan = OperatorPlan::Pointwise(plan.clone());
-            not_followed(op.kind.name(), index, &plan, why)
+            not_followed(op.kind.name(), index, Some(&plan), why)
         })?;
         self.emit_grid_work(index, &work, |k| format!("operand{k}"))
     }
@@ -232,10 +228,10 @@ impl Lowering<'_> {
         Ok(())
     }
 
-    /// Full-size operand `value` of op `index` in `grid`'s blocks (a gathered copy in buffer
-    /// `<op>.<what>`): where it already is
-    /// in them, else gathered from its blocks on the device (added to `transfers`), else (a
-    /// host value) written by the host block by block, which makes that its home.
+    /// Full-size operand `value` of op `index` in `grid`'s blocks: where it already is in
+    /// them, else gathered from its blocks on the device into buffer `<op>.<what>` (added to
+    /// `transfers`), else (a host value) written by the host block by block, which makes that
+    /// its home.
     pub(in crate::lower::graph) fn blocks_on(
         &mut self,
         index: usize,
