@@ -298,15 +298,9 @@ fn one_hot_gemms_are_bit_exact() {
     assert!(check.pass(), "{check}");
 }
 
-/// `ipu run model.mlir` compiles, records the source and checks the numbers, once this
-/// build registers the `ipu-compile` pipeline (until then the usage error is tested in
-/// `cli.rs`).
+/// `ipu run model.mlir` compiles, records the source and checks the numbers.
 #[test]
 fn run_from_mlir_checks_the_numbers() {
-    let registry = ipu_passes::Registry::with_builtin();
-    if registry.pipeline("ipu-compile").is_none() && registry.pass("ipu-compile").is_none() {
-        return;
-    }
     let dir = scratch("from-mlir");
     std::fs::copy(GEMM, dir.join("gemm.mlir")).unwrap();
     let output = ipu_run(&dir, &["gemm.mlir", "--tiles", "64", "--precision", "fp8"]);
