@@ -168,3 +168,56 @@ mod tests {
         assert_eq!(text.matches("func.func").count(), 3);
     }
 }
+
+/// The ops a planning-time chain cycles through ([`chain`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ChainKind {
+    /// GeLU and bias add in turn: every op runs in place on its operand.
+    Elementwise,
+    /// GeLU, bias add, matmul by a weight argument, layer norm, softmax in turn.
+    Mixed,
+}
+
+/// One function of `ops` chained `ipu` ops on a `[64, 128]` f16 value, each reading the
+/// previous one's result (the planning-time benchmark: a chain is what the beam must plan in
+/// time linear in its length).
+pub fn chain(kind: ChainKind, ops: usize) -> String {
+    const VALUE: &str = "tensor<64x128xf16>";
+    const VECTOR: &str = "tensor<128xf16>";
+    let mut text = format!(
+        "func.func @chain(%x: {VALUE}, %w: tensor<128x128xf16>, %g: {VECTOR}, %b: {VECTOR}) -> {VALUE} {{\n"
+    );
+    let mut previous = "%x".to_string();
+    for i in 0..ops {
+        let value = format!("%v{i}");
+        let step = match kind {
+            ChainKind::Elementwise => i % 2,
+            ChainKind::Mixed => i % 5,
+        };
+        let _ = match step {
+            0 => writeln!(
+                text,
+                "  {value} = \"ipu.gelu\"({previous}) : ({VALUE}) -> {VALUE}"
+            ),
+            1 => writeln!(
+                text,
+                "  {value} = \"ipu.add\"({previous}, %b) : ({VALUE}, {VECTOR}) -> {VALUE}"
+            ),
+            2 => writeln!(
+                text,
+                "  {value} = \"ipu.matmul\"({previous}, %w) : ({VALUE}, tensor<128x128xf16>) -> {VALUE}"
+            ),
+            3 => writeln!(
+                text,
+                "  {value} = \"ipu.layer_norm\"({previous}, %g, %b) {{epsilon = 1.0e-05 : f32}} : ({VALUE}, {VECTOR}, {VECTOR}) -> {VALUE}"
+            ),
+            _ => writeln!(
+                text,
+                "  {value} = \"ipu.softmax\"({previous}) : ({VALUE}) -> {VALUE}"
+            ),
+        };
+        previous = value;
+    }
+    let _ = writeln!(text, "  return {previous} : {VALUE}\n}}");
+    text
+}

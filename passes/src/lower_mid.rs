@@ -418,12 +418,7 @@ impl LowerMid {
             let finalists: Vec<serde_json::Value> = planned
                 .finalists
                 .iter()
-                .map(|finalist| {
-                    serde_json::from_str::<serde_json::Value>(&Constraints::dump(&plan_dump(
-                        &graph, finalist,
-                    )))
-                    .unwrap_or_default()
-                })
+                .map(|finalist| Constraints::to_json(&plan_dump(&graph, finalist)))
                 .collect();
             record.insert(name.clone(), json!(finalists));
             dumps.extend(plan_dump(&graph, best));

@@ -7,7 +7,7 @@
 //! through them (so a planned module reads back as the graph that was planned) and
 //! [`strip_inserted`] removes them before a different finalist is applied.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use ipu_device::Precision;
 use ipu_dialects::{
@@ -335,6 +335,35 @@ fn parse_type<'c>(context: &'c Context, text: &str) -> Result<Type<'c>, String> 
     Type::parse(context, text).ok_or_else(|| format!("internal: cannot parse planned type {text}"))
 }
 
+/// Planned types and attributes by their text: a long program repeats a few of them, and
+/// parsing each op's anew dominated applying its plan.
+#[derive(Default)]
+struct Parsed<'c> {
+    types: HashMap<String, Type<'c>>,
+    attributes: HashMap<String, Attribute<'c>>,
+}
+
+impl<'c> Parsed<'c> {
+    fn r#type(&mut self, context: &'c Context, text: String) -> Result<Type<'c>, String> {
+        if let Some(parsed) = self.types.get(&text) {
+            return Ok(*parsed);
+        }
+        let parsed = parse_type(context, &text)?;
+        self.types.insert(text, parsed);
+        Ok(parsed)
+    }
+
+    fn attribute(&mut self, context: &'c Context, text: String) -> Result<Attribute<'c>, String> {
+        if let Some(parsed) = self.attributes.get(&text) {
+            return Ok(*parsed);
+        }
+        let parsed = Attribute::parse(context, &text)
+            .ok_or_else(|| format!("internal: cannot parse {text}"))?;
+        self.attributes.insert(text, parsed);
+        Ok(parsed)
+    }
+}
+
 fn mark_inserted<'c>(
     context: &'c Context,
     mut op: melior::ir::Operation<'c>,
@@ -430,6 +459,7 @@ pub fn apply<'c, 'a>(
     let graph = &function.graph;
     let mut conversions = 0usize;
     let mut cache: BTreeMap<(ValueId, String), Value<'c, 'a>> = BTreeMap::new();
+    let mut parsed = Parsed::default();
     for (index, op) in function.ops.iter().enumerate() {
         let candidate = finalist
             .plans
@@ -459,7 +489,7 @@ pub fn apply<'c, 'a>(
             let new = match cache.get(&(value_id, wanted.clone())) {
                 Some(value) => *value,
                 None => {
-                    let to = parse_type(context, &wanted)?;
+                    let to = parsed.r#type(context, wanted.clone())?;
                     let value = convert(context, *op, current, to, &mut conversions)?;
                     cache.insert((value_id, wanted), value);
                     value
@@ -474,10 +504,9 @@ pub fn apply<'c, 'a>(
         if !repeat {
             let result = op.result(0).map_err(|e| e.to_string())?;
             let shape = &graph.values[graph_op.results[0]].shape;
-            result.set_type(parse_type(context, &type_text(shape, &candidate.output))?);
+            result.set_type(parsed.r#type(context, type_text(shape, &candidate.output))?);
         }
-        let plan = Attribute::parse(context, &candidate.plan.to_string())
-            .ok_or_else(|| format!("internal: cannot parse {}", candidate.plan))?;
+        let plan = parsed.attribute(context, candidate.plan.to_string())?;
         op_mut.set_attribute("plan", plan);
         let estimate = Estimate {
             cycles: estimate.cycles as i64,
@@ -487,8 +516,7 @@ pub fn apply<'c, 'a>(
             peak_total_bytes: estimate.memory.total() as i64,
             maximum_standard_allocation_bytes: estimate.memory.largest_standard as i64,
         };
-        let estimate = Attribute::parse(context, &estimate.to_string())
-            .ok_or("internal: cannot parse the estimate")?;
+        let estimate = parsed.attribute(context, estimate.to_string())?;
         op_mut.set_attribute("estimate", estimate);
         if let (Some(body), Some(body_plan)) =
             (function.bodies.get(&index), finalist.bodies.get(&index))

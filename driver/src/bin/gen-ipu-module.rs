@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! cargo run --release -p ipu-driver --bin gen-ipu-module -- --ops 100000 -o /tmp/ipu-100k.mlir
+//! cargo run --release -p ipu-driver --bin gen-ipu-module -- --chain elementwise --ops 10000 -o /tmp/chain.mlir
 //! ```
 
 use anyhow::Context;
@@ -14,6 +15,9 @@ struct Args {
     /// Number of `ipu` ops (rounded up to whole 10-op units).
     #[arg(long, default_value_t = 100_000)]
     ops: usize,
+    /// Write one chain of exactly N ops instead (the planning-time benchmark).
+    #[arg(long, value_enum)]
+    chain: Option<ipu_driver::bench_module::ChainKind>,
     /// Output file (`-` for standard output).
     #[arg(short = 'o', default_value = "-")]
     output: String,
@@ -21,11 +25,20 @@ struct Args {
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let (text, generated) = ipu_driver::bench_module::generate(args.ops);
+    let (text, generated) = match args.chain {
+        Some(kind) => (
+            ipu_driver::bench_module::chain(kind, args.ops),
+            ipu_driver::bench_module::Generated {
+                ipu_ops: args.ops,
+                functions: 1,
+            },
+        ),
+        None => ipu_driver::bench_module::generate(args.ops),
+    };
     if args.output == "-" {
         print!("{text}");
     } else {
-        std::fs::write(&args.output, &text)
+        ipu_runtime::output::write_output(std::path::Path::new(&args.output), &[], text.as_bytes())
             .with_context(|| format!("cannot write {}", args.output))?;
         eprintln!(
             "wrote {} ({} ipu ops in {} functions, {} bytes)",

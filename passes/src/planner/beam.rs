@@ -4,7 +4,7 @@
 //! front over (cycles, exchange cycles, peak standard, peak interleaved, peak total) kept, at
 //! most `beam_width` per group and `beam_width^2` in all.
 //!
-//! The accounting of one step ([`State::extend`]) is the only cost model: [`evaluate`] replays
+//! The accounting of one step ([`super::step`]) is the only cost model: [`evaluate`] replays
 //! it for a fixed choice of plans, so a finalist's reported costs can be recomputed exactly.
 //!
 //! Memory is per tile and conservative: the busiest tile's bytes of each buffer are added as if
@@ -12,16 +12,17 @@
 //! Exchange: each op's operand moves form one phase priced by the endpoint rule of the target
 //! table (`exchange_phase_cycles`), plus the op's internal phases.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-use ipu_device::{KernelSpec, MemoryClass, Target};
+use ipu_device::{MemoryClass, Target};
 
-use super::candidates::{self, need_memory, Candidate, Need};
-use super::cost::{conversion_cycles, MemoryUse, ValueFormat};
+use super::candidates::{self, Candidate, Need};
+use super::cost::{MemoryUse, ValueFormat};
 use super::graph::{Graph, OpKind, Origin, ValueId};
 use super::layout::{PhaseLoad, Shards};
-use super::{BudgetClass, PlannerError, PlannerOptions};
+use super::step::{GroupKey, Loads, OperandMoves, Shortfall, State, TransferMemo};
+use super::{PlannerError, PlannerOptions};
 
 /// Whole-program estimate (the fields of the `retained operator-plan finalist` line).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, PartialOrd, Ord)]
@@ -83,337 +84,24 @@ pub struct Planned {
     pub frontier_sizes: Vec<usize>,
 }
 
-#[derive(Debug, Clone)]
-struct State {
-    finalist: Finalist,
-    live: MemoryUse,
-}
-
-/// Candidate `candidate` of `op`, which [`Candidate::follows`] operand `position`, made
-/// concrete: that operand's home as its need; with a kernel `spec` (an elementwise op in place
-/// or on ranges), what the pointwise strategy makes of the home
-/// ([`crate::strategies::pointwise::on_home`]).
-fn follow(
-    candidate: &Arc<Candidate>,
-    position: usize,
-    spec: Option<&KernelSpec>,
-    (graph, op): (&Graph, &super::graph::Op),
-    finalist: &Finalist,
-    target: &Target,
-) -> Arc<Candidate> {
-    if let Some(spec) = spec {
-        let home_of = |v: ValueId| finalist.homes[v].as_deref();
-        return match crate::strategies::pointwise::on_home(
-            candidate,
-            position,
-            spec,
-            (graph, op),
-            home_of,
-            target,
-        ) {
-            Some(concrete) => Arc::new(concrete),
-            None => candidate.clone(),
-        };
-    }
-    let Some(home) = op
-        .operands
-        .get(position)
-        .and_then(|&v| finalist.homes[v].as_ref())
-    else {
-        return candidate.clone();
-    };
-    // Read where it is, in the precision (and FP8 scale) the op asks for: a different
-    // precision is a conversion on the owners (priced, and an `ipu.cast` in the plan).
-    let mut concrete = (**candidate).clone();
-    let need = &candidate.needs[position].format;
-    concrete.needs[position] = Need {
-        shards: home.shards.clone(),
-        format: ValueFormat {
-            precision: need.precision,
-            scale: need.scale,
-            ..home.format
-        },
-    };
-    Arc::new(concrete)
-}
-
-/// A budget overrun of one extension.
-#[derive(Debug, Clone)]
-struct Shortfall {
-    class: BudgetClass,
-    short: u64,
-    needed: u64,
-    budget: u64,
-    plan: String,
-}
-
-impl State {
-    fn empty(graph: &Graph) -> State {
-        State {
-            finalist: Finalist {
-                choices: Vec::new(),
-                plans: Vec::new(),
-                estimate: ProgramEstimate::default(),
-                ops: Vec::new(),
-                homes: vec![None; graph.values.len()],
-                conversions: Vec::new(),
-                active_tile_counts: BTreeSet::new(),
-                padding_group_counts: BTreeMap::new(),
-                bodies: BTreeMap::new(),
-            },
-            live: MemoryUse::default(),
-        }
-    }
-
-    /// The state after running op `index` with candidate `choice`.
-    #[allow(clippy::too_many_arguments)]
-    fn extend(
-        &self,
-        graph: &Graph,
-        index: usize,
-        choice: usize,
-        candidate: &Arc<Candidate>,
-        last_uses: &[Option<usize>],
-        options: &PlannerOptions,
-        target: &Target,
-    ) -> Result<State, Shortfall> {
-        let op = &graph.ops[index];
-        let mut next = self.clone();
-        let finalist = &mut next.finalist;
-        let followed;
-        let candidate = match &candidate.follows {
-            Some((position, spec)) => {
-                followed = follow(
-                    candidate,
-                    *position,
-                    spec.as_ref(),
-                    (graph, op),
-                    finalist,
-                    target,
-                );
-                &followed
-            }
-            None => candidate,
-        };
-        let mut phase = PhaseLoad::new(options.tiles.max(candidate.tiles));
-        let mut source_cycles = 0u64;
-        let mut destination_cycles = 0u64;
-        let mut working = MemoryUse::default();
-        let mut largest = 0u64;
-        for (position, (operand, need)) in op.operands.iter().zip(&candidate.needs).enumerate() {
-            let value = &graph.values[*operand];
-            let home = match &finalist.homes[*operand] {
-                Some(home) => home.clone(),
-                None => {
-                    // Host-written values are placed where their first consumer reads them,
-                    // each block once; constants are laid out at compile time in the
-                    // consumer's format; arguments arrive row-major in their own precision,
-                    // or, for a plan whose lowering streams them in its order (`host_order`:
-                    // the host gathers strided runs, and encodes FP8 at the need's scale),
-                    // in the consumer's element order.
-                    let host_order = candidate.plan.host_order();
-                    let format = match value.origin {
-                        Origin::Constant => need.format,
-                        _ if host_order
-                            && (value.element == need.format.precision
-                                || need.format.precision.is_fp8()) =>
-                        {
-                            need.format
-                        }
-                        _ => ValueFormat::row_major(value.element),
-                    };
-                    // Constant weights a plan keeps resident, and constant vectors (biases,
-                    // layer-norm scales), are written by the host where they are read.
-                    let shards = if value.written_where_read()
-                        || (candidate.resident_weights
-                            && position == 1
-                            && value.origin == Origin::Constant)
-                    {
-                        need.shards.clone()
-                    } else {
-                        super::layout::host_home(&need.shards, format.precision.bytes())
-                    };
-                    let home = Arc::new(Need { shards, format });
-                    let memory = need_memory(&home);
-                    next.live = next.live.plus(memory);
-                    largest = largest.max(memory.largest_standard);
-                    finalist.homes[*operand] = Some(home.clone());
-                    home
-                }
-            };
-            if home.shards == need.shards && home.format == need.format {
-                continue;
-            }
-            // A constant vector is written by the host wherever each op reads it (resident,
-            // one more copy per reading layout): no exchange.
-            if value.written_where_read() {
-                let memory = need_memory(need);
-                next.live = next.live.plus(memory);
-                largest = largest.max(memory.largest_standard);
-                continue;
-            }
-            phase.add(&home.shards, &need.shards);
-            let memory = candidates::streamed_need_memory(need, candidate.k_steps);
-            working = working.plus(memory);
-            if home.format != need.format {
-                let source_elements =
-                    home.shards.padded_block_bytes() / u64::from(home.shards.element_bytes.max(1));
-                let destination_elements =
-                    need.shards.padded_block_bytes() / u64::from(need.shards.element_bytes.max(1));
-                let (at_source, at_destination) = conversion_cycles(
-                    &home.format,
-                    &need.format,
-                    source_elements,
-                    destination_elements,
-                    target,
-                );
-                source_cycles += at_source;
-                destination_cycles += at_destination;
-                finalist.conversions.push(Conversion {
-                    op: index,
-                    operand: finalist.conversions.len(),
-                    value: *operand,
-                    from: home.format,
-                    to: need.format,
-                });
-            }
-        }
-        let output = Arc::new(candidate.output.clone());
-        let output_memory = need_memory(&output);
-        let at_op = next
-            .live
-            .plus(working)
-            .plus(candidate.transient)
-            .plus(output_memory);
-        largest = largest.max(at_op.largest_standard);
-        let exchange = phase.cycles(target) + candidate.internal_exchange_cycles;
-        let cycles = candidate.compute_cycles + source_cycles + destination_cycles + exchange;
-        let estimate = &mut finalist.estimate;
-        estimate.cycles += cycles;
-        estimate.exchange_cycles += exchange;
-        estimate.exchange_row_bytes += phase.max_row_bytes() + candidate.internal_row_bytes;
-        estimate.peak_standard = estimate.peak_standard.max(at_op.standard);
-        estimate.peak_interleaved = estimate.peak_interleaved.max(at_op.interleaved);
-        estimate.peak_total = estimate.peak_total.max(at_op.total());
-        estimate.maximum_standard_allocation = estimate.maximum_standard_allocation.max(largest);
-        finalist.ops.push(OpEstimate {
-            cycles,
-            exchange_cycles: exchange,
-            memory: at_op,
-        });
-        finalist.choices.push(choice);
-        finalist.plans.push(candidate.clone());
-        finalist.active_tile_counts.insert(candidate.tiles);
-        for &group in &candidate.padding_groups {
-            *finalist.padding_group_counts.entry(group).or_default() += 1;
-        }
-        for (k, &result) in op.results.iter().enumerate() {
-            let home = match k
-                .checked_sub(1)
-                .and_then(|e| candidate.extra_outputs.get(e))
-            {
-                Some(extra) => {
-                    next.live = next.live.plus(need_memory(extra));
-                    Arc::new(extra.clone())
-                }
-                None => output.clone(),
-            };
-            finalist.homes[result] = Some(home);
-        }
-        next.live = next.live.plus(output_memory);
-        for operand in op.operands.iter().collect::<BTreeSet<_>>() {
-            // Constants are written once at initialization and stay resident.
-            if last_uses[*operand] == Some(index)
-                && graph.values[*operand].origin != Origin::Constant
-            {
-                if let Some(home) = &next.finalist.homes[*operand] {
-                    next.live = next.live.minus(need_memory(home));
-                }
-            }
-        }
-        let checks = [
-            (
-                BudgetClass::Standard,
-                at_op.standard,
-                options.standard_budget,
-            ),
-            (
-                BudgetClass::Interleaved,
-                at_op.interleaved,
-                options.interleaved_budget,
-            ),
-            (BudgetClass::Total, at_op.total(), options.total_budget),
-        ];
-        if let Some((class, needed, budget)) = checks
-            .into_iter()
-            .find(|(_, needed, budget)| needed > budget)
-        {
-            return Err(Shortfall {
-                class,
-                short: needed - budget,
-                needed,
-                budget,
-                plan: candidate.plan.to_string(),
-            });
-        }
-        Ok(next)
-    }
-
-    fn objectives(&self) -> [u64; 5] {
-        let e = &self.finalist.estimate;
-        [
-            e.cycles,
-            e.exchange_cycles,
-            e.peak_standard,
-            e.peak_interleaved,
-            e.peak_total,
-        ]
-    }
-
-    /// The formats later ops see: each still-needed value's format and blocking.
-    fn group_key(
-        &self,
-        graph: &Graph,
-        after: usize,
-        last_uses: &[Option<usize>],
-    ) -> Vec<(ValueId, ValueFormat, [u32; 3], u32)> {
-        let mut key = Vec::new();
-        for (value, home) in self.finalist.homes.iter().enumerate() {
-            let still_needed = last_uses[value].is_some_and(|last| last > after);
-            if let (true, Some(home)) = (still_needed, home) {
-                key.push((
-                    value,
-                    home.format,
-                    home.shards.parts,
-                    home.shards.tile_count(),
-                ));
-            }
-        }
-        let _ = graph;
-        key
-    }
-}
-
 fn dominates(a: &[u64; 5], b: &[u64; 5]) -> bool {
     a.iter().zip(b).all(|(x, y)| x <= y) && a != b
 }
 
-fn order_key(state: &State) -> ([u64; 5], Vec<usize>) {
-    (state.objectives(), state.finalist.choices.clone())
+fn order_key(state: &State) -> ([u64; 5], (usize, usize)) {
+    (state.objectives(), state.lineage)
 }
 
-/// Keeps the Pareto front of each group, at most `beam_width` per group and `beam_width^2`.
-fn prune(
-    states: Vec<State>,
-    graph: &Graph,
-    after: usize,
-    last_uses: &[Option<usize>],
-    beam_width: usize,
-) -> Vec<State> {
-    let mut groups: BTreeMap<String, Vec<State>> = BTreeMap::new();
+/// Keeps the Pareto front of each group, at most `beam_width` per group and `beam_width^2`,
+/// ranked by their choices for the next step's ties.
+fn prune(states: Vec<State>, beam_width: usize) -> Vec<State> {
+    let mut groups: HashMap<GroupKey, Vec<State>> = HashMap::new();
+    let mut tile_counts = HashMap::new();
     for state in states {
-        let key = format!("{:?}", state.group_key(graph, after, last_uses));
-        groups.entry(key).or_default().push(state);
+        groups
+            .entry(state.group_key(&mut tile_counts))
+            .or_default()
+            .push(state);
     }
     let mut kept = Vec::new();
     for (_, mut group) in groups {
@@ -433,8 +121,14 @@ fn prune(
         }
         kept.extend(front);
     }
+    // Lineages are distinct, so this order does not depend on the groups' order.
     kept.sort_by_key(order_key);
     kept.truncate(beam_width.max(1) * beam_width.max(1));
+    let mut by_choices: Vec<usize> = (0..kept.len()).collect();
+    by_choices.sort_by_key(|&i| kept[i].lineage);
+    for (rank, i) in by_choices.into_iter().enumerate() {
+        kept[i].rank = rank;
+    }
     kept
 }
 
@@ -552,22 +246,30 @@ fn op_candidates(
     }
     let budget = options.candidates_per_op.max(1);
     let by_memory = budget / 4;
-    let mut kept: Vec<(u64, u64, String, Candidate)> = Vec::new();
-    let mut smallest = scored.clone();
-    smallest.sort_by(|a, b| (a.1, a.0, &a.2).cmp(&(b.1, b.0, &b.2)));
-    for entry in smallest.into_iter().take(by_memory) {
-        kept.push(entry);
-    }
-    for entry in scored {
+    let mut smallest: Vec<usize> = (0..scored.len()).collect();
+    smallest.sort_by(|&a, &b| {
+        let (a, b) = (&scored[a], &scored[b]);
+        (a.1, a.0, &a.2).cmp(&(b.1, b.0, &b.2))
+    });
+    let mut kept: Vec<usize> = smallest.into_iter().take(by_memory).collect();
+    for entry in 0..scored.len() {
         if kept.len() >= budget {
             break;
         }
-        if !kept.iter().any(|k| k.2 == entry.2) {
+        if !kept.iter().any(|&k| scored[k].2 == scored[entry].2) {
             kept.push(entry);
         }
     }
-    kept.sort_by(|a, b| (a.0, &a.2).cmp(&(b.0, &b.2)));
-    Ok(kept.into_iter().map(|(.., c)| Arc::new(c)).collect())
+    kept.sort_by(|&a, &b| {
+        let (a, b) = (&scored[a], &scored[b]);
+        (a.0, &a.2).cmp(&(b.0, &b.2))
+    });
+    let mut scored: Vec<Option<Candidate>> = scored.into_iter().map(|(.., c)| Some(c)).collect();
+    Ok(kept
+        .into_iter()
+        .filter_map(|k| scored[k].take())
+        .map(Arc::new)
+        .collect())
 }
 
 /// An `ipu.repeat` is planned through its body, once: each body finalist becomes a candidate
@@ -676,20 +378,42 @@ fn plan_with_prefix(
 ) -> Result<Planned, PlannerError> {
     graph.check()?;
     let last_uses = graph.last_uses();
-    let mut states = vec![State::empty(graph)];
+    let mut states = vec![State::empty()];
+    let mut memo = TransferMemo::default();
     let mut all_candidates = Vec::with_capacity(graph.ops.len());
     let mut frontier_sizes = Vec::with_capacity(graph.ops.len());
     for index in 0..graph.ops.len() {
         let candidates = op_candidates(graph, index, prefix, options, target)?;
+        let operands = &graph.ops[index].operands;
         let mut next = Vec::new();
         let mut best_shortfall: Option<Shortfall> = None;
+        // States sharing their operands' homes share each candidate's moves.
+        let mut moves: HashMap<(usize, Vec<*const Need>), OperandMoves> = HashMap::new();
+        let mut loads = Loads::new(&mut memo);
         for state in &states {
+            let homes: Vec<*const Need> = operands
+                .iter()
+                .map(|&v| state.home(v).map_or(std::ptr::null(), Arc::as_ptr))
+                .collect();
             for (choice, candidate) in candidates.iter().enumerate() {
-                match state.extend(graph, index, choice, candidate, &last_uses, options, target) {
+                let moves = moves.entry((choice, homes.clone())).or_insert_with(|| {
+                    OperandMoves::of(
+                        graph,
+                        index,
+                        candidate,
+                        |v| state.home(v),
+                        target,
+                        &mut loads,
+                    )
+                });
+                match state.extend(graph, index, choice, moves, &last_uses, options) {
                     Ok(extended) => next.push(extended),
                     Err(shortfall) => {
                         if best_shortfall.as_ref().is_none_or(|best| {
-                            (shortfall.short, &shortfall.plan) < (best.short, &best.plan)
+                            shortfall.short < best.short
+                                || (shortfall.short == best.short
+                                    && shortfall.candidate.plan.to_string()
+                                        < best.candidate.plan.to_string())
                         }) {
                             best_shortfall = Some(shortfall);
                         }
@@ -707,7 +431,7 @@ fn plan_with_prefix(
                     short: s.short,
                     needed: s.needed,
                     budget: s.budget,
-                    plan: s.plan,
+                    plan: s.candidate.plan.to_string(),
                 },
                 None => PlannerError::NoCandidate {
                     op: index,
@@ -716,11 +440,11 @@ fn plan_with_prefix(
                 },
             });
         }
-        states = prune(next, graph, index, &last_uses, options.beam_width);
+        states = prune(next, options.beam_width);
         frontier_sizes.push(states.len());
         all_candidates.push(candidates);
     }
-    let mut finalists: Vec<Finalist> = states.into_iter().map(|state| state.finalist).collect();
+    let mut finalists: Vec<Finalist> = states.iter().map(|state| state.finalist(graph)).collect();
     finalists.sort_by(|a, b| {
         (a.estimate.cycles, a.estimate.peak_total, &a.choices).cmp(&(
             b.estimate.cycles,
@@ -872,12 +596,18 @@ pub fn evaluate(
     target: &Target,
 ) -> Result<Finalist, PlannerError> {
     let last_uses = graph.last_uses();
-    let mut state = State::empty(graph);
+    let mut state = State::empty();
     for (index, (choice, candidate)) in chosen.iter().enumerate() {
+        let moves = OperandMoves::of(
+            graph,
+            index,
+            candidate,
+            |v| state.home(v),
+            target,
+            &mut Loads::new(&mut TransferMemo::default()),
+        );
         state = state
-            .extend(
-                graph, index, *choice, candidate, &last_uses, options, target,
-            )
+            .extend(graph, index, *choice, &moves, &last_uses, options)
             .map_err(|s| PlannerError::OutOfMemory {
                 op: index,
                 name: graph.ops[index].kind.name().into(),
@@ -885,10 +615,10 @@ pub fn evaluate(
                 short: s.short,
                 needed: s.needed,
                 budget: s.budget,
-                plan: s.plan,
+                plan: s.candidate.plan.to_string(),
             })?;
     }
-    Ok(state.finalist)
+    Ok(state.finalist(graph))
 }
 
 /// The memory class name of a format, for `#ipu.format`.

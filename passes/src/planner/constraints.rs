@@ -133,6 +133,11 @@ impl Constraints {
 
     /// The complete plans `plans` (key, plan) in the JSON form, pretty-printed.
     pub fn dump(plans: &[(String, OperatorPlan)]) -> String {
+        serde_json::to_string_pretty(&Self::to_json(plans)).unwrap_or_default()
+    }
+
+    /// [`Constraints::dump`] as a JSON value.
+    pub fn to_json(plans: &[(String, OperatorPlan)]) -> Json {
         let ops: Vec<Json> = plans
             .iter()
             .map(|(key, plan)| {
@@ -149,6 +154,6 @@ impl Constraints {
                 json!({"op": op, "kind": plan.kind, "params": params})
             })
             .collect();
-        serde_json::to_string_pretty(&json!({ "ops": ops })).unwrap_or_default()
+        json!({ "ops": ops })
     }
 }

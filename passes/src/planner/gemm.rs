@@ -460,7 +460,7 @@ fn split_candidates(
     if options.in_body {
         return None;
     }
-    let index = graph.ops.iter().position(|o| std::ptr::eq(o, op))?;
+    let index = graph.index_of(op)?;
     let dims = split_dims(graph, index, input)?;
     let partials = ipu_device::kernels::describe::default_partials(input);
     let limit = options.candidates_per_op.max(1);

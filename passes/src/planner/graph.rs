@@ -3,6 +3,9 @@
 //! The IR is read into this form once (`lower_mid`), so planning runs without an MLIR context
 //! (melior handles are not `Send`) and is unit-testable.
 
+use std::any::Any;
+use std::sync::{Arc, Mutex};
+
 use ipu_device::Precision;
 
 use super::PlannerError;
@@ -113,6 +116,76 @@ pub struct Graph {
     pub ops: Vec<Op>,
     /// Values returned by the program (they stay live to the end).
     pub outputs: Vec<ValueId>,
+    /// Whole-graph analyses, computed once on first use (see [`Analyses`]).
+    pub analyses: Analyses,
+}
+
+/// Whole-graph analyses that per-op questions share (e.g. which values the split GEMM
+/// lowering holds as ranges), so asking for every op of a long program stays linear. Each is
+/// keyed by a name and a precision and recorded with the graph's size: a graph grown after an
+/// analysis recomputes it. (Edits that keep the counts must use a new graph.) Clones and
+/// comparisons ignore them.
+#[derive(Default)]
+pub struct Analyses {
+    results: Mutex<Vec<AnalysisEntry>>,
+}
+
+type AnalysisEntry = (
+    &'static str,
+    Precision,
+    [usize; 3],
+    Arc<dyn Any + Send + Sync>,
+);
+
+impl Analyses {
+    /// The analysis `name` at `precision` of `graph`, computed by `compute` when missing.
+    pub fn get<T: Any + Send + Sync>(
+        graph: &Graph,
+        name: &'static str,
+        precision: Precision,
+        compute: impl FnOnce() -> T,
+    ) -> Arc<T> {
+        let size = [graph.values.len(), graph.ops.len(), graph.outputs.len()];
+        let found = graph
+            .analyses
+            .lock()
+            .iter()
+            .find(|(n, p, s, _)| *n == name && *p == precision && *s == size)
+            .and_then(|(.., result)| result.clone().downcast::<T>().ok());
+        if let Some(found) = found {
+            return found;
+        }
+        let result = Arc::new(compute());
+        let mut results = graph.analyses.lock();
+        results.retain(|(n, p, ..)| !(*n == name && *p == precision));
+        results.push((name, precision, size, result.clone()));
+        result
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<AnalysisEntry>> {
+        // A poisoned lock only means a panic elsewhere while computing; the entries are whole.
+        self.results
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl Clone for Analyses {
+    fn clone(&self) -> Analyses {
+        Analyses::default()
+    }
+}
+
+impl PartialEq for Analyses {
+    fn eq(&self, _: &Analyses) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for Analyses {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Analyses")
+    }
 }
 
 impl Graph {
@@ -163,6 +236,14 @@ impl Graph {
             results: ids.clone(),
         });
         ids
+    }
+
+    /// The index of `op` when it is one of this graph's ops (by address: O(1)).
+    pub fn index_of(&self, op: &Op) -> Option<usize> {
+        let size = std::mem::size_of::<Op>().max(1);
+        let offset = (std::ptr::from_ref(op) as usize).checked_sub(self.ops.as_ptr() as usize)?;
+        let index = offset / size;
+        (offset % size == 0 && index < self.ops.len()).then_some(index)
     }
 
     /// Index of the last op reading each value (`None`: never read); program outputs are

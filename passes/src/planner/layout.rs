@@ -40,14 +40,18 @@ pub fn block_range(size: u64, parts: u32, index: u32) -> (u64, u64) {
     (start, (start + step).min(size))
 }
 
+/// The tiles of one block: most blocks have one or two, held inline (a program's plans hold
+/// hundreds of thousands of blocks, and one allocation each dominated planning).
+pub type Owners = smallvec::SmallVec<[u32; 2]>;
+
 /// A tensor's blocks and the tiles that hold (or need) each one.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Shards {
     pub dims: [u64; 3],
     pub parts: [u32; 3],
     pub element_bytes: u32,
     /// Tiles per block, blocks in row-major order over `parts`; sorted, non-empty.
-    pub owners: Vec<Vec<u32>>,
+    pub owners: Vec<Owners>,
 }
 
 impl Shards {
@@ -58,7 +62,9 @@ impl Shards {
             dims,
             parts,
             element_bytes,
-            owners: (0..blocks).map(|block| vec![first + block]).collect(),
+            owners: (0..blocks)
+                .map(|block| smallvec::smallvec![first + block])
+                .collect(),
         }
     }
 
@@ -78,7 +84,7 @@ impl Shards {
             }
         }
         let blocks = parts.iter().product::<u32>() as usize;
-        let mut owners = vec![Vec::new(); blocks];
+        let mut owners = vec![Owners::new(); blocks];
         let tiles: u32 = grid.iter().map(|&g| g.max(1)).product();
         let mut coordinate = vec![0u32; grid.len()];
         for tile in 0..tiles {
@@ -177,7 +183,7 @@ impl Shards {
             .owners
             .iter()
             .map(|owners| {
-                let mut renamed: Vec<u32> = owners
+                let mut renamed: Owners = owners
                     .iter()
                     .map(|&tile| mapping.get(tile as usize).copied().unwrap_or(tile))
                     .collect();
@@ -211,6 +217,20 @@ pub fn for_each_transfer(
     source: &Shards,
     destination: &Shards,
     mut visit: impl FnMut(u32, &[u32], u64),
+) {
+    for_each_transfer_counted(source, destination, |home, receivers, bytes, count| {
+        for _ in 0..count {
+            visit(home, receivers, bytes);
+        }
+    });
+}
+
+/// [`for_each_transfer`] with equal transfers of one block visited once with their count
+/// (`visit(home, receivers, bytes, count)`): the row pieces of a column block.
+pub fn for_each_transfer_counted(
+    source: &Shards,
+    destination: &Shards,
+    mut visit: impl FnMut(u32, &[u32], u64, u64),
 ) {
     let mut receivers = Vec::new();
     for (block, owners) in destination.owners.iter().enumerate() {
@@ -262,9 +282,7 @@ pub fn for_each_transfer(
                         rows
                     };
                     let bytes = rows / pieces * width * u64::from(destination.element_bytes);
-                    for _ in 0..pieces {
-                        visit(home, &receivers, bytes);
-                    }
+                    visit(home, &receivers, bytes, pieces);
                 }
             }
         }
@@ -298,12 +316,33 @@ impl PhaseLoad {
 
     /// Adds the transfers that turn `source` into `destination`.
     pub fn add(&mut self, source: &Shards, destination: &Shards) {
-        for_each_transfer(source, destination, |home, receivers, bytes| {
-            self.add_transfer(home, receivers, bytes);
+        for_each_transfer_counted(source, destination, |home, receivers, bytes, count| {
+            self.add_transfers(home, receivers, bytes, count);
         });
     }
 
+    /// Adds the loads of `other` (another part of the same phase).
+    pub fn merge(&mut self, other: &PhaseLoad) {
+        let add = |into: &mut Vec<u64>, from: &[u64]| {
+            if into.len() < from.len() {
+                into.resize(from.len(), 0);
+            }
+            for (a, b) in into.iter_mut().zip(from) {
+                *a += b;
+            }
+        };
+        add(&mut self.bus_out, &other.bus_out);
+        add(&mut self.tile_in, &other.tile_in);
+        add(&mut self.row_bytes, &other.row_bytes);
+    }
+
     pub fn add_transfer(&mut self, home: u32, receivers: &[u32], bytes: u64) {
+        self.add_transfers(home, receivers, bytes, 1);
+    }
+
+    /// Adds `count` transfers of `bytes` from `home` to every tile of `receivers`.
+    pub fn add_transfers(&mut self, home: u32, receivers: &[u32], bytes: u64, count: u64) {
+        let bytes = bytes * count;
         let grow = |vector: &mut Vec<u64>, index: usize| {
             if vector.len() <= index {
                 vector.resize(index + 1, 0);
@@ -313,12 +352,12 @@ impl PhaseLoad {
         grow(&mut self.bus_out, bus);
         self.bus_out[bus] += bytes;
         grow(&mut self.row_bytes, home as usize);
-        self.row_bytes[home as usize] += SEND_ROW_BYTES;
+        self.row_bytes[home as usize] += SEND_ROW_BYTES * count;
         for &tile in receivers {
             grow(&mut self.tile_in, tile as usize);
             grow(&mut self.row_bytes, tile as usize);
             self.tile_in[tile as usize] += bytes;
-            self.row_bytes[tile as usize] += RECEIVE_ROW_BYTES;
+            self.row_bytes[tile as usize] += RECEIVE_ROW_BYTES * count;
         }
     }
 
@@ -374,14 +413,14 @@ pub fn host_home(need: &Shards, element_bytes: u32) -> Shards {
             let mut parts = need.parts;
             parts[axis] *= replicas;
             let blocks = parts.iter().map(|&p| p.max(1)).product::<u32>() as usize;
-            let mut owners = vec![Vec::new(); blocks];
+            let mut owners = vec![Owners::new(); blocks];
             for (block, readers) in need.owners.iter().enumerate() {
                 let coordinates = need.block_coordinates(block);
                 for (piece, &reader) in readers.iter().enumerate() {
                     let mut c = coordinates;
                     c[axis] = c[axis] * replicas + piece as u32;
                     let index = ((c[0] * parts[1] + c[1]) * parts[2] + c[2]) as usize;
-                    owners[index] = vec![reader];
+                    owners[index] = smallvec::smallvec![reader];
                 }
             }
             Shards {
@@ -395,7 +434,7 @@ pub fn host_home(need: &Shards, element_bytes: u32) -> Shards {
             owners: need
                 .owners
                 .iter()
-                .map(|owners| owners[..1.min(owners.len())].to_vec())
+                .map(|owners| Owners::from_slice(&owners[..1.min(owners.len())]))
                 .collect(),
             element_bytes,
             ..need.clone()

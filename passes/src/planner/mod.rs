@@ -20,6 +20,7 @@ pub mod gemm;
 pub mod graph;
 pub mod layout;
 pub mod ranges;
+mod step;
 #[cfg(test)]
 mod tests;
 

@@ -978,3 +978,50 @@ fn general_matmul_plans_cover_the_result_and_price_the_lowering() {
     }
     assert!(generals > 100, "only {generals} general candidates");
 }
+
+/// A long chain (a GEMM, then thousands of bias adds and GeLUs on its result, each in place)
+/// plans on a thread with a small stack: nothing in planning recurses along the chain (the
+/// split GEMM's "is this value ranged" questions, dropping a partial plan's records), and
+/// every op gets its plan.
+#[test]
+fn long_chains_plan_without_recursing_along_them() {
+    let planned = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(|| {
+            let target = Target::c600();
+            let mut graph = Graph::default();
+            let x = graph.add_value(vec![32, 64], Precision::F16, Origin::Argument);
+            let w = graph.add_value(vec![64, 64], Precision::F16, Origin::Argument);
+            let b = graph.add_value(vec![64], Precision::F16, Origin::Argument);
+            let mut current = graph.add_op(
+                OpKind::Matmul {
+                    transpose_lhs: false,
+                    transpose_rhs: false,
+                },
+                vec![x, w],
+                vec![32, 64],
+                Precision::F16,
+            );
+            for i in 0..4000 {
+                current = if i % 2 == 0 {
+                    graph.add_op(OpKind::Add, vec![current, b], vec![32, 64], Precision::F16)
+                } else {
+                    graph.add_op(
+                        OpKind::Gelu { tanh: true },
+                        vec![current],
+                        vec![32, 64],
+                        Precision::F16,
+                    )
+                };
+            }
+            graph.outputs.push(current);
+            let mut options = options(16);
+            options.beam_width = 2;
+            let planned = plan(&graph, &options, &target).expect("plans");
+            (graph.ops.len(), planned.finalists[0].plans.len())
+        })
+        .expect("spawns")
+        .join()
+        .expect("plans without overflowing a 256 KiB stack");
+    assert_eq!(planned.0, planned.1);
+}

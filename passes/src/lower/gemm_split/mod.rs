@@ -51,6 +51,9 @@ use ipu_device::kernels::describe::GEMM_MAX_WEIGHT_ELEMENTS;
 use ipu_device::{cost, KernelSpec, MemoryClass, Precision, Target};
 
 use super::program::{Arg, BufferId, HostPiece, Move, Place, Run, TileProgram, TileStep};
+use std::sync::Arc;
+
+use crate::planner::graph::Analyses;
 use crate::planner::{Graph, OpKind, Origin};
 
 mod lower;
@@ -67,13 +70,80 @@ const MAX_CALL_COLUMNS: u32 = 256;
 /// `[K, N]` matrix (leading axes of 1); the left one a host tensor or a [`Ranged`] value
 /// ([`ranged_value`]: a split GEMM's result through bias adds and GeLUs), both in the AMP
 /// `input` precision; K and N sizes that fit; and a result whose every use keeps it ranged
-/// ([`ranged_uses`]: returned, bias adds, GeLUs, the left operand of a split GEMM). The
+/// (returned, bias adds, GeLUs, the left operand of a split GEMM, recursively). The
 /// planner and the lowering ask the same question here.
 pub fn split_dims(graph: &Graph, index: usize, input: Precision) -> Option<(u32, u32, u32)> {
-    let dims = split_local(graph, index, input)?;
-    let (a, c) = (graph.ops[index].operands[0], graph.ops[index].results[0]);
-    (is_host(graph, a) || ranged_value(graph, a, input)).then_some(())?;
-    ranged_uses(graph, c, input).then_some(dims)
+    split_analysis(graph, input)
+        .split
+        .get(index)
+        .copied()
+        .flatten()
+}
+
+/// [`split_dims`] of every op and [`ranged_value`] of every value of a graph, computed in one
+/// backward pass (which results have only ranged uses) and one forward pass.
+struct SplitAnalysis {
+    split: Vec<Option<(u32, u32, u32)>>,
+    ranged: Vec<bool>,
+}
+
+fn split_analysis(graph: &Graph, input: Precision) -> Arc<SplitAnalysis> {
+    Analyses::get(graph, "split-gemm", input, || {
+        let mut users: Vec<Vec<usize>> = vec![Vec::new(); graph.values.len()];
+        for (index, op) in graph.ops.iter().enumerate() {
+            for &v in &op.operands {
+                if users[v].last() != Some(&index) {
+                    users[v].push(index);
+                }
+            }
+        }
+        // Users come after their operands' producers, so the ops in reverse order see
+        // every use of their results decided.
+        let mut ranged_uses = vec![false; graph.values.len()];
+        for index in (0..graph.ops.len()).rev() {
+            for &v in &graph.ops[index].results {
+                ranged_uses[v] = users[v].iter().all(|&user| {
+                    let op = &graph.ops[user];
+                    let Some(&out) = op.results.first() else {
+                        return false;
+                    };
+                    let follows = match op.kind {
+                        OpKind::Gelu { .. } => true,
+                        OpKind::Add => bias_operand(graph, user, v).is_some(),
+                        OpKind::Matmul { .. } => {
+                            op.operands[0] == v
+                                && op.operands[1] != v
+                                && split_local(graph, user, input).is_some()
+                        }
+                        _ => false,
+                    };
+                    follows && ranged_uses[out]
+                });
+            }
+        }
+        let mut split = vec![None; graph.ops.len()];
+        let mut ranged = vec![false; graph.values.len()];
+        for (index, op) in graph.ops.iter().enumerate() {
+            let Some(&out) = op.results.first() else {
+                continue;
+            };
+            ranged[out] = match op.kind {
+                OpKind::Matmul { .. } => {
+                    let a = op.operands[0];
+                    split[index] = split_local(graph, index, input)
+                        .filter(|_| (is_host(graph, a) || ranged[a]) && ranged_uses[out]);
+                    split[index].is_some()
+                }
+                OpKind::Gelu { .. } => ranged[op.operands[0]],
+                OpKind::Add => op
+                    .operands
+                    .iter()
+                    .any(|&x| bias_operand(graph, index, x).is_some() && ranged[x]),
+                _ => false,
+            };
+        }
+        SplitAnalysis { split, ranged }
+    })
 }
 
 fn is_host(graph: &Graph, v: usize) -> bool {
@@ -145,44 +215,11 @@ pub fn bias_operand(graph: &Graph, index: usize, x: usize) -> Option<usize> {
 /// Whether value `v` is held ranged when the split lowering runs: the result of a split GEMM
 /// ([`split_dims`]), or of a bias add or GeLU of a ranged value.
 pub fn ranged_value(graph: &Graph, v: usize, input: Precision) -> bool {
-    let Origin::Op(producer) = graph.values[v].origin else {
-        return false;
-    };
-    let op = &graph.ops[producer];
-    match op.kind {
-        OpKind::Matmul { .. } => split_dims(graph, producer, input).is_some(),
-        OpKind::Gelu { .. } => ranged_value(graph, op.operands[0], input),
-        OpKind::Add => op
-            .operands
-            .iter()
-            .any(|&x| bias_operand(graph, producer, x).is_some() && ranged_value(graph, x, input)),
-        _ => false,
-    }
-}
-
-/// Whether every use of ranged value `v` keeps it ranged: returned (read back from the
-/// ranges), a bias add or a GeLU whose results are used so too, or the left operand of a
-/// matmul that is split (`split_local`) with such uses.
-pub fn ranged_uses(graph: &Graph, v: usize, input: Precision) -> bool {
-    graph.ops.iter().enumerate().all(|(index, op)| {
-        if !op.operands.contains(&v) {
-            return true;
-        }
-        let Some(&out) = op.results.first() else {
-            return false;
-        };
-        let follows = match op.kind {
-            OpKind::Gelu { .. } => true,
-            OpKind::Add => bias_operand(graph, index, v).is_some(),
-            OpKind::Matmul { .. } => {
-                op.operands[0] == v
-                    && op.operands[1] != v
-                    && split_local(graph, index, input).is_some()
-            }
-            _ => false,
-        };
-        follows && ranged_uses(graph, out, input)
-    })
+    split_analysis(graph, input)
+        .ranged
+        .get(v)
+        .copied()
+        .unwrap_or(false)
 }
 
 /// One axis split into blocks: `(first, len)` per block.

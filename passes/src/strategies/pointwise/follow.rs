@@ -98,7 +98,7 @@ fn other_operand_need(need: &Need, followed: &Need, full: bool) -> Need {
     }
     let home = &followed.shards;
     let columns = home.parts[2].max(1);
-    let mut owners = vec![Vec::new(); columns as usize];
+    let mut owners = vec![crate::planner::layout::Owners::new(); columns as usize];
     for (block, tiles) in home.owners.iter().enumerate() {
         let column = &mut owners[block % columns as usize];
         column.extend(tiles.iter().copied());

@@ -213,7 +213,7 @@ pub fn ranged_candidate(graph: &Graph, op: &Op, options: &PlannerOptions) -> Opt
     if options.in_body {
         return None;
     }
-    let index = graph.ops.iter().position(|o| std::ptr::eq(o, op))?;
+    let index = graph.index_of(op)?;
     // The AMP input of the split GEMM behind a ranged value of x's type (the product's result
     // type), by the policy's rule (`lower::PrecisionPolicy::input_for`).
     let ranged = |x: usize| {
