@@ -387,16 +387,23 @@ fn plan_with_prefix(
         let operands = &graph.ops[index].operands;
         let mut next = Vec::new();
         let mut best_shortfall: Option<Shortfall> = None;
-        // States sharing their operands' homes share each candidate's moves.
-        let mut moves: HashMap<(usize, Vec<*const Need>), OperandMoves> = HashMap::new();
-        let mut loads = Loads::new(&mut memo);
-        for state in &states {
-            let homes: Vec<*const Need> = operands
-                .iter()
-                .map(|&v| state.home(v).map_or(std::ptr::null(), Arc::as_ptr))
-                .collect();
-            for (choice, candidate) in candidates.iter().enumerate() {
-                let moves = moves.entry((choice, homes.clone())).or_insert_with(|| {
+        // States sharing their operands' homes share each candidate's moves. One candidate
+        // at a time, so a step holds one candidate's moves (an op may have a thousand
+        // candidates; the moves' pointers are valid while their candidate's are held).
+        let homes: Vec<Vec<*const Need>> = states
+            .iter()
+            .map(|state| {
+                operands
+                    .iter()
+                    .map(|&v| state.home(v).map_or(std::ptr::null(), Arc::as_ptr))
+                    .collect()
+            })
+            .collect();
+        for (choice, candidate) in candidates.iter().enumerate() {
+            let mut moves: HashMap<&[*const Need], OperandMoves> = HashMap::new();
+            let mut loads = Loads::new(&mut memo);
+            for (state, homes) in states.iter().zip(&homes) {
+                let moves = moves.entry(homes).or_insert_with(|| {
                     OperandMoves::of(
                         graph,
                         index,

@@ -56,9 +56,14 @@ pub enum InternalPhase {
     },
     /// A tensor moved from one blocking to another.
     Reshard { from: Shards, to: Shards },
-    /// An explicit list of transfers `(source, destinations, bytes)`: a phase the lowering
-    /// builds exactly this way (the split GEMM's panels and reduction).
-    Transfers(std::sync::Arc<Vec<(u32, Vec<u32>, u64)>>),
+    /// Exchange phase `phase` of a split GEMM, generated from its grid on demand exactly as
+    /// the lowering builds it (a K panel's gathers, or the reduction): a grid of a thousand
+    /// tiles has hundreds of thousands of transfers, too many to hold per candidate.
+    SplitGemm {
+        grid: std::sync::Arc<crate::lower::gemm_split::SplitGrid>,
+        precision: ipu_device::Precision,
+        phase: u32,
+    },
 }
 
 impl InternalPhase {
@@ -84,11 +89,11 @@ impl InternalPhase {
             InternalPhase::Reshard { from, to } => {
                 super::layout::for_each_transfer(from, to, visit)
             }
-            InternalPhase::Transfers(transfers) => {
-                for (source, destinations, bytes) in transfers.iter() {
-                    visit(*source, destinations, *bytes);
-                }
-            }
+            InternalPhase::SplitGemm {
+                grid,
+                precision,
+                phase,
+            } => grid.for_each_exchange_transfer(*precision, *phase, visit),
         }
     }
 

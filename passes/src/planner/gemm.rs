@@ -16,7 +16,7 @@ use crate::element;
 use super::candidates::{all_valid, grids, u32_of, Candidate, InternalPhase, Need};
 use super::cost::{MemoryUse, ValueFormat};
 use super::graph::{Graph, MatmulDims, Op, OpKind, Origin};
-use super::layout::{block_size, canonical_dims, Shards};
+use super::layout::{block_size, canonical_dims, PhaseLoad, Shards};
 use super::PlannerOptions;
 
 pub(super) fn gemm_candidates(
@@ -577,16 +577,26 @@ fn split_candidates(
     let mut out = Vec::new();
     for grid in grids {
         let estimate = grid.estimate(input, target);
-        let phases: Vec<InternalPhase> = grid
-            .exchange_phases(input)
-            .into_iter()
-            .map(|transfers| InternalPhase::Transfers(std::sync::Arc::new(transfers)))
-            .collect();
-        let row_bytes = phases
-            .iter()
-            .map(|phase| phase.load(grid.tiles()).max_row_bytes())
-            .max()
-            .unwrap_or(0);
+        let shared = std::sync::Arc::new(grid.clone());
+        let mut row_bytes = 0;
+        let mut phases = Vec::new();
+        for phase in 0..=grid.panels {
+            let phase = InternalPhase::SplitGemm {
+                grid: shared.clone(),
+                precision: input,
+                phase,
+            };
+            let mut load = PhaseLoad::new(grid.tiles());
+            let mut transfers = 0usize;
+            phase.for_each_transfer(|source, destinations, bytes| {
+                load.add_transfer(source, destinations, bytes);
+                transfers += 1;
+            });
+            if transfers > 0 {
+                row_bytes = row_bytes.max(load.max_row_bytes());
+                phases.push(phase);
+            }
+        }
         let (standard, interleaved) = grid.transient_bytes(input);
         let transient = MemoryUse::of(standard, MemoryClass::Standard)
             .plus(MemoryUse::of(interleaved, MemoryClass::Interleaved));

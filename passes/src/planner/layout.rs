@@ -50,8 +50,9 @@ pub struct Shards {
     pub dims: [u64; 3],
     pub parts: [u32; 3],
     pub element_bytes: u32,
-    /// Tiles per block, blocks in row-major order over `parts`; sorted, non-empty.
-    pub owners: Vec<Owners>,
+    /// Tiles per block, blocks in row-major order over `parts`; sorted, non-empty. Shared:
+    /// the plans of a step hold thousands of copies of a few blockings.
+    pub owners: std::sync::Arc<[Owners]>,
 }
 
 impl Shards {
@@ -107,7 +108,7 @@ impl Shards {
             dims,
             parts,
             element_bytes,
-            owners,
+            owners: owners.into(),
         }
     }
 
@@ -427,7 +428,7 @@ pub fn host_home(need: &Shards, element_bytes: u32) -> Shards {
                 dims: need.dims,
                 parts,
                 element_bytes,
-                owners,
+                owners: owners.into(),
             }
         }
         _ => Shards {

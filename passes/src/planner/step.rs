@@ -88,6 +88,8 @@ pub(super) struct Loads<'m> {
     transfers: HashMap<(*const Need, *const Need), Arc<PhaseLoad>>,
     /// Each candidate's output home, so states after one candidate share it.
     outputs: HashMap<*const Candidate, Arc<Need>>,
+    /// Homes made for host-written values, by value and the need they were made for.
+    host_homes: Vec<(ValueId, Need, Arc<Need>)>,
     memo: &'m mut TransferMemo,
 }
 
@@ -96,6 +98,7 @@ impl<'m> Loads<'m> {
         Loads {
             transfers: HashMap::new(),
             outputs: HashMap::new(),
+            host_homes: Vec::new(),
             memo,
         }
     }
@@ -210,6 +213,39 @@ fn follow<'h>(
     Arc::new(concrete)
 }
 
+/// Where the host writes `value`, read first as `need` (operand `position` of `candidate`).
+/// Host-written values are placed where their first consumer reads them, each block once;
+/// constants are laid out at compile time in the consumer's format; arguments arrive
+/// row-major in their own precision, or, for a plan whose lowering streams them in its order
+/// (`host_order`: the host gathers strided runs, and encodes FP8 at the need's scale), in the
+/// consumer's element order. Constant weights a plan keeps resident, and constant vectors
+/// (biases, layer-norm scales), are written by the host where they are read.
+fn host_home(
+    value: &super::graph::Value,
+    need: &Need,
+    position: usize,
+    candidate: &Candidate,
+) -> Need {
+    let host_order = candidate.plan.host_order();
+    let format = match value.origin {
+        Origin::Constant => need.format,
+        _ if host_order
+            && (value.element == need.format.precision || need.format.precision.is_fp8()) =>
+        {
+            need.format
+        }
+        _ => ValueFormat::row_major(value.element),
+    };
+    let shards = if value.written_where_read()
+        || (candidate.resident_weights && position == 1 && value.origin == Origin::Constant)
+    {
+        need.shards.clone()
+    } else {
+        super::layout::host_home(&need.shards, format.precision.bytes())
+    };
+    Need { shards, format }
+}
+
 impl OperandMoves {
     /// The moves of `candidate` for op `index` of `graph` when its operands live at
     /// `home_of` (`None`: not yet written, so host-written where this op reads it). `loads`
@@ -274,35 +310,19 @@ impl OperandMoves {
             let home = match home_of(*operand).or(made.map(|(_, h)| h)) {
                 Some(home) => home.clone(),
                 None => {
-                    // Host-written values are placed where their first consumer reads them,
-                    // each block once; constants are laid out at compile time in the
-                    // consumer's format; arguments arrive row-major in their own precision,
-                    // or, for a plan whose lowering streams them in its order (`host_order`:
-                    // the host gathers strided runs, and encodes FP8 at the need's scale),
-                    // in the consumer's element order.
-                    let host_order = candidate.plan.host_order();
-                    let format = match value.origin {
-                        Origin::Constant => need.format,
-                        _ if host_order
-                            && (value.element == need.format.precision
-                                || need.format.precision.is_fp8()) =>
-                        {
-                            need.format
-                        }
-                        _ => ValueFormat::row_major(value.element),
-                    };
-                    // Constant weights a plan keeps resident, and constant vectors (biases,
-                    // layer-norm scales), are written by the host where they are read.
-                    let shards = if value.written_where_read()
-                        || (candidate.resident_weights
-                            && position == 1
-                            && value.origin == Origin::Constant)
-                    {
-                        need.shards.clone()
-                    } else {
-                        super::layout::host_home(&need.shards, format.precision.bytes())
-                    };
-                    let home = Arc::new(Need { shards, format });
+                    // Every state reading this value first here gets the same home.
+                    let shared = loads
+                        .host_homes
+                        .iter()
+                        .find(|(v, made_for, _)| v == operand && made_for == need)
+                        .map(|(.., home)| home.clone());
+                    let home = shared.unwrap_or_else(|| {
+                        let home = Arc::new(host_home(value, need, position, &candidate));
+                        loads
+                            .host_homes
+                            .push((*operand, need.clone(), home.clone()));
+                        home
+                    });
                     let memory = need_memory(&home);
                     moves.resident = moves.resident.plus(memory);
                     moves.largest = moves.largest.max(memory.largest_standard);

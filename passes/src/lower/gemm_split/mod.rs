@@ -597,14 +597,31 @@ impl SplitGrid {
     }
 
     /// The transfers of each exchange phase, `(source, destinations, bytes)`: one phase per
-    /// K panel, then the reduction's (with a K split).
+    /// K panel, then the reduction's (with a K split); empty phases left out.
     pub fn exchange_phases(&self, precision: Precision) -> Vec<Vec<(u32, Vec<u32>, u64)>> {
-        let eb = u64::from(precision.bytes());
-        let pb = u64::from(ipu_device::kernels::describe::default_partials(precision).bytes());
-        let mut phases = Vec::new();
-        for p in 0..self.panels {
-            let mut transfers = Vec::new();
-            self.panel_ranges(p, |mut range| {
+        (0..=self.panels)
+            .map(|phase| {
+                let mut transfers = Vec::new();
+                self.for_each_exchange_transfer(precision, phase, |source, destinations, bytes| {
+                    transfers.push((source, destinations.to_vec(), bytes))
+                });
+                transfers
+            })
+            .filter(|phase| !phase.is_empty())
+            .collect()
+    }
+
+    /// Calls `visit(source, destinations, bytes)` for each transfer of exchange phase `phase`:
+    /// K panel `phase` (`phase < panels`), else the reduction (none without a K split).
+    pub fn for_each_exchange_transfer(
+        &self,
+        precision: Precision,
+        phase: u32,
+        mut visit: impl FnMut(u32, &[u32], u64),
+    ) {
+        if phase < self.panels {
+            let eb = u64::from(precision.bytes());
+            self.panel_ranges(phase, |mut range| {
                 if range.operand == Operand::A && self.env.a_device {
                     // Gathered from a device value's owners, which the grid does not know:
                     // modelled as sent by a tile outside the group to all of it.
@@ -614,22 +631,17 @@ impl SplitGrid {
                     }
                 }
                 if !range.destinations.is_empty() {
-                    transfers.push((range.home, range.destinations, u64::from(range.len) * eb));
+                    visit(range.home, &range.destinations, u64::from(range.len) * eb);
                 }
             });
-            phases.push(transfers);
+        } else {
+            let pb = u64::from(ipu_device::kernels::describe::default_partials(precision).bytes());
+            self.reduce_ranges(|range| {
+                for source in range.sources {
+                    visit(source, &[range.owner], u64::from(range.len) * pb);
+                }
+            });
         }
-        let mut reduce = Vec::new();
-        self.reduce_ranges(|range| {
-            for source in range.sources {
-                reduce.push((source, vec![range.owner], u64::from(range.len) * pb));
-            }
-        });
-        if !reduce.is_empty() {
-            phases.push(reduce);
-        }
-        phases.retain(|phase| !phase.is_empty());
-        phases
     }
 
     /// A tile of the grid outside the A group (`(i, *, l)`) of `tile`: the next K slice's,

@@ -110,7 +110,7 @@ fn other_operand_need(need: &Need, followed: &Need, full: bool) -> Need {
             dims: [1, 1, home.dims[2]],
             parts: [1, 1, columns],
             element_bytes: need.shards.element_bytes,
-            owners,
+            owners: owners.into(),
         },
         format: ValueFormat {
             precision: followed.format.precision,
