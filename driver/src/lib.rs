@@ -4,6 +4,7 @@ pub mod bench_module;
 pub mod build;
 pub mod crosscheck;
 pub mod diagnostics;
+pub mod fuzz;
 pub mod logging;
 pub mod opt;
 pub mod oracle;
