@@ -238,7 +238,7 @@ impl Campaign {
         let next = AtomicUsize::new(0);
         let results = Mutex::new(Vec::new());
         std::thread::scope(|scope| {
-            for worker in 0..self.jobs.max(1) {
+            for _ in 0..self.jobs.max(1) {
                 let (next, results, fixtures, corpus, targets, progress) =
                     (&next, &results, &fixtures, &corpus, &targets, &progress);
                 scope.spawn(move || loop {
@@ -247,7 +247,7 @@ impl Campaign {
                         break;
                     }
                     let target = targets[index % targets.len()];
-                    let result = self.case(index, target, worker, fixtures, corpus);
+                    let result = self.case(index, target, fixtures, corpus);
                     results
                         .lock()
                         .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -279,7 +279,6 @@ impl Campaign {
         &self,
         index: usize,
         target: &'static str,
-        worker: usize,
         fixtures: &Fixtures,
         corpus: &[Vec<u8>],
     ) -> CaseResult {
@@ -423,7 +422,6 @@ impl Campaign {
         if !outcome.is_finding() {
             let _ = std::fs::remove_dir_all(&dir);
         }
-        let _ = worker;
         CaseResult {
             index,
             target,

@@ -11,6 +11,7 @@
 //! program's length (planning a chain is linear in its ops).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use ipu_device::{KernelSpec, Target};
@@ -19,8 +20,6 @@ use super::beam::{Conversion, Finalist, OpEstimate, ProgramEstimate};
 use super::candidates::{self, need_memory, Candidate, Need};
 use super::cost::{conversion_cycles, MemoryUse, ValueFormat};
 use super::graph::{Graph, Op, Origin, ValueId};
-use std::hash::{Hash, Hasher};
-
 use super::layout::{PhaseLoad, Shards};
 use super::{BudgetClass, PlannerOptions};
 
@@ -400,7 +399,6 @@ impl State {
 
     /// The state after running op `index` with candidate `choice`, whose operand moves given
     /// this state's homes are `moves`.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn extend(
         &self,
         graph: &Graph,
