@@ -365,25 +365,16 @@ impl Campaign {
             "profile" => {
                 let file = dir.join("profile.ipuprof");
                 let _ = std::fs::write(&file, mutate::bytes(&mut rng, &fixtures.profile));
-                let command = if rng.random_bool(0.5) {
-                    vec![
-                        self.tool("ipu"),
-                        "profile".into(),
-                        "report".into(),
-                        file.display().to_string(),
-                        "-o".into(),
-                        dir.join("report.html").display().to_string(),
-                    ]
-                } else {
-                    vec![
-                        self.tool("ipu"),
-                        "profile".into(),
-                        "trace".into(),
-                        file.display().to_string(),
-                        "-o".into(),
-                        dir.join("trace.json").display().to_string(),
-                    ]
-                };
+                let (view, out) =
+                    [("report", "report.html"), ("trace", "trace.json")][rng.random_range(0..2)];
+                let command = vec![
+                    self.tool("ipu"),
+                    "profile".into(),
+                    view.into(),
+                    file.display().to_string(),
+                    "-o".into(),
+                    dir.join(out).display().to_string(),
+                ];
                 (command, vec![file])
             }
             _ => {

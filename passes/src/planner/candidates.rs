@@ -96,15 +96,6 @@ impl InternalPhase {
             } => grid.for_each_exchange_transfer(*precision, *phase, visit),
         }
     }
-
-    /// Endpoint loads of the phase on `tiles` tiles.
-    pub fn load(&self, tiles: u32) -> PhaseLoad {
-        let mut load = PhaseLoad::new(tiles);
-        self.for_each_transfer(|source, destinations, bytes| {
-            load.add_transfer(source, destinations, bytes)
-        });
-        load
-    }
 }
 
 /// One way to run an op.

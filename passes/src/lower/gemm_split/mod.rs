@@ -596,21 +596,6 @@ impl SplitGrid {
         peak
     }
 
-    /// The transfers of each exchange phase, `(source, destinations, bytes)`: one phase per
-    /// K panel, then the reduction's (with a K split); empty phases left out.
-    pub fn exchange_phases(&self, precision: Precision) -> Vec<Vec<(u32, Vec<u32>, u64)>> {
-        (0..=self.panels)
-            .map(|phase| {
-                let mut transfers = Vec::new();
-                self.for_each_exchange_transfer(precision, phase, |source, destinations, bytes| {
-                    transfers.push((source, destinations.to_vec(), bytes))
-                });
-                transfers
-            })
-            .filter(|phase| !phase.is_empty())
-            .collect()
-    }
-
     /// Calls `visit(source, destinations, bytes)` for each transfer of exchange phase `phase`:
     /// K panel `phase` (`phase < panels`), else the reduction (none without a K split).
     pub fn for_each_exchange_transfer(
