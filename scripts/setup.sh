@@ -9,8 +9,8 @@ PACKAGES=(
   # Headless browser for the profile report test (driver/tests/all/cli.rs renders report.html).
   chromium
 )
-# Optional oracles used by some tests (FP8 conversions, numpy checks).
-PY_PACKAGES=(ml_dtypes numpy)
+# Optional oracles used by some tests (FP8 conversions, numpy checks); psutil for lit's per-test --timeout (scripts/upstream-conformance.py).
+PY_PACKAGES=(ml_dtypes numpy psutil)
 
 SUDO=""
 if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
@@ -49,7 +49,7 @@ done
 # the repository's own (.venv, git-ignored); scripts/test.sh and scripts/run-example.sh put its
 # bin/ first on PATH, so nothing is installed into the system's Python.
 VENV="$(cd "$(dirname "$0")/.." && pwd)/.venv"
-if ! "$VENV/bin/python" -c "import lit, numpy, ml_dtypes" >/dev/null 2>&1; then
+if ! "$VENV/bin/python" -c "import lit, numpy, ml_dtypes, psutil" >/dev/null 2>&1; then
   echo "setup: creating the Python environment $VENV (lit ${PY_PACKAGES[*]})"
   if ! python3 -m venv "$VENV" >/tmp/ipu-setup-venv.log 2>&1; then
     # Debian's python3 needs python3-venv for `python3 -m venv`.

@@ -261,7 +261,7 @@ pub fn build_package_with_source(
                 &pipeline,
                 "builtin.module",
                 &PrintAround::default(),
-                false,
+                None,
             )
             .map_err(|e| anyhow!("{text}: {e}"))?;
             built

@@ -59,7 +59,7 @@ fn import_into<'c>(
         &pipeline,
         "builtin.module",
         &PrintAround::default(),
-        false,
+        None,
     )
     .map_err(|error| format!("internal: import pipeline: {error:?}"))?;
     built.manager.enable_verifier(true);

@@ -13,6 +13,7 @@ pub mod ir;
 pub mod lower;
 pub mod lower_mid;
 pub mod manager;
+pub mod mlir_cxx;
 pub mod pass;
 pub mod pipeline;
 pub mod plan_ir;
@@ -21,7 +22,6 @@ pub mod registry;
 pub mod rewrite;
 pub mod select_finalist;
 pub mod strategies;
-pub mod timing;
 
 pub use pass::{DynPass, Pass, PassFailure, PassRun, Statistics};
 pub use registry::Registry;

@@ -1,18 +1,20 @@
 //! Building an MLIR pass manager from a parsed pipeline: our passes become external passes,
-//! upstream elements are handed to MLIR's own pipeline parser, named pipelines are expanded,
-//! and `--mlir-print-ir-before/after=<pass>` inserts IR printers around the chosen passes.
+//! upstream elements are handed to MLIR's own pipeline parser, named pipelines are expanded, and
+//! MLIR's own IR printing and timing instrumentation are installed (through the C++ shim,
+//! [`crate::mlir_cxx`]), so dumps and reports look exactly as mlir-opt's.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::ffi::c_void;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use melior::{
-    ir::{operation::OperationLike, r#type::TypeId, OperationRef},
-    pass::{create_external, ExternalPass, OperationPassManager, PassManager},
+    ir::OperationRef,
+    pass::{OperationPassManager, PassManager},
     Context, StringRef,
 };
 
-use crate::pass::{display_name, to_mlir_pass, DynPass, Statistics};
+use crate::mlir_cxx::{enable_ir_printing, IrPrinting, Timing};
+use crate::pass::{to_mlir_pass, DynPass, Statistics};
 use crate::pipeline::{
     parse_pipeline, unknown_pass_error, Element, Pipeline, PipelineError, Span, ANY_ANCHOR,
 };
@@ -135,15 +137,17 @@ fn resolve_at_depth(
     Ok(resolved)
 }
 
-/// Where and when IR printers go around passes chosen by argument.
+/// Where and when IR is printed around passes (mlir-opt's `--mlir-print-ir-*` flags), and the
+/// printing flags for op text.
 #[derive(Clone, Debug, Default)]
 pub struct PrintAround {
+    /// Pass arguments to print before / after.
     pub before: BTreeSet<String>,
     pub after: BTreeSet<String>,
-    /// `-before-all` / `-after-all`: printed by these printers too, not by MLIR's
-    /// instrumentation, which would also dump our timing markers and printers.
     pub before_all: bool,
     pub after_all: bool,
+    /// Print after a pass only when it failed (`--mlir-print-ir-after-failure`).
+    pub after_failure: bool,
     /// Write each dump into a file under this directory instead of stderr.
     pub tree_dir: Option<std::path::PathBuf>,
     pub only_on_change: bool,
@@ -151,16 +155,55 @@ pub struct PrintAround {
     /// Printing flags for the op text (generic form, debug info, elision).
     pub generic: bool,
     pub debug_info: bool,
+    pub pretty_debug_info: bool,
+    pub local_scope: bool,
+    pub assume_verified: bool,
+    pub value_users: bool,
+    pub unique_ssa_ids: bool,
     pub elide_elements_larger_than: Option<usize>,
+    pub hex_elements_larger_than: Option<i64>,
 }
 
 impl PrintAround {
-    fn prints_before(&self, argument: &str) -> bool {
-        self.before_all || self.before.contains(argument)
+    /// MLIR's printing flags for these settings.
+    pub fn flags(&self) -> melior::ir::operation::OperationPrintingFlags {
+        let mut flags = melior::ir::operation::OperationPrintingFlags::new();
+        if self.generic {
+            flags = flags.print_generic_operation_form();
+        }
+        if self.debug_info || self.pretty_debug_info {
+            flags = flags.enable_debug_info(true, self.pretty_debug_info);
+        }
+        if let Some(limit) = self.elide_elements_larger_than {
+            flags = flags.elide_large_elements_attributes(limit);
+        }
+        if self.local_scope {
+            flags = flags.use_local_scope();
+        }
+        if self.assume_verified {
+            // SAFETY: the flags are live; this only sets a field.
+            unsafe { mlir_sys::mlirOpPrintingFlagsAssumeVerified(flags.to_raw()) };
+        }
+        crate::mlir_cxx::set_extra_printing_flags(
+            &flags,
+            self.value_users,
+            self.unique_ssa_ids,
+            self.hex_elements_larger_than,
+        );
+        flags
     }
 
-    fn prints_after(&self, argument: &str) -> bool {
-        self.after_all || self.after.contains(argument)
+    fn ir_printing(&self) -> IrPrinting {
+        IrPrinting {
+            before: self.before.iter().cloned().collect(),
+            after: self.after.iter().cloned().collect(),
+            before_all: self.before_all,
+            after_all: self.after_all,
+            module_scope: self.module_scope,
+            after_only_on_change: self.only_on_change,
+            after_only_on_failure: self.after_failure,
+            tree_dir: self.tree_dir.clone(),
+        }
     }
 }
 
@@ -170,22 +213,20 @@ pub struct BuiltPipeline<'c> {
     pub statistics: Statistics,
     /// Our passes in pipeline order (instance index = position), for statistics reports.
     pub instances: Vec<Arc<dyn DynPass>>,
-    /// Wall time per pipeline element, when timing was requested.
-    pub timing: Option<crate::timing::Timing>,
     /// The resolved pipeline, for `--dump-pass-pipeline` and reports.
     pub resolved: Vec<Resolved>,
     pub root: String,
 }
 
 /// Builds a pass manager running `pipeline` on an operation named `root` (usually
-/// `builtin.module`).
+/// `builtin.module`), with IR printing as `print` asks and, given a timing session, pass timing.
 pub fn build_pass_manager<'c>(
     context: &'c Context,
     registry: &Registry,
     pipeline: &Pipeline,
     root: &str,
     print: &PrintAround,
-    timed: bool,
+    timing: Option<&Timing>,
 ) -> Result<BuiltPipeline<'c>, PipelineError> {
     let anchor = pipeline
         .anchor
@@ -205,21 +246,19 @@ pub fn build_pass_manager<'c>(
     }
     let elements = resolve(registry, &pipeline.elements)?;
     let manager = create_manager_on(context, root);
-    let timing = timed.then(|| crate::timing::Timing::new(&elements));
     let mut builder = Builder {
         statistics: Statistics::default(),
         instances: Vec::new(),
-        print: print.clone(),
-        timing: timing.clone(),
-        next_element: 0,
-        dump_counter: Arc::default(),
     };
     builder.add(&manager.as_operation_pass_manager(), root, &elements)?;
+    enable_ir_printing(&manager, &print.ir_printing(), &print.flags());
+    if let Some(timing) = timing {
+        timing.attach(&manager);
+    }
     Ok(BuiltPipeline {
         manager,
         statistics: builder.statistics,
         instances: builder.instances,
-        timing,
         resolved: elements,
         root: root.to_string(),
     })
@@ -239,12 +278,6 @@ fn create_manager_on<'c>(context: &'c Context, root: &str) -> PassManager<'c> {
 struct Builder {
     statistics: Statistics,
     instances: Vec<Arc<dyn DynPass>>,
-    print: PrintAround,
-    timing: Option<crate::timing::Timing>,
-    /// Pre-order index of the next element, matching `Timing`'s numbering.
-    next_element: usize,
-    /// Numbers the files of `--mlir-print-ir-tree-dir` in the order they are written.
-    dump_counter: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Builder {
@@ -256,14 +289,15 @@ impl Builder {
         elements: &[Resolved],
     ) -> Result<(), PipelineError> {
         // MLIR aborts the process when a pass restricted to one op is added to a manager of
-        // another: refuse it here, at the pass, instead.
+        // another: refuse it here, at the pass, instead (MLIR's own words, as mlir-opt says it).
         for element in elements {
             if let Resolved::Ours { pass, span } = element {
                 let runs_on = pass.anchor();
                 if !runs_on.is_empty() && runs_on != anchor {
                     return Err(PipelineError::new(
                         format!(
-                            "'{}' runs on '{runs_on}' ops and cannot be nested under '{anchor}'; place it at the '{runs_on}' level of the pipeline",
+                            "Can't add pass '{}' restricted to '{runs_on}' on a PassManager intended to run on '{anchor}', did you intend to nest? ('{}' runs on '{runs_on}' ops: place it at the '{runs_on}' level of the pipeline)",
+                            crate::pass::display_name(pass.argument()),
                             pass.argument()
                         ),
                         *span,
@@ -272,21 +306,6 @@ impl Builder {
             }
         }
         for element in elements {
-            let element_index = self.next_element;
-            self.next_element += 1;
-            if let Some(timing) = &self.timing {
-                manager.add_pass(timing.marker(element_index, true));
-            }
-            let argument = element.argument().map(str::to_string);
-            // Before-snapshots by op: nested passes run on several ops at once.
-            let snapshot = Arc::new(Mutex::new(BTreeMap::<usize, String>::new()));
-            if let Some(argument) = &argument {
-                if self.print.prints_before(argument)
-                    || (self.print.only_on_change && self.print.prints_after(argument))
-                {
-                    manager.add_pass(self.printer(argument, true, snapshot.clone()));
-                }
-            }
             match element {
                 Resolved::Ours { pass, .. } => {
                     let instance = self.instances.len();
@@ -305,155 +324,14 @@ impl Builder {
                     self.add(&nested, anchor, elements)?;
                 }
             }
-            if let Some(timing) = &self.timing {
-                manager.add_pass(timing.marker(element_index, false));
-            }
-            if let Some(argument) = &argument {
-                if self.print.prints_after(argument) {
-                    manager.add_pass(self.printer(argument, false, snapshot));
-                }
-            }
         }
         Ok(())
     }
-
-    /// A pass that prints the IR like MLIR's instrumentation (`// -----// IR Dump Before ...`).
-    /// Before-printers also record a snapshot so an after-printer can skip unchanged IR.
-    fn printer(
-        &self,
-        argument: &str,
-        before: bool,
-        snapshot: Arc<Mutex<BTreeMap<usize, String>>>,
-    ) -> melior::pass::Pass {
-        let print = self.print.clone();
-        let title = format!("{} ({argument})", display_name(argument));
-        let print_before = print.prints_before(argument);
-        let file_stem = argument.to_string();
-        let counter = self.dump_counter.clone();
-        let callback = move |op: OperationRef, _pass: ExternalPass| {
-            let (scope, text) = printed_scope(op, &print);
-            let emit = |when: &str, text: &str| match &print.tree_dir {
-                None => eprint!("// -----// IR Dump {when} {title}{scope} //----- //\n{text}\n\n"),
-                Some(directory) => {
-                    let number = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let suffix = if when == "Before" { "_before" } else { "" };
-                    let folder = directory.join(tree_path(op));
-                    let file = folder.join(format!("{number}_{file_stem}{suffix}.mlir"));
-                    let written = std::fs::create_dir_all(&folder)
-                        .and_then(|_| std::fs::write(&file, format!("{text}\n")));
-                    if let Err(error) = written {
-                        eprintln!(
-                            "ipu-opt: error: cannot write IR dump '{}': {error}",
-                            file.display()
-                        );
-                    }
-                }
-            };
-            let key = op.to_raw().ptr as usize;
-            if before {
-                if let Ok(mut stored) = snapshot.lock() {
-                    stored.insert(key, text.clone());
-                }
-                if !print_before {
-                    return;
-                }
-                emit("Before", &text);
-            } else {
-                if print.only_on_change {
-                    let unchanged = snapshot
-                        .lock()
-                        .map(|mut stored| stored.remove(&key).as_deref() == Some(text.as_str()))
-                        .unwrap_or(false);
-                    if unchanged {
-                        return;
-                    }
-                }
-                emit("After", &text);
-            }
-        };
-        #[repr(align(8))]
-        struct PrinterId;
-        static PRINTER_ID: PrinterId = PrinterId;
-        create_external(
-            callback,
-            TypeId::create(&PRINTER_ID),
-            "IRPrinter",
-            "ipu-print-ir",
-            "prints IR",
-            "",
-            &[],
-        )
-    }
-}
-
-/// The folder of a dump under `--mlir-print-ir-tree-dir`: one level per enclosing op, named
-/// `<op name with _>_<symbol>` (`builtin_module_no-symbol-name/func_func_f`), like MLIR's.
-fn tree_path(op: OperationRef) -> std::path::PathBuf {
-    let mut levels = Vec::new();
-    let mut current = Some(op);
-    while let Some(level) = current {
-        let name = level
-            .name()
-            .as_string_ref()
-            .as_str()
-            .unwrap_or("op")
-            .replace('.', "_");
-        let symbol = level
-            .attribute("sym_name")
-            .ok()
-            .map(|attribute| {
-                attribute
-                    .to_string()
-                    .trim_matches('"')
-                    .replace(['/', '\\'], "_")
-            })
-            .unwrap_or_else(|| "no-symbol-name".to_string());
-        levels.push(format!("{name}_{symbol}"));
-        current = level.parent_operation();
-    }
-    levels.iter().rev().collect()
-}
-
-/// The title suffix and the text of a dump, as MLIR's IR printer makes them: the op is printed
-/// alone, or under --mlir-print-ir-module-scope the top-level op is printed and the title names
-/// the op the pass ran on (`('func.func' operation: @f)`).
-fn printed_scope(op: OperationRef, print: &PrintAround) -> (String, String) {
-    if !print.module_scope {
-        return (String::new(), print_operation(op, print));
-    }
-    let name = op
-        .name()
-        .as_string_ref()
-        .as_str()
-        .unwrap_or("?")
-        .to_string();
-    let symbol = op
-        .attribute("sym_name")
-        .ok()
-        .map(|attribute| attribute.to_string().trim_matches('"').to_string());
-    let scope = match symbol {
-        Some(symbol) => format!(" ('{name}' operation: @{symbol})"),
-        None => format!(" ('{name}' operation)"),
-    };
-    let mut top = op;
-    while let Some(parent) = top.parent_operation() {
-        top = parent;
-    }
-    (scope, print_operation(top, print))
 }
 
 /// Prints an operation with the driver's printing flags.
 pub fn print_operation(op: OperationRef, print: &PrintAround) -> String {
-    let mut flags = melior::ir::operation::OperationPrintingFlags::new();
-    if print.generic {
-        flags = flags.print_generic_operation_form();
-    }
-    if print.debug_info {
-        flags = flags.enable_debug_info(true, false);
-    }
-    if let Some(limit) = print.elide_elements_larger_than {
-        flags = flags.elide_large_elements_attributes(limit);
-    }
+    let flags = print.flags();
     // Collect raw bytes and validate once: melior's `to_string_with_flags` checks UTF-8 and
     // appends per printer chunk (~5% of ipu-opt's run on the 100k-op benchmark, BENCHMARKS.md).
     let mut bytes: Vec<u8> = Vec::new();
@@ -520,9 +398,39 @@ fn add_upstream(
     ))
 }
 
-/// Prints a resolved pipeline the way `--dump-pass-pipeline` shows it: our passes with every
-/// option and its value, upstream passes as written.
+/// Prints a resolved pipeline the way `--dump-pass-pipeline` shows it (MLIR's pretty textual
+/// form): our passes with every option and its value, upstream passes as MLIR prints them.
 pub fn print_resolved(root: &str, elements: &[Resolved]) -> String {
+    let mut text = String::new();
+    print_nested(&mut text, root, elements, 0);
+    text
+}
+
+fn print_nested(text: &mut String, anchor: &str, elements: &[Resolved], depth: usize) {
+    let indent = "  ".repeat(depth);
+    text.push_str(&format!("{anchor}(\n"));
+    for (index, element) in elements.iter().enumerate() {
+        if index > 0 {
+            text.push_str(",\n");
+        }
+        text.push_str(&"  ".repeat(depth + 1));
+        match element {
+            Resolved::Ours { pass, .. } => {
+                text.push_str(&format!("{}{}", pass.argument(), pass.options_text()))
+            }
+            Resolved::Upstream { text: source, .. } => text.push_str(
+                &crate::mlir_cxx::print_pipeline_element(source).unwrap_or_else(|_| source.clone()),
+            ),
+            Resolved::Nested { anchor, elements } => {
+                print_nested(text, anchor, elements, depth + 1)
+            }
+        }
+    }
+    text.push_str(&format!("\n{indent})"));
+}
+
+/// The same pipeline on one line, as a reproducer records it.
+pub fn print_resolved_inline(root: &str, elements: &[Resolved]) -> String {
     format!("{root}({})", print_elements(elements))
 }
 
@@ -537,5 +445,5 @@ fn print_elements(elements: &[Resolved]) -> String {
             }
         })
         .collect();
-    items.join(", ")
+    items.join(",")
 }

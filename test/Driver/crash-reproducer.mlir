@@ -21,7 +21,7 @@
 // REPRO: {-#
 // REPRO-NEXT: external_resources: {
 // REPRO-NEXT: mlir_reproducer: {
-// REPRO-NEXT: pipeline: "builtin.module(cse, func.func(ipu-canonicalize{max-iterations=1 disable-patterns=}))",
+// REPRO-NEXT: pipeline: "builtin.module(cse,func.func(ipu-canonicalize{max-iterations=1 disable-patterns=}))",
 // REPRO-NEXT: disable_threading: false,
 // REPRO-NEXT: verify_each: false
 // REPRO-NEXT: }

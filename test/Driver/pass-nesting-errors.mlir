@@ -8,15 +8,15 @@
 // RUN: ipu-opt %s -p 'builtin.module(func.func(ipu-canonicalize))' | FileCheck %s --check-prefix=OK
 
 // PASS: ipu-opt: invalid pass pipeline:
-// PASS-NEXT: error: 'ipu-place-storage' runs on 'builtin.module' ops and cannot be nested under 'func.func'; place it at the 'builtin.module' level of the pipeline
+// PASS-NEXT: error: Can't add pass 'IpuPlaceStorage' restricted to 'builtin.module' on a PassManager intended to run on 'func.func', did you intend to nest? ('ipu-place-storage' runs on 'builtin.module' ops: place it at the 'builtin.module' level of the pipeline)
 // PASS-NEXT: builtin.module(func.func(ipu-place-storage))
 // PASS-NEXT: {{^ {25}\^~{16}$}}
 
-// PIPELINE: error: 'ipu-lower-to-tiles' runs on 'builtin.module' ops and cannot be nested under 'func.func'
+// PIPELINE: error: Can't add pass 'IpuLowerToTiles' restricted to 'builtin.module' on a PassManager intended to run on 'func.func', did you intend to nest?
 // PIPELINE-NEXT: builtin.module(func.func(ipu-compile{tiles=4}))
 // PIPELINE-NEXT: {{^ {25}\^~{19}$}}
 
-// ANY: error: 'ipu-emit-tile-code' runs on 'builtin.module' ops and cannot be nested under 'any'
+// ANY: error: Can't add pass 'IpuEmitTileCode' restricted to 'builtin.module' on a PassManager intended to run on 'any', did you intend to nest?
 
 // OK: func.func @f
 

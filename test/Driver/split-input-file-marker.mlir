@@ -1,16 +1,22 @@
 // RUN: ipu-opt %s '--split-input-file=// ====' -p 'builtin.module(ipu-canonicalize)' | FileCheck %s
+// RUN: ipu-opt %s '--split-input-file=// ====' '--output-split-marker=// ++++' -p 'builtin.module(ipu-canonicalize)' | FileCheck %s --check-prefix=OUT
 // RUN: not ipu-opt %s -p 'builtin.module(ipu-canonicalize)' 2>&1 | FileCheck %s --check-prefix=WHOLE
 
-// --split-input-file=<marker>: chunks are cut at another marker, and the outputs are joined with
-// it; the default marker is then ordinary comment text. Without splitting, the file is one
+// --split-input-file=<marker>: chunks are cut at another marker, and the default marker is then
+// ordinary comment text. The outputs are joined with --output-split-marker (`// -----` unless
+// given), as mlir-opt joins them. Without splitting, the file is one
 // module and the symbol @f is defined twice.
 
 // CHECK-LABEL: func.func @f
 // CHECK-SAME: (%[[X:.*]]: tensor<4xf16>)
 // CHECK-NEXT: return %[[X]]
-// CHECK: // ====
+// CHECK: // -----
+// CHECK-NOT: // ====
 // CHECK-LABEL: func.func @f
 // CHECK-NEXT: return
+// OUT: func.func @f
+// OUT: // ++++
+// OUT-NEXT: module
 // WHOLE: error: redefinition of symbol named 'f'
 func.func @f(%x: tensor<4xf16>) -> tensor<4xf16> {
   %0 = "ipu.cast"(%x) : (tensor<4xf16>) -> tensor<4xf16>

@@ -339,7 +339,8 @@ fn parse_expectation_at(text: &str, at: usize) -> Attempt<'_> {
     }
 
     let mut designator = Designator::ThisLine;
-    if let Some(after_at) = rest.strip_prefix('@') {
+    // Blanks may separate the severity from its designator (`expected-error @+1 {{...}}`).
+    if let Some(after_at) = skip_blanks(rest).strip_prefix('@') {
         let word_len = after_at
             .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '+' || c == '-'))
             .unwrap_or(after_at.len());

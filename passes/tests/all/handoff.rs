@@ -28,7 +28,7 @@ fn run(module: &mut Module, pipeline: &str) {
         &parsed,
         "builtin.module",
         &PrintAround::default(),
-        false,
+        None,
     )
     .expect("pass manager");
     built.manager.run(module).expect(pipeline);

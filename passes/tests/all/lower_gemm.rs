@@ -75,7 +75,7 @@ fn run_case(case: &Case) -> f64 {
         &parsed,
         "builtin.module",
         &ipu_passes::manager::PrintAround::default(),
-        false,
+        None,
     )
     .expect("pass manager");
     built.manager.run(&mut module).expect("lowering");

@@ -654,7 +654,7 @@ fn package_bytes(source: &str, pipeline: &str, threads: usize) -> Vec<u8> {
             &parsed,
             "builtin.module",
             &PrintAround::default(),
-            false,
+            None,
         )
         .expect("pass manager");
         built.manager.run(&mut module).expect("ipu-compile");

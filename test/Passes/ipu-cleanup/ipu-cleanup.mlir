@@ -8,9 +8,18 @@
 // and canonicalize, then symbol-dce unless symbol-dce=false.
 
 // PIPELINE: Pass Manager with 4 passes:
-// PIPELINE-NEXT: builtin.module(ipu-canonicalize{max-iterations=10 disable-patterns=}, cse, canonicalize, symbol-dce)
+// PIPELINE-NEXT: builtin.module(
+// PIPELINE-NEXT:   ipu-canonicalize{max-iterations=10 disable-patterns=},
+// PIPELINE-NEXT:   cse,
+// PIPELINE-NEXT:   canonicalize{{{.*}}},
+// PIPELINE-NEXT:   symbol-dce
+// PIPELINE-NEXT: )
 // KEEP-PIPELINE: Pass Manager with 3 passes:
-// KEEP-PIPELINE-NEXT: builtin.module(ipu-canonicalize{max-iterations=3 disable-patterns=}, cse, canonicalize)
+// KEEP-PIPELINE-NEXT: builtin.module(
+// KEEP-PIPELINE-NEXT:   ipu-canonicalize{max-iterations=3 disable-patterns=},
+// KEEP-PIPELINE-NEXT:   cse,
+// KEEP-PIPELINE-NEXT:   canonicalize{{{.*}}}
+// KEEP-PIPELINE-NEXT: )
 
 // symbol-dce removes the unused private function; with symbol-dce=false it stays.
 // CHECK-NOT: @unused

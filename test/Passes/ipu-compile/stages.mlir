@@ -8,7 +8,16 @@
 // RUN: not ipu-opt %s -p 'builtin.module(ipu-compile{tiles=8 compile-kernels=false})' --mlir-print-ir-after=ipu-compile -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOT-A-PASS
 
 // DUMP: Pass Manager with 8 passes:
-// DUMP-NEXT: builtin.module(ipu-lower-mid{target=c600 tiles=8 {{.*}}precision=fp8 fp8-scale=-2 {{.*}}finalists=2 {{.*}}}, ipu-select-finalist{finalists=2 {{.*}}}, ipu-lower-to-tiles{target=c600 {{.*}}function=gemm}, ipu-plan-kernels{target=c600 compile=false}, ipu-place-storage{target=c600}, ipu-lower-exchanges{target=c600 reuse=true}, ipu-optimize-exchange-placement{target=c600}, ipu-emit-tile-code{target=c600})
+// DUMP-NEXT: builtin.module(
+// DUMP-NEXT:   ipu-lower-mid{target=c600 tiles=8 {{.*}}precision=fp8 fp8-scale=-2 {{.*}}finalists=2 {{.*}}},
+// DUMP-NEXT:   ipu-select-finalist{finalists=2 {{.*}}},
+// DUMP-NEXT:   ipu-lower-to-tiles{target=c600 {{.*}}function=gemm},
+// DUMP-NEXT:   ipu-plan-kernels{target=c600 compile=false},
+// DUMP-NEXT:   ipu-place-storage{target=c600},
+// DUMP-NEXT:   ipu-lower-exchanges{target=c600 reuse=true},
+// DUMP-NEXT:   ipu-optimize-exchange-placement{target=c600},
+// DUMP-NEXT:   ipu-emit-tile-code{target=c600}
+// DUMP-NEXT: )
 
 // The placed program between ipu-place-storage and ipu-lower-exchanges: buffers have
 // addresses, phases have no schedule yet.
@@ -16,14 +25,17 @@
 // AFTER: "ipu_tile.buffer"() {address = {{[0-9]+}} : i64, bytes = {{[0-9]+}} : i64, class = "{{standard|interleaved}}"
 // AFTER-NOT: IR Dump
 
-// TIMING: IpuLowerMid (ipu-lower-mid)
-// TIMING-NEXT: IpuSelectFinalist (ipu-select-finalist)
-// TIMING-NEXT: IpuLowerToTiles (ipu-lower-to-tiles)
-// TIMING-NEXT: IpuPlanKernels (ipu-plan-kernels)
-// TIMING-NEXT: IpuPlaceStorage (ipu-place-storage)
-// TIMING-NEXT: IpuLowerExchanges (ipu-lower-exchanges)
-// TIMING-NEXT: IpuOptimizeExchangePlacement (ipu-optimize-exchange-placement)
-// TIMING-NEXT: IpuEmitTileCode (ipu-emit-tile-code)
+// TIMING: Parser
+// TIMING-NEXT: IpuLowerMid
+// TIMING-NEXT: IpuSelectFinalist
+// TIMING-NEXT: IpuLowerToTiles
+// TIMING-NEXT: IpuPlanKernels
+// TIMING-NEXT: IpuPlaceStorage
+// TIMING-NEXT: IpuLowerExchanges
+// TIMING-NEXT: IpuOptimizeExchangePlacement
+// TIMING-NEXT: IpuEmitTileCode
+// TIMING-NEXT: Output
+// TIMING-NEXT: Rest
 // TIMING-NEXT: Total
 
 // STATS: IpuPlaceStorage

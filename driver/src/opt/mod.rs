@@ -2,31 +2,38 @@
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use clap::Parser;
 use ipu_passes::{
-    manager::{build_pass_manager, print_operation, print_resolved, PrintAround},
-    pipeline::{parse_pipeline, PipelineError},
+    manager::{
+        build_pass_manager, print_operation, print_resolved, print_resolved_inline, PrintAround,
+    },
+    mlir_cxx::Timing,
+    pipeline::{parse_pipeline, Element, Pipeline, PipelineError, Spanned},
     Registry,
 };
+
+pub mod command_line;
+pub use command_line::{CommandLine, CommandLineError, PassFlag};
 use melior::{
     ir::{operation::OperationLike, Module},
     Context,
 };
 
 use crate::diagnostics::{render, Collector};
-use crate::split_input::{join_outputs, split_input, Chunk, DEFAULT_SPLIT_MARKER};
+use crate::split_input::{split_input, Chunk, DEFAULT_SPLIT_MARKER};
 use crate::verify_diagnostics::{
     combine_chunk_results, verify_with_mode, Diagnostic, Severity, VerifyMode,
 };
 
-/// Command-line options of `ipu-opt` (mlir-opt's names; single-dash long options work too).
+/// Command-line options of `ipu-opt` (mlir-opt's names, read as mlir-opt reads them: see
+/// [`command_line`]; every registered pass and pipeline is a flag too).
 #[derive(Parser, Debug, Clone, Default)]
 #[command(
     name = "ipu-opt",
-    version,
-    about = "MLIR optimizer driver for the ipu dialects and passes"
+    about = "MLIR modular optimizer driver with the ipu dialects and passes",
+    disable_help_flag = true,
+    disable_version_flag = true
 )]
 pub struct OptArgs {
     /// Input file (`-` for standard input).
@@ -66,12 +73,15 @@ pub struct OptArgs {
     /// Write printed IR into a directory tree mirroring the pass nesting instead of stderr.
     #[arg(long = "mlir-print-ir-tree-dir")]
     pub print_ir_tree_dir: Option<PathBuf>,
-    /// Report wall time per pass.
+    /// Display execution times (MLIR's timing manager: Parser, passes, analyses, Output, Rest).
     #[arg(long = "mlir-timing")]
     pub timing: bool,
     /// `tree` (following the pipeline's nesting; mlir-opt's default) or `list` (per pass name).
     #[arg(long = "mlir-timing-display", default_value = "tree", value_parser = ["list", "tree"])]
     pub timing_display: String,
+    /// Output format for timing data: `text` or `json`.
+    #[arg(long = "mlir-output-format", default_value = "text", value_parser = ["text", "json"])]
+    pub timing_output_format: String,
     /// Report our passes' statistics.
     #[arg(long = "mlir-pass-statistics")]
     pub pass_statistics: bool,
@@ -90,6 +100,24 @@ pub struct OptArgs {
     /// Print locations.
     #[arg(long = "mlir-print-debuginfo")]
     pub print_debuginfo: bool,
+    /// Print locations in their pretty form.
+    #[arg(long = "mlir-pretty-debuginfo")]
+    pub pretty_debuginfo: bool,
+    /// Print with local scope and inline information (no aliases, full locations).
+    #[arg(long = "mlir-print-local-scope")]
+    pub print_local_scope: bool,
+    /// Print users of results and block arguments as comments.
+    #[arg(long = "mlir-print-value-users")]
+    pub print_value_users: bool,
+    /// Print SSA names unique across regions.
+    #[arg(long = "mlir-print-unique-ssa-ids")]
+    pub print_unique_ssa_ids: bool,
+    /// Print dense elements attributes with more elements than this as hex strings.
+    #[arg(long = "mlir-print-elementsattrs-with-hex-if-larger")]
+    pub print_elementsattrs_with_hex_if_larger: Option<i64>,
+    /// Print without verifying the op first (may crash on invalid IR).
+    #[arg(long = "mlir-print-assume-verified")]
+    pub print_assume_verified: bool,
     /// Elide elements attributes with more elements than this.
     #[arg(long = "mlir-elide-elementsattrs-if-larger")]
     pub elide_elementsattrs_if_larger: Option<usize>,
@@ -102,9 +130,24 @@ pub struct OptArgs {
     /// Write MLIR bytecode instead of text.
     #[arg(long = "emit-bytecode")]
     pub emit_bytecode: bool,
+    /// The bytecode version to write (with --emit-bytecode).
+    #[arg(long = "emit-bytecode-version")]
+    pub emit_bytecode_version: Option<i64>,
+    /// Print the registered dialects and exit.
+    #[arg(long = "show-dialects")]
+    pub show_dialects: bool,
+    /// Parse the input's single top-level op as it is, without wrapping it in a module.
+    #[arg(long = "no-implicit-module")]
+    pub no_implicit_module: bool,
+    /// The marker written between the outputs of split input chunks.
+    #[arg(long = "output-split-marker", default_value = DEFAULT_SPLIT_MARKER)]
+    pub output_split_marker: String,
     /// On failure, write a reproducer (the input IR and the pipeline) to this file.
     #[arg(long = "mlir-pass-pipeline-crash-reproducer")]
     pub crash_reproducer: Option<PathBuf>,
+    /// Write a reproducer (the input IR and the pipeline) to this file before running.
+    #[arg(long = "mlir-generate-reproducer")]
+    pub generate_reproducer: Option<PathBuf>,
     /// Run the pipeline recorded in the input reproducer.
     #[arg(long = "run-reproducer")]
     pub run_reproducer: bool,
@@ -116,42 +159,6 @@ pub struct OptArgs {
     pub log_format: String,
 }
 
-/// mlir-opt accepts `-flag`; clap wants `--flag`. Single-dash long options are rewritten: a known
-/// long name always (so `-pass-pipeline=...` is not `-p ass-pipeline=...`), any other word too
-/// unless it is `-o`/`-p` with its value attached (`-oout.mlir`).
-pub fn normalize_arguments(arguments: impl IntoIterator<Item = String>) -> Vec<String> {
-    use clap::CommandFactory;
-    let command = OptArgs::command();
-    let long_names: std::collections::BTreeSet<&str> = command
-        .get_arguments()
-        .filter_map(|argument| argument.get_long())
-        .chain(["help", "version"])
-        .collect();
-    arguments
-        .into_iter()
-        .enumerate()
-        .map(|(index, argument)| {
-            let Some(word) = argument
-                .strip_prefix('-')
-                .filter(|word| index > 0 && !word.starts_with('-'))
-            else {
-                return argument;
-            };
-            let name = word.split('=').next().unwrap_or(word);
-            let is_long = long_names.contains(name)
-                || (word.len() > 1
-                    && word.as_bytes()[0].is_ascii_alphabetic()
-                    && !word.starts_with('o')
-                    && !word.starts_with('p'));
-            if is_long {
-                format!("-{argument}")
-            } else {
-                argument
-            }
-        })
-        .collect()
-}
-
 /// A failure of the whole run, already reported.
 #[derive(Debug)]
 pub struct Failed;
@@ -161,31 +168,154 @@ fn error(message: impl AsRef<str>) -> Failed {
     Failed
 }
 
+/// An error MLIR's driver reports at no location (`<unknown>:0: error: ...`), worded as
+/// mlir-opt words it.
+fn unlocated_error(message: impl AsRef<str>) -> Failed {
+    eprintln!("<unknown>:0: error: {}", message.as_ref());
+    Failed
+}
+
 /// What a reproducer file records besides the IR.
 const REPRODUCER_KEY: &str = "mlir_reproducer";
 
-/// Runs ipu-opt. Returns the process exit code.
+/// Reads the command line and runs ipu-opt. Returns the process exit code: 0 on success, 1 on
+/// any failure, command-line errors included (as mlir-opt).
+pub fn main_with_arguments(arguments: Vec<String>) -> i32 {
+    ipu_passes::register_upstream_passes();
+    let registry = Registry::with_builtin();
+    let line = match command_line::parse(arguments, &registry) {
+        Ok(line) => line,
+        Err(CommandLineError(message)) => {
+            eprintln!("ipu-opt: {message}");
+            return 1;
+        }
+    };
+    if let Some(text) = &line.print_and_exit {
+        print!("{text}");
+        return 0;
+    }
+    crate::logging::init(&line.args.log_format);
+    run_line(line, &registry)
+}
+
+/// Runs ipu-opt with options and no pass flags. Returns the process exit code.
 pub fn run(args: OptArgs) -> i32 {
-    match run_inner(args) {
+    ipu_passes::register_upstream_passes();
+    let registry = Registry::with_builtin();
+    run_line(
+        CommandLine {
+            args,
+            pass_flags: Vec::new(),
+            print_and_exit: None,
+        },
+        &registry,
+    )
+}
+
+fn run_line(line: CommandLine, registry: &Registry) -> i32 {
+    let timing = line.args.timing.then(|| {
+        Timing::new(
+            line.args.timing_display == "tree",
+            line.args.timing_output_format == "json",
+        )
+    });
+    let result = run_inner(line.args, &line.pass_flags, registry, timing.as_ref());
+    drop(timing);
+    match result {
         Ok(()) => 0,
         Err(Failed) => 1,
     }
 }
 
-fn run_inner(mut args: OptArgs) -> Result<(), Failed> {
-    ipu_passes::register_upstream_passes();
-    let registry = Registry::with_builtin();
+/// Where the pipeline comes from: `--pass-pipeline` text, or pass flags nested under the root.
+enum PipelineSource {
+    None,
+    Text(String, Pipeline),
+    Flags(Vec<PassFlag>),
+}
+
+impl PipelineSource {
+    /// The pipeline to run on a chunk whose top-level op is `root`.
+    fn for_root(&self, root: &str) -> Option<Pipeline> {
+        match self {
+            PipelineSource::None => None,
+            PipelineSource::Text(_, pipeline) => Some(pipeline.clone()),
+            PipelineSource::Flags(flags) => Some(Pipeline {
+                anchor: Some(Spanned::unspanned(root.to_string())),
+                elements: flags
+                    .iter()
+                    .map(|flag| match &flag.anchor {
+                        Some(anchor) if anchor != root => Element::Nested {
+                            anchor: Spanned::unspanned(anchor.clone()),
+                            elements: vec![flag.element.clone()],
+                            span: Default::default(),
+                        },
+                        _ => flag.element.clone(),
+                    })
+                    .collect(),
+            }),
+        }
+    }
+
+    fn text(&self) -> &str {
+        match self {
+            PipelineSource::Text(text, _) => text,
+            _ => "",
+        }
+    }
+}
+
+fn pipeline_source(args: &OptArgs, pass_flags: &[PassFlag]) -> Result<PipelineSource, Failed> {
+    match (&args.pass_pipeline, pass_flags.is_empty()) {
+        (Some(_), false) => Err(unlocated_error(
+            "'-pass-pipeline' option can't be used with individual pass options",
+        )),
+        (None, true) => Ok(PipelineSource::None),
+        (None, false) => Ok(PipelineSource::Flags(pass_flags.to_vec())),
+        (Some(text), true) => {
+            let pipeline = parse_pipeline(text).map_err(|e| pipeline_error(text, &e))?;
+            if pipeline.anchor.is_none() {
+                return Err(unlocated_error(
+                    "expected pass pipeline to be wrapped with the anchor operation type, e.g. 'builtin.module(...)'",
+                ));
+            }
+            Ok(PipelineSource::Text(text.clone(), pipeline))
+        }
+    }
+}
+
+fn run_inner(
+    mut args: OptArgs,
+    pass_flags: &[PassFlag],
+    registry: &Registry,
+    timing: Option<&Timing>,
+) -> Result<(), Failed> {
     if args.list_passes {
-        print!("{}", list_passes(&registry));
+        print!("{}", list_passes(registry));
         return Ok(());
     }
-    check_printed_pass_names(&args, &registry)?;
+    if args.show_dialects {
+        println!("{}", show_dialects(&args)?);
+        return Ok(());
+    }
+    check_printed_pass_names(&args, registry)?;
+    let printing = args.print_ir_before_all
+        || args.print_ir_after_all
+        || args.print_ir_after_failure
+        || !args.print_ir_before.is_empty()
+        || !args.print_ir_after.is_empty();
+    if args.print_ir_module_scope && printing && !args.disable_threading {
+        return Err(unlocated_error(
+            "IR print for module scope can't be setup on a pass-manager without disabling multi-threading first.",
+        ));
+    }
     let (file_name, mut buffer, bytecode) = read_input(&args.input)?;
     // MLIR parses bytecode only from a file; standard input goes through a private one.
     let stdin_bytecode = match (&bytecode, args.input.as_str()) {
         (Some(bytes), "-") => Some(TemporaryFile::write(bytes)?),
         _ => None,
     };
+    let mut pass_flags = pass_flags.to_vec();
     if args.run_reproducer {
         let (ir, pipeline) = extract_reproducer(&buffer).ok_or_else(|| {
             error(format!("{file_name}: --run-reproducer needs a reproducer file with an `{REPRODUCER_KEY}` resource (written by --mlir-pass-pipeline-crash-reproducer)"))
@@ -206,13 +336,9 @@ fn run_inner(mut args: OptArgs) -> Result<(), Failed> {
         );
         buffer = ir;
         args.pass_pipeline = Some(pipeline);
+        pass_flags.clear();
     }
-    let pipeline_text = args.pass_pipeline.clone().unwrap_or_default();
-    let pipeline = if pipeline_text.trim().is_empty() {
-        None
-    } else {
-        Some(parse_pipeline(&pipeline_text).map_err(|e| pipeline_error(&pipeline_text, &e))?)
-    };
+    let source = pipeline_source(&args, &pass_flags)?;
 
     let chunks = match &args.split_input_file {
         Some(marker) if bytecode.is_none() => {
@@ -241,12 +367,12 @@ fn run_inner(mut args: OptArgs) -> Result<(), Failed> {
         };
         let mut outcome = process_chunk(
             &args,
-            &registry,
-            pipeline.as_ref(),
-            &pipeline_text,
+            registry,
+            &source,
             &file_name,
             chunk,
             direct.as_deref(),
+            timing,
         )?;
         match verify_mode {
             Some(mode) => {
@@ -263,60 +389,117 @@ fn run_inner(mut args: OptArgs) -> Result<(), Failed> {
                     mode,
                 ))
             }
-            None => {
-                // A note at its error's own location does not repeat the source line (mlir-opt).
-                let mut parent = None;
-                for diagnostic in &outcome.diagnostics {
-                    let location = (&diagnostic.file, diagnostic.line, diagnostic.column);
-                    let repeats = diagnostic.severity == Severity::Note && parent == Some(location);
-                    if diagnostic.severity != Severity::Note {
-                        parent = Some(location);
-                    }
-                    let text = if repeats {
-                        render(diagnostic)
-                    } else {
-                        render_with_source(diagnostic, &file_name, &buffer)
-                    };
-                    eprintln!("{text}");
-                }
-            }
+            None => print_diagnostics(&outcome.diagnostics, &file_name, &buffer),
         }
         failed |= outcome.output.is_none();
         outputs.push(outcome.output.unwrap_or_default());
     }
+    let output = {
+        let _output_timing = timing.map(|timing| timing.scope("Output"));
+        join_chunk_outputs(&args, outputs, chunks.len())
+    };
     if verify_mode.is_some() {
-        if let Err(failure) = combine_chunk_results(verify_results) {
+        // As mlir-opt: what the chunks that succeeded printed is written, and the verdict is
+        // the diagnostics' (a failing chunk is expected to fail).
+        let verdict = combine_chunk_results(verify_results);
+        write_output(&args.output, &args.input, &output)?;
+        if let Err(failure) = verdict {
             eprintln!("{failure}");
             return Err(Failed);
         }
-        // Under -verify-diagnostics a failing chunk is expected; its output is not printed.
         return Ok(());
     }
     if failed {
+        // Every chunk's output still goes to standard output (mlir-opt prints as it goes); an
+        // output file is not written, so a failed run leaves no partial file behind.
+        if args.output == "-" {
+            write_output(&args.output, &args.input, &output)?;
+        }
         return Err(Failed);
     }
-    if args.emit_bytecode {
-        let bytes: Vec<u8> = outputs.concat();
-        return write_output(&args.output, &args.input, &bytes);
+    write_output(&args.output, &args.input, &output)
+}
+
+/// The chunks' outputs as mlir-opt writes them: each chunk's printed op, separated by the output
+/// split marker and a newline (also around chunks that failed and printed nothing).
+fn join_chunk_outputs(args: &OptArgs, outputs: Vec<Vec<u8>>, chunk_count: usize) -> Vec<u8> {
+    if chunk_count <= 1 || args.emit_bytecode {
+        return outputs.concat();
     }
-    if let [output] = outputs.as_slice() {
-        // One chunk: write the printed bytes as they are (no copies of a possibly large module).
-        return write_output(&args.output, &args.input, output);
+    let separator = format!("{}\n", args.output_split_marker);
+    let mut joined = Vec::new();
+    for (index, output) in outputs.into_iter().enumerate() {
+        if index > 0 {
+            joined.extend_from_slice(separator.as_bytes());
+        }
+        joined.extend(output);
     }
-    let texts: Vec<String> = outputs
-        .iter()
-        .map(|bytes| String::from_utf8_lossy(bytes).into_owned())
-        .collect();
-    let marker = args
-        .split_input_file
-        .as_deref()
-        .unwrap_or(DEFAULT_SPLIT_MARKER);
-    let text = if chunks.len() > 1 {
-        join_outputs(&texts, marker)
-    } else {
-        texts.concat()
+    joined
+}
+
+fn print_diagnostics(diagnostics: &[Diagnostic], file_name: &str, buffer: &str) {
+    // A note at its error's own location does not repeat the source line (mlir-opt).
+    let mut parent = None;
+    for diagnostic in diagnostics {
+        let location = (&diagnostic.file, diagnostic.line, diagnostic.column);
+        let repeats = diagnostic.severity == Severity::Note && parent == Some(location);
+        if diagnostic.severity != Severity::Note {
+            parent = Some(location);
+        }
+        let text = if repeats {
+            render(diagnostic)
+        } else {
+            render_with_source(diagnostic, file_name, buffer)
+        };
+        eprintln!("{text}");
+    }
+}
+
+/// The input's top-level op: the implicit module, or under --no-implicit-module the op as
+/// written.
+enum Root<'c> {
+    Module(Module<'c>),
+    Operation(melior::ir::operation::Operation<'c>),
+}
+
+impl<'c> Root<'c> {
+    fn op(&self) -> melior::ir::OperationRef<'c, '_> {
+        match self {
+            Root::Module(module) => module.as_operation(),
+            // SAFETY: the op is owned by `self` and outlives the reference.
+            Root::Operation(op) => unsafe { melior::ir::OperationRef::from_raw(op.to_raw()) },
+        }
+    }
+}
+
+/// `--no-implicit-module`: the input must be exactly one top-level op (MLIR's words otherwise).
+fn parse_top_level_op<'c>(
+    context: &'c Context,
+    source: &str,
+    direct_path: Option<&str>,
+    file_name: &str,
+    collector: &Collector,
+) -> Option<Root<'c>> {
+    let text = match direct_path {
+        Some(path) => std::fs::read_to_string(path).ok()?,
+        None => source.to_string(),
     };
-    write_output(&args.output, &args.input, text.as_bytes())
+    collector.set_file_name(file_name);
+    let (text, name) = (
+        melior::StringRef::new(&text),
+        melior::StringRef::new(file_name),
+    );
+    // SAFETY: the strings outlive the call; a null op means the parse failed (and was reported).
+    let raw = unsafe {
+        mlir_sys::mlirOperationCreateParse(context.to_raw(), text.to_raw(), name.to_raw())
+    };
+    if raw.ptr.is_null() {
+        return None;
+    }
+    // SAFETY: a freshly parsed, owned op.
+    Some(Root::Operation(unsafe {
+        melior::ir::operation::Operation::from_raw(raw)
+    }))
 }
 
 struct ChunkOutcome {
@@ -325,19 +508,39 @@ struct ChunkOutcome {
     diagnostics: Vec<Diagnostic>,
 }
 
+fn print_settings(args: &OptArgs) -> PrintAround {
+    PrintAround {
+        before: args.print_ir_before.iter().cloned().collect(),
+        after: args.print_ir_after.iter().cloned().collect(),
+        before_all: args.print_ir_before_all,
+        after_all: args.print_ir_after_all,
+        after_failure: args.print_ir_after_failure,
+        tree_dir: args.print_ir_tree_dir.clone(),
+        only_on_change: args.print_ir_after_change,
+        module_scope: args.print_ir_module_scope,
+        generic: args.print_op_generic,
+        debug_info: args.print_debuginfo,
+        pretty_debug_info: args.pretty_debuginfo,
+        local_scope: args.print_local_scope,
+        assume_verified: args.print_assume_verified,
+        value_users: args.print_value_users,
+        unique_ssa_ids: args.print_unique_ssa_ids,
+        elide_elements_larger_than: args.elide_elementsattrs_if_larger,
+        hex_elements_larger_than: args.print_elementsattrs_with_hex_if_larger,
+    }
+}
+
 fn process_chunk(
     args: &OptArgs,
     registry: &Registry,
-    pipeline: Option<&ipu_passes::pipeline::Pipeline>,
-    pipeline_text: &str,
+    source_pipeline: &PipelineSource,
     file_name: &str,
     chunk: &Chunk,
     direct: Option<&str>,
+    timing: Option<&Timing>,
 ) -> Result<ChunkOutcome, Failed> {
-    // Module-scope printing from several threads aborts MLIR; so does a reproducer run that
-    // asked for a single thread. Keep one thread in those cases.
-    let threading = !(args.disable_threading || args.print_ir_module_scope);
-    let context = ipu_dialects::create_context(threading).map_err(|e| error(e.to_string()))?;
+    let context =
+        ipu_dialects::create_context(!args.disable_threading).map_err(|e| error(e.to_string()))?;
     context.set_allow_unregistered_dialects(args.allow_unregistered_dialect);
     for path in &args.irdl_file {
         load_extra_irdl(&context, path)?;
@@ -350,6 +553,7 @@ fn process_chunk(
 
     let source = chunk.source_with_original_lines();
     collector.set_file_name(file_name);
+    let parser_timing = timing.map(|timing| timing.scope("Parser"));
     // MLIR's parser stops at a NUL byte and drops the rest of the text: refuse it, at its place.
     if let Some((line, column)) = ipu_dialects::context::nul_byte(&source) {
         ipu_dialects::diagnostics::error_at(
@@ -358,7 +562,19 @@ fn process_chunk(
         );
         return Ok(failed(&collector));
     }
-    let Some(module) = parse_module(&context, &source, direct, file_name, &collector) else {
+    if let Some((line, column)) = too_deep(&source) {
+        ipu_dialects::diagnostics::error_at(
+            melior::ir::Location::new(&context, file_name, line, column),
+            &format!("input is nested more than {MAX_NESTING} levels deep here; ipu-opt refuses it (MLIR parses, verifies and prints nested IR recursively, which would overflow the stack)"),
+        );
+        return Ok(failed(&collector));
+    }
+    let parsed = if args.no_implicit_module {
+        parse_top_level_op(&context, &source, direct, file_name, &collector)
+    } else {
+        parse_module(&context, &source, direct, file_name, &collector).map(Root::Module)
+    };
+    let Some(root) = parsed else {
         if !collector.has_errors() {
             ipu_dialects::diagnostics::error_at(
                 melior::ir::Location::new(&context, file_name, chunk.start_line as usize, 1),
@@ -367,98 +583,74 @@ fn process_chunk(
         }
         return Ok(failed(&collector));
     };
-    if !ipu_dialects::ipu::verify::verify_module(module.as_operation()) {
+    if !ipu_dialects::ipu::verify::verify_module(root.op()) {
         return Ok(failed(&collector));
     }
-    // As in mlir-opt, -after-failure means "after a pass only if it failed": it silences the
-    // after-dumps of passes that succeed.
-    let after_on_success = !args.print_ir_after_failure;
-    let print = PrintAround {
-        before: args.print_ir_before.iter().cloned().collect(),
-        after: if after_on_success {
-            args.print_ir_after.iter().cloned().collect()
-        } else {
-            Default::default()
-        },
-        before_all: args.print_ir_before_all,
-        after_all: args.print_ir_after_all && after_on_success,
-        tree_dir: args.print_ir_tree_dir.clone(),
-        only_on_change: args.print_ir_after_change,
-        module_scope: args.print_ir_module_scope,
-        generic: args.print_op_generic,
-        debug_info: args.print_debuginfo,
-        elide_elements_larger_than: args.elide_elementsattrs_if_larger,
+    drop(parser_timing);
+    let print = print_settings(args);
+    let root_name = root
+        .op()
+        .name()
+        .as_string_ref()
+        .as_str()
+        .unwrap_or("builtin.module")
+        .to_string();
+    let pipeline = source_pipeline.for_root(&root_name);
+    let pipeline_text = source_pipeline.text();
+    let built = match &pipeline {
+        Some(pipeline) => Some(
+            build_pass_manager(&context, registry, pipeline, &root_name, &print, timing)
+                .map_err(|e| pipeline_error(pipeline_text, &e))?,
+        ),
+        None => None,
     };
-    let mut module = module;
-    if pipeline.is_none() && args.dump_pass_pipeline {
-        let root = module
-            .as_operation()
-            .name()
-            .as_string_ref()
-            .as_str()
-            .unwrap_or("builtin.module")
-            .to_string();
-        eprintln!("Pass Manager with 0 passes:\n{root}()\n");
+    if args.dump_pass_pipeline {
+        let (count, text) = match &built {
+            Some(built) => (
+                built.resolved.len(),
+                print_resolved(&built.root, &built.resolved),
+            ),
+            None => (0, print_resolved(&root_name, &[])),
+        };
+        eprintln!("Pass Manager with {count} passes:\n{text}\n");
     }
-    if let Some(pipeline) = pipeline {
-        let root = module
-            .as_operation()
-            .name()
-            .as_string_ref()
-            .as_str()
-            .unwrap_or("builtin.module")
-            .to_string();
-        let built = build_pass_manager(&context, registry, pipeline, &root, &print, args.timing)
-            .map_err(|e| pipeline_error(pipeline_text, &e))?;
-        if args.dump_pass_pipeline {
-            eprintln!(
-                "Pass Manager with {} passes:",
-                count_passes(&built.resolved)
-            );
-            eprintln!("{}\n", print_resolved(&built.root, &built.resolved));
-        }
+    if let Some(built) = built {
         built.manager.enable_verifier(args.verify_each);
-        enable_mlir_printing(&built.manager, args, &print);
-        let input_text = args
-            .crash_reproducer
-            .as_ref()
-            .map(|_| module.as_operation().to_string());
-        let started = Instant::now();
-        let mut succeeded = built.manager.run(&mut module).is_ok();
-        let elapsed = started.elapsed();
+        let recorded = print_resolved_inline(&built.root, &built.resolved);
+        let input_text = (args.crash_reproducer.is_some() || args.generate_reproducer.is_some())
+            .then(|| print_operation(root.op(), &PrintAround::default()));
+        if let (Some(path), Some(input)) = (&args.generate_reproducer, &input_text) {
+            write_reproducer(path, input, &recorded, args)?;
+        }
+        // SAFETY: the manager and the root op are live; the run only mutates the op.
+        let mut succeeded =
+            unsafe { mlir_sys::mlirPassManagerRunOnOp(built.manager.to_raw(), root.op().to_raw()) }
+                .value
+                != 0;
         // MLIR's verifier, run after each pass under --verify-each, knows only the IRDL
         // constraints; our semantic checks (shapes, repeat bodies, ...) run on the result.
         if succeeded && args.verify_each {
-            succeeded = ipu_dialects::ipu::verify::verify_module(module.as_operation());
-        }
-        if let Some(timing) = &built.timing {
-            eprint!("{}", timing.report(args.timing_display == "tree", elapsed));
+            succeeded = ipu_dialects::ipu::verify::verify_module(root.op());
         }
         if args.pass_statistics {
             eprint!("{}", statistics_report(&built));
         }
         if !succeeded {
             if let (Some(path), Some(input)) = (&args.crash_reproducer, input_text) {
-                write_reproducer(
-                    path,
-                    &input,
-                    &print_resolved(&built.root, &built.resolved),
-                    args,
-                )?;
+                write_reproducer(path, &input, &recorded, args)?;
             }
             if !collector.has_errors() {
-                ipu_dialects::diagnostics::error_at(
-                    module.as_operation().location(),
-                    "pass pipeline failed",
-                );
+                ipu_dialects::diagnostics::error_at(root.op().location(), "pass pipeline failed");
             }
             return Ok(failed(&collector));
         }
     }
+    let _output_timing = timing.map(|timing| timing.scope("Output"));
     let output = if args.emit_bytecode {
-        module.as_operation().write_bytecode()
+        write_bytecode(root.op(), args.emit_bytecode_version)
+            .map_err(|message| error(format!("{file_name}: {message}")))?
     } else {
-        let mut text = print_operation(module.as_operation(), &print);
+        let mut text = print_operation(root.op(), &print);
         text.push('\n');
         text.into_bytes()
     };
@@ -468,41 +660,102 @@ fn process_chunk(
     })
 }
 
-fn count_passes(elements: &[ipu_passes::manager::Resolved]) -> usize {
-    elements
-        .iter()
-        .map(|element| match element {
-            ipu_passes::manager::Resolved::Nested { elements, .. } => count_passes(elements),
-            _ => 1,
-        })
-        .sum()
+/// How deeply brackets may nest in the input. MLIR parses, verifies and prints nested IR
+/// recursively; far deeper input overflows the stack and crashes mlir-opt.
+const MAX_NESTING: usize = 1000;
+
+/// The position of the first bracket nested deeper than [`MAX_NESTING`], outside strings and
+/// comments.
+fn too_deep(source: &str) -> Option<(usize, usize)> {
+    let mut depth = 0usize;
+    let (mut line, mut column) = (1usize, 0usize);
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut characters = source.chars().peekable();
+    while let Some(character) = characters.next() {
+        column += 1;
+        if character == '\n' {
+            line += 1;
+            column = 0;
+            in_string = false;
+            continue;
+        }
+        if in_string {
+            match (escaped, character) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match character {
+            '"' => in_string = true,
+            '/' if characters.peek() == Some(&'/') => {
+                for skipped in characters.by_ref() {
+                    if skipped == '\n' {
+                        line += 1;
+                        column = 0;
+                        break;
+                    }
+                }
+            }
+            '{' | '(' | '[' => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Some((line, column));
+                }
+            }
+            '}' | ')' | ']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
 }
 
-/// MLIR's own IR printing, used only for `-after-failure` (our printers cannot run after a
-/// failed pass). MLIR prints on failure only where its after-filter says yes, so it is set too.
-fn enable_mlir_printing(manager: &melior::pass::PassManager, args: &OptArgs, print: &PrintAround) {
-    if !args.print_ir_after_failure {
-        return;
+/// `--emit-bytecode[-version=N]`.
+fn write_bytecode(op: melior::ir::OperationRef, version: Option<i64>) -> Result<Vec<u8>, String> {
+    let Some(version) = version else {
+        return Ok(op.write_bytecode());
+    };
+    let mut bytes: Vec<u8> = Vec::new();
+    // SAFETY: the op and config are live for the call; the callback only appends to `bytes`.
+    let result = unsafe {
+        let config = mlir_sys::mlirBytecodeWriterConfigCreate();
+        mlir_sys::mlirBytecodeWriterConfigDesiredEmitVersion(config, version);
+        let result = mlir_sys::mlirOperationWriteBytecodeWithConfig(
+            op.to_raw(),
+            config,
+            Some(collect_bytes),
+            &mut bytes as *mut Vec<u8> as *mut std::ffi::c_void,
+        );
+        mlir_sys::mlirBytecodeWriterConfigDestroy(config);
+        result
+    };
+    if result.value == 0 {
+        return Err(format!("cannot write bytecode version {version}"));
     }
-    let mut flags = melior::ir::operation::OperationPrintingFlags::new();
-    if print.generic {
-        flags = flags.print_generic_operation_form();
+    Ok(bytes)
+}
+
+unsafe extern "C" fn collect_bytes(text: mlir_sys::MlirStringRef, data: *mut std::ffi::c_void) {
+    // SAFETY: `data` is the `Vec<u8>` passed by `write_bytecode`; `text` is valid for the call.
+    let sink = unsafe { &mut *(data as *mut Vec<u8>) };
+    if text.length > 0 {
+        sink.extend_from_slice(unsafe {
+            std::slice::from_raw_parts(text.data as *const u8, text.length)
+        });
     }
-    if print.debug_info {
-        flags = flags.enable_debug_info(true, false);
+}
+
+/// `--show-dialects`: every dialect a context of ours knows, as mlir-opt lists them.
+fn show_dialects(args: &OptArgs) -> Result<String, Failed> {
+    let context = ipu_dialects::create_context(false).map_err(|e| error(e.to_string()))?;
+    for path in &args.irdl_file {
+        load_extra_irdl(&context, path)?;
     }
-    if let Some(limit) = print.elide_elements_larger_than {
-        flags = flags.elide_large_elements_attributes(limit);
-    }
-    manager.enable_ir_printing(&melior::pass::PassIrPrintingOptions {
-        before_all: false,
-        after_all: true,
-        module_scope: args.print_ir_module_scope,
-        on_change: false,
-        on_failure: true,
-        flags,
-        tree_printing_path: args.print_ir_tree_dir.clone().unwrap_or_default(),
-    });
+    let names = ipu_passes::mlir_cxx::dialect_names(&context);
+    Ok(format!("Available Dialects: {}", names.join(", ")))
 }
 
 /// A diagnostic as mlir-opt prints it: `file:line:col: severity: message`, then, when the

@@ -1,0 +1,207 @@
+// What ipu-opt needs from MLIR's C++ pass infrastructure that the MLIR C API does not expose:
+// looking up a registered pass (its display name and the op it is restricted to), MLIR's own IR
+// printing instrumentation with per-pass filters, its timing manager (the Parser / Output rows,
+// list, tree and JSON reports) and crash reproducers. Everything here is a thin extern "C"
+// wrapper over MLIR's public C++ API, so ipu-opt behaves exactly as mlir-opt where both run the
+// same instrumentation.
+
+#include "mlir-c/Pass.h"
+#include "mlir-c/Support.h"
+#include "mlir/CAPI/IR.h"
+#include "mlir/CAPI/Pass.h"
+#include "mlir/CAPI/Support.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/Timing.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace mlir;
+
+namespace {
+
+void emit(MlirStringCallback callback, void *data, llvm::StringRef text) {
+  callback(mlirStringRefCreate(text.data(), text.size()), data);
+}
+
+std::set<std::string> splitNames(MlirStringRef list) {
+  std::set<std::string> names;
+  llvm::SmallVector<llvm::StringRef> parts;
+  unwrap(list).split(parts, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef part : parts)
+    names.insert(part.trim().str());
+  return names;
+}
+
+} // namespace
+
+extern "C" {
+
+/// Looks `argument` up in MLIR's pass registry. Returns 0 when nothing is registered under it,
+/// 1 for a pass (then calls `callback` twice: the pass's display name, then the op it is
+/// restricted to, empty when it runs on any op), 2 for a registered pipeline (no callbacks).
+int ipuMlirLookupPass(MlirStringRef argument, MlirStringCallback callback, void *data) {
+  llvm::StringRef name = unwrap(argument);
+  if (const PassInfo *info = PassInfo::lookup(name)) {
+    OpPassManager manager(OpPassManager::Nesting::Implicit);
+    std::string errors;
+    llvm::raw_string_ostream errorStream(errors);
+    if (failed(info->addToPipeline(manager, "", [&](const llvm::Twine &message) {
+          errorStream << message;
+          return failure();
+        })))
+      return 0;
+    for (Pass &pass : manager.getPasses()) {
+      emit(callback, data, pass.getName());
+      emit(callback, data, pass.getOpName().value_or(""));
+      return 1;
+    }
+    return 0;
+  }
+  if (PassPipelineInfo::lookup(name))
+    return 2;
+  return 0;
+}
+
+/// Prints the passes of a pipeline element (`canonicalize{max-iterations=3}`) as MLIR prints
+/// them, every option with its value. Returns false, with MLIR's message through `callback`, when
+/// the text is not a valid element.
+bool ipuMlirPrintPipelineElement(MlirStringRef text, MlirStringCallback callback, void *data) {
+  OpPassManager manager(OpPassManager::Nesting::Implicit);
+  std::string output;
+  llvm::raw_string_ostream stream(output);
+  if (failed(parsePassPipeline(unwrap(text), manager, stream))) {
+    emit(callback, data, output);
+    return false;
+  }
+  bool first = true;
+  for (Pass &pass : manager.getPasses()) {
+    if (!first)
+      stream << ",";
+    first = false;
+    pass.printAsTextualPipeline(stream);
+  }
+  emit(callback, data, output);
+  return true;
+}
+
+/// MLIR's IR printing instrumentation as mlir-opt configures it: before/after every pass, or
+/// only passes whose argument is in a comma-separated list; to stderr or a file tree.
+void ipuMlirEnableIRPrinting(MlirPassManager passManager, MlirStringRef before,
+                             MlirStringRef after, bool beforeAll, bool afterAll,
+                             bool moduleScope, bool afterOnlyOnChange,
+                             bool afterOnlyOnFailure, MlirOpPrintingFlags flags,
+                             MlirStringRef treeDir) {
+  using Filter = std::function<bool(Pass *, Operation *)>;
+  auto filter = [](bool all, std::set<std::string> names) -> Filter {
+    if (all)
+      return [](Pass *, Operation *) { return true; };
+    if (names.empty())
+      return [](Pass *, Operation *) { return false; };
+    return [names = std::move(names)](Pass *pass, Operation *) {
+      return names.count(pass->getArgument().str()) != 0;
+    };
+  };
+  Filter shouldPrintBefore = filter(beforeAll, splitNames(before));
+  Filter shouldPrintAfter = filter(afterAll || afterOnlyOnFailure, splitNames(after));
+  PassManager *manager = unwrap(passManager);
+  OpPrintingFlags printing = *unwrap(flags);
+  llvm::StringRef tree = unwrap(treeDir);
+  if (!tree.empty()) {
+    manager->enableIRPrintingToFileTree(shouldPrintBefore, shouldPrintAfter, moduleScope,
+                                        afterOnlyOnChange, afterOnlyOnFailure, tree, printing);
+    return;
+  }
+  manager->enableIRPrinting(shouldPrintBefore, shouldPrintAfter, moduleScope, afterOnlyOnChange,
+                            afterOnlyOnFailure, llvm::errs(), printing);
+}
+
+/// The namespaces of every dialect the context can load or has loaded (registered ones and
+/// dialects loaded at run time, such as IRDL's), sorted, one callback each.
+void ipuMlirContextDialects(MlirContext context, MlirStringCallback callback, void *data) {
+  MLIRContext *ctx = unwrap(context);
+  std::set<std::string> names;
+  for (llvm::StringRef name : ctx->getAvailableDialects())
+    names.insert(name.str());
+  for (Dialect *dialect : ctx->getLoadedDialects())
+    names.insert(dialect->getNamespace().str());
+  for (const std::string &name : names)
+    emit(callback, data, name);
+}
+
+/// The LLVM release the binary links (`22.1.8`).
+void ipuMlirLlvmVersion(MlirStringCallback callback, void *data) {
+  emit(callback, data, LLVM_VERSION_STRING);
+}
+
+/// Printing flags the C API cannot set.
+void ipuMlirPrintingFlagsExtra(MlirOpPrintingFlags flags, bool valueUsers, bool uniqueIds,
+                               int64_t hexLimit) {
+  OpPrintingFlags *printing = unwrap(flags);
+  if (valueUsers)
+    printing->printValueUsers();
+  if (uniqueIds)
+    printing->printUniqueSSAIDs();
+  if (hexLimit >= 0)
+    printing->printLargeElementsAttrWithHex(hexLimit);
+}
+
+/// Writes a reproducer (the input IR and the pipeline) when a pass fails or crashes.
+void ipuMlirEnableCrashReproducer(MlirPassManager passManager, MlirStringRef path, bool local) {
+  unwrap(passManager)->enableCrashReproducerGeneration(unwrap(path), local);
+}
+
+/// A timing session: MLIR's default timing manager with its root scope and the scopes the
+/// driver has open (Parser, Output, ...). The report goes to stderr when the session ends.
+struct IpuMlirTiming {
+  DefaultTimingManager manager;
+  TimingScope root;
+  std::vector<TimingScope> open;
+};
+
+IpuMlirTiming *ipuMlirTimingCreate(bool tree, bool json) {
+  auto *timing = new IpuMlirTiming();
+  timing->manager.setEnabled(true);
+  timing->manager.setDisplayMode(tree ? DefaultTimingManager::DisplayMode::Tree
+                                      : DefaultTimingManager::DisplayMode::List);
+  timing->manager.setOutput(createOutputStrategy(
+      json ? DefaultTimingManager::OutputFormat::Json : DefaultTimingManager::OutputFormat::Text,
+      llvm::errs()));
+  timing->root = timing->manager.getRootScope();
+  return timing;
+}
+
+void ipuMlirTimingBegin(IpuMlirTiming *timing, MlirStringRef name) {
+  timing->open.push_back(timing->root.nest(unwrap(name)));
+}
+
+void ipuMlirTimingEnd(IpuMlirTiming *timing) {
+  if (timing->open.empty())
+    return;
+  timing->open.back().stop();
+  timing->open.pop_back();
+}
+
+void ipuMlirTimingAttach(IpuMlirTiming *timing, MlirPassManager passManager) {
+  unwrap(passManager)->enableTiming(timing->root);
+}
+
+/// Ends the session: the manager prints its report when it is destroyed.
+void ipuMlirTimingFinish(IpuMlirTiming *timing) {
+  timing->open.clear();
+  timing->root.stop();
+  delete timing;
+}
+
+} // extern "C"

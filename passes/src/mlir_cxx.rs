@@ -1,0 +1,337 @@
+//! Safe wrappers over the C++ shim (cxx/mlir_driver_shim.cpp): MLIR's pass registry look-up, its
+//! IR printing instrumentation with per-pass filters, its timing manager and crash reproducers,
+//! none of which the MLIR C API exposes.
+
+use std::ffi::c_void;
+
+use melior::{pass::PassManager, StringRef};
+use mlir_sys::{MlirOpPrintingFlags, MlirPassManager, MlirStringCallback, MlirStringRef};
+
+#[repr(C)]
+struct RawTiming {
+    _private: [u8; 0],
+}
+
+extern "C" {
+    fn ipuMlirLookupPass(
+        argument: MlirStringRef,
+        callback: MlirStringCallback,
+        data: *mut c_void,
+    ) -> i32;
+    #[allow(clippy::too_many_arguments)]
+    fn ipuMlirEnableIRPrinting(
+        manager: MlirPassManager,
+        before: MlirStringRef,
+        after: MlirStringRef,
+        before_all: bool,
+        after_all: bool,
+        module_scope: bool,
+        after_only_on_change: bool,
+        after_only_on_failure: bool,
+        flags: MlirOpPrintingFlags,
+        tree_dir: MlirStringRef,
+    );
+    fn ipuMlirPrintPipelineElement(
+        text: MlirStringRef,
+        callback: MlirStringCallback,
+        data: *mut c_void,
+    ) -> bool;
+    fn ipuMlirPrintingFlagsExtra(
+        flags: MlirOpPrintingFlags,
+        value_users: bool,
+        unique_ids: bool,
+        hex_limit: i64,
+    );
+    fn ipuMlirContextDialects(
+        context: mlir_sys::MlirContext,
+        callback: MlirStringCallback,
+        data: *mut c_void,
+    );
+    fn ipuMlirLlvmVersion(callback: MlirStringCallback, data: *mut c_void);
+    fn ipuMlirEnableCrashReproducer(manager: MlirPassManager, path: MlirStringRef, local: bool);
+    fn ipuMlirTimingCreate(tree: bool, json: bool) -> *mut RawTiming;
+    fn ipuMlirTimingBegin(timing: *mut RawTiming, name: MlirStringRef);
+    fn ipuMlirTimingEnd(timing: *mut RawTiming);
+    fn ipuMlirTimingAttach(timing: *mut RawTiming, manager: MlirPassManager);
+    fn ipuMlirTimingFinish(timing: *mut RawTiming);
+}
+
+/// What MLIR's registry holds under a pass argument.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Registered {
+    /// A pass: its display name (`CSE` for `cse`) and the op it is restricted to, if any.
+    Pass {
+        name: String,
+        anchor: Option<String>,
+    },
+    /// A registered pass pipeline.
+    Pipeline,
+}
+
+unsafe extern "C" fn collect_strings(text: MlirStringRef, data: *mut c_void) {
+    // SAFETY: `data` is the `Vec<String>` passed by `lookup`; `text` is valid for the call.
+    let sink = unsafe { &mut *(data as *mut Vec<String>) };
+    let bytes = unsafe { std::slice::from_raw_parts(text.data as *const u8, text.length) };
+    sink.push(String::from_utf8_lossy(bytes).into_owned());
+}
+
+/// Looks a pass argument up in MLIR's own registry (upstream passes; call
+/// [`crate::register_upstream_passes`] first).
+pub fn lookup(argument: &str) -> Option<Registered> {
+    let mut strings: Vec<String> = Vec::new();
+    let text = StringRef::new(argument);
+    // SAFETY: the callback only appends to `strings` during the call.
+    let kind = unsafe {
+        ipuMlirLookupPass(
+            text.to_raw(),
+            Some(collect_strings),
+            &mut strings as *mut Vec<String> as *mut c_void,
+        )
+    };
+    match (kind, strings.as_slice()) {
+        (1, [name, anchor]) => Some(Registered::Pass {
+            name: name.clone(),
+            anchor: (!anchor.is_empty()).then(|| anchor.clone()),
+        }),
+        (2, _) => Some(Registered::Pipeline),
+        _ => None,
+    }
+}
+
+/// An upstream pipeline element as MLIR prints it (every option with its value:
+/// `canonicalize{ max-iterations=3 max-num-rewrites=-1 ...}`), or MLIR's error for it.
+pub fn print_pipeline_element(text: &str) -> Result<String, String> {
+    let mut strings: Vec<String> = Vec::new();
+    let source = StringRef::new(text);
+    // SAFETY: the callback only appends to `strings` during the call.
+    let ok = unsafe {
+        ipuMlirPrintPipelineElement(
+            source.to_raw(),
+            Some(collect_strings),
+            &mut strings as *mut Vec<String> as *mut c_void,
+        )
+    };
+    let printed = strings.concat();
+    if ok {
+        Ok(printed)
+    } else {
+        Err(printed.trim().to_string())
+    }
+}
+
+/// The namespaces of every dialect `context` can load or has loaded, sorted.
+pub fn dialect_names(context: &melior::Context) -> Vec<String> {
+    let mut strings: Vec<String> = Vec::new();
+    // SAFETY: the context is live; the callback only appends to `strings` during the call.
+    unsafe {
+        ipuMlirContextDialects(
+            context.to_raw(),
+            Some(collect_strings),
+            &mut strings as *mut Vec<String> as *mut c_void,
+        )
+    };
+    strings
+}
+
+/// The LLVM and MLIR release linked in, for `--version`.
+pub fn llvm_version_text() -> String {
+    let mut strings: Vec<String> = Vec::new();
+    // SAFETY: the callback only appends to `strings` during the call.
+    unsafe {
+        ipuMlirLlvmVersion(
+            Some(collect_strings),
+            &mut strings as *mut Vec<String> as *mut c_void,
+        )
+    };
+    format!(
+        "LLVM version {} (MLIR {}, linked statically)",
+        strings.concat(),
+        strings.concat().split('.').next().unwrap_or("")
+    )
+}
+
+/// Printing flags the C API cannot set: `--mlir-print-value-users`,
+/// `--mlir-print-unique-ssa-ids`, `--mlir-print-elementsattrs-with-hex-if-larger` (None: off).
+pub fn set_extra_printing_flags(
+    flags: &melior::ir::operation::OperationPrintingFlags,
+    value_users: bool,
+    unique_ids: bool,
+    hex_limit: Option<i64>,
+) {
+    // SAFETY: the flags are live; the shim only sets fields on them.
+    unsafe {
+        ipuMlirPrintingFlagsExtra(
+            flags.to_raw(),
+            value_users,
+            unique_ids,
+            hex_limit.unwrap_or(-1),
+        )
+    }
+}
+
+/// How MLIR's IR printing instrumentation is configured (mlir-opt's `--mlir-print-ir-*` flags).
+#[derive(Clone, Debug, Default)]
+pub struct IrPrinting {
+    /// Pass arguments to print before / after.
+    pub before: Vec<String>,
+    pub after: Vec<String>,
+    pub before_all: bool,
+    pub after_all: bool,
+    pub module_scope: bool,
+    pub after_only_on_change: bool,
+    pub after_only_on_failure: bool,
+    /// Write each dump into a file under this folder instead of stderr.
+    pub tree_dir: Option<std::path::PathBuf>,
+}
+
+impl IrPrinting {
+    /// Whether any printing was asked for.
+    pub fn is_enabled(&self) -> bool {
+        self.before_all
+            || self.after_all
+            || self.after_only_on_failure
+            || !self.before.is_empty()
+            || !self.after.is_empty()
+    }
+}
+
+/// Installs MLIR's IR printing instrumentation on `manager`.
+pub fn enable_ir_printing(
+    manager: &PassManager,
+    printing: &IrPrinting,
+    flags: &melior::ir::operation::OperationPrintingFlags,
+) {
+    if !printing.is_enabled() {
+        return;
+    }
+    let before = printing.before.join(",");
+    let after = printing.after.join(",");
+    let tree = printing
+        .tree_dir
+        .as_ref()
+        .map(|path| path.display().to_string())
+        .unwrap_or_default();
+    let (before, after, tree) = (
+        StringRef::new(&before),
+        StringRef::new(&after),
+        StringRef::new(&tree),
+    );
+    // SAFETY: the manager and flags are live; MLIR copies the strings and flags it keeps.
+    unsafe {
+        ipuMlirEnableIRPrinting(
+            manager.to_raw(),
+            before.to_raw(),
+            after.to_raw(),
+            printing.before_all,
+            printing.after_all,
+            printing.module_scope,
+            printing.after_only_on_change,
+            printing.after_only_on_failure,
+            flags.to_raw(),
+            tree.to_raw(),
+        )
+    }
+}
+
+/// `--mlir-pass-pipeline-crash-reproducer`: MLIR writes the reproducer when a pass fails.
+pub fn enable_crash_reproducer(manager: &PassManager, path: &std::path::Path, local: bool) {
+    let text = path.display().to_string();
+    let text = StringRef::new(&text);
+    // SAFETY: the manager is live; MLIR copies the path.
+    unsafe { ipuMlirEnableCrashReproducer(manager.to_raw(), text.to_raw(), local) }
+}
+
+/// A timing session with MLIR's default timing manager (`--mlir-timing`): scopes the driver
+/// opens (Parser, Output), the pass timing of every pass manager attached, and the report on
+/// stderr when the session ends.
+pub struct Timing {
+    raw: *mut RawTiming,
+}
+
+impl Timing {
+    pub fn new(tree: bool, json: bool) -> Timing {
+        // SAFETY: returns a fresh session owned by this value.
+        Timing {
+            raw: unsafe { ipuMlirTimingCreate(tree, json) },
+        }
+    }
+
+    /// Times what runs until the returned guard is dropped, as a row named `name`.
+    pub fn scope(&self, name: &str) -> TimingScope<'_> {
+        let text = StringRef::new(name);
+        // SAFETY: the session is live; MLIR uniques the name.
+        unsafe { ipuMlirTimingBegin(self.raw, text.to_raw()) };
+        TimingScope { timing: self }
+    }
+
+    /// Times the passes `manager` runs.
+    pub fn attach(&self, manager: &PassManager) {
+        // SAFETY: the session outlives the run (the driver ends it after every manager ran).
+        unsafe { ipuMlirTimingAttach(self.raw, manager.to_raw()) }
+    }
+}
+
+impl Drop for Timing {
+    fn drop(&mut self) {
+        // SAFETY: prints the report and frees the session; `raw` is not used again.
+        unsafe { ipuMlirTimingFinish(self.raw) }
+    }
+}
+
+/// An open timing row; it stops when dropped.
+pub struct TimingScope<'t> {
+    timing: &'t Timing,
+}
+
+impl Drop for TimingScope<'_> {
+    fn drop(&mut self) {
+        // SAFETY: closes the scope opened by `Timing::scope`.
+        unsafe { ipuMlirTimingEnd(self.timing.raw) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upstream_passes_have_their_names_and_anchors() {
+        crate::register_upstream_passes();
+        assert_eq!(
+            lookup("cse"),
+            Some(Registered::Pass {
+                name: "CSE".into(),
+                anchor: None
+            })
+        );
+        assert_eq!(
+            lookup("canonicalize"),
+            Some(Registered::Pass {
+                name: "Canonicalizer".into(),
+                anchor: None
+            })
+        );
+        assert_eq!(
+            lookup("symbol-dce"),
+            Some(Registered::Pass {
+                name: "SymbolDCE".into(),
+                anchor: None
+            })
+        );
+        match lookup("affine-scalrep") {
+            Some(Registered::Pass { anchor, .. }) => {
+                assert_eq!(anchor.as_deref(), Some("func.func"))
+            }
+            other => panic!("affine-scalrep: {other:?}"),
+        }
+        assert_eq!(lookup("sparsifier"), Some(Registered::Pipeline));
+        assert_eq!(lookup("no-such-pass-anywhere"), None);
+        assert_eq!(
+            print_pipeline_element("canonicalize{max-iterations=3}").unwrap(),
+            "canonicalize{  max-iterations=3 max-num-rewrites=-1 region-simplify=normal test-convergence=false top-down=true}"
+        );
+        assert!(print_pipeline_element("canonicalize{no-such=1}")
+            .unwrap_err()
+            .contains("no-such"));
+    }
+}
