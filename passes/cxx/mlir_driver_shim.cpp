@@ -10,6 +10,9 @@
 #include "mlir/CAPI/IR.h"
 #include "mlir/CAPI/Pass.h"
 #include "mlir/CAPI/Support.h"
+#include "mlir/Debug/CLOptionsSetup.h"
+#include "mlir/Debug/Counter.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/Pass.h"
@@ -19,6 +22,7 @@
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Config/llvm-config.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -138,6 +142,52 @@ void ipuMlirContextDialects(MlirContext context, MlirStringCallback callback, vo
     names.insert(dialect->getNamespace().str());
   for (const std::string &name : names)
     emit(callback, data, name);
+}
+
+/// Registers MLIR's own command-line options (the printer's flags, the context's, debug counters,
+/// action logging) in LLVM's option registry, as mlir-opt has them, so that options the driver
+/// forwards set the same defaults everywhere MLIR reads them (every OpPrintingFlags, the IR
+/// printer, diagnostics). Idempotent.
+void ipuMlirRegisterCommandLineOptions() {
+  static bool registered = false;
+  if (registered)
+    return;
+  registered = true;
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  tracing::DebugCounter::registerCLOptions();
+  tracing::DebugConfig::registerCLOptions();
+}
+
+/// Whether LLVM's option registry has an option `name`: 0 no, 1 yes (value optional or none),
+/// 2 yes and it requires a value.
+int ipuMlirCommandLineOption(MlirStringRef name) {
+  auto &options = llvm::cl::getRegisteredOptions();
+  auto found = options.find(unwrap(name));
+  if (found == options.end())
+    return 0;
+  return found->second->getValueExpectedFlag() == llvm::cl::ValueRequired ? 2 : 1;
+}
+
+/// Parses forwarded options with LLVM's parser; false (and its message) when it refuses them.
+bool ipuMlirParseCommandLine(int count, const char *const *arguments, MlirStringCallback callback,
+                             void *data) {
+  std::string errors;
+  llvm::raw_string_ostream stream(errors);
+  bool ok = llvm::cl::ParseCommandLineOptions(count, arguments, "", &stream);
+  emit(callback, data, errors);
+  return ok;
+}
+
+/// Installs MLIR's action logging and profiling (--log-actions-to, --log-mlir-actions-filter,
+/// --profile-actions-to) on a context, as mlir-opt does; the handle uninstalls when freed.
+void *ipuMlirInstallDebugHandler(MlirContext context) {
+  return new tracing::InstallDebugHandler(*unwrap(context),
+                                          tracing::DebugConfig::createFromCLOptions());
+}
+
+void ipuMlirRemoveDebugHandler(void *handler) {
+  delete static_cast<tracing::InstallDebugHandler *>(handler);
 }
 
 /// The LLVM release the binary links (`22.1.8`).

@@ -47,6 +47,16 @@ extern "C" {
         callback: MlirStringCallback,
         data: *mut c_void,
     );
+    fn ipuMlirRegisterCommandLineOptions();
+    fn ipuMlirCommandLineOption(name: MlirStringRef) -> i32;
+    fn ipuMlirParseCommandLine(
+        count: i32,
+        arguments: *const *const std::ffi::c_char,
+        callback: MlirStringCallback,
+        data: *mut c_void,
+    ) -> bool;
+    fn ipuMlirInstallDebugHandler(context: mlir_sys::MlirContext) -> *mut c_void;
+    fn ipuMlirRemoveDebugHandler(handler: *mut c_void);
     fn ipuMlirLlvmVersion(callback: MlirStringCallback, data: *mut c_void);
     fn ipuMlirEnableCrashReproducer(manager: MlirPassManager, path: MlirStringRef, local: bool);
     fn ipuMlirTimingCreate(tree: bool, json: bool) -> *mut RawTiming;
@@ -131,6 +141,73 @@ pub fn dialect_names(context: &melior::Context) -> Vec<String> {
         )
     };
     strings
+}
+
+/// Registers MLIR's own command-line options in LLVM's registry (idempotent).
+pub fn register_command_line_options() {
+    // SAFETY: registration only adds options to LLVM's global registry, once.
+    unsafe { ipuMlirRegisterCommandLineOptions() }
+}
+
+/// How an option of MLIR's (or LLVM's) own registry takes a value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LlvmOption {
+    /// A flag, or a value given with `=`.
+    FlagOrOptionalValue,
+    /// A value, with `=` or as the next argument.
+    Value,
+}
+
+/// Whether LLVM's registry has the option `name` (after [`register_command_line_options`]).
+pub fn command_line_option(name: &str) -> Option<LlvmOption> {
+    let text = StringRef::new(name);
+    // SAFETY: a read-only look-up in LLVM's registry.
+    match unsafe { ipuMlirCommandLineOption(text.to_raw()) } {
+        1 => Some(LlvmOption::FlagOrOptionalValue),
+        2 => Some(LlvmOption::Value),
+        _ => None,
+    }
+}
+
+/// Hands options to LLVM's parser (`arguments` without the program name).
+pub fn parse_command_line(arguments: &[String]) -> Result<(), String> {
+    let owned: Vec<std::ffi::CString> = std::iter::once("ipu-opt".to_string())
+        .chain(arguments.iter().cloned())
+        .map(|argument| std::ffi::CString::new(argument).unwrap_or_default())
+        .collect();
+    let pointers: Vec<*const std::ffi::c_char> = owned.iter().map(|text| text.as_ptr()).collect();
+    let mut strings: Vec<String> = Vec::new();
+    // SAFETY: the strings outlive the call; the callback only appends to `strings`.
+    let ok = unsafe {
+        ipuMlirParseCommandLine(
+            pointers.len() as i32,
+            pointers.as_ptr(),
+            Some(collect_strings),
+            &mut strings as *mut Vec<String> as *mut c_void,
+        )
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(strings.concat().trim().to_string())
+    }
+}
+
+/// MLIR's action logging and profiling installed on a context while this lives.
+pub struct DebugHandler(*mut c_void);
+
+impl DebugHandler {
+    pub fn install(context: &melior::Context) -> DebugHandler {
+        // SAFETY: the context outlives the handler (the driver drops it first).
+        DebugHandler(unsafe { ipuMlirInstallDebugHandler(context.to_raw()) })
+    }
+}
+
+impl Drop for DebugHandler {
+    fn drop(&mut self) {
+        // SAFETY: frees the handler made by `install`, once.
+        unsafe { ipuMlirRemoveDebugHandler(self.0) }
+    }
 }
 
 /// The LLVM and MLIR release linked in, for `--version`.

@@ -7,12 +7,20 @@
 
 use clap::{ArgAction, CommandFactory, FromArgMatches};
 use ipu_passes::{
-    mlir_cxx::{lookup, Registered},
+    mlir_cxx::{self, lookup, LlvmOption, Registered},
     pipeline::{parse_option_list, Element, Span, Spanned},
     Registry,
 };
 
 use super::OptArgs;
+
+/// Set when the command line asks for MLIR's action logging, profiling or debug counters.
+static ACTION_OPTIONS: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+
+/// Whether MLIR's action handlers must be installed on contexts (see [`parse`]).
+pub fn action_options_given() -> bool {
+    ACTION_OPTIONS.get().is_some()
+}
 
 /// A command line ipu-opt refuses, with mlir-opt's wording.
 #[derive(Debug)]
@@ -97,7 +105,11 @@ fn boolean(name: &str, value: &str) -> Result<bool, CommandLineError> {
 
 /// Reads the command line (`arguments[0]` is the program name).
 pub fn parse(arguments: Vec<String>, registry: &Registry) -> Result<CommandLine, CommandLineError> {
+    mlir_cxx::register_command_line_options();
     let known = known_options();
+    // Options MLIR itself reads (printing defaults, context, debug counters, action logging),
+    // handed to LLVM's parser as mlir-opt would have parsed them.
+    let mut forwarded: Vec<String> = Vec::new();
     let mut normalized: Vec<(String, Option<String>)> = Vec::new();
     let mut positional: Vec<String> = Vec::new();
     let mut pass_flags = Vec::new();
@@ -138,6 +150,18 @@ pub fn parse(arguments: Vec<String>, registry: &Registry) -> Result<CommandLine,
         });
         if let Some(option) = option {
             let long = option.long.clone();
+            if long.len() > 1 && mlir_cxx::command_line_option(&long).is_some() {
+                let value = match (option.shape, &value) {
+                    (Shape::Value { .. }, None) => None,
+                    _ => value.clone(),
+                };
+                if option.shape == Shape::Flag || value.is_some() {
+                    forwarded.push(match value {
+                        Some(value) => format!("--{long}={value}"),
+                        None => format!("--{long}"),
+                    });
+                }
+            }
             match option.shape {
                 Shape::Flag => {
                     let on = boolean(&long, value.as_deref().unwrap_or(""))?;
@@ -169,6 +193,19 @@ pub fn parse(arguments: Vec<String>, registry: &Registry) -> Result<CommandLine,
             pass_flags.push(flag);
             continue;
         }
+        if let Some(kind) = mlir_cxx::command_line_option(&name) {
+            forwarded.push(match (value, kind) {
+                (Some(value), _) => format!("--{name}={value}"),
+                (None, LlvmOption::Value) => {
+                    let value = rest.next().ok_or_else(|| {
+                        CommandLineError(format!("for the --{name} option: requires a value!"))
+                    })?;
+                    format!("--{name}={value}")
+                }
+                (None, LlvmOption::FlagOrOptionalValue) => format!("--{name}"),
+            });
+            continue;
+        }
         let mut message =
             format!("Unknown command line argument '{argument}'.  Try: 'ipu-opt --help'");
         let candidates: Vec<&str> = known
@@ -187,6 +224,28 @@ pub fn parse(arguments: Vec<String>, registry: &Registry) -> Result<CommandLine,
             positional[1]
         )));
     }
+    let actions = forwarded.iter().any(|option| {
+        [
+            "--log-actions-to",
+            "--log-mlir-actions-filter",
+            "--profile-actions-to",
+            "--mlir-enable-debugger-hook",
+            "--mlir-debug-counter",
+        ]
+        .iter()
+        .any(|name| option.starts_with(name))
+    });
+    if actions {
+        let _ = ACTION_OPTIONS.set(());
+    }
+    mlir_cxx::parse_command_line(&forwarded).map_err(|message| {
+        CommandLineError(
+            message
+                .strip_prefix("ipu-opt: ")
+                .unwrap_or(&message)
+                .to_string(),
+        )
+    })?;
     let mut clap_arguments = vec!["ipu-opt".to_string()];
     for (name, value) in normalized {
         match (name.chars().count(), value) {

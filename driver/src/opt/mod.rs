@@ -545,6 +545,8 @@ fn process_chunk(
     for path in &args.irdl_file {
         load_extra_irdl(&context, path)?;
     }
+    let _actions = command_line::action_options_given()
+        .then(|| ipu_passes::mlir_cxx::DebugHandler::install(&context));
     let collector = Collector::attach(&context);
     let failed = |collector: &Collector| ChunkOutcome {
         output: None,
