@@ -100,6 +100,16 @@ bool ipuMlirPrintPipelineElement(MlirStringRef text, MlirStringCallback callback
   return true;
 }
 
+/// Parses an anchored pipeline (`builtin.module(...)`) with MLIR's own parser, for its verdict
+/// and its error text (written through `callback`).
+bool ipuMlirParseAnchoredPipeline(MlirStringRef text, MlirStringCallback callback, void *data) {
+  std::string output;
+  llvm::raw_string_ostream stream(output);
+  bool ok = succeeded(parsePassPipeline(unwrap(text), stream));
+  emit(callback, data, output);
+  return ok;
+}
+
 /// MLIR's IR printing instrumentation as mlir-opt configures it: before/after every pass, or
 /// only passes whose argument is in a comma-separated list; to stderr or a file tree.
 void ipuMlirEnableIRPrinting(MlirPassManager passManager, MlirStringRef before,

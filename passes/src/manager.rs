@@ -240,7 +240,7 @@ pub fn build_pass_manager<'c>(
             .map(|anchor| anchor.span)
             .unwrap_or_default();
         return Err(PipelineError::new(
-            format!("pipeline is anchored on '{anchor}' but the input's top-level operation is '{root}'"),
+            format!("can't run '{anchor}' pass manager on '{root}' op"),
             span,
         ));
     }

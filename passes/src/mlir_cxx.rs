@@ -58,6 +58,11 @@ extern "C" {
     fn ipuMlirInstallDebugHandler(context: mlir_sys::MlirContext) -> *mut c_void;
     fn ipuMlirRemoveDebugHandler(handler: *mut c_void);
     fn ipuMlirLlvmVersion(callback: MlirStringCallback, data: *mut c_void);
+    fn ipuMlirParseAnchoredPipeline(
+        text: MlirStringRef,
+        callback: MlirStringCallback,
+        data: *mut c_void,
+    ) -> bool;
     fn ipuMlirEnableCrashReproducer(manager: MlirPassManager, path: MlirStringRef, local: bool);
     fn ipuMlirTimingCreate(tree: bool, json: bool) -> *mut RawTiming;
     fn ipuMlirTimingBegin(timing: *mut RawTiming, name: MlirStringRef);
@@ -244,6 +249,22 @@ pub fn set_extra_printing_flags(
             hex_limit.unwrap_or(-1),
         )
     }
+}
+
+/// MLIR's own verdict on a `--pass-pipeline` text: None when its parser accepts it, else its
+/// error message (mlir-opt's wording for the same mistake).
+pub fn mlir_pipeline_error(text: &str) -> Option<String> {
+    let mut strings: Vec<String> = Vec::new();
+    let source = StringRef::new(text);
+    // SAFETY: the callback only appends to `strings` during the call.
+    let ok = unsafe {
+        ipuMlirParseAnchoredPipeline(
+            source.to_raw(),
+            Some(collect_strings),
+            &mut strings as *mut Vec<String> as *mut c_void,
+        )
+    };
+    (!ok).then(|| strings.concat().trim_end().to_string())
 }
 
 /// How MLIR's IR printing instrumentation is configured (mlir-opt's `--mlir-print-ir-*` flags).

@@ -15,13 +15,13 @@
 // The input below is never read past parsing.
 
 // MISSPELLED: ipu-opt: invalid pass pipeline:
-// MISSPELLED-NEXT: error: unknown pass 'ipu-canonicalise'; did you mean 'ipu-canonicalize'?
+// MISSPELLED-NEXT: error: 'ipu-canonicalise' does not refer to a registered pass or pass pipeline; did you mean 'ipu-canonicalize'?
 // MISSPELLED-NEXT: builtin.module(func.func(ipu-canonicalise))
 // MISSPELLED-NEXT: {{^ {25}\^~{15}$}}
 // MISSPELLED-NEXT: note: valid passes: {{.*}}cse, {{.*}}ipu-canonicalize, ipu-cleanup, {{.*}}symbol-dce
 
 // No pass is close to this one: no suggestion, but the list.
-// UNKNOWN: error: unknown pass 'ipu-nothing'{{$}}
+// UNKNOWN: error: 'ipu-nothing' does not refer to a registered pass or pass pipeline{{$}}
 // UNKNOWN-NEXT: builtin.module(ipu-nothing)
 // UNKNOWN-NEXT: {{^ {15}\^~{10}$}}
 // UNKNOWN-NEXT: note: valid passes: canonicalize, {{.*}}ipu-canonicalize
@@ -52,7 +52,7 @@
 // OPEN-QUOTE-NEXT: {{^ {49}\^$}}
 
 // The anchor must be the input's top-level op.
-// ANCHOR: error: pipeline is anchored on 'func.func' but the input's top-level operation is 'builtin.module'
+// ANCHOR: error: can't run 'func.func' pass manager on 'builtin.module' op
 // ANCHOR-NEXT: func.func(ipu-canonicalize)
 // ANCHOR-NEXT: {{^\^~{8}$}}
 

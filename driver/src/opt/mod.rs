@@ -273,7 +273,13 @@ fn pipeline_source(args: &OptArgs, pass_flags: &[PassFlag]) -> Result<PipelineSo
         (None, true) => Ok(PipelineSource::None),
         (None, false) => Ok(PipelineSource::Flags(pass_flags.to_vec())),
         (Some(text), true) => {
-            let pipeline = parse_pipeline(text).map_err(|e| pipeline_error(text, &e))?;
+            let pipeline = parse_pipeline(text).map_err(|e| {
+                // mlir-opt's words for the same mistake first, then ours with the caret.
+                if let Some(message) = ipu_passes::mlir_cxx::mlir_pipeline_error(text) {
+                    eprintln!("<unknown>:0: error: {message}");
+                }
+                pipeline_error(text, &e)
+            })?;
             if pipeline.anchor.is_none() {
                 return Err(unlocated_error(
                     "expected pass pipeline to be wrapped with the anchor operation type, e.g. 'builtin.module(...)'",

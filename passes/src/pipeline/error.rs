@@ -142,7 +142,8 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     rows[a.len() * width + b.len()]
 }
 
-/// `unknown pass 'ipu-canonicalise'; did you mean 'ipu-canonicalize'?` at `span`, with a note
+/// `'ipu-canonicalise' does not refer to a registered pass or pass pipeline; did you mean
+/// 'ipu-canonicalize'?` at `span`, with a note
 /// listing the valid passes (sorted, deduplicated).
 pub fn unknown_pass_error<'a, I>(name: &str, span: Span, valid_passes: I) -> PipelineError
 where
@@ -151,7 +152,8 @@ where
     let mut valid: Vec<&str> = valid_passes.into_iter().collect();
     valid.sort_unstable();
     valid.dedup();
-    let mut message = format!("unknown pass '{name}'");
+    // MLIR's words, so tests written against mlir-opt match; the suggestion and list are ours.
+    let mut message = format!("'{name}' does not refer to a registered pass or pass pipeline");
     if let Some(suggestion) = suggest(name, valid.iter().copied()) {
         message.push_str(&format!("; did you mean '{suggestion}'?"));
     }

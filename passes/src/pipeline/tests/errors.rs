@@ -162,7 +162,7 @@ fn render_underlines_spans_and_prints_notes() {
     );
     assert_eq!(
         error.render(text),
-        "error: unknown pass 'ipu-canonicalise'; did you mean 'ipu-canonicalize'?\n\
+        "error: 'ipu-canonicalise' does not refer to a registered pass or pass pipeline; did you mean 'ipu-canonicalize'?\n\
          builtin.module(ipu-canonicalise)\n               ^~~~~~~~~~~~~~~~\n\
          note: valid passes: canonicalize, cse, ipu-canonicalize"
     );
@@ -196,7 +196,10 @@ fn render_never_panics_on_bad_offsets() {
 #[test]
 fn unknown_pass_without_close_candidate_only_lists() {
     let error = unknown_pass_error("frobnicate", Span::new(0, 10), ["cse", "canonicalize"]);
-    assert_eq!(error.message, "unknown pass 'frobnicate'");
+    assert_eq!(
+        error.message,
+        "'frobnicate' does not refer to a registered pass or pass pipeline"
+    );
     assert_eq!(error.notes, ["valid passes: canonicalize, cse"]);
     let error = unknown_pass_error("x", Span::new(0, 1), []);
     assert_eq!(error.notes, ["no passes are registered"]);
