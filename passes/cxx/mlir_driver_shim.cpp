@@ -200,6 +200,12 @@ void ipuMlirRemoveDebugHandler(void *handler) {
   delete static_cast<tracing::InstallDebugHandler *>(handler);
 }
 
+/// MLIR's own listing of every registered pass and pipeline (mlir-opt --list-passes), on stdout.
+void ipuMlirPrintRegisteredPasses() {
+  printRegisteredPasses();
+  llvm::outs().flush();
+}
+
 /// The LLVM release the binary links (`22.1.8`).
 void ipuMlirLlvmVersion(MlirStringCallback callback, void *data) {
   emit(callback, data, LLVM_VERSION_STRING);

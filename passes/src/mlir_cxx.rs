@@ -48,6 +48,7 @@ extern "C" {
         data: *mut c_void,
     );
     fn ipuMlirRegisterCommandLineOptions();
+    fn ipuMlirPrintRegisteredPasses();
     fn ipuMlirCommandLineOption(name: MlirStringRef) -> i32;
     fn ipuMlirParseCommandLine(
         count: i32,
@@ -146,6 +147,13 @@ pub fn dialect_names(context: &melior::Context) -> Vec<String> {
         )
     };
     strings
+}
+
+/// Prints MLIR's listing of its registered passes and pipelines on stdout, as mlir-opt
+/// --list-passes does (flush Rust's stdout first).
+pub fn print_registered_passes() {
+    // SAFETY: prints from MLIR's registry; no state is changed.
+    unsafe { ipuMlirPrintRegisteredPasses() }
 }
 
 /// Registers MLIR's own command-line options in LLVM's registry (idempotent).

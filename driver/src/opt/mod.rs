@@ -298,6 +298,9 @@ fn run_inner(
 ) -> Result<(), Failed> {
     if args.list_passes {
         print!("{}", list_passes(registry));
+        println!("Upstream MLIR passes and pipelines (registered, usable as flags and in pipelines):");
+        let _ = std::io::stdout().flush();
+        ipu_passes::mlir_cxx::print_registered_passes();
         return Ok(());
     }
     if args.show_dialects {
@@ -1150,9 +1153,6 @@ pub fn list_passes(registry: &Registry) -> String {
     for info in registry.pipelines() {
         describe(&mut text, info.argument, info.summary, (info.options)());
     }
-    text.push_str(
-        "Upstream MLIR passes (canonicalize, cse, symbol-dce, ...) are accepted in any pipeline.\n",
-    );
     text
 }
 
