@@ -13,6 +13,8 @@
 #include "mlir/Debug/CLOptionsSetup.h"
 #include "mlir/Debug/Counter.h"
 #include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/Pass.h"
@@ -198,6 +200,12 @@ void *ipuMlirInstallDebugHandler(MlirContext context) {
 
 void ipuMlirRemoveDebugHandler(void *handler) {
   delete static_cast<tracing::InstallDebugHandler *>(handler);
+}
+
+/// An error with a note at the same location (the C API emits errors without notes).
+void ipuMlirEmitErrorWithNote(MlirLocation location, MlirStringRef message, MlirStringRef note) {
+  InFlightDiagnostic diagnostic = emitError(unwrap(location)) << unwrap(message);
+  diagnostic.attachNote() << unwrap(note);
 }
 
 /// MLIR's own listing of every registered pass and pipeline (mlir-opt --list-passes), on stdout.

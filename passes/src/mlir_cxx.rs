@@ -49,6 +49,11 @@ extern "C" {
     );
     fn ipuMlirRegisterCommandLineOptions();
     fn ipuMlirPrintRegisteredPasses();
+    fn ipuMlirEmitErrorWithNote(
+        location: mlir_sys::MlirLocation,
+        message: MlirStringRef,
+        note: MlirStringRef,
+    );
     fn ipuMlirCommandLineOption(name: MlirStringRef) -> i32;
     fn ipuMlirParseCommandLine(
         count: i32,
@@ -147,6 +152,13 @@ pub fn dialect_names(context: &melior::Context) -> Vec<String> {
         )
     };
     strings
+}
+
+/// Emits an error with a note at the same location through MLIR's diagnostic engine.
+pub fn emit_error_with_note(location: melior::ir::Location, message: &str, note: &str) {
+    let (message, note) = (StringRef::new(message), StringRef::new(note));
+    // SAFETY: the location is live; MLIR copies the strings.
+    unsafe { ipuMlirEmitErrorWithNote(location.to_raw(), message.to_raw(), note.to_raw()) }
 }
 
 /// Prints MLIR's listing of its registered passes and pipelines on stdout, as mlir-opt

@@ -12,8 +12,9 @@
 // the pipeline started from and the pipeline (fully spelled out) with the run's settings;
 // --run-reproducer replays it and fails the same way. A successful run writes nothing.
 
-// WROTE: ipu-opt: wrote a reproducer to {{.*}}failure.repro
-// WROTE: crash-reproducer.mlir:[[# @LINE + 20]]:1: error: ipu-canonicalize did not converge in 1 iterations (raise max-iterations)
+// WROTE: crash-reproducer.mlir:[[# @LINE + 22]]:1: error: ipu-canonicalize did not converge in 1 iterations (raise max-iterations)
+// WROTE: error: Failures have been detected while processing an MLIR pass pipeline
+// WROTE: note: Pipeline failed while executing [`builtin.module(cse,func.func(ipu-canonicalize{max-iterations=1 disable-patterns=}))` on 'builtin.module' operation]: reproducer generated at `{{.*}}failure.repro`
 
 // REPRO: func.func @round_trip
 // REPRO: "ipu.cast"

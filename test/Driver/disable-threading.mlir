@@ -7,7 +7,8 @@
 // --mlir-disable-threading: passes on functions run on one thread (same results); the setting
 // is recorded in a failure reproducer with --verify-each, and --run-reproducer replays with both.
 
-// FAILED: ipu-opt: wrote a reproducer
+// FAILED: error: Failures have been detected while processing an MLIR pass pipeline
+// FAILED-NEXT: note: Pipeline failed while executing {{.*}}reproducer generated at `{{.*}}single.repro`
 // RECORDED: disable_threading: true,
 // RECORDED-NEXT: verify_each: false
 // REPLAYED: INFO ipu_driver::opt: replaying reproducer pipeline=builtin.module(func.func(ipu-canonicalize{max-iterations=1 disable-patterns=})) disable_threading=true verify_each=false

@@ -145,6 +145,10 @@ pub struct OptArgs {
     /// On failure, write a reproducer (the input IR and the pipeline) to this file.
     #[arg(long = "mlir-pass-pipeline-crash-reproducer")]
     pub crash_reproducer: Option<PathBuf>,
+    /// Accepted for mlir-opt's command lines; the reproducer always records the whole pipeline
+    /// from its start (which reproduces a local failure too).
+    #[arg(long = "mlir-pass-pipeline-local-reproducer")]
+    pub local_reproducer: bool,
     /// Write a reproducer (the input IR and the pipeline) to this file before running.
     #[arg(long = "mlir-generate-reproducer")]
     pub generate_reproducer: Option<PathBuf>,
@@ -298,7 +302,9 @@ fn run_inner(
 ) -> Result<(), Failed> {
     if args.list_passes {
         print!("{}", list_passes(registry));
-        println!("Upstream MLIR passes and pipelines (registered, usable as flags and in pipelines):");
+        println!(
+            "Upstream MLIR passes and pipelines (registered, usable as flags and in pipelines):"
+        );
         let _ = std::io::stdout().flush();
         ipu_passes::mlir_cxx::print_registered_passes();
         return Ok(());
@@ -649,6 +655,15 @@ fn process_chunk(
         if !succeeded {
             if let (Some(path), Some(input)) = (&args.crash_reproducer, input_text) {
                 write_reproducer(path, &input, &recorded, args)?;
+                // mlir-opt's words, at the top-level op.
+                ipu_passes::mlir_cxx::emit_error_with_note(
+                    root.op().location(),
+                    "Failures have been detected while processing an MLIR pass pipeline",
+                    &format!(
+                        "Pipeline failed while executing [`{recorded}` on '{root_name}' operation]: reproducer generated at `{}`",
+                        path.display()
+                    ),
+                );
             }
             if !collector.has_errors() {
                 ipu_dialects::diagnostics::error_at(root.op().location(), "pass pipeline failed");
@@ -1032,7 +1047,6 @@ fn write_reproducer(
     );
     std::fs::write(path, text)
         .map_err(|e| error(format!("cannot write reproducer '{}': {e}", path.display())))?;
-    eprintln!("ipu-opt: wrote a reproducer to {}", path.display());
     Ok(())
 }
 
