@@ -686,8 +686,9 @@ fn process_chunk(
     })
 }
 
-/// How deeply brackets may nest in the input. MLIR parses, verifies and prints nested IR
-/// recursively; far deeper input overflows the stack and crashes mlir-opt.
+/// How deeply brackets (`{ ( [ <`) may nest in the input: a region nests two (`({`), so this
+/// allows about 500 nested regions. MLIR parses, verifies and prints nested IR recursively; far
+/// deeper input overflows the stack and crashes mlir-opt.
 const MAX_NESTING: usize = 1000;
 
 /// The position of the first bracket nested deeper than [`MAX_NESTING`], outside strings and
@@ -698,7 +699,9 @@ fn too_deep(source: &str) -> Option<(usize, usize)> {
     let mut in_string = false;
     let mut escaped = false;
     let mut characters = source.chars().peekable();
+    let mut previous = None;
     while let Some(character) = characters.next() {
+        let before = previous.replace(character);
         column += 1;
         if character == '\n' {
             line += 1;
@@ -726,13 +729,15 @@ fn too_deep(source: &str) -> Option<(usize, usize)> {
                     }
                 }
             }
-            '{' | '(' | '[' => {
+            '{' | '(' | '[' | '<' => {
                 depth += 1;
                 if depth > MAX_NESTING {
                     return Some((line, column));
                 }
             }
-            '}' | ')' | ']' => depth = depth.saturating_sub(1),
+            // `->` is an arrow, not a closing bracket.
+            '>' if before == Some('-') => {}
+            '}' | ')' | ']' | '>' => depth = depth.saturating_sub(1),
             _ => {}
         }
     }
