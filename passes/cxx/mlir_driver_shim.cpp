@@ -17,7 +17,9 @@
 #include "mlir/IR/Location.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Tools/ParseUtilities.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/Timing.h"
@@ -25,6 +27,8 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -53,6 +57,27 @@ std::set<std::string> splitNames(MlirStringRef list) {
 } // namespace
 
 extern "C" {
+
+/// Parses a file as mlir-opt does (parseSourceFileForTool): text or bytecode, wrapped in an
+/// implicit module unless `implicitModule` is false (then it must hold one top-level op), and
+/// verified unless `verify` is false. Returns a null op when parsing failed (diagnostics were
+/// emitted on the context).
+MlirOperation ipuMlirParseSourceFile(MlirContext context, MlirStringRef path, bool verify,
+                                     bool implicitModule) {
+  MLIRContext *ctx = unwrap(context);
+  auto buffer = llvm::MemoryBuffer::getFile(unwrap(path), /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/true);
+  if (!buffer) {
+    emitError(UnknownLoc::get(ctx)) << "cannot open input file '" << unwrap(path)
+                                    << "': " << buffer.getError().message();
+    return MlirOperation{nullptr};
+  }
+  auto sourceMgr = std::make_shared<llvm::SourceMgr>();
+  sourceMgr->AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+  ParserConfig config(ctx, verify);
+  OwningOpRef<Operation *> op = parseSourceFileForTool(sourceMgr, config, implicitModule);
+  return wrap(op.release());
+}
 
 /// Looks `argument` up in MLIR's pass registry. Returns 0 when nothing is registered under it,
 /// 1 for a pass (then calls `callback` twice: the pass's display name, then the op it is

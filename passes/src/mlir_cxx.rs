@@ -13,6 +13,12 @@ struct RawTiming {
 }
 
 extern "C" {
+    fn ipuMlirParseSourceFile(
+        context: mlir_sys::MlirContext,
+        path: MlirStringRef,
+        verify: bool,
+        implicit_module: bool,
+    ) -> mlir_sys::MlirOperation;
     fn ipuMlirLookupPass(
         argument: MlirStringRef,
         callback: MlirStringCallback,
@@ -94,6 +100,23 @@ unsafe extern "C" fn collect_strings(text: MlirStringRef, data: *mut c_void) {
     let sink = unsafe { &mut *(data as *mut Vec<String>) };
     let bytes = unsafe { std::slice::from_raw_parts(text.data as *const u8, text.length) };
     sink.push(String::from_utf8_lossy(bytes).into_owned());
+}
+
+/// Parses a file as mlir-opt does: text or bytecode, in an implicit module unless
+/// `implicit_module` is false (then exactly one top-level op), verified unless `verify` is false.
+/// None when parsing failed (the diagnostics went to the context's handlers).
+pub fn parse_source_file<'c>(
+    context: &'c melior::Context,
+    path: &str,
+    verify: bool,
+    implicit_module: bool,
+) -> Option<melior::ir::operation::Operation<'c>> {
+    let path = StringRef::new(path);
+    // SAFETY: the context is live; a non-null result is a freshly parsed op we now own.
+    unsafe {
+        let raw = ipuMlirParseSourceFile(context.to_raw(), path.to_raw(), verify, implicit_module);
+        melior::ir::operation::Operation::from_option_raw(raw)
+    }
 }
 
 /// Looks a pass argument up in MLIR's own registry (upstream passes; call
@@ -284,7 +307,14 @@ pub fn mlir_pipeline_error(text: &str) -> Option<String> {
             &mut strings as *mut Vec<String> as *mut c_void,
         )
     };
-    (!ok).then(|| strings.concat().trim_end().to_string())
+    // As MLIR prints it: a message with a source line and caret ends in a blank line.
+    (!ok).then(|| {
+        let text = strings.concat();
+        match text.strip_suffix('\n') {
+            Some(lines) => format!("{lines}\n"),
+            None => text,
+        }
+    })
 }
 
 /// How MLIR's IR printing instrumentation is configured (mlir-opt's `--mlir-print-ir-*` flags).

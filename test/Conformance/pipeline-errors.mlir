@@ -4,7 +4,8 @@
 //  * when -pass-pipeline is given twice the last one wins;
 //  * an unbalanced pipeline (missing or extra parenthesis) and an unknown pass
 //    name fail with the pipeline parser's message, including its echo of the
-//    offending text and caret.
+//    offending text and caret. The parser's message ends with a newline of
+//    its own, so an empty line follows the caret.
 // ipu-opt prints stock's message first and then adds its own caret rendering of
 // the whole pipeline; that addition is not stock behaviour, so it is checked
 // (with an -IPU prefix) for ipu-opt only.
@@ -38,18 +39,21 @@
 // OPEN:           <unknown>:0: error: MLIR Textual PassPipeline Parser:1:11: error: encountered unbalanced parentheses while parsing pipeline
 // OPEN-NEXT:      {{^}}func.func(cse{{$}}
 // OPEN-NEXT:      {{^          \^$}}
+// OPEN-EMPTY:
 // OPEN-IPU:       builtin.module(func.func(cse)
 // OPEN-IPU-NEXT:  {{^ +\^$}}
 
 // CLOSE:          <unknown>:0: error: MLIR Textual PassPipeline Parser:1:4: error: encountered extra closing ')' creating unbalanced parentheses while parsing pipeline
 // CLOSE-NEXT:     {{^}}cse){{$}}
 // CLOSE-NEXT:     {{^   \^$}}
+// CLOSE-EMPTY:
 // CLOSE-IPU:      builtin.module(cse))
 // CLOSE-IPU-NEXT: {{^ +\^$}}
 
 // UNKNOWN:        <unknown>:0: error: MLIR Textual PassPipeline Parser:1:15: error: 'no-such-pass' does not refer to a registered pass or pass pipeline
 // UNKNOWN-NEXT:   {{^}}func.func(cse,no-such-pass){{$}}
 // UNKNOWN-NEXT:   {{^              \^$}}
+// UNKNOWN-EMPTY:
 
 func.func @f(%a: i32) -> i32 {
   return %a : i32

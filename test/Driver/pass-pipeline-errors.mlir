@@ -21,7 +21,9 @@
 // MISSPELLED-NEXT: note: valid passes: {{.*}}cse, {{.*}}ipu-canonicalize, ipu-cleanup, {{.*}}symbol-dce
 
 // No pass is close to this one: no suggestion, but the list.
-// UNKNOWN: error: 'ipu-nothing' does not refer to a registered pass or pass pipeline{{$}}
+// UNKNOWN: <unknown>:0: error: MLIR Textual PassPipeline Parser:1:1: error: 'ipu-nothing' does not refer to a registered pass or pass pipeline
+// UNKNOWN: ipu-opt: invalid pass pipeline:
+// UNKNOWN-NEXT: error: 'ipu-nothing' does not refer to a registered pass or pass pipeline{{$}}
 // UNKNOWN-NEXT: builtin.module(ipu-nothing)
 // UNKNOWN-NEXT: {{^ {15}\^~{10}$}}
 // UNKNOWN-NEXT: note: valid passes: canonicalize, {{.*}}ipu-canonicalize

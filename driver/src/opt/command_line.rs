@@ -325,7 +325,7 @@ fn pass_flag(
 /// `--version`: ours, then the LLVM and MLIR build it links (LLVM's own version text).
 fn version_text() -> String {
     format!(
-        "ipu-opt {}\n{}",
+        "ipu-opt {}\n{}\n",
         env!("CARGO_PKG_VERSION"),
         ipu_passes::mlir_cxx::llvm_version_text()
     )

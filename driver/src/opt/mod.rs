@@ -15,10 +15,7 @@ use ipu_passes::{
 
 pub mod command_line;
 pub use command_line::{CommandLine, CommandLineError, PassFlag};
-use melior::{
-    ir::{operation::OperationLike, Module},
-    Context,
-};
+use melior::{ir::operation::OperationLike, Context};
 
 use crate::diagnostics::{render, Collector};
 use crate::split_input::{split_input, Chunk, DEFAULT_SPLIT_MARKER};
@@ -136,6 +133,9 @@ pub struct OptArgs {
     /// Print the registered dialects and exit.
     #[arg(long = "show-dialects")]
     pub show_dialects: bool,
+    /// Do not verify the input after parsing (as mlir-opt's flag: invalid IR goes on to passes).
+    #[arg(long = "mlir-very-unsafe-disable-verifier-on-parsing")]
+    pub disable_verifier_on_parsing: bool,
     /// Parse the input's single top-level op as it is, without wrapping it in a module.
     #[arg(long = "no-implicit-module")]
     pub no_implicit_module: bool,
@@ -314,14 +314,11 @@ fn run_inner(
         return Ok(());
     }
     check_printed_pass_names(&args, registry)?;
-    let printing = args.print_ir_before_all
-        || args.print_ir_after_all
-        || args.print_ir_after_failure
-        || !args.print_ir_before.is_empty()
-        || !args.print_ir_after.is_empty();
-    if args.print_ir_module_scope && printing && !args.disable_threading {
+    if args.print_ir_module_scope && !args.disable_threading {
+        // mlir-opt refuses the flag with threads whether or not anything prints; its diagnostic
+        // ends with a blank line.
         return Err(unlocated_error(
-            "IR print for module scope can't be setup on a pass-manager without disabling multi-threading first.",
+            "IR print for module scope can't be setup on a pass-manager without disabling multi-threading first.\n",
         ));
     }
     let (file_name, mut buffer, bytecode) = read_input(&args.input)?;
@@ -470,53 +467,6 @@ fn print_diagnostics(diagnostics: &[Diagnostic], file_name: &str, buffer: &str) 
     }
 }
 
-/// The input's top-level op: the implicit module, or under --no-implicit-module the op as
-/// written.
-enum Root<'c> {
-    Module(Module<'c>),
-    Operation(melior::ir::operation::Operation<'c>),
-}
-
-impl<'c> Root<'c> {
-    fn op(&self) -> melior::ir::OperationRef<'c, '_> {
-        match self {
-            Root::Module(module) => module.as_operation(),
-            // SAFETY: the op is owned by `self` and outlives the reference.
-            Root::Operation(op) => unsafe { melior::ir::OperationRef::from_raw(op.to_raw()) },
-        }
-    }
-}
-
-/// `--no-implicit-module`: the input must be exactly one top-level op (MLIR's words otherwise).
-fn parse_top_level_op<'c>(
-    context: &'c Context,
-    source: &str,
-    direct_path: Option<&str>,
-    file_name: &str,
-    collector: &Collector,
-) -> Option<Root<'c>> {
-    let text = match direct_path {
-        Some(path) => std::fs::read_to_string(path).ok()?,
-        None => source.to_string(),
-    };
-    collector.set_file_name(file_name);
-    let (text, name) = (
-        melior::StringRef::new(&text),
-        melior::StringRef::new(file_name),
-    );
-    // SAFETY: the strings outlive the call; a null op means the parse failed (and was reported).
-    let raw = unsafe {
-        mlir_sys::mlirOperationCreateParse(context.to_raw(), text.to_raw(), name.to_raw())
-    };
-    if raw.ptr.is_null() {
-        return None;
-    }
-    // SAFETY: a freshly parsed, owned op.
-    Some(Root::Operation(unsafe {
-        melior::ir::operation::Operation::from_raw(raw)
-    }))
-}
-
 struct ChunkOutcome {
     /// Printed output, or None if the chunk failed.
     output: Option<Vec<u8>>,
@@ -586,12 +536,11 @@ fn process_chunk(
         );
         return Ok(failed(&collector));
     }
-    let parsed = if args.no_implicit_module {
-        parse_top_level_op(&context, &source, direct, file_name, &collector)
-    } else {
-        parse_module(&context, &source, direct, file_name, &collector).map(Root::Module)
+    let parsing = Parsing {
+        verify: !args.disable_verifier_on_parsing,
+        implicit_module: !args.no_implicit_module,
     };
-    let Some(root) = parsed else {
+    let Some(root) = parse_module(&context, &source, direct, file_name, &collector, parsing) else {
         if !collector.has_errors() {
             ipu_dialects::diagnostics::error_at(
                 melior::ir::Location::new(&context, file_name, chunk.start_line as usize, 1),
@@ -600,13 +549,12 @@ fn process_chunk(
         }
         return Ok(failed(&collector));
     };
-    if !ipu_dialects::ipu::verify::verify_module(root.op()) {
+    if !ipu_dialects::ipu::verify::verify_module(op_ref(&root)) {
         return Ok(failed(&collector));
     }
     drop(parser_timing);
     let print = print_settings(args);
     let root_name = root
-        .op()
         .name()
         .as_string_ref()
         .as_str()
@@ -616,8 +564,22 @@ fn process_chunk(
     let pipeline_text = source_pipeline.text();
     let built = match &pipeline {
         Some(pipeline) => Some(
-            build_pass_manager(&context, registry, pipeline, &root_name, &print, timing)
-                .map_err(|e| pipeline_error(pipeline_text, &e))?,
+            build_pass_manager(&context, registry, pipeline, &root_name, &print, timing).map_err(
+                |e| {
+                    // An unknown name: mlir-opt's message first, when MLIR's parser stops at
+                    // the same problem.
+                    if e.message.contains("does not refer to a registered pass") {
+                        if let Some(message) = ipu_passes::mlir_cxx::mlir_pipeline_error(
+                            pipeline_text,
+                        )
+                        .filter(|message| message.contains("does not refer to a registered pass"))
+                        {
+                            eprintln!("<unknown>:0: error: {message}");
+                        }
+                    }
+                    pipeline_error(pipeline_text, &e)
+                },
+            )?,
         ),
         None => None,
     };
@@ -635,19 +597,20 @@ fn process_chunk(
         built.manager.enable_verifier(args.verify_each);
         let recorded = print_resolved_inline(&built.root, &built.resolved);
         let input_text = (args.crash_reproducer.is_some() || args.generate_reproducer.is_some())
-            .then(|| print_operation(root.op(), &PrintAround::default()));
+            .then(|| print_operation(op_ref(&root), &PrintAround::default()));
         if let (Some(path), Some(input)) = (&args.generate_reproducer, &input_text) {
             write_reproducer(path, input, &recorded, args)?;
         }
         // SAFETY: the manager and the root op are live; the run only mutates the op.
-        let mut succeeded =
-            unsafe { mlir_sys::mlirPassManagerRunOnOp(built.manager.to_raw(), root.op().to_raw()) }
-                .value
-                != 0;
+        let mut succeeded = unsafe {
+            mlir_sys::mlirPassManagerRunOnOp(built.manager.to_raw(), op_ref(&root).to_raw())
+        }
+        .value
+            != 0;
         // MLIR's verifier, run after each pass under --verify-each, knows only the IRDL
         // constraints; our semantic checks (shapes, repeat bodies, ...) run on the result.
         if succeeded && args.verify_each {
-            succeeded = ipu_dialects::ipu::verify::verify_module(root.op());
+            succeeded = ipu_dialects::ipu::verify::verify_module(op_ref(&root));
         }
         if args.pass_statistics {
             eprint!("{}", statistics_report(&built));
@@ -657,7 +620,7 @@ fn process_chunk(
                 write_reproducer(path, &input, &recorded, args)?;
                 // mlir-opt's words, at the top-level op.
                 ipu_passes::mlir_cxx::emit_error_with_note(
-                    root.op().location(),
+                    op_ref(&root).location(),
                     "Failures have been detected while processing an MLIR pass pipeline",
                     &format!(
                         "Pipeline failed while executing [`{recorded}` on '{root_name}' operation]: reproducer generated at `{}`",
@@ -666,17 +629,20 @@ fn process_chunk(
                 );
             }
             if !collector.has_errors() {
-                ipu_dialects::diagnostics::error_at(root.op().location(), "pass pipeline failed");
+                ipu_dialects::diagnostics::error_at(
+                    op_ref(&root).location(),
+                    "pass pipeline failed",
+                );
             }
             return Ok(failed(&collector));
         }
     }
     let _output_timing = timing.map(|timing| timing.scope("Output"));
     let output = if args.emit_bytecode {
-        write_bytecode(root.op(), args.emit_bytecode_version)
+        write_bytecode(op_ref(&root), args.emit_bytecode_version)
             .map_err(|message| error(format!("{file_name}: {message}")))?
     } else {
-        let mut text = print_operation(root.op(), &print);
+        let mut text = print_operation(op_ref(&root), &print);
         text.push('\n');
         text.into_bytes()
     };
@@ -786,7 +752,7 @@ fn show_dialects(args: &OptArgs) -> Result<String, Failed> {
         load_extra_irdl(&context, path)?;
     }
     let names = ipu_passes::mlir_cxx::dialect_names(&context);
-    Ok(format!("Available Dialects: {}", names.join(", ")))
+    Ok(format!("Available Dialects: {}", names.join(",")))
 }
 
 /// A diagnostic as mlir-opt prints it: `file:line:col: severity: message`, then, when the
@@ -861,7 +827,8 @@ fn parse_module<'c>(
     direct_path: Option<&str>,
     file_name: &str,
     collector: &Collector,
-) -> Option<Module<'c>> {
+    parsing: Parsing,
+) -> Option<melior::ir::operation::Operation<'c>> {
     let (path, temporary) = match direct_path {
         Some(path) => (path.to_string(), None),
         None => {
@@ -876,27 +843,42 @@ fn parse_module<'c>(
             (path.display().to_string(), Some((directory, path)))
         }
     };
-    let name = melior::StringRef::new(&path);
-    // SAFETY: the path outlives the call; a null module means the parse failed.
-    let raw = unsafe { mlir_sys::mlirModuleCreateParseFromFile(context.to_raw(), name.to_raw()) };
+    let parsed = ipu_passes::mlir_cxx::parse_source_file(
+        context,
+        &path,
+        parsing.verify,
+        parsing.implicit_module,
+    );
     if let Some((directory, path)) = &temporary {
         let _ = std::fs::remove_file(path);
         let _ = std::fs::remove_dir(directory);
     }
-    if raw.ptr.is_null() {
-        return None;
-    }
-    // SAFETY: `raw` is a freshly parsed, owned module.
-    let module = unsafe { Module::from_raw(raw) };
+    let op = parsed?;
     if let Some((_, path)) = &temporary {
-        relocate(context, &module, &path.display().to_string(), file_name);
+        relocate(context, op_ref(&op), &path.display().to_string(), file_name);
     }
-    Some(module)
+    Some(op)
+}
+
+/// A reference to an op we own.
+fn op_ref<'c, 'a>(
+    op: &'a melior::ir::operation::Operation<'c>,
+) -> melior::ir::OperationRef<'c, 'a> {
+    // SAFETY: the op is owned by the caller and outlives the reference.
+    unsafe { melior::ir::OperationRef::from_raw(op.to_raw()) }
+}
+
+/// How the input is parsed (mlir-opt's --no-implicit-module and
+/// --mlir-very-unsafe-disable-verifier-on-parsing).
+#[derive(Clone, Copy)]
+struct Parsing {
+    verify: bool,
+    implicit_module: bool,
 }
 
 /// Points the locations the parser gave a temporary chunk file back at the input file, so printed
 /// `loc(...)`, later diagnostics and reproducers name the file the user wrote (as mlir-opt does).
-fn relocate(context: &Context, module: &Module, temporary: &str, file_name: &str) {
+fn relocate(context: &Context, root: melior::ir::OperationRef, temporary: &str, file_name: &str) {
     use melior::ir::{
         block::BlockLike, operation::WalkOrder, operation::WalkResult, RegionLike, ValueLike,
     };
@@ -925,7 +907,7 @@ fn relocate(context: &Context, module: &Module, temporary: &str, file_name: &str
             ))
         }
     };
-    module.as_operation().walk(WalkOrder::PreOrder, |op| {
+    root.walk(WalkOrder::PreOrder, |op| {
         if let Some(location) = remap(op.location().to_raw()) {
             // SAFETY: the op is live for the walk; MLIR uniques the new location in the context.
             unsafe { mlir_sys::mlirOperationSetLocation(op.to_raw(), location) };
