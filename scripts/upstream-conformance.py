@@ -35,7 +35,7 @@ RUN_MARK = re.compile(r"\bRUN:")
 TEST_PASS = re.compile(r"(?<![\w/.%])test-[a-z][\w-]*|mlir-test-|%test_")
 # What a tool says when the input needs the test dialect.
 TEST_DIALECT = re.compile(
-    r"Dialect [`']test' not found|'test\.[\w.]+' is unknown|unregistered operation 'test\."
+    r"Dialect [`']test' not found|'(?:\w+\.)?test\.[\w.]+' is unknown|unregistered operation 'test\."
     r"|unregistered dialect.{0,400}?\"test\.", re.S)
 # lit's verdicts that mean the commands succeeded (an XFAIL file's lines are compared as lines).
 SUCCEEDED = ("PASS", "XPASS")
