@@ -435,6 +435,10 @@ fn run_inner(
 /// The chunks' outputs as mlir-opt writes them: each chunk's printed op, separated by the output
 /// split marker and a newline (also around chunks that failed and printed nothing).
 fn join_chunk_outputs(args: &OptArgs, outputs: Vec<Vec<u8>>, chunk_count: usize) -> Vec<u8> {
+    if outputs.len() == 1 {
+        // One chunk: its printed bytes as they are (no copy of a possibly large module).
+        return outputs.into_iter().next().unwrap_or_default();
+    }
     if chunk_count <= 1 || args.emit_bytecode {
         return outputs.concat();
     }
@@ -657,57 +661,86 @@ fn process_chunk(
 /// deeper input overflows the stack and crashes mlir-opt.
 const MAX_NESTING: usize = 1000;
 
-/// The position of the first bracket nested deeper than [`MAX_NESTING`], outside strings and
-/// comments.
+/// The position (line, column) of the first bracket nested deeper than [`MAX_NESTING`], outside
+/// strings and `//` comments. Scans bytes: brackets, quotes and newlines are ASCII and never
+/// part of a multi-byte UTF-8 character.
 fn too_deep(source: &str) -> Option<(usize, usize)> {
+    let bytes = source.as_bytes();
     let mut depth = 0usize;
-    let (mut line, mut column) = (1usize, 0usize);
-    let mut in_string = false;
-    let mut escaped = false;
-    let mut characters = source.chars().peekable();
-    let mut previous = None;
-    while let Some(character) = characters.next() {
-        let before = previous.replace(character);
-        column += 1;
-        if character == '\n' {
-            line += 1;
-            column = 0;
-            in_string = false;
-            continue;
-        }
-        if in_string {
-            match (escaped, character) {
-                (true, _) => escaped = false,
-                (false, '\\') => escaped = true,
-                (false, '"') => in_string = false,
-                _ => {}
+    let (mut line, mut line_start) = (1usize, 0usize);
+    let mut index = 0usize;
+    while index < bytes.len() {
+        match bytes[index] {
+            b'\n' => {
+                line += 1;
+                line_start = index + 1;
             }
-            continue;
-        }
-        match character {
-            '"' => in_string = true,
-            '/' if characters.peek() == Some(&'/') => {
-                for skipped in characters.by_ref() {
-                    if skipped == '\n' {
-                        line += 1;
-                        column = 0;
-                        break;
-                    }
+            b'"' => {
+                // Skip the string literal (escapes included); it ends at its line.
+                index += 1;
+                while index < bytes.len() && bytes[index] != b'"' && bytes[index] != b'\n' {
+                    index += if bytes[index] == b'\\' { 2 } else { 1 };
+                }
+                if index < bytes.len() && bytes[index] == b'\n' {
+                    continue;
                 }
             }
-            '{' | '(' | '[' | '<' => {
+            b'/' if bytes.get(index + 1) == Some(&b'/') => {
+                while index < bytes.len() && bytes[index] != b'\n' {
+                    index += 1;
+                }
+                continue;
+            }
+            b'{' | b'(' | b'[' | b'<' => {
                 depth += 1;
                 if depth > MAX_NESTING {
+                    let column = source[line_start..=index].chars().count();
                     return Some((line, column));
                 }
             }
             // `->` is an arrow, not a closing bracket.
-            '>' if before == Some('-') => {}
-            '}' | ')' | ']' | '>' => depth = depth.saturating_sub(1),
+            b'>' if index > 0 && bytes[index - 1] == b'-' => {}
+            b'}' | b')' | b']' | b'>' => depth = depth.saturating_sub(1),
             _ => {}
         }
+        index += 1;
     }
     None
+}
+
+#[cfg(test)]
+mod nesting_tests {
+    use super::{too_deep, MAX_NESTING};
+
+    #[test]
+    fn nesting_is_measured_outside_strings_and_comments() {
+        let deep = format!(
+            "x = {}1{}",
+            "[".repeat(MAX_NESTING + 1),
+            "]".repeat(MAX_NESTING + 1)
+        );
+        assert_eq!(too_deep(&deep), Some((1, 5 + MAX_NESTING)));
+        let shallow = format!(
+            "x = {}1{}",
+            "[".repeat(MAX_NESTING),
+            "]".repeat(MAX_NESTING)
+        );
+        assert_eq!(too_deep(&shallow), None);
+        let quoted = format!(
+            "s = \"{}\\\"\" // {}\nok",
+            "(".repeat(2 * MAX_NESTING),
+            "{".repeat(2 * MAX_NESTING)
+        );
+        assert_eq!(too_deep(&quoted), None);
+        let arrows = format!(
+            "{}{}",
+            "(i32) -> i32 ".repeat(3 * MAX_NESTING),
+            "é[".repeat(MAX_NESTING + 1)
+        );
+        let position = too_deep(&arrows).unwrap();
+        assert_eq!(position.0, 1);
+        assert_eq!(position.1, 13 * 3 * MAX_NESTING + 2 * (MAX_NESTING + 1));
+    }
 }
 
 /// `--emit-bytecode[-version=N]`.
