@@ -224,6 +224,20 @@ pub fn parse(arguments: Vec<String>, registry: &Registry) -> Result<CommandLine,
             positional[1]
         )));
     }
+    let args = read_options(&forwarded, normalized, positional)?;
+    Ok(CommandLine {
+        args,
+        pass_flags,
+        print_and_exit,
+    })
+}
+
+/// Hands the options MLIR reads to LLVM's parser, then reads ours (last value wins) with clap.
+fn read_options(
+    forwarded: &[String],
+    normalized: Vec<(String, Option<String>)>,
+    positional: Vec<String>,
+) -> Result<OptArgs, CommandLineError> {
     let actions = forwarded.iter().any(|option| {
         [
             "--log-actions-to",
@@ -238,7 +252,7 @@ pub fn parse(arguments: Vec<String>, registry: &Registry) -> Result<CommandLine,
     if actions {
         let _ = ACTION_OPTIONS.set(());
     }
-    mlir_cxx::parse_command_line(&forwarded).map_err(|message| {
+    mlir_cxx::parse_command_line(forwarded).map_err(|message| {
         CommandLineError(
             message
                 .strip_prefix("ipu-opt: ")
@@ -265,11 +279,7 @@ pub fn parse(arguments: Vec<String>, registry: &Registry) -> Result<CommandLine,
         .map_err(|error| CommandLineError(clap_message(&error)))?;
     let args = OptArgs::from_arg_matches(&matches)
         .map_err(|error| CommandLineError(clap_message(&error)))?;
-    Ok(CommandLine {
-        args,
-        pass_flags,
-        print_and_exit,
-    })
+    Ok(args)
 }
 
 /// clap's message without its usage footer, on one line (`error: invalid value ...`).

@@ -1,7 +1,7 @@
 //! `ipu-opt`: mlir-opt's conventions over MLIR 22 with our dialects and passes.
 
-use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::PathBuf;
 
 use clap::Parser;
 use ipu_passes::{
@@ -14,8 +14,19 @@ use ipu_passes::{
 };
 
 pub mod command_line;
+mod input;
+mod output;
 pub use command_line::{CommandLine, CommandLineError, PassFlag};
+use input::{
+    load_extra_irdl, op_ref, parse_module, read_input, too_deep, Parsing, TemporaryFile,
+    MAX_NESTING,
+};
 use melior::{ir::operation::OperationLike, Context};
+pub use output::{extract_reproducer, list_passes};
+use output::{
+    join_chunk_outputs, reproducer_flag, statistics_report, write_bytecode, write_output,
+    write_reproducer, REPRODUCER_KEY,
+};
 
 use crate::diagnostics::{render, Collector};
 use crate::split_input::{split_input, Chunk, DEFAULT_SPLIT_MARKER};
@@ -178,9 +189,6 @@ fn unlocated_error(message: impl AsRef<str>) -> Failed {
     eprintln!("<unknown>:0: error: {}", message.as_ref());
     Failed
 }
-
-/// What a reproducer file records besides the IR.
-const REPRODUCER_KEY: &str = "mlir_reproducer";
 
 /// Reads the command line and runs ipu-opt. Returns the process exit code: 0 on success, 1 on
 /// any failure, command-line errors included (as mlir-opt).
@@ -432,27 +440,6 @@ fn run_inner(
     write_output(&args.output, &args.input, &output)
 }
 
-/// The chunks' outputs as mlir-opt writes them: each chunk's printed op, separated by the output
-/// split marker and a newline (also around chunks that failed and printed nothing).
-fn join_chunk_outputs(args: &OptArgs, outputs: Vec<Vec<u8>>, chunk_count: usize) -> Vec<u8> {
-    if outputs.len() == 1 {
-        // One chunk: its printed bytes as they are (no copy of a possibly large module).
-        return outputs.into_iter().next().unwrap_or_default();
-    }
-    if chunk_count <= 1 || args.emit_bytecode {
-        return outputs.concat();
-    }
-    let separator = format!("{}\n", args.output_split_marker);
-    let mut joined = Vec::new();
-    for (index, output) in outputs.into_iter().enumerate() {
-        if index > 0 {
-            joined.extend_from_slice(separator.as_bytes());
-        }
-        joined.extend(output);
-    }
-    joined
-}
-
 fn print_diagnostics(diagnostics: &[Diagnostic], file_name: &str, buffer: &str) {
     // A note at its error's own location does not repeat the source line (mlir-opt).
     let mut parent = None;
@@ -598,46 +585,7 @@ fn process_chunk(
         eprintln!("Pass Manager with {count} passes:\n{text}\n");
     }
     if let Some(built) = built {
-        built.manager.enable_verifier(args.verify_each);
-        let recorded = print_resolved_inline(&built.root, &built.resolved);
-        let input_text = (args.crash_reproducer.is_some() || args.generate_reproducer.is_some())
-            .then(|| print_operation(op_ref(&root), &PrintAround::default()));
-        if let (Some(path), Some(input)) = (&args.generate_reproducer, &input_text) {
-            write_reproducer(path, input, &recorded, args)?;
-        }
-        // SAFETY: the manager and the root op are live; the run only mutates the op.
-        let mut succeeded = unsafe {
-            mlir_sys::mlirPassManagerRunOnOp(built.manager.to_raw(), op_ref(&root).to_raw())
-        }
-        .value
-            != 0;
-        // MLIR's verifier, run after each pass under --verify-each, knows only the IRDL
-        // constraints; our semantic checks (shapes, repeat bodies, ...) run on the result.
-        if succeeded && args.verify_each {
-            succeeded = ipu_dialects::ipu::verify::verify_module(op_ref(&root));
-        }
-        if args.pass_statistics {
-            eprint!("{}", statistics_report(&built));
-        }
-        if !succeeded {
-            if let (Some(path), Some(input)) = (&args.crash_reproducer, input_text) {
-                write_reproducer(path, &input, &recorded, args)?;
-                // mlir-opt's words, at the top-level op.
-                ipu_passes::mlir_cxx::emit_error_with_note(
-                    op_ref(&root).location(),
-                    "Failures have been detected while processing an MLIR pass pipeline",
-                    &format!(
-                        "Pipeline failed while executing [`{recorded}` on '{root_name}' operation]: reproducer generated at `{}`",
-                        path.display()
-                    ),
-                );
-            }
-            if !collector.has_errors() {
-                ipu_dialects::diagnostics::error_at(
-                    op_ref(&root).location(),
-                    "pass pipeline failed",
-                );
-            }
+        if !run_pipeline(args, &built, op_ref(&root), &root_name, &collector)? {
             return Ok(failed(&collector));
         }
     }
@@ -654,128 +602,6 @@ fn process_chunk(
         output: Some(output),
         diagnostics: collector.take(),
     })
-}
-
-/// How deeply brackets (`{ ( [ <`) may nest in the input: a region nests two (`({`), so this
-/// allows about 500 nested regions. MLIR parses, verifies and prints nested IR recursively; far
-/// deeper input overflows the stack and crashes mlir-opt.
-const MAX_NESTING: usize = 1000;
-
-/// The position (line, column) of the first bracket nested deeper than [`MAX_NESTING`], outside
-/// strings and `//` comments. Scans bytes: brackets, quotes and newlines are ASCII and never
-/// part of a multi-byte UTF-8 character.
-fn too_deep(source: &str) -> Option<(usize, usize)> {
-    let bytes = source.as_bytes();
-    let mut depth = 0usize;
-    let (mut line, mut line_start) = (1usize, 0usize);
-    let mut index = 0usize;
-    while index < bytes.len() {
-        match bytes[index] {
-            b'\n' => {
-                line += 1;
-                line_start = index + 1;
-            }
-            b'"' => {
-                // Skip the string literal (escapes included); it ends at its line.
-                index += 1;
-                while index < bytes.len() && bytes[index] != b'"' && bytes[index] != b'\n' {
-                    index += if bytes[index] == b'\\' { 2 } else { 1 };
-                }
-                if index < bytes.len() && bytes[index] == b'\n' {
-                    continue;
-                }
-            }
-            b'/' if bytes.get(index + 1) == Some(&b'/') => {
-                while index < bytes.len() && bytes[index] != b'\n' {
-                    index += 1;
-                }
-                continue;
-            }
-            b'{' | b'(' | b'[' | b'<' => {
-                depth += 1;
-                if depth > MAX_NESTING {
-                    let column = source[line_start..=index].chars().count();
-                    return Some((line, column));
-                }
-            }
-            // `->` is an arrow, not a closing bracket.
-            b'>' if index > 0 && bytes[index - 1] == b'-' => {}
-            b'}' | b')' | b']' | b'>' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-        index += 1;
-    }
-    None
-}
-
-#[cfg(test)]
-mod nesting_tests {
-    use super::{too_deep, MAX_NESTING};
-
-    #[test]
-    fn nesting_is_measured_outside_strings_and_comments() {
-        let deep = format!(
-            "x = {}1{}",
-            "[".repeat(MAX_NESTING + 1),
-            "]".repeat(MAX_NESTING + 1)
-        );
-        assert_eq!(too_deep(&deep), Some((1, 5 + MAX_NESTING)));
-        let shallow = format!(
-            "x = {}1{}",
-            "[".repeat(MAX_NESTING),
-            "]".repeat(MAX_NESTING)
-        );
-        assert_eq!(too_deep(&shallow), None);
-        let quoted = format!(
-            "s = \"{}\\\"\" // {}\nok",
-            "(".repeat(2 * MAX_NESTING),
-            "{".repeat(2 * MAX_NESTING)
-        );
-        assert_eq!(too_deep(&quoted), None);
-        let arrows = format!(
-            "{}{}",
-            "(i32) -> i32 ".repeat(3 * MAX_NESTING),
-            "é[".repeat(MAX_NESTING + 1)
-        );
-        let position = too_deep(&arrows).unwrap();
-        assert_eq!(position.0, 1);
-        assert_eq!(position.1, 13 * 3 * MAX_NESTING + 2 * (MAX_NESTING + 1));
-    }
-}
-
-/// `--emit-bytecode[-version=N]`.
-fn write_bytecode(op: melior::ir::OperationRef, version: Option<i64>) -> Result<Vec<u8>, String> {
-    let Some(version) = version else {
-        return Ok(op.write_bytecode());
-    };
-    let mut bytes: Vec<u8> = Vec::new();
-    // SAFETY: the op and config are live for the call; the callback only appends to `bytes`.
-    let result = unsafe {
-        let config = mlir_sys::mlirBytecodeWriterConfigCreate();
-        mlir_sys::mlirBytecodeWriterConfigDesiredEmitVersion(config, version);
-        let result = mlir_sys::mlirOperationWriteBytecodeWithConfig(
-            op.to_raw(),
-            config,
-            Some(collect_bytes),
-            &mut bytes as *mut Vec<u8> as *mut std::ffi::c_void,
-        );
-        mlir_sys::mlirBytecodeWriterConfigDestroy(config);
-        result
-    };
-    if result.value == 0 {
-        return Err(format!("cannot write bytecode version {version}"));
-    }
-    Ok(bytes)
-}
-
-unsafe extern "C" fn collect_bytes(text: mlir_sys::MlirStringRef, data: *mut std::ffi::c_void) {
-    // SAFETY: `data` is the `Vec<u8>` passed by `write_bytecode`; `text` is valid for the call.
-    let sink = unsafe { &mut *(data as *mut Vec<u8>) };
-    if text.length > 0 {
-        sink.extend_from_slice(unsafe {
-            std::slice::from_raw_parts(text.data as *const u8, text.length)
-        });
-    }
 }
 
 /// `--show-dialects`: every dialect a context of ours knows, as mlir-opt lists them.
@@ -809,265 +635,12 @@ fn render_with_source(diagnostic: &Diagnostic, file_name: &str, buffer: &str) ->
     text
 }
 
-/// `--irdl-file`: loads a dialect declared in IRDL. MLIR aborts the process when a dialect is
-/// registered twice, so a file declaring a dialect the context already has is refused, except
-/// our own ipu declaration (which mlir-opt needs, and a user may pass out of habit): it is
-/// built in, so loading it again is a no-op.
-fn load_extra_irdl(context: &Context, path: &str) -> Result<(), Failed> {
-    let source =
-        std::fs::read_to_string(path).map_err(|e| error(format!("IRDL file {path}: {e}")))?;
-    if source == ipu_dialects::IRDL_IPU {
-        return Ok(());
-    }
-    let module = ipu_dialects::context::parse_module(context, &source).map_err(|detail| {
-        error(format!(
-            "IRDL file {path}: not a valid IRDL module: {detail}"
-        ))
-    })?;
-    {
-        let body = module.body();
-        let mut next = melior::ir::block::BlockLike::first_operation(&body);
-        while let Some(op) = next {
-            let is_dialect = op.name().as_string_ref().as_str() == Ok("irdl.dialect");
-            let name = op
-                .attribute("sym_name")
-                .ok()
-                .map(|name| name.to_string().trim_matches('"').to_string());
-            if let (true, Some(name)) = (is_dialect, name) {
-                let name_ref = melior::StringRef::new(&name);
-                // SAFETY: the context is live; a null dialect means none is registered by that name.
-                let existing = unsafe {
-                    mlir_sys::mlirContextGetOrLoadDialect(context.to_raw(), name_ref.to_raw())
-                };
-                if !existing.ptr.is_null() {
-                    return Err(error(format!(
-                        "IRDL file {path} declares dialect '{name}', which is already loaded (built in, or declared by an earlier --irdl-file)"
-                    )));
-                }
-            }
-            next = op.next_in_block();
-        }
-    }
-    ipu_dialects::context::load_irdl_file(context, path).map_err(|e| error(e.to_string()))
-}
-
-/// Parses with a source name so diagnostics carry `file:line:col`. MLIR's C API parses a
-/// buffer with a name only as a single operation, so text that is not the whole input file goes
-/// through a private temporary file whose name the diagnostic collector maps back.
-fn parse_module<'c>(
-    context: &'c Context,
-    source: &str,
-    direct_path: Option<&str>,
-    file_name: &str,
-    collector: &Collector,
-    parsing: Parsing,
-) -> Option<melior::ir::operation::Operation<'c>> {
-    let (path, temporary) = match direct_path {
-        Some(path) => (path.to_string(), None),
-        None => {
-            let directory = std::env::temp_dir().join(format!("ipu-opt-{}", std::process::id()));
-            std::fs::create_dir_all(&directory).ok()?;
-            let path = directory.join(format!(
-                "chunk-{}.mlir",
-                TEMP_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-            ));
-            std::fs::write(&path, source).ok()?;
-            collector.map_file(&path.display().to_string());
-            (path.display().to_string(), Some((directory, path)))
-        }
-    };
-    let parsed = ipu_passes::mlir_cxx::parse_source_file(
-        context,
-        &path,
-        parsing.verify,
-        parsing.implicit_module,
-    );
-    if let Some((directory, path)) = &temporary {
-        let _ = std::fs::remove_file(path);
-        let _ = std::fs::remove_dir(directory);
-    }
-    let op = parsed?;
-    if let Some((_, path)) = &temporary {
-        relocate(context, op_ref(&op), &path.display().to_string(), file_name);
-    }
-    Some(op)
-}
-
-/// A reference to an op we own.
-fn op_ref<'c, 'a>(
-    op: &'a melior::ir::operation::Operation<'c>,
-) -> melior::ir::OperationRef<'c, 'a> {
-    // SAFETY: the op is owned by the caller and outlives the reference.
-    unsafe { melior::ir::OperationRef::from_raw(op.to_raw()) }
-}
-
-/// How the input is parsed (mlir-opt's --no-implicit-module and
-/// --mlir-very-unsafe-disable-verifier-on-parsing).
-#[derive(Clone, Copy)]
-struct Parsing {
-    verify: bool,
-    implicit_module: bool,
-}
-
-/// Points the locations the parser gave a temporary chunk file back at the input file, so printed
-/// `loc(...)`, later diagnostics and reproducers name the file the user wrote (as mlir-opt does).
-fn relocate(context: &Context, root: melior::ir::OperationRef, temporary: &str, file_name: &str) {
-    use melior::ir::{
-        block::BlockLike, operation::WalkOrder, operation::WalkResult, RegionLike, ValueLike,
-    };
-    let remap = |location: mlir_sys::MlirLocation| -> Option<mlir_sys::MlirLocation> {
-        // SAFETY: `location` is a live location of this context; the getters only read it.
-        unsafe {
-            if !mlir_sys::mlirLocationIsAFileLineColRange(location) {
-                return None;
-            }
-            let name = mlir_sys::mlirIdentifierStr(
-                mlir_sys::mlirLocationFileLineColRangeGetFilename(location),
-            );
-            let bytes = std::slice::from_raw_parts(name.data as *const u8, name.length);
-            if bytes != temporary.as_bytes() {
-                return None;
-            }
-            let line = mlir_sys::mlirLocationFileLineColRangeGetStartLine(location).max(0) as u32;
-            let column =
-                mlir_sys::mlirLocationFileLineColRangeGetStartColumn(location).max(0) as u32;
-            let file = melior::StringRef::new(file_name);
-            Some(mlir_sys::mlirLocationFileLineColGet(
-                context.to_raw(),
-                file.to_raw(),
-                line,
-                column,
-            ))
-        }
-    };
-    root.walk(WalkOrder::PreOrder, |op| {
-        if let Some(location) = remap(op.location().to_raw()) {
-            // SAFETY: the op is live for the walk; MLIR uniques the new location in the context.
-            unsafe { mlir_sys::mlirOperationSetLocation(op.to_raw(), location) };
-        }
-        for region in op.regions() {
-            let mut block = region.first_block();
-            while let Some(current) = block {
-                for index in 0..current.argument_count() {
-                    if let Ok(argument) = current.argument(index) {
-                        // SAFETY: block arguments of a live block; only their location changes.
-                        let location = unsafe { mlir_sys::mlirValueGetLocation(argument.to_raw()) };
-                        if let Some(location) = remap(location) {
-                            unsafe {
-                                mlir_sys::mlirBlockArgumentSetLocation(argument.to_raw(), location)
-                            };
-                        }
-                    }
-                }
-                block = current.next_in_region();
-            }
-        }
-        WalkResult::Advance
-    });
-}
-
-static TEMP_COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// The magic number that starts MLIR bytecode.
-const BYTECODE_MAGIC: &[u8] = b"ML\xefR";
-
-/// Reads the input: its name for diagnostics, its text, and its bytes instead when it is MLIR
-/// bytecode (which mlir-opt accepts wherever it accepts text).
-fn read_input(path: &str) -> Result<(String, String, Option<Vec<u8>>), Failed> {
-    let (name, bytes) = if path == "-" {
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut bytes)
-            .map_err(|e| error(format!("cannot read standard input: {e}")))?;
-        ("<stdin>".to_string(), bytes)
-    } else {
-        let bytes = std::fs::read(path)
-            .map_err(|e| error(format!("cannot open input file '{path}': {e}")))?;
-        (path.to_string(), bytes)
-    };
-    if bytes.starts_with(BYTECODE_MAGIC) {
-        return Ok((name, String::new(), Some(bytes)));
-    }
-    let buffer = String::from_utf8(bytes).map_err(|e| {
-        error(format!(
-            "input '{name}' is neither UTF-8 text nor MLIR bytecode (first bad byte at offset {})",
-            e.utf8_error().valid_up_to()
-        ))
-    })?;
-    Ok((name, buffer, None))
-}
-
-/// A private temporary file, removed when dropped.
-struct TemporaryFile(PathBuf);
-
-impl TemporaryFile {
-    fn write(bytes: &[u8]) -> Result<TemporaryFile, Failed> {
-        let path =
-            std::env::temp_dir().join(format!("ipu-opt-{}-stdin.mlirbc", std::process::id()));
-        std::fs::write(&path, bytes)
-            .map_err(|e| error(format!("cannot write '{}': {e}", path.display())))?;
-        Ok(TemporaryFile(path))
-    }
-
-    fn path_text(&self) -> String {
-        self.0.display().to_string()
-    }
-}
-
-impl Drop for TemporaryFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
-/// Writes by the tools' one output rule ([`ipu_runtime::output`]): never the input file, a
-/// device node or FIFO (`-o /dev/null`) written in place, a regular file atomically.
-fn write_output(output: &str, input: &str, bytes: &[u8]) -> Result<(), Failed> {
-    if output == "-" {
-        let mut stdout = std::io::stdout().lock();
-        return stdout
-            .write_all(bytes)
-            .and_then(|_| stdout.flush())
-            .map_err(|e| error(format!("cannot write standard output: {e}")));
-    }
-    let inputs: Vec<&Path> = if input == "-" {
-        Vec::new()
-    } else {
-        vec![Path::new(input)]
-    };
-    ipu_runtime::output::write_output(Path::new(output), &inputs, bytes).map_err(|e| match e {
-        ipu_runtime::output::OutputError::IsInput { .. } => error(format!(
-            "output file '{output}' is the input file; refusing to overwrite it"
-        )),
-        ipu_runtime::output::OutputError::Io { source, .. } => {
-            error(format!("cannot write output file '{output}': {source}"))
-        }
-        other => error(format!("cannot write output file '{output}': {other}")),
-    })
-}
-
 fn pipeline_error(text: &str, error_value: &PipelineError) -> Failed {
     eprintln!(
         "ipu-opt: invalid pass pipeline:\n{}",
         error_value.render(text)
     );
     Failed
-}
-
-fn write_reproducer(
-    path: &Path,
-    input: &str,
-    pipeline: &str,
-    args: &OptArgs,
-) -> Result<(), Failed> {
-    let escaped = pipeline.replace('\\', "\\\\").replace('"', "\\\"");
-    let text = format!(
-        "{input}\n\n{{-#\n  external_resources: {{\n    {REPRODUCER_KEY}: {{\n      pipeline: \"{escaped}\",\n      disable_threading: {},\n      verify_each: {}\n    }}\n  }}\n#-}}\n",
-        args.disable_threading, args.verify_each
-    );
-    std::fs::write(path, text)
-        .map_err(|e| error(format!("cannot write reproducer '{}': {e}", path.display())))?;
-    Ok(())
 }
 
 /// `--mlir-print-ir-before/after=` name passes by argument. A name that is no pass would
@@ -1112,109 +685,56 @@ fn check_printed_pass_names(args: &OptArgs, registry: &Registry) -> Result<(), F
     Ok(())
 }
 
-/// A `key: true|false` entry of a reproducer's resource block.
-fn reproducer_flag(resources: &str, key: &str) -> Option<bool> {
-    let at = resources.find(&format!("{key}:"))?;
-    let value = resources[at + key.len() + 1..].trim_start();
-    if value.starts_with("true") {
-        Some(true)
-    } else if value.starts_with("false") {
-        Some(false)
-    } else {
-        None
-    }
-}
-
-/// Splits a reproducer into its IR and pipeline.
-pub fn extract_reproducer(buffer: &str) -> Option<(String, String)> {
-    // The resource block starts a line; `{-#` inside a comment (say, a test's CHECK line) is
-    // not one.
-    let start = buffer
-        .match_indices("{-#")
-        .map(|(index, _)| index)
-        .filter(|&index| {
-            buffer[..index]
-                .rsplit('\n')
-                .next()
-                .is_some_and(|before| before.trim().is_empty())
-        })
-        .last()?;
-    let resources = &buffer[start..];
-    let key = resources.find(REPRODUCER_KEY)?;
-    let after = &resources[key..];
-    let pipeline_at = after.find("pipeline:")?;
-    let rest = after[pipeline_at + "pipeline:".len()..]
-        .trim_start()
-        .strip_prefix('"')?;
-    let mut pipeline = String::new();
-    let mut characters = rest.chars();
-    loop {
-        match characters.next()? {
-            '"' => break,
-            '\\' => pipeline.push(characters.next()?),
-            other => pipeline.push(other),
-        }
-    }
-    Some((buffer[..start].to_string(), pipeline))
-}
-
-/// `--list-passes`: our passes and pipelines with options, types, defaults and help.
-pub fn list_passes(registry: &Registry) -> String {
-    let mut text = String::from("Passes:\n");
-    let describe = |text: &mut String,
-                    argument: &str,
-                    summary: &str,
-                    options: Vec<ipu_passes::pipeline::OptionInfo>| {
-        text.push_str(&format!("  {argument}  -  {summary}\n"));
-        for option in options {
-            text.push_str(&format!(
-                "    {}=<{}>  (default: {})  -  {}\n",
-                option.name,
-                option.type_name,
-                if option.default.is_empty() {
-                    "\"\"".to_string()
-                } else {
-                    option.default.clone()
-                },
-                option.help
-            ));
-        }
-    };
-    for info in registry.passes() {
-        describe(&mut text, info.argument, info.summary, (info.options)());
-    }
-    text.push_str("Pass Pipelines:\n");
-    for info in registry.pipelines() {
-        describe(&mut text, info.argument, info.summary, (info.options)());
-    }
-    text
-}
-
-fn statistics_report(built: &ipu_passes::manager::BuiltPipeline) -> String {
-    let table = built.statistics.snapshot();
-    let mut text = String::new();
-    text.push_str(
-        "===-------------------------------------------------------------------------===\n",
-    );
-    text.push_str("                         ... Pass statistics report ...\n");
-    text.push_str(
-        "===-------------------------------------------------------------------------===\n",
-    );
-    for (instance, pass) in built.instances.iter().enumerate() {
-        text.push_str(&format!(
-            "{}\n",
-            ipu_passes::pass::display_name(pass.argument())
-        ));
-        if let Some(values) = table.get(&(instance, pass.argument())) {
-            for (name, (value, help)) in values {
-                text.push_str(&format!("  (S) {value} {name} - {help}\n"));
-            }
-        }
-    }
-    text
-}
-
 /// Severity re-export for tests.
 pub fn is_error(diagnostic: &Diagnostic) -> bool {
     diagnostic.severity == Severity::Error
+}
+
+/// Runs a built pipeline on the parsed root (reproducers, verification after each pass,
+/// statistics). Returns whether it succeeded; a failure is reported through the diagnostics.
+fn run_pipeline(
+    args: &OptArgs,
+    built: &ipu_passes::manager::BuiltPipeline,
+    root: melior::ir::OperationRef,
+    root_name: &str,
+    collector: &Collector,
+) -> Result<bool, Failed> {
+    built.manager.enable_verifier(args.verify_each);
+    let recorded = print_resolved_inline(&built.root, &built.resolved);
+    let input_text = (args.crash_reproducer.is_some() || args.generate_reproducer.is_some())
+        .then(|| print_operation(root, &PrintAround::default()));
+    if let (Some(path), Some(input)) = (&args.generate_reproducer, &input_text) {
+        write_reproducer(path, input, &recorded, args)?;
+    }
+    // SAFETY: the manager and the root op are live; the run only mutates the op.
+    let mut succeeded =
+        unsafe { mlir_sys::mlirPassManagerRunOnOp(built.manager.to_raw(), root.to_raw()) }.value
+            != 0;
+    // MLIR's verifier, run after each pass under --verify-each, knows only the IRDL
+    // constraints; our semantic checks (shapes, repeat bodies, ...) run on the result.
+    if succeeded && args.verify_each {
+        succeeded = ipu_dialects::ipu::verify::verify_module(root);
+    }
+    if args.pass_statistics {
+        eprint!("{}", statistics_report(built));
+    }
+    if !succeeded {
+        if let (Some(path), Some(input)) = (&args.crash_reproducer, input_text) {
+            write_reproducer(path, &input, &recorded, args)?;
+            // mlir-opt's words, at the top-level op.
+            ipu_passes::mlir_cxx::emit_error_with_note(
+                root.location(),
+                "Failures have been detected while processing an MLIR pass pipeline",
+                &format!(
+                    "Pipeline failed while executing [`{recorded}` on '{root_name}' operation]: reproducer generated at `{}`",
+                    path.display()
+                ),
+            );
+        }
+        if !collector.has_errors() {
+            ipu_dialects::diagnostics::error_at(root.location(), "pass pipeline failed");
+        }
+        return Ok(false);
+    }
+    Ok(true)
 }
