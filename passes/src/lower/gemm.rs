@@ -26,146 +26,15 @@
 //! AMP-left A is K-group major, so K block s of A is contiguous at element
 //! `s * kb * rows_padded`; B's K blocks are rearranged one by one, so they are contiguous too.
 
-use ipu_device::kernels::describe::{default_partials, GEMM_MAX_WEIGHT_ELEMENTS};
+use ipu_device::kernels::describe::default_partials;
 use ipu_device::kernels::spec::ElementOrder;
 use ipu_device::{KernelSpec, MemoryClass, Precision};
 
 use super::program::{Arg, BufferId, HostPiece, Move, Place, Run, TileProgram, TileStep};
-use super::LowerError;
-
-/// Bytes one K panel of the AMP-left operand may take per tile (rows x K block, at 2 bytes an
-/// element): K runs in panels, each converted, exchanged and multiplied in turn, so a tile
-/// holds one panel of A and B at a time.
-pub const A_PANEL_BYTES: u32 = 96 * 1024;
+pub use crate::strategies::gemm::{GemmGrid, A_PANEL_BYTES};
 
 /// Host chunk buffers larger than this go to interleaved memory.
 pub const HOST_CHUNKS_STANDARD_BYTES: u32 = 32 * 1024;
-
-/// The largest K block: the GEMM kernel's weight buffer (`k * c` elements) and one A panel.
-fn max_block(cb: u32, rows_padded: u32) -> u32 {
-    let weights = (GEMM_MAX_WEIGHT_ELEMENTS / cb) / 16 * 16;
-    let panel = (A_PANEL_BYTES / (rows_padded.max(1) * 2)) / 16 * 16;
-    weights.min(panel).max(16)
-}
-
-/// How a matmul's tiles are laid out (see the module docs).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GemmGrid {
-    pub m: u32,
-    pub k: u32,
-    pub n: u32,
-    pub cb: u32,
-    pub nb: u32,
-    pub mb: u32,
-    pub rows_padded: u32,
-    pub kb: u32,
-    pub k_steps: u32,
-}
-
-impl GemmGrid {
-    pub fn new(m: u32, k: u32, n: u32, tiles: u32) -> Result<GemmGrid, LowerError> {
-        let unsupported = |detail: String| LowerError::Unsupported {
-            op: "ipu.matmul".into(),
-            detail,
-        };
-        if m == 0 || k == 0 || n == 0 {
-            return Err(unsupported(format!("empty GEMM {m}x{k}x{n}")));
-        }
-        let cb = [64, 48, 32, 16]
-            .into_iter()
-            .find(|cb| n.is_multiple_of(*cb))
-            .ok_or_else(|| unsupported(format!("N = {n} is not a multiple of 16")))?;
-        let nb = n / cb;
-        if nb > tiles {
-            return Err(unsupported(format!(
-                "N = {n} needs {nb} column blocks of {cb}, only {tiles} tiles"
-            )));
-        }
-        let rows_padded = m.div_ceil((tiles / nb).min(m));
-        let mb = m.div_ceil(rows_padded);
-        let k16 = k.div_ceil(16) * 16;
-        let max_k = max_block(cb, rows_padded);
-        let k_steps = k16.div_ceil(max_k);
-        let kb = k16.div_ceil(k_steps).div_ceil(16) * 16;
-        if k <= (k_steps - 1) * kb {
-            return Err(unsupported(format!(
-                "K = {k} leaves an empty K block of {kb}"
-            )));
-        }
-        Ok(GemmGrid {
-            m,
-            k,
-            n,
-            cb,
-            nb,
-            mb,
-            rows_padded,
-            kb,
-            k_steps,
-        })
-    }
-
-    /// The grid of a planned output-stationary GEMM: `gm` row blocks and `gn` column blocks
-    /// (the plan's `grid = [1, gm, gn, 1]`). The columns must split evenly into blocks of a
-    /// multiple of 16; rows split into blocks of `ceil(m / gm)` with the last one padded.
-    pub fn planned(m: u32, k: u32, n: u32, gm: u32, gn: u32) -> Result<GemmGrid, LowerError> {
-        let unsupported = |detail: String| LowerError::Unsupported {
-            op: "ipu.matmul".into(),
-            detail,
-        };
-        if gm == 0 || gn == 0 || !n.is_multiple_of(gn) || !(n / gn).is_multiple_of(16) {
-            return Err(unsupported(format!(
-                "planned grid {gm}x{gn} does not split N = {n} into equal blocks of a multiple of 16"
-            )));
-        }
-        let mut grid = GemmGrid::new(m, k, n, gm * gn)?;
-        grid.cb = n / gn;
-        grid.nb = gn;
-        grid.rows_padded = m.div_ceil(gm.min(m));
-        grid.mb = m.div_ceil(grid.rows_padded);
-        let max_k = max_block(grid.cb, grid.rows_padded);
-        let k16 = k.div_ceil(16) * 16;
-        grid.k_steps = k16.div_ceil(max_k);
-        grid.kb = k16.div_ceil(grid.k_steps).div_ceil(16) * 16;
-        if k <= (grid.k_steps - 1) * grid.kb {
-            return Err(unsupported(format!(
-                "K = {k} leaves an empty K block of {}",
-                grid.kb
-            )));
-        }
-        Ok(grid)
-    }
-
-    pub fn tile(&self, i: u32, j: u32) -> u32 {
-        i * self.nb + j
-    }
-
-    pub fn tiles(&self) -> Vec<u32> {
-        (0..self.mb * self.nb).collect()
-    }
-
-    pub fn first_row(&self, i: u32) -> u32 {
-        i * self.rows_padded
-    }
-
-    /// Real rows of row block i.
-    pub fn rows(&self, i: u32) -> u32 {
-        self.rows_padded.min(self.m - self.first_row(i))
-    }
-
-    pub fn k_padded(&self) -> u32 {
-        self.kb * self.k_steps
-    }
-
-    /// Real K rows of K block s.
-    pub fn k_rows(&self, s: u32) -> u32 {
-        self.kb.min(self.k - s * self.kb)
-    }
-
-    pub fn grid(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
-        (0..self.mb).flat_map(move |i| (0..self.nb).map(move |j| (i, j)))
-    }
-}
 
 /// The precisions of one GEMM.
 #[derive(Debug, Clone, Copy)]
@@ -725,16 +594,8 @@ pub fn lower_matmul(
             let phase = program.exchange_phases() as u32;
             program.run.push(TileStep::Exchange { phase, moves });
         }
-        let spec = KernelSpec::Gemm {
-            input: precision.input,
-            partials,
-            weights: MemoryClass::Interleaved,
-            k: kb,
-            c: cb,
-            rows: vec![rp],
-            accumulate: s > 0,
-        };
-        let kernel = program.kernel(spec);
+        // The strategy's call for this K block: the one the planner priced.
+        let kernel = program.kernel(grid.call(precision.input, s));
         let mut runs = Vec::new();
         for (i, j) in grid.grid() {
             let tile = grid.tile(i, j);

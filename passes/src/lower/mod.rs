@@ -21,8 +21,8 @@ use std::collections::BTreeMap;
 use ipu_device::{Precision, Target};
 
 use crate::planner::{Graph, ValueId};
-use gemm::GemmGrid;
-use ipu_dialects::plan::{GemmPlan, GemmTileGrid, OperatorPlan, Orientation};
+use crate::strategies::gemm::{followed_grid as followed_gemm_grid, GemmGrid};
+use ipu_dialects::plan::OperatorPlan;
 use program::{TileProgram, TileStep};
 
 /// Errors of the lowering stages.
@@ -166,42 +166,6 @@ fn gemm_grid(
             })
         }
         None => GemmGrid::new(dims.0, dims.1, dims.2, tiles),
-    }
-}
-
-/// The grid of `plan` for an `m x k x n` GEMM when the GEMM lowering builds it as planned (an
-/// output-stationary grid with no batch or K split, one K panel, normal orientation, equal
-/// column blocks of whole 16-column groups, within `tiles`), else why not. The planner
-/// generates only such grids for the GEMM lowering.
-pub(crate) fn followed_gemm_grid(
-    (m, k, n): (u32, u32, u32),
-    plan: &OperatorPlan,
-    tiles: u32,
-) -> Result<GemmGrid, String> {
-    let (gm, gn) = match plan {
-        OperatorPlan::Gemm(GemmPlan {
-            grid:
-                GemmTileGrid {
-                    batch: 1,
-                    rows,
-                    cols,
-                    k_split: 1,
-                },
-            k_steps: 1,
-            orientation: Orientation::Normal,
-            ..
-        }) => (*rows, *cols),
-        _ => {
-            return Err(
-                "plan not implemented by the GEMM lowering (batch or K split, K panels or swapped orientation)"
-                    .into(),
-            )
-        }
-    };
-    match GemmGrid::planned(m, k, n, gm, gn) {
-        Ok(planned) if planned.mb * planned.nb <= tiles => Ok(planned),
-        Ok(_) => Err("planned GEMM grid exceeds the tile count".into()),
-        Err(e) => Err(format!("planned GEMM grid not followed: {e}")),
     }
 }
 

@@ -243,7 +243,7 @@ pub(crate) fn amp_input(
     crate::lower::product_input(policy.input(), host, result, returned_only)
 }
 
-pub(super) fn all_valid(kernels: &[KernelSpec]) -> bool {
+pub(crate) fn all_valid(kernels: &[KernelSpec]) -> bool {
     kernels.iter().all(|spec| spec.validate().is_ok())
 }
 

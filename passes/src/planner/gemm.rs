@@ -1,7 +1,7 @@
-//! GEMM candidates: output-stationary tile grids over `[batch, m, n, k]` (with K split and a
-//! reduce-scatter of the partials when `k > 1`), K streamed in panels when the operand blocks
-//! do not fit, kernel blocks chosen per grid, both orientations, both memory classes for the
-//! AMP-left operand and (unless pinned) for the weights, the precision of the policy.
+//! Matmul candidates: the precision of the policy and the operands' FP8 scales, then the split
+//! GEMM's plans where it applies, else the output-stationary GEMM's
+//! ([`crate::strategies::gemm`]) for plain products of host operands and the general
+//! matmul's for every matmul.
 
 use ipu_device::{
     kernels::spec::ElementOrder, kernels::spec::KernelSpec, MemoryClass, Precision, Target,
@@ -13,10 +13,10 @@ use ipu_dialects::plan::{
 
 use crate::element;
 
-use super::candidates::{all_valid, grids, u32_of, Candidate, InternalPhase, Need};
+use super::candidates::{Candidate, InternalPhase, Need};
 use super::cost::{MemoryUse, ValueFormat};
 use super::graph::{Graph, MatmulDims, Op, OpKind, Origin};
-use super::layout::{block_size, canonical_dims, PhaseLoad, Shards};
+use super::layout::{canonical_dims, PhaseLoad, Shards};
 use super::PlannerOptions;
 
 pub(super) fn gemm_candidates(
@@ -39,9 +39,6 @@ pub(super) fn gemm_candidates(
     let lhs_value = &graph.values[op.operands[0]];
     let rhs_value = &graph.values[op.operands[1]];
     let out_value = &graph.values[op.results[0]];
-    let lhs_dims = canonical_dims(&lhs_value.shape);
-    let rhs_dims = canonical_dims(&rhs_value.shape);
-    let out_dims = canonical_dims(&out_value.shape);
     // The policy applies to a product whose result is its partials type; any other runs in
     // its operands' precision.
     let input = super::candidates::amp_input(
@@ -50,8 +47,6 @@ pub(super) fn gemm_candidates(
         out_value.element,
         crate::lower::returned_only(graph, op.results[0]),
     );
-    let partials = ipu_device::kernels::describe::default_partials(input);
-    let output_precision = partials;
     // A host operand's scale comes from its data range (constants, calibration) unless the
     // policy pins one; a value computed on the device is cast on the device at the policy's
     // scale (the one the host reference casts device values at), whatever its range.
@@ -100,177 +95,14 @@ pub(super) fn gemm_candidates(
         .into_iter()
         .filter(|c| c.plan.precision() == Some(element::element(input)))
         .collect();
-    let batch_size = out_dims[0];
-    let weights_constant = rhs_value.origin == super::graph::Origin::Constant;
-    let mut out = Vec::new();
-    // The GEMM lowering builds output-stationary grids with no batch or K split, one K panel
-    // and the operands in their own roles; the general matmul covers the rest.
-    for grid in grids(active, &[batch_size, dims.m, dims.n, dims.k]) {
-        let [gb, gm, gn, gk] = [grid[0], grid[1], grid[2], grid[3]];
-        if gb != 1 || gk != 1 {
-            continue;
-        }
-        let tiles = gm * gn;
-        let lhs_batch = if lhs_dims[0] > 1 { Some(0) } else { None };
-        let lhs_need = Shards::needed_by_grid(
-            lhs_dims,
-            input.bytes(),
-            &grid,
-            &[lhs_batch, Some(1), None, Some(2)],
-        );
-        let rhs_need = Shards::needed_by_grid(
-            rhs_dims,
-            input.bytes(),
-            &grid,
-            &[None, None, Some(2), Some(1)],
-        );
-        // Per-tile task: a block of rows (the batches fold into the rows of the one shared
-        // weight matrix) by `nb` columns over all of K.
-        let nb = block_size(dims.n, gn);
-        let kb = dims.k;
-        // Operand blocks over half of a tile's interleaved budget would stream K in panels,
-        // which the GEMM lowering does not build (K below two 16-row panels streams whole).
-        if lhs_need.max_tile_bytes() + rhs_need.max_tile_bytes() > options.interleaved_budget / 2
-            && kb / 2 >= 16
-        {
-            continue;
-        }
-        let output_shards = Shards::needed_by_grid(
-            out_dims,
-            output_precision.bytes(),
-            &grid,
-            &[
-                if out_dims[0] > 1 { Some(0) } else { None },
-                Some(1),
-                Some(2),
-                None,
-            ],
-        );
-        for (&weights, left_memory) in weight_classes
-            .iter()
-            .flat_map(|w| [(w, MemoryClass::Standard), (w, MemoryClass::Interleaved)])
-        {
-            // The kernel calls the GEMM lowering runs for this grid (its K block and column
-            // block, `k_steps` calls per tile, weights interleaved): priced by the device cost
-            // model, the same calls it emits.
-            let Ok(planned) = crate::lower::gemm::GemmGrid::planned(
-                u32_of(batch_size * dims.m),
-                u32_of(dims.k),
-                u32_of(dims.n),
-                gm,
-                gn,
-            ) else {
-                continue;
-            };
-            let spec = KernelSpec::Gemm {
-                input,
-                partials: ipu_device::kernels::describe::default_partials(input),
-                weights: MemoryClass::Interleaved,
-                k: planned.kb,
-                c: planned.cb,
-                rows: vec![planned.rows_padded],
-                accumulate: planned.k_steps > 1,
-            };
-            let compute =
-                u64::from(planned.k_steps) * ipu_device::cost::kernel_cycles(&spec, target);
-            let (k_block, c_block) = (planned.kb, planned.cb);
-            let kernels = vec![spec];
-            if !all_valid(&kernels) {
-                continue;
-            }
-            let lhs_format = ValueFormat {
-                precision: input,
-                order: ElementOrder::AmpLeft,
-                memory: left_memory,
-                transposed: false,
-                scale: scale_of(lhs_value),
-            };
-            let rhs_format = ValueFormat {
-                precision: input,
-                order: ElementOrder::AmpRight,
-                memory: weights,
-                transposed: false,
-                scale: scale_of(rhs_value),
-            };
-            let output_format = ValueFormat {
-                precision: output_precision,
-                order: ElementOrder::AmpOutput,
-                memory: MemoryClass::Standard,
-                transposed: false,
-                scale: 0,
-            };
-            let mut padding_groups = Vec::new();
-            if !kb.is_multiple_of(16) || !nb.is_multiple_of(16) {
-                padding_groups.push(16);
-            }
-            let plan = GemmPlan {
-                grid: GemmTileGrid {
-                    batch: 1,
-                    rows: gm,
-                    cols: gn,
-                    k_split: 1,
-                },
-                tiles,
-                k_block,
-                c_block,
-                orientation: Orientation::Normal,
-                weights: element::memory(weights),
-                left: element::memory(left_memory),
-                precision: element::element(input),
-                k_steps: 1,
-                weights_resident: false,
-                host_order: false,
-                // FP8 operands record their scales in the plan, so a dump of the plans pins
-                // them (`pin_scales`) and reproduces the compile without the data ranges.
-                scales: input
-                    .is_fp8()
-                    .then(|| operand_scales([lhs_format.scale, rhs_format.scale])),
-            };
-            let candidate = Candidate {
-                compute_cycles: compute,
-                kernels,
-                padding_groups,
-                ..Candidate::new(
-                    OperatorPlan::Gemm(plan.clone()),
-                    tiles,
-                    vec![
-                        Need {
-                            shards: lhs_need.clone(),
-                            format: lhs_format,
-                        },
-                        Need {
-                            shards: rhs_need.clone(),
-                            format: rhs_format,
-                        },
-                    ],
-                    Need {
-                        shards: output_shards.clone(),
-                        format: output_format,
-                    },
-                )
-            };
-            if weights_constant
-                && candidate.needs[1].shards.max_tile_bytes() <= options.interleaved_budget / 2
-            {
-                let mut resident = candidate.clone();
-                resident.resident_weights = true;
-                resident.plan = OperatorPlan::Gemm(GemmPlan {
-                    weights_resident: true,
-                    ..plan
-                });
-                out.push(resident);
-            }
-            out.push(candidate);
-        }
-    }
-    // Only the grids the GEMM lowering builds as planned.
-    let rows = dims.batch * dims.m;
-    out.retain(|c| {
-        matches!(
-            (u32::try_from(rows), u32::try_from(dims.k), u32::try_from(dims.n)),
-            (Ok(m), Ok(k), Ok(n)) if crate::lower::followed_gemm_grid((m, k, n), &c.plan, options.tiles).is_ok()
-        )
-    });
+    let operands = crate::strategies::gemm::GemmOperands {
+        dims: &dims,
+        input,
+        scales,
+        weight_classes: &weight_classes,
+    };
+    let mut out =
+        crate::strategies::gemm::candidates(graph, op, &operands, active, options, target);
     out.extend(general);
     out
 }
@@ -720,7 +552,7 @@ fn split_candidates(
 
 /// The plan's FP8 operand scales from the formats' exponents (saturated to the plan's integer
 /// width; the plan codec refuses exponents outside the cast's range).
-fn operand_scales([lhs, rhs]: [i64; 2]) -> OperandScales {
+pub(crate) fn operand_scales([lhs, rhs]: [i64; 2]) -> OperandScales {
     let exponent =
         |scale: i64| i32::try_from(scale).unwrap_or(if scale < 0 { i32::MIN } else { i32::MAX });
     OperandScales {

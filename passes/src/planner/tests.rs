@@ -921,7 +921,7 @@ fn general_matmul_plans_cover_the_result_and_price_the_lowering() {
                     u32::try_from(n).unwrap(),
                 );
                 assert!(
-                    crate::lower::followed_gemm_grid(dims, plan, tiles).is_ok(),
+                    crate::strategies::gemm::followed_grid(dims, plan, tiles).is_ok(),
                     "case {case}: {plan} is not a grid the GEMM lowering follows"
                 );
                 continue;

@@ -8,9 +8,11 @@
 //!   device operand's blocks, or on a split GEMM's reduced ranges.
 //! * [`rows`]: `ipu.softmax`, `ipu.layer_norm` on whole rows per tile.
 //! * [`rearrange`]: `ipu.rearrange`, batched transposes whole matrices per tile, row copies.
+//! * [`gemm`]: `ipu.matmul` of two host operands on an output-stationary grid.
 //! * [`blocks`]: the work on blocks of a grid that the pointwise and row strategies emit.
 
 pub mod blocks;
+pub mod gemm;
 pub mod pointwise;
 pub mod rearrange;
 pub mod rows;
