@@ -13,6 +13,7 @@
 
 pub mod blocks;
 pub mod gemm;
+pub mod local_gemm;
 pub mod pointwise;
 pub mod rearrange;
 pub mod rows;

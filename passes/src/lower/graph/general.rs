@@ -33,7 +33,6 @@ use ipu_dialects::plan::{AttentionPlan, AttentionSchedule, OperatorPlan};
 use std::collections::BTreeMap;
 
 use ipu_device::kernels::describe::{default_partials, GEMM_MAX_WEIGHT_ELEMENTS};
-use ipu_device::kernels::spec::ElementOrder;
 use ipu_device::{KernelSpec, MemoryClass, Precision};
 use tracing::info;
 
@@ -42,6 +41,7 @@ use crate::lower::gemm::GemmGrid;
 use crate::lower::program::{Arg, BufferId, HostPiece, Move, Place, Run, TileStep};
 use crate::lower::LowerError;
 use crate::planner::{OpKind, ValueId};
+use crate::strategies::local_gemm::{pad16, LocalCall, LocalGemm};
 
 mod attention;
 mod matmul;
@@ -201,225 +201,76 @@ fn row_grid(m: u32, n: u32, rows_padded: u32) -> GemmGrid {
 
 /// The scratch buffers of one tile-local GEMM shape (allocated on all the op's tiles).
 struct GemmScratch {
-    rows: u32,
-    k: u32,
-    n: u32,
-    input: Precision,
+    /// The GEMM the buffers serve (its shape, precisions, weights class, packed right operand).
+    gemm: LocalGemm,
     /// FP8 scale exponent when the inputs are cast.
     scale_exp: i32,
     cast: Option<(BufferId, BufferId)>,
     a_amp: BufferId,
     b_amp: BufferId,
     c_amp: BufferId,
-    kb: u32,
-    /// The right operand is already in AMP-right order at `b`: K block `k0` at byte
-    /// `k0 * pad16(n) * input bytes` (see [`general_b_packed`]).
-    b_packed: bool,
-    /// Memory class of the scratch (and of a packed right operand): the GEMM calls' weights
-    /// class.
-    class: MemoryClass,
-}
-
-fn pad16(x: u32) -> u32 {
-    x.div_ceil(16) * 16
-}
-
-impl GemmScratch {
-    fn partials(&self) -> Precision {
-        default_partials(self.input)
-    }
 }
 
 /// Appends to `runs` one tile-local GEMM on `tile`: `out[rows x n] = a[rows x k] b[k x n]`,
-/// all dense row-major in `host` precision (the result in the partials precision).
+/// all dense row-major in the GEMM's host precision (the result in the partials precision):
+/// the calls of [`LocalGemm::calls`], each given its operands.
 fn local_gemm(
     lowering: &mut Lowering<'_>,
     runs: &mut Vec<Run>,
     tile: u32,
-    host: Precision,
     (a, b, out): (Place, Place, Place),
     s: &GemmScratch,
 ) {
     let program = &mut lowering.program;
-    let (rows, k, n) = (s.rows, s.k, s.n);
-    let (k16, n16) = (pad16(k), pad16(n));
-    let ie = s.input.bytes();
+    let gemm = &s.gemm;
+    let n16 = pad16(gemm.n);
+    let ie = gemm.input.bytes();
     let scale = Arg::Value(s.scale_exp as u32);
-    let (mut a, mut b) = (a, b);
-    let mut b_elem = host.bytes();
-    if let Some((a_cast, b_cast)) = s.cast {
-        let b_elements = if s.b_packed { 0 } else { k * n };
-        for (from, to, elements) in [(a, a_cast, rows * k), (b, b_cast, b_elements)] {
-            if elements == 0 {
-                continue;
+    // Where the left and right blocks are read from: their cast copies once cast.
+    let (cast_a, cast_b) = match s.cast {
+        Some((a_cast, b_cast)) => (Place::at(a_cast, 0), Place::at(b_cast, 0)),
+        None => (a, b),
+    };
+    let (left, right, b_element) = if s.cast.is_some() {
+        (cast_a, if gemm.b_packed { b } else { cast_b }, ie)
+    } else {
+        (a, b, gemm.host.bytes())
+    };
+    for call in gemm.calls() {
+        let args = match &call {
+            LocalCall::CastLeft(_) => vec![Arg::Address(a), Arg::Address(cast_a), scale],
+            LocalCall::CastRight(_) => vec![Arg::Address(b), Arg::Address(cast_b), scale],
+            LocalCall::PackLeft(_) => vec![Arg::Address(left), address(s.a_amp, 0)],
+            LocalCall::PackRight { k0, .. } => vec![
+                Arg::Address(Place::at(
+                    right.buffer,
+                    right.offset + k0 * gemm.n * b_element,
+                )),
+                address(s.b_amp, 0),
+            ],
+            LocalCall::Gemm { k0, .. } => {
+                let weights = if gemm.b_packed {
+                    Arg::Address(Place::at(right.buffer, right.offset + k0 * n16 * ie))
+                } else {
+                    address(s.b_amp, 0)
+                };
+                vec![
+                    address(s.a_amp, k0 * gemm.rows * ie),
+                    weights,
+                    address(s.c_amp, 0),
+                    Arg::Value(0),
+                    scale,
+                    scale,
+                ]
             }
-            runs.push(Run {
-                tile,
-                kernel: program.kernel(KernelSpec::Cast {
-                    from: host,
-                    to: s.input,
-                    elements,
-                }),
-                args: vec![Arg::Address(from), address(to, 0), scale],
-            });
-        }
-        a = Place::at(a_cast, 0);
-        if !s.b_packed {
-            b = Place::at(b_cast, 0);
-        }
-        b_elem = ie;
-    }
-    runs.push(Run {
-        tile,
-        kernel: program.kernel(KernelSpec::Rearrange {
-            order: ElementOrder::AmpLeft,
-            to_amp: true,
-            precision: s.input,
-            offset: 0,
-            rows,
-            rows_padded: rows,
-            cols: k,
-            cols_padded: k16,
-        }),
-        args: vec![Arg::Address(a), address(s.a_amp, 0)],
-    });
-    let mut k0 = 0;
-    while k0 < k16 {
-        let block = s.kb.min(k16 - k0);
-        let real = block.min(k - k0);
-        let weights = if s.b_packed {
-            Arg::Address(Place::at(b.buffer, b.offset + k0 * n16 * ie))
-        } else {
-            runs.push(Run {
-                tile,
-                kernel: program.kernel(KernelSpec::Rearrange {
-                    order: ElementOrder::AmpRight,
-                    to_amp: true,
-                    precision: s.input,
-                    offset: 0,
-                    rows: real,
-                    rows_padded: block,
-                    cols: n,
-                    cols_padded: n16,
-                }),
-                args: vec![
-                    Arg::Address(Place::at(b.buffer, b.offset + k0 * n * b_elem)),
-                    address(s.b_amp, 0),
-                ],
-            });
-            address(s.b_amp, 0)
+            LocalCall::UnpackOutput(_) => vec![address(s.c_amp, 0), Arg::Address(out)],
         };
         runs.push(Run {
             tile,
-            kernel: program.kernel(KernelSpec::Gemm {
-                input: s.input,
-                partials: s.partials(),
-                weights: s.class,
-                k: block,
-                c: n16,
-                rows: vec![rows],
-                accumulate: k0 > 0,
-            }),
-            args: vec![
-                address(s.a_amp, k0 * rows * ie),
-                weights,
-                address(s.c_amp, 0),
-                Arg::Value(0),
-                scale,
-                scale,
-            ],
+            kernel: program.kernel(call.spec().clone()),
+            args,
         });
-        k0 += block;
     }
-    runs.push(Run {
-        tile,
-        kernel: program.kernel(KernelSpec::Rearrange {
-            order: ElementOrder::AmpOutput,
-            to_amp: false,
-            precision: s.partials(),
-            offset: 0,
-            rows,
-            rows_padded: rows,
-            cols: n,
-            cols_padded: n16,
-        }),
-        args: vec![address(s.c_amp, 0), Arg::Address(out)],
-    });
-}
-
-/// Modelled cycles of one tile-local GEMM of `rows x k x n` (see [`local_gemm`]); with
-/// `b_packed` the right operand is already in AMP-right order (no conversions of it).
-fn local_gemm_cycles(
-    (rows, k, n): (u32, u32, u32),
-    host: Precision,
-    input: Precision,
-    (b_packed, weights): (bool, MemoryClass),
-    target: &ipu_device::Target,
-) -> u64 {
-    let (k16, n16) = (pad16(k), pad16(n));
-    let kb = ((GEMM_MAX_WEIGHT_ELEMENTS / n16) / 16 * 16).clamp(16, k16);
-    let cost = |spec: KernelSpec| ipu_device::cost::kernel_cycles(&spec, target);
-    let rearrange = |order, to_amp, precision, rows, rows_padded, cols, cols_padded| {
-        cost(KernelSpec::Rearrange {
-            order,
-            to_amp,
-            precision,
-            offset: 0,
-            rows,
-            rows_padded,
-            cols,
-            cols_padded,
-        })
-    };
-    let mut total = 0;
-    if input != host {
-        for elements in [rows * k, if b_packed { 0 } else { k * n }] {
-            if elements == 0 {
-                continue;
-            }
-            total += cost(KernelSpec::Cast {
-                from: host,
-                to: input,
-                elements,
-            });
-        }
-    }
-    total += rearrange(ElementOrder::AmpLeft, true, input, rows, rows, k, k16);
-    let mut k0 = 0;
-    while k0 < k16 {
-        let block = kb.min(k16 - k0);
-        if !b_packed {
-            total += rearrange(
-                ElementOrder::AmpRight,
-                true,
-                input,
-                block.min(k - k0),
-                block,
-                n,
-                n16,
-            );
-        }
-        total += cost(KernelSpec::Gemm {
-            input,
-            partials: default_partials(input),
-            weights,
-            k: block,
-            c: n16,
-            rows: vec![rows],
-            accumulate: k0 > 0,
-        });
-        k0 += block;
-    }
-    total
-        + rearrange(
-            ElementOrder::AmpOutput,
-            false,
-            default_partials(input),
-            rows,
-            rows,
-            n,
-            n16,
-        )
 }
 
 impl Lowering<'_> {

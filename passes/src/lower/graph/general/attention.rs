@@ -307,13 +307,7 @@ pub(crate) fn streamed_attention_cycles(
             rows: width,
             cols: d,
         });
-        total += local_gemm_cycles(
-            (qr, d, width),
-            precision,
-            precision,
-            (false, MemoryClass::Standard),
-            target,
-        );
+        total += standard_local_gemm((qr, d, width), precision).cycles(target);
         total += cost(KernelSpec::AttentionBlock {
             precision,
             rows: qr,
@@ -410,27 +404,18 @@ pub(crate) fn materialized_attention_cycles(
         precision,
         rows: tk,
         cols: d,
-    }) + local_gemm_cycles(
-        (qr, d, tk),
-        precision,
-        precision,
-        (false, MemoryClass::Standard),
-        target,
-    ) + cost(KernelSpec::Scale {
-        precision,
-        elements: qr * tk,
-    }) + cost(KernelSpec::Softmax {
-        precision,
-        rows: rs,
-        cols: t,
-        causal,
-    }) + local_gemm_cycles(
-        (rs, t, ev),
-        precision,
-        precision,
-        (false, MemoryClass::Standard),
-        target,
-    )
+    }) + standard_local_gemm((qr, d, tk), precision).cycles(target)
+        + cost(KernelSpec::Scale {
+            precision,
+            elements: qr * tk,
+        })
+        + cost(KernelSpec::Softmax {
+            precision,
+            rows: rs,
+            cols: t,
+            causal,
+        })
+        + standard_local_gemm((rs, t, ev), precision).cycles(target)
 }
 
 /// What [`Lowering::attention_materialized`] needs of one attention op.
@@ -530,7 +515,6 @@ impl Lowering<'_> {
             self,
             runs,
             tile,
-            precision,
             (Place::at(q, 0), Place::at(k_t, 0), Place::at(scores, 0)),
             scratch,
         );
@@ -678,7 +662,6 @@ impl Lowering<'_> {
                 self,
                 &mut runs,
                 tile,
-                precision,
                 (
                     Place::at(probabilities, 0),
                     Place::at(v_rm, 0),
@@ -887,5 +870,19 @@ impl Lowering<'_> {
         };
         self.finish(index, "ipu.attention", runs, a.out, blocks);
         Ok(())
+    }
+}
+
+/// The tile-local GEMM attention runs (`(rows, k, n)` in `precision`, weights in standard
+/// memory, no conversions).
+fn standard_local_gemm((rows, k, n): (u32, u32, u32), precision: Precision) -> LocalGemm {
+    LocalGemm {
+        rows,
+        k,
+        n,
+        host: precision,
+        input: precision,
+        b_packed: false,
+        weights: MemoryClass::Standard,
     }
 }

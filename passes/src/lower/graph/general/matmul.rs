@@ -110,56 +110,60 @@ impl GeneralTile {
         }
     }
 
-    /// Modelled cycles of the tile's kernels: the transposes of transposed operands, then the
-    /// tile-local GEMM (see [`local_gemm`]).
-    pub fn cycles(&self, target: &ipu_device::Target) -> u64 {
+    /// The tile-local GEMM the tile runs after its transposes.
+    pub fn local_gemm(&self) -> LocalGemm {
         let (rows, k, cols) = self.shape;
-        let transpose = |rows, cols| {
-            ipu_device::cost::kernel_cycles(
-                &KernelSpec::Transpose {
-                    precision: self.host,
-                    rows,
-                    cols,
-                },
-                target,
-            )
+        LocalGemm {
+            rows,
+            k,
+            n: cols,
+            host: self.host,
+            input: self.input,
+            b_packed: self.b_packed,
+            weights: MemoryClass::Interleaved,
+        }
+    }
+
+    /// The transposes of transposed operands, in the order the tile runs them.
+    fn transposes(&self) -> Vec<KernelSpec> {
+        let (rows, k, cols) = self.shape;
+        let transpose = |rows, cols| KernelSpec::Transpose {
+            precision: self.host,
+            rows,
+            cols,
         };
-        let mut total = local_gemm_cycles(
-            self.shape,
-            self.host,
-            self.input,
-            (self.b_packed, MemoryClass::Interleaved),
-            target,
-        );
+        let mut specs = Vec::new();
         if self.transposes.0 {
-            total += transpose(k, rows);
+            specs.push(transpose(k, rows));
         }
         if self.transposes.1 {
-            total += transpose(cols, k);
+            specs.push(transpose(cols, k));
         }
-        total
+        specs
+    }
+
+    /// Modelled cycles of the tile's kernels: the transposes of transposed operands, then the
+    /// tile-local GEMM's calls.
+    pub fn cycles(&self, target: &ipu_device::Target) -> u64 {
+        self.transposes()
+            .iter()
+            .map(|spec| ipu_device::cost::kernel_cycles(spec, target))
+            .sum::<u64>()
+            + self.local_gemm().cycles(target)
     }
 
     /// Bytes the tile allocates besides its fetched operand blocks and its result: transposed
-    /// copies and the tile-local GEMM's scratch (see [`Lowering::gemm_scratch`]).
+    /// copies and the tile-local GEMM's scratch.
     pub fn scratch_bytes(&self) -> u64 {
-        let (host, input) = (self.host, self.input);
         let (rows, k, cols) = self.shape;
-        let (k16, n16) = (pad16(k), pad16(cols));
-        let kb = ((GEMM_MAX_WEIGHT_ELEMENTS / n16) / 16 * 16).clamp(16, k16);
-        let (e, ie) = (u64::from(host.bytes()), u64::from(input.bytes()));
         let (rows, k, cols) = (u64::from(rows), u64::from(k), u64::from(cols));
-        let mut bytes = rows * u64::from(k16) * ie
-            + u64::from(kb) * u64::from(n16) * ie
-            + rows * u64::from(n16) * u64::from(default_partials(input).bytes());
-        if input != host {
-            bytes += (rows * k + if self.b_packed { 0 } else { k * cols }) * ie;
-        }
+        let element = u64::from(self.host.bytes());
+        let mut bytes = self.local_gemm().scratch_bytes();
         if self.transposes.0 {
-            bytes += k * rows * e;
+            bytes += k * rows * element;
         }
         if self.transposes.1 {
-            bytes += cols * k * e;
+            bytes += cols * k * element;
         }
         bytes
     }
@@ -175,35 +179,34 @@ impl Lowering<'_> {
         class: MemoryClass,
         tiles: &[u32],
     ) -> GemmScratch {
-        let (k16, n16) = (pad16(k), pad16(n));
-        let kb = ((GEMM_MAX_WEIGHT_ELEMENTS / n16) / 16 * 16).clamp(16, k16);
+        let gemm = LocalGemm {
+            rows,
+            k,
+            n,
+            host,
+            input,
+            b_packed: false,
+            weights: class,
+        };
+        let sizes = gemm.scratch();
         let ie = input.bytes();
         let mut buffer = |what: &str, bytes: u32| {
             self.program
                 .buffer(format!("{name}.{what}"), class, bytes, tiles.to_vec())
         };
-        let cast = (input != host).then(|| {
-            (
-                buffer("a_cast", rows * k * ie),
-                buffer("b_cast", k * n * ie),
-            )
-        });
-        let a_amp = buffer("a_amp", rows * k16 * ie);
-        let b_amp = buffer("b_amp", kb * n16 * ie);
-        let c_amp = buffer("c_amp", rows * n16 * default_partials(input).bytes());
+        let cast = sizes
+            .cast
+            .map(|(a, b)| (buffer("a_cast", a * ie), buffer("b_cast", b * ie)));
+        let a_amp = buffer("a_amp", sizes.a_amp * ie);
+        let b_amp = buffer("b_amp", sizes.b_amp * ie);
+        let c_amp = buffer("c_amp", sizes.c_amp * gemm.partials().bytes());
         GemmScratch {
-            rows,
-            k,
-            n,
-            input,
+            gemm,
             scale_exp: self.options.fp8_scale,
             cast,
             a_amp,
             b_amp,
             c_amp,
-            kb,
-            b_packed: false,
-            class,
         }
     }
 
@@ -374,10 +377,10 @@ impl Lowering<'_> {
             &op_tiles,
         );
         // Several products per tile fetch B like A (no host-packed blocks).
-        scratch.b_packed = per_tile == 1
+        scratch.gemm.b_packed = per_tile == 1
             && GeneralTile::new((rp, k, cb), transposes, b_host, (host, input)).b_packed;
         let mut transfers = Transfers::default();
-        let b = if scratch.b_packed {
+        let b = if scratch.gemm.b_packed {
             // Each tile's K x cols block, K block by K block in AMP-right order (16-column
             // groups of the block's rows), written by the host. A constant is written at
             // initialization to every tile that reads it; an argument block is written once,
@@ -390,8 +393,8 @@ impl Lowering<'_> {
             let groups = if bb == 1 { 1 } else { bc };
             let rows_per_group = grid.mb / groups;
             let blocks: Vec<(u32, u32)> = (0..k)
-                .step_by(scratch.kb as usize)
-                .map(|k0| (k0, scratch.kb.min(k - k0)))
+                .step_by(scratch.gemm.k_block() as usize)
+                .map(|k0| (k0, scratch.gemm.k_block().min(k - k0)))
                 .collect();
             let stage = (!constant).then(|| {
                 let most = (0..rows_per_group as usize)
@@ -517,7 +520,7 @@ impl Lowering<'_> {
             };
             match &b {
                 Some(b) => transfers.gather(b, fetch_b),
-                None if !scratch.b_packed => b_fetches.push(fetch_b),
+                None if !scratch.gemm.b_packed => b_fetches.push(fetch_b),
                 None => {}
             }
         }
@@ -556,7 +559,7 @@ impl Lowering<'_> {
                 runs.push(self.transpose_run(tile, host, (cb, k), (from, b_at)));
             }
             let c_at = Place::at(result, slot * c_bytes);
-            local_gemm(self, &mut runs, tile, host, (a_at, b_at, c_at), &scratch);
+            local_gemm(self, &mut runs, tile, (a_at, b_at, c_at), &scratch);
         }
         let blocks = Blocks {
             grid,
