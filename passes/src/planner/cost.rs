@@ -32,6 +32,22 @@ impl ValueFormat {
             scale: 0,
         }
     }
+
+    /// An untransposed operand in `precision`, `order` and `memory`, at FP8 scale `scale`.
+    pub fn operand(
+        precision: Precision,
+        order: ElementOrder,
+        memory: MemoryClass,
+        scale: i64,
+    ) -> ValueFormat {
+        ValueFormat {
+            precision,
+            order,
+            memory,
+            transposed: false,
+            scale,
+        }
+    }
 }
 
 /// Bytes one tile allocates, by memory class.

@@ -453,13 +453,7 @@ fn split_candidates(
             });
         }
         // Under the FP8 policy the host encodes each operand at its scale as it streams it.
-        let format = |order, memory, scale| ValueFormat {
-            precision: input,
-            order,
-            memory,
-            transposed: false,
-            scale,
-        };
+        let format = |order, memory, scale| ValueFormat::operand(input, order, memory, scale);
         let plan = OperatorPlan::Gemm(GemmPlan {
             grid: GemmTileGrid {
                 batch: 1,

@@ -356,13 +356,7 @@ fn memory_candidates(
 ) -> Vec<Candidate> {
     let input = operands.input;
     let [lhs_scale, rhs_scale] = operands.scales;
-    let format = |order, memory, scale| ValueFormat {
-        precision: input,
-        order,
-        memory,
-        transposed: false,
-        scale,
-    };
+    let format = |order, memory, scale| ValueFormat::operand(input, order, memory, scale);
     let lhs_format = format(ElementOrder::AmpLeft, left, lhs_scale);
     let rhs_format = format(ElementOrder::AmpRight, weights, rhs_scale);
     let output_format = ValueFormat {
