@@ -7,16 +7,14 @@ use ipu_device::{
     kernels::spec::ElementOrder, kernels::spec::KernelSpec, MemoryClass, Precision, Target,
 };
 use ipu_dialects::format::PlanValue;
-use ipu_dialects::plan::{
-    GemmPlan, GemmTileGrid, GeneralMatmulPlan, OperandScales, OperatorPlan, Orientation,
-};
+use ipu_dialects::plan::{GemmPlan, GemmTileGrid, OperandScales, OperatorPlan, Orientation};
 
 use crate::element;
 
 use super::candidates::{Candidate, InternalPhase, Need};
 use super::cost::{MemoryUse, ValueFormat};
 use super::graph::{Graph, MatmulDims, Op, OpKind, Origin};
-use super::layout::{canonical_dims, PhaseLoad, Shards};
+use super::layout::{PhaseLoad, Shards};
 use super::PlannerOptions;
 
 pub(super) fn gemm_candidates(
@@ -72,7 +70,7 @@ pub(super) fn gemm_candidates(
     // (output-stationary grids it follows); every other matmul (transposes, batched or
     // device-computed right operands, a device-computed left operand) is the general
     // matmul's, planned on its own blocks.
-    let general = general_candidates(
+    let general = crate::strategies::general_matmul::candidates(
         graph,
         op,
         (&dims, input),
@@ -104,171 +102,6 @@ pub(super) fn gemm_candidates(
     let mut out =
         crate::strategies::gemm::candidates(graph, op, &operands, active, options, target);
     out.extend(general);
-    out
-}
-
-/// Candidates of the general matmul ([`crate::lower::graph::general`]): `rows x cols` output
-/// blocks per tile over the batches, each tile fetching its rows of the left operand and its
-/// columns of the right one row-major in their own element type and running the tile-local
-/// GEMM (conversions, AMP packs, calls, output rearrange), priced by the lowering's model.
-fn general_candidates(
-    graph: &Graph,
-    op: &Op,
-    (dims, input): (&MatmulDims, Precision),
-    (transpose_lhs, transpose_rhs): (bool, bool),
-    options: &PlannerOptions,
-    target: &Target,
-) -> Vec<Candidate> {
-    use crate::lower::graph::general;
-    let lhs_value = &graph.values[op.operands[0]];
-    let rhs_value = &graph.values[op.operands[1]];
-    let out_value = &graph.values[op.results[0]];
-    let host = lhs_value.element;
-    let Some(input) = general::general_input(input, host, out_value.element) else {
-        return Vec::new();
-    };
-    let partials = ipu_device::kernels::describe::default_partials(input);
-    if rhs_value.element != host {
-        return Vec::new();
-    }
-    let (lhs_dims, rhs_dims, out_dims) = (
-        canonical_dims(&lhs_value.shape),
-        canonical_dims(&rhs_value.shape),
-        canonical_dims(&out_value.shape),
-    );
-    let (Ok(bc), Ok(m), Ok(k), Ok(n)) = (
-        u32::try_from(out_dims[0]),
-        u32::try_from(dims.m),
-        u32::try_from(dims.k),
-        u32::try_from(dims.n),
-    ) else {
-        return Vec::new();
-    };
-    let b_host = !matches!(rhs_value.origin, Origin::Op(_));
-    let b_constant = rhs_value.origin == Origin::Constant;
-    let any_argument = [lhs_value, rhs_value]
-        .iter()
-        .any(|v| v.origin == Origin::Argument);
-    let policy_scale = if input.is_fp8() {
-        options.fp8_scale.unwrap_or(0)
-    } else {
-        0
-    };
-    // Converted at their source (FP8 without transposes), the operands are fetched and
-    // multiplied in the input precision (see `general_source_cast`).
-    let transposes = (transpose_lhs, transpose_rhs);
-    let source_cast = general::general_source_cast(host, input, transposes);
-    let (fetched_precision, fetched_scale) = if source_cast {
-        (input, policy_scale)
-    } else {
-        (host, 0)
-    };
-    let mut out = Vec::new();
-    // More products than tiles: whole products, several per tile, one after the other.
-    let per_tile = general::general_batches_per_tile(bc, m, n, options.tiles);
-    let blocks: Vec<(u32, u32)> = if per_tile > 1 {
-        vec![(m, n)]
-    } else {
-        general::general_matmul_blocks(bc, m, n, options.tiles).collect()
-    };
-    for (rp, cb) in blocks {
-        let grid = [bc.div_ceil(per_tile), m / rp, n / cb];
-        let tiles = grid.iter().product::<u32>();
-        let batch_axis = |dims: [u64; 3]| (dims[0] > 1).then_some(0);
-        let lhs_need = Shards::needed_by_grid(
-            lhs_dims,
-            fetched_precision.bytes(),
-            &grid,
-            &[
-                batch_axis(lhs_dims),
-                Some(if transpose_lhs { 2 } else { 1 }),
-                None,
-            ],
-        );
-        let rhs_need = Shards::needed_by_grid(
-            rhs_dims,
-            fetched_precision.bytes(),
-            &grid,
-            &[
-                batch_axis(rhs_dims),
-                None,
-                Some(if transpose_rhs { 1 } else { 2 }),
-            ],
-        );
-        let output = Shards::needed_by_grid(
-            out_dims,
-            partials.bytes(),
-            &grid,
-            &[Some(0), Some(1), Some(2)],
-        );
-        // Several products per tile fetch B like A (no host-packed blocks).
-        let tile = general::GeneralTile::new(
-            (rp, k, cb),
-            transposes,
-            b_host && per_tile == 1,
-            (fetched_precision, input),
-        );
-        let (compute, scratch) = (
-            u64::from(per_tile) * tile.cycles(target),
-            tile.scratch_bytes(),
-        );
-        // A packed host right operand is written by the host in AMP-right order: a constant
-        // where each tile reads it, at initialization (resident: runs move no weights), an
-        // argument once per block (`host_order`), its readers exchanging their pieces.
-        let b_packed = tile.b_packed;
-        // The operand blocks and the GEMM scratch live in interleaved memory.
-        let fetched = ValueFormat {
-            memory: MemoryClass::Interleaved,
-            scale: fetched_scale,
-            ..ValueFormat::row_major(fetched_precision)
-        };
-        let rhs_format = if b_packed {
-            ValueFormat {
-                order: ElementOrder::AmpRight,
-                ..fetched
-            }
-        } else {
-            fetched
-        };
-        let plan = OperatorPlan::GeneralMatmul(GeneralMatmulPlan {
-            grid,
-            rows: rp,
-            cols: cb,
-            tiles,
-            precision: element::element(input),
-            batches_per_tile: per_tile,
-            // The host writes an argument operand where the tiles read it, in the fetched
-            // precision (each block once, its readers exchanging their pieces).
-            host_order: any_argument,
-            // The general matmul casts both operands on the device at the policy's scale.
-            scales: input
-                .is_fp8()
-                .then(|| operand_scales([policy_scale, policy_scale])),
-        });
-        out.push(Candidate {
-            compute_cycles: compute,
-            resident_weights: b_packed && b_constant,
-            transient: MemoryUse::of(scratch, MemoryClass::Interleaved),
-            ..Candidate::new(
-                plan,
-                tiles,
-                vec![
-                    Need {
-                        shards: lhs_need,
-                        format: fetched,
-                    },
-                    Need {
-                        shards: rhs_need,
-                        format: rhs_format,
-                    },
-                ],
-                Need {
-                    shards: output,
-                    format: ValueFormat::row_major(partials),
-                },
-            )
-        });
-    }
     out
 }
 

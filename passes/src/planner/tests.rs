@@ -850,7 +850,6 @@ fn long_attention_is_planned_flash_style_with_the_lowerings_key_block() {
 /// and every output-stationary candidate is a grid the GEMM lowering follows.
 #[test]
 fn general_matmul_plans_cover_the_result_and_price_the_lowering() {
-    use crate::lower::graph::general;
     let target = Target::c600();
     let mut rng = ChaCha8Rng::seed_from_u64(0x6e4e);
     let mut generals = 0;
@@ -965,7 +964,7 @@ fn general_matmul_plans_cover_the_result_and_price_the_lowering() {
             );
             // Priced with the lowering's model.
             let input = crate::element::precision(general_plan.precision);
-            let expected = general::GeneralTile::new(
+            let expected = crate::strategies::general_matmul::GeneralTile::new(
                 (rows as u32, k as u32, cols as u32),
                 (transpose_lhs, transpose_rhs),
                 // The right operand is a host tensor (argument or constant) here.

@@ -52,10 +52,6 @@ pub(crate) use attention::{
     materialized_attention_fits, materialized_fits, streamed_attention_cycles, streamed_key_block,
     wave_key_block,
 };
-pub(crate) use matmul::{
-    general_batches_per_tile, general_input, general_matmul_blocks, general_source_cast,
-    GeneralTile,
-};
 
 /// Rows `[rows.0, rows.1)` and columns `[cols.0, cols.1)` of a value's 2-D view, wanted dense
 /// and row-major at `place` on `tile`.
