@@ -2,20 +2,15 @@
 //! candidate would call is checked with `KernelSpec::validate` and the candidate is dropped
 //! if one is not supported (FP8 arithmetic outside the GEMM, oversized weight blocks, ...).
 
-use ipu_device::{kernels::spec::KernelSpec, MemoryClass, Precision, Target};
+use ipu_device::{kernels::spec::KernelSpec, Precision, Target};
 use ipu_dialects::format::PlanValue;
-use ipu_dialects::plan::{AttentionPlan, AttentionSchedule, OperatorPlan};
-
-use crate::element;
-
-mod attention;
+use ipu_dialects::plan::OperatorPlan;
 
 use crate::strategies::pointwise::{self, broadcast_axes};
-use attention::attention_candidates;
 
-use super::cost::{gemm_tile_cycles, shard_memory, MemoryUse, ValueFormat};
+use super::cost::{shard_memory, MemoryUse, ValueFormat};
 use super::graph::{Graph, Op, OpKind};
-use super::layout::{block_size, canonical_dims, split_is_exact_cover, PhaseLoad, Shards};
+use super::layout::{canonical_dims, split_is_exact_cover, Shards};
 use super::{PlannerOptions, PrecisionPolicy};
 
 /// What a candidate needs of one operand: the blocks each tile reads and their format.
@@ -295,7 +290,7 @@ pub fn candidates(
             crate::strategies::rearrange::candidates(graph, op, &active, target)
         }
         OpKind::Attention { causal, .. } => {
-            attention_candidates(graph, op, *causal, &active, options, target)
+            crate::strategies::attention::candidates(graph, op, *causal, &active, options, target)
         }
         OpKind::Repeat { .. } => Vec::new(),
     }

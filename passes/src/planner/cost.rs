@@ -1,11 +1,7 @@
 //! Cost terms of a plan, all from `ipu_device::cost` and the target table: compute cycles of
 //! the kernel calls a tile makes, conversions between formats, and per-tile memory by class.
 
-use ipu_device::{
-    cost,
-    kernels::spec::{ElementOrder, KernelSpec},
-    MemoryClass, Precision, Target,
-};
+use ipu_device::{cost, kernels::spec::ElementOrder, MemoryClass, Precision, Target};
 
 use super::layout::Shards;
 
@@ -99,35 +95,6 @@ impl MemoryUse {
 /// Memory one tile allocates for `shards` in `format`.
 pub fn shard_memory(shards: &Shards, format: &ValueFormat) -> MemoryUse {
     MemoryUse::of(shards.max_tile_bytes(), format.memory)
-}
-
-/// One AMP GEMM tile task `[rows x k] @ [k x c]` cut into kernel calls of `k_block x c_block`
-/// (the calibrated call's shape family): returns (cycles, the kernel spec). K and C are padded
-/// to the blocks with zeros, so padding costs work.
-#[allow(clippy::too_many_arguments)]
-pub fn gemm_tile_cycles(
-    input: Precision,
-    weights: MemoryClass,
-    rows: u64,
-    k: u64,
-    c: u64,
-    k_block: u32,
-    c_block: u32,
-    target: &Target,
-) -> (u64, KernelSpec) {
-    let rows32 = u32::try_from(rows).unwrap_or(u32::MAX);
-    let calls = k.div_ceil(u64::from(k_block)) * c.div_ceil(u64::from(c_block));
-    let per_call = cost::gemm_call_cycles(input, weights, k_block, c_block, rows32, target);
-    let spec = KernelSpec::Gemm {
-        input,
-        partials: ipu_device::kernels::describe::default_partials(input),
-        weights,
-        k: k_block,
-        c: c_block,
-        rows: vec![rows32],
-        accumulate: k > u64::from(k_block),
-    };
-    (calls.saturating_mul(per_call), spec)
 }
 
 /// Cycles to convert a value's blocks from `from` to `to`, as (at the source, at the

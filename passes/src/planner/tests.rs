@@ -9,7 +9,7 @@ use ipu_device::{kernels::spec::ElementOrder, MemoryClass, Precision, Target};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::cost::{conversion_cycles, gemm_tile_cycles, ValueFormat};
+use super::cost::{conversion_cycles, ValueFormat};
 use super::layout::{block_range, for_each_transfer, split_is_exact_cover, PhaseLoad, Shards};
 use super::*;
 
@@ -52,42 +52,25 @@ fn options(tiles: u32) -> PlannerOptions {
 
 #[test]
 fn gemm_term_is_the_calibrated_call() {
+    // The output-stationary strategy prices a grid by its GEMM calls: one 64 x 64 call per K
+    // block, each the calibrated call of the cost table.
     let target = Target::c600();
-    for rows in [1u64, 16, 32, 100] {
-        let (cycles, _) = gemm_tile_cycles(
-            Precision::F16,
-            MemoryClass::Interleaved,
-            rows,
-            64,
-            64,
-            64,
-            64,
-            &target,
+    for rows in [1u32, 16, 32, 100] {
+        let grid = crate::strategies::gemm::GemmGrid::planned(rows, 64, 64, 1, 1).unwrap();
+        assert_eq!((grid.kb, grid.cb, grid.k_steps), (64, 64, 1));
+        assert_eq!(
+            grid.calls_cycles(Precision::F16, &target),
+            294 + 64 * u64::from(rows) + 4 * 940
         );
-        assert_eq!(cycles, 294 + 64 * rows + 4 * 940);
-        let (cycles, _) = gemm_tile_cycles(
+        let standard = ipu_device::cost::gemm_call_cycles(
             Precision::F16,
             MemoryClass::Standard,
+            64,
+            64,
             rows,
-            64,
-            64,
-            64,
-            64,
             &target,
         );
-        assert_eq!(cycles, 294 + 64 * rows + 4 * 1063);
-        // Two K blocks and two C blocks: four calls.
-        let (cycles, _) = gemm_tile_cycles(
-            Precision::F16,
-            MemoryClass::Interleaved,
-            rows,
-            128,
-            128,
-            64,
-            64,
-            &target,
-        );
-        assert_eq!(cycles, 4 * (294 + 64 * rows + 4 * 940));
+        assert_eq!(standard, 294 + 64 * u64::from(rows) + 4 * 1063);
     }
 }
 
@@ -816,13 +799,16 @@ fn long_attention_is_planned_flash_style_with_the_lowerings_key_block() {
         })
     ));
     assert_eq!(flash.k_steps, 3);
-    let modelled = crate::lower::graph::general::streamed_attention_cycles(
-        (8, 64, 256, 64),
-        112,
-        Precision::F32,
-        true,
-        &target,
-    );
+    let modelled = crate::strategies::attention::StreamedTile {
+        rows: 8,
+        d: 64,
+        keys: 256,
+        width: 64,
+        key_block: 112,
+        precision: Precision::F32,
+        causal: true,
+    }
+    .cycles(&target);
     assert_eq!(flash.compute_cycles, modelled);
     // 32 keys fit whole: no flash candidate.
     let mut short = Graph::default();

@@ -8,11 +8,13 @@
 //!   device operand's blocks, or on a split GEMM's reduced ranges.
 //! * [`rows`]: `ipu.softmax`, `ipu.layer_norm` on whole rows per tile.
 //! * [`rearrange`]: `ipu.rearrange`, batched transposes whole matrices per tile, row copies.
+//! * [`attention`]: `ipu.attention`, whole score rows, materialized, or keys streamed.
 //! * [`gemm`]: `ipu.matmul` of two host operands on an output-stationary grid.
 //! * [`general_matmul`]: any other `ipu.matmul`, one result block per tile.
 //! * [`local_gemm`]: the tile-local GEMM the general matmul and attention run on each tile.
 //! * [`blocks`]: the work on blocks of a grid that the pointwise and row strategies emit.
 
+pub mod attention;
 pub mod blocks;
 pub mod gemm;
 pub mod general_matmul;

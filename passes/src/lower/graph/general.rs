@@ -32,7 +32,7 @@
 use ipu_dialects::plan::{AttentionPlan, AttentionSchedule, OperatorPlan};
 use std::collections::BTreeMap;
 
-use ipu_device::kernels::describe::{default_partials, GEMM_MAX_WEIGHT_ELEMENTS};
+use ipu_device::kernels::describe::default_partials;
 use ipu_device::{KernelSpec, MemoryClass, Precision};
 use tracing::info;
 
@@ -47,10 +47,9 @@ mod attention;
 mod matmul;
 mod rows;
 
-pub(crate) use attention::{
-    attention_heads_per_tile, attention_waves_cycles, materialized_attention_cycles,
-    materialized_attention_fits, materialized_fits, streamed_attention_cycles, streamed_key_block,
-    wave_key_block,
+use crate::strategies::attention::{
+    heads_per_tile as attention_heads_per_tile, materialized_fits, streamed_key_block,
+    wave_key_block, MaterializedTile, StreamedTile,
 };
 
 /// Rows `[rows.0, rows.1)` and columns `[cols.0, cols.1)` of a value's 2-D view, wanted dense

@@ -131,7 +131,17 @@ impl Lowering<'_> {
             let fits = g.len() == 3 && {
                 let (qr, tk) = (s / g[1], t / g[2]);
                 materialized_fits((batches, s, t), (g[0], g[1], g[2]), self.tiles)
-                    && materialized_attention_fits((qr, d, tk, t, ev, qr / g[2]), precision, target)
+                    && MaterializedTile {
+                        rows: qr,
+                        d,
+                        key_rows: tk,
+                        keys: t,
+                        width: ev,
+                        rows_after: qr / g[2],
+                        precision,
+                        causal,
+                    }
+                    .fits(target)
             };
             if !fits {
                 return Err(not_followed(
@@ -223,201 +233,6 @@ impl Lowering<'_> {
     }
 }
 
-/// Whole batch-heads per tile when an attention has more of them than `tiles` (the lowering
-/// then runs them one after the other); `None` while each gets its own tile or grid row.
-pub(crate) fn attention_heads_per_tile(batches: u32, tiles: u32) -> Option<u32> {
-    (batches > tiles).then(|| batches.div_ceil(tiles.max(1)))
-}
-
-/// The key block of an attention run in whole heads per tile: the streamed block when a
-/// head's whole rows do not fit ([`streamed_key_block`]), else all keys in one block.
-pub(crate) fn wave_key_block(sizes: (u32, u32, u32, u32), precision: Precision) -> u32 {
-    streamed_key_block(sizes, precision).unwrap_or_else(|| sizes.2.next_multiple_of(16))
-}
-
-/// Compute cycles of a tile running `heads` whole heads (`sizes` = (S, D, T, E)) one after
-/// the other with keys in blocks of `key_block`: per head its copies of the queries and of
-/// each key and value block from the tile's home into the working buffers, then
-/// [`streamed_attention_cycles`].
-pub(crate) fn attention_waves_cycles(
-    (s, d, t, ev): (u32, u32, u32, u32),
-    heads: u32,
-    key_block: u32,
-    precision: Precision,
-    causal: bool,
-    target: &ipu_device::Target,
-) -> u64 {
-    let e = u64::from(precision.bytes());
-    let copy = |bytes: u64| ipu_device::cost::copy_cycles(bytes, target);
-    let width = u64::from(key_block.min(t));
-    let blocks = u64::from(t.div_ceil(key_block.max(1)));
-    let copies = copy(u64::from(s) * u64::from(d) * e)
-        + blocks * (copy(width * u64::from(d) * e) + copy(width * u64::from(ev) * e));
-    u64::from(heads)
-        * (copies + streamed_attention_cycles((s, d, t, ev), key_block, precision, causal, target))
-}
-
-/// A tile's working-set budget for attention: above it, keys stream through in blocks.
-const ATTENTION_TILE_BYTES: u64 = 96 * 1024;
-
-/// The key block of an attention tile with `qr` query rows, head size `d`, `t` keys and value
-/// width `ev` in `precision` when its whole score rows, keys and values exceed
-/// [`ATTENTION_TILE_BYTES`] (the keys then stream through in blocks); `None` when they fit.
-pub(crate) fn streamed_key_block(
-    (qr, d, t, ev): (u32, u32, u32, u32),
-    precision: Precision,
-) -> Option<u32> {
-    let e = u64::from(precision.bytes());
-    let (qr, d, t, ev) = (u64::from(qr), u64::from(d), u64::from(t), u64::from(ev));
-    let whole = (qr * d + 2 * t * d + t * ev + 2 * qr * t) * e;
-    if whole <= ATTENTION_TILE_BYTES {
-        return None;
-    }
-    let per_key = (2 * d + ev + qr) * e + qr * e;
-    let fixed = qr * d * e + qr * ev * 4 + 8 * qr;
-    let fits = ATTENTION_TILE_BYTES.saturating_sub(fixed) / per_key.max(1);
-    let key_block = (fits / 16 * 16).clamp(16, t.div_ceil(16) * 16);
-    Some(u32::try_from(key_block).unwrap_or(u32::MAX))
-}
-
-/// Compute cycles of one tile of the streamed attention ([`Lowering::attention_streamed`])
-/// with key blocks of `key_block`: the state fills, per block the key transpose, the
-/// tile-local `Q K_blk^T` and the online-softmax update, then the finish. The same kernel cost
-/// functions the simulator charges; the planner prices `attention_flash` plans with it.
-pub(crate) fn streamed_attention_cycles(
-    (qr, d, t, ev): (u32, u32, u32, u32),
-    key_block: u32,
-    precision: Precision,
-    causal: bool,
-    target: &ipu_device::Target,
-) -> u64 {
-    let cost = |spec: KernelSpec| ipu_device::cost::kernel_cycles(&spec, target);
-    let fill = |elements| {
-        cost(KernelSpec::Fill {
-            precision: Precision::F32,
-            elements,
-        })
-    };
-    let mut total = fill(qr) + fill(qr) + fill(qr * ev);
-    let tb = key_block.min(t).max(1);
-    for b in 0..t.div_ceil(tb) {
-        let width = tb.min(t - b * tb);
-        total += cost(KernelSpec::Transpose {
-            precision,
-            rows: width,
-            cols: d,
-        });
-        total += standard_local_gemm((qr, d, width), precision).cycles(target);
-        total += cost(KernelSpec::AttentionBlock {
-            precision,
-            rows: qr,
-            keys: width,
-            width: ev,
-            causal,
-        });
-    }
-    total
-        + cost(KernelSpec::AttentionFinish {
-            precision,
-            rows: qr,
-            width: ev,
-        })
-}
-
-/// Whether the materialized attention lowering takes grid `(gb, gs, gt)` for `batches`
-/// batch-heads of `s` queries and `t` keys on `tiles` tiles: one batch-head per grid row, the
-/// queries split exactly into `gs` blocks of `gt` row groups, the keys into `gt` blocks.
-pub(crate) fn materialized_fits(
-    (batches, s, t): (u32, u32, u32),
-    (gb, gs, gt): (u32, u32, u32),
-    tiles: u32,
-) -> bool {
-    gb == batches
-        && gs > 0
-        && gt > 0
-        && s.is_multiple_of(gs * gt)
-        && t.is_multiple_of(gt)
-        && u64::from(gb) * u64::from(gs) * u64::from(gt) <= u64::from(tiles)
-}
-
-/// Per-tile bytes `(standard, interleaved)` of the materialized attention's buffers
-/// ([`Lowering::attention_materialized`]): queries, key block and its transpose, score block,
-/// score rows, probabilities, result and both tile-local GEMMs' scratch in standard memory;
-/// the head's values in interleaved memory.
-pub(crate) fn materialized_attention_bytes(
-    (qr, d, tk, t, ev, rs): (u32, u32, u32, u32, u32, u32),
-    precision: Precision,
-) -> (u64, u64) {
-    let e = u64::from(precision.bytes());
-    let pb = u64::from(default_partials(precision).bytes());
-    let scratch = |(rows, k, n): (u32, u32, u32)| {
-        let (k16, n16) = (pad16(k), pad16(n));
-        let kb = ((GEMM_MAX_WEIGHT_ELEMENTS / n16) / 16 * 16).clamp(16, k16);
-        let (rows, k16, n16, kb) = (
-            u64::from(rows),
-            u64::from(k16),
-            u64::from(n16),
-            u64::from(kb),
-        );
-        rows * k16 * e + kb * n16 * e + rows * n16 * pb
-    };
-    let (qr, d, tk, t, ev, rs) = (
-        u64::from(qr),
-        u64::from(d),
-        u64::from(tk),
-        u64::from(t),
-        u64::from(ev),
-        u64::from(rs),
-    );
-    let standard = (qr * d + 2 * tk * d + qr * tk + 2 * rs * t + rs * ev) * e
-        + scratch((qr as u32, d as u32, tk as u32))
-        + scratch((rs as u32, t as u32, ev as u32));
-    (standard, t * ev * e)
-}
-
-/// Whether the materialized attention's buffers fit a tile's planned budgets (with room for
-/// the operands' homes and the 16 KiB element rule).
-pub(crate) fn materialized_attention_fits(
-    sizes: (u32, u32, u32, u32, u32, u32),
-    precision: Precision,
-    target: &ipu_device::Target,
-) -> bool {
-    let (standard, interleaved) = materialized_attention_bytes(sizes, precision);
-    standard * 10 <= u64::from(target.memory.standard_budget.value) * 8
-        && interleaved * 10 <= u64::from(target.memory.interleaved_budget.value) * 8
-}
-
-/// Compute cycles of one tile of the materialized attention
-/// ([`Lowering::attention_materialized`]) with `qr` query rows and `tk` keys per score
-/// block and `rs` rows after the reshard: the key transpose, the tile-local `Q K_blk^T`, the
-/// scale, the (causal) row softmax over all `t` keys and the tile-local `P V`. The same
-/// kernel cost functions the simulator charges; the planner prices `attention_materialized`
-/// plans with it.
-pub(crate) fn materialized_attention_cycles(
-    (qr, d, tk, t, ev, rs): (u32, u32, u32, u32, u32, u32),
-    precision: Precision,
-    causal: bool,
-    target: &ipu_device::Target,
-) -> u64 {
-    let cost = |spec: KernelSpec| ipu_device::cost::kernel_cycles(&spec, target);
-    cost(KernelSpec::Transpose {
-        precision,
-        rows: tk,
-        cols: d,
-    }) + standard_local_gemm((qr, d, tk), precision).cycles(target)
-        + cost(KernelSpec::Scale {
-            precision,
-            elements: qr * tk,
-        })
-        + cost(KernelSpec::Softmax {
-            precision,
-            rows: rs,
-            cols: t,
-            causal,
-        })
-        + standard_local_gemm((rs, t, ev), precision).cycles(target)
-}
-
 /// What [`Lowering::attention_materialized`] needs of one attention op.
 pub(in crate::lower::graph) struct MaterializedAttention {
     index: usize,
@@ -466,31 +281,17 @@ impl Lowering<'_> {
         }
     }
 
-    /// The scratch of an attention op's two tile-local GEMMs, `Q K^T` (`qk` shape) and `P V`
-    /// (`pv` shape), on `tiles`.
+    /// The scratch of an attention op's two tile-local GEMMs, `Q K^T` and `P V`, on `tiles`.
     pub(super) fn attention_scratch(
         &mut self,
         index: usize,
-        (qk, pv): ((u32, u32, u32), (u32, u32, u32)),
-        precision: Precision,
+        (qk, pv): (LocalGemm, LocalGemm),
         tiles: &[u32],
     ) -> (GemmScratch, GemmScratch) {
         let name = self.provenance(index);
         (
-            self.gemm_scratch(
-                &format!("{name}.qk"),
-                qk,
-                (precision, precision),
-                MemoryClass::Standard,
-                tiles,
-            ),
-            self.gemm_scratch(
-                &format!("{name}.pv"),
-                pv,
-                (precision, precision),
-                MemoryClass::Standard,
-                tiles,
-            ),
+            self.gemm_scratch(&format!("{name}.qk"), qk, tiles),
+            self.gemm_scratch(&format!("{name}.pv"), pv, tiles),
         )
     }
 
@@ -545,6 +346,17 @@ impl Lowering<'_> {
         } = *shape;
         let (qr, tk) = (s / gs, t / gt);
         let rs = qr / gt;
+        // The tile's calls, as the strategy lists and prices them.
+        let work = MaterializedTile {
+            rows: qr,
+            d,
+            key_rows: tk,
+            keys: t,
+            width: ev,
+            rows_after: rs,
+            precision,
+            causal,
+        };
         let e = precision.bytes();
         let tiles: Vec<u32> = (0..batches * gs * gt).collect();
         let q_rm = self.op_buffer(index, "q", &tiles, qr * d * e);
@@ -568,7 +380,7 @@ impl Lowering<'_> {
         let grid = row_grid(batches * s, ev, rs);
         let result = self.result_buffer(index, &grid, precision);
         let name = self.provenance(index);
-        let (qk, pv) = self.attention_scratch(index, ((qr, d, tk), (rs, t, ev)), precision, &tiles);
+        let (qk, pv) = self.attention_scratch(index, (work.scores(), work.values()), &tiles);
         let tile_of = |h: u32, i: u32, j: u32| (h * gs + i) * gt + j;
         let mut transfers = Transfers::default();
         for h in 0..batches {
@@ -600,10 +412,7 @@ impl Lowering<'_> {
             );
             runs.push(Run {
                 tile,
-                kernel: self.program.kernel(KernelSpec::Scale {
-                    precision,
-                    elements: qr * tk,
-                }),
+                kernel: self.program.kernel(work.scale()),
                 args: vec![
                     address(scores, 0),
                     address(scores, 0),
@@ -646,12 +455,7 @@ impl Lowering<'_> {
             let row_in_head = (tile * rs) % s;
             runs.push(Run {
                 tile,
-                kernel: self.program.kernel(KernelSpec::Softmax {
-                    precision,
-                    rows: rs,
-                    cols: t,
-                    causal,
-                }),
+                kernel: self.program.kernel(work.softmax()),
                 args: vec![
                     address(rows, 0),
                     address(probabilities, 0),
@@ -724,31 +528,34 @@ impl Lowering<'_> {
         let result = self.result_buffer(index, grid, precision);
         let name = self.provenance(index);
         // One GEMM scratch per distinct key-block width (the last block may be narrower).
+        let work = StreamedTile {
+            rows: qr,
+            d,
+            keys: t,
+            width: ev,
+            key_block: a.key_block,
+            precision,
+            causal: a.causal,
+        };
         let mut scratches: BTreeMap<u32, GemmScratch> = BTreeMap::new();
-        let blocks: Vec<(u32, u32)> = (0..t.div_ceil(tb))
-            .map(|b| (b * tb, tb.min(t - b * tb)))
-            .collect();
+        let blocks = work.key_blocks();
         for &(_, width) in &blocks {
             if let std::collections::btree_map::Entry::Vacant(slot) = scratches.entry(width) {
                 slot.insert(self.gemm_scratch(
                     &format!("{name}.qk{width}"),
-                    (qr, d, width),
-                    (precision, precision),
-                    MemoryClass::Standard,
+                    work.scores(width),
                     &op_tiles,
                 ));
             }
         }
         // The state starts empty: m = -inf, l = 0, o = 0.
         let fill =
-            |lowering: &mut Self, tile: u32, buffer: BufferId, elements: u32, bits: u32| Run {
+            |lowering: &mut Self, tile: u32, spec: &KernelSpec, buffer: BufferId, bits| Run {
                 tile,
-                kernel: lowering.program.kernel(KernelSpec::Fill {
-                    precision: Precision::F32,
-                    elements,
-                }),
+                kernel: lowering.program.kernel(spec.clone()),
                 args: vec![address(buffer, 0), Arg::Value(bits)],
             };
+        let [fill_max, fill_sum, fill_acc] = work.fills();
         // Tile i holds rows [i * rows_padded, (i + 1) * rows_padded) of the batch-heads'
         // stacked queries: one query block of `qr` rows, or, with more batch-heads than tiles,
         // several whole heads (qr = S), run one after the other ("waves", reusing the
@@ -774,9 +581,15 @@ impl Lowering<'_> {
                 let Some((tile, _, _)) = chunk(i, wave) else {
                     continue;
                 };
-                init.push(fill(self, tile, row_max, qr, f32::NEG_INFINITY.to_bits()));
-                init.push(fill(self, tile, row_sum, qr, 0));
-                init.push(fill(self, tile, acc, qr * ev, 0));
+                init.push(fill(
+                    self,
+                    tile,
+                    &fill_max,
+                    row_max,
+                    f32::NEG_INFINITY.to_bits(),
+                ));
+                init.push(fill(self, tile, &fill_sum, row_sum, 0));
+                init.push(fill(self, tile, &fill_acc, acc, 0));
             }
             for (step, &(k0, width)) in blocks.iter().enumerate() {
                 let mut transfers = Transfers::default();
@@ -810,13 +623,7 @@ impl Lowering<'_> {
                     );
                     step_runs.push(Run {
                         tile,
-                        kernel: self.program.kernel(KernelSpec::AttentionBlock {
-                            precision,
-                            rows: qr,
-                            keys: width,
-                            width: ev,
-                            causal: a.causal,
-                        }),
+                        kernel: self.program.kernel(work.update(width)),
                         args: vec![
                             address(scores, 0),
                             address(v_blk, 0),
@@ -841,11 +648,7 @@ impl Lowering<'_> {
                 };
                 runs.push(Run {
                     tile,
-                    kernel: self.program.kernel(KernelSpec::AttentionFinish {
-                        precision,
-                        rows: qr,
-                        width: ev,
-                    }),
+                    kernel: self.program.kernel(work.finish()),
                     args: vec![
                         address(acc, 0),
                         address(row_sum, 0),
@@ -870,19 +673,5 @@ impl Lowering<'_> {
         };
         self.finish(index, "ipu.attention", runs, a.out, blocks);
         Ok(())
-    }
-}
-
-/// The tile-local GEMM attention runs (`(rows, k, n)` in `precision`, weights in standard
-/// memory, no conversions).
-fn standard_local_gemm((rows, k, n): (u32, u32, u32), precision: Precision) -> LocalGemm {
-    LocalGemm {
-        rows,
-        k,
-        n,
-        host: precision,
-        input: precision,
-        b_packed: false,
-        weights: MemoryClass::Standard,
     }
 }

@@ -13,20 +13,10 @@ impl Lowering<'_> {
     pub(super) fn gemm_scratch(
         &mut self,
         name: &str,
-        (rows, k, n): (u32, u32, u32),
-        (host, input): (Precision, Precision),
-        class: MemoryClass,
+        gemm: LocalGemm,
         tiles: &[u32],
     ) -> GemmScratch {
-        let gemm = LocalGemm {
-            rows,
-            k,
-            n,
-            host,
-            input,
-            b_packed: false,
-            weights: class,
-        };
+        let (input, class) = (gemm.input, gemm.weights);
         let sizes = gemm.scratch();
         let ie = input.bytes();
         let mut buffer = |what: &str, bytes: u32| {
@@ -208,16 +198,22 @@ impl Lowering<'_> {
         let a_t = transpose_lhs.then(|| operand("a_t", per_tile * k * rp * e));
         let b_t = transpose_rhs.then(|| operand("b_t", per_tile * cb * k * e));
         let result = self.result_buffer(index, &grid, partials);
+        // Several products per tile fetch B like A (no host-packed blocks).
+        let tile_work = GeneralTile::new(
+            (rp, k, cb),
+            transposes,
+            b_host && per_tile == 1,
+            (host, input),
+        );
         let mut scratch = self.gemm_scratch(
             &self.provenance(index),
-            (rp, k, cb),
-            (host, input),
-            MemoryClass::Interleaved,
+            LocalGemm {
+                b_packed: false,
+                ..tile_work.local_gemm()
+            },
             &op_tiles,
         );
-        // Several products per tile fetch B like A (no host-packed blocks).
-        scratch.gemm.b_packed = per_tile == 1
-            && GeneralTile::new((rp, k, cb), transposes, b_host, (host, input)).b_packed;
+        scratch.gemm.b_packed = tile_work.b_packed;
         let mut transfers = Transfers::default();
         let b = if scratch.gemm.b_packed {
             // Each tile's K x cols block, K block by K block in AMP-right order (16-column

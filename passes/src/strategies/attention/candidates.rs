@@ -1,7 +1,20 @@
 //! Candidates of `ipu.attention`: whole score rows, keys streamed in blocks (flash), or
-//! materialized on a query x key grid, priced with the attention lowering's own model.
+//! materialized on a query x key grid, each priced from its tiles' kernel calls
+//! ([`StreamedTile`], [`MaterializedTile`]).
 
-use super::*;
+use ipu_device::{MemoryClass, Target};
+use ipu_dialects::plan::{AttentionPlan, AttentionSchedule, OperatorPlan};
+
+use super::{
+    heads_per_tile, materialized_fits, streamed_key_block, wave_key_block, MaterializedTile,
+    StreamedTile,
+};
+use crate::element;
+use crate::planner::candidates::{
+    all_valid, grids, op_vector_precision, u32_of, Candidate, InternalPhase, Need,
+};
+use crate::planner::layout::{block_size, canonical_dims, split_is_exact_cover, PhaseLoad, Shards};
+use crate::planner::{Graph, MemoryUse, Op, PlannerOptions, ValueFormat};
 
 /// Attention `softmax(q k^T) v` per batch-head. `attention_blocked` (flash-style: each tile
 /// owns a block of query rows and streams every key and value through its own score block,
@@ -11,7 +24,7 @@ use super::*;
 /// materialized grid, or, when a tile's whole rows do not fit, the keys streamed in blocks
 /// through the online-softmax kernels: `attention_flash`), and generated only in the shapes
 /// the lowering follows.
-pub(super) fn attention_candidates(
+pub fn candidates(
     graph: &Graph,
     op: &Op,
     causal: bool,
@@ -47,8 +60,7 @@ pub(super) fn attention_candidates(
         // more batch-heads than tiles it runs `ceil(heads / tiles)` whole heads per tile, one
         // after the other, keys streamed: only that shape (`attention_flash` on grid
         // [ceil(heads / per tile), 1]) is priced then.
-        let heads_per_tile =
-            crate::lower::graph::general::attention_heads_per_tile(u32_of(q[0]), options.tiles);
+        let heads_per_tile = heads_per_tile(u32_of(q[0]), options.tiles);
         let one_head_per_row = heads_per_tile.is_none();
         let shaped: Vec<Vec<u32>> = match (heads_per_tile, materialized) {
             (None, _) => grids(active, &shapes),
@@ -65,17 +77,6 @@ pub(super) fn attention_candidates(
             let bb = block_size(q[0], gb);
             let sb = block_size(s, gs);
             let tb = block_size(t, gt);
-            let (_, score_spec) = gemm_tile_cycles(
-                input,
-                MemoryClass::Interleaved,
-                bb * sb,
-                d,
-                tb,
-                64.min(d.next_multiple_of(16) as u32),
-                64,
-                target,
-            );
-            let mut kernels = vec![score_spec];
             let mut internal = PhaseLoad::new(tiles);
             let mut internal_phases = Vec::new();
             let rows_after = if materialized {
@@ -83,26 +84,25 @@ pub(super) fn attention_candidates(
             } else {
                 sb
             };
+            let tile = MaterializedTile {
+                rows: u32_of(sb),
+                d: u32_of(d),
+                key_rows: u32_of(tb),
+                keys: u32_of(t),
+                width: u32_of(e),
+                rows_after: u32_of(rows_after),
+                precision: graph.values[op.operands[0]].element,
+                causal,
+            };
             if materialized {
                 // The shapes the lowering's materialized attention takes (one batch-head
                 // per grid row, exact query and key splits).
-                let fits = crate::lower::graph::general::materialized_fits(
+                let fits = materialized_fits(
                     (u32_of(q[0]), u32_of(s), u32_of(t)),
                     (gb, gs, gt),
                     options.tiles,
-                ) && crate::lower::graph::general::materialized_attention_fits(
-                    (
-                        u32_of(sb),
-                        u32_of(d),
-                        u32_of(block_size(t, gt)),
-                        u32_of(t),
-                        u32_of(e),
-                        u32_of(block_size(s, gs * gt)),
-                    ),
-                    graph.values[op.operands[0]].element,
-                    target,
-                );
-                if !fits || !super::super::layout::split_is_exact_cover(s, gs * gt) {
+                ) && tile.fits(target);
+                if !fits || !split_is_exact_cover(s, gs * gt) {
                     continue;
                 }
                 let scores_home = Shards::needed_by_grid(
@@ -118,39 +118,10 @@ pub(super) fn attention_candidates(
                     to: scores_rows,
                 });
             }
-            let softmax = KernelSpec::Softmax {
-                precision: vector,
-                rows: u32_of(bb * rows_after),
-                cols: u32_of(t),
-                causal,
-            };
-            let (_, pv_spec) = gemm_tile_cycles(
-                input,
-                MemoryClass::Interleaved,
-                bb * rows_after,
-                t,
-                e,
-                64,
-                64,
-                target,
-            );
-            kernels.push(softmax);
-            kernels.push(pv_spec);
-            // Priced with the lowering's own model (the kernels it runs per tile); whole score
-            // rows per tile are the materialized case with one key block (tk = t, rs = sb).
-            let mut compute = crate::lower::graph::general::materialized_attention_cycles(
-                (
-                    u32_of(sb),
-                    u32_of(d),
-                    u32_of(tb),
-                    u32_of(t),
-                    u32_of(e),
-                    u32_of(rows_after),
-                ),
-                graph.values[op.operands[0]].element,
-                causal,
-                target,
-            );
+            // Priced from the calls the lowering runs per tile; whole score rows per tile are the
+            // materialized case with one key block (key_rows = t, rows_after = sb).
+            let mut kernels = tile.kernels();
+            let mut compute = tile.cycles(target);
             if !all_valid(&kernels) {
                 continue;
             }
@@ -186,10 +157,6 @@ pub(super) fn attention_candidates(
             let element = graph.values[op.operands[0]].element;
             let sizes = (u32_of(sb), u32_of(d), u32_of(t), u32_of(e));
             let mut k_steps = 1;
-            use crate::lower::graph::general::{
-                attention_waves_cycles, streamed_attention_cycles, streamed_key_block,
-                wave_key_block,
-            };
             // Several heads per tile: whole heads in waves (their own model).
             let streamed = match heads_per_tile {
                 Some(_) => Some(wave_key_block(sizes, element)),
@@ -200,20 +167,21 @@ pub(super) fn attention_candidates(
             {
                 let blocks = t.div_ceil(u64::from(block));
                 schedule = AttentionSchedule::Flash { key_block: block };
+                let streamed_tile = StreamedTile {
+                    rows: sizes.0,
+                    d: sizes.1,
+                    keys: sizes.2,
+                    width: sizes.3,
+                    key_block: block,
+                    precision: element,
+                    causal,
+                };
                 compute = match heads_per_tile {
-                    Some(heads) => {
-                        attention_waves_cycles(sizes, heads, block, element, causal, target)
-                    }
-                    None => streamed_attention_cycles(sizes, block, element, causal, target),
+                    Some(heads) => streamed_tile.waves_cycles(heads, target),
+                    None => streamed_tile.cycles(target),
                 };
                 k_steps = u32_of(blocks * u64::from(heads_per_tile.unwrap_or(1)));
-                kernels = vec![KernelSpec::AttentionBlock {
-                    precision: element,
-                    rows: sizes.0,
-                    keys: block.min(sizes.2),
-                    width: sizes.3,
-                    causal,
-                }];
+                kernels = vec![streamed_tile.update(block.min(sizes.2))];
                 let eb = u64::from(element.bytes());
                 score_bytes = (sb * u64::from(block) + u64::from(block) * (2 * d + e)) * eb
                     + sb * e * 4

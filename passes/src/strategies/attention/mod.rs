@@ -1,0 +1,292 @@
+//! The attention strategies: `ipu.attention` (`softmax(q k^T) v` per batch-head) run as
+//! whole score rows per tile (`attention_blocked`), materialized on a (batch-head, query block,
+//! key block) grid with the scores resharded to whole rows (`attention_materialized`), or with
+//! the keys streamed through in blocks and an online softmax (`attention_flash`), whole heads
+//! per tile in waves when there are more batch-heads than tiles. This module owns the shapes
+//! each takes, the memory a tile needs, and each tile's kernel calls: [`StreamedTile`] and
+//! [`MaterializedTile`] list them, the lowering (`lower::graph::general::attention`) emits
+//! them and [`candidates`] prices them with the device cost model.
+
+mod candidates;
+
+pub use candidates::candidates;
+
+use ipu_device::{KernelSpec, MemoryClass, Precision, Target};
+
+use super::local_gemm::LocalGemm;
+
+/// Whole batch-heads per tile when an attention has more of them than `tiles` (the lowering
+/// then runs them one after the other); `None` while each gets its own tile or grid row.
+pub fn heads_per_tile(batches: u32, tiles: u32) -> Option<u32> {
+    (batches > tiles).then(|| batches.div_ceil(tiles.max(1)))
+}
+
+/// A tile's working-set budget for attention: above it, keys stream through in blocks.
+const ATTENTION_TILE_BYTES: u64 = 96 * 1024;
+
+/// The key block of an attention tile with `qr` query rows, head size `d`, `t` keys and value
+/// width `ev` in `precision` when its whole score rows, keys and values exceed
+/// [`ATTENTION_TILE_BYTES`] (the keys then stream through in blocks); `None` when they fit.
+pub fn streamed_key_block(
+    (qr, d, t, ev): (u32, u32, u32, u32),
+    precision: Precision,
+) -> Option<u32> {
+    let e = u64::from(precision.bytes());
+    let (qr, d, t, ev) = (u64::from(qr), u64::from(d), u64::from(t), u64::from(ev));
+    let whole = (qr * d + 2 * t * d + t * ev + 2 * qr * t) * e;
+    if whole <= ATTENTION_TILE_BYTES {
+        return None;
+    }
+    let per_key = (2 * d + ev + qr) * e + qr * e;
+    let fixed = qr * d * e + qr * ev * 4 + 8 * qr;
+    let fits = ATTENTION_TILE_BYTES.saturating_sub(fixed) / per_key.max(1);
+    let key_block = (fits / 16 * 16).clamp(16, t.div_ceil(16) * 16);
+    Some(u32::try_from(key_block).unwrap_or(u32::MAX))
+}
+
+/// The key block of an attention run in whole heads per tile: the streamed block when a
+/// head's whole rows do not fit ([`streamed_key_block`]), else all keys in one block.
+pub fn wave_key_block(sizes: (u32, u32, u32, u32), precision: Precision) -> u32 {
+    streamed_key_block(sizes, precision).unwrap_or_else(|| sizes.2.next_multiple_of(16))
+}
+
+/// The tile-local GEMM attention runs (`(rows, k, n)` in `precision`, weights in standard
+/// memory, no conversions).
+pub fn standard_local_gemm((rows, k, n): (u32, u32, u32), precision: Precision) -> LocalGemm {
+    LocalGemm {
+        rows,
+        k,
+        n,
+        host: precision,
+        input: precision,
+        b_packed: false,
+        weights: MemoryClass::Standard,
+    }
+}
+
+fn cost(spec: &KernelSpec, target: &Target) -> u64 {
+    ipu_device::cost::kernel_cycles(spec, target)
+}
+
+/// One tile of the streamed attention (`attention_flash`): `rows` query rows of head size `d`
+/// against `keys` keys of value width `width`, in key blocks of `key_block`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamedTile {
+    pub rows: u32,
+    pub d: u32,
+    pub keys: u32,
+    pub width: u32,
+    pub key_block: u32,
+    pub precision: Precision,
+    pub causal: bool,
+}
+
+impl StreamedTile {
+    /// `(first key, keys)` of every key block.
+    pub fn key_blocks(&self) -> Vec<(u32, u32)> {
+        let block = self.key_block.min(self.keys).max(1);
+        (0..self.keys.div_ceil(block))
+            .map(|index| (index * block, block.min(self.keys - index * block)))
+            .collect()
+    }
+
+    /// The fills that start the state empty: the row maxima, the row sums (`rows` f32 each)
+    /// and the unnormalized output (`rows x width` f32), in that order.
+    pub fn fills(&self) -> [KernelSpec; 3] {
+        let fill = |elements| KernelSpec::Fill {
+            precision: Precision::F32,
+            elements,
+        };
+        [
+            fill(self.rows),
+            fill(self.rows),
+            fill(self.rows * self.width),
+        ]
+    }
+
+    /// The transpose of a key block of `keys` rows.
+    pub fn transpose(&self, keys: u32) -> KernelSpec {
+        KernelSpec::Transpose {
+            precision: self.precision,
+            rows: keys,
+            cols: self.d,
+        }
+    }
+
+    /// The scores of a key block of `keys` keys: `Q K_blk^T`.
+    pub fn scores(&self, keys: u32) -> LocalGemm {
+        standard_local_gemm((self.rows, self.d, keys), self.precision)
+    }
+
+    /// The online-softmax update with a key block of `keys` keys.
+    pub fn update(&self, keys: u32) -> KernelSpec {
+        KernelSpec::AttentionBlock {
+            precision: self.precision,
+            rows: self.rows,
+            keys,
+            width: self.width,
+            causal: self.causal,
+        }
+    }
+
+    /// The division by the row sums into the result.
+    pub fn finish(&self) -> KernelSpec {
+        KernelSpec::AttentionFinish {
+            precision: self.precision,
+            rows: self.rows,
+            width: self.width,
+        }
+    }
+
+    /// Modelled cycles of the tile's calls: the fills, per key block its transpose, scores and
+    /// update, then the finish.
+    pub fn cycles(&self, target: &Target) -> u64 {
+        let fills: u64 = self.fills().iter().map(|spec| cost(spec, target)).sum();
+        let blocks: u64 = self
+            .key_blocks()
+            .iter()
+            .map(|&(_, keys)| {
+                cost(&self.transpose(keys), target)
+                    + self.scores(keys).cycles(target)
+                    + cost(&self.update(keys), target)
+            })
+            .sum();
+        fills + blocks + cost(&self.finish(), target)
+    }
+
+    /// Modelled cycles of a tile running `heads` whole heads one after the other: per head its
+    /// copies of the queries and of each key and value block from the tile's home into the
+    /// working buffers, then [`StreamedTile::cycles`].
+    pub fn waves_cycles(&self, heads: u32, target: &Target) -> u64 {
+        let e = u64::from(self.precision.bytes());
+        let copy = |bytes: u64| ipu_device::cost::copy_cycles(bytes, target);
+        let width = u64::from(self.key_block.min(self.keys));
+        let blocks = u64::from(self.keys.div_ceil(self.key_block.max(1)));
+        let copies = copy(u64::from(self.rows) * u64::from(self.d) * e)
+            + blocks
+                * (copy(width * u64::from(self.d) * e) + copy(width * u64::from(self.width) * e));
+        u64::from(heads) * (copies + self.cycles(target))
+    }
+}
+
+/// One tile of the materialized attention (`attention_materialized`, or `attention_blocked`
+/// with one key block): `rows` query rows against a key block of `key_rows` keys, then, after
+/// the reshard, `rows_after` whole score rows over all `keys` keys multiplied by the values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MaterializedTile {
+    pub rows: u32,
+    pub d: u32,
+    pub key_rows: u32,
+    pub keys: u32,
+    pub width: u32,
+    pub rows_after: u32,
+    pub precision: Precision,
+    pub causal: bool,
+}
+
+impl MaterializedTile {
+    /// The transpose of the tile's key block.
+    pub fn transpose(&self) -> KernelSpec {
+        KernelSpec::Transpose {
+            precision: self.precision,
+            rows: self.key_rows,
+            cols: self.d,
+        }
+    }
+
+    /// The score block `Q K_j^T`.
+    pub fn scores(&self) -> LocalGemm {
+        standard_local_gemm((self.rows, self.d, self.key_rows), self.precision)
+    }
+
+    /// The scaling of the score block.
+    pub fn scale(&self) -> KernelSpec {
+        KernelSpec::Scale {
+            precision: self.precision,
+            elements: self.rows * self.key_rows,
+        }
+    }
+
+    /// The (causal) softmax of the tile's whole score rows.
+    pub fn softmax(&self) -> KernelSpec {
+        KernelSpec::Softmax {
+            precision: self.precision,
+            rows: self.rows_after,
+            cols: self.keys,
+            causal: self.causal,
+        }
+    }
+
+    /// The probabilities times the head's values.
+    pub fn values(&self) -> LocalGemm {
+        standard_local_gemm((self.rows_after, self.keys, self.width), self.precision)
+    }
+
+    /// Every kernel the tile runs, in order.
+    pub fn kernels(&self) -> Vec<KernelSpec> {
+        let mut kernels = vec![self.transpose()];
+        kernels.extend(self.scores().calls().iter().map(|call| call.spec().clone()));
+        kernels.push(self.scale());
+        kernels.push(self.softmax());
+        kernels.extend(self.values().calls().iter().map(|call| call.spec().clone()));
+        kernels
+    }
+
+    /// Modelled cycles of [`MaterializedTile::kernels`].
+    pub fn cycles(&self, target: &Target) -> u64 {
+        cost(&self.transpose(), target)
+            + self.scores().cycles(target)
+            + cost(&self.scale(), target)
+            + cost(&self.softmax(), target)
+            + self.values().cycles(target)
+    }
+
+    /// Per-tile bytes `(standard, interleaved)` of the buffers: queries, key block and its
+    /// transpose, score block, score rows, probabilities, result and both tile-local GEMMs'
+    /// scratch in standard memory; the head's values in interleaved memory.
+    pub fn bytes(&self) -> (u64, u64) {
+        let e = u64::from(self.precision.bytes());
+        let [rows, d, key_rows, keys, width, rows_after] = [
+            self.rows,
+            self.d,
+            self.key_rows,
+            self.keys,
+            self.width,
+            self.rows_after,
+        ]
+        .map(u64::from);
+        let standard = (rows * d
+            + 2 * key_rows * d
+            + rows * key_rows
+            + 2 * rows_after * keys
+            + rows_after * width)
+            * e
+            + self.scores().scratch_bytes()
+            + self.values().scratch_bytes();
+        (standard, keys * width * e)
+    }
+
+    /// Whether the buffers fit a tile's planned budgets (with room for the operands' homes and
+    /// the 16 KiB element rule).
+    pub fn fits(&self, target: &Target) -> bool {
+        let (standard, interleaved) = self.bytes();
+        standard * 10 <= u64::from(target.memory.standard_budget.value) * 8
+            && interleaved * 10 <= u64::from(target.memory.interleaved_budget.value) * 8
+    }
+}
+
+/// Whether the materialized attention takes grid `(gb, gs, gt)` for `batches` batch-heads of
+/// `s` queries and `t` keys on `tiles` tiles: one batch-head per grid row, the queries split
+/// exactly into `gs` blocks of `gt` row groups, the keys into `gt` blocks.
+pub fn materialized_fits(
+    (batches, s, t): (u32, u32, u32),
+    (gb, gs, gt): (u32, u32, u32),
+    tiles: u32,
+) -> bool {
+    gb == batches
+        && gs > 0
+        && gt > 0
+        && s.is_multiple_of(gs * gt)
+        && t.is_multiple_of(gt)
+        && u64::from(gb) * u64::from(gs) * u64::from(gt) <= u64::from(tiles)
+}
