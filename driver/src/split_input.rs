@@ -1,14 +1,16 @@
 //! `--split-input-file`: cut one input buffer into independently processed chunks, the way
 //! mlir-opt does, and join the chunks' outputs back together.
 //!
-//! A chunk boundary is a line whose text, ignoring surrounding whitespace, is exactly the split
-//! marker (`// -----` unless `--split-input-file=<marker>` names another). mlir-opt splits on the
-//! marker as a substring anywhere in the buffer; we split on whole lines only, so a chunk always
-//! starts at column 1 of a line of the original file and its diagnostics keep the original file's
-//! line *and* column numbers. The marker line itself belongs to no chunk.
-//!
-//! Lines that look like a mistyped marker (`// ----`, `// ------`, `// ----- x`) are reported as
-//! near misses (mlir-opt warns about them too) instead of silently merging two test cases.
+//! The rule is mlir-opt's: the buffer is cut wherever the marker (`// -----` unless
+//! `--split-input-file=<marker>` names another) occurs, anywhere in a line. Splitting looks for
+//! the marker less its last two characters (the *prefix*); an occurrence followed by those two
+//! characters and at least one more (not `0`) is a split, and the next chunk starts right after
+//! the marker (the rest of its line included); any other occurrence (`// ----`, the marker at
+//! the very end of the buffer) is a near miss, reported as a warning, and stays in its chunk. A
+//! chunk that would be empty does not end at the next marker (so a buffer that starts with the
+//! marker keeps the marker's last two characters in its first chunk, as in mlir-opt), and an
+//! empty last chunk is dropped. A chunk is parsed at its original line and column, so its
+//! diagnostics name the places in the file the user wrote.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -26,6 +28,9 @@ pub struct Chunk<'a> {
     pub text: &'a str,
     /// Line of the original buffer on which `text` starts, 1-based.
     pub start_line: u32,
+    /// Byte column of that line at which `text` starts, 1-based (after a marker, the rest of
+    /// its line is the chunk's first line).
+    pub start_column: u32,
 }
 
 impl<'a> Chunk<'a> {
@@ -35,6 +40,7 @@ impl<'a> Chunk<'a> {
             index: 0,
             text: buffer,
             start_line: 1,
+            start_column: 1,
         }
     }
 
@@ -60,49 +66,93 @@ impl<'a> Chunk<'a> {
         (self.start_line..=self.end_line()).contains(&original_line)
     }
 
-    /// The chunk's text preceded by `start_line - 1` empty lines. Parsing this (with the input
-    /// file's name as the source name) makes MLIR's locations, and so every diagnostic and every
-    /// printed `loc(...)`, carry the original file's line numbers, as mlir-opt 22 does. Columns
-    /// are unchanged because chunks start at a line start.
+    /// The chunk's text preceded by `start_line - 1` empty lines and `start_column - 1` spaces.
+    /// Parsing this (with the input file's name as the source name) makes MLIR's locations, and
+    /// so every diagnostic and every printed `loc(...)`, carry the original file's lines and
+    /// columns, as mlir-opt 22 does.
     pub fn source_with_original_lines(&self) -> Cow<'a, str> {
-        if self.start_line <= 1 {
+        if self.start_line <= 1 && self.start_column <= 1 {
             return Cow::Borrowed(self.text);
         }
-        let padding = (self.start_line - 1) as usize;
-        let mut padded = String::with_capacity(padding + self.text.len());
-        padded.extend(std::iter::repeat_n('\n', padding));
+        let lines = self.start_line.saturating_sub(1) as usize;
+        let columns = self.start_column.saturating_sub(1) as usize;
+        let mut padded = String::with_capacity(lines + columns + self.text.len());
+        padded.extend(std::iter::repeat_n('\n', lines));
+        padded.extend(std::iter::repeat_n(' ', columns));
         padded.push_str(self.text);
         Cow::Owned(padded)
     }
 }
 
-/// Splits `buffer` into chunks at lines equal to `marker` (whitespace around it is ignored). An
-/// empty or all-whitespace `marker` means [`DEFAULT_SPLIT_MARKER`]. Always returns at least one
-/// chunk; empty chunks (two adjacent markers, a marker on the first or last line) are kept,
-/// because mlir-opt processes them too (each prints an empty module).
+/// Splits `buffer` into chunks at the split marker, by mlir-opt's rule (see the module docs).
+/// An empty or all-whitespace `marker` means [`DEFAULT_SPLIT_MARKER`]. Returns no chunk for a
+/// buffer with nothing to process (an empty one).
 pub fn split_input<'a>(buffer: &'a str, marker: &str) -> Vec<Chunk<'a>> {
-    let marker = effective_marker(marker);
-    let mut chunks = Vec::new();
-    let mut chunk_start_byte = 0usize;
-    let mut chunk_start_line = 1u32;
-    for line in lines_with_offsets(buffer) {
-        if line.text.trim() != marker {
-            continue;
-        }
-        chunks.push(Chunk {
-            index: chunks.len(),
-            text: &buffer[chunk_start_byte..line.start],
-            start_line: chunk_start_line,
-        });
-        chunk_start_byte = line.end_including_newline;
-        chunk_start_line = line.number.saturating_add(1);
+    let (ranges, _) = scan(buffer, effective_marker(marker));
+    ranges
+        .into_iter()
+        .enumerate()
+        .map(|(index, (start, end))| {
+            let (start_line, start_column) = position(buffer, start);
+            Chunk {
+                index,
+                text: &buffer[start..end],
+                start_line,
+                start_column,
+            }
+        })
+        .collect()
+}
+
+/// The chunks' byte ranges and the byte offsets of the near misses, by mlir-opt's rule.
+fn scan(buffer: &str, marker: &str) -> (Vec<(usize, usize)>, Vec<usize>) {
+    let slack = marker.len().min(2);
+    let (prefix, suffix) = marker.split_at(marker.len() - slack);
+    if prefix.is_empty() {
+        return (vec![(0, buffer.len())], Vec::new());
     }
-    chunks.push(Chunk {
-        index: chunks.len(),
-        text: &buffer[chunk_start_byte..],
-        start_line: chunk_start_line,
-    });
-    chunks
+    // The pieces between occurrences of the prefix, left to right, without overlaps.
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    while let Some(found) = buffer[start..].find(prefix) {
+        pieces.push((start, start + found));
+        start += found + prefix.len();
+    }
+    pieces.push((start, buffer.len()));
+    let mut chunks = Vec::new();
+    let mut near_misses = Vec::new();
+    let mut previous: Option<(usize, usize)> = None;
+    for (start, end) in pieces {
+        let Some(current) = previous.filter(|(from, to)| to > from) else {
+            previous = Some((start, end));
+            continue;
+        };
+        let piece = &buffer[start..end];
+        let split =
+            piece.starts_with(suffix) && piece.len() > slack && piece.as_bytes()[slack] != b'0';
+        if split {
+            chunks.push(current);
+            previous = Some((start + slack, end));
+        } else {
+            near_misses.push(start);
+            previous = Some((current.0, end));
+        }
+    }
+    if let Some((from, to)) = previous.filter(|(from, to)| to > from) {
+        chunks.push((from, to));
+    }
+    (chunks, near_misses)
+}
+
+/// The 1-based line and byte column of byte `offset` of `buffer`.
+fn position(buffer: &str, offset: usize) -> (u32, u32) {
+    let before = &buffer[..offset];
+    let line = before.bytes().filter(|&byte| byte == b'\n').count() + 1;
+    let column = offset - before.rfind('\n').map_or(0, |newline| newline + 1) + 1;
+    (
+        u32::try_from(line).unwrap_or(u32::MAX),
+        u32::try_from(column).unwrap_or(u32::MAX),
+    )
 }
 
 /// A line that looks like a mistyped split marker.
@@ -142,30 +192,28 @@ impl fmt::Display for NearMiss {
     }
 }
 
-/// Lines that start like the marker (its text less the last two characters) but are not exactly
-/// the marker. mlir-opt uses the same two-character slack for its warning. Markers shorter than
-/// three characters have no meaningful prefix and never produce near misses.
+/// Where the marker's prefix (its text less the last two characters) occurs without making a
+/// split (see the module docs): mlir-opt warns about each.
 pub fn split_marker_near_misses(buffer: &str, marker: &str) -> Vec<NearMiss> {
-    let marker = effective_marker(marker);
-    let prefix_chars = marker.chars().count().saturating_sub(2);
-    if prefix_chars == 0 {
-        return Vec::new();
-    }
-    let prefix: String = marker.chars().take(prefix_chars).collect();
-    let mut misses = Vec::new();
-    for line in lines_with_offsets(buffer) {
-        let trimmed = line.text.trim();
-        if trimmed == marker || !trimmed.starts_with(prefix.as_str()) {
-            continue;
-        }
-        let leading = line.text.len() - line.text.trim_start().len();
-        misses.push(NearMiss {
-            line: line.number,
-            column: u32::try_from(leading + 1).unwrap_or(u32::MAX),
-            line_text: line.text.to_string(),
-        });
-    }
-    misses
+    let (_, offsets) = scan(buffer, effective_marker(marker));
+    offsets
+        .into_iter()
+        .map(|offset| {
+            let (line, column) = position(buffer, offset);
+            let line_start = buffer[..offset]
+                .rfind('\n')
+                .map_or(0, |newline| newline + 1);
+            let line_end = buffer[offset..]
+                .find('\n')
+                .map_or(buffer.len(), |newline| offset + newline);
+            let text = &buffer[line_start..line_end];
+            NearMiss {
+                line,
+                column,
+                line_text: text.strip_suffix('\r').unwrap_or(text).to_string(),
+            }
+        })
+        .collect()
 }
 
 /// Joins per-chunk outputs the way mlir-opt does: `marker` and a newline between consecutive
@@ -202,10 +250,6 @@ pub(crate) fn count_lines(text: &str) -> u32 {
 pub(crate) struct Line<'a> {
     /// 1-based.
     pub number: u32,
-    /// Byte offset of the line start.
-    pub start: usize,
-    /// Byte offset just past the line's `\n` (or the buffer end).
-    pub end_including_newline: usize,
     /// The line without its `\n` and without a trailing `\r`.
     pub text: &'a str,
 }
@@ -227,8 +271,6 @@ pub(crate) fn lines_with_offsets(text: &str) -> impl Iterator<Item = Line<'_>> {
         number = number.saturating_add(1);
         let line = Line {
             number,
-            start,
-            end_including_newline: start + line_len + newline_len,
             text: raw.strip_suffix('\r').unwrap_or(raw),
         };
         start += line_len + newline_len;
@@ -248,7 +290,8 @@ mod tests {
             vec![Chunk {
                 index: 0,
                 text: "module {}\n",
-                start_line: 1
+                start_line: 1,
+                start_column: 1,
             }]
         );
         assert_eq!(chunks[0].line_count(), 1);
@@ -256,48 +299,68 @@ mod tests {
     }
 
     #[test]
-    fn split_keeps_original_line_numbers() {
+    fn a_chunk_starts_right_after_its_marker_at_the_original_line_and_column() {
         let buffer = "a\nb\n// -----\nc\n\nd\n// -----\ne";
         let chunks = split_input(buffer, DEFAULT_SPLIT_MARKER);
-        let summary: Vec<(usize, &str, u32, u32)> = chunks
+        let summary: Vec<(usize, &str, u32, u32, u32)> = chunks
             .iter()
-            .map(|c| (c.index, c.text, c.start_line, c.end_line()))
+            .map(|c| (c.index, c.text, c.start_line, c.start_column, c.end_line()))
             .collect();
         assert_eq!(
             summary,
-            vec![(0, "a\nb\n", 1, 2), (1, "c\n\nd\n", 4, 6), (2, "e", 8, 8),]
+            vec![
+                (0, "a\nb\n", 1, 1, 2),
+                (1, "\nc\n\nd\n", 3, 9, 6),
+                (2, "\ne", 7, 9, 8)
+            ]
         );
-        // Line 3 of chunk 1 ("d") is line 6 of the file.
-        assert_eq!(chunks[1].original_line(3), 6);
+        // Line 4 of chunk 1 ("d") is line 6 of the file.
+        assert_eq!(chunks[1].original_line(4), 6);
         assert!(chunks[1].contains_line(4) && chunks[1].contains_line(6));
-        assert!(!chunks[1].contains_line(3) && !chunks[1].contains_line(7));
+        assert!(!chunks[1].contains_line(2) && !chunks[1].contains_line(7));
     }
 
     #[test]
-    fn marker_with_surrounding_whitespace_and_crlf_splits() {
+    fn the_marker_splits_anywhere_in_a_line_as_in_mlir_opt() {
+        // Whitespace around the marker stays in the chunks on either side.
         let buffer = "a\r\n  // -----  \r\nb\r\n";
         let chunks = split_input(buffer, DEFAULT_SPLIT_MARKER);
         assert_eq!(chunks.len(), 2);
-        assert_eq!(chunks[0].text, "a\r\n");
-        assert_eq!(chunks[1].text, "b\r\n");
-        assert_eq!(chunks[1].start_line, 3);
+        assert_eq!(chunks[0].text, "a\r\n  ");
+        assert_eq!(chunks[1].text, "  \r\nb\r\n");
+        assert_eq!((chunks[1].start_line, chunks[1].start_column), (2, 11));
+        // After code, and with text after it on the line (mlir-opt-22 then parses ` x`).
+        let texts: Vec<&str> = split_input("a // -----\nb\n// ----- x\n", DEFAULT_SPLIT_MARKER)
+            .iter()
+            .map(|c| c.text)
+            .collect();
+        assert_eq!(texts, vec!["a ", "\nb\n", " x\n"]);
+        // The last two characters followed by `0` do not split (mlir-opt's rule).
+        assert_eq!(
+            split_input("a\n// -----0\nb\n", DEFAULT_SPLIT_MARKER).len(),
+            1
+        );
     }
 
     #[test]
-    fn marker_inside_a_line_does_not_split() {
-        let buffer = "a // -----\nb\n";
-        assert_eq!(split_input(buffer, DEFAULT_SPLIT_MARKER).len(), 1);
-    }
-
-    #[test]
-    fn empty_chunks_are_kept() {
-        let buffer = "// -----\n// -----\n";
-        let chunks = split_input(buffer, DEFAULT_SPLIT_MARKER);
-        let summary: Vec<(&str, u32)> = chunks.iter().map(|c| (c.text, c.start_line)).collect();
-        assert_eq!(summary, vec![("", 1), ("", 2), ("", 3)]);
-        assert_eq!(chunks[0].end_line(), 0);
-        assert!(!chunks[0].contains_line(1));
-        assert_eq!(split_input("", DEFAULT_SPLIT_MARKER).len(), 1);
+    fn empty_chunks_follow_mlir_opts_rule() {
+        // A buffer starting with the marker: its first chunk would be empty, so it runs on and
+        // keeps the marker's last two characters (mlir-opt-22 reports an error at 1:7).
+        let chunks = split_input("// -----\nmodule {}\n", DEFAULT_SPLIT_MARKER);
+        let summary: Vec<(&str, u32, u32)> = chunks
+            .iter()
+            .map(|c| (c.text, c.start_line, c.start_column))
+            .collect();
+        assert_eq!(summary, vec![("--\nmodule {}\n", 1, 7)]);
+        // Two markers in a row: the chunk between them is the newline.
+        let texts: Vec<&str> = split_input("a\n// -----\n// -----\nb\n", DEFAULT_SPLIT_MARKER)
+            .iter()
+            .map(|c| c.text)
+            .collect();
+        assert_eq!(texts, vec!["a\n", "\n", "\nb\n"]);
+        // A marker ending the buffer is a near miss, not a split; an empty buffer has no chunk.
+        assert_eq!(split_input("a\n// -----", DEFAULT_SPLIT_MARKER).len(), 1);
+        assert!(split_input("", DEFAULT_SPLIT_MARKER).is_empty());
     }
 
     #[test]
@@ -306,32 +369,44 @@ mod tests {
         let chunks = split_input(buffer, "#### split");
         assert_eq!(chunks.len(), 2);
         assert_eq!(chunks[0].text, "a\n// -----\nb\n");
-        assert_eq!((chunks[1].text, chunks[1].start_line), ("c\n", 5));
+        assert_eq!(
+            (chunks[1].text, chunks[1].start_line, chunks[1].start_column),
+            ("\nc\n", 4, 11)
+        );
         // An empty marker means the default.
         assert_eq!(split_input(buffer, "").len(), 2);
-        assert_eq!(split_input(buffer, "  ")[1].start_line, 3);
+        assert_eq!(split_input(buffer, "  ")[1].start_line, 2);
     }
 
     #[test]
-    fn padded_source_reproduces_original_lines() {
+    fn padded_source_reproduces_original_lines_and_columns() {
         let buffer = "a\n// -----\nb\nc\n";
         let chunks = split_input(buffer, DEFAULT_SPLIT_MARKER);
         assert_eq!(chunks[0].source_with_original_lines(), "a\n");
         let padded = chunks[1].source_with_original_lines();
-        assert_eq!(padded, "\n\nb\nc\n");
+        assert_eq!(padded, "\n        \nb\nc\n");
         assert_eq!(padded.lines().nth(2), Some("b"));
+        let chunks = split_input("x // ----- y\n", DEFAULT_SPLIT_MARKER);
+        assert_eq!(chunks[1].source_with_original_lines(), "           y\n");
     }
 
     #[test]
     fn near_misses_are_found_with_their_position() {
+        // mlir-opt-22 on this buffer warns once, at 2:7; the other lines split (`// ------`
+        // leaves `-`, `// ----- x` leaves ` x` in the next chunk).
         let buffer = "a\n// ----\n  // ------\n// ----- x\n// -----\n//===--===//\n// -- note\n";
         let misses = split_marker_near_misses(buffer, DEFAULT_SPLIT_MARKER);
         let where_: Vec<(u32, u32)> = misses.iter().map(|m| (m.line, m.column)).collect();
-        assert_eq!(where_, vec![(2, 1), (3, 3), (4, 1)]);
+        assert_eq!(where_, vec![(2, 7)]);
         assert_eq!(
-            misses[1].render("f.mlir"),
-            "f.mlir:3:3: warning: near miss with file split marker\n  // ------\n  ^"
+            misses[0].render("f.mlir"),
+            "f.mlir:2:7: warning: near miss with file split marker\n// ----\n      ^"
         );
+        let starts: Vec<(u32, u32)> = split_input(buffer, DEFAULT_SPLIT_MARKER)
+            .iter()
+            .map(|c| (c.start_line, c.start_column))
+            .collect();
+        assert_eq!(starts, vec![(1, 1), (3, 11), (4, 9), (5, 9)]);
         assert!(split_marker_near_misses("a\n-\n", "--").is_empty());
     }
 

@@ -28,6 +28,7 @@
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
@@ -301,6 +302,29 @@ void ipuMlirTimingFinish(IpuMlirTiming *timing) {
   timing->open.clear();
   timing->root.stop();
   delete timing;
+}
+
+/// LLVM's POSIX extended regex, as mlir-opt's -verify-diagnostics uses it for `expected-*-re`.
+/// Returns null and reports LLVM's error text when `pattern` is not a valid regex.
+void *ipuLlvmRegexCreate(MlirStringRef pattern, MlirStringCallback callback, void *data) {
+  auto regex = std::make_unique<llvm::Regex>(unwrap(pattern));
+  std::string error;
+  if (!regex->isValid(error)) {
+    emit(callback, data, error);
+    return nullptr;
+  }
+  return regex.release();
+}
+
+bool ipuLlvmRegexMatch(void *regex, MlirStringRef text) {
+  return static_cast<llvm::Regex *>(regex)->match(unwrap(text));
+}
+
+void ipuLlvmRegexDestroy(void *regex) { delete static_cast<llvm::Regex *>(regex); }
+
+/// `text` with every character special to LLVM's regex escaped.
+void ipuLlvmRegexEscape(MlirStringRef text, MlirStringCallback callback, void *data) {
+  emit(callback, data, llvm::Regex::escape(unwrap(text)));
 }
 
 } // extern "C"

@@ -81,7 +81,69 @@ extern "C" {
     fn ipuMlirTimingEnd(timing: *mut RawTiming);
     fn ipuMlirTimingAttach(timing: *mut RawTiming, manager: MlirPassManager);
     fn ipuMlirTimingFinish(timing: *mut RawTiming);
+    fn ipuLlvmRegexCreate(
+        pattern: MlirStringRef,
+        callback: MlirStringCallback,
+        data: *mut c_void,
+    ) -> *mut c_void;
+    fn ipuLlvmRegexMatch(regex: *mut c_void, text: MlirStringRef) -> bool;
+    fn ipuLlvmRegexDestroy(regex: *mut c_void);
+    fn ipuLlvmRegexEscape(text: MlirStringRef, callback: MlirStringCallback, data: *mut c_void);
 }
+
+/// A regex in LLVM's dialect (POSIX extended, `llvm::Regex`), the one mlir-opt's
+/// `-verify-diagnostics` matches `expected-*-re` messages with.
+#[derive(Debug)]
+pub struct LlvmRegex(std::ptr::NonNull<c_void>);
+
+impl LlvmRegex {
+    /// Compiles `pattern`, or returns LLVM's error text (`parentheses not balanced`, ...).
+    pub fn new(pattern: &str) -> Result<LlvmRegex, String> {
+        let mut errors: Vec<String> = Vec::new();
+        // SAFETY: the pattern is valid for the call; the callback only appends to `errors`.
+        let raw = unsafe {
+            ipuLlvmRegexCreate(
+                StringRef::new(pattern).to_raw(),
+                Some(collect_strings),
+                &mut errors as *mut Vec<String> as *mut c_void,
+            )
+        };
+        std::ptr::NonNull::new(raw)
+            .map(LlvmRegex)
+            .ok_or_else(|| errors.concat())
+    }
+
+    /// Whether the regex matches anywhere in `text`.
+    pub fn is_match(&self, text: &str) -> bool {
+        // SAFETY: the regex is live (owned by self); matching only reads it.
+        unsafe { ipuLlvmRegexMatch(self.0.as_ptr(), StringRef::new(text).to_raw()) }
+    }
+
+    /// `text` with LLVM's regex metacharacters escaped.
+    pub fn escape(text: &str) -> String {
+        let mut pieces: Vec<String> = Vec::new();
+        // SAFETY: the text is valid for the call; the callback only appends to `pieces`.
+        unsafe {
+            ipuLlvmRegexEscape(
+                StringRef::new(text).to_raw(),
+                Some(collect_strings),
+                &mut pieces as *mut Vec<String> as *mut c_void,
+            )
+        };
+        pieces.concat()
+    }
+}
+
+impl Drop for LlvmRegex {
+    fn drop(&mut self) {
+        // SAFETY: created by ipuLlvmRegexCreate and dropped once.
+        unsafe { ipuLlvmRegexDestroy(self.0.as_ptr()) }
+    }
+}
+
+// SAFETY: an llvm::Regex is immutable after construction and its `match` is reentrant.
+unsafe impl Send for LlvmRegex {}
+unsafe impl Sync for LlvmRegex {}
 
 /// What MLIR's registry holds under a pass argument.
 #[derive(Clone, Debug, PartialEq, Eq)]

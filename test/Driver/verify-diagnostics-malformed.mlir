@@ -19,7 +19,7 @@ func.func @count_suffix() {
 
 // -----
 
-// CHECK: verify-diagnostics-malformed.mlir:[[# @LINE + 1]]:4: error: 'expected-error@+9' refers to line [[# @LINE + 10]], outside the checked input (lines [[# @LINE - 1]]-[[# @LINE + 5]])
+// CHECK: verify-diagnostics-malformed.mlir:[[# @LINE + 1]]:4: error: 'expected-error@+9' refers to line [[# @LINE + 10]], outside the checked input (lines [[# @LINE - 2]]-[[# @LINE + 5]])
 // expected-error@+9 {{past the end of this chunk}}
 func.func @offset_outside_chunk() {
   return

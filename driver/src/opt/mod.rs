@@ -394,6 +394,18 @@ fn run_inner(
             direct.as_deref(),
             timing,
         )?;
+        if chunk.index > 0 {
+            // A location at line 0 of a chunk (MLIR's "the whole source" location) is, as in
+            // mlir-opt, the place the chunk starts: right after its split marker.
+            for diagnostic in &mut outcome.diagnostics {
+                if diagnostic.file.as_deref() == Some(file_name.as_str())
+                    && diagnostic.line == Some(0)
+                {
+                    diagnostic.line = Some(chunk.start_line);
+                    diagnostic.column = Some(chunk.start_column);
+                }
+            }
+        }
         match verify_mode {
             Some(mode) => {
                 // mlir-opt turns off MLIR's "see current operation" notes under

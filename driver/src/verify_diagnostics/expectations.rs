@@ -1,7 +1,7 @@
 //! Reading `expected-*` comments out of a chunk: the syntax, the designators resolved to lines of
 //! the original file, and the `-re` patterns compiled. See the parent module for the semantics.
 
-use regex::Regex;
+use ipu_passes::mlir_cxx::LlvmRegex;
 
 use super::{Problem, ProblemKind, ProblemLocation, Severity, Snippet};
 use crate::split_input::{lines_with_offsets, Chunk};
@@ -17,7 +17,7 @@ pub(super) enum Target {
 #[derive(Debug)]
 pub(super) enum Matcher {
     Contains,
-    Regex(Regex),
+    Regex(LlvmRegex),
 }
 
 #[derive(Debug)]
@@ -402,38 +402,25 @@ fn parse_offset(word: &str) -> Option<i64> {
     Some(sign * magnitude.min(i64::from(u32::MAX)))
 }
 
-/// Bound on a compiled `-re` pattern, so a pathological test line cannot exhaust memory.
-const REGEX_SIZE_LIMIT: usize = 1 << 20;
-
-/// Builds the regex of an `expected-*-re` message: text outside `{{...}}` is literal, text inside
-/// is a regex; the result searches anywhere in the diagnostic message.
-fn compile_expected_regex(written: &str) -> Result<Regex, String> {
+/// Builds the regex of an `expected-*-re` message as mlir-opt does: text outside `{{...}}` is
+/// literal, each `{{...}}` piece is an LLVM (POSIX extended) regex, checked on its own so an
+/// error names LLVM's reason; the result searches anywhere in the diagnostic message.
+fn compile_expected_regex(written: &str) -> Result<LlvmRegex, String> {
     let mut pattern = String::new();
     let mut rest = written;
     while let Some(open) = rest.find("{{") {
-        pattern.push_str(&regex::escape(&rest[..open]));
+        pattern.push_str(&LlvmRegex::escape(&rest[..open]));
         let after_open = &rest[open + 2..];
         let Some(close) = after_open.find("}}") else {
             return Err("found start of regex with no end '}}'".to_string());
         };
-        pattern.push_str("(?:");
-        pattern.push_str(&after_open[..close]);
+        let piece = &after_open[..close];
+        LlvmRegex::new(piece).map_err(|error| format!("invalid regex: {error}"))?;
+        pattern.push('(');
+        pattern.push_str(piece);
         pattern.push(')');
         rest = &after_open[close + 2..];
     }
-    pattern.push_str(&regex::escape(rest));
-    regex::RegexBuilder::new(&pattern)
-        .size_limit(REGEX_SIZE_LIMIT)
-        .build()
-        .map_err(|error| format!("invalid regex: {}", one_line_regex_error(&error)))
-}
-
-/// The regex crate's syntax errors are multi-line drawings; keep the line that says what is wrong.
-fn one_line_regex_error(error: &regex::Error) -> String {
-    let text = error.to_string();
-    text.lines()
-        .rev()
-        .find_map(|line| line.trim().strip_prefix("error: "))
-        .map(str::to_string)
-        .unwrap_or_else(|| text.split_whitespace().collect::<Vec<_>>().join(" "))
+    pattern.push_str(&LlvmRegex::escape(rest));
+    LlvmRegex::new(&pattern).map_err(|error| format!("invalid regex: {error}"))
 }

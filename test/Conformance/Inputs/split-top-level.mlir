@@ -1,0 +1,4 @@
+func.func private @a()
+// -----
+func.func private @b()
+func.func private @c()
