@@ -217,7 +217,7 @@ mod tests {
         // K = 1000 at n = 64: blocks of the weight buffer's rows, the last one partial.
         let wide = gemm(8, 1000, 64, Precision::F16, Precision::F16);
         let k_block = wide.k_block();
-        assert!(k_block % 16 == 0 && k_block * 64 <= GEMM_MAX_WEIGHT_ELEMENTS);
+        assert!(k_block.is_multiple_of(16) && k_block * 64 <= GEMM_MAX_WEIGHT_ELEMENTS);
         let calls = wide.calls();
         let gemms: Vec<u32> = calls
             .iter()
