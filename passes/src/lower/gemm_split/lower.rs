@@ -116,16 +116,15 @@ pub fn lower(
         all.clone(),
     );
     // Resident weights: the GEMM calls read each panel in the B home itself.
-    let (b_panel, b_class) = if grid.env.b_resident {
-        (homes.b_home, grid.classes.b_home)
+    let b_panel = if grid.env.b_resident {
+        homes.b_home
     } else {
-        let buffer = program.buffer(
+        program.buffer(
             format!("{provenance}.b.amp_right"),
             grid.classes.b_panel,
             grid.kp * c * eb,
             all.clone(),
-        );
-        (buffer, grid.classes.b_panel)
+        )
     };
     let b_panel_at = |p: u32| if grid.env.b_resident { p * b_slot } else { 0 };
     let c_amp = program.buffer(
@@ -135,9 +134,7 @@ pub fn lower(
         all.clone(),
     );
     // Row entries of the GEMM kernels: the distinct row-block sizes.
-    let mut row_entries: Vec<u32> = grid.rows.blocks.iter().map(|b| b.1).collect();
-    row_entries.sort_unstable();
-    row_entries.dedup();
+    let row_entries = grid.row_entries();
     let entry = |rows: u32| row_entries.binary_search(&rows).unwrap_or(0) as u32;
     let address = |buffer, offset| Arg::Address(Place::at(buffer, offset));
 
@@ -191,15 +188,7 @@ pub fn lower(
                     let accumulate = started[tile as usize];
                     started[tile as usize] = true;
                     for (first, cc) in grid.chunks(j) {
-                        let kernel = program.kernel(KernelSpec::Gemm {
-                            input: precision,
-                            partials,
-                            weights: b_class,
-                            k: kp,
-                            c: cc,
-                            rows: row_entries.clone(),
-                            accumulate,
-                        });
+                        let kernel = program.kernel(grid.gemm_call(precision, kp, cc, accumulate));
                         runs.push(Run {
                             tile,
                             kernel,
@@ -276,24 +265,15 @@ pub fn lower(
                 bytes,
             });
         }
+        let [sum, add_own] = grid.reduce_calls(precision, range.len);
         runs.push(Run {
             tile: range.owner,
-            kernel: program.kernel(KernelSpec::ReduceAdd {
-                partials_precision: partials,
-                output: partials,
-                elements: range.len,
-                partials: grid.gk - 1,
-            }),
+            kernel: program.kernel(sum),
             args: vec![address(stack, 0), address(reduced, 0)],
         });
         runs.push(Run {
             tile: range.owner,
-            kernel: program.kernel(KernelSpec::Add {
-                precision: partials,
-                rows: 1,
-                cols: range.len,
-                b_rows: 1,
-            }),
+            kernel: program.kernel(add_own),
             args: vec![
                 address(reduced, 0),
                 address(c_amp, range.first * pb),

@@ -776,6 +776,66 @@ impl SplitGrid {
         out
     }
 
+    /// The memory class the GEMM calls read B from: the B home when the weights are resident,
+    /// else the B panel.
+    pub fn weights_class(&self) -> MemoryClass {
+        if self.env.b_resident {
+            self.classes.b_home
+        } else {
+            self.classes.b_panel
+        }
+    }
+
+    /// The row entries of the GEMM kernels: the distinct row-block sizes, ascending (a call
+    /// selects its block's entry).
+    pub fn row_entries(&self) -> Vec<u32> {
+        let mut entries: Vec<u32> = self.rows.blocks.iter().map(|block| block.1).collect();
+        entries.sort_unstable();
+        entries.dedup();
+        entries
+    }
+
+    /// The GEMM call over a K panel of `kp` rows and a chunk of `columns` columns (the first
+    /// of a tile initializes its partials, the others `accumulate`): the call the lowering
+    /// emits and the estimate prices.
+    pub fn gemm_call(
+        &self,
+        precision: Precision,
+        kp: u32,
+        columns: u32,
+        accumulate: bool,
+    ) -> KernelSpec {
+        KernelSpec::Gemm {
+            input: precision,
+            partials: ipu_device::kernels::describe::default_partials(precision),
+            weights: self.weights_class(),
+            k: kp,
+            c: columns,
+            rows: self.row_entries(),
+            accumulate,
+        }
+    }
+
+    /// The calls that reduce a range of `elements` partials on its owner: the sum of the
+    /// other `gk - 1` tiles' ranges, then the owner's own range added to it.
+    pub fn reduce_calls(&self, precision: Precision, elements: u32) -> [KernelSpec; 2] {
+        let partials = ipu_device::kernels::describe::default_partials(precision);
+        [
+            KernelSpec::ReduceAdd {
+                partials_precision: partials,
+                output: partials,
+                elements,
+                partials: self.gk - 1,
+            },
+            KernelSpec::Add {
+                precision: partials,
+                rows: 1,
+                cols: elements,
+                b_rows: 1,
+            },
+        ]
+    }
+
     /// The modelled cycles of the lowering of this grid on the busiest tile, by part: the
     /// same kernel cost functions the simulator charges, and each exchange phase by the
     /// endpoint rule (`cost::exchange_phase_cycles`: the busiest receiver or pair send bus;
@@ -791,9 +851,10 @@ impl SplitGrid {
         let mut copies = 0u64;
         let panels = self.panels_of(0);
         for &(_, kp) in panels.iter().filter(|p| p.1 > 0) {
+            // The calls of the tile with the largest block (a call costs its largest row
+            // entry, the largest block's).
             for &(_, cc) in &self.chunks(0) {
-                gemm +=
-                    cost::gemm_call_cycles(precision, MemoryClass::Interleaved, kp, cc, r, target);
+                gemm += cost::kernel_cycles(&self.gemm_call(precision, kp, cc, true), target);
             }
             let a = u64::from(r * kp) * eb;
             let b = u64::from(kp * c) * eb;
@@ -826,8 +887,11 @@ impl SplitGrid {
             let slice = ranges_max(r * c, self.gk);
             let bytes = u64::from(slice) * pb * u64::from(self.gk - 1);
             exchange += cost::exchange_phase_cycles(pair * bytes, bytes, target);
-            reduce += cost::reduce_add_cycles(partials, partials, slice, self.gk - 1, target);
-            reduce += cost::add_cycles(partials, 1, slice, target);
+            reduce += self
+                .reduce_calls(precision, slice)
+                .iter()
+                .map(|spec| cost::kernel_cycles(spec, target))
+                .sum::<u64>();
         }
         SplitEstimate {
             gemm,

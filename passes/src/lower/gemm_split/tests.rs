@@ -98,6 +98,57 @@ mod model_tests {
         );
     }
 
+    /// The estimate prices the GEMM and reduce calls the lowering emits: with the B panel in
+    /// standard memory the calls read standard weights in the program and in the estimate
+    /// (which priced every call as interleaved before), and the busiest tile's GEMM cycles in
+    /// the program are the estimate's.
+    #[test]
+    fn the_estimate_prices_the_emitted_calls() {
+        let target = Target::c600();
+        let mut gemm_cycles = Vec::new();
+        for class in [MemoryClass::Interleaved, MemoryClass::Standard] {
+            let grid = SplitGrid::new((64, 512, 96), (2, 2, 2), Precision::F16, class, &target)
+                .expect("fits");
+            assert_eq!(grid.weights_class(), class);
+            let mut program = TileProgram::default();
+            let homes = inputs(&mut program, &grid, Precision::F16, "op0");
+            lower(
+                &mut program,
+                &grid,
+                (Precision::F16, [0, 0]),
+                &homes,
+                None,
+                "op0",
+            );
+            let mut per_tile = std::collections::BTreeMap::<u32, (u64, u64)>::new();
+            for step in &program.run {
+                let TileStep::Compute { runs, .. } = step else {
+                    continue;
+                };
+                for run in runs {
+                    let spec = &program.kernels[run.kernel as usize];
+                    let cycles = cost::kernel_cycles(spec, &target);
+                    let entry = per_tile.entry(run.tile).or_default();
+                    match spec {
+                        KernelSpec::Gemm { weights, rows, .. } => {
+                            assert_eq!((*weights, rows), (class, &grid.row_entries()));
+                            entry.0 += cycles;
+                        }
+                        KernelSpec::ReduceAdd { .. } | KernelSpec::Add { .. } => entry.1 += cycles,
+                        _ => {}
+                    }
+                }
+            }
+            let estimate = grid.estimate(Precision::F16, &target);
+            let busiest = |part: fn(&(u64, u64)) -> u64| per_tile.values().map(part).max();
+            assert_eq!(busiest(|t| t.0), Some(estimate.gemm), "{grid:?}");
+            assert_eq!(busiest(|t| t.1), Some(estimate.reduce), "{grid:?}");
+            gemm_cycles.push(estimate.gemm);
+        }
+        // Standard weights feed the AMP more slowly.
+        assert!(gemm_cycles[1] > gemm_cycles[0], "{gemm_cycles:?}");
+    }
+
     /// Resident weights: the host writes every tile's whole B block (its K slice by its
     /// column block, in AMP-right order panel by panel) exactly once per tile, the panel
     /// phases move only A, and the model drops B's exchange and copies.
