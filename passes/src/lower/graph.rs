@@ -38,10 +38,10 @@ use ipu_runtime::package::BindingRole;
 use tracing::info;
 
 use super::gemm::{self, ASource, GemmGrid, GemmPrecision};
-use super::gemm_split::{self, Ranged, SplitEnv, SplitGrid};
 use super::program::{Arg, BufferId, HostBinding, HostPiece, Place, Run, TileProgram, TileStep};
 use super::{LowerError, LowerOptions};
 use crate::planner::{Graph, OpKind, Origin, ValueId};
+use crate::strategies::split_gemm::{self, Ranged, SplitEnv, SplitGrid};
 
 pub(crate) mod general;
 mod pointwise;
@@ -131,7 +131,7 @@ struct Lowering<'g> {
     /// Prefix of provenances and stream names: empty for the function, `op3.layer.` for the
     /// body of repeat op 3 calling `@layer`.
     prefix: String,
-    /// Values held as a split GEMM's result ranges ([`gemm_split::Ranged`]) instead of
+    /// Values held as a split GEMM's result ranges ([`split_gemm::Ranged`]) instead of
     /// row-major [`Blocks`].
     ranged: BTreeMap<ValueId, Ranged>,
 }

@@ -7,7 +7,6 @@
 
 pub mod exchange;
 pub mod gemm;
-pub mod gemm_split;
 pub mod graph;
 pub mod ir;
 pub mod optimize;

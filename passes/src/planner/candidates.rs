@@ -55,7 +55,7 @@ pub enum InternalPhase {
     /// the lowering builds it (a K panel's gathers, or the reduction): a grid of a thousand
     /// tiles has hundreds of thousands of transfers, too many to hold per candidate.
     SplitGemm {
-        grid: std::sync::Arc<crate::lower::gemm_split::SplitGrid>,
+        grid: std::sync::Arc<crate::strategies::split_gemm::SplitGrid>,
         precision: ipu_device::Precision,
         phase: u32,
     },

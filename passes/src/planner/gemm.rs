@@ -3,18 +3,13 @@
 //! ([`crate::strategies::gemm`]) for plain products of host operands and the general
 //! matmul's for every matmul.
 
-use ipu_device::{
-    kernels::spec::ElementOrder, kernels::spec::KernelSpec, MemoryClass, Precision, Target,
-};
-use ipu_dialects::format::PlanValue;
-use ipu_dialects::plan::{GemmPlan, GemmTileGrid, OperandScales, OperatorPlan, Orientation};
+use ipu_device::{MemoryClass, Target};
+use ipu_dialects::plan::OperandScales;
 
 use crate::element;
 
-use super::candidates::{Candidate, InternalPhase, Need};
-use super::cost::{MemoryUse, ValueFormat};
+use super::candidates::Candidate;
 use super::graph::{Graph, MatmulDims, Op, OpKind, Origin};
-use super::layout::{PhaseLoad, Shards};
 use super::PlannerOptions;
 
 pub(super) fn gemm_candidates(
@@ -63,7 +58,14 @@ pub(super) fn gemm_candidates(
         None => vec![MemoryClass::Interleaved, MemoryClass::Standard],
     };
     let scales = [scale_of(lhs_value), scale_of(rhs_value)];
-    if let Some(split) = split_candidates(graph, op, (input, scales), active, options, target) {
+    if let Some(split) = crate::strategies::split_gemm::candidates(
+        graph,
+        op,
+        (input, scales),
+        active,
+        options,
+        target,
+    ) {
         return split;
     }
     // The GEMM lowering takes plain products of two host operands with one right matrix
@@ -103,278 +105,6 @@ pub(super) fn gemm_candidates(
         crate::strategies::gemm::candidates(graph, op, &operands, active, options, target);
     out.extend(general);
     out
-}
-
-/// Candidates of a matmul the split GEMM lowering implements exactly
-/// ([`crate::lower::gemm_split`]): both operands host tensors in the AMP input precision, one
-/// matrix each, K and N in whole 16-groups, the result only returned, outside repeat bodies.
-/// Each is one of the lowering's cheapest grids, priced by the lowering's own model (the
-/// kernel calls and copies it emits, its exchange phases as explicit transfers), so the
-/// selection's refined estimate prices the program the lowering builds. The operands' homes
-/// are where the host streams them (each element once, in AMP order), so the beam moves
-/// nothing before the op.
-fn split_candidates(
-    graph: &Graph,
-    op: &Op,
-    (input, scales): (Precision, [i64; 2]),
-    active: &[u32],
-    options: &PlannerOptions,
-    target: &Target,
-) -> Option<Vec<Candidate>> {
-    use crate::lower::gemm_split::{split_dims, SplitEnv, SplitGrid};
-    if options.in_body {
-        return None;
-    }
-    let index = graph.index_of(op)?;
-    let dims = split_dims(graph, index, input)?;
-    let partials = ipu_device::kernels::describe::default_partials(input);
-    let limit = options.candidates_per_op.max(1);
-    let weights = options.weight_memory.unwrap_or(MemoryClass::Interleaved);
-    // The lowering's surroundings of the op (`Lowering::split_env`): A gathered from a
-    // device value (a split GEMM's ranges, live across the op: its share of every tile,
-    // with a tenth of the tiles idle and a 16-element row of slack), and a result that a
-    // later split GEMM sends when anything uses it.
-    let (a, c) = (op.operands[0], op.results[0]);
-    let a_device = !matches!(graph.values[a].origin, Origin::Argument | Origin::Constant);
-    let used = graph.ops.iter().any(|o| o.operands.contains(&c));
-    let a_share = (u64::from(dims.0) * u64::from(dims.1))
-        .div_ceil((u64::from(options.tiles) * 9).div_ceil(10).max(1))
-        .next_multiple_of(16)
-        + 16;
-    // Under the FP8 policy a device A (F16 partials) is cast to FP8 on its owners first, at
-    // the policy's scale, into a copy that is live across the op too.
-    let a_element = graph.values[a].element;
-    let a_cast = a_device && a_element != input;
-    let a_bytes = u64::from(a_element.bytes()) + if a_cast { u64::from(input.bytes()) } else { 0 };
-    let env = SplitEnv {
-        weights,
-        a_device,
-        result: used.then(|| SplitEnv::chained_result_class(weights)),
-        reserved: [
-            if a_device {
-                u32::try_from(a_share * a_bytes).unwrap_or(u32::MAX)
-            } else {
-                0
-            },
-            0,
-        ],
-        b_resident: false,
-    };
-    // A constant B may instead stay resident: written by the host at initialization where
-    // each tile reads it (no B exchange per run, its replicas' memory for the whole program).
-    let b_constant = graph.values[op.operands[1]].origin == Origin::Constant;
-    let envs: Vec<SplitEnv> = [false, true]
-        .into_iter()
-        .filter(|&resident| !resident || b_constant)
-        .map(|b_resident| SplitEnv { b_resident, ..env })
-        .collect();
-    let scales = if a_cast {
-        [options.fp8_scale.unwrap_or(0), scales[1]]
-    } else {
-        scales
-    };
-    let mut grids = Vec::new();
-    for &tiles in active {
-        for env in &envs {
-            grids.extend(SplitGrid::ranked(dims, tiles, input, env, target, limit));
-        }
-    }
-    // A grid pinned by a plan constraint is a candidate whatever its rank (with the
-    // weights' class the constraint pins, if any).
-    let constraint = options.constraints.ops.get(&super::beam::op_key("", index));
-    let pinned_weights = constraint
-        .and_then(|constraint| match constraint.params.get("weights") {
-            Some(PlanValue::Str(class)) => [MemoryClass::Standard, MemoryClass::Interleaved]
-                .into_iter()
-                .find(|c| c.name() == class),
-            _ => None,
-        })
-        .unwrap_or(weights);
-    let pinned = constraint.and_then(|constraint| match constraint.params.get("grid") {
-        Some(PlanValue::Ints(grid)) if grid.len() == 4 && grid[0] == 1 => Some(
-            (1..4)
-                .map(|d| u32::try_from(grid[d]).ok())
-                .collect::<Option<Vec<u32>>>()?,
-        ),
-        _ => None,
-    });
-    let pinned_resident = constraint
-        .and_then(
-            |constraint| match constraint.params.get("weights_resident") {
-                Some(PlanValue::Bool(resident)) => Some(*resident),
-                _ => None,
-            },
-        )
-        .unwrap_or(false)
-        && b_constant;
-    if let Some(g) = pinned {
-        let env = SplitEnv {
-            weights: pinned_weights,
-            b_resident: pinned_resident,
-            result: env
-                .result
-                .map(|_| SplitEnv::chained_result_class(pinned_weights)),
-            ..env
-        };
-        // A pinned grid the lowering cannot build is said, with why: the planner then
-        // reports that no candidate satisfies the constraint.
-        match SplitGrid::within(dims, (g[0], g[1], g[2]), input, &env, target) {
-            Ok(grid) if grid.tiles() <= options.tiles => {
-                if !grids.contains(&grid) {
-                    grids.push(grid);
-                }
-            }
-            Ok(grid) => tracing::warn!(
-                op = index,
-                grid = ?g,
-                tiles = grid.tiles(),
-                allowed = options.tiles,
-                "the pinned split GEMM grid needs more tiles than the program has"
-            ),
-            Err(reason) => tracing::warn!(
-                op = index,
-                grid = ?g,
-                %reason,
-                "the pinned grid is not one the split GEMM lowering builds"
-            ),
-        }
-    }
-    let mut out = Vec::new();
-    for grid in grids {
-        let estimate = grid.estimate(input, target);
-        let shared = std::sync::Arc::new(grid.clone());
-        let mut row_bytes = 0;
-        let mut phases = Vec::new();
-        for phase in 0..=grid.panels {
-            let phase = InternalPhase::SplitGemm {
-                grid: shared.clone(),
-                precision: input,
-                phase,
-            };
-            let mut load = PhaseLoad::new(grid.tiles());
-            let mut transfers = 0usize;
-            phase.for_each_transfer(|source, destinations, bytes| {
-                load.add_transfer(source, destinations, bytes);
-                transfers += 1;
-            });
-            if transfers > 0 {
-                row_bytes = row_bytes.max(load.max_row_bytes());
-                phases.push(phase);
-            }
-        }
-        let (standard, interleaved) = grid.transient_bytes(input);
-        let transient = MemoryUse::of(standard, MemoryClass::Standard)
-            .plus(MemoryUse::of(interleaved, MemoryClass::Interleaved));
-        let (gm, gn, gk) = (grid.gm, grid.gn, grid.gk);
-        let kernels = vec![KernelSpec::Gemm {
-            input,
-            partials,
-            weights: MemoryClass::Interleaved,
-            k: grid.kp,
-            c: grid.call_columns,
-            rows: vec![grid.rows.blocks[0].1],
-            accumulate: grid.panels > 1,
-        }];
-        let mut kernels = kernels;
-        if gk > 1 {
-            let slice = (grid.rows.blocks[0].1 * grid.cols.blocks[0].1 / 16).div_ceil(gk) * 16;
-            kernels.push(KernelSpec::ReduceAdd {
-                partials_precision: partials,
-                output: partials,
-                elements: slice,
-                partials: gk - 1,
-            });
-        }
-        // Under the FP8 policy the host encodes each operand at its scale as it streams it.
-        let format = |order, memory, scale| ValueFormat::operand(input, order, memory, scale);
-        let plan = OperatorPlan::Gemm(GemmPlan {
-            grid: GemmTileGrid {
-                batch: 1,
-                rows: gm,
-                cols: gn,
-                k_split: gk,
-            },
-            tiles: grid.tiles(),
-            k_block: grid.kp,
-            c_block: grid.call_columns,
-            orientation: Orientation::Normal,
-            weights: element::memory(grid.classes.b_panel),
-            left: element::memory(grid.classes.a_panel),
-            precision: element::element(input),
-            k_steps: grid.panels,
-            weights_resident: grid.env.b_resident,
-            host_order: true,
-            scales: input.is_fp8().then(|| operand_scales(scales)),
-        });
-        out.push(Candidate {
-            compute_cycles: estimate.gemm + estimate.copies + estimate.reduce,
-            internal_exchange_cycles: estimate.exchange,
-            internal_row_bytes: row_bytes,
-            internal_phases: phases,
-            resident_weights: grid.env.b_resident,
-            transient,
-            kernels,
-            // A gathered from a device value's ranges inside the panels' phases (under FP8
-            // cast on its owners first: the beam prices that conversion).
-            follows: a_device.then_some((0, None)),
-            ..Candidate::new(
-                plan,
-                grid.tiles(),
-                vec![
-                    Need {
-                        shards: Shards::homed(
-                            [1, u64::from(dims.0), u64::from(dims.1)],
-                            [1, gm, gn * gk],
-                            input.bytes(),
-                            0,
-                        ),
-                        format: format(ElementOrder::AmpLeft, grid.classes.a_home, scales[0]),
-                    },
-                    Need {
-                        // Resident: every tile's whole (K slice, column block), replicated over
-                        // the row blocks; else one home range per tile.
-                        shards: if grid.env.b_resident {
-                            Shards::needed_by_grid(
-                                [1, u64::from(dims.1), u64::from(dims.2)],
-                                input.bytes(),
-                                &[1, gm, gn, gk],
-                                &[None, None, Some(2), Some(1)],
-                            )
-                        } else {
-                            Shards::homed(
-                                [1, u64::from(dims.1), u64::from(dims.2)],
-                                [1, gk * gm, gn],
-                                input.bytes(),
-                                0,
-                            )
-                        },
-                        format: format(ElementOrder::AmpRight, grid.classes.b_home, scales[1]),
-                    },
-                ],
-                Need {
-                    shards: Shards::homed(
-                        [1, u64::from(dims.0), u64::from(dims.2)],
-                        [1, gm, gn * gk],
-                        partials.bytes(),
-                        0,
-                    ),
-                    format: ValueFormat {
-                        precision: partials,
-                        ..format(
-                            ElementOrder::AmpOutput,
-                            if gk > 1 {
-                                grid.classes.reduced
-                            } else {
-                                grid.classes.partials
-                            },
-                            0,
-                        )
-                    },
-                },
-            )
-        });
-    }
-    (!out.is_empty()).then_some(out)
 }
 
 /// The plan's FP8 operand scales from the formats' exponents (saturated to the plan's integer

@@ -22,6 +22,7 @@ pub mod local_gemm;
 pub mod pointwise;
 pub mod rearrange;
 pub mod rows;
+pub mod split_gemm;
 
 use ipu_dialects::format::Plan;
 use ipu_dialects::plan::{OperatorPlan, PlanError, PointwisePlacement};

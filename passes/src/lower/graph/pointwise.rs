@@ -13,7 +13,7 @@ impl Lowering<'_> {
         let op = &self.graph.ops[index];
         for &x in &op.operands {
             if self.ranged.contains_key(&x) {
-                if let Some(bias) = gemm_split::bias_operand(self.graph, index, x) {
+                if let Some(bias) = split_gemm::bias_operand(self.graph, index, x) {
                     return self.ranged_add(index, x, bias);
                 }
             }
@@ -108,7 +108,7 @@ impl Lowering<'_> {
         let value = self.ranged_result(x, &provenance);
         let eb = source.precision.bytes();
         // The bias groups of each range: (first group, groups).
-        let groups = |r: &gemm_split::OwnedRange| {
+        let groups = |r: &split_gemm::OwnedRange| {
             let first = r.first / 16 / r.rows;
             let last = ((r.first + r.len) / 16 - 1) / r.rows;
             (r.origin.1 / 16 + first, last - first + 1)
@@ -189,7 +189,7 @@ impl Lowering<'_> {
     pub(super) fn range_runs(
         &mut self,
         value: &Ranged,
-        run: impl Fn(&gemm_split::OwnedRange) -> (KernelSpec, Vec<Arg>),
+        run: impl Fn(&split_gemm::OwnedRange) -> (KernelSpec, Vec<Arg>),
     ) -> Vec<Run> {
         let mut runs: Vec<Run> = value
             .ranges

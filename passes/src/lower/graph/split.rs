@@ -1,10 +1,10 @@
-//! Matmuls on the split GEMM lowering ([`crate::lower::gemm_split`]): whether it takes a
+//! Matmuls on the split GEMM lowering ([`crate::strategies::split_gemm`]): whether it takes a
 //! matmul, the planned grid it follows, its surroundings, and the lowering of the op.
 
 use super::*;
 
 impl Lowering<'_> {
-    /// The grid of the split GEMM lowering ([`super::gemm_split`]) for matmul `index`, when it
+    /// The grid of the split GEMM lowering ([`crate::strategies::split_gemm`]) for matmul `index`, when it
     /// applies: both operands from the host in the AMP input precision (nothing to convert),
     /// K and N in whole 16-groups, and a result that is only returned (its C ranges are read
     /// back where they are reduced). The plan's grid when it is a batch-free, normal
@@ -21,7 +21,7 @@ impl Lowering<'_> {
             return Ok(None);
         }
         let input = self.split_input(index);
-        let Some(dims) = gemm_split::split_dims(self.graph, index, input) else {
+        let Some(dims) = split_gemm::split_dims(self.graph, index, input) else {
             return Ok(None);
         };
         let precision = input;
@@ -241,7 +241,7 @@ impl Lowering<'_> {
             k_panel = grid.kp,
             "split GEMM grid"
         );
-        let inputs = gemm_split::inputs(&mut self.program, grid, precision, &provenance);
+        let inputs = split_gemm::inputs(&mut self.program, grid, precision, &provenance);
         // A ranged left operand not in the input precision (F16 partials under the FP8
         // policy) is cast where it is first.
         let a_value = self.ranged.get(&a).cloned().map(|value| {
@@ -256,7 +256,7 @@ impl Lowering<'_> {
             self.stream_encoded(a, inputs.a_pieces.clone(), (precision, scales[0]))?;
         }
         self.stream_encoded(b, inputs.b_pieces.clone(), (precision, scales[1]))?;
-        let value = gemm_split::lower(
+        let value = split_gemm::lower(
             &mut self.program,
             grid,
             (precision, scales),

@@ -204,12 +204,12 @@ pub fn in_place_candidate(graph: &Graph, op: &Op) -> Option<Candidate> {
 }
 
 /// The one candidate of a bias add or GeLU of a value the split GEMM lowering holds as ranges
-/// ([`crate::lower::gemm_split::ranged_value`]), which the lowering runs on the ranges where
+/// ([`crate::strategies::split_gemm::ranged_value`]), which the lowering runs on the ranges where
 /// they are, in place: [`Candidate::follows`] the operand (the beam prices the kernel over its
 /// home's block), the bias vector homed whole (each owner gets the groups it touches from the
 /// host).
 pub fn ranged_candidate(graph: &Graph, op: &Op, options: &PlannerOptions) -> Option<Candidate> {
-    use crate::lower::gemm_split::{bias_operand, ranged_value};
+    use crate::strategies::split_gemm::{bias_operand, ranged_value};
     if options.in_body {
         return None;
     }

@@ -237,7 +237,8 @@ impl Lowering<'_> {
                         blocks
                             .iter()
                             .map(|&(_, block)| {
-                                super::super::gemm_split::ranges(block * cb, rows_per_group)[p].1
+                                crate::strategies::split_gemm::ranges(block * cb, rows_per_group)[p]
+                                    .1
                                     * ie
                             })
                             .sum::<u32>()
@@ -263,9 +264,10 @@ impl Lowering<'_> {
                         let base = k0 * cb * ie;
                         let cut = match stage {
                             None => vec![(0, block * cb); readers.len()],
-                            Some(_) => {
-                                super::super::gemm_split::ranges(block * cb, readers.len() as u32)
-                            }
+                            Some(_) => crate::strategies::split_gemm::ranges(
+                                block * cb,
+                                readers.len() as u32,
+                            ),
                         };
                         for (p, (&reader, &(first, len))) in readers.iter().zip(&cut).enumerate() {
                             if len == 0 {
@@ -276,7 +278,7 @@ impl Lowering<'_> {
                                 None => place,
                                 Some(stage) => Place::at(stage, staged[p]),
                             };
-                            super::super::gemm_split::panel_pieces(
+                            crate::strategies::split_gemm::panel_pieces(
                                 reader,
                                 written,
                                 (first, len),

@@ -50,16 +50,18 @@
 use ipu_device::kernels::describe::GEMM_MAX_WEIGHT_ELEMENTS;
 use ipu_device::{cost, KernelSpec, MemoryClass, Precision, Target};
 
-use super::program::{Arg, BufferId, HostPiece, Move, Place, Run, TileProgram, TileStep};
+use crate::lower::program::{Arg, BufferId, HostPiece, Move, Place, Run, TileProgram, TileStep};
 use std::sync::Arc;
 
 use crate::planner::graph::Analyses;
 use crate::planner::{Graph, OpKind, Origin};
 
+mod candidates;
 mod lower;
 #[cfg(test)]
 mod tests;
 
+pub use candidates::candidates;
 pub use lower::{inputs, lower, OwnedRange, Ranged, Segment, SplitInputs};
 
 /// The widest column chunk of one GEMM call.
