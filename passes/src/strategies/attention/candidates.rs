@@ -32,23 +32,8 @@ pub fn candidates(
     options: &PlannerOptions,
     target: &Target,
 ) -> Vec<Candidate> {
-    let q = canonical_dims(&graph.values[op.operands[0]].shape);
-    let k = canonical_dims(&graph.values[op.operands[1]].shape);
-    let v = canonical_dims(&graph.values[op.operands[2]].shape);
-    let out_dims = canonical_dims(&graph.values[op.results[0]].shape);
-    let (s, d, t, e) = (q[1], q[2], k[1], v[2]);
-    // The attention lowering computes in the operands' own element type (one for q, k, v and
-    // the result), whatever the policy.
-    let vector = op_vector_precision(graph, op, options.precision);
-    let input = vector;
-    // The lowering fetches each operand's rows as they are (row-major, in its own element
-    // type; the tile-local GEMMs pack them, priced in the kernel model): queries and keys in
-    // standard memory, the values in interleaved.
-    let in_format = |position: usize, memory| ValueFormat {
-        memory,
-        ..ValueFormat::row_major(graph.values[op.operands[position]].element)
-    };
-    let out_format = ValueFormat::row_major(vector);
+    let shape = AttentionShape::of(graph, op, causal, options);
+    let (q, s, t) = (shape.q, shape.q[1], shape.k[1]);
     let mut out = Vec::new();
     for materialized in [false, true] {
         let shapes: Vec<u64> = if materialized {
@@ -60,174 +45,221 @@ pub fn candidates(
         // more batch-heads than tiles it runs `ceil(heads / tiles)` whole heads per tile, one
         // after the other, keys streamed: only that shape (`attention_flash` on grid
         // [ceil(heads / per tile), 1]) is priced then.
-        let heads_per_tile = heads_per_tile(u32_of(q[0]), options.tiles);
-        let one_head_per_row = heads_per_tile.is_none();
-        let shaped: Vec<Vec<u32>> = match (heads_per_tile, materialized) {
+        let shaped: Vec<Vec<u32>> = match (shape.heads_per_tile, materialized) {
             (None, _) => grids(active, &shapes),
             (Some(heads), false) => vec![vec![u32_of(q[0].div_ceil(u64::from(heads))), 1]],
             (Some(_), true) => Vec::new(),
         };
-        for grid in shaped {
-            let tiles: u32 = grid.iter().product();
-            let (gb, gs) = (grid[0], grid[1]);
-            let gt = if materialized { grid[2] } else { 1 };
-            if (one_head_per_row && u64::from(gb) != q[0]) || !s.is_multiple_of(u64::from(gs)) {
-                continue;
-            }
-            let bb = block_size(q[0], gb);
-            let sb = block_size(s, gs);
-            let tb = block_size(t, gt);
-            let mut internal = PhaseLoad::new(tiles);
-            let mut internal_phases = Vec::new();
-            let rows_after = if materialized {
-                block_size(s, gs * gt).max(1)
-            } else {
-                sb
-            };
-            let tile = MaterializedTile {
-                rows: u32_of(sb),
-                d: u32_of(d),
-                key_rows: u32_of(tb),
-                keys: u32_of(t),
-                width: u32_of(e),
-                rows_after: u32_of(rows_after),
-                precision: graph.values[op.operands[0]].element,
-                causal,
-            };
-            if materialized {
-                // The shapes the lowering's materialized attention takes (one batch-head
-                // per grid row, exact query and key splits).
-                let fits = materialized_fits(
-                    (u32_of(q[0]), u32_of(s), u32_of(t)),
-                    (gb, gs, gt),
-                    options.tiles,
-                ) && tile.fits(target);
-                if !fits || !split_is_exact_cover(s, gs * gt) {
-                    continue;
-                }
-                let scores_home = Shards::needed_by_grid(
-                    [q[0], s, t],
-                    vector.bytes(),
-                    &grid,
-                    &[Some(0), Some(1), Some(2)],
-                );
-                let scores_rows = Shards::homed([q[0], s, t], [gb, gs * gt, 1], vector.bytes(), 0);
-                internal.add(&scores_home, &scores_rows);
-                internal_phases.push(InternalPhase::Reshard {
-                    from: scores_home,
-                    to: scores_rows,
-                });
-            }
-            // Priced from the calls the lowering runs per tile; whole score rows per tile are the
-            // materialized case with one key block (key_rows = t, rows_after = sb).
-            let mut kernels = tile.kernels();
-            let mut compute = tile.cycles(target);
-            if !all_valid(&kernels) {
-                continue;
-            }
-            let q_need = Shards::needed_by_grid(q, input.bytes(), &grid, &[Some(0), Some(1), None]);
-            let kv_axes: Vec<Option<usize>> = if materialized {
-                vec![Some(0), None, Some(1)]
-            } else {
-                vec![Some(0), None]
-            };
-            let k_need = Shards::needed_by_grid(k, input.bytes(), &grid, &kv_axes);
-            // The value rows a tile multiplies by are all keys of its batch.
-            let v_need = Shards::needed_by_grid(
-                v,
-                input.bytes(),
-                &grid,
-                &[Some(0), None, None][..grid.len()],
-            );
-            let output = if materialized {
-                Shards::homed(out_dims, [gb, gs * gt, 1], vector.bytes(), 0)
-            } else {
-                Shards::needed_by_grid(out_dims, vector.bytes(), &grid, &[Some(0), Some(1)])
-            };
-            let mut score_bytes = bb * sb * tb * u64::from(vector.bytes())
-                + 2 * bb * rows_after * t * u64::from(vector.bytes());
-            let mut schedule = if materialized {
-                AttentionSchedule::Materialized
-            } else {
-                AttentionSchedule::Blocked
-            };
-            // A tile whose whole score rows, keys and values do not fit streams the keys in
-            // blocks (flash-style, online softmax): priced with the lowering's own model, one
-            // exchange phase per key block.
-            let element = graph.values[op.operands[0]].element;
-            let sizes = (u32_of(sb), u32_of(d), u32_of(t), u32_of(e));
-            let mut k_steps = 1;
-            // Several heads per tile: whole heads in waves (their own model).
-            let streamed = match heads_per_tile {
-                Some(_) => Some(wave_key_block(sizes, element)),
-                None => streamed_key_block(sizes, element),
-            };
-            if let (false, true, Some(block)) =
-                (materialized, bb == 1 || !one_head_per_row, streamed)
-            {
-                let blocks = t.div_ceil(u64::from(block));
-                schedule = AttentionSchedule::Flash { key_block: block };
-                let streamed_tile = StreamedTile {
-                    rows: sizes.0,
-                    d: sizes.1,
-                    keys: sizes.2,
-                    width: sizes.3,
-                    key_block: block,
-                    precision: element,
-                    causal,
-                };
-                compute = match heads_per_tile {
-                    Some(heads) => streamed_tile.waves_cycles(heads, target),
-                    None => streamed_tile.cycles(target),
-                };
-                k_steps = u32_of(blocks * u64::from(heads_per_tile.unwrap_or(1)));
-                kernels = vec![streamed_tile.update(block.min(sizes.2))];
-                let eb = u64::from(element.bytes());
-                score_bytes = (sb * u64::from(block) + u64::from(block) * (2 * d + e)) * eb
-                    + sb * e * 4
-                    + 8 * sb;
-            }
-            let plan = OperatorPlan::Attention(AttentionPlan {
-                schedule,
-                grid: grid.clone(),
-                tiles,
-                causal,
-                precision: element::element(input),
-            });
-            let panel_phases =
-                u64::from(k_steps - 1) * u64::from(target.exchange.phase_cycles.value);
-            out.push(Candidate {
-                compute_cycles: compute,
-                internal_exchange_cycles: internal.cycles(target) + panel_phases,
-                internal_row_bytes: internal.max_row_bytes(),
-                internal_phases,
-                k_steps,
-                transient: MemoryUse::of(score_bytes, MemoryClass::Standard),
-                kernels,
-                ..Candidate::new(
-                    plan,
-                    tiles,
-                    vec![
-                        Need {
-                            shards: q_need,
-                            format: in_format(0, MemoryClass::Standard),
-                        },
-                        Need {
-                            shards: k_need,
-                            format: in_format(1, MemoryClass::Standard),
-                        },
-                        Need {
-                            shards: v_need,
-                            format: in_format(2, MemoryClass::Interleaved),
-                        },
-                    ],
-                    Need {
-                        shards: output,
-                        format: out_format,
-                    },
-                )
-            });
-        }
+        out.extend(
+            shaped
+                .into_iter()
+                .filter_map(|grid| grid_candidate(&shape, grid, materialized, options, target)),
+        );
     }
     out
+}
+
+/// What every candidate of one attention op shares.
+struct AttentionShape {
+    /// Canonical `[batch-heads, rows, columns]` of the query, key, value and result.
+    q: [u64; 3],
+    k: [u64; 3],
+    v: [u64; 3],
+    out: [u64; 3],
+    /// The query's element type: the lowering computes in it (one for q, k, v and the
+    /// result), whatever the policy.
+    element: ipu_device::Precision,
+    /// The element type the planner gives the op's values (the same for a well-typed op).
+    vector: ipu_device::Precision,
+    causal: bool,
+    heads_per_tile: Option<u32>,
+    /// The formats the lowering fetches the query, key and value in (row-major, in their own
+    /// element type; the tile-local GEMMs pack them): queries and keys in standard memory, the
+    /// values in interleaved.
+    operand_formats: [ValueFormat; 3],
+}
+
+impl AttentionShape {
+    fn of(graph: &Graph, op: &Op, causal: bool, options: &PlannerOptions) -> AttentionShape {
+        let dims = |value: usize| canonical_dims(&graph.values[value].shape);
+        let q = dims(op.operands[0]);
+        let format = |position: usize, memory| ValueFormat {
+            memory,
+            ..ValueFormat::row_major(graph.values[op.operands[position]].element)
+        };
+        AttentionShape {
+            q,
+            k: dims(op.operands[1]),
+            v: dims(op.operands[2]),
+            out: dims(op.results[0]),
+            element: graph.values[op.operands[0]].element,
+            vector: op_vector_precision(graph, op, options.precision),
+            causal,
+            heads_per_tile: heads_per_tile(u32_of(q[0]), options.tiles),
+            operand_formats: [
+                format(0, MemoryClass::Standard),
+                format(1, MemoryClass::Standard),
+                format(2, MemoryClass::Interleaved),
+            ],
+        }
+    }
+}
+
+/// The candidate on `grid` (`[batch-heads, query blocks]`, or with a key-block axis when
+/// `materialized`), priced from its tiles' calls; `None` for a shape the lowering does not take.
+fn grid_candidate(
+    shape: &AttentionShape,
+    grid: Vec<u32>,
+    materialized: bool,
+    options: &PlannerOptions,
+    target: &Target,
+) -> Option<Candidate> {
+    let (q, s, d, t, e) = (shape.q, shape.q[1], shape.q[2], shape.k[1], shape.v[2]);
+    let precision = shape.element;
+    let tiles: u32 = grid.iter().product();
+    let (gb, gs) = (grid[0], grid[1]);
+    let gt = if materialized { grid[2] } else { 1 };
+    let one_head_per_row = shape.heads_per_tile.is_none();
+    if (one_head_per_row && u64::from(gb) != q[0]) || !s.is_multiple_of(u64::from(gs)) {
+        return None;
+    }
+    let (bb, sb, tb) = (block_size(q[0], gb), block_size(s, gs), block_size(t, gt));
+    let rows_after = if materialized {
+        block_size(s, gs * gt).max(1)
+    } else {
+        sb
+    };
+    let tile = MaterializedTile {
+        rows: u32_of(sb),
+        d: u32_of(d),
+        key_rows: u32_of(tb),
+        keys: u32_of(t),
+        width: u32_of(e),
+        rows_after: u32_of(rows_after),
+        precision,
+        causal: shape.causal,
+    };
+    let mut internal = PhaseLoad::new(tiles);
+    let mut internal_phases = Vec::new();
+    if materialized {
+        // The shapes the lowering's materialized attention takes (one batch-head per grid
+        // row, exact query and key splits), the scores resharded to whole rows.
+        let fits = materialized_fits(
+            (u32_of(q[0]), u32_of(s), u32_of(t)),
+            (gb, gs, gt),
+            options.tiles,
+        ) && tile.fits(target);
+        if !fits || !split_is_exact_cover(s, gs * gt) {
+            return None;
+        }
+        let scores_home = Shards::needed_by_grid(
+            [q[0], s, t],
+            shape.vector.bytes(),
+            &grid,
+            &[Some(0), Some(1), Some(2)],
+        );
+        let scores_rows = Shards::homed([q[0], s, t], [gb, gs * gt, 1], shape.vector.bytes(), 0);
+        internal.add(&scores_home, &scores_rows);
+        internal_phases.push(InternalPhase::Reshard {
+            from: scores_home,
+            to: scores_rows,
+        });
+    }
+    // Priced from the calls the lowering runs per tile; whole score rows per tile are the
+    // materialized case with one key block (key_rows = t, rows_after = sb).
+    let mut kernels = tile.kernels();
+    if !all_valid(&kernels) {
+        return None;
+    }
+    let mut compute = tile.cycles(target);
+    let mut score_bytes =
+        (bb * sb * tb + 2 * bb * rows_after * t) * u64::from(shape.vector.bytes());
+    let mut schedule = if materialized {
+        AttentionSchedule::Materialized
+    } else {
+        AttentionSchedule::Blocked
+    };
+    // A tile whose whole score rows, keys and values do not fit streams the keys in blocks
+    // (flash-style, online softmax), one exchange phase per key block; several heads per tile
+    // run in waves.
+    let sizes = (u32_of(sb), u32_of(d), u32_of(t), u32_of(e));
+    let mut k_steps = 1;
+    let streamed = match shape.heads_per_tile {
+        Some(_) => Some(wave_key_block(sizes, precision)),
+        None => streamed_key_block(sizes, precision),
+    };
+    if let (false, true, Some(block)) = (materialized, bb == 1 || !one_head_per_row, streamed) {
+        schedule = AttentionSchedule::Flash { key_block: block };
+        let streamed_tile = StreamedTile {
+            rows: sizes.0,
+            d: sizes.1,
+            keys: sizes.2,
+            width: sizes.3,
+            key_block: block,
+            precision,
+            causal: shape.causal,
+        };
+        compute = match shape.heads_per_tile {
+            Some(heads) => streamed_tile.waves_cycles(heads, target),
+            None => streamed_tile.cycles(target),
+        };
+        k_steps =
+            u32_of(t.div_ceil(u64::from(block)) * u64::from(shape.heads_per_tile.unwrap_or(1)));
+        kernels = vec![streamed_tile.update(block.min(sizes.2))];
+        score_bytes = streamed_tile.working_bytes();
+    }
+    let plan = OperatorPlan::Attention(AttentionPlan {
+        schedule,
+        grid: grid.clone(),
+        tiles,
+        causal: shape.causal,
+        precision: element::element(shape.vector),
+    });
+    let panel_phases = u64::from(k_steps - 1) * u64::from(target.exchange.phase_cycles.value);
+    let (operand_needs, result_need) = needs(shape, &grid, materialized);
+    Some(Candidate {
+        compute_cycles: compute,
+        internal_exchange_cycles: internal.cycles(target) + panel_phases,
+        internal_row_bytes: internal.max_row_bytes(),
+        internal_phases,
+        k_steps,
+        transient: MemoryUse::of(score_bytes, MemoryClass::Standard),
+        kernels,
+        ..Candidate::new(plan, tiles, operand_needs, result_need)
+    })
+}
+
+/// The blocks of the query, key and value each tile of `grid` fetches, and the result blocks
+/// it leaves (a row grid after a materialized attention's reshard).
+fn needs(shape: &AttentionShape, grid: &[u32], materialized: bool) -> (Vec<Need>, Need) {
+    let bytes = shape.vector.bytes();
+    let kv_axes: &[Option<usize>] = if materialized {
+        &[Some(0), None, Some(1)]
+    } else {
+        &[Some(0), None]
+    };
+    // The value rows a tile multiplies by are all keys of its batch.
+    let v_axes = &[Some(0), None, None][..grid.len()];
+    let shards = [
+        Shards::needed_by_grid(shape.q, bytes, grid, &[Some(0), Some(1), None]),
+        Shards::needed_by_grid(shape.k, bytes, grid, kv_axes),
+        Shards::needed_by_grid(shape.v, bytes, grid, v_axes),
+    ];
+    let operands = shards
+        .into_iter()
+        .zip(shape.operand_formats)
+        .map(|(shards, format)| Need { shards, format })
+        .collect();
+    let output = if materialized {
+        Shards::homed(shape.out, [grid[0], grid[1] * grid[2], 1], bytes, 0)
+    } else {
+        Shards::needed_by_grid(shape.out, bytes, grid, &[Some(0), Some(1)])
+    };
+    (
+        operands,
+        Need {
+            shards: output,
+            format: ValueFormat::row_major(shape.vector),
+        },
+    )
 }

@@ -154,6 +154,16 @@ impl StreamedTile {
         fills + blocks + cost(&self.finish(), target)
     }
 
+    /// Bytes of the tile's working buffers besides its queries (an operand block) and the
+    /// tile-local GEMM's scratch: the score block, the key block and its transpose, the value
+    /// block, the f32 unnormalized output, row maxima and row sums.
+    pub fn working_bytes(&self) -> u64 {
+        let [rows, d, width, block] =
+            [self.rows, self.d, self.width, self.key_block].map(u64::from);
+        let e = u64::from(self.precision.bytes());
+        (rows * block + block * (2 * d + width)) * e + rows * width * 4 + 8 * rows
+    }
+
     /// Modelled cycles of a tile running `heads` whole heads one after the other: per head its
     /// copies of the queries and of each key and value block from the tile's home into the
     /// working buffers, then [`StreamedTile::cycles`].
