@@ -51,6 +51,20 @@ impl GemmPrecision {
     pub fn partials(&self) -> Precision {
         default_partials(self.input)
     }
+
+    /// The cast of `elements` host elements to the AMP input precision.
+    fn cast(&self, elements: u32) -> KernelSpec {
+        KernelSpec::Cast {
+            from: self.host,
+            to: self.input,
+            elements,
+        }
+    }
+
+    /// The FP8 scale argument of the casts and GEMM calls.
+    fn scale_arg(&self) -> Arg {
+        Arg::Value(self.scale_exp as u32)
+    }
 }
 
 /// The K chunks of A's row blocks: `(j, k0, k1)` means tile column j converts columns
@@ -292,298 +306,26 @@ pub fn lower_matmul(
     (a, b_rm): (ASource, BufferId),
     provenance: &str,
 ) -> BufferId {
-    // The host-side precision of a gathered operand is its producer's (the GEMM partials).
-    let host = precision.host.bytes();
-    let input = precision.input.bytes();
-    let partials = precision.partials();
-    let pb = partials.bytes();
-    let all = grid.tiles();
-    let rp = grid.rows_padded;
-    let (cb, kb) = (grid.cb, grid.kb);
-    let standard = MemoryClass::Standard;
-    let narrowing = precision.input != precision.host;
-    let scale = Arg::Value(precision.scale_exp as u32);
-    let address = |buffer, offset| Arg::Address(Place::at(buffer, offset));
-    let cast = |elements| KernelSpec::Cast {
-        from: precision.host,
-        to: precision.input,
-        elements,
+    let buffers = GemmBuffers::new(program, grid, precision, &a, provenance);
+    let steps = GemmSteps {
+        grid,
+        precision,
+        buffers: &buffers,
+        a_slots: a_slots(grid).0,
+        b_slots: b_slots(grid).0,
     };
-
-    // One panel of each AMP operand, both in interleaved memory (the standard region is small
-    // and holds the host chunks and C).
-    let a_amp = program.buffer(
-        format!("{provenance}.a.amp_left"),
-        MemoryClass::Interleaved,
-        rp * kb * input,
-        all.clone(),
-    );
-    let b_amp = program.buffer(
-        format!("{provenance}.b.amp_right"),
-        MemoryClass::Interleaved,
-        kb * cb * input,
-        all.clone(),
-    );
-    let (a_slots, _) = a_slots(grid);
-    // Casts and staging hold one panel's chunk at a time (a tile owns at most one A chunk and
-    // one B chunk per column block and panel).
-    let a_chunk_max = a_panel_chunks(grid)
-        .iter()
-        .map(|&(_, _, k0, k1)| rp * chunk_columns(grid, k0, k1))
-        .max()
-        .unwrap_or(0);
-    let b_chunk_max = b_chunks(grid)
-        .iter()
-        .map(|&(_, _, r0, r1)| r1 - r0)
-        .max()
-        .unwrap_or(0);
-    let a_cast = narrowing.then(|| {
-        let elements = match a {
-            ASource::Chunks(_) => a_chunk_max,
-            ASource::Gathered { .. } => rp * kb,
-        };
-        program.buffer(
-            format!("{provenance}.a.cast"),
-            standard,
-            (elements * input).max(input),
-            all.clone(),
-        )
-    });
-    let (b_slots, _) = b_slots(grid);
-    let b_cast = narrowing.then(|| {
-        program.buffer(
-            format!("{provenance}.b.cast"),
-            standard,
-            (b_chunk_max * cb * input).max(input),
-            all.clone(),
-        )
-    });
-    // A chunk that is a whole K block is already in its final layout: it is rearranged in
-    // place and sent as one range. Partial chunks go through a staging buffer.
-    let partial = b_chunks(grid).iter().any(|&(_, _, r0, r1)| r1 - r0 != kb);
-    let b_stage = partial.then(|| {
-        program.buffer(
-            format!("{provenance}.b.amp_chunk"),
-            standard,
-            (b_chunk_max * cb * input).max(input),
-            all.clone(),
-        )
-    });
-    let groups = cb / 16;
-    let c_amp = program.buffer(
-        format!("{provenance}.c.amp_output"),
-        standard,
-        rp * cb * pb,
-        all.clone(),
-    );
-    // A gathered panel: the producer's blocks of the panel, block-major.
-    let gathered_panel = match &a {
-        ASource::Gathered { grid: producer, .. } => Some(program.buffer(
-            format!("{provenance}.a.gathered"),
-            MemoryClass::Interleaved,
-            rp * kb * host,
-            all.clone(),
-        ))
-        .map(|buffer| (buffer, producer.clone())),
-        ASource::Chunks(_) => None,
-    };
-
     for s in 0..grid.k_steps {
         let mut runs = Vec::new();
         let mut moves = Vec::new();
-        // A's panel s.
         match &a {
             ASource::Chunks(chunk) => {
-                let chunk = *chunk;
-                for (&(panel, j, k0, k1), &slot) in a_panel_chunks(grid).iter().zip(&a_slots) {
-                    if panel != s {
-                        continue;
-                    }
-                    let columns = chunk_columns(grid, k0, k1);
-                    let within = (k0 - s * kb) * rp * input;
-                    for i in 0..grid.mb {
-                        let tile = grid.tile(i, j);
-                        if columns == 0 {
-                            push_zeros(
-                                program,
-                                &mut runs,
-                                tile,
-                                precision.input,
-                                rp * (k1 - k0),
-                                Place::at(a_amp, within),
-                            );
-                        } else {
-                            let spec = KernelSpec::Rearrange {
-                                order: ElementOrder::AmpLeft,
-                                to_amp: true,
-                                precision: precision.input,
-                                offset: 0,
-                                rows: grid.rows(i),
-                                rows_padded: rp,
-                                cols: columns,
-                                cols_padded: k1 - k0,
-                            };
-                            push_conversion(
-                                program,
-                                &mut runs,
-                                tile,
-                                Place::at(chunk, slot * host),
-                                a_cast.map(|b| (cast(grid.rows(i) * columns), b, scale)),
-                                spec,
-                                Place::at(a_amp, within),
-                            );
-                        }
-                        let destinations: Vec<u32> = (0..grid.nb)
-                            .map(|jj| grid.tile(i, jj))
-                            .filter(|&t| t != tile)
-                            .collect();
-                        if !destinations.is_empty() {
-                            moves.push(Move {
-                                source_tile: tile,
-                                source: Place::at(a_amp, within),
-                                destinations,
-                                destination: Place::at(a_amp, within),
-                                bytes: (k1 - k0) * rp * input,
-                            });
-                        }
-                    }
-                }
+                convert_a_panel(program, &steps, s, *chunk, (&mut runs, &mut moves));
             }
             ASource::Gathered {
                 buffer: produced, ..
-            } => {
-                let produced = *produced;
-                // Gather the panel's blocks: a tile that holds one copies it, the others
-                // receive it; the rearrange waits for the exchange (see the GEMM step).
-                let (panel, producer) = gathered_panel.as_ref().expect("gathered panel");
-                let per_panel = kb / producer.cb;
-                let block_bytes = rp * producer.cb * host;
-                // Row block b of this GEMM is part b mod `split` of the producer's row block
-                // b / split: contiguous rows of the producer's row-major block.
-                let split = producer.rows_padded / rp;
-                for q in 0..per_panel {
-                    let block = s * per_panel + q;
-                    if block >= producer.nb {
-                        break;
-                    }
-                    for b in 0..grid.mb {
-                        let source = producer.tile(b / split, block);
-                        let offset = (b % split) * rp * producer.cb * host;
-                        let bytes = grid.rows(b) * producer.cb * host;
-                        let mut destinations = Vec::new();
-                        for j in 0..grid.nb {
-                            let tile = grid.tile(b, j);
-                            if tile == source {
-                                runs.push(Run {
-                                    tile,
-                                    kernel: program.kernel(KernelSpec::Copy { bytes }),
-                                    args: vec![
-                                        address(produced, offset),
-                                        address(*panel, q * block_bytes),
-                                    ],
-                                });
-                            } else {
-                                destinations.push(tile);
-                            }
-                        }
-                        if !destinations.is_empty() {
-                            moves.push(Move {
-                                source_tile: source,
-                                source: Place::at(produced, offset),
-                                destinations,
-                                destination: Place::at(*panel, q * block_bytes),
-                                bytes,
-                            });
-                        }
-                    }
-                }
-            }
+            } => gather_a_panel(program, &steps, s, *produced, (&mut runs, &mut moves)),
         }
-        // B's K block s: grid row i converts its K-row chunk of every column block into
-        // AMP-right order; column group g of the chunk is contiguous and belongs at
-        // `(g kb + row in block) 16` of the panel.
-        for j in 0..grid.nb {
-            for (&(i, block, r0, r1), &slot) in b_chunks(grid).iter().zip(&b_slots) {
-                if block != s {
-                    continue;
-                }
-                let tile = grid.tile(i, j);
-                let rows = r1 - r0;
-                let real = chunk_rows(grid, r0, r1);
-                let whole = rows == kb;
-                let (target_buffer, target_offset) = match (whole, b_stage) {
-                    (false, Some(stage)) => (stage, 0),
-                    _ => (b_amp, 0),
-                };
-                if real == 0 {
-                    push_zeros(
-                        program,
-                        &mut runs,
-                        tile,
-                        precision.input,
-                        rows * cb,
-                        Place::at(target_buffer, target_offset),
-                    );
-                } else {
-                    let spec = KernelSpec::Rearrange {
-                        order: ElementOrder::AmpRight,
-                        to_amp: true,
-                        precision: precision.input,
-                        offset: 0,
-                        rows: real,
-                        rows_padded: rows,
-                        cols: cb,
-                        cols_padded: cb,
-                    };
-                    push_conversion(
-                        program,
-                        &mut runs,
-                        tile,
-                        Place::at(b_rm, slot * cb * host),
-                        b_cast.map(|b| (cast(real * cb), b, scale)),
-                        spec,
-                        Place::at(target_buffer, target_offset),
-                    );
-                }
-                let destinations: Vec<u32> = (0..grid.mb)
-                    .map(|ii| grid.tile(ii, j))
-                    .filter(|&t| t != tile)
-                    .collect();
-                if whole {
-                    if !destinations.is_empty() {
-                        moves.push(Move {
-                            source_tile: tile,
-                            source: Place::at(b_amp, 0),
-                            destinations,
-                            destination: Place::at(b_amp, 0),
-                            bytes: kb * cb * input,
-                        });
-                    }
-                    continue;
-                }
-                let within = r0 - s * kb;
-                for g in 0..groups {
-                    let from = target_offset + g * rows * 16 * input;
-                    let to = (g * kb + within) * 16 * input;
-                    let bytes = rows * 16 * input;
-                    // The owner places its own chunk with a copy; the others receive it.
-                    runs.push(Run {
-                        tile,
-                        kernel: program.kernel(KernelSpec::Copy { bytes }),
-                        args: vec![address(target_buffer, from), address(b_amp, to)],
-                    });
-                    if !destinations.is_empty() {
-                        moves.push(Move {
-                            source_tile: tile,
-                            source: Place::at(target_buffer, from),
-                            destinations: destinations.clone(),
-                            destination: Place::at(b_amp, to),
-                            bytes,
-                        });
-                    }
-                }
-            }
-        }
+        convert_b_block(program, &steps, s, b_rm, (&mut runs, &mut moves));
         // Stable: each tile keeps its casts before its rearranges.
         runs.sort_by_key(|r| r.tile);
         program.run.push(TileStep::Compute {
@@ -594,76 +336,504 @@ pub fn lower_matmul(
             let phase = program.exchange_phases() as u32;
             program.run.push(TileStep::Exchange { phase, moves });
         }
-        // The strategy's call for this K block: the one the planner priced.
-        let kernel = program.kernel(grid.call(precision.input, s));
-        let mut runs = Vec::new();
-        for (i, j) in grid.grid() {
-            let tile = grid.tile(i, j);
-            if let Some((panel, producer)) = &gathered_panel {
-                // The gathered panel into AMP-left order, block by block (each block is a
-                // contiguous range of whole 16-column groups); padding columns are zeros.
-                let per_panel = kb / producer.cb;
-                let blocks = per_panel.min(producer.nb - s * per_panel);
-                let mut source = (*panel, 0);
-                if let Some(cast_buffer) = a_cast {
-                    runs.push(Run {
-                        tile,
-                        kernel: program.kernel(cast(rp * producer.cb * blocks)),
-                        args: vec![address(*panel, 0), address(cast_buffer, 0), scale],
-                    });
-                    source = (cast_buffer, 0);
-                }
-                let element = if a_cast.is_some() { input } else { host };
-                for q in 0..blocks {
-                    let spec = KernelSpec::Rearrange {
-                        order: ElementOrder::AmpLeft,
-                        to_amp: true,
-                        precision: precision.input,
-                        offset: 0,
-                        rows: grid.rows(i),
-                        rows_padded: rp,
-                        cols: producer.cb,
-                        cols_padded: producer.cb,
-                    };
-                    runs.push(Run {
-                        tile,
-                        kernel: program.kernel(spec),
-                        args: vec![
-                            address(source.0, source.1 + q * rp * producer.cb * element),
-                            address(a_amp, q * producer.cb * rp * input),
-                        ],
-                    });
-                }
-                if blocks < per_panel {
-                    push_zeros(
-                        program,
-                        &mut runs,
-                        tile,
-                        precision.input,
-                        rp * producer.cb * (per_panel - blocks),
-                        Place::at(a_amp, blocks * producer.cb * rp * input),
-                    );
-                }
-            }
-            runs.push(Run {
-                tile,
-                kernel,
-                args: vec![
-                    address(a_amp, 0),
-                    address(b_amp, 0),
-                    address(c_amp, 0),
-                    Arg::Value(0),
-                    scale,
-                    scale,
-                ],
-            });
-        }
+        let runs = gemm_runs(program, &steps, s);
         program.run.push(TileStep::Compute {
             provenance: provenance.to_string(),
             runs,
         });
     }
+    unpack_output(program, grid, precision, buffers.c_amp, provenance)
+}
 
+/// The buffers of one GEMM's steps, on all its tiles.
+struct GemmBuffers {
+    /// One panel of each AMP operand, both in interleaved memory (the standard region is
+    /// small and holds the host chunks and C).
+    a_amp: BufferId,
+    b_amp: BufferId,
+    c_amp: BufferId,
+    /// Cast copies of one chunk, when the policy narrows.
+    a_cast: Option<BufferId>,
+    b_cast: Option<BufferId>,
+    /// Staging for B chunks that are not a whole K block.
+    b_stage: Option<BufferId>,
+    /// A gathered panel (the producer's blocks of the panel, block-major) and the producer's
+    /// grid.
+    gathered_panel: Option<(BufferId, GemmGrid)>,
+}
+
+impl GemmBuffers {
+    fn new(
+        program: &mut TileProgram,
+        grid: &GemmGrid,
+        precision: GemmPrecision,
+        a: &ASource,
+        provenance: &str,
+    ) -> GemmBuffers {
+        let host = precision.host.bytes();
+        let input = precision.input.bytes();
+        let pb = precision.partials().bytes();
+        let all = grid.tiles();
+        let rp = grid.rows_padded;
+        let (cb, kb) = (grid.cb, grid.kb);
+        let standard = MemoryClass::Standard;
+        let narrowing = precision.input != precision.host;
+        // One panel of each AMP operand, both in interleaved memory (the standard region is small
+        // and holds the host chunks and C).
+        let a_amp = program.buffer(
+            format!("{provenance}.a.amp_left"),
+            MemoryClass::Interleaved,
+            rp * kb * input,
+            all.clone(),
+        );
+        let b_amp = program.buffer(
+            format!("{provenance}.b.amp_right"),
+            MemoryClass::Interleaved,
+            kb * cb * input,
+            all.clone(),
+        );
+        // Casts and staging hold one panel's chunk at a time (a tile owns at most one A chunk and
+        // one B chunk per column block and panel).
+        let a_chunk_max = a_panel_chunks(grid)
+            .iter()
+            .map(|&(_, _, k0, k1)| rp * chunk_columns(grid, k0, k1))
+            .max()
+            .unwrap_or(0);
+        let b_chunk_max = b_chunks(grid)
+            .iter()
+            .map(|&(_, _, r0, r1)| r1 - r0)
+            .max()
+            .unwrap_or(0);
+        let a_cast = narrowing.then(|| {
+            let elements = match a {
+                ASource::Chunks(_) => a_chunk_max,
+                ASource::Gathered { .. } => rp * kb,
+            };
+            program.buffer(
+                format!("{provenance}.a.cast"),
+                standard,
+                (elements * input).max(input),
+                all.clone(),
+            )
+        });
+        let b_cast = narrowing.then(|| {
+            program.buffer(
+                format!("{provenance}.b.cast"),
+                standard,
+                (b_chunk_max * cb * input).max(input),
+                all.clone(),
+            )
+        });
+        // A chunk that is a whole K block is already in its final layout: it is rearranged in
+        // place and sent as one range. Partial chunks go through a staging buffer.
+        let partial = b_chunks(grid).iter().any(|&(_, _, r0, r1)| r1 - r0 != kb);
+        let b_stage = partial.then(|| {
+            program.buffer(
+                format!("{provenance}.b.amp_chunk"),
+                standard,
+                (b_chunk_max * cb * input).max(input),
+                all.clone(),
+            )
+        });
+        let c_amp = program.buffer(
+            format!("{provenance}.c.amp_output"),
+            standard,
+            rp * cb * pb,
+            all.clone(),
+        );
+        // A gathered panel: the producer's blocks of the panel, block-major.
+        let gathered_panel = match a {
+            ASource::Gathered { grid: producer, .. } => Some(program.buffer(
+                format!("{provenance}.a.gathered"),
+                MemoryClass::Interleaved,
+                rp * kb * host,
+                all.clone(),
+            ))
+            .map(|buffer| (buffer, producer.clone())),
+            ASource::Chunks(_) => None,
+        };
+        GemmBuffers {
+            a_amp,
+            b_amp,
+            c_amp,
+            a_cast,
+            b_cast,
+            b_stage,
+            gathered_panel,
+        }
+    }
+}
+
+/// What every step of one GEMM reads: its grid, precisions, buffers, and where each host
+/// chunk sits in its tile's host buffer.
+struct GemmSteps<'a> {
+    grid: &'a GemmGrid,
+    precision: GemmPrecision,
+    buffers: &'a GemmBuffers,
+    a_slots: Vec<u32>,
+    b_slots: Vec<u32>,
+}
+
+fn address(buffer: BufferId, offset: u32) -> Arg {
+    Arg::Address(Place::at(buffer, offset))
+}
+
+/// A's panel `s` from its host chunks in `chunk`: each chunk's owner converts it (cast, then
+/// AMP-left) into its place in the panel and sends it along its grid row.
+fn convert_a_panel(
+    program: &mut TileProgram,
+    steps: &GemmSteps,
+    s: u32,
+    chunk: BufferId,
+    (runs, moves): (&mut Vec<Run>, &mut Vec<Move>),
+) {
+    let &GemmSteps {
+        grid,
+        precision,
+        buffers,
+        ..
+    } = steps;
+    let host = precision.host.bytes();
+    let input = precision.input.bytes();
+    let rp = grid.rows_padded;
+    let kb = grid.kb;
+    let scale = precision.scale_arg();
+    let cast = |elements| precision.cast(elements);
+    let &GemmBuffers { a_amp, a_cast, .. } = buffers;
+    for (&(panel, j, k0, k1), &slot) in a_panel_chunks(grid).iter().zip(&steps.a_slots) {
+        if panel != s {
+            continue;
+        }
+        let columns = chunk_columns(grid, k0, k1);
+        let within = (k0 - s * kb) * rp * input;
+        for i in 0..grid.mb {
+            let tile = grid.tile(i, j);
+            if columns == 0 {
+                push_zeros(
+                    program,
+                    runs,
+                    tile,
+                    precision.input,
+                    rp * (k1 - k0),
+                    Place::at(a_amp, within),
+                );
+            } else {
+                let spec = KernelSpec::Rearrange {
+                    order: ElementOrder::AmpLeft,
+                    to_amp: true,
+                    precision: precision.input,
+                    offset: 0,
+                    rows: grid.rows(i),
+                    rows_padded: rp,
+                    cols: columns,
+                    cols_padded: k1 - k0,
+                };
+                push_conversion(
+                    program,
+                    runs,
+                    tile,
+                    Place::at(chunk, slot * host),
+                    a_cast.map(|b| (cast(grid.rows(i) * columns), b, scale)),
+                    spec,
+                    Place::at(a_amp, within),
+                );
+            }
+            let destinations: Vec<u32> = (0..grid.nb)
+                .map(|jj| grid.tile(i, jj))
+                .filter(|&t| t != tile)
+                .collect();
+            if !destinations.is_empty() {
+                moves.push(Move {
+                    source_tile: tile,
+                    source: Place::at(a_amp, within),
+                    destinations,
+                    destination: Place::at(a_amp, within),
+                    bytes: (k1 - k0) * rp * input,
+                });
+            }
+        }
+    }
+}
+
+/// A's panel `s` gathered from the producer's row-major blocks in `produced`: a tile that
+/// holds one copies it, the others receive it (the rearrange waits for the exchange; see
+/// [`gemm_runs`]).
+fn gather_a_panel(
+    program: &mut TileProgram,
+    steps: &GemmSteps,
+    s: u32,
+    produced: BufferId,
+    (runs, moves): (&mut Vec<Run>, &mut Vec<Move>),
+) {
+    let &GemmSteps {
+        grid,
+        precision,
+        buffers,
+        ..
+    } = steps;
+    let host = precision.host.bytes();
+    let rp = grid.rows_padded;
+    let kb = grid.kb;
+    let gathered_panel = &buffers.gathered_panel;
+    // Gather the panel's blocks: a tile that holds one copies it, the others
+    // receive it; the rearrange waits for the exchange (see the GEMM step).
+    let (panel, producer) = gathered_panel.as_ref().expect("gathered panel");
+    let per_panel = kb / producer.cb;
+    let block_bytes = rp * producer.cb * host;
+    // Row block b of this GEMM is part b mod `split` of the producer's row block
+    // b / split: contiguous rows of the producer's row-major block.
+    let split = producer.rows_padded / rp;
+    for q in 0..per_panel {
+        let block = s * per_panel + q;
+        if block >= producer.nb {
+            break;
+        }
+        for b in 0..grid.mb {
+            let source = producer.tile(b / split, block);
+            let offset = (b % split) * rp * producer.cb * host;
+            let bytes = grid.rows(b) * producer.cb * host;
+            let mut destinations = Vec::new();
+            for j in 0..grid.nb {
+                let tile = grid.tile(b, j);
+                if tile == source {
+                    runs.push(Run {
+                        tile,
+                        kernel: program.kernel(KernelSpec::Copy { bytes }),
+                        args: vec![address(produced, offset), address(*panel, q * block_bytes)],
+                    });
+                } else {
+                    destinations.push(tile);
+                }
+            }
+            if !destinations.is_empty() {
+                moves.push(Move {
+                    source_tile: source,
+                    source: Place::at(produced, offset),
+                    destinations,
+                    destination: Place::at(*panel, q * block_bytes),
+                    bytes,
+                });
+            }
+        }
+    }
+}
+
+/// B's K block `s` from its host chunks in `b_rm` (see the comments inside).
+fn convert_b_block(
+    program: &mut TileProgram,
+    steps: &GemmSteps,
+    s: u32,
+    b_rm: BufferId,
+    (runs, moves): (&mut Vec<Run>, &mut Vec<Move>),
+) {
+    let &GemmSteps {
+        grid,
+        precision,
+        buffers,
+        ..
+    } = steps;
+    let host = precision.host.bytes();
+    let input = precision.input.bytes();
+    let (cb, kb) = (grid.cb, grid.kb);
+    let scale = precision.scale_arg();
+    let cast = |elements| precision.cast(elements);
+    let &GemmBuffers {
+        b_amp,
+        b_cast,
+        b_stage,
+        ..
+    } = buffers;
+    let groups = cb / 16;
+    // B's K block s: grid row i converts its K-row chunk of every column block into
+    // AMP-right order; column group g of the chunk is contiguous and belongs at
+    // `(g kb + row in block) 16` of the panel.
+    for j in 0..grid.nb {
+        for (&(i, block, r0, r1), &slot) in b_chunks(grid).iter().zip(&steps.b_slots) {
+            if block != s {
+                continue;
+            }
+            let tile = grid.tile(i, j);
+            let rows = r1 - r0;
+            let real = chunk_rows(grid, r0, r1);
+            let whole = rows == kb;
+            let (target_buffer, target_offset) = match (whole, b_stage) {
+                (false, Some(stage)) => (stage, 0),
+                _ => (b_amp, 0),
+            };
+            if real == 0 {
+                push_zeros(
+                    program,
+                    runs,
+                    tile,
+                    precision.input,
+                    rows * cb,
+                    Place::at(target_buffer, target_offset),
+                );
+            } else {
+                let spec = KernelSpec::Rearrange {
+                    order: ElementOrder::AmpRight,
+                    to_amp: true,
+                    precision: precision.input,
+                    offset: 0,
+                    rows: real,
+                    rows_padded: rows,
+                    cols: cb,
+                    cols_padded: cb,
+                };
+                push_conversion(
+                    program,
+                    runs,
+                    tile,
+                    Place::at(b_rm, slot * cb * host),
+                    b_cast.map(|b| (cast(real * cb), b, scale)),
+                    spec,
+                    Place::at(target_buffer, target_offset),
+                );
+            }
+            let destinations: Vec<u32> = (0..grid.mb)
+                .map(|ii| grid.tile(ii, j))
+                .filter(|&t| t != tile)
+                .collect();
+            if whole {
+                if !destinations.is_empty() {
+                    moves.push(Move {
+                        source_tile: tile,
+                        source: Place::at(b_amp, 0),
+                        destinations,
+                        destination: Place::at(b_amp, 0),
+                        bytes: kb * cb * input,
+                    });
+                }
+                continue;
+            }
+            let within = r0 - s * kb;
+            for g in 0..groups {
+                let from = target_offset + g * rows * 16 * input;
+                let to = (g * kb + within) * 16 * input;
+                let bytes = rows * 16 * input;
+                // The owner places its own chunk with a copy; the others receive it.
+                runs.push(Run {
+                    tile,
+                    kernel: program.kernel(KernelSpec::Copy { bytes }),
+                    args: vec![address(target_buffer, from), address(b_amp, to)],
+                });
+                if !destinations.is_empty() {
+                    moves.push(Move {
+                        source_tile: tile,
+                        source: Place::at(target_buffer, from),
+                        destinations: destinations.clone(),
+                        destination: Place::at(b_amp, to),
+                        bytes,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// The GEMM step of K block `s` on every tile (a gathered panel is first put into AMP-left
+/// order).
+fn gemm_runs(program: &mut TileProgram, steps: &GemmSteps, s: u32) -> Vec<Run> {
+    let &GemmSteps {
+        grid,
+        precision,
+        buffers,
+        ..
+    } = steps;
+    let host = precision.host.bytes();
+    let input = precision.input.bytes();
+    let rp = grid.rows_padded;
+    let kb = grid.kb;
+    let scale = precision.scale_arg();
+    let cast = |elements| precision.cast(elements);
+    let &GemmBuffers {
+        a_amp,
+        b_amp,
+        c_amp,
+        a_cast,
+        ref gathered_panel,
+        ..
+    } = buffers;
+    // The strategy's call for this K block: the one the planner priced.
+    let kernel = program.kernel(grid.call(precision.input, s));
+    let mut runs = Vec::new();
+    for (i, j) in grid.grid() {
+        let tile = grid.tile(i, j);
+        if let Some((panel, producer)) = &gathered_panel {
+            // The gathered panel into AMP-left order, block by block (each block is a
+            // contiguous range of whole 16-column groups); padding columns are zeros.
+            let per_panel = kb / producer.cb;
+            let blocks = per_panel.min(producer.nb - s * per_panel);
+            let mut source = (*panel, 0);
+            if let Some(cast_buffer) = a_cast {
+                runs.push(Run {
+                    tile,
+                    kernel: program.kernel(cast(rp * producer.cb * blocks)),
+                    args: vec![address(*panel, 0), address(cast_buffer, 0), scale],
+                });
+                source = (cast_buffer, 0);
+            }
+            let element = if a_cast.is_some() { input } else { host };
+            for q in 0..blocks {
+                let spec = KernelSpec::Rearrange {
+                    order: ElementOrder::AmpLeft,
+                    to_amp: true,
+                    precision: precision.input,
+                    offset: 0,
+                    rows: grid.rows(i),
+                    rows_padded: rp,
+                    cols: producer.cb,
+                    cols_padded: producer.cb,
+                };
+                runs.push(Run {
+                    tile,
+                    kernel: program.kernel(spec),
+                    args: vec![
+                        address(source.0, source.1 + q * rp * producer.cb * element),
+                        address(a_amp, q * producer.cb * rp * input),
+                    ],
+                });
+            }
+            if blocks < per_panel {
+                push_zeros(
+                    program,
+                    &mut runs,
+                    tile,
+                    precision.input,
+                    rp * producer.cb * (per_panel - blocks),
+                    Place::at(a_amp, blocks * producer.cb * rp * input),
+                );
+            }
+        }
+        runs.push(Run {
+            tile,
+            kernel,
+            args: vec![
+                address(a_amp, 0),
+                address(b_amp, 0),
+                address(c_amp, 0),
+                Arg::Value(0),
+                scale,
+                scale,
+            ],
+        });
+    }
+    runs
+}
+
+/// C back to row-major, the padded rows dropped; returns its buffer.
+fn unpack_output(
+    program: &mut TileProgram,
+    grid: &GemmGrid,
+    precision: GemmPrecision,
+    c_amp: BufferId,
+    provenance: &str,
+) -> BufferId {
+    let partials = precision.partials();
+    let (rp, cb) = (grid.rows_padded, grid.cb);
+    let all = grid.tiles();
+    let standard = MemoryClass::Standard;
+    let pb = partials.bytes();
     let c_rm = program.buffer(format!("{provenance}.c"), standard, rp * cb * pb, all);
     let mut runs = Vec::new();
     for (i, j) in grid.grid() {
