@@ -852,11 +852,17 @@ impl SplitGrid {
         let mut exchange = 0u64;
         let mut copies = 0u64;
         let panels = self.panels_of(0);
+        // The calls of the tile with the largest block (a call costs its largest row entry,
+        // the largest block's): one call spec, its K and columns set per call (grids are
+        // ranked by this estimate by the thousand).
+        let chunks = self.chunks(0);
+        let mut call = self.gemm_call(precision, 0, 0, true);
         for &(_, kp) in panels.iter().filter(|p| p.1 > 0) {
-            // The calls of the tile with the largest block (a call costs its largest row
-            // entry, the largest block's).
-            for &(_, cc) in &self.chunks(0) {
-                gemm += cost::kernel_cycles(&self.gemm_call(precision, kp, cc, true), target);
+            for &(_, cc) in &chunks {
+                if let KernelSpec::Gemm { k, c, .. } = &mut call {
+                    (*k, *c) = (kp, cc);
+                }
+                gemm += cost::kernel_cycles(&call, target);
             }
             let a = u64::from(r * kp) * eb;
             let b = u64::from(kp * c) * eb;
