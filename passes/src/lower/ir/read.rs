@@ -299,65 +299,8 @@ pub fn read_design(module: OperationRef, target: &Target) -> Result<TileDesign, 
                 program.kernels.push(spec);
             }
             "ipu_tile.buffer" => {
-                let id = get_int(op, "id")?;
-                if id != program.buffers.len() as i64 {
-                    return Err(bad(
-                        op,
-                        format!("buffer id {id}, expected {}", program.buffers.len()),
-                    ));
-                }
-                let class = match get_str(op, "class")?.as_str() {
-                    "standard" => MemoryClass::Standard,
-                    "interleaved" => MemoryClass::Interleaved,
-                    other => {
-                        return Err(bad(
-                            op,
-                            format!("class '{other}': expected standard or interleaved"),
-                        ))
-                    }
-                };
-                let bytes = get_u32(op, "bytes")?;
-                let mut buffer_tiles = Vec::new();
-                for t in get_i64s(op, "tiles")? {
-                    let tile = index(op, "tile", t, tiles as usize)? as u32;
-                    if buffer_tiles.last().is_some_and(|&last| last >= tile) {
-                        return Err(bad(op, "tiles must be strictly ascending"));
-                    }
-                    buffer_tiles.push(tile);
-                }
-                let live = get_i64s(op, "live")?;
-                let [first, last] = live[..] else {
-                    return Err(bad(op, "live must be array<i64: first, last>"));
-                };
-                if first < 0 || last < first {
-                    return Err(bad(op, format!("live range [{first}, {last}] is empty")));
-                }
-                let address = if op.has_attribute("address") {
-                    let address = get_u32(op, "address")?;
-                    let end = u64::from(address) + u64::from(bytes);
-                    let lowest = target.memory.sram_base.value;
-                    let highest = u64::from(target.sram_end());
-                    if address < lowest || end > highest {
-                        return Err(bad(
-                            op,
-                            format!(
-                                "address range {address:#x}..{end:#x} is outside tile SRAM \
-                                 {lowest:#x}..{highest:#x}"
-                            ),
-                        ));
-                    }
-                    Some(address)
-                } else {
-                    None
-                };
-                program.buffers.push(Buffer {
-                    name: get_str(op, "name")?,
-                    class,
-                    bytes,
-                    tiles: buffer_tiles,
-                    live: (first as usize, last as usize),
-                    address,
-                });
+                let buffer = read_buffer(op, program.buffers.len(), tiles, target)?;
+                program.buffers.push(buffer);
             }
             "ipu_tile.code" => {
                 code = Some(EmittedCode {
@@ -369,37 +312,7 @@ pub fn read_design(module: OperationRef, target: &Target) -> Result<TileDesign, 
                     final_exchange: get_int(op, "final_exchange")?.max(0) as u64,
                 });
             }
-            "ipu_tile.support" => {
-                let ranges = |name: &str| -> Result<Vec<(u32, u32)>, LowerError> {
-                    let values = get_i64s(op, name)?;
-                    if values.len() % 2 != 0 {
-                        return Err(bad(op, format!("'{name}' must hold (start, end) pairs")));
-                    }
-                    values
-                        .chunks(2)
-                        .map(|pair| {
-                            let (s, e) = (u32_of(op, name, pair[0])?, u32_of(op, name, pair[1])?);
-                            if s > e {
-                                return Err(bad(
-                                    op,
-                                    format!("'{name}' range {s}..{e} is reversed"),
-                                ));
-                            }
-                            Ok((s, e))
-                        })
-                        .collect()
-                };
-                design_support = Some(SupportMemory {
-                    linked_end: get_u32(op, "linked_end")?,
-                    profile_bytes: get_u32(op, "profile_bytes")?,
-                    exchange_table_bytes: get_u32(op, "exchange_table_bytes")?,
-                    host_code_bytes: get_u32(op, "host_code_bytes")?,
-                    generated_code_bytes: get_u32(op, "generated_code_bytes")?,
-                    code_address: get_u32(op, "code_address")?,
-                    standard_ranges: ranges("standard_ranges")?,
-                    interleaved_ranges: ranges("interleaved_ranges")?,
-                });
-            }
+            "ipu_tile.support" => design_support = Some(read_support(op)?),
             "ipu_tile.stream"
             | "ipu_tile.host_write"
             | "ipu_tile.host_read"
@@ -419,65 +332,7 @@ pub fn read_design(module: OperationRef, target: &Target) -> Result<TileDesign, 
         if op.name().as_string_ref().as_str() != Ok("ipu_tile.stream") {
             continue;
         }
-        let role_name = get_str(op, "role")?;
-        let role = role_from_name(&role_name).ok_or_else(|| {
-            bad(
-                op,
-                format!("role '{role_name}': expected input, weight or output"),
-            )
-        })?;
-        let precision_name = get_str(op, "precision")?;
-        let precision = precision_from_name(&precision_name)
-            .ok_or_else(|| bad(op, format!("unknown precision '{precision_name}'")))?;
-        let shape: Vec<u64> = get_i64s(op, "shape")?
-            .into_iter()
-            .map(|d| u64::try_from(d).map_err(|_| bad(op, format!("negative dimension {d}"))))
-            .collect::<Result<_, _>>()?;
-        let tensor_bytes = shape
-            .iter()
-            .try_fold(u64::from(precision.bytes()), |a, &d| a.checked_mul(d))
-            .ok_or_else(|| bad(op, "tensor size overflows"))?;
-        let scale_exp = match op.attribute("scale_exp") {
-            Err(_) => 0,
-            Ok(_) => {
-                let scale = get_int(op, "scale_exp")?;
-                if !precision.is_fp8() || !(-31..=31).contains(&scale) {
-                    return Err(bad(
-                        op,
-                        format!(
-                            "'scale_exp' = {scale}: only an FP8 stream has a scale, in -31..=31"
-                        ),
-                    ));
-                }
-                scale as i32
-            }
-        };
-        let rows = piece_rows(op)?;
-        let mut pieces = Vec::with_capacity(rows.len());
-        for (index, row) in rows.iter().enumerate() {
-            pieces.push(read_piece(op, &reader, index, row, tensor_bytes)?);
-        }
-        let data = if role == BindingRole::Weight {
-            let value = attribute(op, "value")?;
-            attribute_bytes(
-                value,
-                tensor_bytes / u64::from(precision.bytes()),
-                precision.bytes(),
-            )
-            .filter(|d| d.len() as u64 == tensor_bytes)
-            .ok_or_else(|| bad(op, "'value' is not dense data of the stream's shape"))?
-        } else {
-            Vec::new()
-        };
-        bindings.push(HostBinding {
-            name: get_str(op, "name")?,
-            role,
-            precision,
-            scale_exp,
-            shape,
-            pieces,
-            data,
-        });
+        bindings.push(read_stream(op, &reader)?);
     }
     let mut initialize = Vec::new();
     let mut run = Vec::new();
@@ -496,99 +351,13 @@ pub fn read_design(module: OperationRef, target: &Target) -> Result<TileDesign, 
                     TileStep::HostRead { binding }
                 }
             }
-            "ipu_tile.compute" => {
-                let rows = get_i64s(op, "runs")?;
-                let mut runs = Vec::new();
-                let mut at = 0;
-                while at < rows.len() {
-                    if at + 3 > rows.len() {
-                        return Err(bad(op, "truncated run record"));
-                    }
-                    let tile = reader.tile(op, rows[at])?;
-                    let kernel = index(op, "kernel", rows[at + 1], program.kernels.len())? as u32;
-                    let count = index(op, "argument count", rows[at + 2], 64)?;
-                    at += 3;
-                    if at + 2 * count > rows.len() {
-                        return Err(bad(op, "truncated run arguments"));
-                    }
-                    let mut args = Vec::with_capacity(count);
-                    for pair in rows[at..at + 2 * count].chunks(2) {
-                        if pair[0] == -1 {
-                            args.push(Arg::Value(u32_of(op, "value", pair[1])?));
-                        } else {
-                            let place = reader.place(op, pair[0], pair[1], 0)?;
-                            reader.on_tile(op, place, tile)?;
-                            args.push(Arg::Address(place));
-                        }
-                    }
-                    at += 2 * count;
-                    runs.push(Run { tile, kernel, args });
-                }
-                TileStep::Compute {
-                    provenance: get_str(op, "provenance")?,
-                    runs,
-                }
-            }
+            "ipu_tile.compute" => read_compute(op, &reader, program.kernels.len())?,
             "ipu_tile.exchange" => {
-                let phase = get_u32(op, "phase")?;
-                let rows = get_i64s(op, "moves")?;
-                let mut moves = Vec::new();
-                let mut at = 0;
-                while at < rows.len() {
-                    if at + 7 > rows.len() {
-                        return Err(bad(op, "truncated move record"));
-                    }
-                    let r = &rows[at..at + 7];
-                    let source_tile = reader.tile(op, r[0])?;
-                    let bytes = u32_of(op, "bytes", r[5])?;
-                    let source = reader.place(op, r[1], r[2], bytes)?;
-                    reader.on_tile(op, source, source_tile)?;
-                    let destination = reader.place(op, r[3], r[4], bytes)?;
-                    let count = index(op, "destination count", r[6], tiles as usize + 1)?;
-                    at += 7;
-                    if at + count > rows.len() {
-                        return Err(bad(op, "truncated destination list"));
-                    }
-                    let mut destinations = Vec::with_capacity(count);
-                    for &d in &rows[at..at + count] {
-                        let tile = reader.tile(op, d)?;
-                        reader.on_tile(op, destination, tile)?;
-                        destinations.push(tile);
-                    }
-                    at += count;
-                    moves.push(Move {
-                        source_tile,
-                        source,
-                        destinations,
-                        destination,
-                        bytes,
-                    });
+                let (step, schedule) = read_exchange(op, &reader)?;
+                if let (TileStep::Exchange { phase, .. }, Some(schedule)) = (&step, schedule) {
+                    schedules.insert(*phase, schedule);
                 }
-                if op.has_attribute("schedule") {
-                    let values = get_i64s(op, "schedule")?;
-                    if values.len() % 4 != 0 {
-                        return Err(bad(op, "schedule must be rows of 4"));
-                    }
-                    let pieces = values
-                        .chunks(4)
-                        .map(|r| {
-                            let row = [r[0], r[1], r[2], r[3]].map(|v| v.max(0) as u64);
-                            if row[0] as usize >= moves.len() || r.iter().any(|&v| v < 0) {
-                                return Err(bad(op, format!("schedule row {r:?} is invalid")));
-                            }
-                            Ok(row)
-                        })
-                        .collect::<Result<_, _>>()?;
-                    schedules.insert(
-                        phase,
-                        StoredSchedule {
-                            key: get_int(op, "schedule_key")? as u64,
-                            pieces,
-                            cycles: get_int(op, "cycles")?.max(0) as u64,
-                        },
-                    );
-                }
-                TileStep::Exchange { phase, moves }
+                step
             }
             "ipu_tile.sync" => TileStep::Sync,
             "ipu_tile.repeat" => TileStep::Repeat {
@@ -623,4 +392,263 @@ pub fn read_design(module: OperationRef, target: &Target) -> Result<TileDesign, 
         schedules,
         code,
     })
+}
+
+/// An `ipu_tile.buffer` op: the next buffer (`id` must be `expected`), on tiles below
+/// `tiles`, at an address inside `target`'s tile memory when placed.
+fn read_buffer(
+    op: OperationRef,
+    expected: usize,
+    tiles: u32,
+    target: &Target,
+) -> Result<Buffer, LowerError> {
+    let id = get_int(op, "id")?;
+    if id != expected as i64 {
+        return Err(bad(op, format!("buffer id {id}, expected {expected}")));
+    }
+    let class = match get_str(op, "class")?.as_str() {
+        "standard" => MemoryClass::Standard,
+        "interleaved" => MemoryClass::Interleaved,
+        other => {
+            return Err(bad(
+                op,
+                format!("class '{other}': expected standard or interleaved"),
+            ))
+        }
+    };
+    let bytes = get_u32(op, "bytes")?;
+    let mut buffer_tiles = Vec::new();
+    for t in get_i64s(op, "tiles")? {
+        let tile = index(op, "tile", t, tiles as usize)? as u32;
+        if buffer_tiles.last().is_some_and(|&last| last >= tile) {
+            return Err(bad(op, "tiles must be strictly ascending"));
+        }
+        buffer_tiles.push(tile);
+    }
+    let live = get_i64s(op, "live")?;
+    let [first, last] = live[..] else {
+        return Err(bad(op, "live must be array<i64: first, last>"));
+    };
+    if first < 0 || last < first {
+        return Err(bad(op, format!("live range [{first}, {last}] is empty")));
+    }
+    let address = if op.has_attribute("address") {
+        let address = get_u32(op, "address")?;
+        let end = u64::from(address) + u64::from(bytes);
+        let lowest = target.memory.sram_base.value;
+        let highest = u64::from(target.sram_end());
+        if address < lowest || end > highest {
+            return Err(bad(
+                op,
+                format!(
+                    "address range {address:#x}..{end:#x} is outside tile SRAM \
+                     {lowest:#x}..{highest:#x}"
+                ),
+            ));
+        }
+        Some(address)
+    } else {
+        None
+    };
+    Ok(Buffer {
+        name: get_str(op, "name")?,
+        class,
+        bytes,
+        tiles: buffer_tiles,
+        live: (first as usize, last as usize),
+        address,
+    })
+}
+
+/// An `ipu_tile.support` op: the package's support memory and the ranges left for buffers.
+fn read_support(op: OperationRef) -> Result<SupportMemory, LowerError> {
+    let ranges = |name: &str| -> Result<Vec<(u32, u32)>, LowerError> {
+        let values = get_i64s(op, name)?;
+        if values.len() % 2 != 0 {
+            return Err(bad(op, format!("'{name}' must hold (start, end) pairs")));
+        }
+        values
+            .chunks(2)
+            .map(|pair| {
+                let (s, e) = (u32_of(op, name, pair[0])?, u32_of(op, name, pair[1])?);
+                if s > e {
+                    return Err(bad(op, format!("'{name}' range {s}..{e} is reversed")));
+                }
+                Ok((s, e))
+            })
+            .collect()
+    };
+    Ok(SupportMemory {
+        linked_end: get_u32(op, "linked_end")?,
+        profile_bytes: get_u32(op, "profile_bytes")?,
+        exchange_table_bytes: get_u32(op, "exchange_table_bytes")?,
+        host_code_bytes: get_u32(op, "host_code_bytes")?,
+        generated_code_bytes: get_u32(op, "generated_code_bytes")?,
+        code_address: get_u32(op, "code_address")?,
+        standard_ranges: ranges("standard_ranges")?,
+        interleaved_ranges: ranges("interleaved_ranges")?,
+    })
+}
+
+/// An `ipu_tile.stream` op: a host binding and its pieces, checked against the buffers.
+fn read_stream(op: OperationRef, reader: &Reader) -> Result<HostBinding, LowerError> {
+    let role_name = get_str(op, "role")?;
+    let role = role_from_name(&role_name).ok_or_else(|| {
+        bad(
+            op,
+            format!("role '{role_name}': expected input, weight or output"),
+        )
+    })?;
+    let precision_name = get_str(op, "precision")?;
+    let precision = precision_from_name(&precision_name)
+        .ok_or_else(|| bad(op, format!("unknown precision '{precision_name}'")))?;
+    let shape: Vec<u64> = get_i64s(op, "shape")?
+        .into_iter()
+        .map(|d| u64::try_from(d).map_err(|_| bad(op, format!("negative dimension {d}"))))
+        .collect::<Result<_, _>>()?;
+    let tensor_bytes = shape
+        .iter()
+        .try_fold(u64::from(precision.bytes()), |a, &d| a.checked_mul(d))
+        .ok_or_else(|| bad(op, "tensor size overflows"))?;
+    let scale_exp = match op.attribute("scale_exp") {
+        Err(_) => 0,
+        Ok(_) => {
+            let scale = get_int(op, "scale_exp")?;
+            if !precision.is_fp8() || !(-31..=31).contains(&scale) {
+                return Err(bad(
+                    op,
+                    format!("'scale_exp' = {scale}: only an FP8 stream has a scale, in -31..=31"),
+                ));
+            }
+            scale as i32
+        }
+    };
+    let rows = piece_rows(op)?;
+    let mut pieces = Vec::with_capacity(rows.len());
+    for (index, row) in rows.iter().enumerate() {
+        pieces.push(read_piece(op, reader, index, row, tensor_bytes)?);
+    }
+    let data = if role == BindingRole::Weight {
+        let value = attribute(op, "value")?;
+        attribute_bytes(
+            value,
+            tensor_bytes / u64::from(precision.bytes()),
+            precision.bytes(),
+        )
+        .filter(|d| d.len() as u64 == tensor_bytes)
+        .ok_or_else(|| bad(op, "'value' is not dense data of the stream's shape"))?
+    } else {
+        Vec::new()
+    };
+    Ok(HostBinding {
+        name: get_str(op, "name")?,
+        role,
+        precision,
+        scale_exp,
+        shape,
+        pieces,
+        data,
+    })
+}
+
+/// An `ipu_tile.compute` op: its runs, each on a tile with a known kernel and its arguments'
+/// places on that tile.
+fn read_compute(op: OperationRef, reader: &Reader, kernels: usize) -> Result<TileStep, LowerError> {
+    let rows = get_i64s(op, "runs")?;
+    let mut runs = Vec::new();
+    let mut at = 0;
+    while at < rows.len() {
+        if at + 3 > rows.len() {
+            return Err(bad(op, "truncated run record"));
+        }
+        let tile = reader.tile(op, rows[at])?;
+        let kernel = index(op, "kernel", rows[at + 1], kernels)? as u32;
+        let count = index(op, "argument count", rows[at + 2], 64)?;
+        at += 3;
+        if at + 2 * count > rows.len() {
+            return Err(bad(op, "truncated run arguments"));
+        }
+        let mut args = Vec::with_capacity(count);
+        for pair in rows[at..at + 2 * count].chunks(2) {
+            if pair[0] == -1 {
+                args.push(Arg::Value(u32_of(op, "value", pair[1])?));
+            } else {
+                let place = reader.place(op, pair[0], pair[1], 0)?;
+                reader.on_tile(op, place, tile)?;
+                args.push(Arg::Address(place));
+            }
+        }
+        at += 2 * count;
+        runs.push(Run { tile, kernel, args });
+    }
+    Ok(TileStep::Compute {
+        provenance: get_str(op, "provenance")?,
+        runs,
+    })
+}
+
+/// An `ipu_tile.exchange` op: its phase's moves (sources and destinations on their tiles)
+/// and the phase's stored schedule, if it has one.
+fn read_exchange(
+    op: OperationRef,
+    reader: &Reader,
+) -> Result<(TileStep, Option<StoredSchedule>), LowerError> {
+    let tiles = reader.tiles;
+    let mut schedule = None;
+    let phase = get_u32(op, "phase")?;
+    let rows = get_i64s(op, "moves")?;
+    let mut moves = Vec::new();
+    let mut at = 0;
+    while at < rows.len() {
+        if at + 7 > rows.len() {
+            return Err(bad(op, "truncated move record"));
+        }
+        let r = &rows[at..at + 7];
+        let source_tile = reader.tile(op, r[0])?;
+        let bytes = u32_of(op, "bytes", r[5])?;
+        let source = reader.place(op, r[1], r[2], bytes)?;
+        reader.on_tile(op, source, source_tile)?;
+        let destination = reader.place(op, r[3], r[4], bytes)?;
+        let count = index(op, "destination count", r[6], tiles as usize + 1)?;
+        at += 7;
+        if at + count > rows.len() {
+            return Err(bad(op, "truncated destination list"));
+        }
+        let mut destinations = Vec::with_capacity(count);
+        for &d in &rows[at..at + count] {
+            let tile = reader.tile(op, d)?;
+            reader.on_tile(op, destination, tile)?;
+            destinations.push(tile);
+        }
+        at += count;
+        moves.push(Move {
+            source_tile,
+            source,
+            destinations,
+            destination,
+            bytes,
+        });
+    }
+    if op.has_attribute("schedule") {
+        let values = get_i64s(op, "schedule")?;
+        if values.len() % 4 != 0 {
+            return Err(bad(op, "schedule must be rows of 4"));
+        }
+        let pieces = values
+            .chunks(4)
+            .map(|r| {
+                let row = [r[0], r[1], r[2], r[3]].map(|v| v.max(0) as u64);
+                if row[0] as usize >= moves.len() || r.iter().any(|&v| v < 0) {
+                    return Err(bad(op, format!("schedule row {r:?} is invalid")));
+                }
+                Ok(row)
+            })
+            .collect::<Result<_, _>>()?;
+        schedule = Some(StoredSchedule {
+            key: get_int(op, "schedule_key")? as u64,
+            pieces,
+            cycles: get_int(op, "cycles")?.max(0) as u64,
+        });
+    }
+    Ok((TileStep::Exchange { phase, moves }, schedule))
 }
