@@ -4,7 +4,10 @@
 use super::*;
 
 impl Lowering<'_> {
-    /// `ipu.attention`, materialized per (batch-head, query block) (see the module docs).
+    /// `ipu.attention` as its plan says (see the module docs): whole heads per tile in waves
+    /// when there are more batch-heads than tiles, materialized on a query x key grid, or in
+    /// query blocks with whole score rows or streamed keys. A plan it cannot follow is an
+    /// error; unplanned, the lowering chooses.
     pub(in crate::lower::graph) fn attention(
         &mut self,
         index: usize,
@@ -65,101 +68,152 @@ impl Lowering<'_> {
                 "{precision:?} attention is not lowered (f16 and f32 are)"
             )));
         }
-        let scale = scale.unwrap_or(1.0 / f64::from(d).sqrt()) as f32;
-        // The plan decides how the scores are computed; a plan that cannot be followed is an
-        // error. Without a plan (a graph lowered unplanned) the lowering chooses below.
         let plan = match plan {
             None => None,
             Some(OperatorPlan::Attention(plan)) => Some(plan),
             Some(other) => return Err(fail(format!("plan {other} is not an attention plan"))),
         };
-        let not_followed = |plan: &AttentionPlan, why: String| {
-            let plan = OperatorPlan::Attention(plan.clone());
-            super::not_followed("ipu.attention", index, Some(&plan), why)
+        let attention = AttentionOp {
+            index,
+            out,
+            batches,
+            sizes: (s, d, t, ev),
+            precision,
+            causal,
+            scale: scale.unwrap_or(1.0 / f64::from(d).sqrt()) as f32,
         };
-        // A planned key block must fit where the lowering's own (the largest that fits) does.
-        let planned_key_block = |plan: &AttentionPlan, fitting: Option<u32>| match plan.schedule {
-            AttentionSchedule::Flash { key_block } => match fitting {
-                Some(largest) if key_block > largest => Err(not_followed(
-                    plan,
-                    format!("key blocks of {key_block} do not fit a tile (at most {largest})"),
-                )),
-                _ => Ok(Some(key_block)),
-            },
-            AttentionSchedule::Blocked | AttentionSchedule::Materialized => Ok(None),
-        };
+        let blocks = (&qb, &kb, &vb);
         if let Some(heads) = heads_per_tile {
-            // More batch-heads than tiles: whole heads, several per tile, one after the other
-            // (the streamed lowering's waves).
-            let mut key_block = wave_key_block((s, d, t, ev), precision);
-            if let Some(plan) = plan {
-                let rows = batches.div_ceil(heads);
-                if !matches!(plan.schedule, AttentionSchedule::Flash { .. })
-                    || plan.grid != [rows, 1]
-                {
-                    return Err(not_followed(
-                        plan,
-                        format!("{batches} batch-heads on {} tiles run {heads} whole heads per tile in waves (attention_flash on grid [{rows}, 1])", self.tiles),
-                    ));
-                }
-                if let Some(planned) = planned_key_block(plan, Some(key_block))? {
-                    key_block = planned;
-                }
-            }
-            let grid = row_grid(batches * s, ev, heads * s);
-            let shape = StreamedAttention {
-                index,
-                out,
-                sizes: (s, d, t, ev),
-                qr: s,
-                key_block,
-                precision,
-                causal,
-                scale,
-            };
-            return self.attention_streamed(&shape, &grid, (&qb, &kb, &vb));
+            return self.attention_in_waves(&attention, heads, plan, blocks);
         }
-        if let Some(
-            plan @ AttentionPlan {
-                schedule: AttentionSchedule::Materialized,
-                grid: g,
-                ..
-            },
-        ) = plan
-        {
-            let target = &self.options.target;
-            let fits = g.len() == 3 && {
-                let (qr, tk) = (s / g[1], t / g[2]);
-                materialized_fits((batches, s, t), (g[0], g[1], g[2]), self.tiles)
-                    && MaterializedTile {
-                        rows: qr,
-                        d,
-                        key_rows: tk,
-                        keys: t,
-                        width: ev,
-                        rows_after: qr / g[2],
-                        precision,
-                        causal,
-                    }
-                    .fits(target)
-            };
-            if !fits {
-                return Err(not_followed(
-                    plan,
-                    "it needs one batch-head per grid row, queries split exactly over the query x key grid, keys over the key blocks, and its blocks within a tile's budget".into(),
+        match plan {
+            Some(
+                plan @ AttentionPlan {
+                    schedule: AttentionSchedule::Materialized,
+                    ..
+                },
+            ) => self.attention_on_plan_grid(&attention, plan, blocks),
+            _ => self.attention_in_query_blocks(&attention, plan, blocks),
+        }
+    }
+
+    /// More batch-heads than tiles: whole heads, several per tile, one after the other (the
+    /// streamed lowering's waves); a plan must be `attention_flash` on `[ceil(heads / per
+    /// tile), 1]`.
+    fn attention_in_waves(
+        &mut self,
+        attention: &AttentionOp,
+        heads: u32,
+        plan: Option<&AttentionPlan>,
+        (qb, kb, vb): (&Blocks, &Blocks, &Blocks),
+    ) -> Result<(), LowerError> {
+        let AttentionOp {
+            index,
+            out,
+            batches,
+            sizes: (s, d, t, ev),
+            precision,
+            causal,
+            scale,
+        } = *attention;
+        // More batch-heads than tiles: whole heads, several per tile, one after the other
+        // (the streamed lowering's waves).
+        let mut key_block = wave_key_block((s, d, t, ev), precision);
+        if let Some(plan) = plan {
+            let rows = batches.div_ceil(heads);
+            if !matches!(plan.schedule, AttentionSchedule::Flash { .. }) || plan.grid != [rows, 1] {
+                return Err(attention_not_followed(index, plan,
+                    format!("{batches} batch-heads on {} tiles run {heads} whole heads per tile in waves (attention_flash on grid [{rows}, 1])", self.tiles),
                 ));
             }
-            let shape = MaterializedAttention {
-                index,
-                out,
-                sizes: (s, d, t, ev),
-                grid: (g[1], g[2]),
-                precision,
-                causal,
-                scale,
-            };
-            return self.attention_materialized(&shape, batches, (&qb, &kb, &vb));
+            if let Some(planned) = planned_key_block(index, plan, Some(key_block))? {
+                key_block = planned;
+            }
         }
+        let grid = row_grid(batches * s, ev, heads * s);
+        let shape = StreamedAttention {
+            index,
+            out,
+            sizes: (s, d, t, ev),
+            qr: s,
+            key_block,
+            precision,
+            causal,
+            scale,
+        };
+        self.attention_streamed(&shape, &grid, (qb, kb, vb))
+    }
+
+    /// The `attention_materialized` plan's (batch-head, query block, key block) grid, when the
+    /// materialized lowering takes it and its blocks fit a tile.
+    fn attention_on_plan_grid(
+        &mut self,
+        attention: &AttentionOp,
+        plan: &AttentionPlan,
+        (qb, kb, vb): (&Blocks, &Blocks, &Blocks),
+    ) -> Result<(), LowerError> {
+        let AttentionOp {
+            index,
+            out,
+            batches,
+            sizes: (s, d, t, ev),
+            precision,
+            causal,
+            scale,
+        } = *attention;
+        let g = &plan.grid;
+        let target = &self.options.target;
+        let fits = g.len() == 3 && {
+            let (qr, tk) = (s / g[1], t / g[2]);
+            materialized_fits((batches, s, t), (g[0], g[1], g[2]), self.tiles)
+                && MaterializedTile {
+                    rows: qr,
+                    d,
+                    key_rows: tk,
+                    keys: t,
+                    width: ev,
+                    rows_after: qr / g[2],
+                    precision,
+                    causal,
+                }
+                .fits(target)
+        };
+        if !fits {
+            return Err(attention_not_followed(index, plan,
+                "it needs one batch-head per grid row, queries split exactly over the query x key grid, keys over the key blocks, and its blocks within a tile's budget".into(),
+            ));
+        }
+        let shape = MaterializedAttention {
+            index,
+            out,
+            sizes: (s, d, t, ev),
+            grid: (g[1], g[2]),
+            precision,
+            causal,
+            scale,
+        };
+        self.attention_materialized(&shape, batches, (qb, kb, vb))
+    }
+
+    /// Query blocks of whole batch-heads (`attention_blocked` / `attention_flash` on
+    /// `[heads, query blocks]`; unplanned, the fewest query rows per tile that fit): whole
+    /// score rows per tile when they fit, else the keys streamed in blocks.
+    fn attention_in_query_blocks(
+        &mut self,
+        attention: &AttentionOp,
+        plan: Option<&AttentionPlan>,
+        (qb, kb, vb): (&Blocks, &Blocks, &Blocks),
+    ) -> Result<(), LowerError> {
+        let AttentionOp {
+            index,
+            out,
+            batches,
+            sizes: (s, d, t, ev),
+            precision,
+            causal,
+            scale,
+        } = *attention;
+        let fail = |detail: String| unsupported("ipu.attention", format!("op {index}: {detail}"));
         let tiles = self.tiles;
         // The planned query blocks (`attention_blocked` / `attention_flash`, grid [heads, gs]:
         // one batch-head per grid row, the queries split exactly); unplanned, the fewest query
@@ -174,7 +228,8 @@ impl Lowering<'_> {
                     s / gs
                 }
                 _ => {
-                    return Err(not_followed(
+                    return Err(attention_not_followed(
+                        index,
                         plan,
                         format!(
                             "its grid must be [{batches}, a divisor of {s}] within {tiles} tiles"
@@ -195,11 +250,10 @@ impl Lowering<'_> {
         let fitting = streamed_key_block((qr, d, t, ev), precision);
         let key_block = match plan {
             None => fitting,
-            Some(plan) => match planned_key_block(plan, fitting)? {
+            Some(plan) => match planned_key_block(index, plan, fitting)? {
                 Some(block) => Some(block),
                 None if fitting.is_some() => {
-                    return Err(not_followed(
-                        plan,
+                    return Err(attention_not_followed(index, plan,
                         format!("whole score rows of {qr} queries over {t} keys do not fit a tile (stream the keys: attention_flash)"),
                     ))
                 }
@@ -217,7 +271,7 @@ impl Lowering<'_> {
                 causal,
                 scale,
             };
-            return self.attention_streamed(&shape, &grid, (&qb, &kb, &vb));
+            return self.attention_streamed(&shape, &grid, (qb, kb, vb));
         }
         // Whole score rows per tile: the materialized attention with one key block.
         let shape = MaterializedAttention {
@@ -229,7 +283,45 @@ impl Lowering<'_> {
             causal,
             scale,
         };
-        self.attention_materialized(&shape, batches, (&qb, &kb, &vb))
+        self.attention_materialized(&shape, batches, (qb, kb, vb))
+    }
+}
+
+/// One attention op's sizes and settings, as the lowering paths share them.
+struct AttentionOp {
+    index: usize,
+    out: ValueId,
+    batches: u32,
+    /// (queries S, head size D, keys T, value width E).
+    sizes: (u32, u32, u32, u32),
+    precision: Precision,
+    causal: bool,
+    scale: f32,
+}
+
+/// The error for an attention plan the lowering cannot follow, and why.
+fn attention_not_followed(index: usize, plan: &AttentionPlan, why: String) -> LowerError {
+    let plan = OperatorPlan::Attention(plan.clone());
+    super::not_followed("ipu.attention", index, Some(&plan), why)
+}
+
+/// A plan's key block, when it streams the keys: it must fit where the lowering's own (the
+/// largest that fits, `fitting`) does.
+fn planned_key_block(
+    index: usize,
+    plan: &AttentionPlan,
+    fitting: Option<u32>,
+) -> Result<Option<u32>, LowerError> {
+    match plan.schedule {
+        AttentionSchedule::Flash { key_block } => match fitting {
+            Some(largest) if key_block > largest => Err(attention_not_followed(
+                index,
+                plan,
+                format!("key blocks of {key_block} do not fit a tile (at most {largest})"),
+            )),
+            _ => Ok(Some(key_block)),
+        },
+        AttentionSchedule::Blocked | AttentionSchedule::Materialized => Ok(None),
     }
 }
 
