@@ -109,12 +109,10 @@ impl Lowering<'_> {
     ) -> Result<(), LowerError> {
         let AttentionOp {
             index,
-            out,
             batches,
             sizes: (s, d, t, ev),
             precision,
-            causal,
-            scale,
+            ..
         } = *attention;
         // More batch-heads than tiles: whole heads, several per tile, one after the other
         // (the streamed lowering's waves).
@@ -131,16 +129,7 @@ impl Lowering<'_> {
             }
         }
         let grid = row_grid(batches * s, ev, heads * s);
-        let shape = StreamedAttention {
-            index,
-            out,
-            sizes: (s, d, t, ev),
-            qr: s,
-            key_block,
-            precision,
-            causal,
-            scale,
-        };
+        let shape = attention.streamed(s, key_block);
         self.attention_streamed(&shape, &grid, (qb, kb, vb))
     }
 
@@ -154,12 +143,11 @@ impl Lowering<'_> {
     ) -> Result<(), LowerError> {
         let AttentionOp {
             index,
-            out,
             batches,
             sizes: (s, d, t, ev),
             precision,
             causal,
-            scale,
+            ..
         } = *attention;
         let g = &plan.grid;
         let target = &self.options.target;
@@ -183,15 +171,7 @@ impl Lowering<'_> {
                 "it needs one batch-head per grid row, queries split exactly over the query x key grid, keys over the key blocks, and its blocks within a tile's budget".into(),
             ));
         }
-        let shape = MaterializedAttention {
-            index,
-            out,
-            sizes: (s, d, t, ev),
-            grid: (g[1], g[2]),
-            precision,
-            causal,
-            scale,
-        };
+        let shape = attention.materialized((g[1], g[2]));
         self.attention_materialized(&shape, batches, (qb, kb, vb))
     }
 
@@ -206,12 +186,10 @@ impl Lowering<'_> {
     ) -> Result<(), LowerError> {
         let AttentionOp {
             index,
-            out,
             batches,
             sizes: (s, d, t, ev),
             precision,
-            causal,
-            scale,
+            ..
         } = *attention;
         let fail = |detail: String| unsupported("ipu.attention", format!("op {index}: {detail}"));
         let tiles = self.tiles;
@@ -261,28 +239,11 @@ impl Lowering<'_> {
             },
         };
         if let Some(key_block) = key_block {
-            let shape = StreamedAttention {
-                index,
-                out,
-                sizes: (s, d, t, ev),
-                qr,
-                key_block,
-                precision,
-                causal,
-                scale,
-            };
+            let shape = attention.streamed(qr, key_block);
             return self.attention_streamed(&shape, &grid, (qb, kb, vb));
         }
         // Whole score rows per tile: the materialized attention with one key block.
-        let shape = MaterializedAttention {
-            index,
-            out,
-            sizes: (s, d, t, ev),
-            grid: (per_head, 1),
-            precision,
-            causal,
-            scale,
-        };
+        let shape = attention.materialized((per_head, 1));
         self.attention_materialized(&shape, batches, (qb, kb, vb))
     }
 }
@@ -297,6 +258,35 @@ struct AttentionOp {
     precision: Precision,
     causal: bool,
     scale: f32,
+}
+
+impl AttentionOp {
+    /// The streamed lowering's view: `rows` query rows per tile, keys in blocks of `key_block`.
+    fn streamed(&self, rows: u32, key_block: u32) -> StreamedAttention {
+        StreamedAttention {
+            index: self.index,
+            out: self.out,
+            sizes: self.sizes,
+            qr: rows,
+            key_block,
+            precision: self.precision,
+            causal: self.causal,
+            scale: self.scale,
+        }
+    }
+
+    /// The materialized lowering's view: `grid` = (query blocks, key blocks) per batch-head.
+    fn materialized(&self, grid: (u32, u32)) -> MaterializedAttention {
+        MaterializedAttention {
+            index: self.index,
+            out: self.out,
+            sizes: self.sizes,
+            grid,
+            precision: self.precision,
+            causal: self.causal,
+            scale: self.scale,
+        }
+    }
 }
 
 /// The error for an attention plan the lowering cannot follow, and why.
