@@ -256,7 +256,7 @@ fn needs(
     let (gm, gn, gk) = (grid.gm, grid.gn, grid.gk);
     let partials = ipu_device::kernels::describe::default_partials(input);
     let format = |order, memory, scale| ValueFormat::operand(input, order, memory, scale);
-    let (operands, result) = (
+    (
         vec![
             Need {
                 shards: Shards::homed(
@@ -308,6 +308,5 @@ fn needs(
                 )
             },
         },
-    );
-    (operands, result)
+    )
 }
