@@ -56,173 +56,22 @@ use std::sync::Arc;
 use crate::planner::graph::Analyses;
 use crate::planner::{Graph, OpKind, Origin};
 
+mod analysis;
 mod candidates;
+mod estimate;
 mod lower;
 #[cfg(test)]
 mod tests;
 
+pub use analysis::{bias_operand, ranged_value, split_dims};
+#[cfg(test)]
+use analysis::{is_host, split_local};
 pub use candidates::candidates;
+pub use estimate::SplitEstimate;
 pub use lower::{inputs, lower, OwnedRange, Ranged, Segment, SplitInputs};
 
 /// The widest column chunk of one GEMM call.
 const MAX_CALL_COLUMNS: u32 = 256;
-
-/// The `(M, K, N)` of matmul `index` of `graph` when the split lowering implements it: no
-/// transposes; the right operand a host tensor (function argument or constant), a single
-/// `[K, N]` matrix (leading axes of 1); the left one a host tensor or a [`Ranged`] value
-/// ([`ranged_value`]: a split GEMM's result through bias adds and GeLUs), both in the AMP
-/// `input` precision; K and N sizes that fit; and a result whose every use keeps it ranged
-/// (returned, bias adds, GeLUs, the left operand of a split GEMM, recursively). The
-/// planner and the lowering ask the same question here.
-pub fn split_dims(graph: &Graph, index: usize, input: Precision) -> Option<(u32, u32, u32)> {
-    split_analysis(graph, input)
-        .split
-        .get(index)
-        .copied()
-        .flatten()
-}
-
-/// [`split_dims`] of every op and [`ranged_value`] of every value of a graph, computed in one
-/// backward pass (which results have only ranged uses) and one forward pass.
-struct SplitAnalysis {
-    split: Vec<Option<(u32, u32, u32)>>,
-    ranged: Vec<bool>,
-}
-
-fn split_analysis(graph: &Graph, input: Precision) -> Arc<SplitAnalysis> {
-    Analyses::get(graph, "split-gemm", input, || {
-        let mut users: Vec<Vec<usize>> = vec![Vec::new(); graph.values.len()];
-        for (index, op) in graph.ops.iter().enumerate() {
-            for &v in &op.operands {
-                if users[v].last() != Some(&index) {
-                    users[v].push(index);
-                }
-            }
-        }
-        // Users come after their operands' producers, so the ops in reverse order see
-        // every use of their results decided.
-        let mut ranged_uses = vec![false; graph.values.len()];
-        for index in (0..graph.ops.len()).rev() {
-            for &v in &graph.ops[index].results {
-                ranged_uses[v] = users[v].iter().all(|&user| {
-                    let op = &graph.ops[user];
-                    let Some(&out) = op.results.first() else {
-                        return false;
-                    };
-                    let follows = match op.kind {
-                        OpKind::Gelu { .. } => true,
-                        OpKind::Add => bias_operand(graph, user, v).is_some(),
-                        OpKind::Matmul { .. } => {
-                            op.operands[0] == v
-                                && op.operands[1] != v
-                                && split_local(graph, user, input).is_some()
-                        }
-                        _ => false,
-                    };
-                    follows && ranged_uses[out]
-                });
-            }
-        }
-        let mut split = vec![None; graph.ops.len()];
-        let mut ranged = vec![false; graph.values.len()];
-        for (index, op) in graph.ops.iter().enumerate() {
-            let Some(&out) = op.results.first() else {
-                continue;
-            };
-            ranged[out] = match op.kind {
-                OpKind::Matmul { .. } => {
-                    let a = op.operands[0];
-                    split[index] = split_local(graph, index, input)
-                        .filter(|_| (is_host(graph, a) || ranged[a]) && ranged_uses[out]);
-                    split[index].is_some()
-                }
-                OpKind::Gelu { .. } => ranged[op.operands[0]],
-                OpKind::Add => op
-                    .operands
-                    .iter()
-                    .any(|&x| bias_operand(graph, index, x).is_some() && ranged[x]),
-                _ => false,
-            };
-        }
-        SplitAnalysis { split, ranged }
-    })
-}
-
-fn is_host(graph: &Graph, v: usize) -> bool {
-    matches!(graph.values[v].origin, Origin::Argument | Origin::Constant)
-}
-
-/// The conditions of [`split_dims`] on the op itself (not on where A comes from or where C
-/// goes).
-fn split_local(graph: &Graph, index: usize, input: Precision) -> Option<(u32, u32, u32)> {
-    let op = graph.ops.get(index)?;
-    let (a, b) = (*op.operands.first()?, *op.operands.get(1)?);
-    op.results.first()?;
-    let plain = matches!(
-        op.kind,
-        OpKind::Matmul {
-            transpose_lhs: false,
-            transpose_rhs: false
-        }
-    );
-    // Under the FP8 policy the host encodes a host operand in FP8 at the operand's scale as
-    // it streams it, and the device casts a ranged left operand range by range; otherwise
-    // the operands must be in the input precision already.
-    let (va, vb) = (&graph.values[a], &graph.values[b]);
-    let streams = |v: usize| graph.values[v].element == input || input.is_fp8();
-    if !plain || a == b || !is_host(graph, b) || !streams(a) || !streams(b) {
-        return None;
-    }
-    let rank = vb.shape.len();
-    if rank < 2 || vb.shape[..rank - 2].iter().any(|&d| d != 1) {
-        return None;
-    }
-    let (k, n) = (vb.shape[rank - 2], vb.shape[rank - 1]);
-    // Whole 16-element groups of K and N (`SplitGrid::new`).
-    if va.shape.last() != Some(&k) || k % 16 != 0 || n % 16 != 0 {
-        return None;
-    }
-    let m: u64 = va.shape[..va.shape.len() - 1].iter().product();
-    Some((
-        u32::try_from(m).ok()?,
-        u32::try_from(k).ok()?,
-        u32::try_from(n).ok()?,
-    ))
-}
-
-/// The host bias of `add` op `index` applied to ranged value `x`: the other operand, a host
-/// vector of `x`'s last dimension (leading axes of 1) in `x`'s element type, with a result
-/// of `x`'s shape.
-pub fn bias_operand(graph: &Graph, index: usize, x: usize) -> Option<usize> {
-    let op = &graph.ops[index];
-    if !matches!(op.kind, OpKind::Add) || op.operands.len() != 2 || op.operands[0] == op.operands[1]
-    {
-        return None;
-    }
-    let bias = if op.operands[0] == x {
-        op.operands[1]
-    } else {
-        op.operands[0]
-    };
-    let (vx, vb) = (&graph.values[x], &graph.values[bias]);
-    let vector =
-        vb.shape.iter().rev().skip(1).all(|&d| d == 1) && vb.shape.last() == vx.shape.last();
-    (is_host(graph, bias)
-        && vector
-        && vb.element == vx.element
-        && graph.values[*op.results.first()?].shape == vx.shape)
-        .then_some(bias)
-}
-
-/// Whether value `v` is held ranged when the split lowering runs: the result of a split GEMM
-/// ([`split_dims`]), or of a bias add or GeLU of a ranged value.
-pub fn ranged_value(graph: &Graph, v: usize, input: Precision) -> bool {
-    split_analysis(graph, input)
-        .ranged
-        .get(v)
-        .copied()
-        .unwrap_or(false)
-}
 
 /// One axis split into blocks: `(first, len)` per block.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -777,137 +626,6 @@ impl SplitGrid {
         }
         out
     }
-
-    /// The memory class the GEMM calls read B from: the B home when the weights are resident,
-    /// else the B panel.
-    pub fn weights_class(&self) -> MemoryClass {
-        if self.env.b_resident {
-            self.classes.b_home
-        } else {
-            self.classes.b_panel
-        }
-    }
-
-    /// The row entries of the GEMM kernels: the distinct row-block sizes, ascending (a call
-    /// selects its block's entry).
-    pub fn row_entries(&self) -> Vec<u32> {
-        let mut entries: Vec<u32> = self.rows.blocks.iter().map(|block| block.1).collect();
-        entries.sort_unstable();
-        entries.dedup();
-        entries
-    }
-
-    /// The GEMM call over a K panel of `kp` rows and a chunk of `columns` columns (the first
-    /// of a tile initializes its partials, the others `accumulate`): the call the lowering
-    /// emits and the estimate prices.
-    pub fn gemm_call(
-        &self,
-        precision: Precision,
-        kp: u32,
-        columns: u32,
-        accumulate: bool,
-    ) -> KernelSpec {
-        KernelSpec::Gemm {
-            input: precision,
-            partials: ipu_device::kernels::describe::default_partials(precision),
-            weights: self.weights_class(),
-            k: kp,
-            c: columns,
-            rows: self.row_entries(),
-            accumulate,
-        }
-    }
-
-    /// The calls that reduce a range of `elements` partials on its owner: the sum of the
-    /// other `gk - 1` tiles' ranges, then the owner's own range added to it.
-    pub fn reduce_calls(&self, precision: Precision, elements: u32) -> [KernelSpec; 2] {
-        let partials = ipu_device::kernels::describe::default_partials(precision);
-        [
-            KernelSpec::ReduceAdd {
-                partials_precision: partials,
-                output: partials,
-                elements,
-                partials: self.gk - 1,
-            },
-            KernelSpec::Add {
-                precision: partials,
-                rows: 1,
-                cols: elements,
-                b_rows: 1,
-            },
-        ]
-    }
-
-    /// The modelled cycles of the lowering of this grid on the busiest tile, by part: the
-    /// same kernel cost functions the simulator charges, and each exchange phase by the
-    /// endpoint rule (`cost::exchange_phase_cycles`: the busiest receiver or pair send bus;
-    /// the physical schedule adds conflicts on top).
-    pub fn estimate(&self, precision: Precision, target: &Target) -> SplitEstimate {
-        let eb = u64::from(precision.bytes());
-        let partials = ipu_device::kernels::describe::default_partials(precision);
-        let pb = u64::from(partials.bytes());
-        let (r, c) = (self.rows.largest(), self.cols.largest());
-        let pair = if self.tiles() > 1 { 2 } else { 1 };
-        let mut gemm = 0u64;
-        let mut exchange = 0u64;
-        let mut copies = 0u64;
-        let panels = self.panels_of(0);
-        // The calls of the tile with the largest block (a call costs its largest row entry,
-        // the largest block's): one call spec, its K and columns set per call (grids are
-        // ranked by this estimate by the thousand).
-        let chunks = self.chunks(0);
-        let mut call = self.gemm_call(precision, 0, 0, true);
-        for &(_, kp) in panels.iter().filter(|p| p.1 > 0) {
-            for &(_, cc) in &chunks {
-                if let KernelSpec::Gemm { k, c, .. } = &mut call {
-                    (*k, *c) = (kp, cc);
-                }
-                gemm += cost::kernel_cycles(&call, target);
-            }
-            let a = u64::from(r * kp) * eb;
-            let b = u64::from(kp * c) * eb;
-            // A gathered from a device value arrives whole (its owners are other tiles).
-            let a_own = if self.env.a_device {
-                0
-            } else {
-                u64::from(ranges_max(r * kp, self.gn)) * eb
-            };
-            let b_own = u64::from(ranges_max(kp * c, self.gm)) * eb;
-            let a_moves = self.gn > 1 || self.env.a_device;
-            // Resident weights are neither sent nor copied.
-            let b_moves = self.gm > 1 && !self.env.b_resident;
-            let b_own = if self.env.b_resident { 0 } else { b_own };
-            let received =
-                (a - a_own.min(a)) * u64::from(a_moves) + (b - b_own.min(b)) * u64::from(b_moves);
-            // A tile sends one A range (its home's, or, gathered, about one range's worth
-            // of the device value) and its B home range; the two tiles of a physical pair
-            // share one send bus.
-            let a_range = u64::from(ranges_max(r * kp, self.gn)) * eb;
-            let sent = a_range * u64::from(a_moves) + b_own * u64::from(b_moves);
-            if received > 0 {
-                exchange += cost::exchange_phase_cycles(pair * sent, received, target);
-            }
-            copies += cost::copy_cycles(a_own, target) + cost::copy_cycles(b_own, target);
-        }
-        let mut reduce = 0u64;
-        if self.gk > 1 {
-            // Every tile sends its other gk - 1 ranges and receives as many.
-            let slice = ranges_max(r * c, self.gk);
-            let bytes = u64::from(slice) * pb * u64::from(self.gk - 1);
-            exchange += cost::exchange_phase_cycles(pair * bytes, bytes, target);
-            reduce += self
-                .reduce_calls(precision, slice)
-                .iter()
-                .map(|spec| cost::kernel_cycles(spec, target))
-                .sum::<u64>();
-        }
-        SplitEstimate {
-            gemm,
-            copies,
-            reduce,
-            exchange,
-        }
-    }
 }
 
 /// Which operand a panel range belongs to.
@@ -944,21 +662,6 @@ pub struct ReduceRange {
     pub len: u32,
     pub rows: u32,
     pub origin: (u32, u32),
-}
-
-/// The modelled cycles of a split GEMM on its busiest tile ([`SplitGrid::estimate`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct SplitEstimate {
-    pub gemm: u64,
-    pub copies: u64,
-    pub reduce: u64,
-    pub exchange: u64,
-}
-
-impl SplitEstimate {
-    pub fn total(&self) -> u64 {
-        self.gemm + self.copies + self.reduce + self.exchange
-    }
 }
 
 /// Per-tile bytes of the buffers of a split GEMM with the largest blocks `r x c`, K panels
