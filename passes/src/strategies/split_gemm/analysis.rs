@@ -90,7 +90,11 @@ pub(super) fn is_host(graph: &Graph, v: usize) -> bool {
 
 /// The conditions of [`split_dims`] on the op itself (not on where A comes from or where C
 /// goes).
-pub(super) fn split_local(graph: &Graph, index: usize, input: Precision) -> Option<(u32, u32, u32)> {
+pub(super) fn split_local(
+    graph: &Graph,
+    index: usize,
+    input: Precision,
+) -> Option<(u32, u32, u32)> {
     let op = graph.ops.get(index)?;
     let (a, b) = (*op.operands.first()?, *op.operands.get(1)?);
     op.results.first()?;

@@ -1,0 +1,208 @@
+//! Candidates priced by their strategies' calls: flash attention, the general matmul.
+
+use super::*;
+
+/// Attention whose whole score rows do not fit a tile streams the keys in blocks: the
+/// candidate for one batch-head query block per tile is `attention_flash` with the lowering's
+/// key block, priced by the lowering's own model (one exchange phase per key block).
+#[test]
+fn long_attention_is_planned_flash_style_with_the_lowerings_key_block() {
+    let target = Target::c600();
+    let mut graph = Graph::default();
+    let shape = vec![2, 256, 64];
+    let q = graph.add_value(shape.clone(), Precision::F32, Origin::Argument);
+    let k = graph.add_value(shape.clone(), Precision::F32, Origin::Argument);
+    let v = graph.add_value(shape.clone(), Precision::F32, Origin::Argument);
+    let out = graph.add_op(
+        OpKind::Attention {
+            causal: true,
+            scale: None,
+        },
+        vec![q, k, v],
+        shape,
+        Precision::F32,
+    );
+    graph.outputs.push(out);
+    let mut options = options(64);
+    options.precision = PrecisionPolicy::F32;
+    let all = candidates::candidates(&graph, 0, &options, &target);
+    let flash = all
+        .iter()
+        .find(|c| {
+            matches!(&c.plan, OperatorPlan::Attention(plan)
+                if matches!(plan.schedule, AttentionSchedule::Flash { .. }) && plan.grid == [2, 32])
+        })
+        .expect("a flash candidate with 8 query rows per tile");
+    // 8 rows x 256 keys x 64 do not fit 96 KiB; the key block is 112 (blocks 112, 112, 32).
+    assert!(matches!(
+        &flash.plan,
+        OperatorPlan::Attention(AttentionPlan {
+            schedule: AttentionSchedule::Flash { key_block: 112 },
+            ..
+        })
+    ));
+    assert_eq!(flash.k_steps, 3);
+    let modelled = crate::strategies::attention::StreamedTile {
+        rows: 8,
+        d: 64,
+        keys: 256,
+        width: 64,
+        key_block: 112,
+        precision: Precision::F32,
+        causal: true,
+    }
+    .cycles(&target);
+    assert_eq!(flash.compute_cycles, modelled);
+    // 32 keys fit whole: no flash candidate.
+    let mut short = Graph::default();
+    let shape = vec![2, 32, 64];
+    let q = short.add_value(shape.clone(), Precision::F32, Origin::Argument);
+    let out = short.add_op(
+        OpKind::Attention {
+            causal: true,
+            scale: None,
+        },
+        vec![q, q, q],
+        shape,
+        Precision::F32,
+    );
+    short.outputs.push(out);
+    let all = candidates::candidates(&short, 0, &options, &target);
+    assert!(all.iter().any(|c| c.plan.kind() == "attention_blocked"));
+    assert!(!all.iter().any(|c| c.plan.kind() == "attention_flash"));
+}
+
+/// Seeded batched matmuls (transposed or not, host or device operands, f32/f16/FP8): every
+/// `gemm_general` candidate covers the result once on `rows x cols` blocks, uses
+/// batches x row blocks x column blocks tiles, is priced with the lowering's own model
+/// (`general_matmul_cycles`), reads exactly the left rows and right columns its blocks need,
+/// and every output-stationary candidate is a grid the GEMM lowering follows.
+#[test]
+fn general_matmul_plans_cover_the_result_and_price_the_lowering() {
+    let target = Target::c600();
+    let mut rng = ChaCha8Rng::seed_from_u64(0x6e4e);
+    let mut generals = 0;
+    for case in 0..24 {
+        let (b, m, k, n) = (
+            rng.random_range(1..4u64),
+            rng.random_range(2..40u64),
+            rng.random_range(8..80u64),
+            rng.random_range(2..48u64),
+        );
+        let (transpose_lhs, transpose_rhs) = (rng.random_bool(0.3), rng.random_bool(0.5));
+        let policy = [
+            PrecisionPolicy::F32,
+            PrecisionPolicy::F16,
+            PrecisionPolicy::Fp8,
+        ][case % 3];
+        let host = if policy == PrecisionPolicy::F32 {
+            Precision::F32
+        } else {
+            Precision::F16
+        };
+        let mut graph = Graph::default();
+        let lhs_shape = if transpose_lhs {
+            vec![b, k, m]
+        } else {
+            vec![b, m, k]
+        };
+        let rhs_shape = if transpose_rhs {
+            vec![b, n, k]
+        } else {
+            vec![b, k, n]
+        };
+        let mut a = graph.add_value(lhs_shape.clone(), host, Origin::Argument);
+        if rng.random_bool(0.5) {
+            // A device-computed left operand.
+            a = graph.add_op(OpKind::Gelu { tanh: true }, vec![a], lhs_shape, host);
+        }
+        let origin = if rng.random_bool(0.5) {
+            Origin::Constant
+        } else {
+            Origin::Argument
+        };
+        let w = graph.add_value(rhs_shape, host, origin);
+        let result = if policy == PrecisionPolicy::F32 {
+            Precision::F32
+        } else {
+            Precision::F16
+        };
+        let index = graph.ops.len();
+        graph.add_op(
+            OpKind::Matmul {
+                transpose_lhs,
+                transpose_rhs,
+            },
+            vec![a, w],
+            vec![b, m, n],
+            result,
+        );
+        let tiles = [8u32, 32, 64][rng.random_range(0..3)];
+        let mut opts = options(tiles);
+        opts.precision = policy;
+        for candidate in candidates::candidates(&graph, index, &opts, &target) {
+            let plan = &candidate.plan;
+            let OperatorPlan::GeneralMatmul(general_plan) = plan else {
+                let dims = (
+                    u32::try_from(b * m).unwrap(),
+                    u32::try_from(k).unwrap(),
+                    u32::try_from(n).unwrap(),
+                );
+                assert!(
+                    crate::strategies::gemm::followed_grid(dims, plan, tiles).is_ok(),
+                    "case {case}: {plan} is not a grid the GEMM lowering follows"
+                );
+                continue;
+            };
+            generals += 1;
+            let (rows, cols) = (u64::from(general_plan.rows), u64::from(general_plan.cols));
+            assert_eq!(m % rows, 0, "{plan}");
+            assert_eq!(n % cols, 0, "{plan}");
+            assert_eq!(
+                u64::from(candidate.tiles),
+                b * (m / rows) * (n / cols),
+                "{plan}"
+            );
+            assert!(candidate.tiles <= tiles, "{plan}");
+            // The result: one block per tile, covering [b, m, n] once.
+            let output = &candidate.output.shards;
+            let mut covered = 0u64;
+            let mut owners = std::collections::BTreeSet::new();
+            for (block, tiles) in output.owners.iter().enumerate() {
+                assert_eq!(tiles.len(), 1, "{plan}");
+                assert!(owners.insert(tiles[0]), "{plan}");
+                covered += output
+                    .block_ranges(block)
+                    .iter()
+                    .map(|(lo, hi)| hi - lo)
+                    .product::<u64>();
+            }
+            assert_eq!(covered, b * m * n, "{plan}");
+            // Each tile reads its rows of the left operand and its columns of the right one.
+            let fetched = candidate.needs[0].format.precision;
+            let bytes = u64::from(fetched.bytes());
+            assert_eq!(
+                candidate.needs[0].shards.max_tile_bytes(),
+                rows * k * bytes,
+                "{plan}"
+            );
+            assert_eq!(
+                candidate.needs[1].shards.max_tile_bytes(),
+                k * cols * bytes,
+                "{plan}"
+            );
+            // Priced with the lowering's model.
+            let input = crate::element::precision(general_plan.precision);
+            let expected = crate::strategies::general_matmul::GeneralTile::new(
+                (rows as u32, k as u32, cols as u32),
+                (transpose_lhs, transpose_rhs),
+                // The right operand is a host tensor (argument or constant) here.
+                true,
+                (fetched, input),
+            )
+            .cycles(&target);
+            assert_eq!(candidate.compute_cycles, expected, "case {case}: {plan}");
+        }
+    }
+    assert!(generals > 100, "only {generals} general candidates");
+}
