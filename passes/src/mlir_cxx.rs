@@ -99,15 +99,10 @@ pub struct LlvmRegex(std::ptr::NonNull<c_void>);
 impl LlvmRegex {
     /// Compiles `pattern`, or returns LLVM's error text (`parentheses not balanced`, ...).
     pub fn new(pattern: &str) -> Result<LlvmRegex, String> {
-        let mut errors: Vec<String> = Vec::new();
-        // SAFETY: the pattern is valid for the call; the callback only appends to `errors`.
-        let raw = unsafe {
-            ipuLlvmRegexCreate(
-                StringRef::new(pattern).to_raw(),
-                Some(collect_strings),
-                &mut errors as *mut Vec<String> as *mut c_void,
-            )
-        };
+        let (raw, errors) = collecting(|callback, data| {
+            // SAFETY: the pattern is valid for the call; the callback only appends to `errors`.
+            unsafe { ipuLlvmRegexCreate(StringRef::new(pattern).to_raw(), callback, data) }
+        });
         std::ptr::NonNull::new(raw)
             .map(LlvmRegex)
             .ok_or_else(|| errors.concat())
@@ -121,15 +116,10 @@ impl LlvmRegex {
 
     /// `text` with LLVM's regex metacharacters escaped.
     pub fn escape(text: &str) -> String {
-        let mut pieces: Vec<String> = Vec::new();
-        // SAFETY: the text is valid for the call; the callback only appends to `pieces`.
-        unsafe {
-            ipuLlvmRegexEscape(
-                StringRef::new(text).to_raw(),
-                Some(collect_strings),
-                &mut pieces as *mut Vec<String> as *mut c_void,
-            )
-        };
+        let (_, pieces) = collecting(|callback, data| {
+            // SAFETY: the text is valid for the call; the callback only appends to `pieces`.
+            unsafe { ipuLlvmRegexEscape(StringRef::new(text).to_raw(), callback, data) }
+        });
         pieces.concat()
     }
 }
@@ -155,6 +145,17 @@ pub enum Registered {
     },
     /// A registered pass pipeline.
     Pipeline,
+}
+
+/// Calls a shim function that reports text through a string callback (`callback`, `data`);
+/// returns its result and the strings it reported, in order.
+fn collecting<R>(call: impl FnOnce(MlirStringCallback, *mut c_void) -> R) -> (R, Vec<String>) {
+    let mut strings: Vec<String> = Vec::new();
+    let result = call(
+        Some(collect_strings),
+        &mut strings as *mut Vec<String> as *mut c_void,
+    );
+    (result, strings)
 }
 
 unsafe extern "C" fn collect_strings(text: MlirStringRef, data: *mut c_void) {
@@ -184,16 +185,11 @@ pub fn parse_source_file<'c>(
 /// Looks a pass argument up in MLIR's own registry (upstream passes; call
 /// [`crate::register_upstream_passes`] first).
 pub fn lookup(argument: &str) -> Option<Registered> {
-    let mut strings: Vec<String> = Vec::new();
     let text = StringRef::new(argument);
-    // SAFETY: the callback only appends to `strings` during the call.
-    let kind = unsafe {
-        ipuMlirLookupPass(
-            text.to_raw(),
-            Some(collect_strings),
-            &mut strings as *mut Vec<String> as *mut c_void,
-        )
-    };
+    let (kind, strings) = collecting(|callback, data| {
+        // SAFETY: the callback only appends to `strings` during the call.
+        unsafe { ipuMlirLookupPass(text.to_raw(), callback, data) }
+    });
     match (kind, strings.as_slice()) {
         (1, [name, anchor]) => Some(Registered::Pass {
             name: name.clone(),
@@ -207,16 +203,11 @@ pub fn lookup(argument: &str) -> Option<Registered> {
 /// An upstream pipeline element as MLIR prints it (every option with its value:
 /// `canonicalize{ max-iterations=3 max-num-rewrites=-1 ...}`), or MLIR's error for it.
 pub fn print_pipeline_element(text: &str) -> Result<String, String> {
-    let mut strings: Vec<String> = Vec::new();
     let source = StringRef::new(text);
-    // SAFETY: the callback only appends to `strings` during the call.
-    let ok = unsafe {
-        ipuMlirPrintPipelineElement(
-            source.to_raw(),
-            Some(collect_strings),
-            &mut strings as *mut Vec<String> as *mut c_void,
-        )
-    };
+    let (ok, strings) = collecting(|callback, data| {
+        // SAFETY: the callback only appends to `strings` during the call.
+        unsafe { ipuMlirPrintPipelineElement(source.to_raw(), callback, data) }
+    });
     let printed = strings.concat();
     if ok {
         Ok(printed)
@@ -227,15 +218,10 @@ pub fn print_pipeline_element(text: &str) -> Result<String, String> {
 
 /// The namespaces of every dialect `context` can load or has loaded, sorted.
 pub fn dialect_names(context: &melior::Context) -> Vec<String> {
-    let mut strings: Vec<String> = Vec::new();
-    // SAFETY: the context is live; the callback only appends to `strings` during the call.
-    unsafe {
-        ipuMlirContextDialects(
-            context.to_raw(),
-            Some(collect_strings),
-            &mut strings as *mut Vec<String> as *mut c_void,
-        )
-    };
+    let (_, strings) = collecting(|callback, data| {
+        // SAFETY: the context is live; the callback only appends to `strings` during the call.
+        unsafe { ipuMlirContextDialects(context.to_raw(), callback, data) }
+    });
     strings
 }
 
@@ -286,16 +272,10 @@ pub fn parse_command_line(arguments: &[String]) -> Result<(), String> {
         .map(|argument| std::ffi::CString::new(argument).unwrap_or_default())
         .collect();
     let pointers: Vec<*const std::ffi::c_char> = owned.iter().map(|text| text.as_ptr()).collect();
-    let mut strings: Vec<String> = Vec::new();
-    // SAFETY: the strings outlive the call; the callback only appends to `strings`.
-    let ok = unsafe {
-        ipuMlirParseCommandLine(
-            pointers.len() as i32,
-            pointers.as_ptr(),
-            Some(collect_strings),
-            &mut strings as *mut Vec<String> as *mut c_void,
-        )
-    };
+    let (ok, strings) = collecting(|callback, data| {
+        // SAFETY: the strings outlive the call; the callback only appends to `strings`.
+        unsafe { ipuMlirParseCommandLine(pointers.len() as i32, pointers.as_ptr(), callback, data) }
+    });
     if ok {
         Ok(())
     } else {
@@ -322,14 +302,10 @@ impl Drop for DebugHandler {
 
 /// The LLVM and MLIR release linked in, for `--version`.
 pub fn llvm_version_text() -> String {
-    let mut strings: Vec<String> = Vec::new();
-    // SAFETY: the callback only appends to `strings` during the call.
-    unsafe {
-        ipuMlirLlvmVersion(
-            Some(collect_strings),
-            &mut strings as *mut Vec<String> as *mut c_void,
-        )
-    };
+    let (_, strings) = collecting(|callback, data| {
+        // SAFETY: the callback only appends to `strings` during the call.
+        unsafe { ipuMlirLlvmVersion(callback, data) }
+    });
     format!(
         "LLVM version {} (MLIR {}, linked statically)",
         strings.concat(),
@@ -359,16 +335,11 @@ pub fn set_extra_printing_flags(
 /// MLIR's own verdict on a `--pass-pipeline` text: None when its parser accepts it, else its
 /// error message (mlir-opt's wording for the same mistake).
 pub fn mlir_pipeline_error(text: &str) -> Option<String> {
-    let mut strings: Vec<String> = Vec::new();
     let source = StringRef::new(text);
-    // SAFETY: the callback only appends to `strings` during the call.
-    let ok = unsafe {
-        ipuMlirParseAnchoredPipeline(
-            source.to_raw(),
-            Some(collect_strings),
-            &mut strings as *mut Vec<String> as *mut c_void,
-        )
-    };
+    let (ok, strings) = collecting(|callback, data| {
+        // SAFETY: the callback only appends to `strings` during the call.
+        unsafe { ipuMlirParseAnchoredPipeline(source.to_raw(), callback, data) }
+    });
     // As MLIR prints it: a message with a source line and caret ends in a blank line.
     (!ok).then(|| {
         let text = strings.concat();
