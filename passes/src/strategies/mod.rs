@@ -10,6 +10,8 @@
 //! * [`rearrange`]: `ipu.rearrange`, batched transposes whole matrices per tile, row copies.
 //! * [`attention`]: `ipu.attention`, whole score rows, materialized, or keys streamed.
 //! * [`gemm`]: `ipu.matmul` of two host operands on an output-stationary grid.
+//! * [`split_gemm`]: `ipu.matmul` of a host right matrix on a `[1, gm, gn, gk]` grid, K split
+//!   and reduced, chained through bias adds and GeLUs.
 //! * [`general_matmul`]: any other `ipu.matmul`, one result block per tile.
 //! * [`local_gemm`]: the tile-local GEMM the general matmul and attention run on each tile.
 //! * [`blocks`]: the work on blocks of a grid that the pointwise and row strategies emit.

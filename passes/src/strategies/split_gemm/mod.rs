@@ -1,7 +1,9 @@
-//! Lowering of a matmul whose right operand comes from the host (and whose left operand comes
+//! The split GEMM strategy: a matmul whose right operand comes from the host (and whose left operand comes
 //! from the host or is another split GEMM's result, see "Chains") over a 3-D tile grid, with
 //! the K axis optionally split across tiles and the partials reduced (the planner's
-//! `gemm_output_stationary` and `gemm_k_split` plans, `grid = [1, gm, gn, gk]`).
+//! `gemm_output_stationary` and `gemm_k_split` plans, `grid = [1, gm, gn, gk]`): which
+//! matmuls it takes (`analysis`), its grids, their candidates and price (`candidates`,
+//! `estimate`), and the program it emits (`lower`).
 //!
 //! ## Decomposition
 //! C[M x N] = A[M x K] B[K x N]. Rows split into `gm` blocks (`ceil(M / gm)` rows, the last
