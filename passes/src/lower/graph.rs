@@ -41,6 +41,7 @@ use super::gemm::{self, ASource, GemmGrid, GemmPrecision};
 use super::program::{Arg, BufferId, HostBinding, HostPiece, Place, Run, TileProgram, TileStep};
 use super::{LowerError, LowerOptions};
 use crate::planner::{Graph, OpKind, Origin, ValueId};
+use crate::strategies::repeat;
 use crate::strategies::split_gemm::{self, Ranged, SplitEnv, SplitGrid};
 
 pub(crate) mod general;
@@ -469,7 +470,9 @@ impl<'g> Lowering<'g> {
                 OpKind::Attention { causal, scale } => {
                     self.attention(index, *causal, *scale, plan)?
                 }
-                OpKind::Repeat { count, name, body } => self.repeat(index, *count, name, body)?,
+                OpKind::Repeat { count, name, body } => {
+                    self.repeat(index, *count, name, body, plan)?
+                }
             }
         }
         Ok(())
@@ -485,19 +488,15 @@ impl<'g> Lowering<'g> {
         count: u64,
         name: &str,
         body: &'g Graph,
+        plan: Option<&OperatorPlan>,
     ) -> Result<(), LowerError> {
         let op = &self.graph.ops[index];
         let (operands, results) = (op.operands.clone(), op.results.clone());
         let fail = |detail: String| unsupported("ipu.repeat", format!("op {index}: {detail}"));
+        repeat::followed_plan(plan, count)
+            .map_err(|why| not_followed("ipu.repeat", index, plan, why))?;
         let count =
-            u32::try_from(count).map_err(|_| fail(format!("count {count} is too large")))?;
-        if body.outputs.len() != operands.len() || results.len() != operands.len() {
-            return Err(fail(format!(
-                "body @{name} returns {} values for {} carried",
-                body.outputs.len(),
-                operands.len()
-            )));
-        }
+            repeat::repeat_shape(name, count, body.outputs.len(), operands.len()).map_err(fail)?;
         let carried = operands
             .iter()
             .map(|&v| self.on_device(v))

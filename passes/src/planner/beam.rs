@@ -23,6 +23,7 @@ use super::graph::{Graph, OpKind, Origin, ValueId};
 use super::layout::{PhaseLoad, Shards};
 use super::step::{GroupKey, Loads, OperandMoves, Shortfall, State, TransferMemo};
 use super::{PlannerError, PlannerOptions};
+use crate::strategies::repeat::{self, PlannedBody};
 
 /// Whole-program estimate (the fields of the `retained operator-plan finalist` line).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, PartialOrd, Ord)]
@@ -160,7 +161,7 @@ fn op_candidates(
     let op = &graph.ops[index];
     let mut all = match &op.kind {
         OpKind::Repeat { count, name, body } => {
-            repeat_candidates(*count, name, body, options, target)?
+            repeat_candidates(*count, name, body, op.operands.len(), options, target)?
         }
         _ => candidates::candidates(graph, index, options, target),
     };
@@ -172,6 +173,11 @@ fn op_candidates(
             OpKind::Softmax | OpKind::LayerNorm { .. } => {
                 crate::strategies::rows::why_unplannable(graph, op, options)
             }
+            OpKind::Repeat {
+                count,
+                ref name,
+                ref body,
+            } => repeat::repeat_shape(name, count, body.outputs.len(), op.operands.len()).err(),
             _ => None,
         };
         return Err(PlannerError::NoCandidate {
@@ -279,9 +285,13 @@ fn repeat_candidates(
     count: u64,
     name: &str,
     body: &Graph,
+    carried: usize,
     options: &PlannerOptions,
     target: &Target,
 ) -> Result<Vec<Candidate>, PlannerError> {
+    if repeat::repeat_shape(name, count, body.outputs.len(), carried).is_err() {
+        return Ok(Vec::new());
+    }
     let body_options = PlannerOptions {
         in_body: true,
         ..options.clone()
@@ -309,54 +319,42 @@ fn repeat_candidates(
                     }
                 })
         };
-        let needs: Vec<Need> = arguments.iter().map(|&v| home_of(v)).collect();
-        let outputs: Vec<Need> = body.outputs.iter().map(|&v| home_of(v)).collect();
-        let mut carry = PhaseLoad::new(options.tiles);
-        for (output, need) in outputs.iter().zip(&needs) {
-            if output.shards.dims == need.shards.dims && output.shards != need.shards {
-                carry.add(&output.shards, &need.shards);
-            }
+        let reads: Vec<Need> = arguments.iter().map(|&v| home_of(v)).collect();
+        let mut leaves: Vec<Need> = body.outputs.iter().map(|&v| home_of(v)).collect();
+        if leaves.is_empty() {
+            leaves.push(home_of(0));
         }
         let estimate = finalist.estimate;
-        let iterations = count.max(1);
-        let carry_cycles = carry.cycles(target) * (iterations - 1);
-        let plan = ipu_dialects::plan::OperatorPlan::Repeat(ipu_dialects::plan::RepeatPlan {
-            count,
-            body_choices: finalist
-                .choices
-                .iter()
-                .map(|&c| u32::try_from(c).unwrap_or(u32::MAX))
-                .collect(),
-        });
-        out.push(Candidate {
-            compute_cycles: (estimate.cycles - estimate.exchange_cycles) * iterations,
-            internal_exchange_cycles: estimate.exchange_cycles * iterations + carry_cycles,
-            internal_row_bytes: estimate.exchange_row_bytes + carry.max_row_bytes(),
-            transient: MemoryUse {
+        let planned_body = PlannedBody {
+            cycles: estimate.cycles,
+            exchange_cycles: estimate.exchange_cycles,
+            exchange_row_bytes: estimate.exchange_row_bytes,
+            memory: MemoryUse {
                 standard: estimate.peak_standard,
                 interleaved: estimate.peak_interleaved,
                 largest_standard: estimate.maximum_standard_allocation,
             },
+            reads,
+            leaves,
+            tiles: finalist
+                .active_tile_counts
+                .iter()
+                .copied()
+                .max()
+                .unwrap_or(1),
             kernels: finalist
                 .plans
                 .iter()
                 .flat_map(|plan| plan.kernels.clone())
                 .collect(),
-            body_choices: Some(finalist.choices.clone()),
-            body_cycles: Some((estimate.cycles, estimate.exchange_cycles)),
-            extra_outputs: outputs.iter().skip(1).cloned().collect(),
-            ..Candidate::new(
-                plan,
-                finalist
-                    .active_tile_counts
-                    .iter()
-                    .copied()
-                    .max()
-                    .unwrap_or(1),
-                needs,
-                outputs.first().cloned().unwrap_or_else(|| home_of(0)),
-            )
-        });
+            choices: finalist.choices.clone(),
+        };
+        out.push(repeat::candidate(
+            count,
+            planned_body,
+            options.tiles,
+            target,
+        ));
     }
     Ok(out)
 }

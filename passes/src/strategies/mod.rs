@@ -14,6 +14,8 @@
 //!   and reduced, chained through bias adds and GeLUs.
 //! * [`general_matmul`]: any other `ipu.matmul`, one result block per tile.
 //! * [`local_gemm`]: the tile-local GEMM the general matmul and attention run on each tile.
+//! * [`repeat`]: `ipu.repeat`, its body planned once and run `count` times, with the carry
+//!   between iterations.
 //! * [`blocks`]: the work on blocks of a grid that the pointwise and row strategies emit.
 
 pub mod attention;
@@ -23,6 +25,7 @@ pub mod general_matmul;
 pub mod local_gemm;
 pub mod pointwise;
 pub mod rearrange;
+pub mod repeat;
 pub mod rows;
 pub mod split_gemm;
 
