@@ -22,6 +22,7 @@ pub mod registry;
 pub mod rewrite;
 pub mod select_finalist;
 pub mod strategies;
+pub mod tiling;
 
 pub use pass::{DynPass, Pass, PassFailure, PassRun, Statistics};
 pub use registry::Registry;

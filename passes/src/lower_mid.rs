@@ -5,7 +5,7 @@
 //! all finalists on the module (`ipu.finalists`) for `ipu-select-finalist`.
 //!
 //! FP8 scales: each GEMM operand gets the smallest scale s with `max|x| / 2^s <= 240`
-//! (`planner::cost::fp8_scale_for`) from its range: splat constants, function arguments given
+//! (`tiling::format::fp8_scale_for`) from its range: splat constants, function arguments given
 //! by `calibration=FILE` (the format is in [`calibration`]), and bounds propagated through
 //! ops (`planner::ranges`); 0 where the range is unknown, `fp8-scale` for every operand when
 //! given. The chosen scales are the `lhs_scale` / `rhs_scale` parameters of FP8 GEMM plans
@@ -258,7 +258,7 @@ fn warn_policy_not_applied(function: &str, graph: &planner::Graph, policy: Preci
             continue;
         };
         let result = graph.values[c].element;
-        let returned_only = crate::lower::returned_only(graph, c);
+        let returned_only = crate::tiling::candidate::returned_only(graph, c);
         let host = graph.values[a].element;
         if planner::candidates::amp_input(policy, host, result, returned_only) != input {
             tracing::warn!(
@@ -293,7 +293,7 @@ fn calibrate(function: &str, graph: &mut planner::Graph, calibration: &Calibrati
                 argument = position,
                 max_abs = entry.max_abs,
                 source = %entry.source,
-                fp8_scale = planner::cost::fp8_scale_for(entry.max_abs),
+                fp8_scale = crate::tiling::format::fp8_scale_for(entry.max_abs),
                 "calibrated argument range"
             );
         }

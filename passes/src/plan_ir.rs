@@ -1,4 +1,4 @@
-//! Between the IR and the planner: reads `func.func` bodies into [`planner::Graph`]s and writes a
+//! Between the IR and the planner: reads `func.func` bodies into [`crate::tiling::Graph`]s and writes a
 //! chosen plan back (plan and estimate attributes, formatted result types, explicit
 //! `ipu.cast` / `ipu.rearrange` where an op reads a value in another format than its producer
 //! left it). Shared by `ipu-lower-mid` and `ipu-select-finalist`.

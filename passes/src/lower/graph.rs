@@ -40,9 +40,9 @@ use tracing::info;
 use super::gemm::{self, ASource, GemmGrid, GemmPrecision};
 use super::program::{Arg, BufferId, HostBinding, HostPiece, Place, Run, TileProgram, TileStep};
 use super::{LowerError, LowerOptions};
-use crate::planner::{Graph, OpKind, Origin, ValueId};
 use crate::strategies::repeat;
 use crate::strategies::split_gemm::{self, Ranged, SplitEnv, SplitGrid};
+use crate::tiling::{Graph, OpKind, Origin, ValueId};
 
 pub(crate) mod general;
 mod pointwise;

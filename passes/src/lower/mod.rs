@@ -13,14 +13,14 @@ pub mod optimize;
 pub mod package;
 pub mod passes;
 pub mod place;
-pub mod program;
+pub use crate::tiling::program;
 
 use std::collections::BTreeMap;
 
 use ipu_device::{Precision, Target};
 
-use crate::planner::{Graph, ValueId};
 use crate::strategies::gemm::{followed_grid as followed_gemm_grid, GemmGrid};
+use crate::tiling::{Graph, ValueId};
 use ipu_dialects::plan::OperatorPlan;
 use program::{TileProgram, TileStep};
 
@@ -106,26 +106,7 @@ impl PrecisionPolicy {
     }
 }
 
-/// The rule of [`PrecisionPolicy::input_for`] for a policy input precision `policy`, shared
-/// with the planner (`planner::candidates::amp_input`).
-pub(crate) fn product_input(
-    policy: Precision,
-    host: Precision,
-    result: Precision,
-    returned_only: bool,
-) -> Precision {
-    let partials = ipu_device::kernels::describe::default_partials(policy);
-    if partials == result || (policy == Precision::F32 && returned_only) {
-        policy
-    } else {
-        host
-    }
-}
-
-/// Whether value `v` of `graph` is only returned (no op reads it).
-pub(crate) fn returned_only(graph: &crate::planner::Graph, v: usize) -> bool {
-    graph.outputs.contains(&v) && !graph.ops.iter().any(|op| op.operands.contains(&v))
-}
+pub(crate) use crate::tiling::candidate::{product_input, returned_only};
 
 /// What the lowering needs besides the graph.
 #[derive(Debug, Clone)]
@@ -164,7 +145,12 @@ fn gemm_grid(
                 detail: format!("op {op}: plan {plan} cannot be followed: {reason}"),
             })
         }
-        None => GemmGrid::new(dims.0, dims.1, dims.2, tiles),
+        None => {
+            GemmGrid::new(dims.0, dims.1, dims.2, tiles).map_err(|detail| LowerError::Unsupported {
+                op: "ipu.matmul".into(),
+                detail,
+            })
+        }
     }
 }
 

@@ -26,7 +26,7 @@ use crate::compile::{in_package_build, planned_options, staged};
 use crate::exchange::{schedule_phase_cached, TransferRequest};
 use crate::pass::{Pass, PassFailure, PassRun};
 use crate::plan_ir;
-use crate::planner::{Origin, PrecisionPolicy as PlanPrecision, ValueId};
+use crate::tiling::{Origin, PrecisionPolicy as PlanPrecision, ValueId};
 use ipu_dialects::diagnostics::op_error;
 
 /// Reports `error` at `op` (the diagnostic the user sees) and fails the pass.
@@ -249,12 +249,12 @@ enum Located<'c, 'a> {
 
 /// Lowers function `name` (or the entry function) of `module` to a tile program.
 /// The names of the repeat bodies `graph` calls.
-fn repeat_bodies(graph: &crate::planner::Graph) -> Vec<String> {
+fn repeat_bodies(graph: &crate::tiling::Graph) -> Vec<String> {
     graph
         .ops
         .iter()
         .filter_map(|op| match &op.kind {
-            crate::planner::OpKind::Repeat { name, .. } => Some(name.clone()),
+            crate::tiling::OpKind::Repeat { name, .. } => Some(name.clone()),
             _ => None,
         })
         .collect()

@@ -133,11 +133,7 @@ fn prune(states: Vec<State>, beam_width: usize) -> Vec<State> {
     kept
 }
 
-/// The constraint key of op `index` in a graph planned under `prefix` (`""` at top level,
-/// `"body:<function>:"` inside a repeat body).
-pub fn op_key(prefix: &str, index: usize) -> String {
-    format!("{prefix}{index}")
-}
+pub use crate::tiling::constraints::op_key;
 
 /// A standalone score for pre-ranking an op's candidates: compute, internal exchange and the
 /// exchange of replicating its operands from one copy of each block.

@@ -4,7 +4,6 @@
 //! matmul's for every matmul.
 
 use ipu_device::{MemoryClass, Target};
-use ipu_dialects::plan::OperandScales;
 
 use crate::element;
 
@@ -38,7 +37,7 @@ pub(super) fn gemm_candidates(
         options.precision,
         lhs_value.element,
         out_value.element,
-        crate::lower::returned_only(graph, op.results[0]),
+        crate::tiling::candidate::returned_only(graph, op.results[0]),
     );
     // A host operand's scale comes from its data range (constants, calibration) unless the
     // policy pins one; a value computed on the device is cast on the device at the policy's
@@ -105,15 +104,4 @@ pub(super) fn gemm_candidates(
         crate::strategies::gemm::candidates(graph, op, &operands, active, options, target);
     out.extend(general);
     out
-}
-
-/// The plan's FP8 operand scales from the formats' exponents (saturated to the plan's integer
-/// width; the plan codec refuses exponents outside the cast's range).
-pub(crate) fn operand_scales([lhs, rhs]: [i64; 2]) -> OperandScales {
-    let exponent =
-        |scale: i64| i32::try_from(scale).unwrap_or(if scale < 0 { i32::MIN } else { i32::MAX });
-    OperandScales {
-        lhs: exponent(lhs),
-        rhs: exponent(rhs),
-    }
 }

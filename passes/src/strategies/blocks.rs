@@ -6,8 +6,8 @@
 use ipu_device::kernels::spec::KernelSpec;
 use ipu_device::{cost, Precision, Target};
 
-use crate::planner::layout::{canonical_dims, split_is_exact_cover};
-use crate::planner::{Graph, Op};
+use crate::tiling::layout::{canonical_dims, split_is_exact_cover};
+use crate::tiling::{Graph, Op};
 
 /// The blocks of a grid plan over the result's 2-D view `[m, n]` (every leading axis folded
 /// into the rows): `row_blocks` contiguous ranges of `rows_per_block` rows (the last may be

@@ -1,5 +1,5 @@
 //! The output-stationary GEMM strategy: the one owner of how a plain product of two host
-//! operands runs as an output-stationary grid (see [`crate::lower::gemm`] for the program it
+//! operands runs as an output-stationary grid (see `lower/gemm.rs` for the program it
 //! emits). It owns the grid a plan means ([`GemmGrid::planned`]), which plans can be followed
 //! ([`followed_grid`]), and the GEMM kernel calls each tile runs ([`GemmGrid::calls`]), which the
 //! planner prices with the device cost model and the lowering emits, call for call.
@@ -10,12 +10,11 @@ use ipu_device::{KernelSpec, MemoryClass, Precision, Target};
 use ipu_dialects::plan::{GemmPlan, GemmTileGrid, OperatorPlan, Orientation};
 
 use crate::element;
-use crate::lower::LowerError;
-use crate::planner::candidates::{all_valid, grids, u32_of, Candidate, Need};
-use crate::planner::gemm::operand_scales;
-use crate::planner::graph::MatmulDims;
-use crate::planner::layout::{block_size, canonical_dims, Shards};
-use crate::planner::{Graph, Op, Origin, PlannerOptions, ValueFormat};
+use crate::tiling::candidate::operand_scales;
+use crate::tiling::candidate::{all_valid, grids, u32_of, Candidate, Need};
+use crate::tiling::graph::MatmulDims;
+use crate::tiling::layout::{block_size, canonical_dims, Shards};
+use crate::tiling::{Graph, Op, Origin, PlannerOptions, ValueFormat};
 
 /// Bytes one K panel of the AMP-left operand may take per tile (rows x K block, at 2 bytes an
 /// element): K runs in panels, each converted, exchanged and multiplied in turn, so a tile
@@ -44,11 +43,9 @@ pub struct GemmGrid {
 }
 
 impl GemmGrid {
-    pub fn new(m: u32, k: u32, n: u32, tiles: u32) -> Result<GemmGrid, LowerError> {
-        let unsupported = |detail: String| LowerError::Unsupported {
-            op: "ipu.matmul".into(),
-            detail,
-        };
+    /// The grid the GEMM lowering picks on `tiles` tiles without a plan, or why there is none.
+    pub fn new(m: u32, k: u32, n: u32, tiles: u32) -> Result<GemmGrid, String> {
+        let unsupported = |detail: String| detail;
         if m == 0 || k == 0 || n == 0 {
             return Err(unsupported(format!("empty GEMM {m}x{k}x{n}")));
         }
@@ -89,11 +86,8 @@ impl GemmGrid {
     /// The grid of a planned output-stationary GEMM: `gm` row blocks and `gn` column blocks
     /// (the plan's `grid = [1, gm, gn, 1]`). The columns must split evenly into blocks of a
     /// multiple of 16; rows split into blocks of `ceil(m / gm)` with the last one padded.
-    pub fn planned(m: u32, k: u32, n: u32, gm: u32, gn: u32) -> Result<GemmGrid, LowerError> {
-        let unsupported = |detail: String| LowerError::Unsupported {
-            op: "ipu.matmul".into(),
-            detail,
-        };
+    pub fn planned(m: u32, k: u32, n: u32, gm: u32, gn: u32) -> Result<GemmGrid, String> {
+        let unsupported = |detail: String| detail;
         if gm == 0 || gn == 0 || !n.is_multiple_of(gn) || !(n / gn).is_multiple_of(16) {
             return Err(unsupported(format!(
                 "planned grid {gm}x{gn} does not split N = {n} into equal blocks of a multiple of 16"

@@ -13,11 +13,11 @@ use ipu_dialects::plan::{GeneralMatmulPlan, OperatorPlan};
 
 use super::local_gemm::{pad16, LocalGemm};
 use crate::element;
-use crate::planner::candidates::{Candidate, Need};
-use crate::planner::gemm::operand_scales;
-use crate::planner::graph::MatmulDims;
-use crate::planner::layout::{canonical_dims, Shards};
-use crate::planner::{Graph, MemoryUse, Op, Origin, PlannerOptions, ValueFormat};
+use crate::tiling::candidate::operand_scales;
+use crate::tiling::candidate::{Candidate, Need};
+use crate::tiling::graph::MatmulDims;
+use crate::tiling::layout::{canonical_dims, Shards};
+use crate::tiling::{Graph, MemoryUse, Op, Origin, PlannerOptions, ValueFormat};
 
 /// The `(rows, cols)` block shapes the general matmul takes for `batches` products of
 /// `m x n` on at most `tiles` tiles: row blocks of a divisor of `m`, column blocks of a

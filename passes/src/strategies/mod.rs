@@ -32,8 +32,8 @@ pub mod split_gemm;
 use ipu_dialects::format::Plan;
 use ipu_dialects::plan::{OperatorPlan, PlanError, PointwisePlacement};
 
-use crate::planner::layout::canonical_dims;
-use crate::planner::{Graph, Op};
+use crate::tiling::layout::canonical_dims;
+use crate::tiling::{Graph, Op};
 
 /// Why a plan pinned by a constraint (kind and parameters, `pinned`) is not among `op`'s
 /// candidates, as the strategy that owns it says: no strategy has that kind, the plan is one
@@ -83,7 +83,7 @@ pub fn why_not_offered(graph: &Graph, op: &Op, pinned: &Plan, active: &[u32]) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::planner::{OpKind, Origin};
+    use crate::tiling::{OpKind, Origin};
     use ipu_device::Precision;
     use ipu_dialects::format::PlanValue;
 

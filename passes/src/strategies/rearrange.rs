@@ -11,10 +11,10 @@ use ipu_device::kernels::spec::KernelSpec;
 use ipu_device::{cost, Precision, Target};
 use ipu_dialects::plan::{OperatorPlan, RearrangePlan};
 
-use crate::planner::candidates::{grid3, grids, Candidate, Need};
-use crate::planner::layout::{canonical_dims, split_is_exact_cover, Shards};
-use crate::planner::{Graph, Op, OpKind, Origin, ValueFormat};
 use crate::strategies::blocks::BlockGrid;
+use crate::tiling::candidate::{grid3, grids, Candidate, Need};
+use crate::tiling::layout::{canonical_dims, split_is_exact_cover, Shards};
+use crate::tiling::{Graph, Op, OpKind, Origin, ValueFormat};
 
 /// Whether `permutation` of a rank-`rank` value swaps its last two axes (and only those).
 pub fn swaps_last_two(permutation: &[usize], rank: usize) -> bool {

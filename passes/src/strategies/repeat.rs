@@ -12,9 +12,9 @@
 use ipu_device::{KernelSpec, Target};
 use ipu_dialects::plan::{OperatorPlan, RepeatPlan};
 
-use crate::planner::candidates::{Candidate, Need};
-use crate::planner::layout::PhaseLoad;
-use crate::planner::MemoryUse;
+use crate::tiling::candidate::{Candidate, Need};
+use crate::tiling::layout::PhaseLoad;
+use crate::tiling::MemoryUse;
 
 /// Why a repeat of `count` iterations over a body returning `body_results` values cannot run
 /// with `carried` carried values, or the count as the device's repeat step holds it.
@@ -163,8 +163,8 @@ mod tests {
     use ipu_device::Precision;
 
     use super::*;
-    use crate::planner::layout::Shards;
-    use crate::planner::ValueFormat;
+    use crate::tiling::layout::Shards;
+    use crate::tiling::ValueFormat;
 
     /// A 64 x 256 f16 value in `parts` blocks from tile `first`.
     fn home(parts: [u32; 3], first: u32) -> Need {

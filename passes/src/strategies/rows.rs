@@ -8,10 +8,10 @@ use ipu_device::{Precision, Target};
 use ipu_dialects::plan::{OperatorPlan, RowOp, RowsPlan};
 
 use crate::element;
-use crate::planner::candidates::{grid3, grids, op_vector_precision, Candidate, Need};
-use crate::planner::layout::canonical_dims;
-use crate::planner::{Graph, Op, OpKind, PlannerOptions, ValueFormat};
 use crate::strategies::blocks::{operand_roles, operands_of_type, GridWork, OperandRole};
+use crate::tiling::candidate::{grid3, grids, op_vector_precision, Candidate, Need};
+use crate::tiling::layout::canonical_dims;
+use crate::tiling::{Graph, Op, OpKind, PlannerOptions, ValueFormat};
 
 /// The row op of `op`, if it is one.
 fn row_op(op: &Op) -> Option<RowOp> {
@@ -131,7 +131,7 @@ pub fn candidates(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::planner::Origin;
+    use crate::tiling::Origin;
 
     /// A layer norm of a `[batch, rows, cols]` argument with constant scale and shift.
     fn layer_norm((batch, rows, cols): (u64, u64, u64)) -> Graph {

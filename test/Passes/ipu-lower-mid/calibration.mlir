@@ -1,5 +1,5 @@
 // calibration=FILE: FP8 scales of function arguments from calibrated data ranges. The scale
-// of max |x| = m is the smallest s with m / 2^s <= 240 (planner::cost::fp8_scale_for).
+// of max |x| = m is the smallest s with m / 2^s <= 240 (tiling::format::fp8_scale_for).
 // @mlp is an MLP planned as chained split GEMMs (host_order = true): calibration (and a
 // constant's own data: W1 = 0.5 -> -8) sets the scales of the operands the host streams or
 // lays out (x, W1, W2), not of the hidden value. The GeLU's result is a device value: the

@@ -40,8 +40,8 @@ use super::{gemm_grid, not_followed, to_u32, unsupported, view_2d, Blocks, Lower
 use crate::lower::gemm::GemmGrid;
 use crate::lower::program::{Arg, BufferId, HostPiece, Move, Place, Run, TileStep};
 use crate::lower::LowerError;
-use crate::planner::{OpKind, ValueId};
 use crate::strategies::local_gemm::{pad16, LocalCall, LocalGemm};
+use crate::tiling::{OpKind, ValueId};
 
 mod attention;
 mod matmul;
@@ -589,7 +589,7 @@ impl Lowering<'_> {
         // initialization (resident: no exchange in the runs).
         let v = &self.graph.values[value];
         if !self.placed.contains_key(&value)
-            && v.origin == crate::planner::Origin::Constant
+            && v.origin == crate::tiling::Origin::Constant
             && v.shape.iter().product::<u64>() == u64::from(n)
         {
             let e = v.element.bytes();

@@ -10,11 +10,11 @@ use super::{
     StreamedTile,
 };
 use crate::element;
-use crate::planner::candidates::{
+use crate::tiling::candidate::{
     all_valid, grids, op_vector_precision, u32_of, Candidate, InternalPhase, Need,
 };
-use crate::planner::layout::{block_size, canonical_dims, split_is_exact_cover, PhaseLoad, Shards};
-use crate::planner::{Graph, MemoryUse, Op, PlannerOptions, ValueFormat};
+use crate::tiling::layout::{block_size, canonical_dims, split_is_exact_cover, PhaseLoad, Shards};
+use crate::tiling::{Graph, MemoryUse, Op, PlannerOptions, ValueFormat};
 
 /// Attention `softmax(q k^T) v` per batch-head. `attention_blocked` (flash-style: each tile
 /// owns a block of query rows and streams every key and value through its own score block,

@@ -5,8 +5,8 @@ use ipu_device::kernels::spec::{ElementOrder, KernelSpec};
 use ipu_device::{cost, Target};
 
 use super::in_place_position;
-use crate::planner::layout::{block_size, canonical_dims, Shards};
-use crate::planner::{Candidate, Graph, Need, Op, ValueFormat, ValueId};
+use crate::tiling::layout::{block_size, canonical_dims, Shards};
+use crate::tiling::{Candidate, Graph, Need, Op, ValueFormat, ValueId};
 
 /// Candidate `candidate` of elementwise `op`, which follows operand `position` with kernel
 /// `spec`, on the homes `home_of` gives: the followed operand's home as its need and its
@@ -98,7 +98,7 @@ fn other_operand_need(need: &Need, followed: &Need, full: bool) -> Need {
     }
     let home = &followed.shards;
     let columns = home.parts[2].max(1);
-    let mut owners = vec![crate::planner::layout::Owners::new(); columns as usize];
+    let mut owners = vec![crate::tiling::layout::Owners::new(); columns as usize];
     for (block, tiles) in home.owners.iter().enumerate() {
         let column = &mut owners[block % columns as usize];
         column.extend(tiles.iter().copied());

@@ -7,8 +7,8 @@ use ipu_dialects::format::Order;
 use ipu_dialects::plan::{PointwiseOp, PointwisePlacement, PointwisePlan};
 
 use crate::element;
-use crate::planner::{Graph, Op, OpKind};
 use crate::strategies::blocks::{operand_roles, operands_of_type, GridWork, OperandRole};
+use crate::tiling::{Graph, Op, OpKind};
 
 /// The kernel of one `rows x cols` block of `op` computing in `precision` (an add reading a
 /// full-size second operand or a row vector; a cast from its operand's element type to its

@@ -8,26 +8,16 @@ use ipu_dialects::format::Order;
 use ipu_dialects::plan::{OperatorPlan, PointwiseOp, PointwisePlacement, PointwisePlan};
 
 use crate::element;
-use crate::planner::candidates::{amp_input, grid3, grids, op_vector_precision, Candidate, Need};
-use crate::planner::layout::{canonical_dims, Shards};
-use crate::planner::{Graph, Op, OpKind, PlannerOptions, ValueFormat};
+use crate::tiling::candidate::{amp_input, grid3, grids, op_vector_precision, Candidate, Need};
+use crate::tiling::layout::{canonical_dims, Shards};
+use crate::tiling::{Graph, Op, OpKind, PlannerOptions, ValueFormat};
 
 mod follow;
 pub mod grid;
 
 pub use follow::on_home;
 
-/// The axis a broadcast operand's canonical axis maps to: `None` where the operand has size 1
-/// and the result does not (it is replicated along that grid axis).
-pub fn broadcast_axes(operand: [u64; 3], result: [u64; 3]) -> [Option<usize>; 3] {
-    [0, 1, 2].map(|axis| {
-        if operand[axis] == result[axis] {
-            Some(axis)
-        } else {
-            None
-        }
-    })
-}
+pub use crate::tiling::layout::broadcast_axes;
 
 pub fn candidates(
     graph: &Graph,
@@ -155,7 +145,7 @@ pub fn in_place_candidate(graph: &Graph, op: &Op) -> Option<Candidate> {
     let full = |v: usize| canonical_dims(&graph.values[v].shape) == out_dims;
     let position = (0..op.operands.len()).find(|&p| {
         let v = op.operands[p];
-        full(v) && matches!(graph.values[v].origin, crate::planner::Origin::Op(_))
+        full(v) && matches!(graph.values[v].origin, crate::tiling::Origin::Op(_))
     })?;
     let value = &graph.values[op.operands[position]];
     let precision = value.element;

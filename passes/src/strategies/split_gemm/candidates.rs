@@ -9,10 +9,10 @@ use ipu_dialects::plan::{GemmPlan, GemmTileGrid, OperatorPlan, Orientation};
 
 use super::{ranges_max, split_dims, SplitEnv, SplitGrid};
 use crate::element;
-use crate::planner::candidates::{Candidate, InternalPhase, Need};
-use crate::planner::gemm::operand_scales;
-use crate::planner::layout::{PhaseLoad, Shards};
-use crate::planner::{Graph, MemoryUse, Op, Origin, PlannerOptions, ValueFormat};
+use crate::tiling::candidate::operand_scales;
+use crate::tiling::candidate::{Candidate, GeneratedPhase, InternalPhase, Need, PhaseSource};
+use crate::tiling::layout::{PhaseLoad, Shards};
+use crate::tiling::{Graph, MemoryUse, Op, Origin, PlannerOptions, ValueFormat};
 
 /// Candidates of a matmul the split GEMM lowering implements exactly
 /// ([`crate::strategies::split_gemm`]): both operands host tensors in the AMP input precision, one
@@ -163,7 +163,7 @@ fn pinned_grid(
     let constraint = options
         .constraints
         .ops
-        .get(&crate::planner::beam::op_key("", index));
+        .get(&crate::tiling::constraints::op_key("", index));
     let pinned_weights = constraint
         .and_then(|constraint| match constraint.params.get("weights") {
             Some(PlanValue::Str(class)) => [MemoryClass::Standard, MemoryClass::Interleaved]
@@ -218,18 +218,42 @@ fn pinned_grid(
     None
 }
 
+/// A split GEMM grid at an input precision, as the source of its exchange phases.
+#[derive(Debug, PartialEq)]
+struct SplitPhases {
+    grid: SplitGrid,
+    precision: Precision,
+}
+
+impl PhaseSource for SplitPhases {
+    fn for_each_transfer(&self, phase: u32, visit: &mut dyn FnMut(u32, &[u32], u64)) {
+        self.grid
+            .for_each_exchange_transfer(self.precision, phase, visit)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn same_as(&self, other: &dyn PhaseSource) -> bool {
+        other.as_any().downcast_ref::<SplitPhases>() == Some(self)
+    }
+}
+
 /// The op's internal exchange phases (each panel's and the reduction's, those that move
 /// anything) and the largest bytes a tile receives in one of them.
 fn exchange_phases(grid: &SplitGrid, input: Precision) -> (Vec<InternalPhase>, u64) {
-    let shared = std::sync::Arc::new(grid.clone());
+    let shared: std::sync::Arc<dyn PhaseSource> = std::sync::Arc::new(SplitPhases {
+        grid: grid.clone(),
+        precision: input,
+    });
     let mut row_bytes = 0;
     let mut phases = Vec::new();
     for phase in 0..=grid.panels {
-        let phase = InternalPhase::SplitGemm {
-            grid: shared.clone(),
-            precision: input,
+        let phase = InternalPhase::Generated(GeneratedPhase {
+            source: shared.clone(),
             phase,
-        };
+        });
         let mut load = PhaseLoad::new(grid.tiles());
         let mut transfers = 0usize;
         phase.for_each_transfer(|source, destinations, bytes| {

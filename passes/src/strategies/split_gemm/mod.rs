@@ -52,11 +52,11 @@
 use ipu_device::kernels::describe::GEMM_MAX_WEIGHT_ELEMENTS;
 use ipu_device::{cost, KernelSpec, MemoryClass, Precision, Target};
 
-use crate::lower::program::{Arg, BufferId, HostPiece, Move, Place, Run, TileProgram, TileStep};
+use crate::tiling::program::{Arg, BufferId, HostPiece, Move, Place, Run, TileProgram, TileStep};
 use std::sync::Arc;
 
-use crate::planner::graph::Analyses;
-use crate::planner::{Graph, OpKind, Origin};
+use crate::tiling::graph::Analyses;
+use crate::tiling::{Graph, OpKind, Origin};
 
 mod analysis;
 mod candidates;

@@ -259,7 +259,7 @@ mod model_tests {
 
 mod chain_tests {
     use super::super::*;
-    use crate::planner::{Graph, OpKind, Origin};
+    use crate::tiling::{Graph, OpKind, Origin};
     use std::collections::BTreeMap;
 
     /// A small xorshift for seeded shapes.

@@ -110,7 +110,7 @@ impl Lowering<'_> {
             ..
         } = packed;
         let nb = n / cb;
-        let constant = self.graph.values[w].origin == crate::planner::Origin::Constant;
+        let constant = self.graph.values[w].origin == crate::tiling::Origin::Constant;
         let ie = input.bytes();
         let groups = if packed.batched { packed.batches } else { 1 };
         let rows_per_group = grid.mb / groups;
@@ -330,7 +330,7 @@ impl Lowering<'_> {
         // `host_fetches`); device operands are gathered from their blocks.
         let on_host = |v: ValueId| {
             !self.placed.contains_key(&v)
-                && !matches!(self.graph.values[v].origin, crate::planner::Origin::Op(_))
+                && !matches!(self.graph.values[v].origin, crate::tiling::Origin::Op(_))
         };
         let a_host = on_host(x);
         // A right operand still on the host may be written straight into the AMP order its

@@ -1,10 +1,10 @@
 //! Row ops without a plan, permutations and batched transposes, casts without a plan.
 
 use super::*;
-use crate::planner::layout::canonical_dims;
 use crate::strategies::rearrange::{
     planned_transpose, row_copy_grid, swaps_last_two, transpose_work,
 };
+use crate::tiling::layout::canonical_dims;
 
 impl Lowering<'_> {
     /// `ipu.layer_norm` and `ipu.softmax`: per tile over whole rows.
@@ -212,7 +212,7 @@ impl Lowering<'_> {
         let (x, out) = (op.operands[0], op.results[0]);
         let value = &self.graph.values[x];
         let (shape, precision) = (value.shape.clone(), value.element);
-        let [batches, rows, cols] = crate::planner::layout::canonical_dims(&shape);
+        let [batches, rows, cols] = crate::tiling::layout::canonical_dims(&shape);
         let work = match plan {
             Some(OperatorPlan::Rearrange(rearrange)) => {
                 planned_transpose(&shape, precision, rearrange)

@@ -7,12 +7,12 @@ use ipu_dialects::plan::{OperatorPlan, PointwisePlacement, PointwisePlan};
 
 use super::super::general::{Fetch, Transfers};
 use super::super::*;
-use crate::planner::layout::host_home;
-use crate::planner::Shards;
 use crate::strategies::blocks::{operand_roles, GridWork, OperandRole};
 use crate::strategies::pointwise::grid::grid_work;
 use crate::strategies::pointwise::in_place_position;
 use crate::strategies::rows::rows_work;
+use crate::tiling::layout::host_home;
+use crate::tiling::Shards;
 
 impl Lowering<'_> {
     /// `ipu.add`, `ipu.gelu` or `ipu.cast` (op `index`) by its selected plan; without one

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use ipu_device::Precision;
 
-use super::PlannerError;
+use super::options::PlannerError;
 
 /// Index of a value in [`Graph::values`].
 pub type ValueId = usize;

@@ -442,3 +442,15 @@ pub fn host_home(need: &Shards, element_bytes: u32) -> Shards {
         },
     }
 }
+
+/// The axis a broadcast operand's canonical axis maps to: `None` where the operand has size 1
+/// and the result does not (it is replicated along that grid axis).
+pub fn broadcast_axes(operand: [u64; 3], result: [u64; 3]) -> [Option<usize>; 3] {
+    [0, 1, 2].map(|axis| {
+        if operand[axis] == result[axis] {
+            Some(axis)
+        } else {
+            None
+        }
+    })
+}

@@ -16,7 +16,7 @@ use ipu_dialects::format::PlanValue;
 use ipu_dialects::plan::OperatorPlan;
 use serde_json::{json, Map, Value as Json};
 
-use super::PlannerError;
+use super::options::PlannerError;
 
 /// One op's pinned plan parts.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -156,4 +156,10 @@ impl Constraints {
             .collect();
         json!({ "ops": ops })
     }
+}
+
+/// The constraint key of op `index` in a graph planned under `prefix` (`""` at top level,
+/// `"body:<function>:"` inside a repeat body).
+pub fn op_key(prefix: &str, index: usize) -> String {
+    format!("{prefix}{index}")
 }
