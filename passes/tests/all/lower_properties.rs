@@ -717,7 +717,10 @@ fn mlp_package_is_identical_with_1_and_2_threads() {
     assert_deterministic(
         include_str!("../../../examples/mlp_small.mlir"),
         "builtin.module(ipu-compile{tiles=64 compile-kernels=false})",
-        "e86d3aab14eaa3d4ce78751549669e454d4da8ab39e25de38af1ec1196e6cf42",
+        // Since split GEMM candidates are priced from the copies and transfers their lowering
+        // emits: the second matmul's estimate 6,162 -> 6,151 cycles (the package carries each
+        // op's estimate); same plans, same program, same 16,830 final cycles.
+        "8deb1e7df750037caa2310467a6ef6dbbbd426e87f65d55448e3ec66663ef014",
     );
 }
 

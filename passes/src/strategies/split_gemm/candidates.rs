@@ -94,7 +94,7 @@ pub fn candidates(
     let mut out = Vec::new();
     for grid in grids {
         let estimate = grid.estimate(input, target);
-        let (phases, row_bytes) = exchange_phases(&grid, input);
+        let (phases, exchange_cycles, row_bytes) = exchange_phases(&grid, input, target);
         let (standard, interleaved) = grid.transient_bytes(input);
         let transient = MemoryUse::of(standard, MemoryClass::Standard)
             .plus(MemoryUse::of(interleaved, MemoryClass::Interleaved));
@@ -129,8 +129,8 @@ pub fn candidates(
         });
         let (operand_needs, result_need) = needs(&grid, dims, input, scales);
         out.push(Candidate {
-            compute_cycles: estimate.gemm + estimate.copies + estimate.reduce,
-            internal_exchange_cycles: estimate.exchange,
+            compute_cycles: estimate.gemm + grid.home_copy_cycles(input, target) + estimate.reduce,
+            internal_exchange_cycles: exchange_cycles,
             internal_row_bytes: row_bytes,
             internal_phases: phases,
             resident_weights: grid.env.b_resident,
@@ -241,13 +241,19 @@ impl PhaseSource for SplitPhases {
 }
 
 /// The op's internal exchange phases (each panel's and the reduction's, those that move
-/// anything) and the largest bytes a tile receives in one of them.
-fn exchange_phases(grid: &SplitGrid, input: Precision) -> (Vec<InternalPhase>, u64) {
+/// anything): the phases, their cycles by the endpoint rule over the transfers the lowering
+/// emits, and the largest bytes a tile receives in one of them.
+pub(super) fn exchange_phases(
+    grid: &SplitGrid,
+    input: Precision,
+    target: &Target,
+) -> (Vec<InternalPhase>, u64, u64) {
     let shared: std::sync::Arc<dyn PhaseSource> = std::sync::Arc::new(SplitPhases {
         grid: grid.clone(),
         precision: input,
     });
     let mut row_bytes = 0;
+    let mut cycles = 0;
     let mut phases = Vec::new();
     for phase in 0..=grid.panels {
         let phase = InternalPhase::Generated(GeneratedPhase {
@@ -262,10 +268,11 @@ fn exchange_phases(grid: &SplitGrid, input: Precision) -> (Vec<InternalPhase>, u
         });
         if transfers > 0 {
             row_bytes = row_bytes.max(load.max_row_bytes());
+            cycles += load.cycles(target);
             phases.push(phase);
         }
     }
-    (phases, row_bytes)
+    (phases, cycles, row_bytes)
 }
 
 /// Where the operands start (their homes, or, resident, every tile's whole B block) and where

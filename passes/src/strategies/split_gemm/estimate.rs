@@ -65,10 +65,13 @@ impl SplitGrid {
         ]
     }
 
-    /// The modelled cycles of the lowering of this grid on the busiest tile, by part: the
-    /// same kernel cost functions the simulator charges, and each exchange phase by the
-    /// endpoint rule (`cost::exchange_phase_cycles`: the busiest receiver or pair send bus;
-    /// the physical schedule adds conflicts on top).
+    /// The modelled cycles of the lowering of this grid on the busiest tile, by part, in
+    /// closed form, for ranking the thousands of grids of an op: the GEMM and reduce calls
+    /// the lowering emits ([`Self::gemm_call`], [`Self::reduce_calls`]) priced by the kernel
+    /// cost functions the simulator charges; the copies and exchange phases of a tile with
+    /// the largest ranges, each phase by the endpoint rule (`cost::exchange_phase_cycles`).
+    /// The grids that become candidates are priced from their emitted copies
+    /// ([`Self::home_copy_cycles`]) and transfers instead (`candidates::exchange_phases`).
     pub fn estimate(&self, precision: Precision, target: &Target) -> SplitEstimate {
         let eb = u64::from(precision.bytes());
         let partials = ipu_device::kernels::describe::default_partials(precision);
@@ -134,6 +137,27 @@ impl SplitGrid {
             reduce,
             exchange,
         }
+    }
+
+    /// Cycles of the busiest tile's copies of its own ranges into the panels, as the lowering
+    /// emits them: one copy call per range of [`SplitGrid::panel_ranges`] on its home (A
+    /// gathered from a device value is copied by its owners, which the grid does not know,
+    /// and resident weights are not copied).
+    pub fn home_copy_cycles(&self, precision: Precision, target: &Target) -> u64 {
+        let eb = precision.bytes();
+        let mut per_tile = vec![0u64; self.tiles() as usize];
+        for panel in 0..self.panels {
+            self.panel_ranges(panel, |range| {
+                if range.operand == Operand::A && self.env.a_device {
+                    return;
+                }
+                let copy = KernelSpec::Copy {
+                    bytes: range.len * eb,
+                };
+                per_tile[range.home as usize] += cost::kernel_cycles(&copy, target);
+            });
+        }
+        per_tile.into_iter().max().unwrap_or(0)
     }
 }
 

@@ -47,6 +47,7 @@ mod splits {
 
 mod model_tests {
     use super::super::*;
+    use crate::tiling::layout::PhaseLoad;
 
     /// Every non-empty exchange phase's transfers, `(source, destinations, bytes)`.
     fn exchange_phases(grid: &SplitGrid, precision: Precision) -> Vec<Vec<(u32, Vec<u32>, u64)>> {
@@ -147,6 +148,77 @@ mod model_tests {
         }
         // Standard weights feed the AMP more slowly.
         assert!(gemm_cycles[1] > gemm_cycles[0], "{gemm_cycles:?}");
+    }
+
+    /// A candidate's exchange and copies are priced from what the lowering emits: its exchange
+    /// cycles are the endpoint rule over the emitted moves of each phase, and the estimate's
+    /// candidate's copies are the busiest tile's emitted copy calls.
+    #[test]
+    fn exchange_and_copies_are_priced_from_the_emitted_program() {
+        let target = Target::c600();
+        for (dims, split) in [
+            ((64, 512, 96), (2, 2, 2)),
+            ((96, 384, 128), (3, 2, 3)),
+            ((256, 1024, 192), (4, 3, 2)),
+        ] {
+            let grid = SplitGrid::new(
+                dims,
+                split,
+                Precision::F16,
+                MemoryClass::Interleaved,
+                &target,
+            )
+            .expect("fits");
+            let mut program = TileProgram::default();
+            let homes = inputs(&mut program, &grid, Precision::F16, "op0");
+            lower(
+                &mut program,
+                &grid,
+                (Precision::F16, [0, 0]),
+                &homes,
+                None,
+                "op0",
+            );
+            let mut emitted_exchange = 0;
+            let mut copies = std::collections::BTreeMap::<u32, u64>::new();
+            for step in &program.run {
+                match step {
+                    TileStep::Exchange { moves, .. } => {
+                        let mut load = PhaseLoad::new(grid.tiles());
+                        for m in moves {
+                            load.add_transfer(m.source_tile, &m.destinations, u64::from(m.bytes));
+                        }
+                        emitted_exchange += load.cycles(&target);
+                    }
+                    TileStep::Compute { runs, .. } => {
+                        for run in runs {
+                            let spec = &program.kernels[run.kernel as usize];
+                            if matches!(spec, KernelSpec::Copy { .. }) {
+                                *copies.entry(run.tile).or_default() +=
+                                    cost::kernel_cycles(spec, &target);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let (_, priced_exchange, _) =
+                super::super::candidates::exchange_phases(&grid, Precision::F16, &target);
+            assert_eq!(priced_exchange, emitted_exchange, "{grid:?}");
+            let busiest = copies.values().copied().max().unwrap_or(0);
+            assert_eq!(
+                grid.home_copy_cycles(Precision::F16, &target),
+                busiest,
+                "{grid:?}"
+            );
+            // The ranking estimate's closed form bounds them (a tile with the largest A and
+            // the largest B range).
+            let ranking = grid.estimate(Precision::F16, &target).copies;
+            assert!(
+                busiest <= ranking && ranking * 100 <= busiest * 105,
+                "{ranking} vs {busiest}"
+            );
+        }
     }
 
     /// Resident weights: the host writes every tile's whole B block (its K slice by its
