@@ -38,8 +38,8 @@ pub fn precision_name(element: ElementType) -> &'static str {
     match element {
         ElementType::F32 => "f32",
         ElementType::F16 => "f16",
-        ElementType::F8E4M3FNUZ => "f8",
-        ElementType::F8E5M2FNUZ => "f8e5",
+        ElementType::F8E4M3 => "f8",
+        ElementType::F8E5M2 => "f8e5",
     }
 }
 

@@ -11,31 +11,37 @@ use std::collections::HashMap;
 
 use crate::format::Format;
 
-/// Element types of `ipu` tensors.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// Element types of `ipu` tensors, and the precisions of the device (`ipu_device::Precision`
+/// names this type).
+///
+/// `F8E4M3` is Graphcore F143 (MLIR `f8E4M3FNUZ`), `F8E5M2` is F152 (MLIR `f8E5M2FNUZ`); both
+/// carry a per-tensor power-of-two scale held outside the element (value = q * 2^scale).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum ElementType {
     F32,
     F16,
     /// Graphcore F143: 1 sign, 4 exponent, 3 mantissa bits, bias 8.
-    F8E4M3FNUZ,
+    F8E4M3,
     /// Graphcore F152: 1 sign, 5 exponent, 2 mantissa bits, bias 16.
-    F8E5M2FNUZ,
+    F8E5M2,
 }
 
 impl ElementType {
     pub const ALL: [ElementType; 4] = [
         ElementType::F32,
         ElementType::F16,
-        ElementType::F8E4M3FNUZ,
-        ElementType::F8E5M2FNUZ,
+        ElementType::F8E4M3,
+        ElementType::F8E5M2,
     ];
 
     pub const fn mlir_name(self) -> &'static str {
         match self {
             ElementType::F32 => "f32",
             ElementType::F16 => "f16",
-            ElementType::F8E4M3FNUZ => "f8E4M3FNUZ",
-            ElementType::F8E5M2FNUZ => "f8E5M2FNUZ",
+            ElementType::F8E4M3 => "f8E4M3FNUZ",
+            ElementType::F8E5M2 => "f8E5M2FNUZ",
         }
     }
 
@@ -57,9 +63,9 @@ impl ElementType {
             } else if mlir_sys::mlirTypeIsAF32(raw) {
                 Some(ElementType::F32)
             } else if mlir_sys::mlirTypeIsAFloat8E4M3FNUZ(raw) {
-                Some(ElementType::F8E4M3FNUZ)
+                Some(ElementType::F8E4M3)
             } else if mlir_sys::mlirTypeIsAFloat8E5M2FNUZ(raw) {
-                Some(ElementType::F8E5M2FNUZ)
+                Some(ElementType::F8E5M2)
             } else {
                 None
             }
@@ -67,14 +73,25 @@ impl ElementType {
     }
 
     pub const fn is_fp8(self) -> bool {
-        matches!(self, ElementType::F8E4M3FNUZ | ElementType::F8E5M2FNUZ)
+        matches!(self, ElementType::F8E4M3 | ElementType::F8E5M2)
     }
 
+    /// Short name used in kernel specialization names (`gemm_f8_...`, `cast_f16_f8_...`).
+    pub const fn short_name(self) -> &'static str {
+        match self {
+            ElementType::F32 => "f32",
+            ElementType::F16 => "f16",
+            ElementType::F8E4M3 => "f8",
+            ElementType::F8E5M2 => "f8e5",
+        }
+    }
+
+    /// Bytes per element.
     pub const fn bytes(self) -> u32 {
         match self {
             ElementType::F32 => 4,
             ElementType::F16 => 2,
-            ElementType::F8E4M3FNUZ | ElementType::F8E5M2FNUZ => 1,
+            ElementType::F8E4M3 | ElementType::F8E5M2 => 1,
         }
     }
 }

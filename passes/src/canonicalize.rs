@@ -161,9 +161,9 @@ fn exact_conversion(from: ElementType, scale: i64, to: ElementType) -> bool {
         (a, b) if a == b => scale == 0,
         (ElementType::F16, ElementType::F32) => true,
         // Every scaled FP8 value is a small power-of-two multiple, well inside f32's range.
-        (ElementType::F8E4M3FNUZ | ElementType::F8E5M2FNUZ, ElementType::F32) => true,
+        (ElementType::F8E4M3 | ElementType::F8E5M2, ElementType::F32) => true,
         // Unscaled F143 (max 240, min 2^-10) and F152 (max 57344, min 2^-17) fit f16 exactly.
-        (ElementType::F8E4M3FNUZ | ElementType::F8E5M2FNUZ, ElementType::F16) => scale == 0,
+        (ElementType::F8E4M3 | ElementType::F8E5M2, ElementType::F16) => scale == 0,
         _ => false,
     }
 }

@@ -56,7 +56,7 @@ fn key(value: Value) -> usize {
 }
 
 fn precision_of(info: &TensorInfo) -> Precision {
-    crate::element::precision(info.element)
+    info.element
 }
 
 fn entry_block<'c, 'a>(function: OperationRef<'c, 'a>) -> Option<BlockRef<'c, 'a>> {
@@ -325,7 +325,7 @@ pub fn format_of(shape: &[u64], need: &Need) -> Format {
 pub fn type_text(shape: &[u64], need: &Need) -> String {
     let info = TensorInfo {
         shape: shape.iter().map(|&s| s as i64).collect(),
-        element: crate::element::element(need.format.precision),
+        element: need.format.precision,
         format: Some(format_of(shape, need)),
     };
     info.to_type_string()

@@ -32,7 +32,7 @@ fn every_kind() -> Vec<OperatorPlan> {
             rows: 16,
             cols: 32,
             tiles: 12,
-            precision: ElementType::F8E4M3FNUZ,
+            precision: ElementType::F8E4M3,
             batches_per_tile: 2,
             host_order: true,
             scales: Some(OperandScales { lhs: 0, rhs: -1 }),
@@ -83,7 +83,7 @@ fn every_kind() -> Vec<OperatorPlan> {
             grid,
             tiles,
             causal: true,
-            precision: ElementType::F8E5M2FNUZ,
+            precision: ElementType::F8E5M2,
         }));
     }
     plans
@@ -116,7 +116,7 @@ fn the_printed_form_is_the_attribute_syntax() {
     let in_place = OperatorPlan::Pointwise(PointwisePlan {
         op: PointwiseOp::Add,
         placement: PointwisePlacement::InPlace,
-        precision: ElementType::F8E4M3FNUZ,
+        precision: ElementType::F8E4M3,
     });
     assert_eq!(
         in_place.to_string(),

@@ -493,7 +493,7 @@ fn cast_gemm_operands_to_fp8(
                     let Some(scale_exp) = streamed.get(&operand.0).copied().or(scale_exp) else {
                         continue;
                     };
-                    let cast_type = ValueType::new(&operand_type.shape, ElementType::F8E4M3FNUZ)
+                    let cast_type = ValueType::new(&operand_type.shape, ElementType::F8E4M3)
                         .with_scale(scale_exp);
                     let cast = ValueId(function.values.len());
                     function.values.push(cast_type);
@@ -655,7 +655,7 @@ mod tests {
         assert!(matches!(body[0].kind, OpKind::Cast { scale: -2 }));
         assert_eq!(
             function.values[body[2].operands[0].0].element,
-            ElementType::F8E4M3FNUZ
+            ElementType::F8E4M3
         );
         assert_eq!(function.values[body[2].operands[1].0].scale, -2);
         // 0.3 is not on the FP8 grid at scale -2 (steps of 1/32 near it): the reference

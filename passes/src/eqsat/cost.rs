@@ -21,8 +21,6 @@ use ipu_device::{
 
 use super::language::{node_data, Data, Ipu, IpuGraph};
 
-pub use crate::element::precision;
-
 fn narrow(value: u64) -> u32 {
     u32::try_from(value).unwrap_or(u32::MAX)
 }
@@ -56,43 +54,31 @@ pub fn node_cycles<'d>(
                 lhs.shape[rank - 1]
             };
             let (rows, n) = result.rows_and_columns();
-            ideal_gemm_cycles(
-                rows,
-                n,
-                k.max(0) as u64,
-                precision(result.element),
-                tiles,
-                target,
-            )
+            ideal_gemm_cycles(rows, n, k.max(0) as u64, result.element, tiles, target)
         }
         Ipu::Transpose(_) => rearrange_cycles(
             ElementOrder::RowMajor,
-            precision(result.element),
+            result.element,
             per_tile(elements),
             1,
             target,
         ),
-        Ipu::Add(_) => add_cycles(precision(result.element), per_tile(elements), 1, target),
+        Ipu::Add(_) => add_cycles(result.element, per_tile(elements), 1, target),
         Ipu::Gelu(_) => gelu_cycles(GeluForm::Erf, per_tile(elements), target),
         Ipu::GeluTanh(_) => gelu_cycles(GeluForm::Tanh, per_tile(elements), target),
         Ipu::Cast([_, a]) => {
             let Some(input) = child(*a).tensor() else {
                 return 0;
             };
-            cast_cycles(
-                precision(input.element),
-                precision(result.element),
-                per_tile(elements),
-                target,
-            )
+            cast_cycles(input.element, result.element, per_tile(elements), target)
         }
         Ipu::Softmax(_) | Ipu::LayerNorm(_) => {
             let (rows, columns) = result.rows_and_columns();
             let (rows, columns) = (per_tile(rows), narrow(columns));
             if matches!(node, Ipu::Softmax(_)) {
-                softmax_cycles(precision(result.element), rows, columns, target)
+                softmax_cycles(result.element, rows, columns, target)
             } else {
-                layer_norm_cycles(precision(result.element), rows, columns, target)
+                layer_norm_cycles(result.element, rows, columns, target)
             }
         }
     }

@@ -32,8 +32,8 @@ pub fn round_to(element: ElementType, x: f64) -> f64 {
     match element {
         ElementType::F32 => x as f32 as f64,
         ElementType::F16 => round_mantissa(x, 10, -14),
-        ElementType::F8E4M3FNUZ => round_mantissa(x, 3, -7),
-        ElementType::F8E5M2FNUZ => round_mantissa(x, 2, -15),
+        ElementType::F8E4M3 => round_mantissa(x, 3, -7),
+        ElementType::F8E5M2 => round_mantissa(x, 2, -15),
     }
 }
 

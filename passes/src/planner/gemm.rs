@@ -5,8 +5,6 @@
 
 use ipu_device::{MemoryClass, Target};
 
-use crate::element;
-
 use super::candidates::Candidate;
 use super::graph::{Graph, MatmulDims, Op, OpKind, Origin};
 use super::PlannerOptions;
@@ -92,7 +90,7 @@ pub(super) fn gemm_candidates(
     // policy's precision (it falls back to the operands' own only where nothing else runs).
     let general: Vec<Candidate> = general
         .into_iter()
-        .filter(|c| c.plan.precision() == Some(element::element(input)))
+        .filter(|c| c.plan.precision() == Some(input))
         .collect();
     let operands = crate::strategies::gemm::GemmOperands {
         dims: &dims,

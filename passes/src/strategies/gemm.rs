@@ -379,7 +379,7 @@ fn memory_candidates(
         orientation: Orientation::Normal,
         weights: element::memory(weights),
         left: element::memory(left),
-        precision: element::element(input),
+        precision: input,
         k_steps: 1,
         weights_resident: false,
         host_order: false,

@@ -12,7 +12,6 @@ use ipu_device::{KernelSpec, MemoryClass, Precision, Target};
 use ipu_dialects::plan::{GeneralMatmulPlan, OperatorPlan};
 
 use super::local_gemm::{pad16, LocalGemm};
-use crate::element;
 use crate::tiling::candidate::operand_scales;
 use crate::tiling::candidate::{Candidate, Need};
 use crate::tiling::graph::MatmulDims;
@@ -286,7 +285,7 @@ pub fn candidates(
             rows: rp,
             cols: cb,
             tiles,
-            precision: element::element(input),
+            precision: input,
             batches_per_tile: per_tile,
             // The host writes an argument operand where the tiles read it, in the fetched
             // precision (each block once, its readers exchanging their pieces).

@@ -7,7 +7,6 @@ use ipu_device::kernels::spec::KernelSpec;
 use ipu_device::{Precision, Target};
 use ipu_dialects::plan::{OperatorPlan, RowOp, RowsPlan};
 
-use crate::element;
 use crate::strategies::blocks::{operand_roles, operands_of_type, GridWork, OperandRole};
 use crate::tiling::candidate::{grid3, grids, op_vector_precision, Candidate, Need};
 use crate::tiling::layout::canonical_dims;
@@ -75,7 +74,7 @@ pub fn rows_work(graph: &Graph, op: &Op, plan: &RowsPlan) -> Result<GridWork, St
             plan.grid
         ));
     }
-    let precision = element::precision(plan.precision);
+    let precision = plan.precision;
     let roles = op_rules(graph, op, precision)?;
     GridWork::on_blocks(graph, op, (plan.grid, plan.tiles), roles, |rows, cols| {
         rows_kernel(op, precision, rows, cols)
@@ -108,7 +107,7 @@ pub fn candidates(
             op: kind,
             grid: grid3(&grid),
             tiles: grid.iter().product(),
-            precision: element::element(precision),
+            precision: precision,
         };
         let Ok(work) = rows_work(graph, op, &plan) else {
             continue;
@@ -153,7 +152,7 @@ mod tests {
             op: RowOp::LayerNorm,
             grid,
             tiles: grid.iter().product(),
-            precision: element::element(Precision::F16),
+            precision: Precision::F16,
         }
     }
 

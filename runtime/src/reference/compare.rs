@@ -73,8 +73,8 @@ impl Tolerance {
             .fold(0.0f64, |max, v| max.max(v.abs()));
         let accumulation = 2.0 * (k as f64).sqrt() * F16_ACCUMULATOR_EPSILON * max_reference;
         let smallest_step = match output {
-            ElementType::F8E4M3FNUZ => (-10.0 + f64::from(output_scale)).exp2(),
-            ElementType::F8E5M2FNUZ => (-17.0 + f64::from(output_scale)).exp2(),
+            ElementType::F8E4M3 => (-10.0 + f64::from(output_scale)).exp2(),
+            ElementType::F8E5M2 => (-17.0 + f64::from(output_scale)).exp2(),
             ElementType::F16 => (-24.0f64).exp2(),
             ElementType::F32 => (-149.0f64).exp2(),
         };

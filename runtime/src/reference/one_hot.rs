@@ -36,8 +36,8 @@ pub fn distinct_values(shape: &[usize], element: ElementType) -> Array {
             ElementType::F32 => ((offset % (1 << 24)) + 1) as f64,
             // 0x3c00 is 1.0; 0x7bff is 65504, the largest finite f16.
             ElementType::F16 => half::f16::from_bits(0x3c00 + (offset % 0x3fff) as u16).to_f64(),
-            ElementType::F8E4M3FNUZ => fp8_value(offset, Fp8Format::F143),
-            ElementType::F8E5M2FNUZ => fp8_value(offset, Fp8Format::F152),
+            ElementType::F8E4M3 => fp8_value(offset, Fp8Format::F143),
+            ElementType::F8E5M2 => fp8_value(offset, Fp8Format::F152),
         })
         .collect();
     Array {

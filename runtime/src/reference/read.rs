@@ -307,8 +307,8 @@ fn decode_bits(bits: u64, element: ElementType) -> f64 {
     match element {
         ElementType::F32 => f64::from(f32::from_bits(bits as u32)),
         ElementType::F16 => half::f16::from_bits(bits as u16).to_f64(),
-        ElementType::F8E4M3FNUZ => decode_fp8(bits as u8, Fp8Format::F143),
-        ElementType::F8E5M2FNUZ => decode_fp8(bits as u8, Fp8Format::F152),
+        ElementType::F8E4M3 => decode_fp8(bits as u8, Fp8Format::F143),
+        ElementType::F8E5M2 => decode_fp8(bits as u8, Fp8Format::F152),
     }
 }
 

@@ -33,8 +33,8 @@ impl Grid {
         match self.element {
             ElementType::F32 => value as f32 as f64,
             ElementType::F16 => half::f16::from_f32(round_to_odd_f32(value)).to_f64(),
-            ElementType::F8E4M3FNUZ => round_fp8(value, Fp8Format::F143, self.scale),
-            ElementType::F8E5M2FNUZ => round_fp8(value, Fp8Format::F152, self.scale),
+            ElementType::F8E4M3 => round_fp8(value, Fp8Format::F143, self.scale),
+            ElementType::F8E5M2 => round_fp8(value, Fp8Format::F152, self.scale),
         }
     }
 
@@ -51,8 +51,8 @@ pub fn unit_roundoff(element: ElementType) -> f64 {
     let mantissa_bits = match element {
         ElementType::F32 => 23,
         ElementType::F16 => 10,
-        ElementType::F8E4M3FNUZ => 3,
-        ElementType::F8E5M2FNUZ => 2,
+        ElementType::F8E4M3 => 3,
+        ElementType::F8E5M2 => 2,
     };
     (-(mantissa_bits + 1) as f64).exp2()
 }
@@ -111,11 +111,11 @@ mod tests {
 
     #[test]
     fn fp8_rounding_uses_the_scale_and_saturates() {
-        let grid = Grid::of(ElementType::F8E4M3FNUZ, -2);
+        let grid = Grid::of(ElementType::F8E4M3, -2);
         assert_eq!(grid.round(0.3), 0.3125);
         assert_eq!(grid.round(1000.0), 60.0);
         assert_eq!(grid.round(-1000.0), -60.0);
         let above_tie = 1.0 + 2f64.powi(-4) + 2f64.powi(-40);
-        assert_eq!(Grid::of(ElementType::F8E4M3FNUZ, 0).round(above_tie), 1.125);
+        assert_eq!(Grid::of(ElementType::F8E4M3, 0).round(above_tie), 1.125);
     }
 }

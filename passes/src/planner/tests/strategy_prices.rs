@@ -192,7 +192,7 @@ fn general_matmul_plans_cover_the_result_and_price_the_lowering() {
                 "{plan}"
             );
             // Priced with the lowering's model.
-            let input = crate::element::precision(general_plan.precision);
+            let input = general_plan.precision;
             let expected = crate::strategies::general_matmul::GeneralTile::new(
                 (rows as u32, k as u32, cols as u32),
                 (transpose_lhs, transpose_rhs),

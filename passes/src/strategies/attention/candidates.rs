@@ -9,7 +9,6 @@ use super::{
     heads_per_tile, materialized_fits, streamed_key_block, wave_key_block, MaterializedTile,
     StreamedTile,
 };
-use crate::element;
 use crate::tiling::candidate::{
     all_valid, grids, op_vector_precision, u32_of, Candidate, InternalPhase, Need,
 };
@@ -213,7 +212,7 @@ fn grid_candidate(
         grid: grid.clone(),
         tiles,
         causal: shape.causal,
-        precision: element::element(shape.vector),
+        precision: shape.vector,
     });
     let panel_phases = u64::from(k_steps - 1) * u64::from(target.exchange.phase_cycles.value);
     let (operand_needs, result_need) = needs(shape, &grid, materialized);

@@ -6,7 +6,6 @@ use ipu_device::Precision;
 use ipu_dialects::format::Order;
 use ipu_dialects::plan::{PointwiseOp, PointwisePlacement, PointwisePlan};
 
-use crate::element;
 use crate::strategies::blocks::{operand_roles, operands_of_type, GridWork, OperandRole};
 use crate::tiling::{Graph, Op, OpKind};
 
@@ -86,7 +85,7 @@ pub fn grid_work(graph: &Graph, op: &Op, plan: &PointwisePlan) -> Result<GridWor
     if plan.op != expected {
         return Err(format!("a {} plan for a {expected:?} op", plan.op.kind()));
     }
-    let precision = element::precision(plan.precision);
+    let precision = plan.precision;
     let roles = op_rules(graph, op, precision)?;
     GridWork::on_blocks(graph, op, (grid, tiles), roles.clone(), |rows, cols| {
         block_kernel(graph, op, precision, (rows, cols), &roles)

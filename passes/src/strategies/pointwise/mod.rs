@@ -7,7 +7,6 @@ use ipu_device::{Precision, Target};
 use ipu_dialects::format::Order;
 use ipu_dialects::plan::{OperatorPlan, PointwiseOp, PointwisePlacement, PointwisePlan};
 
-use crate::element;
 use crate::tiling::candidate::{amp_input, grid3, grids, op_vector_precision, Candidate, Need};
 use crate::tiling::layout::{canonical_dims, Shards};
 use crate::tiling::{Graph, Op, OpKind, PlannerOptions, ValueFormat};
@@ -59,7 +58,7 @@ pub fn candidates(
                 tiles: grid.iter().product(),
                 order: Order::RowMajor,
             },
-            precision: element::element(output_format.precision),
+            precision: output_format.precision,
         };
         // Only plans the lowering runs as written: the work is what it emits.
         let Ok(work) = grid::grid_work(graph, op, &plan) else {
@@ -182,7 +181,7 @@ pub fn in_place_candidate(graph: &Graph, op: &Op) -> Option<Candidate> {
         OperatorPlan::Pointwise(PointwisePlan {
             op: kind,
             placement: PointwisePlacement::InPlace,
-            precision: element::element(precision),
+            precision: precision,
         }),
         needs,
         Need {
@@ -266,7 +265,7 @@ pub fn ranged_candidate(graph: &Graph, op: &Op, options: &PlannerOptions) -> Opt
         OperatorPlan::Pointwise(PointwisePlan {
             op: kind,
             placement: PointwisePlacement::Ranged,
-            precision: element::element(precision),
+            precision: precision,
         }),
         needs,
         placeholder,

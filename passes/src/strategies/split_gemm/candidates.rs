@@ -121,7 +121,7 @@ pub fn candidates(
             orientation: Orientation::Normal,
             weights: element::memory(grid.classes.b_panel),
             left: element::memory(grid.classes.a_panel),
-            precision: element::element(input),
+            precision: input,
             k_steps: grid.panels,
             weights_resident: grid.env.b_resident,
             host_order: true,
