@@ -445,41 +445,7 @@ impl OperatorPlan {
             read: Vec::new(),
         };
         let decoded = match plan.kind.as_str() {
-            "gemm_output_stationary" | "gemm_k_split" => {
-                let grid = fields.grid::<4>("grid")?;
-                let grid = GemmTileGrid {
-                    batch: grid[0],
-                    rows: grid[1],
-                    cols: grid[2],
-                    k_split: grid[3],
-                };
-                let k_split = plan.kind == "gemm_k_split";
-                if k_split != (grid.k_split > 1) {
-                    return Err(fields.error(format!(
-                        "grid [.., {}] has {} K split; the kind is gemm_k_split exactly when the K split is above 1",
-                        grid.k_split,
-                        if grid.k_split > 1 { "a" } else { "no" }
-                    )));
-                }
-                OperatorPlan::Gemm(GemmPlan {
-                    grid,
-                    tiles: fields.tiles(grid.tiles())?,
-                    k_block: fields.count("k_block")?,
-                    c_block: fields.count("c_block")?,
-                    orientation: fields.choice(
-                        "orientation",
-                        &[Orientation::Normal, Orientation::Swapped],
-                        |o| o.name(),
-                    )?,
-                    weights: fields.memory("weights")?,
-                    left: fields.memory("left")?,
-                    precision: fields.precision()?,
-                    k_steps: fields.count("k_steps")?,
-                    weights_resident: fields.flag("weights_resident")?,
-                    host_order: fields.optional_flag("host_order")?,
-                    scales: fields.scales()?,
-                })
-            }
+            "gemm_output_stationary" | "gemm_k_split" => fields.gemm_plan()?,
             "gemm_general" => {
                 let (grid, tiles) = fields.grid_and_tiles::<3>()?;
                 OperatorPlan::GeneralMatmul(GeneralMatmulPlan {
@@ -493,34 +459,7 @@ impl OperatorPlan {
                     scales: fields.scales()?,
                 })
             }
-            kind if kind.starts_with("pointwise_") => {
-                let op = PointwiseOp::ALL
-                    .into_iter()
-                    .find(|op| op.kind() == kind)
-                    .ok_or_else(|| unknown_kind(kind))?;
-                let in_place = fields.optional_flag("in_place")?;
-                let ranged = fields.optional_flag("ranged")?;
-                let placement = match (in_place, ranged) {
-                    (true, true) => {
-                        return Err(fields.error("in_place and ranged exclude each other".into()))
-                    }
-                    (true, false) => PointwisePlacement::InPlace,
-                    (false, true) => PointwisePlacement::Ranged,
-                    (false, false) => {
-                        let (grid, tiles) = fields.grid_and_tiles::<3>()?;
-                        PointwisePlacement::Grid {
-                            grid,
-                            tiles,
-                            order: fields.choice("order", &Order::ALL, |o| o.name())?,
-                        }
-                    }
-                };
-                OperatorPlan::Pointwise(PointwisePlan {
-                    op,
-                    placement,
-                    precision: fields.precision()?,
-                })
-            }
+            kind if kind.starts_with("pointwise_") => fields.pointwise_plan(kind)?,
             kind if kind.starts_with("rows_") => {
                 let op = RowOp::ALL
                     .into_iter()
@@ -543,47 +482,9 @@ impl OperatorPlan {
                 })
             }
             "attention_materialized" | "attention_blocked" | "attention_flash" => {
-                let schedule = match plan.kind.as_str() {
-                    "attention_materialized" => AttentionSchedule::Materialized,
-                    "attention_blocked" => AttentionSchedule::Blocked,
-                    _ => AttentionSchedule::Flash {
-                        key_block: fields.count("key_block")?,
-                    },
-                };
-                let axes = if schedule == AttentionSchedule::Materialized {
-                    3
-                } else {
-                    2
-                };
-                let grid = fields.grid_of_length("grid", axes)?;
-                let product = grid.iter().map(|&g| u64::from(g)).product();
-                OperatorPlan::Attention(AttentionPlan {
-                    schedule,
-                    tiles: fields.tiles(product)?,
-                    grid,
-                    causal: fields.flag("causal")?,
-                    precision: fields.precision()?,
-                })
+                fields.attention_plan()?
             }
-            "repeat_body_once" => {
-                let count = fields.int("count")?;
-                let count = u64::try_from(count)
-                    .map_err(|_| fields.error(format!("count {count} is negative")))?;
-                let choices = fields.list("body_choices")?;
-                let body_choices = choices
-                    .iter()
-                    .map(|&choice| u32::try_from(choice).ok())
-                    .collect::<Option<Vec<u32>>>()
-                    .ok_or_else(|| {
-                        fields.error(format!(
-                            "body_choices {choices:?} holds a value outside 0..2^32"
-                        ))
-                    })?;
-                OperatorPlan::Repeat(RepeatPlan {
-                    count,
-                    body_choices,
-                })
-            }
+            "repeat_body_once" => fields.repeat_plan()?,
             kind => return Err(unknown_kind(kind)),
         };
         fields.finish()?;
@@ -599,6 +500,120 @@ impl OperatorPlan {
 impl fmt::Display for OperatorPlan {
     fn fmt(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
         self.to_generic().fmt(formatter)
+    }
+}
+
+/// Decoders of the plan kinds with more than a list of fields to read.
+impl Reader<'_> {
+    /// A GEMM plan (`gemm_output_stationary` or `gemm_k_split`, matching the grid's K split).
+    fn gemm_plan(&mut self) -> Result<OperatorPlan, PlanError> {
+        let grid = self.grid::<4>("grid")?;
+        let grid = GemmTileGrid {
+            batch: grid[0],
+            rows: grid[1],
+            cols: grid[2],
+            k_split: grid[3],
+        };
+        let k_split = self.kind == "gemm_k_split";
+        if k_split != (grid.k_split > 1) {
+            return Err(self.error(format!(
+                "grid [.., {}] has {} K split; the kind is gemm_k_split exactly when the K split is above 1",
+                grid.k_split,
+                if grid.k_split > 1 { "a" } else { "no" }
+            )));
+        }
+        Ok(OperatorPlan::Gemm(GemmPlan {
+            grid,
+            tiles: self.tiles(grid.tiles())?,
+            k_block: self.count("k_block")?,
+            c_block: self.count("c_block")?,
+            orientation: self.choice(
+                "orientation",
+                &[Orientation::Normal, Orientation::Swapped],
+                |o| o.name(),
+            )?,
+            weights: self.memory("weights")?,
+            left: self.memory("left")?,
+            precision: self.precision()?,
+            k_steps: self.count("k_steps")?,
+            weights_resident: self.flag("weights_resident")?,
+            host_order: self.optional_flag("host_order")?,
+            scales: self.scales()?,
+        }))
+    }
+
+    /// A pointwise plan of the op `kind` names: in place, ranged, or on a grid.
+    fn pointwise_plan(&mut self, kind: &str) -> Result<OperatorPlan, PlanError> {
+        let op = PointwiseOp::ALL
+            .into_iter()
+            .find(|op| op.kind() == kind)
+            .ok_or_else(|| unknown_kind(kind))?;
+        let in_place = self.optional_flag("in_place")?;
+        let ranged = self.optional_flag("ranged")?;
+        let placement = match (in_place, ranged) {
+            (true, true) => return Err(self.error("in_place and ranged exclude each other".into())),
+            (true, false) => PointwisePlacement::InPlace,
+            (false, true) => PointwisePlacement::Ranged,
+            (false, false) => {
+                let (grid, tiles) = self.grid_and_tiles::<3>()?;
+                PointwisePlacement::Grid {
+                    grid,
+                    tiles,
+                    order: self.choice("order", &Order::ALL, |o| o.name())?,
+                }
+            }
+        };
+        Ok(OperatorPlan::Pointwise(PointwisePlan {
+            op,
+            placement,
+            precision: self.precision()?,
+        }))
+    }
+
+    /// An attention plan: the schedule from the kind, its grid, tiles and flags.
+    fn attention_plan(&mut self) -> Result<OperatorPlan, PlanError> {
+        let schedule = match self.kind {
+            "attention_materialized" => AttentionSchedule::Materialized,
+            "attention_blocked" => AttentionSchedule::Blocked,
+            _ => AttentionSchedule::Flash {
+                key_block: self.count("key_block")?,
+            },
+        };
+        let axes = if schedule == AttentionSchedule::Materialized {
+            3
+        } else {
+            2
+        };
+        let grid = self.grid_of_length("grid", axes)?;
+        let product = grid.iter().map(|&g| u64::from(g)).product();
+        Ok(OperatorPlan::Attention(AttentionPlan {
+            schedule,
+            tiles: self.tiles(product)?,
+            grid,
+            causal: self.flag("causal")?,
+            precision: self.precision()?,
+        }))
+    }
+
+    /// A repeat plan: a non-negative count and the body's choices as u32.
+    fn repeat_plan(&mut self) -> Result<OperatorPlan, PlanError> {
+        let count = self.int("count")?;
+        let count =
+            u64::try_from(count).map_err(|_| self.error(format!("count {count} is negative")))?;
+        let choices = self.list("body_choices")?;
+        let body_choices = choices
+            .iter()
+            .map(|&choice| u32::try_from(choice).ok())
+            .collect::<Option<Vec<u32>>>()
+            .ok_or_else(|| {
+                self.error(format!(
+                    "body_choices {choices:?} holds a value outside 0..2^32"
+                ))
+            })?;
+        Ok(OperatorPlan::Repeat(RepeatPlan {
+            count,
+            body_choices,
+        }))
     }
 }
 

@@ -262,16 +262,15 @@ fn u64_at(bytes: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(word)
 }
 
-/// Checks the header, the checksum and the section table of `file`.
-pub fn decode<'a>(spec: &FormatSpec, file: &'a [u8]) -> Result<Container<'a>, FormatError> {
+/// Checks `file` starts with the format's magic.
+fn check_magic(spec: &FormatSpec, file: &[u8]) -> Result<(), FormatError> {
     let format = spec.name;
-    let available = file.len() as u64;
     if file.len() < 8 && spec.magic.starts_with(file) {
         return Err(FormatError::Truncated {
             format,
             what: "the magic".into(),
             needed: 8,
-            available,
+            available: file.len() as u64,
         });
     }
     if file.len() < 8 || file[..8] != spec.magic {
@@ -282,6 +281,14 @@ pub fn decode<'a>(spec: &FormatSpec, file: &'a [u8]) -> Result<Container<'a>, Fo
             expected: hex(&spec.magic),
         });
     }
+    Ok(())
+}
+
+/// Checks the header's version and length, the payload length it declares and the
+/// checksum; returns the version.
+fn check_framing(spec: &FormatSpec, file: &[u8]) -> Result<u32, FormatError> {
+    let format = spec.name;
+    let available = file.len() as u64;
     if file.len() < HEADER_BYTES {
         return Err(FormatError::Truncated {
             format,
@@ -334,15 +341,12 @@ pub fn decode<'a>(spec: &FormatSpec, file: &'a [u8]) -> Result<Container<'a>, Fo
             actual: hex(&actual),
         });
     }
-    // Past the checksum, the file is what some writer produced; still check everything,
-    // because a hostile writer can compute a checksum too.
-    let reserved = u32_at(header, 20);
-    if reserved != 0 {
-        return Err(FormatError::Reserved {
-            format,
-            found: reserved,
-        });
-    }
+    Ok(version)
+}
+
+/// The compiler version recorded in the header: UTF-8, NUL-padded with nothing after the
+/// first NUL.
+fn read_compiler(format: &'static str, header: &[u8]) -> Result<String, FormatError> {
     let compiler_field = &header[COMPILER_AT..COMPILER_AT + COMPILER_BYTES];
     let used = compiler_field
         .iter()
@@ -351,10 +355,20 @@ pub fn decode<'a>(spec: &FormatSpec, file: &'a [u8]) -> Result<Container<'a>, Fo
     if compiler_field[used..].iter().any(|&b| b != 0) {
         return Err(FormatError::CompilerVersion { format });
     }
-    let compiler = std::str::from_utf8(&compiler_field[..used])
+    Ok(std::str::from_utf8(&compiler_field[..used])
         .map_err(|_| FormatError::CompilerVersion { format })?
-        .to_string();
-    let section_count = u32_at(header, 16);
+        .to_string())
+}
+
+/// Reads the section table of `payload`: the declared count, each section's header and
+/// extent in the spec's order, and no bytes after the last. `available` is the file's size.
+fn read_sections<'a>(
+    spec: &FormatSpec,
+    section_count: u32,
+    payload: &'a [u8],
+    available: u64,
+) -> Result<Vec<Section<'a>>, FormatError> {
+    let format = spec.name;
     if section_count as usize != spec.sections.len() {
         return Err(FormatError::SectionCount {
             format,
@@ -421,6 +435,27 @@ pub fn decode<'a>(spec: &FormatSpec, file: &'a [u8]) -> Result<Container<'a>, Fo
             trailing: (payload.len() - at) as u64,
         });
     }
+    Ok(sections)
+}
+
+/// Checks the header, the checksum and the section table of `file`.
+pub fn decode<'a>(spec: &FormatSpec, file: &'a [u8]) -> Result<Container<'a>, FormatError> {
+    let format = spec.name;
+    check_magic(spec, file)?;
+    let version = check_framing(spec, file)?;
+    let header = &file[..HEADER_BYTES];
+    let payload = &file[HEADER_BYTES..];
+    // Past the checksum, the file is what some writer produced; still check everything,
+    // because a hostile writer can compute a checksum too.
+    let reserved = u32_at(header, 20);
+    if reserved != 0 {
+        return Err(FormatError::Reserved {
+            format,
+            found: reserved,
+        });
+    }
+    let compiler = read_compiler(format, header)?;
+    let sections = read_sections(spec, u32_at(header, 16), payload, file.len() as u64)?;
     Ok(Container {
         version,
         compiler,

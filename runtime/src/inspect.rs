@@ -14,7 +14,7 @@
 
 use std::fmt::Write;
 
-use ipu_device::image::{Step, StreamDirection};
+use ipu_device::image::{DeviceImage, Step, StreamDirection};
 
 use crate::package::{BindingPiece, FileLayout, Package, PACKAGE_FORMAT_VERSION};
 
@@ -89,6 +89,20 @@ fn count(steps: &[Step], counts: &mut StepCounts) {
 /// The overview (`ipu inspect p.ipuexe`).
 pub fn summary(package: &Package, layout: &FileLayout) -> String {
     let mut out = String::new();
+    write_identity(&mut out, package, layout);
+    write_kernels(&mut out, package);
+    write_programs(&mut out, &package.image);
+    write_host_calls(&mut out, package);
+    write_bindings(&mut out, package);
+    write_profile_plan(&mut out, package);
+    write_device_configuration(&mut out, package);
+    write_source(&mut out, package);
+    write_sections(&mut out, layout);
+    out
+}
+
+/// The package's identity, file size, target and image size.
+fn write_identity(out: &mut String, package: &Package, layout: &FileLayout) {
     let image = &package.image;
     let _ = writeln!(
         out,
@@ -111,6 +125,10 @@ pub fn summary(package: &Package, layout: &FileLayout) -> String {
         image.tiles.len(),
         grouped(segment_bytes)
     );
+}
+
+/// The kernels, each with its embedded object or as built by spec.
+fn write_kernels(out: &mut String, package: &Package) {
     let embedded = package
         .kernels
         .iter()
@@ -142,6 +160,10 @@ pub fn summary(package: &Package, layout: &FileLayout) -> String {
             }
         }
     }
+}
+
+/// The programs with their step counts by kind.
+fn write_programs(out: &mut String, image: &DeviceImage) {
     let _ = writeln!(out, "programs: {}", image.programs.len());
     for program in &image.programs {
         let mut counts = StepCounts::default();
@@ -160,6 +182,11 @@ pub fn summary(package: &Package, layout: &FileLayout) -> String {
             counts.host
         );
     }
+}
+
+/// The host calls with the stream phases of each.
+fn write_host_calls(out: &mut String, package: &Package) {
+    let image = &package.image;
     let _ = writeln!(out, "host calls: {}", package.calls.len());
     for call in &package.calls {
         let phases = call.phases(image);
@@ -183,6 +210,10 @@ pub fn summary(package: &Package, layout: &FileLayout) -> String {
             streams.join(" ")
         );
     }
+}
+
+/// The bindings, one line each.
+fn write_bindings(out: &mut String, package: &Package) {
     let _ = writeln!(out, "bindings: {}", package.bindings.len());
     for binding in &package.bindings {
         let tiles: std::collections::BTreeSet<u32> =
@@ -197,6 +228,10 @@ pub fn summary(package: &Package, layout: &FileLayout) -> String {
             tiles.len()
         );
     }
+}
+
+/// The profile plan: its programs and the ops it prices.
+fn write_profile_plan(out: &mut String, package: &Package) {
     let plan = &package.profile_plan;
     let _ = writeln!(
         out,
@@ -214,6 +249,10 @@ pub fn summary(package: &Package, layout: &FileLayout) -> String {
             grouped(op.estimated_cycles)
         );
     }
+}
+
+/// The device configuration's register writes.
+fn write_device_configuration(out: &mut String, package: &Package) {
     let writes = &package.device_config.writes;
     let _ = writeln!(
         out,
@@ -223,6 +262,10 @@ pub fn summary(package: &Package, layout: &FileLayout) -> String {
     for write in writes {
         let _ = writeln!(out, "  {} = {}", write.register.name(), write.value);
     }
+}
+
+/// The MLIR source kept for the host reference, if any.
+fn write_source(out: &mut String, package: &Package) {
     match &package.source {
         Some(source) => {
             let _ = writeln!(
@@ -238,6 +281,10 @@ pub fn summary(package: &Package, layout: &FileLayout) -> String {
             let _ = writeln!(out, "source: none (ipu run skips the numerical test)");
         }
     }
+}
+
+/// The file's sections with their offsets and sizes.
+fn write_sections(out: &mut String, layout: &FileLayout) {
     let _ = writeln!(out, "sections:");
     for (name, offset, bytes) in &layout.sections {
         let _ = writeln!(
@@ -247,7 +294,6 @@ pub fn summary(package: &Package, layout: &FileLayout) -> String {
             grouped(*bytes)
         );
     }
-    out
 }
 
 /// The tensor bytes of a piece: `start..end`, and for a strided piece the runs it gathers

@@ -375,33 +375,40 @@ impl KernelSpec {
 
     /// Checks the constant parameters against what the kernel sources support.
     pub fn validate(&self) -> Result<(), KernelError> {
-        let fail = |detail: String| {
-            Err(KernelError::InvalidSpec {
-                kernel: self.name(),
-                detail,
-            })
-        };
-        let arithmetic = |what: &str, precision: Precision| -> Result<(), KernelError> {
-            if precision.is_fp8() {
-                return Err(KernelError::InvalidSpec {
-                    kernel: self.name(),
-                    detail: format!(
-                        "{what} precision {} is not supported (f16 or f32 only)",
-                        precision.short_name()
-                    ),
-                });
-            }
-            Ok(())
-        };
-        let positive = |what: &str, value: u32| -> Result<(), KernelError> {
-            if value == 0 {
-                return Err(KernelError::InvalidSpec {
-                    kernel: self.name(),
-                    detail: format!("{what} must be at least 1"),
-                });
-            }
-            Ok(())
-        };
+        self.validate_parameters()?;
+        // Every operand must be addressable with u32 byte offsets.
+        self.largest_operand_bytes().map(|_| ())
+    }
+
+    /// The error refusing this specialization for `detail`.
+    fn invalid(&self, detail: String) -> KernelError {
+        KernelError::InvalidSpec {
+            kernel: self.name(),
+            detail,
+        }
+    }
+
+    /// Refuses an FP8 `precision` for arithmetic the kernels do in f16 or f32 only.
+    fn require_arithmetic(&self, what: &str, precision: Precision) -> Result<(), KernelError> {
+        if precision.is_fp8() {
+            return Err(self.invalid(format!(
+                "{what} precision {} is not supported (f16 or f32 only)",
+                precision.short_name()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Refuses a zero `value` for a parameter that must be at least 1.
+    fn require_positive(&self, what: &str, value: u32) -> Result<(), KernelError> {
+        if value == 0 {
+            return Err(self.invalid(format!("{what} must be at least 1")));
+        }
+        Ok(())
+    }
+
+    /// Checks each variant's own parameters (everything but the operand sizes).
+    fn validate_parameters(&self) -> Result<(), KernelError> {
         match self {
             KernelSpec::Gemm {
                 input,
@@ -410,33 +417,8 @@ impl KernelSpec {
                 c,
                 rows,
                 ..
-            } => {
-                arithmetic("partials", *partials)?;
-                if *input == Precision::F32 && *partials != Precision::F32 {
-                    return fail("f32 inputs need f32 partials".into());
-                }
-                if *k == 0 || *c == 0 || k % AMP_GROUP != 0 || c % AMP_GROUP != 0 {
-                    return fail(format!(
-                        "k = {k} and c = {c} must be positive multiples of {AMP_GROUP}"
-                    ));
-                }
-                if u64::from(*k) * u64::from(*c) > u64::from(GEMM_MAX_WEIGHT_ELEMENTS) {
-                    return fail(format!(
-                        "k * c = {} exceeds {GEMM_MAX_WEIGHT_ELEMENTS}",
-                        u64::from(*k) * u64::from(*c)
-                    ));
-                }
-                if rows.is_empty() {
-                    return fail("no row counts".into());
-                }
-                for (i, r) in rows.iter().enumerate() {
-                    positive("every row count", *r)?;
-                    if rows[..i].contains(r) {
-                        return fail(format!("row count {r} is listed twice"));
-                    }
-                }
-            }
-            KernelSpec::Cast { elements, .. } => positive("elements", *elements)?,
+            } => self.validate_gemm(*input, *partials, *k, *c, rows)?,
+            KernelSpec::Cast { elements, .. } => self.require_positive("elements", *elements)?,
             KernelSpec::Rearrange {
                 order,
                 offset,
@@ -446,23 +428,7 @@ impl KernelSpec {
                 cols_padded,
                 ..
             } => {
-                if *order == ElementOrder::RowMajor {
-                    return fail(
-                        "the order must be an AMP order (amp_left, amp_right or amp_output)".into(),
-                    );
-                }
-                positive("rows", *rows)?;
-                positive("cols", *cols)?;
-                if cols_padded % AMP_GROUP != 0 || cols > cols_padded {
-                    return fail(format!(
-                        "cols_padded = {cols_padded} must be a multiple of {AMP_GROUP} and at least cols = {cols}"
-                    ));
-                }
-                if u64::from(*offset) + u64::from(*rows) > u64::from(*rows_padded) {
-                    return fail(format!(
-                        "offset {offset} + rows {rows} exceeds rows_padded {rows_padded}"
-                    ));
-                }
+                self.validate_rearrange(*order, *offset, *rows, *rows_padded, *cols, *cols_padded)?
             }
             KernelSpec::Add {
                 precision,
@@ -470,11 +436,13 @@ impl KernelSpec {
                 cols,
                 b_rows,
             } => {
-                arithmetic("element", *precision)?;
-                positive("rows", *rows)?;
-                positive("cols", *cols)?;
+                self.require_arithmetic("element", *precision)?;
+                self.require_positive("rows", *rows)?;
+                self.require_positive("cols", *cols)?;
                 if *b_rows != 1 && b_rows != rows {
-                    return fail(format!("b_rows = {b_rows} must be 1 or rows = {rows}"));
+                    return Err(
+                        self.invalid(format!("b_rows = {b_rows} must be 1 or rows = {rows}"))
+                    );
                 }
             }
             KernelSpec::Gelu {
@@ -482,8 +450,8 @@ impl KernelSpec {
                 elements,
                 ..
             } => {
-                arithmetic("element", *precision)?;
-                positive("elements", *elements)?;
+                self.require_arithmetic("element", *precision)?;
+                self.require_positive("elements", *elements)?;
             }
             KernelSpec::Softmax {
                 precision,
@@ -496,43 +464,31 @@ impl KernelSpec {
                 rows,
                 cols,
                 ..
-            } => {
-                arithmetic("element", *precision)?;
-                positive("rows", *rows)?;
-                positive("cols", *cols)?;
-                if let KernelSpec::LayerNorm { epsilon_nano, .. } = self {
-                    if i32::try_from(*epsilon_nano).is_err() {
-                        return fail(format!(
-                            "epsilon_nano = {epsilon_nano} exceeds {}",
-                            i32::MAX
-                        ));
-                    }
-                }
-            }
+            } => self.validate_row_normalization(*precision, *rows, *cols)?,
             KernelSpec::ReduceAdd {
                 partials_precision,
                 output,
                 elements,
                 partials,
             } => {
-                arithmetic("partials", *partials_precision)?;
-                arithmetic("output", *output)?;
-                positive("elements", *elements)?;
-                positive("partials", *partials)?;
+                self.require_arithmetic("partials", *partials_precision)?;
+                self.require_arithmetic("output", *output)?;
+                self.require_positive("elements", *elements)?;
+                self.require_positive("partials", *partials)?;
             }
-            KernelSpec::Copy { bytes } => positive("bytes", *bytes)?,
-            KernelSpec::Fill { elements, .. } => positive("elements", *elements)?,
+            KernelSpec::Copy { bytes } => self.require_positive("bytes", *bytes)?,
+            KernelSpec::Fill { elements, .. } => self.require_positive("elements", *elements)?,
             // Raw bytes: every precision moves, FP8 included.
             KernelSpec::Transpose { rows, cols, .. } => {
-                positive("rows", *rows)?;
-                positive("cols", *cols)?;
+                self.require_positive("rows", *rows)?;
+                self.require_positive("cols", *cols)?;
             }
             KernelSpec::Scale {
                 precision,
                 elements,
             } => {
-                arithmetic("element", *precision)?;
-                positive("elements", *elements)?;
+                self.require_arithmetic("element", *precision)?;
+                self.require_positive("elements", *elements)?;
             }
             KernelSpec::AttentionBlock {
                 precision,
@@ -540,41 +496,140 @@ impl KernelSpec {
                 keys,
                 width,
                 ..
-            } => {
-                arithmetic("element", *precision)?;
-                positive("rows", *rows)?;
-                positive("keys", *keys)?;
-                positive("width", *width)?;
-                // The block's p values live in an f32 stack buffer of `keys` elements.
-                if *keys > ATTENTION_MAX_KEYS {
-                    return fail(format!("keys = {keys} exceeds {ATTENTION_MAX_KEYS}"));
-                }
-            }
+            } => self.validate_attention_block(*precision, *rows, *keys, *width)?,
             KernelSpec::AttentionFinish {
                 precision,
                 rows,
                 width,
             } => {
-                arithmetic("element", *precision)?;
-                positive("rows", *rows)?;
-                positive("width", *width)?;
+                self.require_arithmetic("element", *precision)?;
+                self.require_positive("rows", *rows)?;
+                self.require_positive("width", *width)?;
             }
             KernelSpec::AddGroupBias {
                 precision,
                 rows,
                 elements,
             } => {
-                arithmetic("element", *precision)?;
-                positive("rows", *rows)?;
+                self.require_arithmetic("element", *precision)?;
+                self.require_positive("rows", *rows)?;
                 if *elements < AMP_GROUP || elements % AMP_GROUP != 0 {
-                    return fail(format!(
+                    return Err(self.invalid(format!(
                         "elements = {elements} must be a positive multiple of {AMP_GROUP} (whole group rows)"
-                    ));
+                    )));
                 }
             }
         }
-        // Every operand must be addressable with u32 byte offsets.
-        self.largest_operand_bytes().map(|_| ())
+        Ok(())
+    }
+
+    /// Checks a GEMM's precisions, block sizes against the AMP group and the weight buffer,
+    /// and its row counts (at least one, each positive and listed once).
+    fn validate_gemm(
+        &self,
+        input: Precision,
+        partials: Precision,
+        k: u32,
+        c: u32,
+        rows: &[u32],
+    ) -> Result<(), KernelError> {
+        self.require_arithmetic("partials", partials)?;
+        if input == Precision::F32 && partials != Precision::F32 {
+            return Err(self.invalid("f32 inputs need f32 partials".into()));
+        }
+        if k == 0 || c == 0 || !k.is_multiple_of(AMP_GROUP) || !c.is_multiple_of(AMP_GROUP) {
+            return Err(self.invalid(format!(
+                "k = {k} and c = {c} must be positive multiples of {AMP_GROUP}"
+            )));
+        }
+        if u64::from(k) * u64::from(c) > u64::from(GEMM_MAX_WEIGHT_ELEMENTS) {
+            return Err(self.invalid(format!(
+                "k * c = {} exceeds {GEMM_MAX_WEIGHT_ELEMENTS}",
+                u64::from(k) * u64::from(c)
+            )));
+        }
+        if rows.is_empty() {
+            return Err(self.invalid("no row counts".into()));
+        }
+        for (i, r) in rows.iter().enumerate() {
+            self.require_positive("every row count", *r)?;
+            if rows[..i].contains(r) {
+                return Err(self.invalid(format!("row count {r} is listed twice")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks a rearrangement: an AMP order, a non-empty block, and padding that holds it.
+    fn validate_rearrange(
+        &self,
+        order: ElementOrder,
+        offset: u32,
+        rows: u32,
+        rows_padded: u32,
+        cols: u32,
+        cols_padded: u32,
+    ) -> Result<(), KernelError> {
+        if order == ElementOrder::RowMajor {
+            return Err(self.invalid(
+                "the order must be an AMP order (amp_left, amp_right or amp_output)".into(),
+            ));
+        }
+        self.require_positive("rows", rows)?;
+        self.require_positive("cols", cols)?;
+        if !cols_padded.is_multiple_of(AMP_GROUP) || cols > cols_padded {
+            return Err(self.invalid(format!(
+                "cols_padded = {cols_padded} must be a multiple of {AMP_GROUP} and at least cols = {cols}"
+            )));
+        }
+        if u64::from(offset) + u64::from(rows) > u64::from(rows_padded) {
+            return Err(self.invalid(format!(
+                "offset {offset} + rows {rows} exceeds rows_padded {rows_padded}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Checks a softmax or layer norm: arithmetic precision, a non-empty block, and (layer
+    /// norm) an epsilon the kernel's i32 argument holds.
+    fn validate_row_normalization(
+        &self,
+        precision: Precision,
+        rows: u32,
+        cols: u32,
+    ) -> Result<(), KernelError> {
+        self.require_arithmetic("element", precision)?;
+        self.require_positive("rows", rows)?;
+        self.require_positive("cols", cols)?;
+        if let KernelSpec::LayerNorm { epsilon_nano, .. } = self {
+            if i32::try_from(*epsilon_nano).is_err() {
+                return Err(self.invalid(format!(
+                    "epsilon_nano = {epsilon_nano} exceeds {}",
+                    i32::MAX
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks an attention block: arithmetic precision, positive sizes, and keys that fit
+    /// the kernel's stack buffer.
+    fn validate_attention_block(
+        &self,
+        precision: Precision,
+        rows: u32,
+        keys: u32,
+        width: u32,
+    ) -> Result<(), KernelError> {
+        self.require_arithmetic("element", precision)?;
+        self.require_positive("rows", rows)?;
+        self.require_positive("keys", keys)?;
+        self.require_positive("width", width)?;
+        // The block's p values live in an f32 stack buffer of `keys` elements.
+        if keys > ATTENTION_MAX_KEYS {
+            return Err(self.invalid(format!("keys = {keys} exceeds {ATTENTION_MAX_KEYS}")));
+        }
+        Ok(())
     }
 
     /// Bytes of the largest operand, or an error when one exceeds u32.

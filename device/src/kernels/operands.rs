@@ -92,21 +92,6 @@ impl KernelSpec {
     /// The operands of a call that selects `rows` (GEMM: the row entry) and starts at group row
     /// `group_start` (AddGroupBias); other kernels ignore both.
     fn operands(&self, rows: u32, group_start: u32) -> Vec<Operand> {
-        let op = |arg, what, access, precision: Precision, elements: u64| Operand {
-            arg,
-            what,
-            access,
-            element_bytes: precision.bytes(),
-            elements,
-        };
-        let n = |x: &u32| u64::from(*x);
-        // `src` read and `dst` written, `elements` of one precision each.
-        let unary = |precision: Precision, elements: u64| {
-            vec![
-                op(0, "src", Access::Read, precision, elements),
-                op(1, "dst", Access::Write, precision, elements),
-            ]
-        };
         match self {
             KernelSpec::Gemm {
                 input,
@@ -115,21 +100,10 @@ impl KernelSpec {
                 c,
                 accumulate,
                 ..
-            } => {
-                let c_access = if *accumulate {
-                    Access::ReadWrite
-                } else {
-                    Access::Write
-                };
-                vec![
-                    op(0, "a", Access::Read, *input, u64::from(rows) * n(k)),
-                    op(1, "b", Access::Read, *input, n(k) * n(c)),
-                    op(2, "c", c_access, *partials, u64::from(rows) * n(c)),
-                ]
-            }
+            } => gemm_operands(*input, *partials, *k, *c, rows, *accumulate),
             KernelSpec::Cast { from, to, elements } => vec![
-                op(0, "src", Access::Read, *from, n(elements)),
-                op(1, "dst", Access::Write, *to, n(elements)),
+                operand(0, "src", Access::Read, *from, count(elements)),
+                operand(1, "dst", Access::Write, *to, count(elements)),
             ],
             KernelSpec::Rearrange {
                 to_amp,
@@ -139,139 +113,88 @@ impl KernelSpec {
                 cols,
                 cols_padded,
                 ..
-            } => {
-                let dense = n(rows) * n(cols);
-                let amp = n(rows_padded) * n(cols_padded);
-                let (src, dst) = if *to_amp { (dense, amp) } else { (amp, dense) };
-                vec![
-                    op(0, "src", Access::Read, *precision, src),
-                    op(1, "dst", Access::Write, *precision, dst),
-                ]
-            }
+            } => rearrange_operands(
+                *precision,
+                *to_amp,
+                count(rows) * count(cols),
+                count(rows_padded) * count(cols_padded),
+            ),
             KernelSpec::Add {
                 precision,
                 rows,
                 cols,
                 b_rows,
-            } => vec![
-                op(0, "a", Access::Read, *precision, n(rows) * n(cols)),
-                op(1, "b", Access::Read, *precision, n(b_rows) * n(cols)),
-                op(2, "out", Access::Write, *precision, n(rows) * n(cols)),
-            ],
+            } => add_operands(*precision, *rows, *cols, *b_rows),
             KernelSpec::Gelu {
                 precision,
                 elements,
                 ..
-            } => unary(*precision, n(elements)),
+            } => unary(*precision, count(elements)),
             KernelSpec::Softmax {
                 precision,
                 rows,
                 cols,
                 ..
-            } => unary(*precision, n(rows) * n(cols)),
+            } => unary(*precision, count(rows) * count(cols)),
             KernelSpec::LayerNorm {
                 precision,
                 rows,
                 cols,
                 ..
-            } => vec![
-                op(0, "src", Access::Read, *precision, n(rows) * n(cols)),
-                op(1, "gamma", Access::Read, *precision, n(cols)),
-                op(2, "beta", Access::Read, *precision, n(cols)),
-                op(3, "dst", Access::Write, *precision, n(rows) * n(cols)),
-            ],
+            } => layer_norm_operands(*precision, *rows, *cols),
             KernelSpec::ReduceAdd {
                 partials_precision,
                 output,
                 elements,
                 partials,
             } => vec![
-                op(
+                operand(
                     0,
                     "partials",
                     Access::Read,
                     *partials_precision,
-                    n(partials) * n(elements),
+                    count(partials) * count(elements),
                 ),
-                op(1, "dst", Access::Write, *output, n(elements)),
+                operand(1, "dst", Access::Write, *output, count(elements)),
             ],
-            KernelSpec::Copy { bytes } => vec![
-                Operand {
-                    arg: 0,
-                    what: "src",
-                    access: Access::Read,
-                    element_bytes: 1,
-                    elements: n(bytes),
-                },
-                Operand {
-                    arg: 1,
-                    what: "dst",
-                    access: Access::Write,
-                    element_bytes: 1,
-                    elements: n(bytes),
-                },
-            ],
+            KernelSpec::Copy { bytes } => copy_operands(*bytes),
             KernelSpec::Fill {
                 precision,
                 elements,
-            } => vec![op(0, "dst", Access::Write, *precision, n(elements))],
+            } => vec![operand(
+                0,
+                "dst",
+                Access::Write,
+                *precision,
+                count(elements),
+            )],
             KernelSpec::Transpose {
                 precision,
                 rows,
                 cols,
-            } => unary(*precision, n(rows) * n(cols)),
+            } => unary(*precision, count(rows) * count(cols)),
             // Argument 2 (value_bits) is an f32 bit pattern, not an address.
             KernelSpec::Scale {
                 precision,
                 elements,
-            } => unary(*precision, n(elements)),
-            // Arguments 5..=7 (scale_bits, row_offset, key_offset) are not addresses. The
-            // running state m, l, o is f32 whatever the precision of s and v.
+            } => unary(*precision, count(elements)),
             KernelSpec::AttentionBlock {
                 precision,
                 rows,
                 keys,
                 width,
                 ..
-            } => vec![
-                op(0, "s", Access::Read, *precision, n(rows) * n(keys)),
-                op(1, "v", Access::Read, *precision, n(keys) * n(width)),
-                op(2, "m", Access::ReadWrite, Precision::F32, n(rows)),
-                op(3, "l", Access::ReadWrite, Precision::F32, n(rows)),
-                op(
-                    4,
-                    "o",
-                    Access::ReadWrite,
-                    Precision::F32,
-                    n(rows) * n(width),
-                ),
-            ],
+            } => attention_block_operands(*precision, *rows, *keys, *width),
             KernelSpec::AttentionFinish {
                 precision,
                 rows,
                 width,
-            } => vec![
-                op(0, "o", Access::Read, Precision::F32, n(rows) * n(width)),
-                op(1, "l", Access::Read, Precision::F32, n(rows)),
-                op(2, "dst", Access::Write, *precision, n(rows) * n(width)),
-            ],
-            // Argument 3 (start) is a group row, not an address. The bias spans the groups the
-            // call's group rows start..start + units fall in.
+            } => attention_finish_operands(*precision, *rows, *width),
             KernelSpec::AddGroupBias {
                 precision,
                 rows,
                 elements,
-            } => vec![
-                op(0, "a", Access::Read, *precision, n(elements)),
-                op(
-                    1,
-                    "bias",
-                    Access::Read,
-                    *precision,
-                    group_bias_elements(*rows, *elements, group_start),
-                ),
-                op(2, "out", Access::Write, *precision, n(elements)),
-            ],
+            } => add_group_bias_operands(*precision, *rows, *elements, group_start),
         }
     }
 
@@ -472,4 +395,167 @@ fn group_bias_elements(rows: u32, elements: u32, start: u32) -> u64 {
     }
     let last = u64::from(start) + units - 1;
     (last / u64::from(rows.max(1)) + 1) * group
+}
+
+/// An operand of `elements` elements of `precision` at argument `arg`.
+fn operand(
+    arg: usize,
+    what: &'static str,
+    access: Access,
+    precision: Precision,
+    elements: u64,
+) -> Operand {
+    Operand {
+        arg,
+        what,
+        access,
+        element_bytes: precision.bytes(),
+        elements,
+    }
+}
+
+/// A constant parameter widened for size arithmetic.
+fn count(value: &u32) -> u64 {
+    u64::from(*value)
+}
+
+/// `src` read and `dst` written, `elements` of one precision each.
+fn unary(precision: Precision, elements: u64) -> Vec<Operand> {
+    vec![
+        operand(0, "src", Access::Read, precision, elements),
+        operand(1, "dst", Access::Write, precision, elements),
+    ]
+}
+
+/// A GEMM call of `rows` rows: A and B read, C written (read too when accumulating).
+fn gemm_operands(
+    input: Precision,
+    partials: Precision,
+    k: u32,
+    c: u32,
+    rows: u32,
+    accumulate: bool,
+) -> Vec<Operand> {
+    let c_access = if accumulate {
+        Access::ReadWrite
+    } else {
+        Access::Write
+    };
+    vec![
+        operand(0, "a", Access::Read, input, u64::from(rows) * count(&k)),
+        operand(1, "b", Access::Read, input, count(&k) * count(&c)),
+        operand(2, "c", c_access, partials, u64::from(rows) * count(&c)),
+    ]
+}
+
+/// A byte copy: `bytes` raw bytes read from `src` and written to `dst`.
+fn copy_operands(bytes: u32) -> Vec<Operand> {
+    vec![
+        Operand {
+            arg: 0,
+            what: "src",
+            access: Access::Read,
+            element_bytes: 1,
+            elements: count(&bytes),
+        },
+        Operand {
+            arg: 1,
+            what: "dst",
+            access: Access::Write,
+            element_bytes: 1,
+            elements: count(&bytes),
+        },
+    ]
+}
+
+/// An attention block: s and v read, the running state m, l, o read and written.
+/// Arguments 5..=7 (scale_bits, row_offset, key_offset) are not addresses. The running state
+/// m, l, o is f32 whatever the precision of s and v.
+fn attention_block_operands(
+    precision: Precision,
+    rows: u32,
+    keys: u32,
+    width: u32,
+) -> Vec<Operand> {
+    let (rows, keys, width) = (count(&rows), count(&keys), count(&width));
+    vec![
+        operand(0, "s", Access::Read, precision, rows * keys),
+        operand(1, "v", Access::Read, precision, keys * width),
+        operand(2, "m", Access::ReadWrite, Precision::F32, rows),
+        operand(3, "l", Access::ReadWrite, Precision::F32, rows),
+        operand(4, "o", Access::ReadWrite, Precision::F32, rows * width),
+    ]
+}
+
+/// A rearrangement between a dense block of `dense_elements` and an AMP block of
+/// `amp_elements`: the source read and the destination written, in the direction `to_amp`.
+fn rearrange_operands(
+    precision: Precision,
+    to_amp: bool,
+    dense_elements: u64,
+    amp_elements: u64,
+) -> Vec<Operand> {
+    let (src, dst) = if to_amp {
+        (dense_elements, amp_elements)
+    } else {
+        (amp_elements, dense_elements)
+    };
+    vec![
+        operand(0, "src", Access::Read, precision, src),
+        operand(1, "dst", Access::Write, precision, dst),
+    ]
+}
+
+/// A broadcast add: a and b (`b_rows` rows) read, the sum written.
+fn add_operands(precision: Precision, rows: u32, cols: u32, b_rows: u32) -> Vec<Operand> {
+    let (rows, cols, b_rows) = (count(&rows), count(&cols), count(&b_rows));
+    vec![
+        operand(0, "a", Access::Read, precision, rows * cols),
+        operand(1, "b", Access::Read, precision, b_rows * cols),
+        operand(2, "out", Access::Write, precision, rows * cols),
+    ]
+}
+
+/// A layer norm: the block and its gamma and beta vectors read, the result written.
+fn layer_norm_operands(precision: Precision, rows: u32, cols: u32) -> Vec<Operand> {
+    let (rows, cols) = (count(&rows), count(&cols));
+    vec![
+        operand(0, "src", Access::Read, precision, rows * cols),
+        operand(1, "gamma", Access::Read, precision, cols),
+        operand(2, "beta", Access::Read, precision, cols),
+        operand(3, "dst", Access::Write, precision, rows * cols),
+    ]
+}
+
+/// An attention finish: the f32 running state o and l read, the result written.
+fn attention_finish_operands(precision: Precision, rows: u32, width: u32) -> Vec<Operand> {
+    let (rows, width) = (count(&rows), count(&width));
+    vec![
+        operand(0, "o", Access::Read, Precision::F32, rows * width),
+        operand(1, "l", Access::Read, Precision::F32, rows),
+        operand(2, "dst", Access::Write, precision, rows * width),
+    ]
+}
+
+/// A group-bias add starting at group row `group_start`: the block and the bias read, the
+/// result written.
+/// Argument 3 (start) is a group row, not an address. The bias spans the groups the call's
+/// group rows start..start + units fall in.
+fn add_group_bias_operands(
+    precision: Precision,
+    rows: u32,
+    elements: u32,
+    group_start: u32,
+) -> Vec<Operand> {
+    vec![
+        operand(0, "a", Access::Read, precision, count(&elements)),
+        operand(
+            1,
+            "bias",
+            Access::Read,
+            precision,
+            group_bias_elements(rows, elements, group_start),
+        ),
+        operand(2, "out", Access::Write, precision, count(&elements)),
+    ]
 }

@@ -112,34 +112,57 @@ fn first_overlap(
     None
 }
 
-pub(crate) fn analyse(
-    target: &Target,
-    phase: &ExchangePhase,
-    code: &CodeElements,
-    at: &StepAt,
-) -> Result<PhasePlan, SimError> {
-    let sends = phase.sends.clone();
-    let send_cycles = |s: &SendRow| {
-        (
-            u64::from(s.slot),
-            u64::from(s.slot) + transfer_cycles(target, s.bytes),
-        )
-    };
+/// Receives matched to their sends: each receive with the index of its send, in the phase's
+/// receive order, and whether any receive reads each send.
+struct MatchedReceives {
+    matched: Vec<(ReceiveRow, usize)>,
+    send_heard: Vec<bool>,
+}
 
-    // Sender buses.
+/// The rows of one phase, for naming the address range of an interval's row.
+#[derive(Clone, Copy)]
+struct PhaseRows<'a> {
+    sends: &'a [SendRow],
+    matched: &'a [(ReceiveRow, usize)],
+}
+
+impl PhaseRows<'_> {
+    /// The address range of the send or receive row `row` of kind `kind`.
+    fn row_range(self, kind: Use, row: usize) -> AddressRange {
+        match kind {
+            Use::ReceiveWrite => range(self.matched[row].0.address, self.matched[row].0.bytes),
+            Use::SendRead => range(self.sends[row].address, self.sends[row].bytes),
+        }
+    }
+}
+
+/// The error for an exchange access by `tile` to `address..address + bytes` outside memory.
+fn memory_access_error(target: &Target, tile: u32, address: u32, bytes: u32) -> SimError {
+    SimError::MemoryAccess {
+        tile,
+        range: range(address, bytes),
+        sram_start: target.memory.sram_base.value,
+        sram_end: target.sram_end(),
+        tiles: target.geometry.tiles.value,
+    }
+}
+
+/// The exchange cycles `[start, end)` a send occupies its bus.
+fn send_cycles(target: &Target, send: &SendRow) -> (u64, u64) {
+    (
+        u64::from(send.slot),
+        u64::from(send.slot) + transfer_cycles(target, send.bytes),
+    )
+}
+
+/// Refuses two sends on one physical send bus at once.
+fn check_sender_buses(target: &Target, sends: &[SendRow], at: &StepAt) -> Result<(), SimError> {
     let mut buses = Vec::with_capacity(sends.len());
     for (row, send) in sends.iter().enumerate() {
-        let physical =
-            target
-                .logical_to_physical(send.tile)
-                .map_err(|_| SimError::MemoryAccess {
-                    tile: send.tile,
-                    range: range(send.address, send.bytes),
-                    sram_start: target.memory.sram_base.value,
-                    sram_end: target.sram_end(),
-                    tiles: target.geometry.tiles.value,
-                })?;
-        let (start, end) = send_cycles(send);
+        let physical = target
+            .logical_to_physical(send.tile)
+            .map_err(|_| memory_access_error(target, send.tile, send.address, send.bytes))?;
+        let (start, end) = send_cycles(target, send);
         buses.push(Interval {
             key: (target.send_bus(physical.index), 0),
             start,
@@ -163,17 +186,25 @@ pub(crate) fn analyse(
             other_range: range(first.address, first.bytes),
         });
     }
+    Ok(())
+}
 
-    // Match receives to sends by (sender tile, slot).
+/// Matches each receive to its send by (sender tile, slot), refusing receives with no send
+/// or with a size differing from the send's.
+fn match_receives(
+    sends: &[SendRow],
+    receives: &[ReceiveRow],
+    at: &StepAt,
+) -> Result<MatchedReceives, SimError> {
     let mut by_sender: Vec<(u32, u32, usize)> = sends
         .iter()
         .enumerate()
         .map(|(i, s)| (s.tile, s.slot, i))
         .collect();
     by_sender.sort_unstable();
-    let mut matched = Vec::with_capacity(phase.receives.len());
+    let mut matched = Vec::with_capacity(receives.len());
     let mut send_heard = vec![false; sends.len()];
-    for receive in &phase.receives {
+    for receive in receives {
         let found = by_sender
             .binary_search_by(|&(tile, slot, _)| {
                 (tile, slot).cmp(&(receive.from_tile, receive.slot))
@@ -205,8 +236,18 @@ pub(crate) fn analyse(
         send_heard[send_index] = true;
         matched.push((*receive, send_index));
     }
+    Ok(MatchedReceives {
+        matched,
+        send_heard,
+    })
+}
 
-    // Receiver occupancy in time.
+/// Refuses a tile receiving two transfers at once.
+fn check_receiver_occupancy(
+    target: &Target,
+    matched: &[(ReceiveRow, usize)],
+    at: &StepAt,
+) -> Result<(), SimError> {
     let mut busy: Vec<Interval> = matched
         .iter()
         .enumerate()
@@ -236,8 +277,13 @@ pub(crate) fn analyse(
             other_range: range(first.address, first.bytes),
         });
     }
+    Ok(())
+}
 
-    // Bytes in space: receive-receive (two writes) and send-receive overlaps per tile.
+/// Refuses, per tile, two receives writing the same bytes and a send reading bytes that are
+/// also received.
+fn check_byte_overlaps(rows: PhaseRows<'_>, at: &StepAt) -> Result<(), SimError> {
+    let PhaseRows { sends, matched } = rows;
     let mut spans: Vec<Interval> = matched
         .iter()
         .enumerate()
@@ -256,69 +302,98 @@ pub(crate) fn analyse(
             row,
         }))
         .collect();
-    if let Some((a, b)) = first_overlap(&mut spans, |x, y| {
+    let Some((a, b)) = first_overlap(&mut spans, |x, y| {
         x == Use::ReceiveWrite || y == Use::ReceiveWrite
-    }) {
-        let row_range = |i: &Interval| match i.kind {
-            Use::ReceiveWrite => range(matched[i.row].0.address, matched[i.row].0.bytes),
-            Use::SendRead => range(sends[i.row].address, sends[i.row].bytes),
-        };
-        return Err(
-            if a.kind == Use::ReceiveWrite && b.kind == Use::ReceiveWrite {
-                SimError::OverlappingWrites {
-                    at: at.clone(),
-                    tile: b.key.0,
-                    range: row_range(&b),
-                    from_tile: matched[b.row].0.from_tile,
-                    other_range: row_range(&a),
-                    other_from: matched[a.row].0.from_tile,
-                }
+    }) else {
+        return Ok(());
+    };
+    let row_range = |i: &Interval| rows.row_range(i.kind, i.row);
+    Err(
+        if a.kind == Use::ReceiveWrite && b.kind == Use::ReceiveWrite {
+            SimError::OverlappingWrites {
+                at: at.clone(),
+                tile: b.key.0,
+                range: row_range(&b),
+                from_tile: matched[b.row].0.from_tile,
+                other_range: row_range(&a),
+                other_from: matched[a.row].0.from_tile,
+            }
+        } else {
+            let (send, receive) = if a.kind == Use::SendRead {
+                (a, b)
             } else {
-                let (send, receive) = if a.kind == Use::SendRead {
-                    (a, b)
-                } else {
-                    (b, a)
-                };
-                SimError::SendReceiveOverlap {
-                    at: at.clone(),
-                    tile: a.key.0,
-                    send_range: row_range(&send),
-                    receive_range: row_range(&receive),
-                }
-            },
-        );
-    }
+                (b, a)
+            };
+            SimError::SendReceiveOverlap {
+                at: at.clone(),
+                tile: a.key.0,
+                send_range: row_range(&send),
+                receive_range: row_range(&receive),
+            }
+        },
+    )
+}
 
-    // Memory elements in time: send-read vs receive-write, and any access to code elements.
-    let bytes_per_cycle = u64::from(target.exchange.bytes_per_cycle.value.max(1));
-    let mut accesses: Vec<Interval> = Vec::new();
-    let rows = sends
+/// One send or receive row as an access to tile memory during the phase.
+struct RowAccess {
+    tile: u32,
+    address: u32,
+    bytes: u32,
+    slot: u32,
+    kind: Use,
+    row: usize,
+}
+
+/// Every send and receive row of the phase as a memory access, sends first.
+fn row_accesses<'a>(rows: PhaseRows<'a>) -> impl Iterator<Item = RowAccess> + 'a {
+    let sends = rows.sends.iter().enumerate().map(|(row, s)| RowAccess {
+        tile: s.tile,
+        address: s.address,
+        bytes: s.bytes,
+        slot: s.slot,
+        kind: Use::SendRead,
+        row,
+    });
+    let receives = rows
+        .matched
         .iter()
         .enumerate()
-        .map(|(row, s)| (s.tile, s.address, s.bytes, s.slot, Use::SendRead, row))
-        .chain(
-            matched
-                .iter()
-                .enumerate()
-                .map(|(row, (r, _))| (r.tile, r.address, r.bytes, r.slot, Use::ReceiveWrite, row)),
-        );
-    let row_range = |kind: Use, row: usize| match kind {
-        Use::ReceiveWrite => range(matched[row].0.address, matched[row].0.bytes),
-        Use::SendRead => range(sends[row].address, sends[row].bytes),
-    };
-    for (tile, address, bytes, slot, kind, row) in rows {
+        .map(|(row, (r, _))| RowAccess {
+            tile: r.tile,
+            address: r.address,
+            bytes: r.bytes,
+            slot: r.slot,
+            kind: Use::ReceiveWrite,
+            row,
+        });
+    sends.chain(receives)
+}
+
+/// Splits every row's access into per-memory-element intervals in exchange cycles, refusing
+/// any access to an element holding code.
+fn element_accesses(
+    target: &Target,
+    rows: PhaseRows<'_>,
+    code: &CodeElements,
+    at: &StepAt,
+) -> Result<Vec<Interval>, SimError> {
+    let bytes_per_cycle = u64::from(target.exchange.bytes_per_cycle.value.max(1));
+    let mut accesses: Vec<Interval> = Vec::new();
+    for access in row_accesses(rows) {
+        let RowAccess {
+            tile,
+            address,
+            bytes,
+            slot,
+            kind,
+            row,
+        } = access;
         let end = u64::from(address) + u64::from(bytes);
         let mut cursor = u64::from(address);
         while cursor < end {
             let element = target
                 .element_of(cursor as u32)
-                .map_err(|_| SimError::MemoryAccess {
-                    tile,
-                    range: range(address, bytes),
-                    sram_start: target.memory.sram_base.value,
-                    sram_end: target.sram_end(),
-                    tiles: target.geometry.tiles.value,
-                })?;
+                .map_err(|_| memory_access_error(target, tile, address, bytes))?;
             let element_end = (u64::from(element.start) + u64::from(element.bytes)).min(end);
             if code
                 .get(&tile)
@@ -333,7 +408,7 @@ pub(crate) fn analyse(
                     first: "instruction fetch",
                     range: range(element.start, element.bytes),
                     second: kind.name(),
-                    other_range: row_range(kind, row),
+                    other_range: rows.row_range(kind, row),
                     cycles: Cycles {
                         start,
                         end: u64::from(slot)
@@ -351,35 +426,51 @@ pub(crate) fn analyse(
             cursor = element_end;
         }
     }
-    if let Some((a, b)) = first_overlap(&mut accesses, |x, y| x != y) {
-        let element = target.element_of(
-            row_range(b.kind, b.row)
-                .start
-                .max(target.memory.sram_base.value),
-        );
-        let (element_start, element_bytes) = element.map(|e| (e.start, e.bytes)).unwrap_or((0, 0));
-        let element_start = if element_bytes == 0 { 0 } else { element_start };
-        return Err(SimError::ElementConflict {
-            at: at.clone(),
-            tile: b.key.0,
-            element: b.key.1,
-            element_range: range(element_start, element_bytes),
-            first: a.kind.name(),
-            range: row_range(a.kind, a.row),
-            second: b.kind.name(),
-            other_range: row_range(b.kind, b.row),
-            cycles: Cycles {
-                start: b.start,
-                end: a.end.min(b.end),
-            },
-        });
-    }
+    Ok(accesses)
+}
 
-    let horizon = sends.iter().map(|s| send_cycles(s).1).max().unwrap_or(0);
+/// Refuses a send-read and a receive-write on the same memory element in the same cycle, and
+/// any exchange access to an element holding code.
+fn check_element_accesses(
+    target: &Target,
+    rows: PhaseRows<'_>,
+    code: &CodeElements,
+    at: &StepAt,
+) -> Result<(), SimError> {
+    let mut accesses = element_accesses(target, rows, code, at)?;
+    let Some((a, b)) = first_overlap(&mut accesses, |x, y| x != y) else {
+        return Ok(());
+    };
+    let element = target.element_of(
+        rows.row_range(b.kind, b.row)
+            .start
+            .max(target.memory.sram_base.value),
+    );
+    let (element_start, element_bytes) = element.map(|e| (e.start, e.bytes)).unwrap_or((0, 0));
+    let element_start = if element_bytes == 0 { 0 } else { element_start };
+    Err(SimError::ElementConflict {
+        at: at.clone(),
+        tile: b.key.0,
+        element: b.key.1,
+        element_range: range(element_start, element_bytes),
+        first: a.kind.name(),
+        range: rows.row_range(a.kind, a.row),
+        second: b.kind.name(),
+        other_range: rows.row_range(b.kind, b.row),
+        cycles: Cycles {
+            start: b.start,
+            end: a.end.min(b.end),
+        },
+    })
+}
+
+/// Offsets of each heard send's payload in the staging buffer, in send order, and the
+/// buffer's total size.
+fn payload_layout(sends: &[SendRow], send_heard: &[bool]) -> (Vec<Option<usize>>, usize) {
     let mut payload_bytes = 0usize;
     let payload_offsets = sends
         .iter()
-        .zip(&send_heard)
+        .zip(send_heard)
         .map(|(send, &heard)| {
             heard.then(|| {
                 payload_bytes += send.bytes as usize;
@@ -387,6 +478,36 @@ pub(crate) fn analyse(
             })
         })
         .collect();
+    (payload_offsets, payload_bytes)
+}
+
+/// Checks one exchange phase for every hazard and plans its data movement.
+pub(crate) fn analyse(
+    target: &Target,
+    phase: &ExchangePhase,
+    code: &CodeElements,
+    at: &StepAt,
+) -> Result<PhasePlan, SimError> {
+    let sends = phase.sends.clone();
+    check_sender_buses(target, &sends, at)?;
+    let MatchedReceives {
+        matched,
+        send_heard,
+    } = match_receives(&sends, &phase.receives, at)?;
+    check_receiver_occupancy(target, &matched, at)?;
+    let rows = PhaseRows {
+        sends: &sends,
+        matched: &matched,
+    };
+    check_byte_overlaps(rows, at)?;
+    check_element_accesses(target, rows, code, at)?;
+
+    let horizon = sends
+        .iter()
+        .map(|s| send_cycles(target, s).1)
+        .max()
+        .unwrap_or(0);
+    let (payload_offsets, payload_bytes) = payload_layout(&sends, &send_heard);
     let receive_tiles: Vec<u32> = matched.iter().map(|(r, _)| r.tile).collect();
     let (order, receive_groups) = group_by_tile(&receive_tiles);
     let receives = order.into_iter().map(|i| matched[i]).collect();

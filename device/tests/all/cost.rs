@@ -420,23 +420,37 @@ fn attention_block_and_finish_cycle_models() {
 }
 
 /// One representative spec per variant, built from a size vector so each size can be grown.
-fn specs(precision: Precision, s: [u32; 4]) -> Vec<(&'static str, KernelSpec)> {
-    let [a, b, c, d] = s;
+fn specs(precision: Precision, sizes: [u32; 4]) -> Vec<(&'static str, KernelSpec)> {
+    let mut specs = matrix_specs(precision, sizes);
+    specs.extend(elementwise_and_row_specs(precision, sizes));
+    specs.extend(attention_specs(precision, sizes));
+    specs
+}
+
+/// The GEMM, cast and rearrangement specs of [`specs`].
+fn matrix_specs(precision: Precision, sizes: [u32; 4]) -> Vec<(&'static str, KernelSpec)> {
+    let [first, second, third, fourth] = sizes;
     vec![
         (
             "gemm",
-            gemm(precision, MemoryClass::Interleaved, a, b, vec![c, d]),
+            gemm(
+                precision,
+                MemoryClass::Interleaved,
+                first,
+                second,
+                vec![third, fourth],
+            ),
         ),
         (
             "gemm_standard",
-            gemm(precision, MemoryClass::Standard, a, b, vec![c]),
+            gemm(precision, MemoryClass::Standard, first, second, vec![third]),
         ),
         (
             "cast_to_f16",
             KernelSpec::Cast {
                 from: precision,
                 to: Precision::F16,
-                elements: a,
+                elements: first,
             },
         ),
         (
@@ -444,7 +458,7 @@ fn specs(precision: Precision, s: [u32; 4]) -> Vec<(&'static str, KernelSpec)> {
             KernelSpec::Cast {
                 from: Precision::F32,
                 to: precision,
-                elements: a,
+                elements: first,
             },
         ),
         (
@@ -454,10 +468,10 @@ fn specs(precision: Precision, s: [u32; 4]) -> Vec<(&'static str, KernelSpec)> {
                 to_amp: true,
                 precision,
                 offset: 0,
-                rows: a,
-                rows_padded: a.saturating_add(c),
-                cols: b,
-                cols_padded: b.saturating_add(d),
+                rows: first,
+                rows_padded: first.saturating_add(third),
+                cols: second,
+                cols_padded: second.saturating_add(fourth),
             },
         ),
         (
@@ -467,18 +481,28 @@ fn specs(precision: Precision, s: [u32; 4]) -> Vec<(&'static str, KernelSpec)> {
                 to_amp: false,
                 precision,
                 offset: 0,
-                rows: a,
-                rows_padded: a.saturating_add(c),
-                cols: b,
-                cols_padded: b.saturating_add(d),
+                rows: first,
+                rows_padded: first.saturating_add(third),
+                cols: second,
+                cols_padded: second.saturating_add(fourth),
             },
         ),
+    ]
+}
+
+/// The elementwise, row-wise, reduction and data-movement specs of [`specs`].
+fn elementwise_and_row_specs(
+    precision: Precision,
+    sizes: [u32; 4],
+) -> Vec<(&'static str, KernelSpec)> {
+    let [first, second, third, _] = sizes;
+    vec![
         (
             "add",
             KernelSpec::Add {
                 precision,
-                rows: a,
-                cols: b,
+                rows: first,
+                cols: second,
                 b_rows: 1,
             },
         ),
@@ -487,7 +511,7 @@ fn specs(precision: Precision, s: [u32; 4]) -> Vec<(&'static str, KernelSpec)> {
             KernelSpec::Gelu {
                 precision,
                 form: GeluForm::Tanh,
-                elements: a,
+                elements: first,
             },
         ),
         (
@@ -495,24 +519,24 @@ fn specs(precision: Precision, s: [u32; 4]) -> Vec<(&'static str, KernelSpec)> {
             KernelSpec::Gelu {
                 precision,
                 form: GeluForm::Erf,
-                elements: a,
+                elements: first,
             },
         ),
         (
             "softmax",
             KernelSpec::Softmax {
                 precision,
-                rows: a,
-                cols: b,
-                causal: c % 2 == 0,
+                rows: first,
+                cols: second,
+                causal: third % 2 == 0,
             },
         ),
         (
             "layer_norm",
             KernelSpec::LayerNorm {
                 precision,
-                rows: a,
-                cols: b,
+                rows: first,
+                cols: second,
                 epsilon_nano: 10,
             },
         ),
@@ -521,57 +545,64 @@ fn specs(precision: Precision, s: [u32; 4]) -> Vec<(&'static str, KernelSpec)> {
             KernelSpec::ReduceAdd {
                 partials_precision: precision,
                 output: precision,
-                elements: a,
-                partials: b,
+                elements: first,
+                partials: second,
             },
         ),
-        ("copy", KernelSpec::Copy { bytes: a }),
+        ("copy", KernelSpec::Copy { bytes: first }),
         (
             "fill",
             KernelSpec::Fill {
                 precision,
-                elements: a,
+                elements: first,
             },
         ),
         (
             "transpose",
             KernelSpec::Transpose {
                 precision,
-                rows: a,
-                cols: b,
+                rows: first,
+                cols: second,
             },
         ),
         (
             "scale",
             KernelSpec::Scale {
                 precision,
-                elements: a,
+                elements: first,
             },
         ),
+    ]
+}
+
+/// The attention and group-bias specs of [`specs`].
+fn attention_specs(precision: Precision, sizes: [u32; 4]) -> Vec<(&'static str, KernelSpec)> {
+    let [first, second, third, fourth] = sizes;
+    vec![
         (
             "attention_block",
             KernelSpec::AttentionBlock {
                 precision,
-                rows: a,
-                keys: b,
-                width: c,
-                causal: d % 2 == 0,
+                rows: first,
+                keys: second,
+                width: third,
+                causal: fourth % 2 == 0,
             },
         ),
         (
             "attention_finish",
             KernelSpec::AttentionFinish {
                 precision,
-                rows: a,
-                width: b,
+                rows: first,
+                width: second,
             },
         ),
         (
             "add_group_bias",
             KernelSpec::AddGroupBias {
                 precision,
-                rows: b,
-                elements: a.saturating_mul(16),
+                rows: second,
+                elements: first.saturating_mul(16),
             },
         ),
     ]

@@ -57,17 +57,22 @@ fn second_request_is_a_hit_with_the_same_entry() {
     let _ = std::fs::remove_dir_all(&root);
 }
 
-#[test]
-fn key_changes_with_every_parameter_and_is_stable() {
-    let cache = KernelCache::new(fresh_dir("kcache-key"));
-    let base = seed_gemm();
-    let key = cache.key(&base).expect("key");
-    assert_eq!(key.len(), 64);
-    assert_eq!(
-        key,
-        cache.key(&base.clone()).expect("key again"),
-        "key is not deterministic"
-    );
+/// Asserts every spec's key differs from the keys already in `keys` and from each other's,
+/// adding each to `keys`.
+fn assert_keys_distinct<'a>(
+    cache: &KernelCache,
+    keys: &mut Vec<String>,
+    specs: impl IntoIterator<Item = &'a KernelSpec>,
+) {
+    for spec in specs {
+        let key = cache.key(spec).expect("key");
+        assert!(!keys.contains(&key), "{} shares a key", spec.name());
+        keys.push(key);
+    }
+}
+
+/// Copies of the GEMM spec `base`, each differing from it in exactly one parameter.
+fn gemm_variants(base: &KernelSpec) -> Vec<KernelSpec> {
     let KernelSpec::Gemm {
         input,
         partials,
@@ -76,11 +81,11 @@ fn key_changes_with_every_parameter_and_is_stable() {
         c,
         rows,
         accumulate,
-    } = base
+    } = base.clone()
     else {
         unreachable!()
     };
-    let variants = [
+    vec![
         KernelSpec::Gemm {
             input: Precision::F8E5M2,
             partials,
@@ -144,27 +149,11 @@ fn key_changes_with_every_parameter_and_is_stable() {
             rows,
             accumulate: true,
         },
-    ];
-    let mut keys = vec![key];
-    for spec in &variants {
-        let key = cache.key(spec).expect("key");
-        assert!(!keys.contains(&key), "{} shares a key", spec.name());
-        keys.push(key);
-    }
-    let rearrange = |offset| KernelSpec::Rearrange {
-        order: ElementOrder::AmpLeft,
-        to_amp: true,
-        precision: Precision::F16,
-        offset,
-        rows: 31,
-        rows_padded: 32,
-        cols: 32,
-        cols_padded: 32,
-    };
-    assert_ne!(
-        cache.key(&rearrange(0)).expect("key"),
-        cache.key(&rearrange(1)).expect("key")
-    );
+    ]
+}
+
+/// Transposes, scales and attention specs that are all different kernels.
+fn distinct_transposes_scales_and_attention() -> Vec<KernelSpec> {
     // A block and its transpose are different kernels, and FP8 formats do not share one.
     let transpose = |precision, rows, cols| KernelSpec::Transpose {
         precision,
@@ -204,12 +193,45 @@ fn key_changes_with_every_parameter_and_is_stable() {
             width: 32,
         },
     ];
-    let mut keys = Vec::new();
-    for spec in transposes.iter().chain(&scales).chain(&attention) {
-        let key = cache.key(spec).expect("key");
-        assert!(!keys.contains(&key), "{} shares a key", spec.name());
-        keys.push(key);
-    }
+    transposes
+        .into_iter()
+        .chain(scales)
+        .chain(attention)
+        .collect()
+}
+
+#[test]
+fn key_changes_with_every_parameter_and_is_stable() {
+    let cache = KernelCache::new(fresh_dir("kcache-key"));
+    let base = seed_gemm();
+    let key = cache.key(&base).expect("key");
+    assert_eq!(key.len(), 64);
+    assert_eq!(
+        key,
+        cache.key(&base.clone()).expect("key again"),
+        "key is not deterministic"
+    );
+    let mut keys = vec![key];
+    assert_keys_distinct(&cache, &mut keys, &gemm_variants(&base));
+    let rearrange = |offset| KernelSpec::Rearrange {
+        order: ElementOrder::AmpLeft,
+        to_amp: true,
+        precision: Precision::F16,
+        offset,
+        rows: 31,
+        rows_padded: 32,
+        cols: 32,
+        cols_padded: 32,
+    };
+    assert_ne!(
+        cache.key(&rearrange(0)).expect("key"),
+        cache.key(&rearrange(1)).expect("key")
+    );
+    assert_keys_distinct(
+        &cache,
+        &mut Vec::new(),
+        &distinct_transposes_scales_and_attention(),
+    );
 }
 
 /// Damages the entry in one way, then checks the next request detects it, rebuilds, and the

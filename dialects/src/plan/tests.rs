@@ -109,9 +109,11 @@ fn every_kind_round_trips_through_its_printed_attribute() {
 fn the_printed_form_is_the_attribute_syntax() {
     assert_eq!(
         gemm(1, None).to_string(),
-        "#ipu.plan<\"gemm_output_stationary\", {c_block = 64 : i64, grid = [1, 8, 26, 1], \
-         k_block = 256 : i64, k_steps = 3 : i64, left = \"standard\", orientation = \"normal\", \
-         precision = \"f16\", tiles = 208 : i64, weights = \"interleaved\", weights_resident = true}>"
+        concat!(
+            "#ipu.plan<\"gemm_output_stationary\", {c_block = 64 : i64, grid = [1, 8, 26, 1], ",
+            "k_block = 256 : i64, k_steps = 3 : i64, left = \"standard\", orientation = \"normal\", ",
+            "precision = \"f16\", tiles = 208 : i64, weights = \"interleaved\", weights_resident = true}>",
+        )
     );
     let in_place = OperatorPlan::Pointwise(PointwisePlan {
         op: PointwiseOp::Add,

@@ -105,7 +105,49 @@ pub fn reference(
     };
     let mut program = read_program(source)?;
     let function_name = source.function.clone();
-    let Some(function) = program.functions.get(&function_name) else {
+    let function = source_function(&program, &function_name)?;
+    let workload = Workload::of(function);
+    let altered_weights = altered_weights(package, &program, &function_name, inputs);
+    let BoundValues {
+        mut arguments,
+        given_weights,
+        outputs,
+        streamed_fp8,
+    } = bind_values(package, function, &function_name, inputs)?;
+    zero_unread_arguments(function, &function_name, &mut arguments)?;
+    for weight in given_weights {
+        replace_constant(
+            &mut program,
+            &function_name,
+            &weight.binding,
+            weight.value,
+            &weight.tensor,
+        )?;
+    }
+    let policy_scale = match source.precision {
+        SourcePrecision::Fp8 { scale_exp } => Some(scale_exp),
+        SourcePrecision::Native => None,
+    };
+    if policy_scale.is_some() || !streamed_fp8.is_empty() {
+        cast_gemm_operands_to_fp8(&mut program, &function_name, policy_scale, &streamed_fp8);
+    }
+    let results = program
+        .evaluate_named(&function_name, &arguments)
+        .with_context(|| format!("evaluating @{function_name}"))?;
+    let function = &program.functions[&function_name];
+    let expected = expected_outputs(function, &function_name, &workload, results, outputs)?;
+    Ok(Some(Reference {
+        function: function_name,
+        workload: workload.name(),
+        outputs: expected,
+        altered_weights,
+    }))
+}
+
+/// The function the package runs, refused (listing the module's functions) when the source
+/// module has none of that name.
+fn source_function<'p>(program: &'p Program, function_name: &str) -> anyhow::Result<&'p Function> {
+    let Some(function) = program.functions.get(function_name) else {
         bail!(
             "the source module has no function @{function_name} (functions: {})",
             program
@@ -116,96 +158,193 @@ pub fn reference(
                 .join(", ")
         );
     };
-    let workload = Workload::of(function);
-    // The device runs the package's weight bytes; the reference the source module's
-    // constants. They must be the same values (a package whose weights were altered and
-    // re-signed must not pass), unless the user gave the weight in --inputs.
-    let altered_weights: Vec<String> = package
+    Ok(function)
+}
+
+/// Why each weight of the package is not its source module's constant.
+///
+/// The device runs the package's weight bytes; the reference the source module's
+/// constants. They must be the same values (a package whose weights were altered and
+/// re-signed must not pass), unless the user gave the weight in --inputs.
+fn altered_weights(
+    package: &Package,
+    program: &Program,
+    function_name: &str,
+    inputs: &BTreeMap<String, Tensor>,
+) -> Vec<String> {
+    package
         .bindings
         .iter()
         .filter(|b| b.role == BindingRole::Weight && !inputs.contains_key(&b.name))
         .filter_map(|binding| {
-            check_weight_bytes(&program, &function_name, binding)
+            check_weight_bytes(program, function_name, binding)
                 .err()
                 .map(|error| format!("{error:#}"))
         })
-        .collect();
-    let mut arguments = BTreeMap::new();
-    let mut weights = Vec::new();
-    let mut outputs = Vec::new();
-    // Host tensors the host streams encoded in FP8, by value: the device multiplies exactly
-    // those codes, at each stream's own scale.
-    let mut streamed_fp8 = BTreeMap::new();
+        .collect()
+}
+
+/// A weight the user gave in `--inputs`: it replaces constant `value` of the function.
+struct GivenWeight {
+    binding: String,
+    value: usize,
+    tensor: Tensor,
+}
+
+/// An output binding and the function result it holds.
+struct OutputBinding {
+    binding: String,
+    result: usize,
+    shape: Vec<u64>,
+}
+
+/// The package's bindings mapped onto the source function (see the module docs).
+#[derive(Default)]
+struct BoundValues {
+    /// Reference arguments by name (`argN`): the tensors the device received.
+    arguments: BTreeMap<String, Array>,
+    given_weights: Vec<GivenWeight>,
+    outputs: Vec<OutputBinding>,
+    /// Host tensors the host streams encoded in FP8, by value: the device multiplies exactly
+    /// those codes, at each stream's own scale.
+    streamed_fp8: BTreeMap<usize, i32>,
+}
+
+/// Maps every binding of the package onto the function: inputs to arguments, weights given
+/// in `inputs` to constants, outputs to results.
+fn bind_values(
+    package: &Package,
+    function: &Function,
+    function_name: &str,
+    inputs: &BTreeMap<String, Tensor>,
+) -> anyhow::Result<BoundValues> {
+    let mut bound = BoundValues::default();
     for binding in &package.bindings {
         if binding.precision.is_fp8() && binding.role != BindingRole::Output {
             let value = numbered(&binding.name, "arg").or(numbered(&binding.name, "const"));
             if let Some(value) = value {
-                streamed_fp8.insert(value, binding.scale_exp);
+                bound.streamed_fp8.insert(value, binding.scale_exp);
             }
         }
         match binding.role {
-            BindingRole::Input => {
-                let index = numbered(&binding.name, "arg")
-                    .filter(|&index| index < function.arguments)
-                    .ok_or_else(|| {
-                        anyhow!(
-                            "input binding '{}' names no argument of @{function_name} \
-                             ({} arguments: arg0..)",
-                            binding.name,
-                            function.arguments
-                        )
-                    })?;
-                let tensor = inputs
-                    .get(&binding.name)
-                    .ok_or_else(|| anyhow!("no tensor for input binding '{}'", binding.name))?;
-                let encoded;
-                let tensor = if binding.precision.is_fp8() {
-                    encoded = streamed_values(tensor, binding.precision, binding.scale_exp)
-                        .with_context(|| format!("input '{}'", binding.name))?;
-                    &encoded
-                } else {
-                    tensor
-                };
-                arguments.insert(
-                    format!("arg{index}"),
-                    Array::from_tensor(tensor)
-                        .with_context(|| format!("input '{}'", binding.name))?,
-                );
-            }
+            BindingRole::Input => bind_input(
+                binding,
+                function,
+                function_name,
+                inputs,
+                &mut bound.arguments,
+            )?,
             BindingRole::Weight => {
-                if let Some(tensor) = inputs.get(&binding.name) {
-                    let tensor = if binding.precision.is_fp8() {
-                        streamed_values(tensor, binding.precision, binding.scale_exp)
-                            .with_context(|| format!("weight '{}'", binding.name))?
-                    } else {
-                        tensor.clone()
-                    };
-                    let value = numbered(&binding.name, "const").ok_or_else(|| {
-                        anyhow!(
-                            "weight binding '{}' names no constant of @{function_name}",
-                            binding.name
-                        )
-                    })?;
-                    weights.push((binding.name.clone(), value, tensor));
+                if let Some(weight) = given_weight(binding, function_name, inputs)? {
+                    bound.given_weights.push(weight);
                 }
             }
             BindingRole::Output => {
-                let index = numbered(&binding.name, "result")
-                    .filter(|&index| index < function.returns.len())
-                    .ok_or_else(|| {
-                        anyhow!(
-                            "output binding '{}' names no result of @{function_name} \
-                             ({} results: result0..)",
-                            binding.name,
-                            function.returns.len()
-                        )
-                    })?;
-                outputs.push((binding.name.clone(), index, binding.shape.clone()));
+                bound
+                    .outputs
+                    .push(output_binding(binding, function, function_name)?)
             }
         }
     }
-    // An argument the function never reads has no input binding (nothing streams it); the
-    // reference gets zeros for it. One that is read but has no binding is the compiler's error.
+    Ok(bound)
+}
+
+/// Adds the tensor of input `binding` to `arguments` as the argument it names, with the
+/// values the device received (FP8 streams decoded from their codes).
+fn bind_input(
+    binding: &ipu_runtime::package::Binding,
+    function: &Function,
+    function_name: &str,
+    inputs: &BTreeMap<String, Tensor>,
+    arguments: &mut BTreeMap<String, Array>,
+) -> anyhow::Result<()> {
+    let index = numbered(&binding.name, "arg")
+        .filter(|&index| index < function.arguments)
+        .ok_or_else(|| {
+            anyhow!(
+                "input binding '{}' names no argument of @{function_name} \
+                 ({} arguments: arg0..)",
+                binding.name,
+                function.arguments
+            )
+        })?;
+    let tensor = inputs
+        .get(&binding.name)
+        .ok_or_else(|| anyhow!("no tensor for input binding '{}'", binding.name))?;
+    let encoded;
+    let tensor = if binding.precision.is_fp8() {
+        encoded = streamed_values(tensor, binding.precision, binding.scale_exp)
+            .with_context(|| format!("input '{}'", binding.name))?;
+        &encoded
+    } else {
+        tensor
+    };
+    arguments.insert(
+        format!("arg{index}"),
+        Array::from_tensor(tensor).with_context(|| format!("input '{}'", binding.name))?,
+    );
+    Ok(())
+}
+
+/// The weight `binding` as given in `inputs` (FP8 streams decoded from their codes), or
+/// `None` when the user did not give it.
+fn given_weight(
+    binding: &ipu_runtime::package::Binding,
+    function_name: &str,
+    inputs: &BTreeMap<String, Tensor>,
+) -> anyhow::Result<Option<GivenWeight>> {
+    let Some(tensor) = inputs.get(&binding.name) else {
+        return Ok(None);
+    };
+    let tensor = if binding.precision.is_fp8() {
+        streamed_values(tensor, binding.precision, binding.scale_exp)
+            .with_context(|| format!("weight '{}'", binding.name))?
+    } else {
+        tensor.clone()
+    };
+    let value = numbered(&binding.name, "const").ok_or_else(|| {
+        anyhow!(
+            "weight binding '{}' names no constant of @{function_name}",
+            binding.name
+        )
+    })?;
+    Ok(Some(GivenWeight {
+        binding: binding.name.clone(),
+        value,
+        tensor,
+    }))
+}
+
+/// The function result output `binding` names.
+fn output_binding(
+    binding: &ipu_runtime::package::Binding,
+    function: &Function,
+    function_name: &str,
+) -> anyhow::Result<OutputBinding> {
+    let result = numbered(&binding.name, "result")
+        .filter(|&index| index < function.returns.len())
+        .ok_or_else(|| {
+            anyhow!(
+                "output binding '{}' names no result of @{function_name} \
+                 ({} results: result0..)",
+                binding.name,
+                function.returns.len()
+            )
+        })?;
+    Ok(OutputBinding {
+        binding: binding.name.clone(),
+        result,
+        shape: binding.shape.clone(),
+    })
+}
+
+/// Gives zeros for every argument the function never reads (nothing streams it); refuses
+/// one that is read but has no input binding (the compiler's error).
+fn zero_unread_arguments(
+    function: &Function,
+    function_name: &str,
+    arguments: &mut BTreeMap<String, Array>,
+) -> anyhow::Result<()> {
     for index in 0..function.arguments {
         let name = format!("arg{index}");
         if arguments.contains_key(&name) {
@@ -223,22 +362,25 @@ pub fn reference(
         }
         arguments.insert(name, Array::zeros(&function.values[index].shape));
     }
-    for (binding, value, tensor) in weights {
-        replace_constant(&mut program, &function_name, &binding, value, &tensor)?;
-    }
-    let policy_scale = match source.precision {
-        SourcePrecision::Fp8 { scale_exp } => Some(scale_exp),
-        SourcePrecision::Native => None,
-    };
-    if policy_scale.is_some() || !streamed_fp8.is_empty() {
-        cast_gemm_operands_to_fp8(&mut program, &function_name, policy_scale, &streamed_fp8);
-    }
-    let results = program
-        .evaluate_named(&function_name, &arguments)
-        .with_context(|| format!("evaluating @{function_name}"))?;
-    let function = &program.functions[&function_name];
+    Ok(())
+}
+
+/// Each output's reference values (checked against the binding's shape) and the workload's
+/// tolerance for it.
+fn expected_outputs(
+    function: &Function,
+    function_name: &str,
+    workload: &Workload,
+    results: Vec<Array>,
+    outputs: Vec<OutputBinding>,
+) -> anyhow::Result<Vec<ExpectedOutput>> {
     let mut expected = Vec::with_capacity(outputs.len());
-    for (binding, index, shape) in outputs {
+    for OutputBinding {
+        binding,
+        result: index,
+        shape,
+    } in outputs
+    {
         let values = results[index].clone();
         if values
             .shape
@@ -259,12 +401,7 @@ pub fn reference(
             tolerance,
         });
     }
-    Ok(Some(Reference {
-        function: function_name,
-        workload: workload.name(),
-        outputs: expected,
-        altered_weights,
-    }))
+    Ok(expected)
 }
 
 /// Compares the device's outputs (by binding name) with the reference.

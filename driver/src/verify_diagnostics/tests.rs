@@ -395,12 +395,12 @@ fn malformed_expectations_are_errors_at_their_line() {
 
 #[test]
 fn prose_and_code_mentioning_expected_are_not_expectations() {
-    let text = "\
-// This file checks that expected-error works; expected-errors are fine.
-// expected-error-prone code follows, and expected-remarkable things.
-// CHECK: error: 'expected-error@+9' refers to line 12; `expected-note@below` has no line
-\"test.op\"() {msg = \"expected-error {{\"} : () -> ()
-";
+    let text = concat!(
+        "// This file checks that expected-error works; expected-errors are fine.\n",
+        "// expected-error-prone code follows, and expected-remarkable things.\n",
+        "// CHECK: error: 'expected-error@+9' refers to line 12; `expected-note@below` has no line\n",
+        "\"test.op\"() {msg = \"expected-error {{\"} : () -> ()\n",
+    );
     assert_eq!(report(text, &[]), "");
 }
 

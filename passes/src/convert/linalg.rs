@@ -201,154 +201,196 @@ impl ConvertLinalgToIpu {
             Unconvertible("it has no tensor result (ops on memrefs are not supported; convert before bufferization)".into())
         })?;
         check(result, "the result")?;
-        let single = |replacement, kind| {
-            Ok(Some(Rewrite {
-                root: op,
-                interior: Vec::new(),
-                replacement,
-                kind,
-            }))
-        };
-        match short {
-            "matmul" | "batch_matmul" => {
-                if let Ok(maps) = op.attribute("indexing_maps") {
-                    if Attribute::parse(context, default_maps(short == "batch_matmul"))
-                        != Some(maps)
-                    {
-                        return Err(Unconvertible(format!(
-                            "indexing maps {maps} are not the plain {short} maps"
-                        )));
-                    }
-                }
-                let (lhs, rhs, init) = (operand(op, 0)?, operand(op, 1)?, operand(op, 2)?);
-                check(lhs, "the lhs")?;
-                check(rhs, "the rhs")?;
-                let addend = if let Some(fill) = produced_by(init, "linalg.fill") {
-                    match fill_value(fill)? {
-                        0.0 => None,
-                        number => Some(Addend::Splat(number)),
-                    }
-                } else if produced_by(init, "tensor.empty").is_some() {
-                    if !self.options.empty_init_is_zero {
-                        return Err(Unconvertible(
-                            "it accumulates into an uninitialized tensor.empty (fill it with zero first, or set empty-init-is-zero)"
-                                .into(),
-                        ));
-                    }
-                    None
-                } else {
-                    Some(Addend::Value(init))
-                };
-                single(Replacement::Matmul { lhs, rhs, addend }, "matmul")
-            }
+        let rewrite = match short {
+            "matmul" | "batch_matmul" => self.matmul_rewrite(context, op, short)?,
             "add" => {
                 let (lhs, rhs) = (operand(op, 0)?, operand(op, 1)?);
                 check(lhs, "the first input")?;
                 check(rhs, "the second input")?;
-                single(Replacement::Add { lhs, rhs }, "add")
+                single(op, Replacement::Add { lhs, rhs }, "add")
             }
-            "transpose" => {
-                let input = operand(op, 0)?;
-                check(input, "the input")?;
-                let attribute = op
-                    .attribute("permutation")
-                    .map_err(|_| Unconvertible("expected a 'permutation' attribute".into()))?;
-                let permutation = ipu_dialects::ipu::i64_array(attribute).ok_or_else(|| {
-                    Unconvertible(format!("'permutation' is {attribute}, not array<i64>"))
-                })?;
-                if permutation
-                    .iter()
-                    .enumerate()
-                    .all(|(index, &axis)| axis == index as i64)
-                {
-                    return single(Replacement::Forward { value: input }, "identity");
-                }
-                single(Replacement::Transpose { input, permutation }, "rearrange")
-            }
-            "broadcast" => {
-                let input = operand(op, 0)?;
-                let constant = DenseConstant::of(input).ok_or_else(|| {
-                    Unconvertible("ipu has no broadcast op: only a broadcast of a constant, or one inside a recognized layer-norm or softmax decomposition, is supported".into())
-                })?;
-                let dimensions = op
-                    .attribute("dimensions")
-                    .ok()
-                    .and_then(ipu_dialects::ipu::i64_array)
-                    .ok_or_else(|| Unconvertible("expected a 'dimensions' attribute".into()))?;
-                let shape = super::ir::shape_of(result.r#type())
-                    .ok_or_else(|| Unconvertible("the result has no static shape".into()))?;
-                let element = melior::ir::r#type::RankedTensorType::try_from(result.r#type())
-                    .map_err(|_| Unconvertible("the result is not a ranked tensor".into()))?
-                    .element();
-                let dims: Vec<String> = shape
-                    .iter()
-                    .enumerate()
-                    .map(|(axis, size)| {
-                        if dimensions.contains(&(axis as i64)) {
-                            "1".to_string()
-                        } else {
-                            size.to_string()
-                        }
-                    })
-                    .collect();
-                let with_ones = melior::ir::Type::parse(
-                    context,
-                    &format!("tensor<{}x{element}>", dims.join("x")),
-                )
-                .ok_or_else(|| Unconvertible("internal: broadcast constant type".into()))?;
-                let value = constant.reshaped(with_ones).attribute;
-                single(Replacement::Constant { value }, "constant")
-            }
-            "softmax" => {
-                let input = operand(op, 0)?;
-                check(input, "the input")?;
-                let rank = super::ir::shape_of(input.r#type()).map_or(0, |shape| shape.len());
-                let dimension = ipu_dialects::ipu::int_attribute(&op, "dimension")
-                    .ok_or_else(|| Unconvertible("expected a 'dimension' attribute".into()))?;
-                if dimension != rank as i64 - 1 {
-                    return Err(Unconvertible(format!(
-                        "softmax over dimension {dimension}; ipu.softmax normalizes the last axis ({})",
-                        rank as i64 - 1
-                    )));
-                }
-                single(Replacement::Softmax { input }, "softmax")
-            }
+            "transpose" => transpose_rewrite(op)?,
+            "broadcast" => broadcast_rewrite(context, op, result)?,
+            "softmax" => softmax_rewrite(op)?,
             "generic" => {
                 let (lhs, rhs) = linalg_patterns::broadcasting_add(op).ok_or_else(|| {
                     Unconvertible("this linalg.generic is not part of a recognized layer-norm, softmax, GeLU or attention decomposition, nor an add with NumPy-style broadcasting maps".into())
                 })?;
                 check(lhs, "the first input")?;
                 check(rhs, "the second input")?;
-                single(Replacement::Add { lhs, rhs }, "add")
+                single(op, Replacement::Add { lhs, rhs }, "add")
             }
             _ => {
-                // fill: every use must be the init of a matmul this pass converts.
-                fill_value(op)?;
-                // (A reduction whose pattern is not recognized is reported itself.)
-                let only_inits = users(result).iter().all(|user| {
-                    let name = op_name(user);
-                    let init_position = match name.as_str() {
-                        "linalg.matmul" | "linalg.batch_matmul" => Some(2),
-                        "linalg.reduce" | "linalg.generic" => user
-                            .operand_count()
-                            .checked_sub(user.result_count())
-                            .filter(|_| user.result_count() == 1),
-                        _ => None,
-                    };
-                    init_position
-                        .and_then(|position| user.operand(position).ok())
-                        .is_some_and(|init| init == result)
-                });
-                if !only_inits {
-                    return Err(Unconvertible(
-                        "only fill as the init of a matmul, batch_matmul or reduction is supported"
-                            .into(),
-                    ));
-                }
-                Ok(None)
+                check_fill_is_only_an_init(op, result)?;
+                return Ok(None);
+            }
+        };
+        Ok(Some(rewrite))
+    }
+
+    /// A plain matmul or batch_matmul (`short` names which): the product, plus the init
+    /// when it is not zero (a non-zero fill, or any other tensor: linalg accumulates).
+    fn matmul_rewrite<'c, 'a>(
+        &self,
+        context: &'c Context,
+        op: OperationRef<'c, 'a>,
+        short: &str,
+    ) -> Result<Rewrite<'c, 'a>, Unconvertible> {
+        if let Ok(maps) = op.attribute("indexing_maps") {
+            if Attribute::parse(context, default_maps(short == "batch_matmul")) != Some(maps) {
+                return Err(Unconvertible(format!(
+                    "indexing maps {maps} are not the plain {short} maps"
+                )));
             }
         }
+        let (lhs, rhs, init) = (operand(op, 0)?, operand(op, 1)?, operand(op, 2)?);
+        check(lhs, "the lhs")?;
+        check(rhs, "the rhs")?;
+        let addend = if let Some(fill) = produced_by(init, "linalg.fill") {
+            match fill_value(fill)? {
+                0.0 => None,
+                number => Some(Addend::Splat(number)),
+            }
+        } else if produced_by(init, "tensor.empty").is_some() {
+            if !self.options.empty_init_is_zero {
+                return Err(Unconvertible(
+                    "it accumulates into an uninitialized tensor.empty (fill it with zero first, or set empty-init-is-zero)"
+                        .into(),
+                ));
+            }
+            None
+        } else {
+            Some(Addend::Value(init))
+        };
+        Ok(single(
+            op,
+            Replacement::Matmul { lhs, rhs, addend },
+            "matmul",
+        ))
     }
+}
+
+/// The rewrite replacing `root` alone by `replacement`, counted as `kind`.
+fn single<'c, 'a>(
+    root: OperationRef<'c, 'a>,
+    replacement: Replacement<'c, 'a>,
+    kind: &'static str,
+) -> Rewrite<'c, 'a> {
+    Rewrite {
+        root,
+        interior: Vec::new(),
+        replacement,
+        kind,
+    }
+}
+
+/// A `linalg.transpose`: an `ipu.rearrange`, or the input itself for the identity permutation.
+fn transpose_rewrite<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Rewrite<'c, 'a>, Unconvertible> {
+    let input = operand(op, 0)?;
+    check(input, "the input")?;
+    let attribute = op
+        .attribute("permutation")
+        .map_err(|_| Unconvertible("expected a 'permutation' attribute".into()))?;
+    let permutation = ipu_dialects::ipu::i64_array(attribute)
+        .ok_or_else(|| Unconvertible(format!("'permutation' is {attribute}, not array<i64>")))?;
+    if permutation
+        .iter()
+        .enumerate()
+        .all(|(index, &axis)| axis == index as i64)
+    {
+        return Ok(single(
+            op,
+            Replacement::Forward { value: input },
+            "identity",
+        ));
+    }
+    Ok(single(
+        op,
+        Replacement::Transpose { input, permutation },
+        "rearrange",
+    ))
+}
+
+/// A `linalg.broadcast` of a constant: the constant reshaped with size-1 axes at the
+/// broadcast dimensions (ipu ops broadcast like NumPy).
+fn broadcast_rewrite<'c, 'a>(
+    context: &'c Context,
+    op: OperationRef<'c, 'a>,
+    result: Value<'c, 'a>,
+) -> Result<Rewrite<'c, 'a>, Unconvertible> {
+    let input = operand(op, 0)?;
+    let constant = DenseConstant::of(input).ok_or_else(|| {
+        Unconvertible("ipu has no broadcast op: only a broadcast of a constant, or one inside a recognized layer-norm or softmax decomposition, is supported".into())
+    })?;
+    let dimensions = op
+        .attribute("dimensions")
+        .ok()
+        .and_then(ipu_dialects::ipu::i64_array)
+        .ok_or_else(|| Unconvertible("expected a 'dimensions' attribute".into()))?;
+    let shape = super::ir::shape_of(result.r#type())
+        .ok_or_else(|| Unconvertible("the result has no static shape".into()))?;
+    let element = melior::ir::r#type::RankedTensorType::try_from(result.r#type())
+        .map_err(|_| Unconvertible("the result is not a ranked tensor".into()))?
+        .element();
+    let dims: Vec<String> = shape
+        .iter()
+        .enumerate()
+        .map(|(axis, size)| {
+            if dimensions.contains(&(axis as i64)) {
+                "1".to_string()
+            } else {
+                size.to_string()
+            }
+        })
+        .collect();
+    let with_ones =
+        melior::ir::Type::parse(context, &format!("tensor<{}x{element}>", dims.join("x")))
+            .ok_or_else(|| Unconvertible("internal: broadcast constant type".into()))?;
+    let value = constant.reshaped(with_ones).attribute;
+    Ok(single(op, Replacement::Constant { value }, "constant"))
+}
+
+/// A `linalg.softmax` over the last axis: `ipu.softmax`.
+fn softmax_rewrite<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Rewrite<'c, 'a>, Unconvertible> {
+    let input = operand(op, 0)?;
+    check(input, "the input")?;
+    let rank = super::ir::shape_of(input.r#type()).map_or(0, |shape| shape.len());
+    let dimension = ipu_dialects::ipu::int_attribute(&op, "dimension")
+        .ok_or_else(|| Unconvertible("expected a 'dimension' attribute".into()))?;
+    if dimension != rank as i64 - 1 {
+        return Err(Unconvertible(format!(
+            "softmax over dimension {dimension}; ipu.softmax normalizes the last axis ({})",
+            rank as i64 - 1
+        )));
+    }
+    Ok(single(op, Replacement::Softmax { input }, "softmax"))
+}
+
+/// Checks a `linalg.fill` writes a float constant and every use of its `result` is the init
+/// of a matmul or reduction this pass converts (the fill then disappears with them).
+fn check_fill_is_only_an_init(fill: OperationRef, result: Value) -> Result<(), Unconvertible> {
+    fill_value(fill)?;
+    // (A reduction whose pattern is not recognized is reported itself.)
+    let only_inits = users(result).iter().all(|user| {
+        let name = op_name(user);
+        let init_position = match name.as_str() {
+            "linalg.matmul" | "linalg.batch_matmul" => Some(2),
+            "linalg.reduce" | "linalg.generic" => user
+                .operand_count()
+                .checked_sub(user.result_count())
+                .filter(|_| user.result_count() == 1),
+            _ => None,
+        };
+        init_position
+            .and_then(|position| user.operand(position).ok())
+            .is_some_and(|init| init == result)
+    });
+    if !only_inits {
+        return Err(Unconvertible(
+            "only fill as the init of a matmul, batch_matmul or reduction is supported".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// The constant a `linalg.fill` writes.

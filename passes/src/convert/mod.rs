@@ -24,7 +24,7 @@ use melior::{
         operation::OperationBuilder,
         operation::OperationLike,
         r#type::{ShapedTypeLike, TypeLike},
-        Attribute, Identifier, OperationRef, Type, Value, ValueLike,
+        Attribute, BlockRef, Identifier, Location, Operation, OperationRef, Type, Value, ValueLike,
     },
     Context,
 };
@@ -174,189 +174,20 @@ pub fn apply<'c, 'a>(
     let mut counts = BTreeMap::new();
     let mut erase: Vec<OperationRef<'c, 'a>> = Vec::new();
     for rewrite in &plan.rewrites {
-        let remap = |value: Value<'c, 'a>| replaced.get(&key(value)).copied().unwrap_or(value);
         let root = rewrite.root;
         let block = root
             .block()
             .ok_or("internal: a converted op is not in a block")?;
         let result = root.result(0).map_err(|error| error.to_string())?;
-        let result_type = result.r#type();
-        let location = root.location();
-        let insert = |op| -> Result<Value<'c, 'a>, String> {
-            let inserted = block.insert_operation_before(root, op);
-            Ok(inserted
-                .result(0)
-                .map_err(|error| error.to_string())?
-                .into())
+        let builder = ReplacementBuilder {
+            context,
+            block,
+            root,
+            location: root.location(),
+            result_type: result.r#type(),
+            replaced: &replaced,
         };
-        let value = match &rewrite.replacement {
-            Replacement::Matmul { lhs, rhs, addend } => {
-                let product = insert(MatmulOp::build(
-                    context,
-                    location,
-                    remap(*lhs),
-                    remap(*rhs),
-                    result_type,
-                    false,
-                    false,
-                ))?;
-                match addend {
-                    None => product,
-                    Some(addend) => {
-                        let addend = match addend {
-                            Addend::Value(value) => remap(*value),
-                            Addend::Splat(number) => {
-                                insert(constant(context, location, splat(result_type, *number)?))?
-                            }
-                        };
-                        insert(AddOp::build(location, product, addend, result_type))?
-                    }
-                }
-            }
-            Replacement::Add { lhs, rhs } => insert(AddOp::build(
-                location,
-                remap(*lhs),
-                remap(*rhs),
-                result_type,
-            ))?,
-            Replacement::Transpose { input, permutation } => insert(RearrangeOp::build(
-                context,
-                location,
-                remap(*input),
-                result_type,
-                Some(permutation),
-            ))?,
-            Replacement::Gelu { input, tanh } => insert(GeluOp::build(
-                context,
-                location,
-                remap(*input),
-                result_type,
-                *tanh,
-            ))?,
-            Replacement::Softmax { input } => {
-                insert(SoftmaxOp::build(location, remap(*input), result_type))?
-            }
-            Replacement::LayerNorm {
-                input,
-                gamma,
-                beta,
-                epsilon,
-            } => {
-                let gamma = insert(constant(context, location, gamma.attribute))?;
-                let beta = insert(constant(context, location, beta.attribute))?;
-                insert(LayerNormOp::build(
-                    context,
-                    location,
-                    remap(*input),
-                    gamma,
-                    beta,
-                    result_type,
-                    *epsilon,
-                ))?
-            }
-            Replacement::Constant { value } => insert(constant(context, location, *value))?,
-            Replacement::Reshape { input } => {
-                let shape =
-                    ir::shape_of(result_type).ok_or("internal: reshape to an unranked tensor")?;
-                let text = format!(
-                    "dense<[{}]> : tensor<{}xindex>",
-                    shape
-                        .iter()
-                        .map(i64::to_string)
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    shape.len()
-                );
-                let shape_attribute =
-                    Attribute::parse(context, &text).ok_or("internal: reshape shape constant")?;
-                let shape_value = insert(constant(context, location, shape_attribute))?;
-                insert(
-                    OperationBuilder::new("tensor.reshape", location)
-                        .add_operands(&[remap(*input), shape_value])
-                        .add_results(&[result_type])
-                        .build()
-                        .map_err(|error| error.to_string())?,
-                )?
-            }
-            Replacement::Forward { value } => remap(*value),
-            Replacement::MatmulConstant { lhs, weight } => {
-                let weight = insert(constant(context, location, *weight))?;
-                insert(MatmulOp::build(
-                    context,
-                    location,
-                    remap(*lhs),
-                    weight,
-                    result_type,
-                    false,
-                    false,
-                ))?
-            }
-            Replacement::Attention {
-                query,
-                key,
-                value,
-                scale,
-            } => insert(AttentionOp::build(
-                context,
-                location,
-                remap(*query),
-                remap(*key),
-                remap(*value),
-                result_type,
-                false,
-                Some(*scale),
-            ))?,
-            Replacement::HeadMerge { input, weight } => {
-                let input = remap(*input);
-                let heads = ir::shape_of(input.r#type())
-                    .ok_or("internal: head merge of an unranked tensor")?;
-                let out = ir::shape_of(result_type)
-                    .ok_or("internal: head merge to an unranked tensor")?;
-                let (h, s, e) = (heads[0], heads[1], out[2]);
-                let element = melior::ir::r#type::RankedTensorType::try_from(result_type)
-                    .map_err(|_| "internal: head merge result is not a ranked tensor")?
-                    .element();
-                let tensor = |shape: &[i64]| -> Result<Type<'c>, String> {
-                    let dims: Vec<String> = shape.iter().map(i64::to_string).collect();
-                    Type::parse(context, &format!("tensor<{}x{element}>", dims.join("x")))
-                        .ok_or_else(|| "internal: head merge type".to_string())
-                };
-                let weight = insert(constant(context, location, *weight))?;
-                let per_head = insert(MatmulOp::build(
-                    context,
-                    location,
-                    input,
-                    weight,
-                    tensor(&[h, s, e])?,
-                    false,
-                    false,
-                ))?;
-                let by_row = insert(RearrangeOp::build(
-                    context,
-                    location,
-                    per_head,
-                    tensor(&[s, h, e])?,
-                    Some(&[1, 0, 2]),
-                ))?;
-                let ones = insert(constant(context, location, splat(tensor(&[1, h])?, 1.0)?))?;
-                let summed = insert(MatmulOp::build(
-                    context,
-                    location,
-                    ones,
-                    by_row,
-                    tensor(&[s, 1, e])?,
-                    false,
-                    false,
-                ))?;
-                insert(RearrangeOp::build(
-                    context,
-                    location,
-                    summed,
-                    result_type,
-                    Some(&[1, 0, 2]),
-                ))?
-            }
-        };
+        let value = builder.build(&rewrite.replacement)?;
         // SAFETY: both values are live and of the same type; the root is erased below, after
         // every rewrite has been built.
         unsafe { mlir_sys::mlirValueReplaceAllUsesOfWith(result.to_raw(), value.to_raw()) };
@@ -374,6 +205,242 @@ pub fn apply<'c, 'a>(
     erase.extend(plan.erase_if_unused.iter().copied());
     erase_users_first(erase);
     Ok(counts)
+}
+
+/// Builds one rewrite's replacement ops before its root, reading every input through the
+/// values earlier rewrites replaced.
+struct ReplacementBuilder<'c, 'a, 'r> {
+    context: &'c Context,
+    block: BlockRef<'c, 'a>,
+    root: OperationRef<'c, 'a>,
+    location: Location<'c>,
+    /// Type of the root's result, which the replacement's value takes.
+    result_type: Type<'c>,
+    /// Values replaced so far, by [`key`] of the replaced value.
+    replaced: &'r BTreeMap<usize, Value<'c, 'a>>,
+}
+
+impl<'c, 'a> ReplacementBuilder<'c, 'a, '_> {
+    /// `value`, or the value that replaced it in an earlier rewrite.
+    fn remap(&self, value: Value<'c, 'a>) -> Value<'c, 'a> {
+        self.replaced.get(&key(value)).copied().unwrap_or(value)
+    }
+
+    /// Inserts `op` before the root and returns its first result.
+    fn insert(&self, op: Operation<'c>) -> Result<Value<'c, 'a>, String> {
+        let inserted = self.block.insert_operation_before(self.root, op);
+        Ok(inserted
+            .result(0)
+            .map_err(|error| error.to_string())?
+            .into())
+    }
+
+    /// Inserts an `arith.constant` holding `value` before the root.
+    fn insert_constant(&self, value: Attribute<'c>) -> Result<Value<'c, 'a>, String> {
+        self.insert(constant(self.context, self.location, value))
+    }
+
+    /// Builds `replacement` and returns the value that replaces the root's result.
+    fn build(&self, replacement: &Replacement<'c, 'a>) -> Result<Value<'c, 'a>, String> {
+        let (context, location, result_type) = (self.context, self.location, self.result_type);
+        Ok(match replacement {
+            Replacement::Matmul { lhs, rhs, addend } => self.matmul(*lhs, *rhs, addend.as_ref())?,
+            Replacement::Add { lhs, rhs } => self.insert(AddOp::build(
+                location,
+                self.remap(*lhs),
+                self.remap(*rhs),
+                result_type,
+            ))?,
+            Replacement::Transpose { input, permutation } => self.insert(RearrangeOp::build(
+                context,
+                location,
+                self.remap(*input),
+                result_type,
+                Some(permutation),
+            ))?,
+            Replacement::Gelu { input, tanh } => self.insert(GeluOp::build(
+                context,
+                location,
+                self.remap(*input),
+                result_type,
+                *tanh,
+            ))?,
+            Replacement::Softmax { input } => {
+                self.insert(SoftmaxOp::build(location, self.remap(*input), result_type))?
+            }
+            Replacement::LayerNorm {
+                input,
+                gamma,
+                beta,
+                epsilon,
+            } => self.layer_norm(*input, gamma, beta, *epsilon)?,
+            Replacement::Constant { value } => self.insert_constant(*value)?,
+            Replacement::Reshape { input } => self.reshape(*input)?,
+            Replacement::Forward { value } => self.remap(*value),
+            Replacement::MatmulConstant { lhs, weight } => {
+                let weight = self.insert_constant(*weight)?;
+                self.insert(MatmulOp::build(
+                    context,
+                    location,
+                    self.remap(*lhs),
+                    weight,
+                    result_type,
+                    false,
+                    false,
+                ))?
+            }
+            Replacement::Attention {
+                query,
+                key,
+                value,
+                scale,
+            } => self.insert(AttentionOp::build(
+                context,
+                location,
+                self.remap(*query),
+                self.remap(*key),
+                self.remap(*value),
+                result_type,
+                false,
+                Some(*scale),
+            ))?,
+            Replacement::HeadMerge { input, weight } => self.head_merge(*input, *weight)?,
+        })
+    }
+
+    /// `ipu.matmul(lhs, rhs)`, plus `ipu.add` of the addend when there is one.
+    fn matmul(
+        &self,
+        lhs: Value<'c, 'a>,
+        rhs: Value<'c, 'a>,
+        addend: Option<&Addend<'c, 'a>>,
+    ) -> Result<Value<'c, 'a>, String> {
+        let product = self.insert(MatmulOp::build(
+            self.context,
+            self.location,
+            self.remap(lhs),
+            self.remap(rhs),
+            self.result_type,
+            false,
+            false,
+        ))?;
+        let Some(addend) = addend else {
+            return Ok(product);
+        };
+        let addend = match addend {
+            Addend::Value(value) => self.remap(*value),
+            Addend::Splat(number) => self.insert_constant(splat(self.result_type, *number)?)?,
+        };
+        self.insert(AddOp::build(
+            self.location,
+            product,
+            addend,
+            self.result_type,
+        ))
+    }
+
+    /// `ipu.layer_norm` of `input` with gamma and beta as constants.
+    fn layer_norm(
+        &self,
+        input: Value<'c, 'a>,
+        gamma: &DenseConstant<'c>,
+        beta: &DenseConstant<'c>,
+        epsilon: f64,
+    ) -> Result<Value<'c, 'a>, String> {
+        let gamma = self.insert_constant(gamma.attribute)?;
+        let beta = self.insert_constant(beta.attribute)?;
+        self.insert(LayerNormOp::build(
+            self.context,
+            self.location,
+            self.remap(input),
+            gamma,
+            beta,
+            self.result_type,
+            epsilon,
+        ))
+    }
+
+    /// `tensor.reshape` of `input` to the result type, with the shape as an index constant.
+    fn reshape(&self, input: Value<'c, 'a>) -> Result<Value<'c, 'a>, String> {
+        let shape =
+            ir::shape_of(self.result_type).ok_or("internal: reshape to an unranked tensor")?;
+        let text = format!(
+            "dense<[{}]> : tensor<{}xindex>",
+            shape
+                .iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            shape.len()
+        );
+        let shape_attribute =
+            Attribute::parse(self.context, &text).ok_or("internal: reshape shape constant")?;
+        let shape_value = self.insert_constant(shape_attribute)?;
+        self.insert(
+            OperationBuilder::new("tensor.reshape", self.location)
+                .add_operands(&[self.remap(input), shape_value])
+                .add_results(&[self.result_type])
+                .build()
+                .map_err(|error| error.to_string())?,
+        )
+    }
+
+    /// The head merge (see [`Replacement::HeadMerge`]): per-head products, rearranged by
+    /// row, summed over heads by a ones-matmul and rearranged back.
+    fn head_merge(
+        &self,
+        input: Value<'c, 'a>,
+        weight: Attribute<'c>,
+    ) -> Result<Value<'c, 'a>, String> {
+        let (context, location, result_type) = (self.context, self.location, self.result_type);
+        let input = self.remap(input);
+        let heads =
+            ir::shape_of(input.r#type()).ok_or("internal: head merge of an unranked tensor")?;
+        let out = ir::shape_of(result_type).ok_or("internal: head merge to an unranked tensor")?;
+        let (head_count, sequence, width) = (heads[0], heads[1], out[2]);
+        let element = melior::ir::r#type::RankedTensorType::try_from(result_type)
+            .map_err(|_| "internal: head merge result is not a ranked tensor")?
+            .element();
+        let tensor = |shape: &[i64]| -> Result<Type<'c>, String> {
+            let dims: Vec<String> = shape.iter().map(i64::to_string).collect();
+            Type::parse(context, &format!("tensor<{}x{element}>", dims.join("x")))
+                .ok_or_else(|| "internal: head merge type".to_string())
+        };
+        let weight = self.insert_constant(weight)?;
+        let per_head = self.insert(MatmulOp::build(
+            context,
+            location,
+            input,
+            weight,
+            tensor(&[head_count, sequence, width])?,
+            false,
+            false,
+        ))?;
+        let by_row = self.insert(RearrangeOp::build(
+            context,
+            location,
+            per_head,
+            tensor(&[sequence, head_count, width])?,
+            Some(&[1, 0, 2]),
+        ))?;
+        let ones = self.insert_constant(splat(tensor(&[1, head_count])?, 1.0)?)?;
+        let summed = self.insert(MatmulOp::build(
+            context,
+            location,
+            ones,
+            by_row,
+            tensor(&[sequence, 1, width])?,
+            false,
+            false,
+        ))?;
+        self.insert(RearrangeOp::build(
+            context,
+            location,
+            summed,
+            result_type,
+            Some(&[1, 0, 2]),
+        ))
+    }
 }
 
 /// Erases `ops` that no longer have uses, repeating while erasing one frees another (a pattern's

@@ -107,7 +107,7 @@ pub fn candidates(
             op: kind,
             grid: grid3(&grid),
             tiles: grid.iter().product(),
-            precision: precision,
+            precision,
         };
         let Ok(work) = rows_work(graph, op, &plan) else {
             continue;

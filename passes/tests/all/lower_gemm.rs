@@ -34,23 +34,38 @@ struct Case {
     splat_weight: Option<f32>,
 }
 
-fn run_case(case: &Case) -> f64 {
+/// The host-side operands of a case, already rounded to F16.
+struct Operands {
+    /// `m x k`, row-major.
+    lhs: Vec<f32>,
+    /// `k x n`, row-major.
+    rhs: Vec<f32>,
+}
+
+/// The `func.func @gemm` of a case: one `ipu.matmul` of F16 operands, the weight an argument
+/// or a splat constant.
+fn gemm_source(case: &Case) -> String {
     let Case { m, k, n, .. } = *case;
     let (weight_arg, weight_def) = match case.splat_weight {
-        Some(v) => (
+        Some(value) => (
             String::new(),
-            format!("%w = arith.constant dense<{v:?}> : tensor<{k}x{n}xf16>\n"),
+            format!("%w = arith.constant dense<{value:?}> : tensor<{k}x{n}xf16>\n"),
         ),
         None => (format!(", %w: tensor<{k}x{n}xf16>"), String::new()),
     };
-    let source = format!(
+    format!(
         "func.func @gemm(%x: tensor<{m}x{k}xf16>{weight_arg}) -> tensor<{m}x{n}xf16> {{\n\
          {weight_def}\
          %y = \"ipu.matmul\"(%x, %w) : (tensor<{m}x{k}xf16>, tensor<{k}x{n}xf16>) -> tensor<{m}x{n}xf16>\n\
          return %y : tensor<{m}x{n}xf16>\n}}\n"
-    );
+    )
+}
+
+/// Lowers the case's GEMM to a package with the stages of ipu-compile after planning, and
+/// round-trips the package through the file format.
+fn lower_to_package(case: &Case, cache: &KernelCache) -> ipu_runtime::package::Package {
     let context = ipu_dialects::context::create_context(false).expect("context");
-    let mut module = Module::parse(&context, &source).expect("parse");
+    let mut module = Module::parse(&context, &gemm_source(case)).expect("parse");
     assert!(module.as_operation().verify());
     // The stages of ipu-compile after planning, on the unplanned graph (the lowering's own
     // grids), kernels compiled through the cache.
@@ -79,17 +94,20 @@ fn run_case(case: &Case) -> f64 {
     )
     .expect("pass manager");
     built.manager.run(&mut module).expect("lowering");
-    let cache = KernelCache::from_env().expect("kernel cache");
     let package = ipu_passes::lower::passes::package_from_module(
         module.as_operation(),
         &Target::c600(),
-        Some(&cache),
+        Some(cache),
     )
     .expect("package");
     // Round trip through the file format, as `ipu run` would read it.
     let bytes = package.to_bytes().expect("encode package");
-    let package = ipu_runtime::package::Package::from_bytes(&bytes).expect("decode package");
+    ipu_runtime::package::Package::from_bytes(&bytes).expect("decode package")
+}
 
+/// Seeded random F16 operands of the case (the splat weight when the weight is constant).
+fn random_operands(case: &Case) -> Operands {
+    let Case { m, k, n, .. } = *case;
     let mut rng = ChaCha8Rng::seed_from_u64(0x9e44 + (m * k * n) as u64);
     let mut values = |count: usize| -> Vec<f32> {
         rounded(
@@ -100,17 +118,28 @@ fn run_case(case: &Case) -> f64 {
             0,
         )
     };
-    let x = values(m * k);
-    let w = match case.splat_weight {
-        Some(v) => vec![v; k * n],
+    let lhs = values(m * k);
+    let rhs = match case.splat_weight {
+        Some(value) => vec![value; k * n],
         None => values(k * n),
     };
+    Operands { lhs, rhs }
+}
+
+/// Runs the package on the simulator with the case's operands; returns the `m x n` result.
+fn run_on_simulator(
+    case: &Case,
+    package: ipu_runtime::package::Package,
+    cache: KernelCache,
+    operands: &Operands,
+) -> Tensor {
+    let Case { m, k, n, .. } = *case;
     let mut inputs = BTreeMap::new();
     inputs.insert(
         "arg0".to_string(),
         Tensor {
             shape: vec![m as u64, k as u64],
-            data: x.clone(),
+            data: operands.lhs.clone(),
         },
     );
     if case.splat_weight.is_none() {
@@ -118,7 +147,7 @@ fn run_case(case: &Case) -> f64 {
             "arg1".to_string(),
             Tensor {
                 shape: vec![k as u64, n as u64],
-                data: w.clone(),
+                data: operands.rhs.clone(),
             },
         );
     }
@@ -126,23 +155,20 @@ fn run_case(case: &Case) -> f64 {
         std::env::temp_dir().join(format!("ipu-lower-gemm-{}-{m}x{k}x{n}", std::process::id()));
     std::fs::create_dir_all(&lock_dir).expect("lock dir");
     let runner = Arc::new(KernelLibrary::new(cache));
-    let outcome = run_package(package, &SessionOptions::new(&lock_dir), runner, &inputs)
+    let mut outcome = run_package(package, &SessionOptions::new(&lock_dir), runner, &inputs)
         .expect("run on the simulator");
     let _ = std::fs::remove_dir_all(&lock_dir);
-    let y = &outcome.outputs["result0"];
-    assert_eq!(y.shape, vec![m as u64, n as u64]);
+    let output = outcome.outputs.remove("result0").expect("result0");
+    assert_eq!(output.shape, vec![m as u64, n as u64]);
+    output
+}
 
-    let (xq, wq) = match case.precision {
-        PrecisionPolicy::Fp8 => (
-            rounded(&x, Precision::F8E4M3, 0),
-            rounded(&w, Precision::F8E4M3, 0),
-        ),
-        PrecisionPolicy::Native | PrecisionPolicy::F16 | PrecisionPolicy::F32 => (x, w),
-    };
-    // Where the device rounds each output's running F16 partial: at the end of every K
-    // panel of every K slice (the split GEMM, when both operands arrive in the AMP
-    // precision), or of every K block of the output-stationary lowering; a K split then
-    // rounds the sum of the other slices' partials and the final sum once more each.
+/// Where the device rounds each output's running F16 partial, as the K index ending each
+/// rounded panel, one list per K slice: the end of every K panel of every K slice (the split
+/// GEMM, when both operands arrive in the AMP precision), or of every K block of the
+/// output-stationary lowering.
+fn rounding_points(case: &Case) -> Vec<Vec<usize>> {
+    let Case { m, k, n, .. } = *case;
     let target = Target::c600();
     let split = match case.precision {
         PrecisionPolicy::Fp8 => None,
@@ -153,24 +179,44 @@ fn run_case(case: &Case) -> f64 {
             &target,
         ),
     };
-    let slices: Vec<Vec<usize>> = match &split {
+    match &split {
         Some(grid) => (0..grid.gk)
-            .map(|l| {
-                grid.panels_of(l)
+            .map(|slice| {
+                grid.panels_of(slice)
                     .into_iter()
-                    .filter(|p| p.1 > 0)
-                    .map(|(k0, len)| (k0 + len) as usize)
+                    .filter(|panel| panel.1 > 0)
+                    .map(|(panel_start, length)| (panel_start + length) as usize)
                     .collect()
             })
             .collect(),
         None => {
-            let kb = GemmGrid::new(m as u32, k as u32, n as u32, case.tiles)
+            let k_block = GemmGrid::new(m as u32, k as u32, n as u32, case.tiles)
                 .expect("grid")
                 .kb;
-            vec![(1..=k.div_ceil(kb as usize))
-                .map(|b| (b * kb as usize).min(k))
+            vec![(1..=k.div_ceil(k_block as usize))
+                .map(|block| (block * k_block as usize).min(k))
                 .collect()]
         }
+    }
+}
+
+/// Checks every output element against the f64 host product of the device-rounded operands,
+/// within the rounding the device does at `slices` (see [`rounding_points`]); a K split then
+/// rounds the sum of the other slices' partials and the final sum once more each. Returns the
+/// largest error.
+fn check_against_host(
+    case: &Case,
+    operands: Operands,
+    slices: &[Vec<usize>],
+    output: &Tensor,
+) -> f64 {
+    let Case { m, k, n, .. } = *case;
+    let Operands { lhs, rhs } = match case.precision {
+        PrecisionPolicy::Fp8 => Operands {
+            lhs: rounded(&operands.lhs, Precision::F8E4M3, 0),
+            rhs: rounded(&operands.rhs, Precision::F8E4M3, 0),
+        },
+        PrecisionPolicy::Native | PrecisionPolicy::F16 | PrecisionPolicy::F32 => operands,
     };
     let slice_starts: Vec<usize> = std::iter::once(0)
         .chain(
@@ -181,19 +227,19 @@ fn run_case(case: &Case) -> f64 {
         )
         .collect();
     let mut worst = 0.0f64;
-    for r in 0..m {
-        for c in 0..n {
+    for row in 0..m {
+        for col in 0..n {
             // One F16 rounding of the running partial per panel, f32 sums inside: half an F16
             // ulp of each panel's partial plus f32 rounding of the panel's terms.
             let (mut sum, mut bound, mut slice_magnitudes) = (0.0f64, 1e-6f64, 0.0f64);
             for (ends, &start) in slices.iter().zip(&slice_starts) {
                 let (mut partial, mut magnitude) = (0.0f64, 0.0f64);
                 let mut next = ends.iter().peekable();
-                for kk in start..*ends.last().expect("panel") {
-                    let p = f64::from(xq[r * k + kk]) * f64::from(wq[kk * n + c]);
-                    partial += p;
-                    magnitude += p.abs();
-                    if next.peek().is_some_and(|&&end| end == kk + 1) {
+                for inner in start..*ends.last().expect("panel") {
+                    let product = f64::from(lhs[row * k + inner]) * f64::from(rhs[inner * n + col]);
+                    partial += product;
+                    magnitude += product.abs();
+                    if next.peek().is_some_and(|&&end| end == inner + 1) {
                         next.next();
                         bound += partial.abs() * 2f64.powi(-11) + magnitude * 2f64.powi(-22);
                         magnitude = 0.0;
@@ -205,16 +251,25 @@ fn run_case(case: &Case) -> f64 {
             if slices.len() > 1 {
                 bound += 2.0 * slice_magnitudes * 2f64.powi(-11);
             }
-            let got = f64::from(y.data[r * n + c]);
+            let got = f64::from(output.data[row * n + col]);
             let error = (got - sum).abs();
             assert!(
                 error <= bound,
-                "C[{r}, {c}] = {got}, host {sum}, error {error:.3e} > {bound:.3e}"
+                "C[{row}, {col}] = {got}, host {sum}, error {error:.3e} > {bound:.3e}"
             );
             worst = worst.max(error);
         }
     }
     worst
+}
+
+/// Lowers, runs and checks one case; returns the largest error.
+fn run_case(case: &Case) -> f64 {
+    let cache = KernelCache::from_env().expect("kernel cache");
+    let package = lower_to_package(case, &cache);
+    let operands = random_operands(case);
+    let output = run_on_simulator(case, package, cache, &operands);
+    check_against_host(case, operands, &rounding_points(case), &output)
 }
 
 /// The seed's shape class: FP8 on 64 tiles, rows that need padding (250 rows in 8 row blocks

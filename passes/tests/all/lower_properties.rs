@@ -3,22 +3,18 @@
 //! plus no sender bus or receiver used twice at once), every byte of every move sent once,
 //! buffer placements disjoint per tile while live and inside their class's ranges, every
 //! stream element (the output's above all) covered by exactly one piece, and the `ipu_tile`
-//! IR round trip exact after every stage. The same properties hold for seeded graphs on the
-//! general lowering (attention, batched and transposed matmuls, row ops, permutations, a
-//! repeat). Then determinism: the same input gives byte-identical packages with 1 and 2
-//! threads.
+//! IR round trip exact after every stage. The same properties on the general lowering are in
+//! [`crate::lower_general_properties`], determinism in [`crate::lower_determinism`]; both use
+//! the helpers here.
 
 use std::collections::BTreeMap;
-
-use sha2::Digest;
 
 use ipu_device::{MemoryClass, Target};
 use ipu_passes::exchange::schedule::transfer_cycles;
 use ipu_passes::lower::ir::{self, TileDesign};
 use ipu_passes::lower::program::{Move, Place, TileProgram, TileStep};
 use ipu_passes::lower::{lower_graph, optimize, passes, LowerOptions, PrecisionPolicy};
-use ipu_passes::manager::{build_pass_manager, PrintAround};
-use ipu_passes::{plan_ir, Registry};
+use ipu_passes::plan_ir;
 use ipu_runtime::package::BindingRole;
 use melior::ir::{operation::OperationLike, Location, Module};
 use melior::Context;
@@ -35,7 +31,8 @@ struct Case {
     precision: PrecisionPolicy,
 }
 
-fn gemm_source(m: u32, k: u32, n: u32) -> String {
+/// The `func.func @gemm` of one F16 `ipu.matmul` of `m x k` by `k x n`.
+pub(crate) fn gemm_source(m: u32, k: u32, n: u32) -> String {
     format!(
         "func.func @gemm(%x: tensor<{m}x{k}xf16>, %w: tensor<{k}x{n}xf16>) -> tensor<{m}x{n}xf16> {{\n\
          %y = \"ipu.matmul\"(%x, %w) : (tensor<{m}x{k}xf16>, tensor<{k}x{n}xf16>) -> tensor<{m}x{n}xf16>\n\
@@ -120,7 +117,7 @@ fn lowered(context: &Context, case: &Case, target: &Target) -> TileDesign {
 }
 
 /// The design of the first function of `source` after `ipu-lower-to-tiles`.
-fn lowered_source(
+pub(crate) fn lowered_source(
     context: &Context,
     source: &str,
     tiles: u32,
@@ -181,11 +178,12 @@ fn emitted(context: &Context, case: &Case, target: &Target) -> TileDesign {
         .expect("stages")
 }
 
-fn context() -> Context {
+/// A context with the ipu dialects.
+pub(crate) fn context() -> Context {
     ipu_dialects::context::create_context(false).expect("context")
 }
 
-const SEED: u64 = 0x5eed_0005;
+pub(crate) const SEED: u64 = 0x5eed_0005;
 const CASES: usize = 40;
 
 /// `intervals` (start, end) are pairwise disjoint.
@@ -633,373 +631,9 @@ fn placement_fits_when_the_element_rule_allows() {
     check_placement(&format!("{case:?}"), &design, &target);
 }
 
-// ---------------------------------------------------------------------------------------
-// Determinism
-
-/// The package bytes of `source` compiled by `pipeline`, in a rayon pool of `threads`.
-fn package_bytes(source: &str, pipeline: &str, threads: usize) -> Vec<u8> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .expect("thread pool");
-    pool.install(|| {
-        let context = context();
-        ipu_passes::register_upstream_passes();
-        let mut module = Module::parse(&context, source).expect("parse");
-        let registry = Registry::with_builtin();
-        let parsed = ipu_passes::pipeline::parse_pipeline(pipeline).expect("pipeline");
-        let built = build_pass_manager(
-            &context,
-            &registry,
-            &parsed,
-            "builtin.module",
-            &PrintAround::default(),
-            None,
-        )
-        .expect("pass manager");
-        built.manager.run(&mut module).expect("ipu-compile");
-        let package = passes::package_from_module(module.as_operation(), &Target::c600(), None)
-            .expect("package");
-        package.to_bytes().expect("encode package")
-    })
-}
-
-/// Compiles `source` with 1 and 2 threads (and 2 again) and checks the packages are
-/// byte-identical, and that their SHA-256 is `pinned`: the bytes the compiler produced for
-/// these plans before the typed-plan redesign (5a76ce0), so a change that keeps a plan keeps
-/// its package (a pin changed since says why, beside it).
-fn assert_deterministic(source: &str, pipeline: &str, pinned: &str) {
-    let one = package_bytes(source, pipeline, 1);
-    let two = package_bytes(source, pipeline, 2);
-    assert!(!one.is_empty());
-    if one != two {
-        let first = one.iter().zip(&two).position(|(a, b)| a != b);
-        panic!(
-            "packages differ between 1 and 2 threads: {} vs {} B, first difference at {first:?}",
-            one.len(),
-            two.len()
-        );
-    }
-    // And again with 2 threads: no run-to-run variation either.
-    assert!(
-        package_bytes(source, pipeline, 2) == two,
-        "2-thread runs differ"
-    );
-    let digest: String = sha2::Sha256::digest(&one)
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect();
-    assert_eq!(digest, pinned, "package bytes changed for {pipeline}");
-}
-
-#[test]
-fn fp8_seed_gemm_package_is_identical_with_1_and_2_threads() {
-    let source = include_str!("../../../examples/gemm_fp8.mlir");
-    assert_deterministic(
-        source,
-        "builtin.module(ipu-compile{tiles=64 precision=fp8 compile-kernels=false})",
-        "553620cb9439b531cc830ddebae5eb6217b3b63f1e4f41b6b26170de0315ce01",
-    );
-}
-
-#[test]
-fn f16_gemm_package_is_identical_with_1_and_2_threads() {
-    assert_deterministic(
-        &gemm_source(96, 128, 256),
-        "builtin.module(ipu-compile{tiles=16 precision=f16 compile-kernels=false})",
-        "6273b4fbb7432ba8557c3541aec9d237912d888e5cca506c6d56dcc7061e1dd8",
-    );
-}
-
-#[test]
-fn mlp_package_is_identical_with_1_and_2_threads() {
-    // Chained split GEMMs with the bias add and GeLU in place on their ranges.
-    assert_deterministic(
-        include_str!("../../../examples/mlp_small.mlir"),
-        "builtin.module(ipu-compile{tiles=64 compile-kernels=false})",
-        // Since split GEMM candidates are priced from the copies and transfers their lowering
-        // emits: the second matmul's estimate 6,162 -> 6,151 cycles (the package carries each
-        // op's estimate); same plans, same program, same 16,830 final cycles.
-        "8deb1e7df750037caa2310467a6ef6dbbbd426e87f65d55448e3ec66663ef014",
-    );
-}
-
-#[test]
-fn repeat_package_is_identical_with_1_and_2_threads() {
-    assert_deterministic(
-        include_str!("../../../test/Runtime/Inputs/repeat_layer.mlir"),
-        "builtin.module(ipu-compile{tiles=64 precision=f32 compile-kernels=false})",
-        // Since the pointwise and rows strategies: the in-place bias add and the layer norm
-        // read their argument vectors where the planner homes them (each reader its piece,
-        // exchanged among the readers) instead of one tile broadcasting; same plans, same
-        // 13,434 final cycles.
-        "49494d2d539ce96e8486dbc79210e1a734254740e1fce6577b34c08a30d93b23",
-    );
-}
-
-/// Seeded graphs on the general lowering, each with its tile count: causal or cross
-/// attention with ragged sizes, batched matmuls with transposes and broadcasts, softmax and
-/// layer norm over ragged rows, permutations of leading axes and of the last two, and a repeat.
-fn general_cases(seed: u64, count: usize) -> Vec<(String, u32)> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let t = |shape: &[u32]| {
-        format!(
-            "tensor<{}xf32>",
-            shape
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join("x")
-        )
-    };
-    (0..count)
-        .map(|i| {
-            let tiles = rng.random_range(4..=64u32);
-            let source = match i % 5 {
-                0 => {
-                    let b = rng.random_range(1..=tiles.min(4));
-                    // A third of them with long keys, which stream through in blocks.
-                    let long = rng.random_bool(0.35);
-                    let (s, tk) = if long {
-                        (rng.random_range(64..=128u32), rng.random_range(150..=300u32))
-                    } else {
-                        (rng.random_range(1..=40u32), rng.random_range(1..=40u32))
-                    };
-                    let (d, e) = if long {
-                        (64, rng.random_range(33..=64u32))
-                    } else {
-                        (rng.random_range(1..=48u32), rng.random_range(1..=48u32))
-                    };
-                    let causal = rng.random_bool(0.5);
-                    let (q, k, v, o) = (t(&[b, s, d]), t(&[b, tk, d]), t(&[b, tk, e]), t(&[b, s, e]));
-                    format!(
-                        "func.func @f(%q: {q}, %k: {k}, %v: {v}) -> {o} {{\n\
-                         %0 = \"ipu.attention\"(%q, %k, %v) {{{}}} : ({q}, {k}, {v}) -> {o}\n\
-                         return %0 : {o}\n}}\n",
-                        if causal { "causal" } else { "" }
-                    )
-                }
-                1 => {
-                    let b = rng.random_range(1..=3u32);
-                    let (m, k, n) = (
-                        rng.random_range(1..=24u32),
-                        rng.random_range(1..=40u32),
-                        rng.random_range(1..=300u32),
-                    );
-                    let (tl, tr) = (rng.random_bool(0.5), rng.random_bool(0.5));
-                    let a = if tl { t(&[b, k, m]) } else { t(&[b, m, k]) };
-                    // The right operand is broadcast over the batch in half the cases.
-                    let wb = if rng.random_bool(0.5) { vec![] } else { vec![b] };
-                    let mut w = wb.clone();
-                    w.extend(if tr { [n, k] } else { [k, n] });
-                    let (w, c) = (t(&w), t(&[b, m, n]));
-                    format!(
-                        "func.func @f(%a: {a}, %w: {w}) -> {c} {{\n\
-                         %0 = \"ipu.matmul\"(%a, %w) {{transpose_lhs = {tl}, transpose_rhs = {tr}}} : ({a}, {w}) -> {c}\n\
-                         return %0 : {c}\n}}\n"
-                    )
-                }
-                2 => {
-                    let (m, n) = (rng.random_range(1..=100u32), rng.random_range(1..=80u32));
-                    let (x, v) = (t(&[m, n]), t(&[n]));
-                    format!(
-                        "func.func @f(%x: {x}, %g: {v}) -> {x} {{\n\
-                         %0 = \"ipu.layer_norm\"(%x, %g, %g) {{epsilon = 1.0e-05 : f32}} : ({x}, {v}, {v}) -> {x}\n\
-                         %1 = \"ipu.softmax\"(%0) : ({x}) -> {x}\n\
-                         %2 = \"ipu.add\"(%1, %x) : ({x}, {x}) -> {x}\n\
-                         return %2 : {x}\n}}\n"
-                    )
-                }
-                3 => {
-                    let (a, b, c) = (
-                        rng.random_range(1..=6u32),
-                        rng.random_range(1..=6u32),
-                        rng.random_range(1..=50u32),
-                    );
-                    let (x, y, z) = (t(&[a, b, c]), t(&[b, a, c]), t(&[b, c, a]));
-                    format!(
-                        "func.func @f(%x: {x}) -> {z} {{\n\
-                         %0 = \"ipu.rearrange\"(%x) {{permutation = array<i64: 1, 0, 2>}} : ({x}) -> {y}\n\
-                         %1 = \"ipu.rearrange\"(%0) {{permutation = array<i64: 0, 2, 1>}} : ({y}) -> {z}\n\
-                         return %1 : {z}\n}}\n"
-                    )
-                }
-                _ => {
-                    let (m, n) = (rng.random_range(1..=40u32), 16 * rng.random_range(1..=4u32));
-                    let count = rng.random_range(1..=5u32);
-                    let x = t(&[m, n]);
-                    format!(
-                        "func.func private @body(%x: {x}) -> {x} {{\n\
-                         %0 = \"ipu.softmax\"(%x) : ({x}) -> {x}\n\
-                         %1 = \"ipu.add\"(%0, %x) : ({x}, {x}) -> {x}\n\
-                         return %1 : {x}\n}}\n\
-                         func.func @f(%x: {x}) -> {x} {{\n\
-                         %0 = \"ipu.repeat\"(%x) {{body = @body, count = {count} : i64}} : ({x}) -> {x}\n\
-                         return %0 : {x}\n}}\n"
-                    )
-                }
-            };
-            (source, tiles)
-        })
-        .collect()
-}
-
-#[test]
-fn general_lowering_exchanges_and_placements_hold_their_rules() {
-    let target = Target::c600();
-    let context = context();
-    let cases = general_cases(SEED + 7, 30);
-    // The generator reaches every family, ragged sizes included.
-    assert!(cases.iter().any(|(s, _)| s.contains("causal")));
-    assert!(cases
-        .iter()
-        .any(|(s, _)| s.contains("transpose_lhs = true")));
-    assert!(cases.iter().any(|(s, _)| s.contains("ipu.repeat")));
-    let streamed = cases
-        .iter()
-        .filter(|(source, tiles)| {
-            lowered_source(
-                &context,
-                source,
-                *tiles,
-                PrecisionPolicy::Native,
-                &target,
-                source,
-            )
-            .program
-            .kernels
-            .iter()
-            .any(|k| matches!(k, ipu_device::KernelSpec::AttentionBlock { .. }))
-        })
-        .count();
-    assert!(streamed > 0, "a case streams its keys in blocks");
-    let mut phases = 0;
-    for (source, tiles) in &cases {
-        let label = format!("{tiles} tiles: {source}");
-        let design = lowered_source(
-            &context,
-            source,
-            *tiles,
-            PrecisionPolicy::Native,
-            &target,
-            &label,
-        );
-        let last = check_every_stage(design, &target, &label);
-        phases += last.program.exchange_phases();
-    }
-    assert!(
-        phases >= cases.len() / 2,
-        "the cases exchange data ({phases} phases)"
-    );
-}
-
-#[test]
-fn transformer_block_package_is_identical_with_1_and_2_threads() {
-    // The general lowering's fetches, broadcasts and copies are ordered maps: no thread or
-    // hash order reaches the package.
-    assert_deterministic(
-        include_str!("../../../test/Runtime/Inputs/general_ops.mlir"),
-        "builtin.module(ipu-compile{tiles=64 precision=f32 compile-kernels=false})",
-        // Since the pointwise, rows and rearrange strategies: every op of it but the attention
-        // and the matmul runs on its plan's grid (host operands written there; the lowering
-        // used to pick its own grids), and the rearranges are priced as they run, which
-        // changes the selected plans; final cycles 24,148 -> 24,148, refined error -2.87 % ->
-        // -1.70 %.
-        "02797309ba4c552248ac94d02c4c0e948320d99647a51987735b6469468874d6",
-    );
-}
-
-/// A seeded MLP block `x @ w1 + b1 -> gelu -> @ w2 + b2` (F16; K and N in whole 16-groups,
-/// any rows), with its tile count.
-fn mlp_cases(seed: u64, count: usize) -> Vec<(String, u32)> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    (0..count)
-        .map(|_| {
-            let tiles = rng.random_range(4..=64u32);
-            let (b, s) = (rng.random_range(1..=3u32), rng.random_range(1..=40u32));
-            let d = 16 * rng.random_range(1..=8u32);
-            let h = 16 * rng.random_range(1..=12u32);
-            let t = |shape: &str| format!("tensor<{shape}xf16>");
-            let (x, w1, hb, w2) = (
-                t(&format!("{b}x{s}x{d}")),
-                t(&format!("{d}x{h}")),
-                t(&format!("{b}x{s}x{h}")),
-                t(&format!("{h}x{d}")),
-            );
-            let (b1, b2) = (t(&h.to_string()), t(&d.to_string()));
-            let source = format!(
-                "func.func @mlp(%x: {x}, %w1: {w1}, %b1: {b1}, %w2: {w2}, %b2: {b2}) -> {x} {{\n\
-                 %h = \"ipu.matmul\"(%x, %w1) : ({x}, {w1}) -> {hb}\n\
-                 %hb = \"ipu.add\"(%h, %b1) : ({hb}, {b1}) -> {hb}\n\
-                 %g = \"ipu.gelu\"(%hb) {{approximate = \"tanh\"}} : ({hb}) -> {hb}\n\
-                 %o = \"ipu.matmul\"(%g, %w2) : ({hb}, {w2}) -> {x}\n\
-                 %ob = \"ipu.add\"(%b2, %o) : ({b2}, {x}) -> {x}\n\
-                 return %ob : {x}\n}}\n"
-            );
-            (source, tiles)
-        })
-        .collect()
-}
-
-/// Chained split GEMMs (the bias adds and the GeLU in place on the first GEMM's ranges, the
-/// second GEMM gathering its A panels from them) keep every placement and exchange rule
-/// through every stage, and the result is read back exactly once.
-#[test]
-fn chained_split_mlps_hold_their_rules() {
-    let target = Target::c600();
-    let context = context();
-    for (source, tiles) in mlp_cases(SEED + 11, 16) {
-        let label = format!("{tiles} tiles: {source}");
-        let design = lowered_source(
-            &context,
-            &source,
-            tiles,
-            PrecisionPolicy::Native,
-            &target,
-            &label,
-        );
-        let program = &design.program;
-        assert!(
-            program
-                .kernels
-                .iter()
-                .any(|k| matches!(k, ipu_device::KernelSpec::AddGroupBias { .. })),
-            "{label}: the bias adds on the ranges"
-        );
-        assert!(
-            program.buffers.iter().any(|b| b.name == "op3.a.amp_left")
-                && !program.buffers.iter().any(|b| b.name == "op3.a.home"),
-            "{label}: the second GEMM gathers its A panels"
-        );
-        let output = program
-            .bindings
-            .iter()
-            .find(|b| b.role == BindingRole::Output)
-            .expect("an output");
-        let mut runs: Vec<(u64, u64)> = output
-            .pieces
-            .iter()
-            .flat_map(|p| p.tensor_ranges())
-            .map(|r| (r.start, r.end))
-            .collect();
-        runs.sort_unstable();
-        let mut cursor = 0;
-        for (start, end) in runs {
-            assert_eq!(start, cursor, "{label}: output bytes read once");
-            cursor = end;
-        }
-        assert_eq!(
-            cursor,
-            output.shape.iter().product::<u64>() * 2,
-            "{label}: output covered"
-        );
-        check_every_stage(design, &target, &label);
-    }
-}
-
 /// Runs `design` through every stage after `ipu-lower-to-tiles`, checks the placement rules
 /// after each placed stage and the exchange rules of the final design; returns it.
-fn check_every_stage(design: TileDesign, target: &Target, label: &str) -> TileDesign {
+pub(crate) fn check_every_stage(design: TileDesign, target: &Target, label: &str) -> TileDesign {
     let staged = stages_of(design, target, label);
     for (stage, design) in &staged {
         if design.support.is_some() {

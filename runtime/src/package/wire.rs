@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     Binding, BindingPiece, BindingRole, HostCall, KernelArtifact, KernelObject, Package,
-    PackageError, ProfilePlan,
+    PackageError, PackageSource, ProfilePlan,
 };
 use crate::config::{DeviceConfig, RegisterWrite};
 use crate::container::{self, FormatSpec};
@@ -416,12 +416,42 @@ pub(super) fn encode(package: &Package) -> Result<Vec<u8>, PackageError> {
     Ok(container::encode(spec, &package.compiler, &sections)?)
 }
 
-pub(super) fn decode(bytes: &[u8]) -> Result<(Package, FileLayout), PackageError> {
-    let spec = spec_for(bytes);
-    let file = container::decode(spec, bytes)?;
-    let (meta, image, kernels, bindings, calls, plan, config, data, source) = match file.sections[..]
-    {
-        [meta, image, kernels, bindings, calls, plan, config, data, source] => (
+/// The sections of a package file by kind; `source` already decoded (`None` in version 1
+/// files, which have no source section).
+struct PackageSections<'a> {
+    meta: container::Section<'a>,
+    image: container::Section<'a>,
+    kernels: container::Section<'a>,
+    bindings: container::Section<'a>,
+    calls: container::Section<'a>,
+    plan: container::Section<'a>,
+    config: container::Section<'a>,
+    data: container::Section<'a>,
+    source: Option<PackageSource>,
+}
+
+/// Names the sections of a decoded container (version 1 without `source`) and decodes the
+/// source section.
+fn package_sections<'a>(
+    spec: &FormatSpec,
+    sections: &[container::Section<'a>],
+) -> Result<PackageSections<'a>, PackageError> {
+    match *sections {
+        [meta, image, kernels, bindings, calls, plan, config, data, source] => {
+            Ok(PackageSections {
+                meta,
+                image,
+                kernels,
+                bindings,
+                calls,
+                plan,
+                config,
+                data,
+                source: super::source::decode(spec, &source)?,
+            })
+        }
+        // Version 1.
+        [meta, image, kernels, bindings, calls, plan, config, data] => Ok(PackageSections {
             meta,
             image,
             kernels,
@@ -430,43 +460,24 @@ pub(super) fn decode(bytes: &[u8]) -> Result<(Package, FileLayout), PackageError
             plan,
             config,
             data,
-            super::source::decode(spec, &source)?,
-        ),
-        // Version 1.
-        [meta, image, kernels, bindings, calls, plan, config, data] => (
-            meta, image, kernels, bindings, calls, plan, config, data, None,
-        ),
+            source: None,
+        }),
         // decode() returns exactly one section per kind of the spec.
-        _ => {
-            return Err(PackageError::Internal {
-                detail: "section table size".into(),
-            })
-        }
-    };
-    let mut layout = FileLayout {
-        file_bytes: bytes.len() as u64,
-        sections: file
-            .sections
-            .iter()
-            .map(|s| (s.name, s.file_offset, s.bytes.len() as u64))
-            .collect(),
-        ..FileLayout::default()
-    };
-    let meta: WireMeta = container::from_section(spec, &meta)?;
-    let wire_image: WireImage = container::from_section(spec, &image)?;
-    let wire_kernels: WireKernels = container::from_section(spec, &kernels)?;
-    let wire_bindings = decode_bindings(spec, &bindings)?;
-    let calls: Vec<HostCall> = container::from_section(spec, &calls)?;
-    let profile_plan: ProfilePlan = container::from_section(spec, &plan)?;
-    let writes: Vec<RegisterWrite> = container::from_section(spec, &config)?;
-    let mut cursor = DataCursor {
-        data: data.bytes,
-        at: 0,
-        file_offset: data.file_offset,
-    };
+        _ => Err(PackageError::Internal {
+            detail: "section table size".into(),
+        }),
+    }
+}
 
-    let mut tiles = Vec::with_capacity(wire_image.tiles.len());
-    for wire_tile in wire_image.tiles {
+/// Rebuilds the tiles' images, taking each segment's bytes from the data section and
+/// recording where they lie.
+fn decode_tiles(
+    wire_tiles: Vec<WireTile>,
+    cursor: &mut DataCursor<'_>,
+    layout: &mut FileLayout,
+) -> Result<Vec<TileImage>, PackageError> {
+    let mut tiles = Vec::with_capacity(wire_tiles.len());
+    for wire_tile in wire_tiles {
         let mut segments = Vec::with_capacity(wire_tile.segments.len());
         for (address, length) in wire_tile.segments {
             let tile = wire_tile.tile;
@@ -484,8 +495,13 @@ pub(super) fn decode(bytes: &[u8]) -> Result<(Package, FileLayout), PackageError
             code: wire_tile.code,
         });
     }
-    let mut programs = Vec::with_capacity(wire_image.programs.len());
-    for program in wire_image.programs {
+    Ok(tiles)
+}
+
+/// Rebuilds the programs' nested steps from their flat lists.
+fn decode_programs(wire_programs: Vec<WireProgram>) -> Result<Vec<Program>, PackageError> {
+    let mut programs = Vec::with_capacity(wire_programs.len());
+    for program in wire_programs {
         let mut flat = program.steps.into_iter();
         // The top level is whatever remains after nested bodies are consumed, so rebuild one
         // top-level step (and its body) at a time until the list is used up.
@@ -498,35 +514,50 @@ pub(super) fn decode(bytes: &[u8]) -> Result<(Package, FileLayout), PackageError
             steps,
         });
     }
-    let image = DeviceImage {
-        format_version: wire_image.format_version,
-        target: wire_image.target,
-        kernels: wire_image.kernels,
-        tiles,
-        streams: wire_image.streams,
-        programs,
-    };
+    Ok(programs)
+}
 
+/// Rebuilds the bindings, taking each one's data from the data section and recording where
+/// weights lie.
+fn decode_binding_data(
+    wire_bindings: Vec<WireBinding>,
+    cursor: &mut DataCursor<'_>,
+    layout: &mut FileLayout,
+) -> Result<Vec<Binding>, PackageError> {
     let mut bindings = Vec::with_capacity(wire_bindings.len());
-    for b in wire_bindings {
-        let (data, offset) =
-            cursor.take(|| format!("data of binding '{}'", b.name), b.data_bytes)?;
-        if b.data_bytes > 0 {
-            layout.weights.push((b.name.clone(), offset, b.data_bytes));
+    for wire_binding in wire_bindings {
+        let (data, offset) = cursor.take(
+            || format!("data of binding '{}'", wire_binding.name),
+            wire_binding.data_bytes,
+        )?;
+        if wire_binding.data_bytes > 0 {
+            layout
+                .weights
+                .push((wire_binding.name.clone(), offset, wire_binding.data_bytes));
         }
         bindings.push(Binding {
-            name: b.name,
-            role: b.role,
-            stream: b.stream,
-            precision: b.precision,
-            scale_exp: b.scale_exp,
-            shape: b.shape,
-            pieces: b.pieces,
+            name: wire_binding.name,
+            role: wire_binding.role,
+            stream: wire_binding.stream,
+            precision: wire_binding.precision,
+            scale_exp: wire_binding.scale_exp,
+            shape: wire_binding.shape,
+            pieces: wire_binding.pieces,
             data: data.to_vec(),
         });
     }
+    Ok(bindings)
+}
+
+/// Rebuilds the kernel objects, taking each one's bytes from the data section, checking
+/// them against their recorded hash and refusing a hash listed twice.
+fn decode_objects(
+    wire_objects: Vec<WireObject>,
+    cursor: &mut DataCursor<'_>,
+    layout: &mut FileLayout,
+) -> Result<BTreeMap<String, KernelObject>, PackageError> {
     let mut objects = BTreeMap::new();
-    for object in wire_kernels.objects {
+    for object in wire_objects {
         let hash = object.sha256.clone();
         let (bytes, offset) = cursor.take(|| format!("kernel object {hash}"), object.bytes)?;
         let actual = crate::sha256_hex(bytes);
@@ -552,6 +583,48 @@ pub(super) fn decode(bytes: &[u8]) -> Result<(Package, FileLayout), PackageError
             return Err(PackageError::DuplicateObject { sha256: hash });
         }
     }
+    Ok(objects)
+}
+
+pub(super) fn decode(bytes: &[u8]) -> Result<(Package, FileLayout), PackageError> {
+    let spec = spec_for(bytes);
+    let file = container::decode(spec, bytes)?;
+    let sections = package_sections(spec, &file.sections)?;
+    let mut layout = FileLayout {
+        file_bytes: bytes.len() as u64,
+        sections: file
+            .sections
+            .iter()
+            .map(|s| (s.name, s.file_offset, s.bytes.len() as u64))
+            .collect(),
+        ..FileLayout::default()
+    };
+    let meta: WireMeta = container::from_section(spec, &sections.meta)?;
+    let wire_image: WireImage = container::from_section(spec, &sections.image)?;
+    let wire_kernels: WireKernels = container::from_section(spec, &sections.kernels)?;
+    let wire_bindings = decode_bindings(spec, &sections.bindings)?;
+    let calls: Vec<HostCall> = container::from_section(spec, &sections.calls)?;
+    let profile_plan: ProfilePlan = container::from_section(spec, &sections.plan)?;
+    let writes: Vec<RegisterWrite> = container::from_section(spec, &sections.config)?;
+    let mut cursor = DataCursor {
+        data: sections.data.bytes,
+        at: 0,
+        file_offset: sections.data.file_offset,
+    };
+
+    let tiles = decode_tiles(wire_image.tiles, &mut cursor, &mut layout)?;
+    let programs = decode_programs(wire_image.programs)?;
+    let image = DeviceImage {
+        format_version: wire_image.format_version,
+        target: wire_image.target,
+        kernels: wire_image.kernels,
+        tiles,
+        streams: wire_image.streams,
+        programs,
+    };
+
+    let bindings = decode_binding_data(wire_bindings, &mut cursor, &mut layout)?;
+    let objects = decode_objects(wire_kernels.objects, &mut cursor, &mut layout)?;
     let unused = cursor.data.len() - cursor.at;
     if unused != 0 {
         return Err(PackageError::DataUnused {
@@ -568,7 +641,7 @@ pub(super) fn decode(bytes: &[u8]) -> Result<(Package, FileLayout), PackageError
         calls,
         profile_plan,
         device_config: DeviceConfig { writes },
-        source,
+        source: sections.source,
     };
     Ok((package, layout))
 }

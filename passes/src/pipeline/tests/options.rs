@@ -138,11 +138,11 @@ fn describe_lists_types_defaults_and_help() {
 
 #[test]
 fn values_of_every_type_parse() {
-    let options = parse(
-        "{enabled=1 max-iterations=4294967295 offset=-9223372036854775808 small=255 \
-         scale=-1e-3 ratio=3 label='a \"b\" c' precision=fp8 tile=t1471 tiles=4 \
-         names=\"x y\",'p,q',{r,s} seed=42 fallback=}",
-    );
+    let options = parse(concat!(
+        "{enabled=1 max-iterations=4294967295 offset=-9223372036854775808 small=255 ",
+        "scale=-1e-3 ratio=3 label='a \"b\" c' precision=fp8 tile=t1471 tiles=4 ",
+        "names=\"x y\",'p,q',{r,s} seed=42 fallback=}"
+    ));
     assert_eq!(
         options,
         AllOptions {
@@ -242,14 +242,18 @@ fn set_reports_list_structure_errors() {
     let error = options.set("tiles", "1,{2").expect_err("unbalanced");
     assert_eq!(
         error.to_string(),
-        "invalid value '1,{2' for option 'tiles' of pass 'ipu-test': expected \
-         comma-separated list of u32 (missing '}' in list)"
+        concat!(
+            "invalid value '1,{2' for option 'tiles' of pass 'ipu-test': expected ",
+            "comma-separated list of u32 (missing '}' in list)"
+        )
     );
     let error = options.set("names", "a,'b").expect_err("unterminated");
     assert_eq!(
         error.to_string(),
-        "invalid value 'a,'b' for option 'names' of pass 'ipu-test': expected \
-         comma-separated list of string (unterminated ' in list element)"
+        concat!(
+            "invalid value 'a,'b' for option 'names' of pass 'ipu-test': expected ",
+            "comma-separated list of string (unterminated ' in list element)"
+        )
     );
 }
 

@@ -181,7 +181,7 @@ pub fn in_place_candidate(graph: &Graph, op: &Op) -> Option<Candidate> {
         OperatorPlan::Pointwise(PointwisePlan {
             op: kind,
             placement: PointwisePlacement::InPlace,
-            precision: precision,
+            precision,
         }),
         needs,
         Need {
@@ -265,7 +265,7 @@ pub fn ranged_candidate(graph: &Graph, op: &Op, options: &PlannerOptions) -> Opt
         OperatorPlan::Pointwise(PointwisePlan {
             op: kind,
             placement: PointwisePlacement::Ranged,
-            precision: precision,
+            precision,
         }),
         needs,
         placeholder,
