@@ -5,6 +5,7 @@
 pub mod context;
 pub mod diagnostics;
 pub mod format;
+pub mod graph;
 pub mod ipu;
 pub mod plan;
 pub mod tensor;

@@ -1,5 +1,5 @@
-//! Between the IR and the planner: reads `func.func` bodies into [`crate::tiling::Graph`]s and writes a
-//! chosen plan back (plan and estimate attributes, formatted result types, explicit
+//! Between the IR and the planner: `func.func` bodies are read into [`crate::tiling::Graph`]s
+//! (by `ipu_dialects::graph::read`, re-exported here) and a chosen plan is written back (plan and estimate attributes, formatted result types, explicit
 //! `ipu.cast` / `ipu.rearrange` where an op reads a value in another format than its producer
 //! left it). Shared by `ipu-lower-mid` and `ipu-select-finalist`.
 //!
@@ -9,285 +9,27 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use ipu_device::Precision;
 use ipu_dialects::{
     format::{Estimate, Format},
-    ipu::{self as ops, op_name, string_attribute, CastOp, RearrangeOp},
+    ipu::{CastOp, RearrangeOp},
     tensor::TensorInfo,
 };
 use melior::{
     ir::{
         block::BlockLike, operation::OperationLike, operation::OperationMutLike,
-        operation::OperationRefMut, Attribute, BlockRef, OperationRef, RegionLike, Type, Value,
-        ValueLike,
+        operation::OperationRefMut, Attribute, OperationRef, Type, Value, ValueLike,
     },
     Context,
 };
 
 use crate::planner::{
     layout::{block_size, canonical_dims},
-    Finalist, Graph, Need, OpKind, Origin, ValueId,
+    Finalist, Need, OpKind, ValueId,
 };
 
-/// Marks conversions the planner inserted.
-pub const INSERTED: &str = "ipu.inserted";
-
-/// One function read for planning, with the IR handles to write back to.
-pub struct FunctionGraph<'c, 'a> {
-    pub name: String,
-    pub function: OperationRef<'c, 'a>,
-    pub graph: Graph,
-    /// The planned ops, in graph order.
-    pub ops: Vec<OperationRef<'c, 'a>>,
-    /// The IR value of each graph value.
-    pub values: Vec<Value<'c, 'a>>,
-    /// Bodies of `ipu.repeat` ops by op index.
-    pub bodies: BTreeMap<usize, FunctionGraph<'c, 'a>>,
-}
-
-/// A problem reading the IR, reported at `op`.
-pub struct ReadError<'c, 'a> {
-    pub op: OperationRef<'c, 'a>,
-    pub message: String,
-}
-
-fn key(value: Value) -> usize {
-    value.to_raw().ptr as usize
-}
-
-fn precision_of(info: &TensorInfo) -> Precision {
-    info.element
-}
-
-fn entry_block<'c, 'a>(function: OperationRef<'c, 'a>) -> Option<BlockRef<'c, 'a>> {
-    function.regions().next()?.first_block()
-}
-
-/// `func.func` ops directly in `module`, by symbol name.
-pub fn functions<'c, 'a>(module: OperationRef<'c, 'a>) -> BTreeMap<String, OperationRef<'c, 'a>> {
-    let mut table = BTreeMap::new();
-    let Some(block) = module
-        .regions()
-        .next()
-        .and_then(|region| region.first_block())
-    else {
-        return table;
-    };
-    let mut next = block.first_operation();
-    while let Some(op) = next {
-        if op_name(&op) == "func.func" {
-            if let Some(name) = string_attribute(&op, "sym_name") {
-                if entry_block(op).is_some() {
-                    table.insert(name, op);
-                }
-            }
-        }
-        next = op.next_in_block();
-    }
-    table
-}
-
-/// Names of functions used as `ipu.repeat` bodies.
-pub fn body_names(module: OperationRef) -> Vec<String> {
-    let mut names = Vec::new();
-    module.walk(melior::ir::operation::WalkOrder::PreOrder, |op| {
-        if op_name(&op) == ops::RepeatOp::NAME {
-            if let Some(body) = op
-                .attribute("body")
-                .ok()
-                .and_then(ipu_dialects::ipu::symbol_value)
-            {
-                names.push(body);
-            }
-        }
-        melior::ir::operation::WalkResult::Advance
-    });
-    names.sort();
-    names.dedup();
-    names
-}
-
-/// Largest magnitude of a splat dense constant (`dense<2.5>`), for FP8 scales.
-fn splat_max_abs(op: OperationRef) -> Option<f64> {
-    let text = op.attribute("value").ok()?.to_string();
-    let inner = text.strip_prefix("dense<")?.split('>').next()?;
-    inner.trim().parse::<f64>().ok().map(f64::abs)
-}
-
-/// Reads `function` (and the bodies of its repeats) into a graph.
-pub fn read_function<'c, 'a>(
-    function: OperationRef<'c, 'a>,
-    table: &BTreeMap<String, OperationRef<'c, 'a>>,
-) -> Result<FunctionGraph<'c, 'a>, ReadError<'c, 'a>> {
-    let name = string_attribute(&function, "sym_name").unwrap_or_default();
-    let fail = |op: OperationRef<'c, 'a>, message: String| ReadError { op, message };
-    let block =
-        entry_block(function).ok_or_else(|| fail(function, "has no body to plan".into()))?;
-    let mut graph = Graph::default();
-    let mut ids: BTreeMap<usize, ValueId> = BTreeMap::new();
-    let mut values = Vec::new();
-    let mut planned = Vec::new();
-    let mut bodies = BTreeMap::new();
-    for index in 0..block.argument_count() {
-        let Ok(argument) = block.argument(index) else {
-            continue;
-        };
-        let value: Value = argument.into();
-        let info = TensorInfo::from_type(value.r#type())
-            .map_err(|e| fail(function, format!("argument #{index}: {e}")))?;
-        let id = graph.add_value(
-            info.shape.iter().map(|&s| s as u64).collect(),
-            precision_of(&info),
-            Origin::Argument,
-        );
-        ids.insert(key(value), id);
-        values.push(value);
-    }
-    let mut next = block.first_operation();
-    while let Some(op) = next {
-        next = op.next_in_block();
-        let name = op_name(&op);
-        let operand_ids = |op: OperationRef<'c, 'a>| -> Result<Vec<ValueId>, ReadError<'c, 'a>> {
-            op.operands()
-                .enumerate()
-                .map(|(index, value)| {
-                    ids.get(&key(value)).copied().ok_or_else(|| {
-                        fail(
-                            op,
-                            format!("operand #{index} is not a planned tensor value"),
-                        )
-                    })
-                })
-                .collect()
-        };
-        match name.as_str() {
-            "func.return" => {
-                graph.outputs = operand_ids(op)?;
-                continue;
-            }
-            "arith.constant" => {
-                let Ok(result) = op.result(0) else { continue };
-                let value: Value = result.into();
-                let info =
-                    TensorInfo::from_type(value.r#type()).map_err(|e| fail(op, e.to_string()))?;
-                let id = graph.add_value(
-                    info.shape.iter().map(|&s| s as u64).collect(),
-                    precision_of(&info),
-                    Origin::Constant,
-                );
-                graph.values[id].max_abs = splat_max_abs(op);
-                ids.insert(key(value), id);
-                values.push(value);
-                continue;
-            }
-            _ => {}
-        }
-        if !name.starts_with("ipu.") {
-            return Err(fail(
-                op,
-                format!("cannot be planned: '{name}' is not an ipu graph op"),
-            ));
-        }
-        if op.attribute(INSERTED).is_ok() {
-            // A conversion from an earlier planning: the graph sees its source.
-            let source = operand_ids(op)?;
-            if let (Some(&source), Ok(result)) = (source.first(), op.result(0)) {
-                ids.insert(key(result.into()), source);
-            }
-            continue;
-        }
-        let operands = operand_ids(op)?;
-        let kind = match name.as_str() {
-            ops::MatmulOp::NAME => OpKind::Matmul {
-                transpose_lhs: ops::flag(&op, "transpose_lhs"),
-                transpose_rhs: ops::flag(&op, "transpose_rhs"),
-            },
-            ops::AddOp::NAME => OpKind::Add,
-            ops::GeluOp::NAME => OpKind::Gelu {
-                tanh: string_attribute(&op, "approximate").as_deref() == Some("tanh"),
-            },
-            ops::SoftmaxOp::NAME => OpKind::Softmax,
-            ops::LayerNormOp::NAME => OpKind::LayerNorm {
-                epsilon: ops::float_attribute(&op, "epsilon").unwrap_or(1e-5),
-            },
-            ops::AttentionOp::NAME => OpKind::Attention {
-                causal: ops::flag(&op, "causal"),
-                scale: ops::float_attribute(&op, "scale"),
-            },
-            CastOp::NAME => OpKind::Cast {
-                scale: ops::int_attribute(&op, "scale").unwrap_or(0),
-            },
-            RearrangeOp::NAME => OpKind::Rearrange {
-                permutation: RearrangeOp::try_from(op)
-                    .ok()
-                    .and_then(|r| r.permutation())
-                    .map(|p| p.iter().map(|&a| a.max(0) as usize).collect()),
-            },
-            ops::RepeatOp::NAME => {
-                let repeat =
-                    ops::RepeatOp::try_from(op).map_err(|op| fail(op, "is not a repeat".into()))?;
-                let body_name = repeat
-                    .body()
-                    .ok_or_else(|| fail(op, "has no body symbol".into()))?;
-                let body_function = *table.get(&body_name).ok_or_else(|| {
-                    fail(
-                        op,
-                        format!("body @{body_name} is not a function with a body"),
-                    )
-                })?;
-                if op.result_count() == 0 || op.result_count() != operands.len() {
-                    return Err(fail(
-                        op,
-                        format!(
-                            "carries {} operands into {} results; a repeat returns each carried value",
-                            operands.len(),
-                            op.result_count()
-                        ),
-                    ));
-                }
-                let body = read_function(body_function, table)?;
-                let kind = OpKind::Repeat {
-                    count: repeat.count().unwrap_or(1).max(0) as u64,
-                    name: body_name,
-                    body: Box::new(body.graph.clone()),
-                };
-                bodies.insert(planned.len(), body);
-                kind
-            }
-            other => return Err(fail(op, format!("cannot be planned: unknown op '{other}'"))),
-        };
-        if op.result_count() == 0 {
-            return Err(fail(op, "has no result".into()));
-        }
-        let mut results = Vec::with_capacity(op.result_count());
-        let mut result_types = Vec::with_capacity(op.result_count());
-        for index in 0..op.result_count() {
-            let result = op.result(index).map_err(|e| fail(op, e.to_string()))?;
-            let value: Value = result.into();
-            let info =
-                TensorInfo::from_type(value.r#type()).map_err(|e| fail(op, e.to_string()))?;
-            result_types.push((
-                info.shape.iter().map(|&s| s as u64).collect(),
-                precision_of(&info),
-            ));
-            results.push(value);
-        }
-        let result_ids = graph.add_op_results(kind, operands, result_types);
-        for (value, id) in results.into_iter().zip(result_ids) {
-            ids.insert(key(value), id);
-            values.push(value);
-        }
-        planned.push(op);
-    }
-    Ok(FunctionGraph {
-        name,
-        function,
-        graph,
-        ops: planned,
-        values,
-        bodies,
-    })
-}
+pub use ipu_dialects::graph::read::{
+    body_names, entry_block, functions, read_function, FunctionGraph, ReadError, INSERTED,
+};
 
 /// The `#ipu.format` of `need` on a tensor of `shape`: the canonical `[batch, rows, columns]`
 /// partitions go to the last two axes and axis 0 (for rank >= 3).

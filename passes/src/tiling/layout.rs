@@ -8,19 +8,7 @@
 //! Candidates never choose a split with an empty block, so blocks are disjoint and cover the
 //! tensor exactly once (a property test checks this).
 
-/// Canonical 3-axis view: leading axes fold into `batch`, rank-1 tensors are one row.
-pub fn canonical_dims(shape: &[u64]) -> [u64; 3] {
-    match shape.len() {
-        0 => [1, 1, 1],
-        1 => [1, 1, shape[0]],
-        2 => [1, shape[0], shape[1]],
-        rank => [
-            shape[..rank - 2].iter().product(),
-            shape[rank - 2],
-            shape[rank - 1],
-        ],
-    }
-}
+pub use ipu_dialects::graph::canonical_dims;
 
 /// Block size of an axis of `size` elements in `parts` parts.
 pub fn block_size(size: u64, parts: u32) -> u64 {

@@ -14,7 +14,7 @@
 pub mod candidate;
 pub mod constraints;
 pub mod format;
-pub mod graph;
+pub use ipu_dialects::graph;
 pub mod layout;
 pub mod options;
 pub mod program;

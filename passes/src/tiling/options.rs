@@ -142,3 +142,12 @@ pub enum PlannerError {
     #[error("plan constraints: {0}")]
     Constraints(String),
 }
+
+impl From<ipu_dialects::graph::GraphError> for PlannerError {
+    fn from(error: ipu_dialects::graph::GraphError) -> PlannerError {
+        PlannerError::Graph {
+            op: error.op,
+            detail: error.detail,
+        }
+    }
+}

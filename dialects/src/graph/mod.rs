@@ -1,14 +1,36 @@
 //! The program as plain data: values with shapes and element types, ops in program order.
 //!
-//! The IR is read into this form once (`lower_mid`), so planning runs without an MLIR context
-//! (melior handles are not `Send`) and is unit-testable.
+//! `ipu` IR is read into this form once ([`read`]), so planning and lowering run without an
+//! MLIR context (melior handles are not `Send`) and are unit-testable on hand-built graphs.
 
 use std::any::Any;
 use std::sync::{Arc, Mutex};
 
-use ipu_device::Precision;
+use crate::ElementType as Precision;
 
-use super::options::PlannerError;
+pub mod read;
+
+/// A graph that breaks a rule the planner and the lowering rely on, at op `op`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("op {op}: {detail}")]
+pub struct GraphError {
+    pub op: usize,
+    pub detail: String,
+}
+
+/// Canonical 3-axis view: leading axes fold into `batch`, rank-1 tensors are one row.
+pub fn canonical_dims(shape: &[u64]) -> [u64; 3] {
+    match shape.len() {
+        0 => [1, 1, 1],
+        1 => [1, 1, shape[0]],
+        2 => [1, shape[0], shape[1]],
+        rank => [
+            shape[..rank - 2].iter().product(),
+            shape[rank - 2],
+            shape[rank - 1],
+        ],
+    }
+}
 
 /// Index of a value in [`Graph::values`].
 pub type ValueId = usize;
@@ -38,7 +60,7 @@ impl Value {
     /// A constant vector (a bias, a layer norm's gain or shift): the host writes it wherever
     /// an op reads it, at initialization, so no plan moves it.
     pub fn written_where_read(&self) -> bool {
-        self.origin == Origin::Constant && super::layout::canonical_dims(&self.shape)[..2] == [1, 1]
+        self.origin == Origin::Constant && canonical_dims(&self.shape)[..2] == [1, 1]
     }
 }
 
@@ -262,18 +284,18 @@ impl Graph {
     }
 
     /// Checks operand ids, topological order and the shape rules the planner relies on.
-    pub fn check(&self) -> Result<(), PlannerError> {
+    pub fn check(&self) -> Result<(), GraphError> {
         for (index, op) in self.ops.iter().enumerate() {
             for &operand in &op.operands {
                 let Some(value) = self.values.get(operand) else {
-                    return Err(PlannerError::Graph {
+                    return Err(GraphError {
                         op: index,
                         detail: format!("operand %{operand} does not exist"),
                     });
                 };
                 if let Origin::Op(producer) = value.origin {
                     if producer >= index {
-                        return Err(PlannerError::Graph {
+                        return Err(GraphError {
                             op: index,
                             detail: format!(
                                 "operand %{operand} is produced by op {producer}, not before it"
@@ -303,13 +325,13 @@ pub struct MatmulDims {
 }
 
 impl MatmulDims {
-    pub fn of(graph: &Graph, op: &Op) -> Result<MatmulDims, PlannerError> {
+    pub fn of(graph: &Graph, op: &Op) -> Result<MatmulDims, GraphError> {
         let OpKind::Matmul {
             transpose_lhs,
             transpose_rhs,
         } = op.kind
         else {
-            return Err(PlannerError::Graph {
+            return Err(GraphError {
                 op: 0,
                 detail: "not a matmul".into(),
             });
@@ -317,7 +339,7 @@ impl MatmulDims {
         let lhs = &graph.values[op.operands[0]].shape;
         let rhs = &graph.values[op.operands[1]].shape;
         if lhs.len() < 2 || rhs.len() < 2 {
-            return Err(PlannerError::Graph {
+            return Err(GraphError {
                 op: 0,
                 detail: "matmul operands must have rank >= 2".into(),
             });
