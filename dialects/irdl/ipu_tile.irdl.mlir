@@ -8,7 +8,7 @@
 // are documented per op below. IRDL checks that the listed attributes exist with the right
 // kinds (each attribute gets its own constraint variable: IRDL unifies the uses of one);
 // ids, tile numbers, row layouts and address ranges are verified in Rust when a pass reads
-// the program (passes/src/lower/ir.rs).
+// the program (typed views: dialects/src/tile.rs; the reader: passes/src/lower/ir/read.rs).
 irdl.dialect @ipu_tile {
   // A kernel specialization: `index` (what runs refer to), its seed-style `name`
   // (gemm_f8_interleaved_k32_c64_r32_r34) and its full parameters `spec` (the device's

@@ -9,6 +9,7 @@ pub mod graph;
 pub mod ipu;
 pub mod plan;
 pub mod tensor;
+pub mod tile;
 
 pub use context::{create_context, load_dialects, IRDL_IPU};
 pub use tensor::{ElementType, TensorInfo};

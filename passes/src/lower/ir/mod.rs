@@ -1,4 +1,5 @@
-//! The `ipu_tile` dialect (dialects/irdl/ipu_tile.irdl.mlir) as Rust views: a [`TileDesign`]
+//! Tile designs in the `ipu_tile` dialect (dialects/irdl/ipu_tile.irdl.mlir; its typed views are
+//! `ipu_dialects::tile`): a [`TileDesign`]
 //! (a [`TileProgram`] plus what the later passes add: support memory, exchange schedules,
 //! emitted code) is written as a nested `builtin.module` of `ipu_tile` ops and read back,
 //! with every id, tile number, row layout and address range checked on read.
@@ -32,12 +33,7 @@ pub use read::read_design;
 use write::build_tile_module;
 pub use write::{attribute_bytes, element_type_text, Changes};
 
-/// Marks a nested module as a tile program and gives the device's tile count.
-pub const TILES_ATTRIBUTE: &str = "ipu_tile.tiles";
-/// The graph function a tile program implements.
-pub const FUNCTION_ATTRIBUTE: &str = "ipu_tile.function";
-/// The target table the program was lowered for.
-pub const TARGET_ATTRIBUTE: &str = "ipu_tile.target";
+pub use ipu_dialects::tile::{FUNCTION_ATTRIBUTE, TARGET_ATTRIBUTE, TILES_ATTRIBUTE};
 
 /// An exchange phase's stored schedule (`ipu-lower-exchanges`).
 #[derive(Debug, Clone, PartialEq, Eq)]

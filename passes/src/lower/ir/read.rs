@@ -4,12 +4,15 @@
 use std::collections::BTreeMap;
 
 use ipu_device::{KernelSpec, MemoryClass, Target};
+use ipu_dialects::tile::{
+    self, AttributeError, BufferOp, ComputeOp, ExchangeOp, StreamOp, SupportOp, TileOp,
+};
 use ipu_runtime::package::BindingRole;
 use melior::ir::{
-    attribute::{ArrayAttribute, DenseI32ArrayAttribute, DenseI64ArrayAttribute, IntegerAttribute},
+    attribute::{ArrayAttribute, DenseI64ArrayAttribute},
     block::BlockLike,
     operation::OperationLike,
-    Attribute, OperationRef, RegionLike,
+    OperationRef, RegionLike,
 };
 
 use super::super::place::SupportMemory;
@@ -25,49 +28,7 @@ use super::*;
 
 /// An error while reading a tile module: the op (with its location) and what is wrong.
 fn bad(op: OperationRef, detail: impl std::fmt::Display) -> LowerError {
-    LowerError::Input(format!(
-        "{} at {}: {detail}",
-        op.name().as_string_ref().as_str().unwrap_or("?"),
-        op.location()
-    ))
-}
-
-fn attribute<'c>(op: OperationRef<'c, '_>, name: &str) -> Result<Attribute<'c>, LowerError> {
-    op.attribute(name)
-        .map_err(|_| bad(op, format!("missing attribute '{name}'")))
-}
-
-fn get_int(op: OperationRef, name: &str) -> Result<i64, LowerError> {
-    let value = attribute(op, name)?;
-    IntegerAttribute::try_from(value)
-        .map(|i| i.value())
-        .map_err(|_| bad(op, format!("'{name}' is not an integer")))
-}
-
-fn get_u32(op: OperationRef, name: &str) -> Result<u32, LowerError> {
-    let value = get_int(op, name)?;
-    u32::try_from(value).map_err(|_| bad(op, format!("'{name}' = {value} is outside 0..2^32")))
-}
-
-fn get_str(op: OperationRef, name: &str) -> Result<String, LowerError> {
-    let value = attribute(op, name)?;
-    ipu_dialects::ipu::string_value(value)
-        .ok_or_else(|| bad(op, format!("'{name}' is not a string")))
-}
-
-fn get_i64s(op: OperationRef, name: &str) -> Result<Vec<i64>, LowerError> {
-    let value = attribute(op, name)?;
-    if let Ok(array) = DenseI64ArrayAttribute::try_from(value) {
-        return (0..array.len())
-            .map(|i| array.element(i).map_err(|e| bad(op, e)))
-            .collect();
-    }
-    if let Ok(array) = DenseI32ArrayAttribute::try_from(value) {
-        return (0..array.len())
-            .map(|i| array.element(i).map(i64::from).map_err(|e| bad(op, e)))
-            .collect();
-    }
-    Err(bad(op, format!("'{name}' is not a dense integer array")))
+    AttributeError::at(op, detail).into()
 }
 
 /// Reads a value in `0..limit` from a table row.
@@ -148,10 +109,11 @@ pub(super) fn piece_row(p: &HostPiece) -> Vec<i64> {
 
 /// The `pieces` rows of a stream: a dense array of rows of 5, or an array of one dense array
 /// per piece (5 entries, or 7 for a strided piece).
-pub(super) fn piece_rows(op: OperationRef) -> Result<Vec<Vec<i64>>, LowerError> {
-    let value = attribute(op, "pieces")?;
+pub(super) fn piece_rows(stream: StreamOp) -> Result<Vec<Vec<i64>>, LowerError> {
+    let op = stream.operation();
+    let value = stream.pieces()?;
     let Ok(list) = ArrayAttribute::try_from(value) else {
-        let flat = get_i64s(op, "pieces")?;
+        let flat = tile::integers(op, "pieces")?;
         if flat.len() % 5 != 0 {
             return Err(bad(op, "pieces must be rows of 5"));
         }
@@ -249,7 +211,7 @@ fn read_piece(
 
 /// Reads the tile module `module` (see the module docs), checking it against `target`.
 pub fn read_design(module: OperationRef, target: &Target) -> Result<TileDesign, LowerError> {
-    let tiles = get_u32(module, TILES_ATTRIBUTE)?;
+    let tiles = tile::unsigned(module, TILES_ATTRIBUTE)?;
     if tiles == 0 || tiles > target.geometry.tiles.value {
         return Err(bad(
             module,
@@ -259,116 +221,186 @@ pub fn read_design(module: OperationRef, target: &Target) -> Result<TileDesign, 
             ),
         ));
     }
-    let function = get_str(module, FUNCTION_ATTRIBUTE)?;
-    let target_name = get_str(module, TARGET_ATTRIBUTE).unwrap_or_else(|_| target.name.clone());
+    let function = tile::string(module, FUNCTION_ATTRIBUTE)?;
+    let target_name =
+        tile::string(module, TARGET_ATTRIBUTE).unwrap_or_else(|_| target.name.clone());
     let mut program = TileProgram {
         name: function.clone(),
         tiles,
         ..TileProgram::default()
     };
-    let mut design_support = None;
-    let mut schedules = BTreeMap::new();
-    let mut code = None;
     let mut ops = Vec::new();
     if let Some(block) = module.region(0).ok().and_then(|r| r.first_block()) {
         let mut next = block.first_operation();
         while let Some(op) = next {
-            ops.push(op);
+            let view = TileOp::of(op).ok_or_else(|| {
+                bad(
+                    op,
+                    format!(
+                        "unexpected op '{}' in a tile module",
+                        op.name().as_string_ref().as_str().unwrap_or("")
+                    ),
+                )
+            })?;
+            ops.push(view);
             next = op.next_in_block();
         }
     }
-    // Declarations first (buffers before the steps that name them).
-    for &op in &ops {
-        let name = op.name().as_string_ref().as_str().unwrap_or("").to_string();
-        match name.as_str() {
-            "ipu_tile.op" => program.ops.push((
-                get_str(op, "provenance")?,
-                get_str(op, "op")?,
-                get_int(op, "estimate")?.max(0) as u64,
-            )),
-            "ipu_tile.kernel" => {
-                let index = get_int(op, "index")?;
-                if index != program.kernels.len() as i64 {
-                    return Err(bad(
-                        op,
-                        format!("kernel index {index}, expected {}", program.kernels.len()),
-                    ));
-                }
-                let spec: KernelSpec = serde_json::from_str(&get_str(op, "spec")?)
-                    .map_err(|e| bad(op, format!("kernel spec: {e}")))?;
-                program.kernels.push(spec);
-            }
-            "ipu_tile.buffer" => {
-                let buffer = read_buffer(op, program.buffers.len(), tiles, target)?;
-                program.buffers.push(buffer);
-            }
-            "ipu_tile.code" => {
-                code = Some(EmittedCode {
-                    tiles: get_i64s(op, "tiles")?
-                        .into_iter()
-                        .map(|t| index(op, "tile", t, tiles as usize).map(|t| t as u32))
-                        .collect::<Result<_, _>>()?,
-                    final_cycles: get_int(op, "final_cycles")?.max(0) as u64,
-                    final_exchange: get_int(op, "final_exchange")?.max(0) as u64,
-                });
-            }
-            "ipu_tile.support" => design_support = Some(read_support(op)?),
-            "ipu_tile.stream"
-            | "ipu_tile.host_write"
-            | "ipu_tile.host_read"
-            | "ipu_tile.compute"
-            | "ipu_tile.exchange"
-            | "ipu_tile.sync"
-            | "ipu_tile.repeat" => {}
-            other => return Err(bad(op, format!("unexpected op '{other}' in a tile module"))),
-        }
-    }
+    let Declarations { support, code } = read_declarations(&ops, &mut program, target)?;
     let reader = Reader {
         tiles,
         buffers: &program.buffers,
     };
     let mut bindings = Vec::new();
-    for &op in &ops {
-        if op.name().as_string_ref().as_str() != Ok("ipu_tile.stream") {
-            continue;
+    for op in &ops {
+        if let TileOp::StreamOp(stream) = op {
+            bindings.push(read_stream(*stream, &reader)?);
         }
-        bindings.push(read_stream(op, &reader)?);
     }
-    let mut initialize = Vec::new();
-    let mut run = Vec::new();
-    for &op in &ops {
-        let name = op.name().as_string_ref().as_str().unwrap_or("").to_string();
-        let step = match name.as_str() {
-            "ipu_tile.host_write" | "ipu_tile.host_read" => {
-                let stream = get_str(op, "stream")?;
-                let binding = bindings
-                    .iter()
-                    .position(|b| b.name == stream)
-                    .ok_or_else(|| bad(op, format!("no stream '{stream}'")))?;
-                if name == "ipu_tile.host_write" {
-                    TileStep::HostWrite { binding }
-                } else {
-                    TileStep::HostRead { binding }
+    let (steps, schedules) = read_steps(&ops, &reader, &bindings, program.kernels.len())?;
+    program.bindings = bindings;
+    program.initialize = steps.initialize;
+    program.run = steps.run;
+    Ok(TileDesign {
+        program,
+        function,
+        target: target_name,
+        support,
+        schedules,
+        code,
+    })
+}
+
+/// What a tile module declares besides buffers and kernels (which go into the program).
+struct Declarations {
+    support: Option<SupportMemory>,
+    code: Option<EmittedCode>,
+}
+
+/// The declarations of a tile module, read first (buffers before the steps that name them):
+/// the profiled ops, kernels and buffers into `program`, support memory and emitted code.
+fn read_declarations(
+    ops: &[TileOp],
+    program: &mut TileProgram,
+    target: &Target,
+) -> Result<Declarations, LowerError> {
+    let tiles = program.tiles;
+    let mut declarations = Declarations {
+        support: None,
+        code: None,
+    };
+    for op in ops {
+        match *op {
+            TileOp::ProfiledOp(profiled) => program.ops.push((
+                profiled.provenance()?,
+                profiled.op()?,
+                profiled.estimate()?.max(0) as u64,
+            )),
+            TileOp::KernelOp(kernel) => {
+                let index = kernel.index()?;
+                if index != program.kernels.len() as i64 {
+                    return Err(bad(
+                        kernel.operation(),
+                        format!("kernel index {index}, expected {}", program.kernels.len()),
+                    ));
                 }
+                let spec: KernelSpec = serde_json::from_str(&kernel.spec()?)
+                    .map_err(|e| bad(kernel.operation(), format!("kernel spec: {e}")))?;
+                program.kernels.push(spec);
             }
-            "ipu_tile.compute" => read_compute(op, &reader, program.kernels.len())?,
-            "ipu_tile.exchange" => {
-                let (step, schedule) = read_exchange(op, &reader)?;
+            TileOp::BufferOp(buffer) => {
+                let buffer = read_buffer(buffer, program.buffers.len(), tiles, target)?;
+                program.buffers.push(buffer);
+            }
+            TileOp::CodeOp(code) => {
+                let op = code.operation();
+                declarations.code = Some(EmittedCode {
+                    tiles: code
+                        .tiles()?
+                        .into_iter()
+                        .map(|t| index(op, "tile", t, tiles as usize).map(|t| t as u32))
+                        .collect::<Result<_, _>>()?,
+                    final_cycles: code.final_cycles()?.max(0) as u64,
+                    final_exchange: code.final_exchange()?.max(0) as u64,
+                });
+            }
+            TileOp::SupportOp(support) => declarations.support = Some(read_support(support)?),
+            TileOp::StreamOp(_)
+            | TileOp::HostWriteOp(_)
+            | TileOp::HostReadOp(_)
+            | TileOp::ComputeOp(_)
+            | TileOp::ExchangeOp(_)
+            | TileOp::SyncOp(_)
+            | TileOp::RepeatOp(_) => {}
+        }
+    }
+    Ok(declarations)
+}
+
+/// The steps of the two programs, in block order.
+struct Programs {
+    initialize: Vec<TileStep>,
+    run: Vec<TileStep>,
+}
+
+/// The step ops of a tile module as the steps of its programs (host transfers naming
+/// `bindings`), with the stored schedules of its exchange phases; each program's repeats must
+/// nest.
+fn read_steps(
+    ops: &[TileOp],
+    reader: &Reader,
+    bindings: &[HostBinding],
+    kernels: usize,
+) -> Result<(Programs, BTreeMap<u32, StoredSchedule>), LowerError> {
+    let mut schedules = BTreeMap::new();
+    let mut programs = Programs {
+        initialize: Vec::new(),
+        run: Vec::new(),
+    };
+    for view in ops {
+        let op = view.operation();
+        let binding = |stream: String| {
+            bindings
+                .iter()
+                .position(|b| b.name == stream)
+                .ok_or_else(|| bad(op, format!("no stream '{stream}'")))
+        };
+        let (step, program) = match *view {
+            TileOp::HostWriteOp(write) => (
+                TileStep::HostWrite {
+                    binding: binding(write.stream()?)?,
+                },
+                write.program()?,
+            ),
+            TileOp::HostReadOp(read) => (
+                TileStep::HostRead {
+                    binding: binding(read.stream()?)?,
+                },
+                read.program()?,
+            ),
+            TileOp::ComputeOp(compute) => {
+                (read_compute(compute, reader, kernels)?, compute.program()?)
+            }
+            TileOp::ExchangeOp(exchange) => {
+                let (step, schedule) = read_exchange(exchange, reader)?;
                 if let (TileStep::Exchange { phase, .. }, Some(schedule)) = (&step, schedule) {
                     schedules.insert(*phase, schedule);
                 }
-                step
+                (step, exchange.program()?)
             }
-            "ipu_tile.sync" => TileStep::Sync,
-            "ipu_tile.repeat" => TileStep::Repeat {
-                count: get_u32(op, "count")?,
-                steps: get_u32(op, "steps")? as usize,
-            },
+            TileOp::SyncOp(sync) => (TileStep::Sync, sync.program()?),
+            TileOp::RepeatOp(repeat) => (
+                TileStep::Repeat {
+                    count: repeat.count()?,
+                    steps: repeat.steps()? as usize,
+                },
+                repeat.program()?,
+            ),
             _ => continue,
         };
-        match get_str(op, "program")?.as_str() {
-            "initialize" => initialize.push(step),
-            "run" => run.push(step),
+        match program.as_str() {
+            "initialize" => programs.initialize.push(step),
+            "run" => programs.run.push(step),
             other => {
                 return Err(bad(
                     op,
@@ -377,36 +409,27 @@ pub fn read_design(module: OperationRef, target: &Target) -> Result<TileDesign, 
             }
         }
     }
-    for (name, steps) in [("initialize", &initialize), ("run", &run)] {
+    for (name, steps) in [("initialize", &programs.initialize), ("run", &programs.run)] {
         TileProgram::check_repeats(steps)
             .map_err(|detail| LowerError::Input(format!("ipu_tile program '{name}': {detail}")))?;
     }
-    program.bindings = bindings;
-    program.initialize = initialize;
-    program.run = run;
-    Ok(TileDesign {
-        program,
-        function,
-        target: target_name,
-        support: design_support,
-        schedules,
-        code,
-    })
+    Ok((programs, schedules))
 }
 
 /// An `ipu_tile.buffer` op: the next buffer (`id` must be `expected`), on tiles below
 /// `tiles`, at an address inside `target`'s tile memory when placed.
 fn read_buffer(
-    op: OperationRef,
+    buffer: BufferOp,
     expected: usize,
     tiles: u32,
     target: &Target,
 ) -> Result<Buffer, LowerError> {
-    let id = get_int(op, "id")?;
+    let op = buffer.operation();
+    let id = buffer.id()?;
     if id != expected as i64 {
         return Err(bad(op, format!("buffer id {id}, expected {expected}")));
     }
-    let class = match get_str(op, "class")?.as_str() {
+    let class = match buffer.class()?.as_str() {
         "standard" => MemoryClass::Standard,
         "interleaved" => MemoryClass::Interleaved,
         other => {
@@ -416,24 +439,24 @@ fn read_buffer(
             ))
         }
     };
-    let bytes = get_u32(op, "bytes")?;
+    let bytes = buffer.bytes()?;
     let mut buffer_tiles = Vec::new();
-    for t in get_i64s(op, "tiles")? {
+    for t in buffer.tiles()? {
         let tile = index(op, "tile", t, tiles as usize)? as u32;
         if buffer_tiles.last().is_some_and(|&last| last >= tile) {
             return Err(bad(op, "tiles must be strictly ascending"));
         }
         buffer_tiles.push(tile);
     }
-    let live = get_i64s(op, "live")?;
+    let live = buffer.live()?;
     let [first, last] = live[..] else {
         return Err(bad(op, "live must be array<i64: first, last>"));
     };
     if first < 0 || last < first {
         return Err(bad(op, format!("live range [{first}, {last}] is empty")));
     }
-    let address = if op.has_attribute("address") {
-        let address = get_u32(op, "address")?;
+    let address = if buffer.is_placed() {
+        let address = buffer.address()?;
         let end = u64::from(address) + u64::from(bytes);
         let lowest = target.memory.sram_base.value;
         let highest = u64::from(target.sram_end());
@@ -451,7 +474,7 @@ fn read_buffer(
         None
     };
     Ok(Buffer {
-        name: get_str(op, "name")?,
+        name: buffer.name()?,
         class,
         bytes,
         tiles: buffer_tiles,
@@ -461,10 +484,10 @@ fn read_buffer(
 }
 
 /// An `ipu_tile.support` op: the package's support memory and the ranges left for buffers.
-fn read_support(op: OperationRef) -> Result<SupportMemory, LowerError> {
-    let ranges = |name: &str| -> Result<Vec<(u32, u32)>, LowerError> {
-        let values = get_i64s(op, name)?;
-        if values.len() % 2 != 0 {
+fn read_support(support: SupportOp) -> Result<SupportMemory, LowerError> {
+    let op = support.operation();
+    let ranges = |name: &str, values: Vec<i64>| -> Result<Vec<(u32, u32)>, LowerError> {
+        if !values.len().is_multiple_of(2) {
             return Err(bad(op, format!("'{name}' must hold (start, end) pairs")));
         }
         values
@@ -479,30 +502,32 @@ fn read_support(op: OperationRef) -> Result<SupportMemory, LowerError> {
             .collect()
     };
     Ok(SupportMemory {
-        linked_end: get_u32(op, "linked_end")?,
-        profile_bytes: get_u32(op, "profile_bytes")?,
-        exchange_table_bytes: get_u32(op, "exchange_table_bytes")?,
-        host_code_bytes: get_u32(op, "host_code_bytes")?,
-        generated_code_bytes: get_u32(op, "generated_code_bytes")?,
-        code_address: get_u32(op, "code_address")?,
-        standard_ranges: ranges("standard_ranges")?,
-        interleaved_ranges: ranges("interleaved_ranges")?,
+        linked_end: support.linked_end()?,
+        profile_bytes: support.profile_bytes()?,
+        exchange_table_bytes: support.exchange_table_bytes()?,
+        host_code_bytes: support.host_code_bytes()?,
+        generated_code_bytes: support.generated_code_bytes()?,
+        code_address: support.code_address()?,
+        standard_ranges: ranges("standard_ranges", support.standard_ranges()?)?,
+        interleaved_ranges: ranges("interleaved_ranges", support.interleaved_ranges()?)?,
     })
 }
 
 /// An `ipu_tile.stream` op: a host binding and its pieces, checked against the buffers.
-fn read_stream(op: OperationRef, reader: &Reader) -> Result<HostBinding, LowerError> {
-    let role_name = get_str(op, "role")?;
+fn read_stream(stream: StreamOp, reader: &Reader) -> Result<HostBinding, LowerError> {
+    let op = stream.operation();
+    let role_name = stream.role()?;
     let role = role_from_name(&role_name).ok_or_else(|| {
         bad(
             op,
             format!("role '{role_name}': expected input, weight or output"),
         )
     })?;
-    let precision_name = get_str(op, "precision")?;
+    let precision_name = stream.precision()?;
     let precision = precision_from_name(&precision_name)
         .ok_or_else(|| bad(op, format!("unknown precision '{precision_name}'")))?;
-    let shape: Vec<u64> = get_i64s(op, "shape")?
+    let shape: Vec<u64> = stream
+        .shape()?
         .into_iter()
         .map(|d| u64::try_from(d).map_err(|_| bad(op, format!("negative dimension {d}"))))
         .collect::<Result<_, _>>()?;
@@ -510,10 +535,10 @@ fn read_stream(op: OperationRef, reader: &Reader) -> Result<HostBinding, LowerEr
         .iter()
         .try_fold(u64::from(precision.bytes()), |a, &d| a.checked_mul(d))
         .ok_or_else(|| bad(op, "tensor size overflows"))?;
-    let scale_exp = match op.attribute("scale_exp") {
-        Err(_) => 0,
-        Ok(_) => {
-            let scale = get_int(op, "scale_exp")?;
+    let scale_exp = match stream.has_scale_exp() {
+        false => 0,
+        true => {
+            let scale = stream.scale_exp()?;
             if !precision.is_fp8() || !(-31..=31).contains(&scale) {
                 return Err(bad(
                     op,
@@ -523,13 +548,13 @@ fn read_stream(op: OperationRef, reader: &Reader) -> Result<HostBinding, LowerEr
             scale as i32
         }
     };
-    let rows = piece_rows(op)?;
+    let rows = piece_rows(stream)?;
     let mut pieces = Vec::with_capacity(rows.len());
     for (index, row) in rows.iter().enumerate() {
         pieces.push(read_piece(op, reader, index, row, tensor_bytes)?);
     }
     let data = if role == BindingRole::Weight {
-        let value = attribute(op, "value")?;
+        let value = stream.value()?;
         attribute_bytes(
             value,
             tensor_bytes / u64::from(precision.bytes()),
@@ -541,7 +566,7 @@ fn read_stream(op: OperationRef, reader: &Reader) -> Result<HostBinding, LowerEr
         Vec::new()
     };
     Ok(HostBinding {
-        name: get_str(op, "name")?,
+        name: stream.name()?,
         role,
         precision,
         scale_exp,
@@ -553,8 +578,13 @@ fn read_stream(op: OperationRef, reader: &Reader) -> Result<HostBinding, LowerEr
 
 /// An `ipu_tile.compute` op: its runs, each on a tile with a known kernel and its arguments'
 /// places on that tile.
-fn read_compute(op: OperationRef, reader: &Reader, kernels: usize) -> Result<TileStep, LowerError> {
-    let rows = get_i64s(op, "runs")?;
+fn read_compute(
+    compute: ComputeOp,
+    reader: &Reader,
+    kernels: usize,
+) -> Result<TileStep, LowerError> {
+    let op = compute.operation();
+    let rows = compute.runs()?;
     let mut runs = Vec::new();
     let mut at = 0;
     while at < rows.len() {
@@ -582,7 +612,7 @@ fn read_compute(op: OperationRef, reader: &Reader, kernels: usize) -> Result<Til
         runs.push(Run { tile, kernel, args });
     }
     Ok(TileStep::Compute {
-        provenance: get_str(op, "provenance")?,
+        provenance: compute.provenance()?,
         runs,
     })
 }
@@ -590,13 +620,14 @@ fn read_compute(op: OperationRef, reader: &Reader, kernels: usize) -> Result<Til
 /// An `ipu_tile.exchange` op: its phase's moves (sources and destinations on their tiles)
 /// and the phase's stored schedule, if it has one.
 fn read_exchange(
-    op: OperationRef,
+    exchange: ExchangeOp,
     reader: &Reader,
 ) -> Result<(TileStep, Option<StoredSchedule>), LowerError> {
+    let op = exchange.operation();
     let tiles = reader.tiles;
     let mut schedule = None;
-    let phase = get_u32(op, "phase")?;
-    let rows = get_i64s(op, "moves")?;
+    let phase = exchange.phase()?;
+    let rows = exchange.moves()?;
     let mut moves = Vec::new();
     let mut at = 0;
     while at < rows.len() {
@@ -629,8 +660,8 @@ fn read_exchange(
             bytes,
         });
     }
-    if op.has_attribute("schedule") {
-        let values = get_i64s(op, "schedule")?;
+    if exchange.is_scheduled() {
+        let values = exchange.schedule()?;
         if values.len() % 4 != 0 {
             return Err(bad(op, "schedule must be rows of 4"));
         }
@@ -645,9 +676,9 @@ fn read_exchange(
             })
             .collect::<Result<_, _>>()?;
         schedule = Some(StoredSchedule {
-            key: get_int(op, "schedule_key")? as u64,
+            key: exchange.schedule_key()? as u64,
             pieces,
-            cycles: get_int(op, "cycles")?.max(0) as u64,
+            cycles: exchange.cycles()?.max(0) as u64,
         });
     }
     Ok((TileStep::Exchange { phase, moves }, schedule))

@@ -23,6 +23,7 @@ use super::super::program::{Arg, TileProgram, TileStep};
 use super::super::LowerError;
 use super::read::piece_row;
 use super::*;
+use ipu_dialects::tile;
 
 // ---------------------------------------------------------------------------------------
 // Writing.
@@ -119,12 +120,12 @@ pub(super) struct Reuse<'c, 'a> {
 /// The part an op of a tile module belongs to, in the writer's order.
 fn part_of(op: &OperationRef) -> usize {
     match op.name().as_string_ref().as_str() {
-        Ok("ipu_tile.op") => 0,
-        Ok("ipu_tile.kernel") => 1,
-        Ok("ipu_tile.buffer") => 2,
-        Ok("ipu_tile.stream") => 3,
-        Ok("ipu_tile.support") => 4,
-        Ok("ipu_tile.code") => 6,
+        Ok(tile::ProfiledOp::NAME) => 0,
+        Ok(tile::KernelOp::NAME) => 1,
+        Ok(tile::BufferOp::NAME) => 2,
+        Ok(tile::StreamOp::NAME) => 3,
+        Ok(tile::SupportOp::NAME) => 4,
+        Ok(tile::CodeOp::NAME) => 6,
         _ => 5,
     }
 }
@@ -329,7 +330,7 @@ fn write_ops(w: &mut Writer, program: &TileProgram) -> Result<(), LowerError> {
             ("op", w.str(op)),
             ("estimate", w.int(*estimate)),
         ];
-        w.op("ipu_tile.op", attributes)?;
+        w.op(tile::ProfiledOp::NAME, attributes)?;
     }
     Ok(())
 }
@@ -343,7 +344,7 @@ fn write_kernels(w: &mut Writer, program: &TileProgram) -> Result<(), LowerError
             ("name", w.str(&spec.name())),
             ("spec", w.str(&json)),
         ];
-        w.op("ipu_tile.kernel", attributes)?;
+        w.op(tile::KernelOp::NAME, attributes)?;
     }
     Ok(())
 }
@@ -364,7 +365,7 @@ fn write_buffers(w: &mut Writer, program: &TileProgram) -> Result<(), LowerError
         if let Some(address) = buffer.address {
             attributes.push(("address", w.int(u64::from(address))));
         }
-        w.op("ipu_tile.buffer", attributes)?;
+        w.op(tile::BufferOp::NAME, attributes)?;
     }
     Ok(())
 }
@@ -405,7 +406,7 @@ fn write_streams(w: &mut Writer, program: &TileProgram) -> Result<(), LowerError
                 value_attribute(context, binding.precision, &binding.shape, &binding.data)?,
             ));
         }
-        w.op("ipu_tile.stream", attributes)?;
+        w.op(tile::StreamOp::NAME, attributes)?;
     }
     Ok(())
 }
@@ -437,7 +438,7 @@ fn write_support(w: &mut Writer, design: &TileDesign) -> Result<(), LowerError> 
                 w.i64s(&pairs(&support.interleaved_ranges)),
             ),
         ];
-        w.op("ipu_tile.support", attributes)?;
+        w.op(tile::SupportOp::NAME, attributes)?;
     }
     Ok(())
 }
@@ -449,7 +450,7 @@ fn write_code(w: &mut Writer, design: &TileDesign) -> Result<(), LowerError> {
             ("final_cycles", w.int(code.final_cycles)),
             ("final_exchange", w.int(code.final_exchange)),
         ];
-        w.op("ipu_tile.code", attributes)?;
+        w.op(tile::CodeOp::NAME, attributes)?;
     }
     Ok(())
 }
@@ -500,9 +501,9 @@ fn write_step(
     match step {
         TileStep::HostWrite { binding } | TileStep::HostRead { binding } => {
             let name = if matches!(step, TileStep::HostWrite { .. }) {
-                "ipu_tile.host_write"
+                tile::HostWriteOp::NAME
             } else {
-                "ipu_tile.host_read"
+                tile::HostReadOp::NAME
             };
             let stream = &tile_program.bindings[*binding].name;
             let attributes = vec![("program", w.str(program)), ("stream", w.str(stream))];
@@ -530,11 +531,11 @@ fn write_step(
                 ("provenance", w.str(provenance)),
                 ("runs", w.i64s(&rows)),
             ];
-            w.op("ipu_tile.compute", attributes)
+            w.op(tile::ComputeOp::NAME, attributes)
         }
         TileStep::Sync => {
             let attributes = vec![("program", w.str(program))];
-            w.op("ipu_tile.sync", attributes)
+            w.op(tile::SyncOp::NAME, attributes)
         }
         TileStep::Repeat { count, steps } => {
             let attributes = vec![
@@ -542,7 +543,7 @@ fn write_step(
                 ("count", w.int(u64::from(*count))),
                 ("steps", w.int(*steps as u64)),
             ];
-            w.op("ipu_tile.repeat", attributes)
+            w.op(tile::RepeatOp::NAME, attributes)
         }
         TileStep::Exchange { phase, moves } => {
             let mut rows = Vec::new();
@@ -573,7 +574,7 @@ fn write_step(
                 attributes.push(("schedule_key", w.int(schedule.key)));
                 attributes.push(("cycles", w.int(schedule.cycles)));
             }
-            w.op("ipu_tile.exchange", attributes)
+            w.op(tile::ExchangeOp::NAME, attributes)
         }
     }
 }
