@@ -99,6 +99,21 @@ mod model_tests {
         );
     }
 
+    /// The program the lowering emits for `grid` with F16 host operands.
+    fn lowered_f16(grid: &SplitGrid) -> TileProgram {
+        let mut program = TileProgram::default();
+        let homes = inputs(&mut program, grid, Precision::F16, "op0");
+        lower(
+            &mut program,
+            grid,
+            (Precision::F16, [0, 0]),
+            &homes,
+            None,
+            "op0",
+        );
+        program
+    }
+
     /// The estimate prices the GEMM and reduce calls the lowering emits: with the B panel in
     /// standard memory the calls read standard weights in the program and in the estimate
     /// (which priced every call as interleaved before), and the busiest tile's GEMM cycles in
@@ -111,16 +126,7 @@ mod model_tests {
             let grid = SplitGrid::new((64, 512, 96), (2, 2, 2), Precision::F16, class, &target)
                 .expect("fits");
             assert_eq!(grid.weights_class(), class);
-            let mut program = TileProgram::default();
-            let homes = inputs(&mut program, &grid, Precision::F16, "op0");
-            lower(
-                &mut program,
-                &grid,
-                (Precision::F16, [0, 0]),
-                &homes,
-                None,
-                "op0",
-            );
+            let program = lowered_f16(&grid);
             let mut per_tile = std::collections::BTreeMap::<u32, (u64, u64)>::new();
             for step in &program.run {
                 let TileStep::Compute { runs, .. } = step else {
@@ -169,16 +175,7 @@ mod model_tests {
                 &target,
             )
             .expect("fits");
-            let mut program = TileProgram::default();
-            let homes = inputs(&mut program, &grid, Precision::F16, "op0");
-            lower(
-                &mut program,
-                &grid,
-                (Precision::F16, [0, 0]),
-                &homes,
-                None,
-                "op0",
-            );
+            let program = lowered_f16(&grid);
             let mut emitted_exchange = 0;
             let mut copies = std::collections::BTreeMap::<u32, u64>::new();
             for step in &program.run {
