@@ -10,25 +10,16 @@
 //!
 //! so the verifier, IR printing (`--mlir-print-ir-after=ipu-place-storage`), timing and
 //! statistics run between its stages like between any passes. Each stage logs its phases of
-//! the seed's package build inside `ipu.package.build{tile_count=... operations=...}`:
-//! `ipu.package.phase{phase="..."}` spans that end with
-//! `package build phase finished phase=... elapsed_ms=... success=...`.
-
-use std::time::Instant;
-
-use ipu_dialects::ipu::string_value;
-use melior::ir::{block::BlockLike, operation::OperationLike, OperationRef, RegionLike};
-use tracing::info;
+//! the seed's package build ([`crate::build_trace`]).
 
 use crate::lower::passes::{
     EmitTileCodeOptions, LowerExchangesOptions, LowerToTilesOptions,
     OptimizeExchangePlacementOptions, PlaceStorageOptions, PlanKernelsOptions,
 };
-use crate::lower_mid::{LowerMidOptions, WeightMemory, FINALISTS_ATTRIBUTE};
-use crate::pipeline::{parse_option_list, PassOption, PassOptions, PipelineError};
-use crate::plan_ir;
+use crate::lower_mid::{LowerMidOptions, WeightMemory};
+use crate::pipeline::{PassOption, PassOptions, PipelineError};
 use crate::planner::PrecisionPolicy;
-use crate::select_finalist::{SelectFinalistOptions, PLAN_OPTIONS_ATTRIBUTE};
+use crate::select_finalist::SelectFinalistOptions;
 
 crate::pass_options! {
     /// Options of the `ipu-compile` pipeline (forwarded to its stages).
@@ -120,110 +111,6 @@ pub fn expand_compile(options: &[PassOption]) -> Result<String, PipelineError> {
         EmitTileCodeOptions { target }.print_pass(),
     ];
     Ok(stages.join(", "))
-}
-
-/// A phase of the package build: a tracing span `ipu.package.phase{phase=...}` and, when it
-/// ends, `package build phase finished phase=... elapsed_ms=... success=...`.
-pub struct Phase {
-    name: &'static str,
-    started: Instant,
-    span: tracing::span::EnteredSpan,
-    success: bool,
-}
-
-impl Phase {
-    pub fn enter(name: &'static str) -> Phase {
-        Phase {
-            name,
-            started: Instant::now(),
-            span: tracing::info_span!("ipu.package.phase", phase = name).entered(),
-            success: false,
-        }
-    }
-
-    /// Marks the phase successful (a phase dropped without this reports `success=false`).
-    pub fn finish(mut self) {
-        self.success = true;
-    }
-}
-
-impl Drop for Phase {
-    fn drop(&mut self) {
-        let _ = &self.span;
-        info!(
-            phase = self.name,
-            elapsed_ms = self.started.elapsed().as_millis() as u64,
-            success = self.success,
-            "package build phase finished"
-        );
-    }
-}
-
-/// Runs `body` as phase `name` of the package build.
-pub fn staged<T, E>(name: &'static str, body: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
-    let phase = Phase::enter(name);
-    let result = body();
-    if result.is_ok() {
-        phase.finish();
-    }
-    result
-}
-
-/// Runs `body` (a stage of the package build of `module`) inside the build's span
-/// `ipu.package.build{tile_count=... operations=...}`: the tile count planning used (recorded
-/// on the module once planned; else `tiles`) and the module's graph ops.
-pub fn in_package_build<T>(module: OperationRef, tiles: u32, body: impl FnOnce() -> T) -> T {
-    let tile_count = planned_options(module).map_or(tiles, |options| options.tiles);
-    let span = tracing::info_span!(
-        "ipu.package.build",
-        tile_count,
-        operations = count_graph_ops(module)
-    );
-    let _build = span.enter();
-    body()
-}
-
-/// The ipu-lower-mid options recorded on `module` by planning, if any.
-pub fn planned_options(module: OperationRef) -> Option<LowerMidOptions> {
-    let text = match module.attribute(PLAN_OPTIONS_ATTRIBUTE) {
-        Ok(attribute) => string_value(attribute)?,
-        Err(_) => {
-            let record = module
-                .attribute(FINALISTS_ATTRIBUTE)
-                .ok()
-                .and_then(string_value)?;
-            let record: serde_json::Value = serde_json::from_str(&record).ok()?;
-            record.get("options")?.as_str()?.to_string()
-        }
-    };
-    parse_option_list(&text)
-        .ok()
-        .and_then(|list| LowerMidOptions::from_pass_options(&list).ok())
-}
-
-/// Graph ops of the module's functions (`ipu.*` ops other than planning's inserted casts and
-/// rearranges).
-fn count_graph_ops(module: OperationRef) -> usize {
-    let mut count = 0;
-    for function in plan_ir::functions(module).values() {
-        let Some(block) = function.region(0).ok().and_then(|r| r.first_block()) else {
-            continue;
-        };
-        let mut next = block.first_operation();
-        while let Some(inner) = next {
-            let name = inner.name();
-            if name
-                .as_string_ref()
-                .as_str()
-                .is_ok_and(|n| n.starts_with("ipu."))
-                && !inner.has_attribute("ipu.inserted")
-            {
-                count += 1;
-            }
-            next = inner.next_in_block();
-        }
-    }
-    count
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! construction, and one module per pass.
 
 pub mod annotate_flops;
+pub mod build_trace;
 pub mod canonicalize;
 pub mod compile;
 pub mod convert;

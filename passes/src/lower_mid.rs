@@ -96,6 +96,9 @@ pub struct LowerMid {
 /// Module attribute holding the planner options and every function's finalists.
 pub const FINALISTS_ATTRIBUTE: &str = "ipu.finalists";
 
+/// Module attribute, set by selection: the `ipu-lower-mid` options the plans were made with.
+pub const PLAN_OPTIONS_ATTRIBUTE: &str = "ipu.plan_options";
+
 /// The most bytes an option's file (constraints, calibration) may hold.
 pub const MAX_OPTION_FILE_BYTES: u64 = 64 << 20;
 
@@ -336,8 +339,9 @@ impl Pass for LowerMid {
     }
 
     fn run(&self, op: OperationRef, run: &mut PassRun) -> Result<(), PassFailure> {
-        crate::compile::in_package_build(op, self.options.tiles, || {
-            crate::compile::staged("lower_mid", || self.run_stage(op, run))
+        let tiles = planned_tiles(op, self.options.tiles);
+        crate::build_trace::in_package_build(op, tiles, || {
+            crate::build_trace::staged("lower_mid", || self.run_stage(op, run))
         })
     }
 }
@@ -446,4 +450,29 @@ impl LowerMid {
         }
         Ok(())
     }
+}
+
+/// The ipu-lower-mid options recorded on `module` by planning, if any.
+pub fn planned_options(module: OperationRef) -> Option<LowerMidOptions> {
+    let text = match module.attribute(PLAN_OPTIONS_ATTRIBUTE) {
+        Ok(attribute) => ipu_dialects::ipu::string_value(attribute)?,
+        Err(_) => {
+            let record = module
+                .attribute(FINALISTS_ATTRIBUTE)
+                .ok()
+                .and_then(ipu_dialects::ipu::string_value)?;
+            let record: serde_json::Value = serde_json::from_str(&record).ok()?;
+            record.get("options")?.as_str()?.to_string()
+        }
+    };
+    crate::pipeline::parse_option_list(&text)
+        .ok()
+        .and_then(|list| {
+            <LowerMidOptions as crate::pipeline::PassOptions>::from_pass_options(&list).ok()
+        })
+}
+
+/// The tile count planning used for `module` (recorded on it once planned), else `tiles`.
+pub fn planned_tiles(module: OperationRef, tiles: u32) -> u32 {
+    planned_options(module).map_or(tiles, |options| options.tiles)
 }

@@ -46,8 +46,7 @@ crate::pass_options! {
     }
 }
 
-/// Module attribute, set by selection: the `ipu-lower-mid` options the plans were made with.
-pub const PLAN_OPTIONS_ATTRIBUTE: &str = "ipu.plan_options";
+pub use crate::lower_mid::PLAN_OPTIONS_ATTRIBUTE;
 
 /// The `ipu-select-finalist` pass.
 #[derive(Clone)]
@@ -180,8 +179,9 @@ impl Pass for SelectFinalist {
     }
 
     fn run(&self, op: OperationRef, run: &mut PassRun) -> Result<(), PassFailure> {
-        crate::compile::in_package_build(op, 0, || {
-            crate::compile::staged("select_finalist", || self.run_stage(op, run))
+        let tiles = crate::lower_mid::planned_tiles(op, 0);
+        crate::build_trace::in_package_build(op, tiles, || {
+            crate::build_trace::staged("select_finalist", || self.run_stage(op, run))
         })
     }
 }
