@@ -82,9 +82,13 @@ impl Lowering<'_> {
             causal,
             scale: scale.unwrap_or(1.0 / f64::from(d).sqrt()) as f32,
         };
-        let blocks = (&qb, &kb, &vb);
+        let operands = AttentionOperands {
+            queries: &qb,
+            keys: &kb,
+            values: &vb,
+        };
         if let Some(heads) = heads_per_tile {
-            return self.attention_in_waves(&attention, heads, plan, blocks);
+            return self.attention_in_waves(&attention, heads, plan, operands);
         }
         match plan {
             Some(
@@ -92,8 +96,8 @@ impl Lowering<'_> {
                     schedule: AttentionSchedule::Materialized,
                     ..
                 },
-            ) => self.attention_on_plan_grid(&attention, plan, blocks),
-            _ => self.attention_in_query_blocks(&attention, plan, blocks),
+            ) => self.attention_on_plan_grid(&attention, plan, operands),
+            _ => self.attention_in_query_blocks(&attention, plan, operands),
         }
     }
 
@@ -105,7 +109,7 @@ impl Lowering<'_> {
         attention: &AttentionOp,
         heads: u32,
         plan: Option<&AttentionPlan>,
-        (qb, kb, vb): (&Blocks, &Blocks, &Blocks),
+        operands: AttentionOperands,
     ) -> Result<(), LowerError> {
         let AttentionOp {
             index,
@@ -130,7 +134,7 @@ impl Lowering<'_> {
         }
         let grid = row_grid(batches * s, ev, heads * s);
         let shape = attention.streamed(s, key_block);
-        self.attention_streamed(&shape, &grid, (qb, kb, vb))
+        self.attention_streamed(&shape, &grid, operands)
     }
 
     /// The `attention_materialized` plan's (batch-head, query block, key block) grid, when the
@@ -139,7 +143,7 @@ impl Lowering<'_> {
         &mut self,
         attention: &AttentionOp,
         plan: &AttentionPlan,
-        (qb, kb, vb): (&Blocks, &Blocks, &Blocks),
+        operands: AttentionOperands,
     ) -> Result<(), LowerError> {
         let AttentionOp {
             index,
@@ -172,7 +176,7 @@ impl Lowering<'_> {
             ));
         }
         let shape = attention.materialized((g[1], g[2]));
-        self.attention_materialized(&shape, batches, (qb, kb, vb))
+        self.attention_materialized(&shape, operands)
     }
 
     /// Query blocks of whole batch-heads (`attention_blocked` / `attention_flash` on
@@ -182,7 +186,7 @@ impl Lowering<'_> {
         &mut self,
         attention: &AttentionOp,
         plan: Option<&AttentionPlan>,
-        (qb, kb, vb): (&Blocks, &Blocks, &Blocks),
+        operands: AttentionOperands,
     ) -> Result<(), LowerError> {
         let AttentionOp {
             index,
@@ -240,11 +244,11 @@ impl Lowering<'_> {
         };
         if let Some(key_block) = key_block {
             let shape = attention.streamed(qr, key_block);
-            return self.attention_streamed(&shape, &grid, (qb, kb, vb));
+            return self.attention_streamed(&shape, &grid, operands);
         }
         // Whole score rows per tile: the materialized attention with one key block.
         let shape = attention.materialized((per_head, 1));
-        self.attention_materialized(&shape, batches, (qb, kb, vb))
+        self.attention_materialized(&shape, operands)
     }
 }
 
@@ -280,6 +284,7 @@ impl AttentionOp {
         MaterializedAttention {
             index: self.index,
             out: self.out,
+            batches: self.batches,
             sizes: self.sizes,
             grid,
             precision: self.precision,
@@ -319,6 +324,7 @@ fn planned_key_block(
 pub(in crate::lower::graph) struct MaterializedAttention {
     index: usize,
     out: ValueId,
+    batches: u32,
     /// (queries S, head size D, keys T, value width E).
     sizes: (u32, u32, u32, u32),
     /// Query blocks and key blocks per batch-head.
@@ -405,181 +411,212 @@ impl Lowering<'_> {
 
     /// Attention materialized on a (batch-head, query block, key block) tile grid, the
     /// planner's `attention_materialized` plan: tile (h, i, j) fetches query block i and key
-    /// block j of head h (and all of the head's values) and computes its `qr x tk` score block
-    /// (`S = Q K_j^T`, scaled); one exchange phase reshards the scores to whole rows (tile
-    /// (h, i, j) takes row group j of query block i, every key), which the tile runs through
-    /// the (causal) row softmax and multiplies by the values. The result is a row grid of
-    /// `qr / gt` rows per tile, in tile order. With one key block (`gt = 1`: whole score rows
-    /// per tile, the `attention_blocked` plan) the score block is the tile's rows: no reshard.
+    /// block j of head h (and all of the head's values) and computes its score block (query
+    /// rows x key rows, `S = Q K_j^T`, scaled); one exchange phase reshards the scores to whole
+    /// rows (tile (h, i, j) takes row group j of query block i, every key), which the tile runs
+    /// through the (causal) row softmax and multiplies by the values. The result is a row grid
+    /// of `rows_after` (query rows / key blocks) rows per tile, in tile order. With one key
+    /// block (whole score rows per tile, the `attention_blocked` plan) the score block is the
+    /// tile's rows: no reshard.
     pub(in crate::lower::graph) fn attention_materialized(
         &mut self,
         shape: &MaterializedAttention,
-        batches: u32,
-        (qb, kb, vb): (&Blocks, &Blocks, &Blocks),
+        operands: AttentionOperands,
     ) -> Result<(), LowerError> {
-        let MaterializedAttention {
-            index,
-            out,
-            sizes: (s, d, t, ev),
-            grid: (gs, gt),
-            precision,
-            causal,
-            scale,
-        } = *shape;
-        let (qr, tk) = (s / gs, t / gt);
-        let rs = qr / gt;
-        // The tile's calls, as the strategy lists and prices them.
-        let work = MaterializedTile {
-            rows: qr,
-            d,
-            key_rows: tk,
-            keys: t,
-            width: ev,
-            rows_after: rs,
-            precision,
-            causal,
+        let work = shape.tile();
+        let tiles = shape.tiles();
+        let result_grid = shape.result_grid();
+        let buffers = self.materialized_buffers(shape, &tiles, &result_grid);
+        let (scores_scratch, values_scratch) =
+            self.attention_scratch(shape.index, (work.scores(), work.values()), &tiles);
+        let op = MaterializedOp {
+            shape,
+            work,
+            operands,
+            buffers,
         };
-        let e = precision.bytes();
-        let tiles: Vec<u32> = (0..batches * gs * gt).collect();
-        let q_rm = self.op_buffer(index, "q", &tiles, qr * d * e);
-        let k_rm = self.op_buffer(index, "k", &tiles, tk * d * e);
-        let k_t = self.op_buffer(index, "k_t", &tiles, d * tk * e);
+        self.materialized_scores(&op, &tiles, &scores_scratch);
+        let mut runs = self.reshard_score_rows(&op, &tiles);
+        for &tile in &tiles {
+            self.push_softmax_values(&mut runs, &op, tile, &values_scratch);
+        }
+        shape.log(tiles.len());
+        let blocks = Blocks {
+            grid: result_grid,
+            buffer: op.buffers.result,
+            precision: shape.precision,
+        };
+        self.finish(shape.index, "ipu.attention", runs, shape.out, blocks);
+        Ok(())
+    }
+
+    /// Allocates the materialized attention's buffers on `tiles`, the result's on the row
+    /// grid `result_grid`.
+    fn materialized_buffers(
+        &mut self,
+        shape: &MaterializedAttention,
+        tiles: &[u32],
+        result_grid: &GemmGrid,
+    ) -> MaterializedBuffers {
+        let MaterializedTile {
+            rows,
+            d: head_size,
+            key_rows,
+            keys,
+            width,
+            rows_after,
+            precision,
+            ..
+        } = shape.tile();
+        let index = shape.index;
+        let element_bytes = precision.bytes();
+        let queries = self.op_buffer(index, "q", tiles, rows * head_size * element_bytes);
+        let key_block = self.op_buffer(index, "k", tiles, key_rows * head_size * element_bytes);
+        let key_block_transposed =
+            self.op_buffer(index, "k_t", tiles, head_size * key_rows * element_bytes);
         // The head's values in interleaved memory (the tile-local GEMM packs them from there).
-        let v_rm = self.program.buffer(
+        let values = self.program.buffer(
             format!("{}.v", self.provenance(index)),
             MemoryClass::Interleaved,
-            t * ev * e,
-            tiles.clone(),
+            keys * width * element_bytes,
+            tiles.to_vec(),
         );
-        let scores = self.op_buffer(index, "scores", &tiles, qr * tk * e);
+        let scores = self.op_buffer(index, "scores", tiles, rows * key_rows * element_bytes);
         // With one key block a tile's score block is already its whole rows.
-        let rows = if gt == 1 {
+        let score_rows = if shape.key_blocks() == 1 {
             scores
         } else {
-            self.op_buffer(index, "score_rows", &tiles, rs * t * e)
+            self.op_buffer(
+                index,
+                "score_rows",
+                tiles,
+                rows_after * keys * element_bytes,
+            )
         };
-        let probabilities = self.op_buffer(index, "p", &tiles, rs * t * e);
-        let grid = row_grid(batches * s, ev, rs);
-        let result = self.result_buffer(index, &grid, precision);
-        let name = self.provenance(index);
-        let (qk, pv) = self.attention_scratch(index, (work.scores(), work.values()), &tiles);
-        let tile_of = |h: u32, i: u32, j: u32| (h * gs + i) * gt + j;
-        let mut transfers = Transfers::default();
-        for h in 0..batches {
-            for i in 0..gs {
-                for j in 0..gt {
-                    let tile = tile_of(h, i, j);
-                    let fetches = [
-                        (qb, (h * s + i * qr, qr), d, q_rm),
-                        (kb, (h * t + j * tk, tk), d, k_rm),
-                        (vb, (h * t, t), ev, v_rm),
-                    ];
-                    for (source, (r0, count), cols, buffer) in fetches {
-                        transfers.gather(
-                            source,
-                            Fetch::rows(tile, (r0, count), cols, Place::at(buffer, 0)),
-                        );
-                    }
-                }
-            }
+        let probabilities = self.op_buffer(index, "p", tiles, rows_after * keys * element_bytes);
+        let result = self.result_buffer(index, result_grid, precision);
+        MaterializedBuffers {
+            queries,
+            key_block,
+            key_block_transposed,
+            values,
+            scores,
+            score_rows,
+            probabilities,
+            result,
         }
+    }
+
+    /// The first compute step: every tile fetches its query block, key block and the head's
+    /// values, and computes its scaled score block.
+    fn materialized_scores(
+        &mut self,
+        op: &MaterializedOp,
+        tiles: &[u32],
+        scores_scratch: &GemmScratch,
+    ) {
+        let MaterializedOp {
+            shape,
+            work,
+            buffers,
+            ..
+        } = op;
+        let transfers = op.fetches();
         let mut runs = self.flush(transfers);
-        for &tile in &tiles {
+        for &tile in tiles {
             self.push_scores(
                 &mut runs,
                 tile,
-                (tk, d, precision),
-                (q_rm, k_rm, k_t, scores),
-                &qk,
+                (work.key_rows, work.d, shape.precision),
+                (
+                    buffers.queries,
+                    buffers.key_block,
+                    buffers.key_block_transposed,
+                    buffers.scores,
+                ),
+                scores_scratch,
             );
             runs.push(Run {
                 tile,
                 kernel: self.program.kernel(work.scale()),
                 args: vec![
-                    address(scores, 0),
-                    address(scores, 0),
-                    Arg::Value(scale.to_bits()),
+                    address(buffers.scores, 0),
+                    address(buffers.scores, 0),
+                    Arg::Value(shape.scale.to_bits()),
                 ],
             });
         }
-        runs.sort_by_key(|r| r.tile);
-        self.program.run.push(TileStep::Compute {
-            provenance: format!("{name}.scores"),
-            runs,
-        });
-        // The score blocks as a value: query block (h, i) x key block j on tile (h, i, j).
-        let score_blocks = Blocks {
-            grid: GemmGrid {
-                m: batches * s,
-                k: t,
-                n: t,
-                cb: tk,
-                nb: gt,
-                mb: batches * gs,
-                rows_padded: qr,
-                kb: t,
-                k_steps: 1,
-            },
-            buffer: scores,
-            precision,
-        };
+        let provenance = format!("{}.scores", self.provenance(shape.index));
+        self.push_compute(provenance, runs);
+    }
+
+    /// The exchange phase that reshards the score blocks to whole rows (tile (h, i, j) takes
+    /// row group j of query block i, every key); returns its local copies. With one key block
+    /// nothing moves.
+    fn reshard_score_rows(&mut self, op: &MaterializedOp, tiles: &[u32]) -> Vec<Run> {
+        let MaterializedOp {
+            shape,
+            work,
+            buffers,
+            ..
+        } = op;
+        let score_blocks = shape.score_blocks(buffers.scores);
         let mut transfers = Transfers::default();
-        for &tile in tiles.iter().filter(|_| gt > 1) {
-            let r0 = tile * rs;
-            transfers.gather(
-                &score_blocks,
-                Fetch::rows(tile, (r0, rs), t, Place::at(rows, 0)),
-            );
+        if shape.key_blocks() > 1 {
+            for &tile in tiles {
+                let first_row = tile * work.rows_after;
+                transfers.gather(
+                    &score_blocks,
+                    Fetch::rows(
+                        tile,
+                        (first_row, work.rows_after),
+                        work.keys,
+                        Place::at(buffers.score_rows, 0),
+                    ),
+                );
+            }
         }
-        let mut runs = self.flush(transfers);
-        for &tile in &tiles {
-            // The tile's first query row within its batch-head, for the causal mask.
-            let row_in_head = (tile * rs) % s;
-            runs.push(Run {
-                tile,
-                kernel: self.program.kernel(work.softmax()),
-                args: vec![
-                    address(rows, 0),
-                    address(probabilities, 0),
-                    Arg::Value(row_in_head),
-                ],
-            });
-            local_gemm(
-                self,
-                &mut runs,
-                tile,
-                (
-                    Place::at(probabilities, 0),
-                    Place::at(v_rm, 0),
-                    Place::at(result, 0),
-                ),
-                &pv,
-            );
-        }
-        if gt == 1 {
-            info!(
-                op = index,
-                tiles = tiles.len(),
-                query_rows = qr,
-                "attention lowered with whole score rows, one tile per batch-head query block"
-            );
-        } else {
-            info!(
-                op = index,
-                grid = ?[batches, gs, gt],
-                query_rows = qr,
-                key_block = tk,
-                rows_after = rs,
-                "attention lowered materialized on a query x key tile grid"
-            );
-        }
-        let blocks = Blocks {
-            grid,
-            buffer: result,
-            precision,
-        };
-        self.finish(index, "ipu.attention", runs, out, blocks);
-        Ok(())
+        self.flush(transfers)
+    }
+
+    /// Appends the runs of `tile` after the reshard: the (causal) row softmax of its score
+    /// rows, then their product with the head's values into the result.
+    fn push_softmax_values(
+        &mut self,
+        runs: &mut Vec<Run>,
+        op: &MaterializedOp,
+        tile: u32,
+        values_scratch: &GemmScratch,
+    ) {
+        let MaterializedOp {
+            shape,
+            work,
+            buffers,
+            ..
+        } = op;
+        let (queries_per_head, ..) = shape.sizes;
+        // The tile's first query row within its batch-head, for the causal mask.
+        let row_in_head = (tile * work.rows_after) % queries_per_head;
+        runs.push(Run {
+            tile,
+            kernel: self.program.kernel(work.softmax()),
+            args: vec![
+                address(buffers.score_rows, 0),
+                address(buffers.probabilities, 0),
+                Arg::Value(row_in_head),
+            ],
+        });
+        local_gemm(
+            self,
+            runs,
+            tile,
+            (
+                Place::at(buffers.probabilities, 0),
+                Place::at(buffers.values, 0),
+                Place::at(buffers.result, 0),
+            ),
+            values_scratch,
+        );
     }
 
     /// Attention with the keys streamed through in blocks (flash-style): per tile (batch-head,
@@ -592,8 +629,13 @@ impl Lowering<'_> {
         &mut self,
         a: &StreamedAttention,
         grid: &GemmGrid,
-        (qb, kb, vb): (&Blocks, &Blocks, &Blocks),
+        operands: AttentionOperands,
     ) -> Result<(), LowerError> {
+        let AttentionOperands {
+            queries: qb,
+            keys: kb,
+            values: vb,
+        } = operands;
         let index = a.index;
         let (s, d, t, ev) = a.sizes;
         let (qr, tb, precision) = (a.qr, a.key_block.min(t), a.precision);
@@ -755,5 +797,170 @@ impl Lowering<'_> {
         };
         self.finish(index, "ipu.attention", runs, a.out, blocks);
         Ok(())
+    }
+
+    /// Pushes a compute step of `runs` in tile order (stable: a tile's runs keep their order).
+    fn push_compute(&mut self, provenance: String, mut runs: Vec<Run>) {
+        runs.sort_by_key(|run| run.tile);
+        self.program
+            .run
+            .push(TileStep::Compute { provenance, runs });
+    }
+}
+
+/// The query, key and value operands of an attention op, on the device.
+#[derive(Clone, Copy)]
+pub(in crate::lower::graph) struct AttentionOperands<'a> {
+    queries: &'a Blocks,
+    keys: &'a Blocks,
+    values: &'a Blocks,
+}
+
+impl MaterializedAttention {
+    /// Query blocks per batch-head.
+    fn query_blocks(&self) -> u32 {
+        self.grid.0
+    }
+
+    /// Key blocks per batch-head.
+    fn key_blocks(&self) -> u32 {
+        self.grid.1
+    }
+
+    /// One tile's calls, as the strategy lists and prices them.
+    fn tile(&self) -> MaterializedTile {
+        let (queries, head_size, keys, width) = self.sizes;
+        let rows = queries / self.query_blocks();
+        MaterializedTile {
+            rows,
+            d: head_size,
+            key_rows: keys / self.key_blocks(),
+            keys,
+            width,
+            rows_after: rows / self.key_blocks(),
+            precision: self.precision,
+            causal: self.causal,
+        }
+    }
+
+    /// Every tile of the (batch-head, query block, key block) grid, in tile order.
+    fn tiles(&self) -> Vec<u32> {
+        (0..self.batches * self.query_blocks() * self.key_blocks()).collect()
+    }
+
+    /// The tile of query block `query_block` and key block `key_block` of batch-head `head`.
+    fn tile_of(&self, head: u32, query_block: u32, key_block: u32) -> u32 {
+        (head * self.query_blocks() + query_block) * self.key_blocks() + key_block
+    }
+
+    /// The result's row grid: `rows_after` whole rows per tile, in tile order.
+    fn result_grid(&self) -> GemmGrid {
+        let (queries, _, _, width) = self.sizes;
+        row_grid(self.batches * queries, width, self.tile().rows_after)
+    }
+
+    /// The score blocks in `scores` as a value: query block (h, i) x key block j on tile
+    /// (h, i, j).
+    fn score_blocks(&self, scores: BufferId) -> Blocks {
+        let (queries, _, keys, _) = self.sizes;
+        let work = self.tile();
+        Blocks {
+            grid: GemmGrid {
+                m: self.batches * queries,
+                k: keys,
+                n: keys,
+                cb: work.key_rows,
+                nb: self.key_blocks(),
+                mb: self.batches * self.query_blocks(),
+                rows_padded: work.rows,
+                kb: keys,
+                k_steps: 1,
+            },
+            buffer: scores,
+            precision: self.precision,
+        }
+    }
+
+    /// Logs how the op was lowered, on `tiles` tiles.
+    fn log(&self, tiles: usize) {
+        let work = self.tile();
+        if self.key_blocks() == 1 {
+            info!(
+                op = self.index,
+                tiles,
+                query_rows = work.rows,
+                "attention lowered with whole score rows, one tile per batch-head query block"
+            );
+        } else {
+            info!(
+                op = self.index,
+                grid = ?[self.batches, self.query_blocks(), self.key_blocks()],
+                query_rows = work.rows,
+                key_block = work.key_rows,
+                rows_after = work.rows_after,
+                "attention lowered materialized on a query x key tile grid"
+            );
+        }
+    }
+}
+
+/// The per-tile buffers of the materialized attention.
+struct MaterializedBuffers {
+    /// The tile's query block.
+    queries: BufferId,
+    /// The tile's key block and its transpose.
+    key_block: BufferId,
+    key_block_transposed: BufferId,
+    /// All of the head's values.
+    values: BufferId,
+    /// The tile's score block.
+    scores: BufferId,
+    /// The tile's whole score rows after the reshard (with one key block, `scores` itself).
+    score_rows: BufferId,
+    /// The row softmax of the score rows.
+    probabilities: BufferId,
+    /// The tile's result rows.
+    result: BufferId,
+}
+
+/// One materialized attention as its steps share it.
+struct MaterializedOp<'a> {
+    shape: &'a MaterializedAttention,
+    /// A tile's calls.
+    work: MaterializedTile,
+    operands: AttentionOperands<'a>,
+    buffers: MaterializedBuffers,
+}
+
+impl MaterializedOp<'_> {
+    /// The fetches of every tile (h, i, j): query block i and key block j of head h, and all
+    /// of the head's values.
+    fn fetches(&self) -> Transfers {
+        let (shape, work, buffers) = (self.shape, &self.work, &self.buffers);
+        let (queries, head_size, keys, width) = shape.sizes;
+        let mut transfers = Transfers::default();
+        for head in 0..shape.batches {
+            for query_block in 0..shape.query_blocks() {
+                for key_block in 0..shape.key_blocks() {
+                    let tile = shape.tile_of(head, query_block, key_block);
+                    let query_rows = (head * queries + query_block * work.rows, work.rows);
+                    let key_rows = (head * keys + key_block * work.key_rows, work.key_rows);
+                    let value_rows = (head * keys, keys);
+                    transfers.gather(
+                        self.operands.queries,
+                        Fetch::rows(tile, query_rows, head_size, Place::at(buffers.queries, 0)),
+                    );
+                    transfers.gather(
+                        self.operands.keys,
+                        Fetch::rows(tile, key_rows, head_size, Place::at(buffers.key_block, 0)),
+                    );
+                    transfers.gather(
+                        self.operands.values,
+                        Fetch::rows(tile, value_rows, width, Place::at(buffers.values, 0)),
+                    );
+                }
+            }
+        }
+        transfers
     }
 }
