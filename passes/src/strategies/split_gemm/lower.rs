@@ -21,9 +21,10 @@ pub fn inputs(
 ) -> SplitInputs {
     let eb = precision.bytes();
     let all = grid.all_tiles();
-    let r = grid.rows.largest();
-    let a_slot = ranges_max(r * grid.kp, grid.gn) * eb;
-    let b_slot = grid.b_slot(eb);
+    let HomeSlots {
+        a: a_slot,
+        b: b_slot,
+    } = HomeSlots::new(grid, eb);
     let a_home = (!grid.env.a_device).then(|| {
         program.buffer(
             format!("{provenance}.a.home"),
@@ -102,61 +103,182 @@ pub fn lower(
     a_value: Option<&Ranged>,
     provenance: &str,
 ) -> Ranged {
-    let eb = precision.bytes();
-    let partials = ipu_device::kernels::describe::default_partials(precision);
-    let pb = partials.bytes();
-    let all = grid.all_tiles();
-    let (r, c) = (grid.rows.largest(), grid.cols.largest());
-    let a_slot = ranges_max(r * grid.kp, grid.gn) * eb;
-    let b_slot = grid.b_slot(eb);
-    let a_panel = program.buffer(
-        format!("{provenance}.a.amp_left"),
-        grid.classes.a_panel,
-        r * grid.kp * eb,
-        all.clone(),
-    );
-    // Resident weights: the GEMM calls read each panel in the B home itself.
-    let b_panel = if grid.env.b_resident {
-        homes.b_home
-    } else {
-        program.buffer(
-            format!("{provenance}.b.amp_right"),
-            grid.classes.b_panel,
-            grid.kp * c * eb,
-            all.clone(),
-        )
+    let mut lowering = SplitLowering {
+        program,
+        grid,
+        precision,
+        partials: ipu_device::kernels::describe::default_partials(precision),
+        scales,
+        row_entries: grid.row_entries(),
+        provenance,
     };
-    let b_panel_at = |p: u32| if grid.env.b_resident { p * b_slot } else { 0 };
-    let c_amp = program.buffer(
-        format!("{provenance}.c.amp_output"),
-        grid.classes.partials,
-        r * c * pb,
-        all.clone(),
-    );
-    // Row entries of the GEMM kernels: the distinct row-block sizes.
-    let row_entries = grid.row_entries();
-    let entry = |rows: u32| row_entries.binary_search(&rows).unwrap_or(0) as u32;
-    let address = |buffer, offset| Arg::Address(Place::at(buffer, offset));
-
-    let a_segments = a_value.map(Ranged::segments_by_group);
+    let buffers = lowering.panel_buffers(homes);
+    let gathered = a_value.map(|value| GatheredA {
+        value,
+        segments: value.segments_by_group(),
+    });
     let mut started = vec![false; grid.tiles() as usize];
-    for p in 0..grid.panels {
+    for panel in 0..grid.panels {
+        lowering.panel_phase(panel, homes, &buffers, gathered.as_ref(), &mut started);
+    }
+    if grid.gk == 1 {
+        lowering.partial_blocks(buffers.partials)
+    } else {
+        lowering.reduce_scatter(buffers.partials)
+    }
+}
+
+/// Bytes of one K panel's slot in the A and B homes (see [`inputs`]).
+struct HomeSlots {
+    /// A's slot: the largest home range of an A panel.
+    a: u32,
+    /// B's slot ([`SplitGrid::b_slot`]).
+    b: u32,
+}
+
+impl HomeSlots {
+    /// The slots of `grid`'s homes for elements of `element_bytes` bytes.
+    fn new(grid: &SplitGrid, element_bytes: u32) -> HomeSlots {
+        HomeSlots {
+            a: ranges_max(grid.rows.largest() * grid.kp, grid.gn) * element_bytes,
+            b: grid.b_slot(element_bytes),
+        }
+    }
+}
+
+/// The per-tile buffers the GEMM calls of every panel read and write.
+struct PanelBuffers {
+    /// The AMP-left A panel.
+    a_panel: BufferId,
+    /// The AMP-right B panel; with resident weights, the B home itself.
+    b_panel: BufferId,
+    /// Bytes from one panel to the next in `b_panel`: a home slot with resident weights (the
+    /// calls read each panel in place), else 0 (every panel reuses the buffer).
+    b_panel_step: u32,
+    /// The tile's partial block, AMP-output order in the partials' precision.
+    partials: BufferId,
+}
+
+/// A device value A is gathered from, with its segments by 16-column group.
+struct GatheredA<'a> {
+    value: &'a Ranged,
+    segments: Vec<Vec<Segment>>,
+}
+
+/// One split GEMM being lowered into `program`.
+struct SplitLowering<'a> {
+    program: &'a mut TileProgram,
+    grid: &'a SplitGrid,
+    /// The operands' element type.
+    precision: Precision,
+    /// The partials' (and so C's) element type.
+    partials: Precision,
+    /// The FP8 scales of A and B, passed to every GEMM call.
+    scales: [i32; 2],
+    /// The distinct row-block sizes: the row entries of the GEMM kernels.
+    row_entries: Vec<u32>,
+    provenance: &'a str,
+}
+
+impl SplitLowering<'_> {
+    /// Allocates the A panel, the B panel (unless the weights are resident) and the partials.
+    fn panel_buffers(&mut self, homes: &SplitInputs) -> PanelBuffers {
+        let grid = self.grid;
+        let element_bytes = self.precision.bytes();
+        let all = grid.all_tiles();
+        let (rows, cols) = (grid.rows.largest(), grid.cols.largest());
+        let provenance = self.provenance;
+        let a_panel = self.program.buffer(
+            format!("{provenance}.a.amp_left"),
+            grid.classes.a_panel,
+            rows * grid.kp * element_bytes,
+            all.clone(),
+        );
+        let (b_panel, b_panel_step) = if grid.env.b_resident {
+            (homes.b_home, grid.b_slot(element_bytes))
+        } else {
+            let b_panel = self.program.buffer(
+                format!("{provenance}.b.amp_right"),
+                grid.classes.b_panel,
+                grid.kp * cols * element_bytes,
+                all.clone(),
+            );
+            (b_panel, 0)
+        };
+        let partials = self.program.buffer(
+            format!("{provenance}.c.amp_output"),
+            grid.classes.partials,
+            rows * cols * self.partials.bytes(),
+            all,
+        );
+        PanelBuffers {
+            a_panel,
+            b_panel,
+            b_panel_step,
+            partials,
+        }
+    }
+
+    /// Emits one K panel: one exchange phase bringing the A and B panels to their tiles,
+    /// then one compute step of the homes' own copies and the GEMM calls, per tile.
+    fn panel_phase(
+        &mut self,
+        panel: u32,
+        homes: &SplitInputs,
+        buffers: &PanelBuffers,
+        gathered: Option<&GatheredA>,
+        started: &mut [bool],
+    ) {
         let mut moves = Vec::new();
         let mut runs = Vec::new();
-        if let (Some(value), Some(segments)) = (a_value, &a_segments) {
+        if let Some(gathered) = gathered {
             gather_a_panel(
-                program, grid, p, value, segments, a_panel, &mut moves, &mut runs,
+                self.program,
+                self.grid,
+                panel,
+                gathered.value,
+                &gathered.segments,
+                buffers.a_panel,
+                &mut moves,
+                &mut runs,
             );
         }
-        grid.panel_ranges(p, |range| {
-            let (home_buffer, slot, panel) = match (range.operand, homes.a_home) {
-                (Operand::A, Some(a_home)) => (a_home, a_slot, a_panel),
+        self.push_home_ranges(panel, homes, buffers, &mut moves, &mut runs);
+        if !moves.is_empty() {
+            let phase = self.program.exchange_phases() as u32;
+            self.program.run.push(TileStep::Exchange { phase, moves });
+        }
+        self.push_gemm_calls(panel, buffers, started, &mut runs);
+        // Stable: each tile's copies stay before its GEMM calls.
+        runs.sort_by_key(|run| run.tile);
+        self.program.run.push(TileStep::Compute {
+            provenance: self.provenance.to_string(),
+            runs,
+        });
+    }
+
+    /// Appends the home ranges of one K panel: each home copies its range into its own panel
+    /// buffer and sends it to the other tiles of its group.
+    fn push_home_ranges(
+        &mut self,
+        panel: u32,
+        homes: &SplitInputs,
+        buffers: &PanelBuffers,
+        moves: &mut Vec<Move>,
+        runs: &mut Vec<Run>,
+    ) {
+        let element_bytes = self.precision.bytes();
+        let slots = HomeSlots::new(self.grid, element_bytes);
+        let program = &mut *self.program;
+        self.grid.panel_ranges(panel, |range| {
+            let (home, slot, panel_buffer) = match (range.operand, homes.a_home) {
+                (Operand::A, Some(a_home)) => (a_home, slots.a, buffers.a_panel),
                 (Operand::A, None) => return,
-                (Operand::B, _) => (homes.b_home, b_slot, b_panel),
+                (Operand::B, _) => (homes.b_home, slots.b, buffers.b_panel),
             };
-            let source = Place::at(home_buffer, p * slot);
-            let destination = Place::at(panel, range.first * eb);
-            let bytes = range.len * eb;
+            let source = Place::at(home, panel * slot);
+            let destination = Place::at(panel_buffer, range.first * element_bytes);
+            let bytes = range.len * element_bytes;
             runs.push(Run {
                 tile: range.home,
                 kernel: program.kernel(KernelSpec::Copy { bytes }),
@@ -172,59 +294,67 @@ pub fn lower(
                 });
             }
         });
-        if !moves.is_empty() {
-            let phase = program.exchange_phases() as u32;
-            program.run.push(TileStep::Exchange { phase, moves });
-        }
-        // The homes' own ranges, then the GEMM calls, per tile.
+    }
+
+    /// Appends the GEMM calls of one K panel, one per column chunk of every tile whose K slice
+    /// has the panel; a tile's first call initializes its partials (`started`), the others
+    /// accumulate.
+    fn push_gemm_calls(
+        &mut self,
+        panel: u32,
+        buffers: &PanelBuffers,
+        started: &mut [bool],
+        runs: &mut Vec<Run>,
+    ) {
+        let grid = self.grid;
+        let (element_bytes, partial_bytes) = (self.precision.bytes(), self.partials.bytes());
+        let b_panel_offset = panel * buffers.b_panel_step;
         for l in 0..grid.gk {
-            let (_, kp) = grid.panels_of(l)[p as usize];
+            let (_, kp) = grid.panels_of(l)[panel as usize];
             if kp == 0 {
                 continue;
             }
             for (i, &(_, rows)) in grid.rows.blocks.iter().enumerate() {
+                let row_entry = self.row_entry(rows);
                 for j in 0..grid.gn {
                     let tile = grid.tile(i as u32, j, l);
                     let accumulate = started[tile as usize];
                     started[tile as usize] = true;
-                    for (first, cc) in grid.chunks(j) {
-                        let kernel = program.kernel(grid.gemm_call(precision, kp, cc, accumulate));
+                    for (first, columns) in grid.chunks(j) {
+                        let call = grid.gemm_call(self.precision, kp, columns, accumulate);
                         runs.push(Run {
                             tile,
-                            kernel,
+                            kernel: self.program.kernel(call),
                             args: vec![
-                                address(a_panel, 0),
-                                address(b_panel, b_panel_at(p) + first * kp * eb),
-                                address(c_amp, first * rows * pb),
-                                Arg::Value(entry(rows)),
-                                Arg::Value(scales[0] as u32),
-                                Arg::Value(scales[1] as u32),
+                                address(buffers.a_panel, 0),
+                                address(
+                                    buffers.b_panel,
+                                    b_panel_offset + first * kp * element_bytes,
+                                ),
+                                address(buffers.partials, first * rows * partial_bytes),
+                                Arg::Value(row_entry),
+                                Arg::Value(self.scales[0] as u32),
+                                Arg::Value(self.scales[1] as u32),
                             ],
                         });
                     }
                 }
             }
         }
-        // Stable: each tile's copies stay before its GEMM calls.
-        runs.sort_by_key(|run| run.tile);
-        program.run.push(TileStep::Compute {
-            provenance: provenance.to_string(),
-            runs,
-        });
     }
 
-    let mut value = Ranged {
-        m: grid.m,
-        n: grid.n,
-        precision: partials,
-        buffer: c_amp,
-        class: grid.classes.partials,
-        ranges: Vec::new(),
-    };
-    if grid.gk == 1 {
+    /// The GEMM kernels' row entry of a block of `rows` rows.
+    fn row_entry(&self, rows: u32) -> u32 {
+        self.row_entries.binary_search(&rows).unwrap_or(0) as u32
+    }
+
+    /// Without a K split, C is the partial blocks themselves: one whole block per tile.
+    fn partial_blocks(&self, partials: BufferId) -> Ranged {
+        let grid = self.grid;
+        let mut ranges = Vec::new();
         for (i, &(row0, rows)) in grid.rows.blocks.iter().enumerate() {
             for (j, &(col0, cols)) in grid.cols.blocks.iter().enumerate() {
-                value.ranges.push(OwnedRange {
+                ranges.push(OwnedRange {
                     tile: grid.tile(i as u32, j as u32, 0),
                     first: 0,
                     len: rows * cols,
@@ -233,71 +363,119 @@ pub fn lower(
                 });
             }
         }
-        return value;
+        self.result(partials, grid.classes.partials, ranges)
     }
 
-    // Reduce-scatter: range l of every partial block onto tile (i, j, l).
-    let slice = ranges_max(r * c, grid.gk);
-    let stack = program.buffer(
-        format!("{provenance}.c.partials"),
-        grid.classes.stack,
-        slice * (grid.gk - 1) * pb,
-        all.clone(),
-    );
-    let reduced = program.buffer(
-        format!("{provenance}.c"),
-        grid.classes.reduced,
-        slice * pb,
-        all,
-    );
-    let mut moves = Vec::new();
-    let mut runs = Vec::new();
-    grid.reduce_ranges(|range| {
-        let bytes = range.len * pb;
+    /// Reduce-scatter: range l of every partial block reduced onto tile (i, j, l), in one
+    /// exchange phase into the owners' stacks and one compute step; C is the reduced ranges.
+    fn reduce_scatter(&mut self, partials: BufferId) -> Ranged {
+        let grid = self.grid;
+        let partial_bytes = self.partials.bytes();
+        let all = grid.all_tiles();
+        let provenance = self.provenance;
+        let slice = ranges_max(grid.rows.largest() * grid.cols.largest(), grid.gk);
+        let buffers = ReduceBuffers {
+            partials,
+            stack: self.program.buffer(
+                format!("{provenance}.c.partials"),
+                grid.classes.stack,
+                slice * (grid.gk - 1) * partial_bytes,
+                all.clone(),
+            ),
+            reduced: self.program.buffer(
+                format!("{provenance}.c"),
+                grid.classes.reduced,
+                slice * partial_bytes,
+                all,
+            ),
+        };
+        let mut moves = Vec::new();
+        let mut runs = Vec::new();
+        let mut ranges = Vec::new();
+        grid.reduce_ranges(|range| {
+            ranges.push(self.reduce_range(range, &buffers, &mut moves, &mut runs));
+        });
+        let phase = self.program.exchange_phases() as u32;
+        self.program.run.push(TileStep::Exchange { phase, moves });
+        runs.sort_by_key(|run| run.tile);
+        self.program.run.push(TileStep::Compute {
+            provenance: format!("{provenance}.reduce"),
+            runs,
+        });
+        self.result(buffers.reduced, grid.classes.reduced, ranges)
+    }
+
+    /// Appends the moves and runs that reduce one range onto its owner; returns the range.
+    fn reduce_range(
+        &mut self,
+        range: ReduceRange,
+        buffers: &ReduceBuffers,
+        moves: &mut Vec<Move>,
+        runs: &mut Vec<Run>,
+    ) -> OwnedRange {
+        let partial_bytes = self.partials.bytes();
+        let bytes = range.len * partial_bytes;
         // Slot s of the stack comes from the s-th other tile of the group; the owner adds
         // its own range to their sum.
-        for (s, &source_tile) in range.sources.iter().enumerate() {
+        for (slot, &source_tile) in range.sources.iter().enumerate() {
             moves.push(Move {
                 source_tile,
-                source: Place::at(c_amp, range.first * pb),
+                source: Place::at(buffers.partials, range.first * partial_bytes),
                 destinations: vec![range.owner],
-                destination: Place::at(stack, s as u32 * bytes),
+                destination: Place::at(buffers.stack, slot as u32 * bytes),
                 bytes,
             });
         }
-        let [sum, add_own] = grid.reduce_calls(precision, range.len);
+        let [sum, add_own] = self.grid.reduce_calls(self.precision, range.len);
         runs.push(Run {
             tile: range.owner,
-            kernel: program.kernel(sum),
-            args: vec![address(stack, 0), address(reduced, 0)],
+            kernel: self.program.kernel(sum),
+            args: vec![address(buffers.stack, 0), address(buffers.reduced, 0)],
         });
         runs.push(Run {
             tile: range.owner,
-            kernel: program.kernel(add_own),
+            kernel: self.program.kernel(add_own),
             args: vec![
-                address(reduced, 0),
-                address(c_amp, range.first * pb),
-                address(reduced, 0),
+                address(buffers.reduced, 0),
+                address(buffers.partials, range.first * partial_bytes),
+                address(buffers.reduced, 0),
             ],
         });
-        value.ranges.push(OwnedRange {
+        OwnedRange {
             tile: range.owner,
             first: range.first,
             len: range.len,
             rows: range.rows,
             origin: range.origin,
-        });
-    });
-    let phase = program.exchange_phases() as u32;
-    program.run.push(TileStep::Exchange { phase, moves });
-    runs.sort_by_key(|run| run.tile);
-    program.run.push(TileStep::Compute {
-        provenance: format!("{provenance}.reduce"),
-        runs,
-    });
-    value.buffer = reduced;
-    value.class = grid.classes.reduced;
-    value
+        }
+    }
+
+    /// C as a [`Ranged`] value: `ranges` of `buffer` (of `class`) in the partials' precision.
+    fn result(&self, buffer: BufferId, class: MemoryClass, ranges: Vec<OwnedRange>) -> Ranged {
+        Ranged {
+            m: self.grid.m,
+            n: self.grid.n,
+            precision: self.partials,
+            buffer,
+            class,
+            ranges,
+        }
+    }
+}
+
+/// The buffers of the reduce-scatter on every tile.
+struct ReduceBuffers {
+    /// The partial blocks the ranges are sent from.
+    partials: BufferId,
+    /// Where an owner receives the other tiles' ranges, one slot per other K slice.
+    stack: BufferId,
+    /// The owner's reduced range.
+    reduced: BufferId,
+}
+
+/// An address argument: byte `offset` of `buffer`.
+fn address(buffer: BufferId, offset: u32) -> Arg {
+    Arg::Address(Place::at(buffer, offset))
 }
 
 /// The moves (and the owners' local copies) that gather the A panel `p` of every tile of
