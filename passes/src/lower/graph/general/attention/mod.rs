@@ -1,0 +1,430 @@
+//! Attention on the general path: whole score rows per tile, keys streamed in blocks with the
+//! online softmax, or materialized on a query x key grid; the plan decides which.
+
+use super::*;
+
+mod materialized;
+mod streamed;
+
+impl Lowering<'_> {
+    /// `ipu.attention` as its plan says (see the module docs): whole heads per tile in waves
+    /// when there are more batch-heads than tiles, materialized on a query x key grid, or in
+    /// query blocks with whole score rows or streamed keys. A plan it cannot follow is an
+    /// error; unplanned, the lowering chooses.
+    pub(in crate::lower::graph) fn attention(
+        &mut self,
+        index: usize,
+        causal: bool,
+        scale: Option<f64>,
+        plan: Option<&OperatorPlan>,
+    ) -> Result<(), LowerError> {
+        let op = &self.graph.ops[index];
+        let (q, kv, vv, out) = (
+            op.operands[0],
+            op.operands[1],
+            op.operands[2],
+            op.results[0],
+        );
+        let fail = |detail: String| unsupported("ipu.attention", format!("op {index}: {detail}"));
+        let shape = |v: ValueId| self.graph.values[v].shape.clone();
+        let (sq, sk, sv) = (shape(q), shape(kv), shape(vv));
+        if sq.len() < 2 || sq.len() != sk.len() || sq.len() != sv.len() {
+            return Err(fail(format!(
+                "shapes {sq:?}, {sk:?}, {sv:?} need one rank >= 2"
+            )));
+        }
+        let r = sq.len();
+        let lead = &sq[..r - 2];
+        if sk[..r - 2] != *lead
+            || sv[..r - 2] != *lead
+            || sk[r - 1] != sq[r - 1]
+            || sv[r - 2] != sk[r - 2]
+        {
+            return Err(fail(format!(
+                "query {sq:?}, key {sk:?} and value {sv:?} are not [..., S, D], [..., T, D], [..., T, E] with equal batch axes"
+            )));
+        }
+        let batches = to_u32(lead.iter().product())?;
+        let (s, d, t, ev) = (
+            to_u32(sq[r - 2])?,
+            to_u32(sq[r - 1])?,
+            to_u32(sk[r - 2])?,
+            to_u32(sv[r - 1])?,
+        );
+        // With more batch-heads than tiles, whole heads per tile (see below): host operands
+        // are streamed in those blocks, so the tiles read them where they are.
+        let heads_per_tile = attention_heads_per_tile(batches, self.tiles);
+        let qb = self.on_device_in(q, heads_per_tile.map(|h| h * s))?;
+        let kb = self.on_device_in(kv, heads_per_tile.map(|h| h * t))?;
+        let vb = self.on_device_in(vv, heads_per_tile.map(|h| h * t))?;
+        let precision = qb.precision;
+        if kb.precision != precision
+            || vb.precision != precision
+            || self.graph.values[out].element != precision
+        {
+            return Err(fail(
+                "query, key, value and result must share one element type".into(),
+            ));
+        }
+        if default_partials(precision) != precision {
+            return Err(fail(format!(
+                "{precision:?} attention is not lowered (f16 and f32 are)"
+            )));
+        }
+        let plan = match plan {
+            None => None,
+            Some(OperatorPlan::Attention(plan)) => Some(plan),
+            Some(other) => return Err(fail(format!("plan {other} is not an attention plan"))),
+        };
+        let attention = AttentionOp {
+            index,
+            out,
+            batches,
+            sizes: (s, d, t, ev),
+            precision,
+            causal,
+            scale: scale.unwrap_or(1.0 / f64::from(d).sqrt()) as f32,
+        };
+        let operands = AttentionOperands {
+            queries: &qb,
+            keys: &kb,
+            values: &vb,
+        };
+        if let Some(heads) = heads_per_tile {
+            return self.attention_in_waves(&attention, heads, plan, operands);
+        }
+        match plan {
+            Some(
+                plan @ AttentionPlan {
+                    schedule: AttentionSchedule::Materialized,
+                    ..
+                },
+            ) => self.attention_on_plan_grid(&attention, plan, operands),
+            _ => self.attention_in_query_blocks(&attention, plan, operands),
+        }
+    }
+
+    /// More batch-heads than tiles: whole heads, several per tile, one after the other (the
+    /// streamed lowering's waves); a plan must be `attention_flash` on `[ceil(heads / per
+    /// tile), 1]`.
+    fn attention_in_waves(
+        &mut self,
+        attention: &AttentionOp,
+        heads: u32,
+        plan: Option<&AttentionPlan>,
+        operands: AttentionOperands,
+    ) -> Result<(), LowerError> {
+        let AttentionOp {
+            index,
+            batches,
+            sizes: (s, d, t, ev),
+            precision,
+            ..
+        } = *attention;
+        // More batch-heads than tiles: whole heads, several per tile, one after the other
+        // (the streamed lowering's waves).
+        let mut key_block = wave_key_block((s, d, t, ev), precision);
+        if let Some(plan) = plan {
+            let rows = batches.div_ceil(heads);
+            if !matches!(plan.schedule, AttentionSchedule::Flash { .. }) || plan.grid != [rows, 1] {
+                return Err(attention_not_followed(index, plan,
+                    format!("{batches} batch-heads on {} tiles run {heads} whole heads per tile in waves (attention_flash on grid [{rows}, 1])", self.tiles),
+                ));
+            }
+            if let Some(planned) = planned_key_block(index, plan, Some(key_block))? {
+                key_block = planned;
+            }
+        }
+        let grid = row_grid(batches * s, ev, heads * s);
+        let shape = attention.streamed(s, key_block);
+        self.attention_streamed(&shape, &grid, operands)
+    }
+
+    /// The `attention_materialized` plan's (batch-head, query block, key block) grid, when the
+    /// materialized lowering takes it and its blocks fit a tile.
+    fn attention_on_plan_grid(
+        &mut self,
+        attention: &AttentionOp,
+        plan: &AttentionPlan,
+        operands: AttentionOperands,
+    ) -> Result<(), LowerError> {
+        let AttentionOp {
+            index,
+            batches,
+            sizes: (s, d, t, ev),
+            precision,
+            causal,
+            ..
+        } = *attention;
+        let g = &plan.grid;
+        let target = &self.options.target;
+        let fits = g.len() == 3 && {
+            let (qr, tk) = (s / g[1], t / g[2]);
+            materialized_fits((batches, s, t), (g[0], g[1], g[2]), self.tiles)
+                && MaterializedTile {
+                    rows: qr,
+                    d,
+                    key_rows: tk,
+                    keys: t,
+                    width: ev,
+                    rows_after: qr / g[2],
+                    precision,
+                    causal,
+                }
+                .fits(target)
+        };
+        if !fits {
+            return Err(attention_not_followed(index, plan,
+                "it needs one batch-head per grid row, queries split exactly over the query x key grid, keys over the key blocks, and its blocks within a tile's budget".into(),
+            ));
+        }
+        let shape = attention.materialized((g[1], g[2]));
+        self.attention_materialized(&shape, operands)
+    }
+
+    /// Query blocks of whole batch-heads (`attention_blocked` / `attention_flash` on
+    /// `[heads, query blocks]`; unplanned, the fewest query rows per tile that fit): whole
+    /// score rows per tile when they fit, else the keys streamed in blocks.
+    fn attention_in_query_blocks(
+        &mut self,
+        attention: &AttentionOp,
+        plan: Option<&AttentionPlan>,
+        operands: AttentionOperands,
+    ) -> Result<(), LowerError> {
+        let AttentionOp {
+            index,
+            batches,
+            sizes: (s, d, t, ev),
+            precision,
+            ..
+        } = *attention;
+        let fail = |detail: String| unsupported("ipu.attention", format!("op {index}: {detail}"));
+        let tiles = self.tiles;
+        // The planned query blocks (`attention_blocked` / `attention_flash`, grid [heads, gs]:
+        // one batch-head per grid row, the queries split exactly); unplanned, the fewest query
+        // rows per tile that fit the tiles.
+        let qr = match plan {
+            Some(plan) => match plan.grid.as_slice() {
+                &[gb, gs]
+                    if gb == batches
+                        && s.is_multiple_of(gs)
+                        && u64::from(batches) * u64::from(gs) <= u64::from(tiles) =>
+                {
+                    s / gs
+                }
+                _ => {
+                    return Err(attention_not_followed(
+                        index,
+                        plan,
+                        format!(
+                            "its grid must be [{batches}, a divisor of {s}] within {tiles} tiles"
+                        ),
+                    ))
+                }
+            },
+            None => smallest_divisor(s, |dv| {
+                u64::from(batches) * u64::from(s / dv) <= u64::from(tiles)
+            })
+            .ok_or_else(|| fail(format!("{batches} batch-heads do not fit on {tiles} tiles")))?,
+        };
+        let per_head = s / qr;
+        let grid = row_grid(batches * s, ev, qr);
+        // A tile's whole score rows, keys and values when they fit the budget; else the keys
+        // stream through in blocks with the online softmax. A plan says which, and its key
+        // block.
+        let fitting = streamed_key_block((qr, d, t, ev), precision);
+        let key_block = match plan {
+            None => fitting,
+            Some(plan) => match planned_key_block(index, plan, fitting)? {
+                Some(block) => Some(block),
+                None if fitting.is_some() => {
+                    return Err(attention_not_followed(index, plan,
+                        format!("whole score rows of {qr} queries over {t} keys do not fit a tile (stream the keys: attention_flash)"),
+                    ))
+                }
+                None => None,
+            },
+        };
+        if let Some(key_block) = key_block {
+            let shape = attention.streamed(qr, key_block);
+            return self.attention_streamed(&shape, &grid, operands);
+        }
+        // Whole score rows per tile: the materialized attention with one key block.
+        let shape = attention.materialized((per_head, 1));
+        self.attention_materialized(&shape, operands)
+    }
+}
+
+/// One attention op's sizes and settings, as the lowering paths share them.
+struct AttentionOp {
+    index: usize,
+    out: ValueId,
+    batches: u32,
+    /// (queries S, head size D, keys T, value width E).
+    sizes: (u32, u32, u32, u32),
+    precision: Precision,
+    causal: bool,
+    scale: f32,
+}
+
+impl AttentionOp {
+    /// The streamed lowering's view: `rows` query rows per tile, keys in blocks of `key_block`.
+    fn streamed(&self, rows: u32, key_block: u32) -> StreamedAttention {
+        StreamedAttention {
+            index: self.index,
+            out: self.out,
+            sizes: self.sizes,
+            query_rows: rows,
+            key_block,
+            precision: self.precision,
+            causal: self.causal,
+            scale: self.scale,
+        }
+    }
+
+    /// The materialized lowering's view: `grid` = (query blocks, key blocks) per batch-head.
+    fn materialized(&self, grid: (u32, u32)) -> MaterializedAttention {
+        MaterializedAttention {
+            index: self.index,
+            out: self.out,
+            batches: self.batches,
+            sizes: self.sizes,
+            grid,
+            precision: self.precision,
+            causal: self.causal,
+            scale: self.scale,
+        }
+    }
+}
+
+/// The error for an attention plan the lowering cannot follow, and why.
+fn attention_not_followed(index: usize, plan: &AttentionPlan, why: String) -> LowerError {
+    let plan = OperatorPlan::Attention(plan.clone());
+    super::not_followed("ipu.attention", index, Some(&plan), why)
+}
+
+/// A plan's key block, when it streams the keys: it must fit where the lowering's own (the
+/// largest that fits, `fitting`) does.
+fn planned_key_block(
+    index: usize,
+    plan: &AttentionPlan,
+    fitting: Option<u32>,
+) -> Result<Option<u32>, LowerError> {
+    match plan.schedule {
+        AttentionSchedule::Flash { key_block } => match fitting {
+            Some(largest) if key_block > largest => Err(attention_not_followed(
+                index,
+                plan,
+                format!("key blocks of {key_block} do not fit a tile (at most {largest})"),
+            )),
+            _ => Ok(Some(key_block)),
+        },
+        AttentionSchedule::Blocked | AttentionSchedule::Materialized => Ok(None),
+    }
+}
+
+/// What [`Lowering::attention_materialized`] needs of one attention op.
+pub(in crate::lower::graph) struct MaterializedAttention {
+    index: usize,
+    out: ValueId,
+    batches: u32,
+    /// (queries S, head size D, keys T, value width E).
+    sizes: (u32, u32, u32, u32),
+    /// Query blocks and key blocks per batch-head.
+    grid: (u32, u32),
+    precision: Precision,
+    causal: bool,
+    scale: f32,
+}
+
+/// What [`Lowering::attention_streamed`] needs of one attention op.
+pub(in crate::lower::graph) struct StreamedAttention {
+    index: usize,
+    out: ValueId,
+    /// (queries S, head size D, keys T, value width E).
+    sizes: (u32, u32, u32, u32),
+    /// Query rows per tile.
+    query_rows: u32,
+    key_block: u32,
+    precision: Precision,
+    causal: bool,
+    scale: f32,
+}
+
+impl Lowering<'_> {
+    /// The run on `tile` that writes the transpose of the `rows x cols` block at `from`
+    /// (row-major) to `to`.
+    pub(in crate::lower::graph) fn transpose_run(
+        &mut self,
+        tile: u32,
+        precision: Precision,
+        (rows, cols): (u32, u32),
+        (from, to): (Place, Place),
+    ) -> Run {
+        Run {
+            tile,
+            kernel: self.program.kernel(KernelSpec::Transpose {
+                precision,
+                rows,
+                cols,
+            }),
+            args: vec![Arg::Address(from), Arg::Address(to)],
+        }
+    }
+
+    /// The scratch of an attention op's two tile-local GEMMs, `Q K^T` and `P V`, on `tiles`.
+    pub(super) fn attention_scratch(
+        &mut self,
+        index: usize,
+        (qk, pv): (LocalGemm, LocalGemm),
+        tiles: &[u32],
+    ) -> (GemmScratch, GemmScratch) {
+        let name = self.provenance(index);
+        (
+            self.gemm_scratch(&format!("{name}.qk"), qk, tiles),
+            self.gemm_scratch(&format!("{name}.pv"), pv, tiles),
+        )
+    }
+
+    /// Appends to `runs` the scores of one tile: the `keys x d` key rows at `k` transposed
+    /// into `k_t`, then `scores = q k_t` (tile-local GEMM).
+    pub(super) fn push_scores(
+        &mut self,
+        runs: &mut Vec<Run>,
+        tile: u32,
+        (keys, d, precision): (u32, u32, Precision),
+        (q, k, k_t, scores): (BufferId, BufferId, BufferId, BufferId),
+        scratch: &GemmScratch,
+    ) {
+        let transpose = self.transpose_run(
+            tile,
+            precision,
+            (keys, d),
+            (Place::at(k, 0), Place::at(k_t, 0)),
+        );
+        runs.push(transpose);
+        local_gemm(
+            self,
+            runs,
+            tile,
+            (Place::at(q, 0), Place::at(k_t, 0), Place::at(scores, 0)),
+            scratch,
+        );
+    }
+
+    /// Pushes a compute step of `runs` in tile order (stable: a tile's runs keep their order).
+    fn push_compute(&mut self, provenance: String, mut runs: Vec<Run>) {
+        runs.sort_by_key(|run| run.tile);
+        self.program
+            .run
+            .push(TileStep::Compute { provenance, runs });
+    }
+}
+
+/// The query, key and value operands of an attention op, on the device.
+#[derive(Clone, Copy)]
+pub(in crate::lower::graph) struct AttentionOperands<'a> {
+    queries: &'a Blocks,
+    keys: &'a Blocks,
+    values: &'a Blocks,
+}

@@ -1,0 +1,379 @@
+//! The streamed attention paths: keys streamed to the query tiles in key blocks (flash, online
+//! softmax), or whole heads in waves.
+
+use super::*;
+
+impl Lowering<'_> {
+    /// Attention with the keys streamed through in blocks (flash-style): per tile (batch-head,
+    /// query block) the running row maximum, row sum and unnormalized output start empty;
+    /// each key block is one exchange phase bringing that block's keys and values to every
+    /// tile of the head, then `S = Q K_blk^T` (transpose, tile-local GEMM) and the
+    /// online-softmax update (`AttentionBlock`); `AttentionFinish` divides by the row sums.
+    /// A tile holds its queries, one key block and its output: the S x T scores never exist.
+    pub(in crate::lower::graph) fn attention_streamed(
+        &mut self,
+        attention: &StreamedAttention,
+        grid: &GemmGrid,
+        operands: AttentionOperands,
+    ) -> Result<(), LowerError> {
+        let work = attention.tile();
+        let buffers = self.streamed_buffers(attention, grid);
+        let key_blocks = work.key_blocks();
+        let scratches = self.key_block_scratches(attention.index, &work, &grid.tiles());
+        let op = StreamedOp {
+            attention,
+            work,
+            operands,
+            buffers,
+        };
+        let waves = QueryWaves {
+            grid,
+            rows: attention.query_rows,
+            queries_per_head: attention.sizes.0,
+        };
+        let name = self.provenance(attention.index);
+        let mut finish_runs = Vec::new();
+        for wave in 0..waves.count() {
+            if wave > 0 {
+                // The previous wave's finish runs before this wave's fetches.
+                let finished = std::mem::take(&mut finish_runs);
+                self.push_compute(format!("{name}.wave{}", wave - 1), finished);
+            }
+            let slots = waves.slots(wave);
+            let mut fills = self.streamed_fills(&op, &slots);
+            for (step, &(first_key, width)) in key_blocks.iter().enumerate() {
+                let block = KeyBlock {
+                    step,
+                    first_key,
+                    width,
+                };
+                let fills = std::mem::take(&mut fills);
+                self.streamed_key_block(&op, &slots, block, &scratches[&width], fills);
+            }
+            finish_runs = self.streamed_finish(&op, &slots, wave);
+        }
+        attention.log(grid, waves.count(), key_blocks.len());
+        let blocks = Blocks {
+            grid: grid.clone(),
+            buffer: op.buffers.result,
+            precision: attention.precision,
+        };
+        self.finish(
+            attention.index,
+            "ipu.attention",
+            finish_runs,
+            attention.out,
+            blocks,
+        );
+        Ok(())
+    }
+
+    /// Allocates the streamed attention's buffers on the tiles of `grid`.
+    fn streamed_buffers(
+        &mut self,
+        attention: &StreamedAttention,
+        grid: &GemmGrid,
+    ) -> StreamedBuffers {
+        let index = attention.index;
+        let (_, head_size, keys, width) = attention.sizes;
+        let rows = attention.query_rows;
+        let block = attention.key_block.min(keys);
+        let element_bytes = attention.precision.bytes();
+        let tiles = grid.tiles();
+        StreamedBuffers {
+            queries: self.op_buffer(index, "q", &tiles, rows * head_size * element_bytes),
+            key_block: self.op_buffer(index, "k_block", &tiles, block * head_size * element_bytes),
+            key_block_transposed: self.op_buffer(
+                index,
+                "k_block_t",
+                &tiles,
+                head_size * block * element_bytes,
+            ),
+            value_block: self.op_buffer(index, "v_block", &tiles, block * width * element_bytes),
+            scores: self.op_buffer(index, "scores", &tiles, rows * block * element_bytes),
+            row_max: self.op_buffer(index, "row_max", &tiles, rows * 4),
+            row_sum: self.op_buffer(index, "row_sum", &tiles, rows * 4),
+            output: self.op_buffer(index, "acc", &tiles, rows * width * 4),
+            result: self.result_buffer(index, grid, attention.precision),
+        }
+    }
+
+    /// One GEMM scratch per distinct key-block width (the last block may be narrower), in the
+    /// order the widths first appear.
+    fn key_block_scratches(
+        &mut self,
+        index: usize,
+        work: &StreamedTile,
+        tiles: &[u32],
+    ) -> BTreeMap<u32, GemmScratch> {
+        let name = self.provenance(index);
+        let mut scratches = BTreeMap::new();
+        for (_, width) in work.key_blocks() {
+            if let std::collections::btree_map::Entry::Vacant(slot) = scratches.entry(width) {
+                slot.insert(self.gemm_scratch(
+                    &format!("{name}.qk{width}"),
+                    work.scores(width),
+                    tiles,
+                ));
+            }
+        }
+        scratches
+    }
+
+    /// The runs that start the state of every tile of a wave empty: row maxima -inf, row sums
+    /// and output 0.
+    fn streamed_fills(&mut self, op: &StreamedOp, slots: &[WaveSlot]) -> Vec<Run> {
+        let buffers = &op.buffers;
+        let [fill_max, fill_sum, fill_output] = op.work.fills();
+        let starts = [
+            (fill_max, buffers.row_max, f32::NEG_INFINITY.to_bits()),
+            (fill_sum, buffers.row_sum, 0),
+            (fill_output, buffers.output, 0),
+        ];
+        let mut runs = Vec::new();
+        for slot in slots {
+            for (spec, buffer, bits) in &starts {
+                runs.push(Run {
+                    tile: slot.tile,
+                    kernel: self.program.kernel(spec.clone()),
+                    args: vec![address(*buffer, 0), Arg::Value(*bits)],
+                });
+            }
+        }
+        runs
+    }
+
+    /// Emits one key block of one wave: an exchange phase bringing the block's keys and values
+    /// (with the first block, the queries too) to every tile of the wave, then a compute step
+    /// of `leading` (the wave's fills), the scores and the online-softmax update.
+    fn streamed_key_block(
+        &mut self,
+        op: &StreamedOp,
+        slots: &[WaveSlot],
+        block: KeyBlock,
+        scratch: &GemmScratch,
+        mut leading: Vec<Run>,
+    ) {
+        let StreamedOp {
+            attention,
+            work,
+            buffers,
+            ..
+        } = op;
+        let (_, head_size, ..) = attention.sizes;
+        let mut runs = self.flush(op.key_block_fetches(slots, &block));
+        runs.append(&mut leading);
+        for slot in slots {
+            self.push_scores(
+                &mut runs,
+                slot.tile,
+                (block.width, head_size, attention.precision),
+                (
+                    buffers.queries,
+                    buffers.key_block,
+                    buffers.key_block_transposed,
+                    buffers.scores,
+                ),
+                scratch,
+            );
+            runs.push(Run {
+                tile: slot.tile,
+                kernel: self.program.kernel(work.update(block.width)),
+                args: vec![
+                    address(buffers.scores, 0),
+                    address(buffers.value_block, 0),
+                    address(buffers.row_max, 0),
+                    address(buffers.row_sum, 0),
+                    address(buffers.output, 0),
+                    Arg::Value(attention.scale.to_bits()),
+                    Arg::Value(slot.first_query),
+                    Arg::Value(block.first_key),
+                ],
+            });
+        }
+        let provenance = format!(
+            "{}.key_block{}",
+            self.provenance(attention.index),
+            block.step
+        );
+        self.push_compute(provenance, runs);
+    }
+
+    /// The runs that divide every tile's output of wave `wave` by its row sums, into the
+    /// wave's place in the tile's result block.
+    fn streamed_finish(&mut self, op: &StreamedOp, slots: &[WaveSlot], wave: u32) -> Vec<Run> {
+        let StreamedOp {
+            attention,
+            work,
+            buffers,
+            ..
+        } = op;
+        let (.., width) = attention.sizes;
+        let offset = wave * attention.query_rows * width * attention.precision.bytes();
+        let kernel = work.finish();
+        slots
+            .iter()
+            .map(|slot| Run {
+                tile: slot.tile,
+                kernel: self.program.kernel(kernel.clone()),
+                args: vec![
+                    address(buffers.output, 0),
+                    address(buffers.row_sum, 0),
+                    address(buffers.result, offset),
+                ],
+            })
+            .collect()
+    }
+}
+
+impl StreamedAttention {
+    /// One tile's calls, as the strategy lists and prices them.
+    fn tile(&self) -> StreamedTile {
+        let (_, head_size, keys, width) = self.sizes;
+        StreamedTile {
+            rows: self.query_rows,
+            d: head_size,
+            keys,
+            width,
+            key_block: self.key_block,
+            precision: self.precision,
+            causal: self.causal,
+        }
+    }
+
+    /// Logs how the op was lowered on `grid`, `waves` heads per tile and `key_blocks` blocks.
+    fn log(&self, grid: &GemmGrid, waves: u32, key_blocks: usize) {
+        let (_, _, keys, _) = self.sizes;
+        info!(
+            op = self.index,
+            tiles = grid.mb,
+            query_rows = self.query_rows,
+            heads_per_tile = waves,
+            key_block = self.key_block.min(keys),
+            key_blocks,
+            "attention lowered with keys streamed in blocks (online softmax), one tile per batch-head query block"
+        );
+    }
+}
+
+/// The per-tile buffers of the streamed attention.
+struct StreamedBuffers {
+    /// The tile's query rows.
+    queries: BufferId,
+    /// The current key block and its transpose.
+    key_block: BufferId,
+    key_block_transposed: BufferId,
+    /// The current value block.
+    value_block: BufferId,
+    /// The scores of the queries against the key block.
+    scores: BufferId,
+    /// The running row maxima and row sums (f32).
+    row_max: BufferId,
+    row_sum: BufferId,
+    /// The unnormalized output (f32).
+    output: BufferId,
+    /// The tile's result block.
+    result: BufferId,
+}
+
+/// One streamed attention as its steps share it.
+struct StreamedOp<'a> {
+    attention: &'a StreamedAttention,
+    /// A tile's calls.
+    work: StreamedTile,
+    operands: AttentionOperands<'a>,
+    buffers: StreamedBuffers,
+}
+
+impl StreamedOp<'_> {
+    /// The fetches of one key block to every tile of a wave: its keys and values, and with the
+    /// first block the tile's queries.
+    fn key_block_fetches(&self, slots: &[WaveSlot], block: &KeyBlock) -> Transfers {
+        let (attention, buffers) = (self.attention, &self.buffers);
+        let (queries, head_size, keys, width) = attention.sizes;
+        let mut transfers = Transfers::default();
+        for slot in slots {
+            if block.step == 0 {
+                let query_rows = (slot.head * queries + slot.first_query, attention.query_rows);
+                transfers.gather(
+                    self.operands.queries,
+                    Fetch::rows(
+                        slot.tile,
+                        query_rows,
+                        head_size,
+                        Place::at(buffers.queries, 0),
+                    ),
+                );
+            }
+            let key_rows = (slot.head * keys + block.first_key, block.width);
+            transfers.gather(
+                self.operands.keys,
+                Fetch::rows(
+                    slot.tile,
+                    key_rows,
+                    head_size,
+                    Place::at(buffers.key_block, 0),
+                ),
+            );
+            transfers.gather(
+                self.operands.values,
+                Fetch::rows(
+                    slot.tile,
+                    key_rows,
+                    width,
+                    Place::at(buffers.value_block, 0),
+                ),
+            );
+        }
+        transfers
+    }
+}
+
+/// One key block of the streamed attention: the `step`-th, keys `[first_key, first_key +
+/// width)` of every head.
+struct KeyBlock {
+    step: usize,
+    first_key: u32,
+    width: u32,
+}
+
+/// The streamed attention's waves: tile i of the row `grid` holds rows `[i * rows_padded,
+/// (i + 1) * rows_padded)` of the batch-heads' stacked queries: one query block of `rows`
+/// rows, or, with more batch-heads than tiles, several whole heads (`rows` = the queries of
+/// a head), run one after the other ("waves", reusing the tile's buffers) into their places
+/// in the result block.
+struct QueryWaves<'a> {
+    grid: &'a GemmGrid,
+    /// Query rows of a tile in one wave.
+    rows: u32,
+    queries_per_head: u32,
+}
+
+impl QueryWaves<'_> {
+    /// How many waves the tiles run.
+    fn count(&self) -> u32 {
+        (self.grid.rows_padded / self.rows).max(1)
+    }
+
+    /// The tiles that have rows in wave `wave`, in tile order, and where their rows are.
+    fn slots(&self, wave: u32) -> Vec<WaveSlot> {
+        let grid = self.grid;
+        (0..grid.mb)
+            .filter_map(|i| {
+                let first_row = i * grid.rows_padded + wave * self.rows;
+                (first_row < grid.m).then_some(WaveSlot {
+                    tile: grid.tile(i, 0),
+                    head: first_row / self.queries_per_head,
+                    first_query: first_row % self.queries_per_head,
+                })
+            })
+            .collect()
+    }
+}
+
+/// One tile's rows in one wave: query rows from `first_query` of batch-head `head`.
+struct WaveSlot {
+    tile: u32,
+    head: u32,
+    first_query: u32,
+}
