@@ -38,7 +38,10 @@ impl Phase {
 impl Drop for Phase {
     fn drop(&mut self) {
         let _ = &self.span;
+        // The target the line had when it was logged from compile.rs: log filters and readers
+        // of the seed-style lines keep matching it.
         info!(
+            target: "ipu_passes::compile",
             phase = self.name,
             elapsed_ms = self.started.elapsed().as_millis() as u64,
             success = self.success,

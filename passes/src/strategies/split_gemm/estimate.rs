@@ -147,14 +147,15 @@ impl SplitGrid {
         let eb = precision.bytes();
         let mut per_tile = vec![0u64; self.tiles() as usize];
         for panel in 0..self.panels {
-            self.panel_ranges(panel, |range| {
+            self.home_ranges(panel, |range| {
                 if range.operand == Operand::A && self.env.a_device {
                     return;
                 }
                 let copy = KernelSpec::Copy {
                     bytes: range.len * eb,
                 };
-                per_tile[range.home as usize] += cost::kernel_cycles(&copy, target);
+                let (i, j, l) = range.at;
+                per_tile[self.tile(i, j, l) as usize] += cost::kernel_cycles(&copy, target);
             });
         }
         per_tile.into_iter().max().unwrap_or(0)

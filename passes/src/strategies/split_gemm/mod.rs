@@ -534,24 +534,54 @@ impl SplitGrid {
             .collect()
     }
 
-    /// Visits every non-empty home range of panel `p` (see the module docs).
+    /// Visits every non-empty home range of panel `p` (see the module docs), with the tiles
+    /// it is broadcast to.
     pub fn panel_ranges(&self, p: u32, mut visit: impl FnMut(PanelRange)) {
+        self.home_ranges(p, |range| {
+            let HomeRange {
+                operand,
+                at: (i, j, l),
+                first,
+                len,
+                panel_rows,
+                origin,
+            } = range;
+            let destinations = match operand {
+                Operand::A => (0..self.gn)
+                    .filter(|&jj| jj != j)
+                    .map(|jj| self.tile(i, jj, l))
+                    .collect(),
+                Operand::B => (0..self.gm)
+                    .filter(|&ii| ii != i)
+                    .map(|ii| self.tile(ii, j, l))
+                    .collect(),
+            };
+            visit(PanelRange {
+                operand,
+                home: self.tile(i, j, l),
+                destinations,
+                first,
+                len,
+                panel_rows,
+                origin,
+            })
+        });
+    }
+
+    /// Visits every non-empty home range of panel `p`, without its readers (what
+    /// [`Self::panel_ranges`] visits, for walks that need only each range's home and size).
+    pub fn home_ranges(&self, p: u32, mut visit: impl FnMut(HomeRange)) {
         for l in 0..self.gk {
             let (k0, kp) = self.panels_of(l)[p as usize];
             if kp == 0 {
                 continue;
             }
             for (i, &(row0, rows)) in self.rows.blocks.iter().enumerate() {
-                let i = i as u32;
                 for (j, (first, len)) in ranges(rows * kp, self.gn).into_iter().enumerate() {
                     if len > 0 {
-                        visit(PanelRange {
+                        visit(HomeRange {
                             operand: Operand::A,
-                            home: self.tile(i, j as u32, l),
-                            destinations: (0..self.gn)
-                                .filter(|&jj| jj != j as u32)
-                                .map(|jj| self.tile(i, jj, l))
-                                .collect(),
+                            at: (i as u32, j as u32, l),
                             first,
                             len,
                             panel_rows: rows,
@@ -565,18 +595,13 @@ impl SplitGrid {
                 continue;
             }
             for (j, &(col0, cols)) in self.cols.blocks.iter().enumerate() {
-                let j = j as u32;
                 // B's panel in AMP-right order: column group g, K row kk at
                 // `(g * kp + kk) * 16`; as a panel order its "rows" are the K rows.
                 for (i, (first, len)) in ranges(kp * cols, self.gm).into_iter().enumerate() {
                     if len > 0 {
-                        visit(PanelRange {
+                        visit(HomeRange {
                             operand: Operand::B,
-                            home: self.tile(i as u32, j, l),
-                            destinations: (0..self.gm)
-                                .filter(|&ii| ii != i as u32)
-                                .map(|ii| self.tile(ii, j, l))
-                                .collect(),
+                            at: (i as u32, j as u32, l),
                             first,
                             len,
                             panel_rows: kp,
@@ -649,6 +674,19 @@ pub struct PanelRange {
     pub len: u32,
     /// Rows of the panel order (A: the block's rows; B: the panel's K rows) and the tensor
     /// element (row, column) of the panel's first element.
+    pub panel_rows: u32,
+    pub origin: (u32, u32),
+}
+
+/// A home range of a panel as [`SplitGrid::home_ranges`] visits it: a [`PanelRange`] whose
+/// home is the tile at grid position `at` = (row block, column block, K slice), without the
+/// readers it is broadcast to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HomeRange {
+    pub operand: Operand,
+    pub at: (u32, u32, u32),
+    pub first: u32,
+    pub len: u32,
     pub panel_rows: u32,
     pub origin: (u32, u32),
 }
