@@ -67,16 +67,16 @@ pub enum LowerError {
     Input(String),
 }
 
-/// The precision policy of GEMM inputs ([`PrecisionPolicy::input_for`]): F16 and FP8 apply
-/// to products with F16 results (their partials), f32 to f32 products and to F16 products
-/// that are only returned; other products, and every vector op, compute in the graph's own
-/// types.
 impl From<ipu_dialects::tile::AttributeError> for LowerError {
     fn from(error: ipu_dialects::tile::AttributeError) -> LowerError {
         LowerError::Input(error.to_string())
     }
 }
 
+/// The precision policy of GEMM inputs ([`PrecisionPolicy::input_for`]): F16 and FP8 apply
+/// to products with F16 results (their partials), f32 to f32 products and to F16 products
+/// that are only returned; other products, and every vector op, compute in the graph's own
+/// types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PrecisionPolicy {
     /// The tensors' own element types.

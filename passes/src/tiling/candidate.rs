@@ -293,8 +293,8 @@ pub(crate) fn operand_scales([lhs, rhs]: [i64; 2]) -> OperandScales {
     }
 }
 
-/// The rule of [`PrecisionPolicy::input_for`] for a policy input precision `policy`, shared
-/// with the planner (`planner::candidates::amp_input`).
+/// The rule of the lowering's `PrecisionPolicy::input_for` for a policy input precision
+/// `policy`, shared with the planner ([`amp_input`]).
 pub(crate) fn product_input(
     policy: Precision,
     host: Precision,

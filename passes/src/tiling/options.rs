@@ -36,7 +36,7 @@ pub struct PlannerOptions {
     pub precision: PrecisionPolicy,
     /// Given FP8 scale exponent for every GEMM operand; `None`: each operand's scale is pinned
     /// by its plan's `lhs_scale` / `rhs_scale` constraint, else chosen from its data range
-    /// (`Value::max_abs`, [`cost::fp8_scale_for`]) where known, else 0.
+    /// (`Value::max_abs`, [`super::format::fp8_scale_for`]) where known, else 0.
     pub fp8_scale: Option<i64>,
     /// Memory class of GEMM weights; `None`: both are candidates.
     pub weight_memory: Option<MemoryClass>,

@@ -65,7 +65,7 @@ pub fn op_rules(graph: &Graph, op: &Op, precision: Precision) -> Result<Vec<Oper
 }
 
 /// The work of grid plan `plan` for `op`, or why the plan cannot be run as written: the grid
-/// blocks ([`BlockGrid::of_plan`]), the operands ([`operand_roles`]), the order (the lowering
+/// blocks ([`crate::strategies::blocks::BlockGrid::of_plan`]), the operands ([`operand_roles`]), the order (the lowering
 /// writes row-major blocks), the op and the kernels (each must be one that exists).
 pub fn grid_work(graph: &Graph, op: &Op, plan: &PointwisePlan) -> Result<GridWork, String> {
     let PointwisePlacement::Grid { grid, tiles, order } = plan.placement else {
