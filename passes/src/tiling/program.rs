@@ -178,7 +178,8 @@ impl TileProgram {
         (self.kernels.len() - 1) as u32
     }
 
-    /// Adds a buffer live from step `first` (extended to its later uses by [`Self::compute_lifetimes`]).
+    /// Adds a buffer live from step `first` (extended to its later uses by
+    /// [`Self::compute_lifetimes`]).
     pub fn buffer(
         &mut self,
         name: impl Into<String>,
