@@ -207,7 +207,7 @@ impl ConvertLinalgToIpu {
                 let (lhs, rhs) = (operand(op, 0)?, operand(op, 1)?);
                 check(lhs, "the first input")?;
                 check(rhs, "the second input")?;
-                single(op, Replacement::Add { lhs, rhs }, "add")
+                Rewrite::single(op, Replacement::Add { lhs, rhs }, "add")
             }
             "transpose" => transpose_rewrite(op)?,
             "broadcast" => broadcast_rewrite(context, op, result)?,
@@ -218,7 +218,7 @@ impl ConvertLinalgToIpu {
                 })?;
                 check(lhs, "the first input")?;
                 check(rhs, "the second input")?;
-                single(op, Replacement::Add { lhs, rhs }, "add")
+                Rewrite::single(op, Replacement::Add { lhs, rhs }, "add")
             }
             _ => {
                 check_fill_is_only_an_init(op, result)?;
@@ -262,25 +262,11 @@ impl ConvertLinalgToIpu {
         } else {
             Some(Addend::Value(init))
         };
-        Ok(single(
+        Ok(Rewrite::single(
             op,
             Replacement::Matmul { lhs, rhs, addend },
             "matmul",
         ))
-    }
-}
-
-/// The rewrite replacing `root` alone by `replacement`, counted as `kind`.
-fn single<'c, 'a>(
-    root: OperationRef<'c, 'a>,
-    replacement: Replacement<'c, 'a>,
-    kind: &'static str,
-) -> Rewrite<'c, 'a> {
-    Rewrite {
-        root,
-        interior: Vec::new(),
-        replacement,
-        kind,
     }
 }
 
@@ -293,22 +279,7 @@ fn transpose_rewrite<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Rewrite<'c, 'a>
         .map_err(|_| Unconvertible("expected a 'permutation' attribute".into()))?;
     let permutation = ipu_dialects::ipu::i64_array(attribute)
         .ok_or_else(|| Unconvertible(format!("'permutation' is {attribute}, not array<i64>")))?;
-    if permutation
-        .iter()
-        .enumerate()
-        .all(|(index, &axis)| axis == index as i64)
-    {
-        return Ok(single(
-            op,
-            Replacement::Forward { value: input },
-            "identity",
-        ));
-    }
-    Ok(single(
-        op,
-        Replacement::Transpose { input, permutation },
-        "rearrange",
-    ))
+    Ok(Rewrite::transpose(op, input, permutation))
 }
 
 /// A `linalg.broadcast` of a constant: the constant reshaped with size-1 axes at the
@@ -347,7 +318,11 @@ fn broadcast_rewrite<'c, 'a>(
         melior::ir::Type::parse(context, &format!("tensor<{}x{element}>", dims.join("x")))
             .ok_or_else(|| Unconvertible("internal: broadcast constant type".into()))?;
     let value = constant.reshaped(with_ones).attribute;
-    Ok(single(op, Replacement::Constant { value }, "constant"))
+    Ok(Rewrite::single(
+        op,
+        Replacement::Constant { value },
+        "constant",
+    ))
 }
 
 /// A `linalg.softmax` over the last axis: `ipu.softmax`.
@@ -363,7 +338,11 @@ fn softmax_rewrite<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Rewrite<'c, 'a>, 
             rank as i64 - 1
         )));
     }
-    Ok(single(op, Replacement::Softmax { input }, "softmax"))
+    Ok(Rewrite::single(
+        op,
+        Replacement::Softmax { input },
+        "softmax",
+    ))
 }
 
 /// Checks a `linalg.fill` writes a float constant and every use of its `result` is the init

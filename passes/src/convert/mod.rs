@@ -123,6 +123,41 @@ pub struct Rewrite<'c, 'a> {
 }
 
 impl<'c, 'a> Rewrite<'c, 'a> {
+    /// The rewrite replacing `root` alone by `replacement`, counted as `kind`.
+    pub fn single(
+        root: OperationRef<'c, 'a>,
+        replacement: Replacement<'c, 'a>,
+        kind: &'static str,
+    ) -> Rewrite<'c, 'a> {
+        Rewrite {
+            root,
+            interior: Vec::new(),
+            replacement,
+            kind,
+        }
+    }
+
+    /// The rewrite of a transpose `root` of `input` by `permutation`: the input itself for the
+    /// identity permutation, else an `ipu.rearrange`.
+    pub fn transpose(
+        root: OperationRef<'c, 'a>,
+        input: Value<'c, 'a>,
+        permutation: Vec<i64>,
+    ) -> Rewrite<'c, 'a> {
+        if permutation
+            .iter()
+            .enumerate()
+            .all(|(index, &axis)| axis == index as i64)
+        {
+            return Rewrite::single(root, Replacement::Forward { value: input }, "identity");
+        }
+        Rewrite::single(
+            root,
+            Replacement::Transpose { input, permutation },
+            "rearrange",
+        )
+    }
+
     /// The rewrite of a matched pattern, if no value of its `interior` ops is used outside
     /// the pattern (the interior is erased with the root).
     pub fn contained(

@@ -158,17 +158,13 @@ fn plan<'c, 'a>(
     Ok(plan)
 }
 
+/// [`Rewrite::single`], as the matcher's answer.
 fn single<'c, 'a>(
     op: OperationRef<'c, 'a>,
     replacement: Replacement<'c, 'a>,
     kind: &'static str,
 ) -> Option<Rewrite<'c, 'a>> {
-    Some(Rewrite {
-        root: op,
-        interior: Vec::new(),
-        replacement,
-        kind,
-    })
+    Some(Rewrite::single(op, replacement, kind))
 }
 
 fn operand<'c, 'a>(
@@ -238,22 +234,7 @@ fn direct<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Option<Rewrite<'c, 'a>>, U
                 .map_err(|_| Unconvertible("expected a 'perms' attribute".into()))?;
             let permutation = i32_array(perms)
                 .ok_or_else(|| Unconvertible(format!("'perms' is {perms}, not array<i32>")))?;
-            if permutation
-                .iter()
-                .enumerate()
-                .all(|(index, &axis)| axis == index as i64)
-            {
-                return Ok(single(
-                    op,
-                    Replacement::Forward { value: input },
-                    "identity",
-                ));
-            }
-            Ok(single(
-                op,
-                Replacement::Transpose { input, permutation },
-                "rearrange",
-            ))
+            Ok(Some(Rewrite::transpose(op, input, permutation)))
         }
         "reshape" => {
             let input = operand(op, 0)?;
