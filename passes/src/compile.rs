@@ -28,7 +28,7 @@ crate::pass_options! {
         target: String = "c600".to_string(),
         /// Tiles of the device the program runs on.
         tiles: u32 = 1472,
-        /// Precision policy for GEMM inputs: f32, f16 or fp8.
+        /// Precision policy for GEMM inputs: native (operands' own types), f32, f16 or fp8.
         precision: PrecisionPolicy = PrecisionPolicy::F16,
         /// FP8 scale exponent; empty: chosen from constant data ranges (0 where unknown).
         fp8_scale: Option<i64> = None,

@@ -57,7 +57,7 @@ crate::pass_options! {
         tiles: u32 = 1472,
         /// Tile counts plans may use (empty: all tiles).
         active_tiles: Vec<u32> = Vec::new(),
-        /// Precision policy for GEMM inputs: f32, f16 or fp8.
+        /// Precision policy for GEMM inputs: native (operands' own types), f32, f16 or fp8.
         precision: PrecisionPolicy = PrecisionPolicy::F16,
         /// FP8 scale exponent of every GEMM operand (overrides calibration); empty: each
         /// operand's from its data range (smallest s with max|x| / 2^s <= 240, in -31..=31):
@@ -247,12 +247,14 @@ pub fn plan_dump(
     plans
 }
 
-/// Number of function arguments of `graph` (they come first among its values).
 /// The policy sets the AMP input precision of products whose result is its partials type
 /// (F16 for F16 and FP8, f32 for f32) and, under f32, of F16 products that are only returned
 /// (`lower::PrecisionPolicy::input_for`). Says so, once per op, where it does not apply.
 fn warn_policy_not_applied(function: &str, graph: &planner::Graph, policy: PrecisionPolicy) {
-    let input = policy.input();
+    // Under the native policy every product runs in its own types: nothing to say.
+    let Some(input) = policy.fixed_input() else {
+        return;
+    };
     let partials = ipu_device::kernels::describe::default_partials(input);
     for (index, op) in graph.ops.iter().enumerate() {
         let (planner::OpKind::Matmul { .. }, Some(&a), Some(&c)) =

@@ -17,7 +17,7 @@ pub use crate::tiling::program;
 
 use std::collections::BTreeMap;
 
-use ipu_device::{Precision, Target};
+use ipu_device::Target;
 
 use crate::strategies::gemm::{followed_grid as followed_gemm_grid, GemmGrid};
 use crate::tiling::{Graph, ValueId};
@@ -73,46 +73,8 @@ impl From<ipu_dialects::tile::AttributeError> for LowerError {
     }
 }
 
-/// The precision policy of GEMM inputs ([`PrecisionPolicy::input_for`]): F16 and FP8 apply
-/// to products with F16 results (their partials), f32 to f32 products and to F16 products
-/// that are only returned; other products, and every vector op, compute in the graph's own
-/// types.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PrecisionPolicy {
-    /// The tensors' own element types.
-    Native,
-    /// FP8 (E4M3) AMP inputs for F16 products, encoded by the host or cast on device with
-    /// `fp8_scale`.
-    Fp8,
-    /// F16 AMP inputs for F16 products.
-    F16,
-    /// F32 AMP inputs and partials (F16 operands cast on device).
-    F32,
-}
-
-impl PrecisionPolicy {
-    /// The policy's AMP input precision for host tensors of `host` precision.
-    pub fn input(self, host: Precision) -> Precision {
-        match self {
-            PrecisionPolicy::Native => host,
-            PrecisionPolicy::Fp8 => Precision::F8E4M3,
-            PrecisionPolicy::F16 => Precision::F16,
-            PrecisionPolicy::F32 => Precision::F32,
-        }
-    }
-
-    /// The AMP input precision of a product of `host` operands with a `result` element
-    /// type: the policy's when its partials are the result's type (FP8 and F16 products
-    /// accumulate F16, f32 products f32); under the f32 policy an F16 product whose result is
-    /// only returned (`returned_only`) is cast up too (F16 operands to f32, the f32 result
-    /// back to F16 for the host); else the operands' own (the policy does not reach that
-    /// product; `ipu-lower-mid` says so). The planner follows the same rule.
-    pub fn input_for(self, host: Precision, result: Precision, returned_only: bool) -> Precision {
-        product_input(self.input(host), host, result, returned_only)
-    }
-}
-
-pub(crate) use crate::tiling::candidate::{product_input, returned_only};
+pub(crate) use crate::tiling::candidate::returned_only;
+pub use crate::tiling::PrecisionPolicy;
 
 /// What the lowering needs besides the graph.
 #[derive(Debug, Clone)]

@@ -27,7 +27,7 @@ use crate::exchange::{schedule_phase_cached, TransferRequest};
 use crate::lower_mid::{planned_options, planned_tiles};
 use crate::pass::{Pass, PassFailure, PassRun};
 use crate::plan_ir;
-use crate::tiling::{Origin, PrecisionPolicy as PlanPrecision, ValueId};
+use crate::tiling::{Origin, ValueId};
 use ipu_dialects::diagnostics::op_error;
 
 /// Reports `error` at `op` (the diagnostic the user sees) and fails the pass.
@@ -152,11 +152,7 @@ impl LowerToTiles {
             (TilePrecision::F16, _) => PrecisionPolicy::F16,
             (TilePrecision::F32, _) => PrecisionPolicy::F32,
             (TilePrecision::Native, _) => PrecisionPolicy::Native,
-            (TilePrecision::Auto, Some(p)) => match p.precision {
-                PlanPrecision::Fp8 => PrecisionPolicy::Fp8,
-                PlanPrecision::F16 => PrecisionPolicy::F16,
-                PlanPrecision::F32 => PrecisionPolicy::F32,
-            },
+            (TilePrecision::Auto, Some(p)) => p.precision,
             (TilePrecision::Auto, None) => PrecisionPolicy::Native,
         };
         let scale = self

@@ -224,7 +224,7 @@ pub(crate) fn u32_of(value: u64) -> u32 {
 pub(crate) fn vector_precision(policy: PrecisionPolicy) -> Precision {
     match policy {
         PrecisionPolicy::F32 => Precision::F32,
-        PrecisionPolicy::F16 | PrecisionPolicy::Fp8 => Precision::F16,
+        PrecisionPolicy::Native | PrecisionPolicy::F16 | PrecisionPolicy::Fp8 => Precision::F16,
     }
 }
 
@@ -239,17 +239,14 @@ pub(crate) fn op_vector_precision(graph: &Graph, op: &Op, policy: PrecisionPolic
 }
 
 /// The AMP input precision of a product of `host` operands with a `result` element type
-/// under `policy`: the policy's when its partials are the result's type, or under the f32
-/// policy for a product that is only returned (`returned_only`: F16 operands cast up, the
-/// f32 result cast back down); else the operands' own (the lowering's rule,
-/// `lower::PrecisionPolicy::input_for`).
+/// under `policy` ([`PrecisionPolicy::input_for`]).
 pub(crate) fn amp_input(
     policy: PrecisionPolicy,
     host: Precision,
     result: Precision,
     returned_only: bool,
 ) -> Precision {
-    product_input(policy.input(), host, result, returned_only)
+    policy.input_for(host, result, returned_only)
 }
 
 pub(crate) fn all_valid(kernels: &[KernelSpec]) -> bool {
@@ -293,8 +290,7 @@ pub(crate) fn operand_scales([lhs, rhs]: [i64; 2]) -> OperandScales {
     }
 }
 
-/// The rule of the lowering's `PrecisionPolicy::input_for` for a policy input precision
-/// `policy`, shared with the planner ([`amp_input`]).
+/// The rule of [`PrecisionPolicy::input_for`] for a policy input precision `policy`.
 pub(crate) fn product_input(
     policy: Precision,
     host: Precision,

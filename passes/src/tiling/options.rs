@@ -1,29 +1,52 @@
 //! What planning is told ([`PlannerOptions`]: tile counts, the precision policy, memory
 //! budgets, plan constraints, the beam's widths) and how it fails ([`PlannerError`]).
 
-use ipu_device::{MemoryClass, Target};
+use ipu_device::{MemoryClass, Precision, Target};
 
 use super::constraints::Constraints;
 
 crate::option_enum! {
     /// Precision policy: the element precision of GEMM inputs, for the products it reaches
-    /// (`candidates::amp_input`); vector kernels compute in the graph's own types (the
-    /// device has no FP8 arithmetic outside the AMP).
+    /// ([`PrecisionPolicy::input_for`]); vector kernels compute in the graph's own types (the
+    /// device has no FP8 arithmetic outside the AMP). The planner, the lowering and the pass
+    /// options all use this one enum.
     pub enum PrecisionPolicy {
+        /// The tensors' own element types.
+        Native = "native",
+        /// F32 AMP inputs and partials (F16 operands cast on device).
         F32 = "f32",
+        /// F16 AMP inputs for F16 products.
         F16 = "f16",
+        /// FP8 (E4M3) AMP inputs for F16 products, encoded by the host or cast on device at
+        /// the FP8 scale.
         Fp8 = "fp8",
     }
 }
 
 impl PrecisionPolicy {
-    /// The policy's AMP input precision.
-    pub fn input(self) -> ipu_device::Precision {
+    /// The AMP input precision the policy sets, whatever the operands' (`None`: native).
+    pub fn fixed_input(self) -> Option<Precision> {
         match self {
-            PrecisionPolicy::F32 => ipu_device::Precision::F32,
-            PrecisionPolicy::F16 => ipu_device::Precision::F16,
-            PrecisionPolicy::Fp8 => ipu_device::Precision::F8E4M3,
+            PrecisionPolicy::Native => None,
+            PrecisionPolicy::F32 => Some(Precision::F32),
+            PrecisionPolicy::F16 => Some(Precision::F16),
+            PrecisionPolicy::Fp8 => Some(Precision::F8E4M3),
         }
+    }
+
+    /// The policy's AMP input precision for operands of `host` precision.
+    pub fn input(self, host: Precision) -> Precision {
+        self.fixed_input().unwrap_or(host)
+    }
+
+    /// The AMP input precision of a product of `host` operands with a `result` element
+    /// type: the policy's when its partials are the result's type (FP8 and F16 products
+    /// accumulate F16, f32 products f32); under the f32 policy an F16 product whose result is
+    /// only returned (`returned_only`) is cast up too (F16 operands to f32, the f32 result
+    /// back to F16 for the host); else the operands' own (the policy does not reach that
+    /// product; `ipu-lower-mid` says so). The planner and the lowering both ask this.
+    pub fn input_for(self, host: Precision, result: Precision, returned_only: bool) -> Precision {
+        super::candidate::product_input(self.input(host), host, result, returned_only)
     }
 }
 
@@ -149,5 +172,40 @@ impl From<ipu_dialects::graph::GraphError> for PlannerError {
             op: error.op,
             detail: error.detail,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One policy rule for the planner and the lowering: a policy reaches the products whose
+    /// partials are their result type (and, under f32, F16 products only returned); native
+    /// leaves every product in its operands' type.
+    #[test]
+    fn the_policy_sets_the_inputs_of_the_products_it_reaches() {
+        use Precision::{F16, F32, F8E4M3};
+        let cases = [
+            // (policy, host, result, returned only, input)
+            (PrecisionPolicy::Native, F16, F16, true, F16),
+            (PrecisionPolicy::Native, F32, F32, false, F32),
+            (PrecisionPolicy::F16, F16, F16, false, F16),
+            (PrecisionPolicy::F16, F32, F32, false, F32),
+            (PrecisionPolicy::Fp8, F16, F16, false, F8E4M3),
+            (PrecisionPolicy::Fp8, F32, F32, false, F32),
+            (PrecisionPolicy::F32, F16, F16, true, F32),
+            (PrecisionPolicy::F32, F16, F16, false, F16),
+            (PrecisionPolicy::F32, F32, F32, false, F32),
+        ];
+        for (policy, host, result, returned_only, input) in cases {
+            assert_eq!(
+                policy.input_for(host, result, returned_only),
+                input,
+                "{policy:?} {host:?} -> {result:?} (returned only: {returned_only})"
+            );
+        }
+        assert_eq!(PrecisionPolicy::Native.fixed_input(), None);
+        assert_eq!(PrecisionPolicy::Native.input(F32), F32);
+        assert_eq!(PrecisionPolicy::Fp8.input(F32), F8E4M3);
     }
 }

@@ -2,6 +2,7 @@
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 precision=fp8})' | FileCheck %s --check-prefix=FP8
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 precision=fp8 fp8-scale=-3})' | FileCheck %s --check-prefix=SCALE
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 precision=f32})' | FileCheck %s --check-prefix=F32
+// RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 precision=native})' | FileCheck %s --check-prefix=NATIVE
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 weight-memory=standard})' | FileCheck %s --check-prefix=WSTD
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 active-tiles=4})' | FileCheck %s --check-prefix=ACTIVE
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 constraints={"ops":[{"op":0,"kind":"gemm_output_stationary","params":{"grid":[1,2,8,1],"weights":"interleaved"}}]}})' | FileCheck %s --check-prefix=PINNED
@@ -33,6 +34,12 @@
 
 // F32: "ipu.cast"(%arg0) {ipu.inserted} : (tensor<64x128xf16>) -> tensor<64x128xf32>
 // F32: "ipu.matmul"{{.*}}precision = "f32"{{.*}} -> tensor<64x256xf32,
+
+// precision=native: the product runs in its operands' own type (the f32 policy casts this
+// returned-only F16 product up); nothing is converted.
+// NATIVE-NOT: "ipu.cast"
+// NATIVE: "ipu.matmul"{{.*}}precision = "f16"{{.*}} -> tensor<64x256xf16,
+// NATIVE-NOT: "ipu.cast"
 
 // WSTD: "ipu.matmul"{{.*}}weights = "standard"
 
