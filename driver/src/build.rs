@@ -52,13 +52,10 @@ impl Default for BuildOptions {
     }
 }
 
-/// The `ipu-compile{...}` pipeline text for `options` on a module whose graph's GEMM
-/// inputs are `native` (`f16` / `f32`).
-pub fn pipeline_text(options: &BuildOptions, native: &str, target: &Target) -> String {
-    let precision = match options.precision.as_str() {
-        "native" => native,
-        other => other,
-    };
+/// The `ipu-compile{...}` pipeline text for `options` (`native` is the planner's own policy:
+/// each product in its operands' types).
+pub fn pipeline_text(options: &BuildOptions, target: &Target) -> String {
+    let precision = &options.precision;
     let mut settings = vec![
         format!("target={}", options.target),
         format!(
@@ -82,21 +79,6 @@ pub fn pipeline_text(options: &BuildOptions, native: &str, target: &Target) -> S
     }
     settings.extend(options.planner.iter().cloned());
     format!("builtin.module(ipu-compile{{{}}})", settings.join(" "))
-}
-
-/// The element type name (`f16` / `f32`) of the model's GEMM inputs, from the first
-/// function argument that is a tensor (f16 unless it is f32).
-fn native_precision(source: &str) -> &'static str {
-    let first = source
-        .split("tensor<")
-        .nth(1)
-        .and_then(|rest| rest.split('>').next())
-        .unwrap_or("");
-    if first.ends_with("xf32") || first == "f32" {
-        "f32"
-    } else {
-        "f16"
-    }
 }
 
 /// The import passes a model in upstream dialects runs before `ipu-compile` (each converter
@@ -275,10 +257,7 @@ pub fn build_package_with_source(
             verify(&module, " after import")?;
             reference = module.as_operation().to_string();
         }
-        run(
-            &mut module,
-            &pipeline_text(options, native_precision(source), &target),
-        )?;
+        run(&mut module, &pipeline_text(options, &target))?;
     }
     let cache = if options.embed_kernels {
         Some(KernelCache::from_env().context("opening the kernel cache")?)
