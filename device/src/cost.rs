@@ -257,6 +257,26 @@ pub fn ideal_gemm_cycles(
     div_ceil(work, macs)
 }
 
+/// One host stream step (a host write or read): the fixed phase cost plus the longer of the
+/// busiest tile's bytes at the tile exchange rate and all `total_bytes` over the host link
+/// (`exchange.host_link_bytes_per_second`, measured on a C600 [HW-C600]) at the target's
+/// clock.
+pub fn host_stream_cycles(busiest_tile_bytes: u64, total_bytes: u64, target: &Target) -> u64 {
+    let tiles = div_ceil(
+        u128::from(busiest_tile_bytes),
+        u128::from(target.exchange.bytes_per_cycle.value.max(1)),
+    );
+    let link = host_link_cycles(total_bytes, target);
+    u64::from(target.exchange.phase_cycles.value) + tiles.max(link)
+}
+
+/// Cycles to move `bytes` over the host link at the target's clock.
+pub fn host_link_cycles(bytes: u64, target: &Target) -> u64 {
+    let rate = target.exchange.host_link_bytes_per_second.value.max(1);
+    let cycles = (bytes as f64) * target.clock_hz.value / (rate as f64);
+    clamp(cycles.ceil() as u128)
+}
+
 /// One exchange phase: the fixed phase cost (global sync + row start, 600 on the C600
 /// [HW-C600]) plus the busiest endpoint at 4 bytes/cycle. Sends of a physical pair share one
 /// bus, so `max_bus_bytes_out` is the largest total over a pair's sends; receives are

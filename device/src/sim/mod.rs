@@ -47,7 +47,7 @@ use std::sync::Arc;
 pub use error::{Cycles, SimError, StepAt};
 pub use profile::{ComputeRecord, Profile, ProgramStepInfo, StepKind, StepRecord, TileTotals};
 
-use exchange::{transfer_cycles, CodeElements};
+use exchange::CodeElements;
 use memory::TileMemories;
 use plan::{LoadedProgram, Node, Planner};
 
@@ -517,11 +517,9 @@ impl Run<'_> {
             self.sim.host_outputs.insert(stream.name.clone(), data);
         }
         let busiest = per_tile.values().copied().max().unwrap_or(0);
-        let busiest = u32::try_from(busiest).unwrap_or(u32::MAX);
+        let total = per_tile.values().sum();
         let start = self.latest();
-        let end = start
-            + u64::from(self.sim.target.exchange.phase_cycles.value)
-            + transfer_cycles(&self.sim.target, busiest);
+        let end = start + crate::cost::host_stream_cycles(busiest, total, &self.sim.target);
         self.global_step(step, start, end);
         Ok(())
     }

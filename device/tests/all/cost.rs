@@ -684,3 +684,32 @@ fn extreme_sizes_saturate_instead_of_overflowing() {
     );
     assert!(ideal_gemm_cycles(u64::MAX, u64::MAX, u64::MAX, Precision::F16, 1, &c600) == u64::MAX);
 }
+
+/// A host stream is bounded by the host link (all tiles share it): the ipu-stack upload the
+/// rate comes from (453,752,832 B in ~116 ms on a C600) takes ~116 ms of simulated time, and
+/// a small stream spread over many tiles costs its bytes over the link, not the busiest tile's
+/// bytes at the tile exchange rate.
+#[test]
+fn host_streams_are_bounded_by_the_host_link() {
+    let target = Target::c600();
+    let upload = 453_752_832u64;
+    let cycles = ipu_device::cost::host_link_cycles(upload, &target);
+    let seconds = cycles as f64 / target.clock_hz.value;
+    assert!((seconds - 0.116).abs() < 0.001, "{seconds} s");
+    // 1 MiB over 1024 tiles (1 KiB each): the link, not the tiles, sets the time.
+    let total = 1 << 20;
+    let link = ipu_device::cost::host_link_cycles(total, &target);
+    assert!(link > 1024 / 4, "{link}");
+    assert_eq!(
+        ipu_device::cost::host_stream_cycles(1024, total, &target),
+        u64::from(target.exchange.phase_cycles.value) + link
+    );
+    // Even one tile holding a whole stream receives it faster (4 B/cycle at 1.5 GHz) than the
+    // C600's link delivers it (3.9 GB/s): the link sets every host step's time.
+    assert_eq!(
+        ipu_device::cost::host_stream_cycles(4096, 4096, &target),
+        u64::from(target.exchange.phase_cycles.value)
+            + ipu_device::cost::host_link_cycles(4096, &target)
+    );
+    assert!(ipu_device::cost::host_link_cycles(4096, &target) > 4096 / 4);
+}

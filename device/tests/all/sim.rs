@@ -239,8 +239,12 @@ fn host_streams_write_inputs_and_read_outputs() {
         sim.read_stream("y").expect("captured"),
         &[1, 2, 3, 4, 5, 6, 7, 8]
     );
-    // Host write, exchange, host read: each a phase of 8 bytes (2 cycles) after its fixed cost.
-    assert_eq!(profile.total_cycles, 3 * (600 + 2));
+    // Host write, exchange, host read: each a phase after its fixed cost; the exchange moves
+    // its 8 bytes at 4 B/cycle (2 cycles), the host steps over the host link (8 B at 3.9 GB/s
+    // and 1.5 GHz: 4 cycles).
+    let link = ipu_device::cost::host_link_cycles(8, &Target::c600());
+    assert_eq!(link, 4);
+    assert_eq!(profile.total_cycles, 3 * 600 + 2 + 2 * link);
     assert!(matches!(
         sim.run("initialize"),
         Err(SimError::UnknownProgram { .. })

@@ -192,13 +192,29 @@ fn gemm_over_64_tiles_is_correct_and_costs_what_the_models_say() {
     // Exchange model, computed here: tiles (0,0) and (0,1) are a physical pair; tile (0,0)
     // sends A0 and B0 and tile (0,1) sends B1, so that bus carries three 1 KiB sends (768
     // cycles), and every other row/column source sends one or two.
-    let (_, horizon) = gemm_image();
+    let (image, horizon) = gemm_image();
     assert_eq!(horizon, 3 * 256);
     let target = Target::c600();
     let phase = u64::from(target.exchange.phase_cycles.value);
-    let host_a = phase + (BM * K * 4) as u64 / 4;
-    let host_b = phase + (K * BN * 4) as u64 / 4;
-    let host_c = phase + (BM * BN * 4) as u64 / 4;
+    // Host steps: the busiest tile's block at the tile rate or the stream's bytes over the
+    // host link, whichever is longer.
+    let stream_bytes = |name: &str| -> u64 {
+        let stream = image
+            .streams
+            .iter()
+            .find(|s| s.name == name)
+            .expect("stream");
+        stream
+            .slices
+            .iter()
+            .map(|slice| u64::from(slice.bytes))
+            .sum()
+    };
+    let host = |name: &str, block: usize| {
+        ipu_device::cost::host_stream_cycles((block * 4) as u64, stream_bytes(name), &target)
+    };
+    let (host_a, host_b, host_c) = (host("a", BM * K), host("b", K * BN), host("c", BM * BN));
+    assert!(host_a > phase + (BM * K * 4) as u64 / 4);
     let gemm = ipu_device::cost::kernel_cycles(&gemm_spec(), &target);
     assert_eq!(profile.cycles_of(StepKind::Compute), gemm);
     assert_eq!(profile.cycles_of(StepKind::Exchange), phase + horizon);

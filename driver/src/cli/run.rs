@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! profile=artifacts/model/profile-final.ipuprof tiles=1472 samples=1472
-//! simulatedCycles=18742 deviceProgramCycles=15170 hostExchangeCycles=3572 refinedEstimate=15170 finalCycles=15170 refinedError=+0.00% estimateTest=PASS (bound 5 %)
+//! simulatedCycles=189943 deviceProgramCycles=15170 hostExchangeCycles=174773 refinedEstimate=15170 finalCycles=15170 refinedError=+0.00% estimateTest=PASS (bound 5 %)
 //! referenceMaximumAbsoluteError=0.019749 numericalTest=PASS
 //! package=artifacts/model/model-final.ipuexe tiles=1472 hardwareTest=PASS
 //! ```
