@@ -2,8 +2,9 @@
 //! the lowering (dependencies point one way: `tiling` <- `strategies` <- `planner`, and the
 //! lowering reads `tiling` and `strategies`):
 //!
-//! * [`graph`]: the program as plain data, values and ops; [`ranges`]: bounds on `max |x|`
-//!   propagated through its ops, for FP8 scales;
+//! * [`graph`]: the program as plain data, values and ops (`ipu_dialects::graph`, where it is
+//!   read from `ipu` IR); [`ranges`]: bounds on `max |x|` propagated through its ops, for FP8
+//!   scales;
 //! * [`layout`]: how a tensor is spread over tiles and what moving it costs the exchange;
 //! * [`format`]: value formats (precision, element order, memory class) and memory use;
 //! * [`candidate`]: what a strategy offers the planner for an op;
@@ -14,11 +15,12 @@
 pub mod candidate;
 pub mod constraints;
 pub mod format;
-pub use ipu_dialects::graph;
 pub mod layout;
 pub mod options;
 pub mod program;
 pub mod ranges;
+
+pub use ipu_dialects::graph;
 
 pub use candidate::{Candidate, Need};
 pub use format::{MemoryUse, ValueFormat};
