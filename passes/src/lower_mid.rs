@@ -265,7 +265,7 @@ fn warn_policy_not_applied(function: &str, graph: &planner::Graph, policy: Preci
         let result = graph.values[c].element;
         let returned_only = crate::tiling::candidate::returned_only(graph, c);
         let host = graph.values[a].element;
-        if planner::candidates::amp_input(policy, host, result, returned_only) != input {
+        if policy.input_for(host, result, returned_only) != input {
             tracing::warn!(
                 function,
                 op = index,

@@ -31,8 +31,7 @@ pub(super) fn gemm_candidates(
     let out_value = &graph.values[op.results[0]];
     // The policy applies to a product whose result is its partials type; any other runs in
     // its operands' precision.
-    let input = super::candidates::amp_input(
-        options.precision,
+    let input = options.precision.input_for(
         lhs_value.element,
         out_value.element,
         crate::tiling::candidate::returned_only(graph, op.results[0]),

@@ -238,17 +238,6 @@ pub(crate) fn op_vector_precision(graph: &Graph, op: &Op, policy: PrecisionPolic
     }
 }
 
-/// The AMP input precision of a product of `host` operands with a `result` element type
-/// under `policy` ([`PrecisionPolicy::input_for`]).
-pub(crate) fn amp_input(
-    policy: PrecisionPolicy,
-    host: Precision,
-    result: Precision,
-    returned_only: bool,
-) -> Precision {
-    policy.input_for(host, result, returned_only)
-}
-
 pub(crate) fn all_valid(kernels: &[KernelSpec]) -> bool {
     kernels.iter().all(|spec| spec.validate().is_ok())
 }

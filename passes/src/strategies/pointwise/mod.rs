@@ -7,7 +7,7 @@ use ipu_device::{Precision, Target};
 use ipu_dialects::format::Order;
 use ipu_dialects::plan::{OperatorPlan, PointwiseOp, PointwisePlacement, PointwisePlan};
 
-use crate::tiling::candidate::{amp_input, grid3, grids, op_vector_precision, Candidate, Need};
+use crate::tiling::candidate::{grid3, grids, op_vector_precision, Candidate, Need};
 use crate::tiling::layout::{canonical_dims, Shards};
 use crate::tiling::{Graph, Op, OpKind, PlannerOptions, ValueFormat};
 
@@ -210,7 +210,7 @@ pub fn ranged_candidate(graph: &Graph, op: &Op, options: &PlannerOptions) -> Opt
         ranged_value(
             graph,
             x,
-            amp_input(options.precision, element, element, false),
+            options.precision.input_for(element, element, false),
         )
     };
     let (position, bias) = match op.kind {
