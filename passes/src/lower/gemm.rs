@@ -30,7 +30,9 @@ use ipu_device::kernels::describe::default_partials;
 use ipu_device::kernels::spec::ElementOrder;
 use ipu_device::{KernelSpec, MemoryClass, Precision};
 
-use super::program::{Arg, BufferId, HostPiece, Move, Place, Run, TileProgram, TileStep};
+use super::program::{
+    push_move, Arg, BufferId, HostPiece, Move, Place, Run, TileProgram, TileStep,
+};
 pub use crate::strategies::gemm::{GemmGrid, A_PANEL_BYTES};
 
 /// Host chunk buffers larger than this go to interleaved memory.
@@ -542,15 +544,13 @@ fn convert_a_panel(
                 .map(|jj| grid.tile(i, jj))
                 .filter(|&t| t != tile)
                 .collect();
-            if !destinations.is_empty() {
-                moves.push(Move {
-                    source_tile: tile,
-                    source: Place::at(a_amp, within),
-                    destinations,
-                    destination: Place::at(a_amp, within),
-                    bytes: (k1 - k0) * rp * input,
-                });
-            }
+            push_move(
+                moves,
+                (tile, Place::at(a_amp, within)),
+                destinations,
+                Place::at(a_amp, within),
+                (k1 - k0) * rp * input,
+            );
         }
     }
 }
@@ -605,15 +605,13 @@ fn gather_a_panel(
                     destinations.push(tile);
                 }
             }
-            if !destinations.is_empty() {
-                moves.push(Move {
-                    source_tile: source,
-                    source: Place::at(produced, offset),
-                    destinations,
-                    destination: Place::at(*panel, q * block_bytes),
-                    bytes,
-                });
-            }
+            push_move(
+                moves,
+                (source, Place::at(produced, offset)),
+                destinations,
+                Place::at(*panel, q * block_bytes),
+                bytes,
+            );
         }
     }
 }
@@ -695,15 +693,13 @@ fn convert_b_block(
                 .filter(|&t| t != tile)
                 .collect();
             if whole {
-                if !destinations.is_empty() {
-                    moves.push(Move {
-                        source_tile: tile,
-                        source: Place::at(b_amp, 0),
-                        destinations,
-                        destination: Place::at(b_amp, 0),
-                        bytes: kb * cb * input,
-                    });
-                }
+                push_move(
+                    moves,
+                    (tile, Place::at(b_amp, 0)),
+                    destinations,
+                    Place::at(b_amp, 0),
+                    kb * cb * input,
+                );
                 continue;
             }
             let within = r0 - s * kb;
@@ -717,15 +713,13 @@ fn convert_b_block(
                     kernel: program.kernel(KernelSpec::Copy { bytes }),
                     args: vec![address(target_buffer, from), address(b_amp, to)],
                 });
-                if !destinations.is_empty() {
-                    moves.push(Move {
-                        source_tile: tile,
-                        source: Place::at(target_buffer, from),
-                        destinations: destinations.clone(),
-                        destination: Place::at(b_amp, to),
-                        bytes,
-                    });
-                }
+                push_move(
+                    moves,
+                    (tile, Place::at(target_buffer, from)),
+                    destinations.clone(),
+                    Place::at(b_amp, to),
+                    bytes,
+                );
             }
         }
     }

@@ -404,3 +404,23 @@ impl TileProgram {
         }
     }
 }
+
+/// Pushes the move of `bytes` from `source` on its tile to `destination` on every tile of
+/// `destinations`, if there is any.
+pub fn push_move(
+    moves: &mut Vec<Move>,
+    (source_tile, source): (u32, Place),
+    destinations: Vec<u32>,
+    destination: Place,
+    bytes: u32,
+) {
+    if !destinations.is_empty() {
+        moves.push(Move {
+            source_tile,
+            source,
+            destinations,
+            destination,
+            bytes,
+        });
+    }
+}

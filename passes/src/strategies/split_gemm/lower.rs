@@ -2,6 +2,7 @@
 //! reduce-scatter of the partials, and the result's ranges.
 
 use super::*;
+use crate::tiling::program::push_move;
 
 /// The buffers and host pieces of one split GEMM's operands, made before the host writes.
 pub struct SplitInputs {
@@ -284,15 +285,13 @@ impl SplitLowering<'_> {
                 kernel: program.kernel(KernelSpec::Copy { bytes }),
                 args: vec![Arg::Address(source), Arg::Address(destination)],
             });
-            if !range.destinations.is_empty() {
-                moves.push(Move {
-                    source_tile: range.home,
-                    source,
-                    destinations: range.destinations,
-                    destination,
-                    bytes,
-                });
-            }
+            push_move(
+                moves,
+                (range.home, source),
+                range.destinations,
+                destination,
+                bytes,
+            );
         });
     }
 
@@ -513,15 +512,7 @@ pub(super) fn gather_a_panel(
                 if destinations.len() < group.len() {
                     local_copy(program, owner, source, destination, len * eb, runs);
                 }
-                if !destinations.is_empty() {
-                    moves.push(Move {
-                        source_tile: owner,
-                        source,
-                        destinations,
-                        destination,
-                        bytes: len * eb,
-                    });
-                }
+                push_move(moves, (owner, source), destinations, destination, len * eb);
             };
             for g in k0 / 16..(k0 + kp) / 16 {
                 let column = g - k0 / 16;
