@@ -436,36 +436,32 @@ fn package_sections<'a>(
     spec: &FormatSpec,
     sections: &[container::Section<'a>],
 ) -> Result<PackageSections<'a>, PackageError> {
-    match *sections {
-        [meta, image, kernels, bindings, calls, plan, config, data, source] => {
-            Ok(PackageSections {
-                meta,
-                image,
-                kernels,
-                bindings,
-                calls,
-                plan,
-                config,
-                data,
-                source: super::source::decode(spec, &source)?,
-            })
-        }
-        // Version 1.
-        [meta, image, kernels, bindings, calls, plan, config, data] => Ok(PackageSections {
-            meta,
-            image,
-            kernels,
-            bindings,
-            calls,
-            plan,
-            config,
-            data,
-            source: None,
-        }),
-        // decode() returns exactly one section per kind of the spec.
-        _ => Err(PackageError::Internal {
-            detail: "section table size".into(),
-        }),
+    // Version 1 has no source section; decode() returns exactly one section per kind.
+    let [meta, image, kernels, bindings, calls, plan, config, data, ref source @ ..] = *sections
+    else {
+        return Err(section_table_size());
+    };
+    let source = match source {
+        [] => None,
+        [source] => super::source::decode(spec, source)?,
+        _ => return Err(section_table_size()),
+    };
+    Ok(PackageSections {
+        meta,
+        image,
+        kernels,
+        bindings,
+        calls,
+        plan,
+        config,
+        data,
+        source,
+    })
+}
+
+fn section_table_size() -> PackageError {
+    PackageError::Internal {
+        detail: "section table size".into(),
     }
 }
 
