@@ -61,8 +61,9 @@ pub fn staged<T, E>(name: &'static str, body: impl FnOnce() -> Result<T, E>) -> 
 }
 
 /// Runs `body` (a stage of the package build of `module`) inside the build's span
-/// `ipu.package.build{tile_count=... operations=...}`: the tile count planning used (the
-/// caller's `tile_count`: `lower_mid::planned_tiles`) and the module's graph ops.
+/// `ipu.package.build{tile_count=... operations=...}`: `tile_count` (the stages go through
+/// `lower_mid::in_package_build`, which passes the count planning recorded) and the module's
+/// graph ops.
 pub fn in_package_build<T>(module: OperationRef, tile_count: u32, body: impl FnOnce() -> T) -> T {
     let span = tracing::info_span!(
         "ipu.package.build",

@@ -341,8 +341,7 @@ impl Pass for LowerMid {
     }
 
     fn run(&self, op: OperationRef, run: &mut PassRun) -> Result<(), PassFailure> {
-        let tiles = planned_tiles(op, self.options.tiles);
-        crate::build_trace::in_package_build(op, tiles, || {
+        in_package_build(op, self.options.tiles, || {
             crate::build_trace::staged("lower_mid", || self.run_stage(op, run))
         })
     }
@@ -474,7 +473,9 @@ pub fn planned_options(module: OperationRef) -> Option<LowerMidOptions> {
         })
 }
 
-/// The tile count planning used for `module` (recorded on it once planned), else `tiles`.
-pub fn planned_tiles(module: OperationRef, tiles: u32) -> u32 {
-    planned_options(module).map_or(tiles, |options| options.tiles)
+/// Runs `body`, a stage of the package build of `module`, inside the build's span with the
+/// tile count planning used (recorded on the module once planned), else `tiles`.
+pub fn in_package_build<T>(module: OperationRef, tiles: u32, body: impl FnOnce() -> T) -> T {
+    let tile_count = planned_options(module).map_or(tiles, |options| options.tiles);
+    crate::build_trace::in_package_build(module, tile_count, body)
 }

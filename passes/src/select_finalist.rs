@@ -179,8 +179,7 @@ impl Pass for SelectFinalist {
     }
 
     fn run(&self, op: OperationRef, run: &mut PassRun) -> Result<(), PassFailure> {
-        let tiles = crate::lower_mid::planned_tiles(op, 0);
-        crate::build_trace::in_package_build(op, tiles, || {
+        crate::lower_mid::in_package_build(op, 0, || {
             crate::build_trace::staged("select_finalist", || self.run_stage(op, run))
         })
     }

@@ -22,9 +22,9 @@ use super::exchange::{encode_phase, phase_requests, validate_relocated};
 use super::ir::{self, EmittedCode, StoredSchedule, TileDesign};
 use super::program::Move;
 use super::{LowerError, LowerOptions, PrecisionPolicy};
-use crate::build_trace::{in_package_build, staged};
+use crate::build_trace::staged;
 use crate::exchange::{schedule_phase_cached, TransferRequest};
-use crate::lower_mid::{planned_options, planned_tiles};
+use crate::lower_mid::{in_package_build, planned_options};
 use crate::pass::{Pass, PassFailure, PassRun};
 use crate::plan_ir;
 use crate::tiling::{Origin, ValueId};
@@ -77,7 +77,7 @@ fn each_design(
             ),
         };
         let before = (cfg!(debug_assertions) && handed).then(|| design.clone());
-        in_package_build(module, planned_tiles(module, design.program.tiles), || {
+        in_package_build(module, design.program.tiles, || {
             stage(&mut design, &mut validated)
         })
         .map_err(|e| fail(tile_module, pass, e))?;
@@ -194,13 +194,13 @@ impl Pass for LowerToTiles {
             .lower_options(op, target)
             .map_err(|e| fail(op, pass, e))?;
         let name = (!self.options.function.is_empty()).then_some(self.options.function.as_str());
-        let (function, program) = in_package_build(op, planned_tiles(op, options.tiles), || {
-            lower_to_program(op, name, &options)
-        })
-        .map_err(|e| match e {
-            Located::At(at, e) => fail(at, pass, e),
-            Located::Module(e) => fail(op, pass, e),
-        })?;
+        let (function, program) =
+            in_package_build(op, options.tiles, || lower_to_program(op, name, &options)).map_err(
+                |e| match e {
+                    Located::At(at, e) => fail(at, pass, e),
+                    Located::Module(e) => fail(op, pass, e),
+                },
+            )?;
         run.statistic(
             "logical-shards",
             "(buffer, tile) pairs",
