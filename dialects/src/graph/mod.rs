@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::ElementType as Precision;
 
+pub mod dense;
 pub mod read;
 
 /// A graph that breaks a rule the planner and the lowering rely on, at op `op`.
@@ -44,6 +45,9 @@ pub enum Origin {
     Constant,
     /// The result of op `index`.
     Op(usize),
+    /// The result of an op the graph does not model (kept only when read with
+    /// [`read::ReadOptions::opaque`], e.g. for rewriting the `ipu` ops of one block).
+    Opaque,
 }
 
 /// One tensor value.
@@ -54,6 +58,14 @@ pub struct Value {
     pub origin: Origin,
     /// Largest magnitude of the value, when known (constants), for choosing FP8 scales.
     pub max_abs: Option<f64>,
+    /// Power-of-two FP8 scale exponent of the value's codes (value = code * 2^scale): the
+    /// `#ipu.format` scale, or for an `ipu.cast` result the cast's non-zero `scale`; 0 for
+    /// f16, f32 and unplanned values.
+    pub scale: i32,
+    /// A constant's elements in row-major order (one element for a splat), when the graph was
+    /// read with [`read::ReadOptions::decode`] (the reference evaluator); planning reads only
+    /// shapes.
+    pub data: Option<Arc<[f64]>>,
 }
 
 impl Value {
@@ -129,6 +141,9 @@ pub struct Op {
     pub kind: OpKind,
     pub operands: Vec<ValueId>,
     pub results: Vec<ValueId>,
+    /// The op's location as MLIR prints it (`loc("model.mlir":4:8)`); empty for ops built by
+    /// hand. See [`Graph::describe_op`].
+    pub location: String,
 }
 
 /// A program in topological (program) order.
@@ -217,8 +232,34 @@ impl Graph {
             element,
             origin,
             max_abs: None,
+            scale: 0,
+            data: None,
         });
         self.values.len() - 1
+    }
+
+    /// Adds a constant holding `data` (row-major; one element for a splat).
+    pub fn add_constant(&mut self, shape: Vec<u64>, element: Precision, data: Vec<f64>) -> ValueId {
+        let id = self.add_value(shape, element, Origin::Constant);
+        let value = &mut self.values[id];
+        value.max_abs = Some(data.iter().fold(0.0, |max: f64, x| max.max(x.abs())));
+        value.data = Some(data.into());
+        id
+    }
+
+    /// The argument values, in order.
+    pub fn arguments(&self) -> Vec<ValueId> {
+        (0..self.values.len())
+            .filter(|&id| self.values[id].origin == Origin::Argument)
+            .collect()
+    }
+
+    /// Where op `index` is, for messages: its location, or `op <index>` for a hand-built op.
+    pub fn describe_op(&self, index: usize) -> String {
+        match self.ops.get(index) {
+            Some(op) if !op.location.is_empty() => op.location.clone(),
+            _ => format!("op {index}"),
+        }
     }
 
     /// Adds an op with one result of `shape` and `element`; returns the result id.
@@ -235,6 +276,7 @@ impl Graph {
             kind,
             operands,
             results: vec![result],
+            location: String::new(),
         });
         result
     }
@@ -256,6 +298,7 @@ impl Graph {
             kind,
             operands,
             results: ids.clone(),
+            location: String::new(),
         });
         ids
     }

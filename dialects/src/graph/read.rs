@@ -3,8 +3,14 @@
 //! with the IR handles a pass needs to write results back.
 //!
 //! Conversions a planner inserted (marked [`INSERTED`]) are looked through, so a planned module
-//! reads back as the graph that was planned.
+//! reads back as the graph that was planned. Attributes are read as strictly as the verifier
+//! states them: a malformed one is an error at its op, never a default.
+//!
+//! One reader serves every client; [`ReadOptions`] says what a client needs beyond planning
+//! (constant elements and inlined calls for the reference evaluator, ops kept opaque for
+//! rewriting one block).
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 
 use melior::ir::{
@@ -12,6 +18,7 @@ use melior::ir::{
     ValueLike,
 };
 
+use super::dense::{parse_dense, DecodeBits};
 use super::{Graph, OpKind, Origin, ValueId};
 use crate::ipu::{self as ops, op_name, string_attribute, CastOp, RearrangeOp};
 use crate::tensor::TensorInfo;
@@ -31,7 +38,28 @@ pub struct FunctionGraph<'c, 'a> {
     pub values: Vec<Value<'c, 'a>>,
     /// Bodies of `ipu.repeat` ops by op index.
     pub bodies: BTreeMap<usize, FunctionGraph<'c, 'a>>,
+    /// Ops kept opaque (read with [`ReadOptions::opaque`]), in block order.
+    pub opaque: Vec<OperationRef<'c, 'a>>,
 }
+
+/// What a read keeps beyond what planning needs. The default is planning's: shapes only, and
+/// anything that is not an `ipu` graph op is refused.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadOptions {
+    /// Decode every `arith.constant`'s elements into [`super::Value::data`]; the function decodes
+    /// bit patterns (FP8 codes need the device's numerics).
+    pub decode: Option<DecodeBits>,
+    /// Read `func.call`s by inlining the callee's graph (the reference evaluates them; the
+    /// planner has no plan for a call).
+    pub inline_calls: bool,
+    /// Keep ops the graph does not model (other dialects, malformed `ipu` ops) as
+    /// [`Origin::Opaque`] results instead of refusing them.
+    pub opaque: bool,
+}
+
+/// The most ops one read may produce, over all repeat bodies and inlined calls: a module whose
+/// functions call each other in a doubling chain is refused rather than read exponentially.
+pub const MAX_READ_OPS: u64 = 1 << 22;
 
 /// A problem reading the IR, reported at `op`.
 pub struct ReadError<'c, 'a> {
@@ -74,11 +102,27 @@ pub fn functions<'c, 'a>(module: OperationRef<'c, 'a>) -> BTreeMap<String, Opera
 
 /// Names of functions used as `ipu.repeat` bodies.
 pub fn body_names(module: OperationRef) -> Vec<String> {
+    referenced(module, &[(ops::RepeatOp::NAME, "body")])
+}
+
+/// Names of functions a `func.call` or an `ipu.repeat` refers to (so not an entry point).
+pub fn referenced_functions(module: OperationRef) -> Vec<String> {
+    referenced(
+        module,
+        &[(ops::RepeatOp::NAME, "body"), ("func.call", "callee")],
+    )
+}
+
+/// The symbols named by attribute `.1` of ops named `.0`, sorted and once each.
+fn referenced(module: OperationRef, references: &[(&str, &str)]) -> Vec<String> {
     let mut names = Vec::new();
     module.walk(melior::ir::operation::WalkOrder::PreOrder, |op| {
-        if op_name(&op) == ops::RepeatOp::NAME {
-            if let Some(body) = op.attribute("body").ok().and_then(ops::symbol_value) {
-                names.push(body);
+        let name = op_name(&op);
+        for (op_kind, attribute) in references {
+            if name == *op_kind {
+                if let Some(symbol) = op.attribute(attribute).ok().and_then(ops::symbol_value) {
+                    names.push(symbol);
+                }
             }
         }
         melior::ir::operation::WalkResult::Advance
@@ -95,21 +139,60 @@ fn splat_max_abs(op: OperationRef) -> Option<f64> {
     inner.trim().parse::<f64>().ok().map(f64::abs)
 }
 
-/// The shape and element type of a tensor value.
-fn tensor_of(value: Value) -> Result<(Vec<u64>, ElementType), String> {
+/// A value's tensor type: shape, element type and FP8 scale (its format's; 0 otherwise).
+struct Tensor {
+    shape: Vec<u64>,
+    element: ElementType,
+    scale: i32,
+}
+
+fn fp8_scale(scale: i64) -> Result<i32, String> {
+    i32::try_from(scale)
+        .ok()
+        .filter(|scale| CastOp::SCALE_RANGE.contains(&i64::from(*scale)))
+        .ok_or_else(|| format!("FP8 scale {scale} is outside -31..=31"))
+}
+
+/// The shape, element type and FP8 scale of a tensor value.
+fn tensor_of(value: Value) -> Result<Tensor, String> {
     let info = TensorInfo::from_type(value.r#type()).map_err(|e| e.to_string())?;
-    Ok((info.shape.iter().map(|&s| s as u64).collect(), info.element))
+    let shape = info
+        .shape
+        .iter()
+        .map(|&size| u64::try_from(size))
+        .collect::<Result<Vec<u64>, _>>()
+        .map_err(|_| format!("dynamic or negative dimension in {:?}", info.shape))?;
+    let scale = match &info.format {
+        Some(format) if info.element.is_fp8() => fp8_scale(format.scale)?,
+        _ => 0,
+    };
+    Ok(Tensor {
+        shape,
+        element: info.element,
+        scale,
+    })
+}
+
+/// What every nested read of one top-level read shares.
+struct Shared<'c, 'a, 't> {
+    table: &'t BTreeMap<String, OperationRef<'c, 'a>>,
+    options: ReadOptions,
+    /// Ops read so far (see [`MAX_READ_OPS`]).
+    ops_read: Cell<u64>,
 }
 
 /// A function being read: the graph so far and where each IR value went.
-struct Reader<'c, 'a, 't> {
-    table: &'t BTreeMap<String, OperationRef<'c, 'a>>,
+struct Reader<'c, 'a, 's, 't> {
+    shared: &'s Shared<'c, 'a, 't>,
+    /// The functions whose reading led here, outermost first (a name twice is recursion).
+    stack: Vec<String>,
     graph: Graph,
     /// Graph value of each IR value (by its raw pointer).
     ids: BTreeMap<usize, ValueId>,
     values: Vec<Value<'c, 'a>>,
     ops: Vec<OperationRef<'c, 'a>>,
     bodies: BTreeMap<usize, FunctionGraph<'c, 'a>>,
+    opaque: Vec<OperationRef<'c, 'a>>,
 }
 
 fn fail<'c, 'a>(op: OperationRef<'c, 'a>, message: impl Into<String>) -> ReadError<'c, 'a> {
@@ -119,11 +202,26 @@ fn fail<'c, 'a>(op: OperationRef<'c, 'a>, message: impl Into<String>) -> ReadErr
     }
 }
 
-impl<'c, 'a> Reader<'c, 'a, '_> {
+impl<'c, 'a> Reader<'c, 'a, '_, '_> {
     /// Records that IR value `value` is graph value `id`.
     fn bind(&mut self, value: Value<'c, 'a>, id: ValueId) {
         self.ids.insert(key(value), id);
         self.values.push(value);
+    }
+
+    /// Adds a value of `value`'s type with `origin` and binds it.
+    fn add(
+        &mut self,
+        value: Value<'c, 'a>,
+        origin: Origin,
+        at: OperationRef<'c, 'a>,
+        what: &str,
+    ) -> Result<ValueId, ReadError<'c, 'a>> {
+        let tensor = tensor_of(value).map_err(|e| fail(at, format!("{what}: {e}")))?;
+        let id = self.graph.add_value(tensor.shape, tensor.element, origin);
+        self.graph.values[id].scale = tensor.scale;
+        self.bind(value, id);
+        Ok(id)
     }
 
     /// The graph values of `op`'s operands.
@@ -141,39 +239,55 @@ impl<'c, 'a> Reader<'c, 'a, '_> {
             .collect()
     }
 
-    /// The function's arguments, as argument values.
+    /// The block's arguments, as argument values.
     fn arguments(
         &mut self,
-        function: OperationRef<'c, 'a>,
+        at: OperationRef<'c, 'a>,
         block: BlockRef<'c, 'a>,
     ) -> Result<(), ReadError<'c, 'a>> {
         for index in 0..block.argument_count() {
-            let Ok(argument) = block.argument(index) else {
-                continue;
-            };
-            let value: Value = argument.into();
-            let (shape, element) =
-                tensor_of(value).map_err(|e| fail(function, format!("argument #{index}: {e}")))?;
-            let id = self.graph.add_value(shape, element, Origin::Argument);
-            self.bind(value, id);
+            let argument = block
+                .argument(index)
+                .map_err(|e| fail(at, format!("argument #{index}: {e}")))?;
+            self.add(
+                argument.into(),
+                Origin::Argument,
+                at,
+                &format!("argument #{index}"),
+            )?;
         }
         Ok(())
     }
 
-    /// An `arith.constant`: a constant value (its largest magnitude when it is a splat).
+    /// An `arith.constant`: a constant value (its largest magnitude when it is a splat; its
+    /// elements when decoding).
     fn constant(&mut self, op: OperationRef<'c, 'a>) -> Result<(), ReadError<'c, 'a>> {
-        let Ok(result) = op.result(0) else {
+        let result = op.result(0).map_err(|_| fail(op, "has no result"))?;
+        let id = self.add(result.into(), Origin::Constant, op, "result")?;
+        let Some(decode) = self.shared.options.decode else {
+            self.graph.values[id].max_abs = splat_max_abs(op);
             return Ok(());
         };
-        let value: Value = result.into();
-        let (shape, element) = tensor_of(value).map_err(|e| fail(op, e))?;
-        let id = self.graph.add_value(shape, element, Origin::Constant);
-        self.graph.values[id].max_abs = splat_max_abs(op);
-        self.bind(value, id);
+        let text = op
+            .attribute("value")
+            .map_err(|_| fail(op, "has no 'value' attribute"))?
+            .to_string();
+        let value = &mut self.graph.values[id];
+        let data = parse_dense(&text, value.element, decode)
+            .map_err(|detail| fail(op, format!("{detail} in {text}")))?;
+        let count = value.elements();
+        if data.len() != 1 && data.len() as u64 != count {
+            return Err(fail(
+                op,
+                format!("holds {} values for {count} elements", data.len()),
+            ));
+        }
+        value.max_abs = Some(data.iter().fold(0.0, |max: f64, x| max.max(x.abs())));
+        value.data = Some(data.into());
         Ok(())
     }
 
-    /// What `op` computes, reading the body of a repeat.
+    /// What `op` computes (reading the body of a repeat), its attributes checked.
     fn kind(
         &mut self,
         op: OperationRef<'c, 'a>,
@@ -187,28 +301,68 @@ impl<'c, 'a> Reader<'c, 'a, '_> {
             },
             ops::AddOp::NAME => OpKind::Add,
             ops::GeluOp::NAME => OpKind::Gelu {
-                tanh: string_attribute(&op, "approximate").as_deref() == Some("tanh"),
+                tanh: match string_attribute(&op, "approximate").as_deref() {
+                    None | Some("erf" | "none") => false,
+                    Some("tanh") => true,
+                    Some(other) => {
+                        return Err(fail(
+                            op,
+                            format!("unknown approximate = \"{other}\" (expected erf or tanh)"),
+                        ))
+                    }
+                },
             },
             ops::SoftmaxOp::NAME => OpKind::Softmax,
             ops::LayerNormOp::NAME => OpKind::LayerNorm {
-                epsilon: ops::float_attribute(&op, "epsilon").unwrap_or(1e-5),
+                epsilon: ops::float_attribute(&op, "epsilon")
+                    .ok_or_else(|| fail(op, "requires a float attribute 'epsilon'"))?,
             },
             ops::AttentionOp::NAME => OpKind::Attention {
                 causal: ops::flag(&op, "causal"),
                 scale: ops::float_attribute(&op, "scale"),
             },
             CastOp::NAME => OpKind::Cast {
-                scale: ops::int_attribute(&op, "scale").unwrap_or(0),
+                scale: match op.attribute("scale") {
+                    Err(_) => 0,
+                    Ok(_) => {
+                        let scale = ops::int_attribute(&op, "scale")
+                            .ok_or_else(|| fail(op, "scale is not an integer attribute"))?;
+                        i64::from(
+                            fp8_scale(scale)
+                                .map_err(|e| fail(op, format!("scale attribute: {e}")))?,
+                        )
+                    }
+                },
             },
             RearrangeOp::NAME => OpKind::Rearrange {
-                permutation: RearrangeOp::try_from(op)
-                    .ok()
-                    .and_then(|r| r.permutation())
-                    .map(|p| p.iter().map(|&a| a.max(0) as usize).collect()),
+                permutation: permutation(op)?,
             },
             ops::RepeatOp::NAME => self.repeat(op, operands)?,
             other => return Err(fail(op, format!("cannot be planned: unknown op '{other}'"))),
         })
+    }
+
+    /// Reads function `name`, nested in this read as `role` ("body" of a repeat, "callee" of
+    /// an inlined call).
+    fn nested(
+        &self,
+        at: OperationRef<'c, 'a>,
+        role: &str,
+        name: &str,
+    ) -> Result<FunctionGraph<'c, 'a>, ReadError<'c, 'a>> {
+        let function = *self
+            .shared
+            .table
+            .get(name)
+            .ok_or_else(|| fail(at, format!("{role} @{name} is not a function with a body")))?;
+        if self.stack.iter().any(|outer| outer == name) {
+            let chain: Vec<String> = self.stack.iter().map(|outer| format!("@{outer}")).collect();
+            return Err(fail(
+                at,
+                format!("@{name} is recursive: {} -> @{name}", chain.join(" -> ")),
+            ));
+        }
+        read_nested(function, self.shared, self.stack.clone())
     }
 
     /// An `ipu.repeat`: its body function read as a graph of its own.
@@ -220,13 +374,12 @@ impl<'c, 'a> Reader<'c, 'a, '_> {
         let repeat = ops::RepeatOp::try_from(op).map_err(|op| fail(op, "is not a repeat"))?;
         let body_name = repeat
             .body()
-            .ok_or_else(|| fail(op, "has no body symbol"))?;
-        let body_function = *self.table.get(&body_name).ok_or_else(|| {
-            fail(
-                op,
-                format!("body @{body_name} is not a function with a body"),
-            )
-        })?;
+            .ok_or_else(|| fail(op, "requires a symbol attribute 'body'"))?;
+        let count = repeat
+            .count()
+            .ok_or_else(|| fail(op, "requires an integer attribute 'count'"))?;
+        let count =
+            u64::try_from(count).map_err(|_| fail(op, format!("count {count} is negative")))?;
         if op.result_count() == 0 || op.result_count() != operands {
             return Err(fail(
                 op,
@@ -236,14 +389,112 @@ impl<'c, 'a> Reader<'c, 'a, '_> {
                 ),
             ));
         }
-        let body = read_function(body_function, self.table)?;
+        let body = self.nested(op, "body", &body_name)?;
         let kind = OpKind::Repeat {
-            count: repeat.count().unwrap_or(1).max(0) as u64,
+            count,
             name: body_name,
             body: Box::new(body.graph.clone()),
         };
         self.bodies.insert(self.ops.len(), body);
         Ok(kind)
+    }
+
+    /// A `func.call`, inlined: the callee's constants and ops join this graph, its arguments
+    /// are the call's operands and its outputs the call's results.
+    fn inline_call(&mut self, op: OperationRef<'c, 'a>) -> Result<(), ReadError<'c, 'a>> {
+        let callee = op
+            .attribute("callee")
+            .ok()
+            .and_then(ops::symbol_value)
+            .ok_or_else(|| fail(op, "requires a symbol attribute 'callee'"))?;
+        let operands = self.operands(op)?;
+        let body = self.nested(op, "callee", &callee)?;
+        let arguments = body.graph.arguments();
+        if arguments.len() != operands.len() || body.graph.outputs.len() != op.result_count() {
+            return Err(fail(
+                op,
+                format!(
+                    "passes {} operands for {} results; @{callee} takes {} and returns {}",
+                    operands.len(),
+                    op.result_count(),
+                    arguments.len(),
+                    body.graph.outputs.len()
+                ),
+            ));
+        }
+        let mut map: Vec<Option<ValueId>> = vec![None; body.graph.values.len()];
+        for (&argument, &operand) in arguments.iter().zip(&operands) {
+            map[argument] = Some(operand);
+        }
+        let adopt = |reader: &mut Self, map: &mut Vec<Option<ValueId>>, id: ValueId, origin| {
+            let mut value = body.graph.values[id].clone();
+            value.origin = origin;
+            reader.graph.values.push(value);
+            let new = reader.graph.values.len() - 1;
+            reader.bind(body.values[id], new);
+            map[id] = Some(new);
+        };
+        for id in 0..body.graph.values.len() {
+            if matches!(
+                body.graph.values[id].origin,
+                Origin::Constant | Origin::Opaque
+            ) {
+                adopt(self, &mut map, id, body.graph.values[id].origin);
+            }
+        }
+        let mut bodies = body.bodies;
+        for (index, callee_op) in body.graph.ops.iter().enumerate() {
+            let position = self.graph.ops.len();
+            let mut inlined = callee_op.clone();
+            inlined.operands = callee_op
+                .operands
+                .iter()
+                .map(|&id| {
+                    map[id].ok_or_else(|| {
+                        fail(
+                            op,
+                            format!("@{callee}: value %{id} is used before it is defined"),
+                        )
+                    })
+                })
+                .collect::<Result<_, _>>()?;
+            inlined.results = Vec::with_capacity(callee_op.results.len());
+            for &result in &callee_op.results {
+                adopt(self, &mut map, result, Origin::Op(position));
+                inlined.results.extend(map[result]);
+            }
+            self.graph.ops.push(inlined);
+            self.ops.push(body.ops[index]);
+            if let Some(nested) = bodies.remove(&index) {
+                self.bodies.insert(position, nested);
+            }
+        }
+        for (index, &output) in body.graph.outputs.iter().enumerate() {
+            let result = op.result(index).map_err(|e| fail(op, e.to_string()))?;
+            let id = map[output]
+                .ok_or_else(|| fail(op, format!("@{callee} returns a value it never defines")))?;
+            self.ids.insert(key(result.into()), id);
+        }
+        Ok(())
+    }
+
+    /// An op the graph does not model, kept opaque: its results are leaves.
+    fn keep_opaque(&mut self, op: OperationRef<'c, 'a>) -> Result<(), ReadError<'c, 'a>> {
+        for index in 0..op.result_count() {
+            let result = op.result(index).map_err(|e| fail(op, e.to_string()))?;
+            let value: Value = result.into();
+            let id = self
+                .graph
+                .add_value(Vec::new(), ElementType::F32, Origin::Opaque);
+            if let Ok(tensor) = tensor_of(value) {
+                let leaf = &mut self.graph.values[id];
+                (leaf.shape, leaf.element, leaf.scale) =
+                    (tensor.shape, tensor.element, tensor.scale);
+            }
+            self.bind(value, id);
+        }
+        self.opaque.push(op);
+        Ok(())
     }
 
     /// An `ipu` op: its kind, operands and results added to the graph.
@@ -261,48 +512,63 @@ impl<'c, 'a> Reader<'c, 'a, '_> {
         if op.result_count() == 0 {
             return Err(fail(op, "has no result"));
         }
+        let cast_scale = match kind {
+            OpKind::Cast { scale } if scale != 0 => Some(scale as i32),
+            _ => None,
+        };
         let mut results = Vec::with_capacity(op.result_count());
-        let mut result_types = Vec::with_capacity(op.result_count());
+        let mut tensors = Vec::with_capacity(op.result_count());
         for index in 0..op.result_count() {
             let value: Value = op
                 .result(index)
                 .map_err(|e| fail(op, e.to_string()))?
                 .into();
-            result_types.push(tensor_of(value).map_err(|e| fail(op, e))?);
+            tensors.push(tensor_of(value).map_err(|e| fail(op, format!("result #{index}: {e}")))?);
             results.push(value);
         }
-        let result_ids = self.graph.add_op_results(kind, operands, result_types);
-        for (value, id) in results.into_iter().zip(result_ids) {
+        let index = self.graph.ops.len();
+        let result_ids = self.graph.add_op_results(
+            kind,
+            operands,
+            tensors
+                .iter()
+                .map(|t| (t.shape.clone(), t.element))
+                .collect(),
+        );
+        self.graph.ops[index].location = op.location().to_string();
+        for ((value, id), tensor) in results.into_iter().zip(result_ids).zip(tensors) {
+            // A cast names the scale of its FP8 result; the format's scale otherwise.
+            self.graph.values[id].scale = match cast_scale {
+                Some(scale) if tensor.element.is_fp8() => scale,
+                _ => tensor.scale,
+            };
             self.bind(value, id);
         }
         self.ops.push(op);
         Ok(())
     }
-}
 
-/// Reads `function` (and the bodies of its repeats, found in `table`) into a graph.
-pub fn read_function<'c, 'a>(
-    function: OperationRef<'c, 'a>,
-    table: &BTreeMap<String, OperationRef<'c, 'a>>,
-) -> Result<FunctionGraph<'c, 'a>, ReadError<'c, 'a>> {
-    let name = string_attribute(&function, "sym_name").unwrap_or_default();
-    let block = entry_block(function).ok_or_else(|| fail(function, "has no body to plan"))?;
-    let mut reader = Reader {
-        table,
-        graph: Graph::default(),
-        ids: BTreeMap::new(),
-        values: Vec::new(),
-        ops: Vec::new(),
-        bodies: BTreeMap::new(),
-    };
-    reader.arguments(function, block)?;
-    let mut next = block.first_operation();
-    while let Some(op) = next {
-        next = op.next_in_block();
+    /// Counts ops read against [`MAX_READ_OPS`].
+    fn count_op(&self, op: OperationRef<'c, 'a>) -> Result<(), ReadError<'c, 'a>> {
+        let read = self.shared.ops_read.get() + 1;
+        self.shared.ops_read.set(read);
+        if read > MAX_READ_OPS {
+            return Err(fail(
+                op,
+                format!("reading the module's repeat bodies and calls makes more than {MAX_READ_OPS} ops"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// One op of the block.
+    fn op(&mut self, op: OperationRef<'c, 'a>) -> Result<(), ReadError<'c, 'a>> {
+        self.count_op(op)?;
         match op_name(&op).as_str() {
-            "func.return" => reader.graph.outputs = reader.operands(op)?,
-            "arith.constant" => reader.constant(op)?,
-            name if name.starts_with("ipu.") => reader.ipu_op(op, name)?,
+            "func.return" => self.graph.outputs = self.operands(op)?,
+            "arith.constant" => self.constant(op)?,
+            "func.call" if self.shared.options.inline_calls => self.inline_call(op)?,
+            name if name.starts_with("ipu.") => self.ipu_op(op, name)?,
             name => {
                 return Err(fail(
                     op,
@@ -310,15 +576,127 @@ pub fn read_function<'c, 'a>(
                 ))
             }
         }
+        Ok(())
     }
-    Ok(FunctionGraph {
-        name,
-        function,
-        graph: reader.graph,
-        ops: reader.ops,
-        values: reader.values,
-        bodies: reader.bodies,
-    })
+
+    /// Every op of `block`, in order.
+    fn block(&mut self, block: BlockRef<'c, 'a>) -> Result<(), ReadError<'c, 'a>> {
+        let mut next = block.first_operation();
+        while let Some(op) = next {
+            next = op.next_in_block();
+            let read = self.op(op);
+            match read {
+                Err(_) if self.shared.options.opaque && op_name(&op) != "func.return" => {
+                    self.keep_opaque(op)?
+                }
+                read => read?,
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self, name: String, function: OperationRef<'c, 'a>) -> FunctionGraph<'c, 'a> {
+        FunctionGraph {
+            name,
+            function,
+            graph: self.graph,
+            ops: self.ops,
+            values: self.values,
+            bodies: self.bodies,
+            opaque: self.opaque,
+        }
+    }
+}
+
+/// The permutation of an `ipu.rearrange` (`None` when absent: a layout-only rearrange).
+fn permutation<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Option<Vec<usize>>, ReadError<'c, 'a>> {
+    if op.attribute("permutation").is_err() {
+        return Ok(None);
+    }
+    let axes = RearrangeOp::try_from(op)
+        .ok()
+        .and_then(|rearrange| rearrange.permutation())
+        .ok_or_else(|| fail(op, "permutation is not an array<i64: ...>"))?;
+    axes.iter()
+        .map(|&axis| usize::try_from(axis))
+        .collect::<Result<Vec<usize>, _>>()
+        .map(Some)
+        .map_err(|_| fail(op, format!("permutation {axes:?} has a negative axis")))
+}
+
+/// Reads `function` (and the bodies of its repeats, found in `table`) into a graph, as
+/// planning needs it.
+pub fn read_function<'c, 'a>(
+    function: OperationRef<'c, 'a>,
+    table: &BTreeMap<String, OperationRef<'c, 'a>>,
+) -> Result<FunctionGraph<'c, 'a>, ReadError<'c, 'a>> {
+    read_function_with(function, table, ReadOptions::default())
+}
+
+/// Reads `function` with `options`.
+pub fn read_function_with<'c, 'a>(
+    function: OperationRef<'c, 'a>,
+    table: &BTreeMap<String, OperationRef<'c, 'a>>,
+    options: ReadOptions,
+) -> Result<FunctionGraph<'c, 'a>, ReadError<'c, 'a>> {
+    let shared = Shared {
+        table,
+        options,
+        ops_read: Cell::new(0),
+    };
+    read_nested(function, &shared, Vec::new())
+}
+
+fn read_nested<'c, 'a>(
+    function: OperationRef<'c, 'a>,
+    shared: &Shared<'c, 'a, '_>,
+    mut stack: Vec<String>,
+) -> Result<FunctionGraph<'c, 'a>, ReadError<'c, 'a>> {
+    let name = string_attribute(&function, "sym_name").unwrap_or_default();
+    let block = entry_block(function).ok_or_else(|| fail(function, "has no body to plan"))?;
+    stack.push(name.clone());
+    let mut reader = Reader {
+        shared,
+        stack,
+        graph: Graph::default(),
+        ids: BTreeMap::new(),
+        values: Vec::new(),
+        ops: Vec::new(),
+        bodies: BTreeMap::new(),
+        opaque: Vec::new(),
+    };
+    reader.arguments(function, block)?;
+    reader.block(block)?;
+    Ok(reader.finish(name, function))
+}
+
+/// Reads one block of `owner` (e.g. a function body, for rewriting its `ipu` ops) with
+/// `options`: block arguments are arguments.
+pub fn read_block<'c, 'a>(
+    owner: OperationRef<'c, 'a>,
+    block: BlockRef<'c, 'a>,
+    table: &BTreeMap<String, OperationRef<'c, 'a>>,
+    options: ReadOptions,
+) -> Result<FunctionGraph<'c, 'a>, ReadError<'c, 'a>> {
+    let shared = Shared {
+        table,
+        options,
+        ops_read: Cell::new(0),
+    };
+    let name = string_attribute(&owner, "sym_name").unwrap_or_default();
+    let mut reader = Reader {
+        shared: &shared,
+        stack: vec![name.clone()],
+        graph: Graph::default(),
+        ids: BTreeMap::new(),
+        values: Vec::new(),
+        ops: Vec::new(),
+        bodies: BTreeMap::new(),
+        opaque: Vec::new(),
+    };
+    reader.arguments(owner, block)?;
+    reader.block(block)?;
+    Ok(reader.finish(name, owner))
 }
 
 #[cfg(test)]
@@ -423,5 +801,111 @@ func.func @repeat(%a: tensor<4xf32>) -> tensor<4xf32> {
                 "body @missing is not a function with a body".to_string()
             )
         );
+    }
+
+    fn decode_f32(bits: u64, _: ElementType) -> f64 {
+        f64::from(f32::from_bits(bits as u32))
+    }
+
+    const CLIENTS: &str = r#"
+func.func private @scale(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c = arith.constant dense<[1.0, -2.5, 3.0, 0.5]> : tensor<4xf32>
+  %0 = "ipu.add"(%x, %c) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+func.func @caller(%x: tensor<4xf32>) -> tensor<4xf8E4M3FNUZ> {
+  %0 = func.call @scale(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = "ipu.cast"(%0) {scale = -3 : i64} : (tensor<4xf32>) -> tensor<4xf8E4M3FNUZ>
+  return %1 : tensor<4xf8E4M3FNUZ>
+}
+func.func @recursive(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = func.call @recursive(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+func.func @mixed(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = arith.negf %x : tensor<4xf32>
+  %1 = "ipu.add"(%0, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+"#;
+
+    #[test]
+    fn the_evaluators_read_decodes_constants_inlines_calls_and_keeps_scales() {
+        let context = create_context(false).expect("context");
+        let module = parse_module(&context, CLIENTS).expect("parse");
+        let table = functions(module.as_operation());
+        let options = ReadOptions {
+            decode: Some(decode_f32),
+            inline_calls: true,
+            opaque: false,
+        };
+        let read = match read_function_with(table["caller"], &table, options) {
+            Ok(read) => read,
+            Err(error) => panic!("@caller reads: {}", error.message),
+        };
+        let graph = &read.graph;
+        // The argument, the callee's constant and add, then the cast.
+        assert_eq!(graph.ops.len(), 2);
+        assert_eq!(graph.ops[0].kind, OpKind::Add);
+        assert_eq!(graph.ops[0].operands[0], 0);
+        let constant = &graph.values[graph.ops[0].operands[1]];
+        assert_eq!(constant.origin, Origin::Constant);
+        assert_eq!(constant.data.as_deref(), Some(&[1.0, -2.5, 3.0, 0.5][..]));
+        assert_eq!(constant.max_abs, Some(3.0));
+        assert_eq!(graph.ops[1].kind, OpKind::Cast { scale: -3 });
+        assert_eq!(graph.values[graph.ops[1].results[0]].scale, -3);
+        assert_eq!(graph.outputs, graph.ops[1].results);
+        // Inlined ops keep their own locations (in the callee).
+        assert!(
+            graph.ops[0].location.contains(":4:"),
+            "{}",
+            graph.ops[0].location
+        );
+        assert_eq!(read.ops.len(), graph.ops.len());
+        assert_eq!(read.values.len(), graph.values.len());
+        assert!(graph.check().is_ok());
+        assert_eq!(
+            referenced_functions(module.as_operation()),
+            ["recursive", "scale"]
+        );
+
+        // Planning refuses the call, and recursion is an error, not a stack overflow.
+        let planning = read_function(table["caller"], &table)
+            .err()
+            .map(|e| e.message);
+        assert_eq!(
+            planning.as_deref(),
+            Some("cannot be planned: 'func.call' is not an ipu graph op")
+        );
+        let recursive = read_function_with(table["recursive"], &table, options)
+            .err()
+            .map(|e| e.message);
+        assert_eq!(
+            recursive.as_deref(),
+            Some("@recursive is recursive: @recursive -> @recursive")
+        );
+    }
+
+    #[test]
+    fn an_opaque_read_keeps_other_ops_as_leaves() {
+        let context = create_context(false).expect("context");
+        let module = parse_module(&context, CLIENTS).expect("parse");
+        let table = functions(module.as_operation());
+        let function = table["mixed"];
+        let block = entry_block(function).expect("body");
+        let options = ReadOptions {
+            opaque: true,
+            ..ReadOptions::default()
+        };
+        let Ok(read) = read_block(function, block, &table, options) else {
+            panic!("@mixed reads opaquely");
+        };
+        let origins: Vec<Origin> = read.graph.values.iter().map(|v| v.origin).collect();
+        assert_eq!(origins, [Origin::Argument, Origin::Opaque, Origin::Op(0)]);
+        assert_eq!(read.graph.values[1].shape, [4]);
+        assert_eq!(read.opaque.len(), 1);
+        assert_eq!(op_name(&read.opaque[0]), "arith.negf");
+        assert_eq!(read.graph.ops[0].operands, [1, 0]);
+        assert!(read_function(function, &table).is_err());
     }
 }

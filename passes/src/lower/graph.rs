@@ -250,6 +250,10 @@ impl<'g> Lowering<'g> {
                     "op {index}: the {role} is computed on the device (by op {producer}); only function arguments and constants are lowered in that position yet"
                 ),
             )),
+            Origin::Opaque => Err(unsupported(
+                op,
+                format!("op {index}: the {role} comes from an op the graph does not model"),
+            )),
         }
     }
 
