@@ -6,11 +6,11 @@ use ipu_device::{MemoryClass, Target};
 use ipu_dialects::plan::{AttentionPlan, AttentionSchedule, OperatorPlan};
 
 use super::{
-    heads_per_tile, materialized_fits, streamed_key_block, wave_key_block, MaterializedTile,
-    StreamedTile,
+    heads_per_tile, materialized_fits, streamed_key_block, wave_key_block, DistributedKeys,
+    MaterializedTile, StreamedTile,
 };
 use crate::tiling::candidate::{
-    all_valid, grids, op_vector_precision, u32_of, Candidate, InternalPhase, Need,
+    all_valid, divisors, grids, op_vector_precision, u32_of, Candidate, InternalPhase, Need,
 };
 use crate::tiling::layout::{block_size, canonical_dims, split_is_exact_cover, PhaseLoad, Shards};
 use crate::tiling::{Graph, MemoryUse, Op, PlannerOptions, ValueFormat};
@@ -45,7 +45,8 @@ pub fn candidates(
         // after the other, keys streamed: only that shape (`attention_flash` on grid
         // [ceil(heads / per tile), 1]) is priced then.
         let shaped: Vec<Vec<u32>> = match (shape.heads_per_tile, materialized) {
-            (None, _) => grids(active, &shapes),
+            (None, false) => head_grids(q[0], s, active),
+            (None, true) => grids(active, &shapes),
             (Some(heads), false) => vec![vec![u32_of(q[0].div_ceil(u64::from(heads))), 1]],
             (Some(_), true) => Vec::new(),
         };
@@ -56,6 +57,21 @@ pub fn candidates(
         );
     }
     out
+}
+
+/// The `[batch-heads, query blocks]` grids of the query-block plans: one batch-head per grid
+/// row and every exact split of its `queries` whose `heads x blocks` tiles fit the largest
+/// active count (the op runs on those tiles; it need not fill the count).
+fn head_grids(heads: u64, queries: u64, active: &[u32]) -> Vec<Vec<u32>> {
+    let most = u64::from(active.iter().copied().max().unwrap_or(1));
+    let (Ok(heads), Ok(queries)) = (u32::try_from(heads), u32::try_from(queries)) else {
+        return Vec::new();
+    };
+    divisors(queries)
+        .into_iter()
+        .filter(|&blocks| u64::from(heads) * u64::from(blocks) <= most)
+        .map(|blocks| vec![heads, blocks])
+        .collect()
 }
 
 /// What every candidate of one attention op shares.
@@ -183,6 +199,7 @@ fn grid_candidate(
     // run in waves.
     let sizes = (u32_of(sb), u32_of(d), u32_of(t), u32_of(e));
     let mut k_steps = 1;
+    let mut keys_exchange = None;
     let streamed = match shape.heads_per_tile {
         Some(_) => Some(wave_key_block(sizes, precision)),
         None => streamed_key_block(sizes, precision),
@@ -202,6 +219,14 @@ fn grid_candidate(
             Some(heads) => streamed_tile.waves_cycles(heads, target),
             None => streamed_tile.cycles(target),
         };
+        // One batch-head per grid row: its keys and values are homed over its tiles and each
+        // key block multicast to them (no tile holds a whole head).
+        if let Some(keys) = DistributedKeys::of(gb, gs, streamed_tile).filter(|_| one_head_per_row)
+        {
+            let (phases, cycles, row_bytes) = keys.exchange_phases(target);
+            internal_phases.extend(phases);
+            keys_exchange = Some((cycles, row_bytes));
+        }
         k_steps =
             u32_of(t.div_ceil(u64::from(block)) * u64::from(shape.heads_per_tile.unwrap_or(1)));
         kernels = vec![streamed_tile.update(block.min(sizes.2))];
@@ -214,12 +239,18 @@ fn grid_candidate(
         causal: shape.causal,
         precision: shape.vector,
     });
-    let panel_phases = u64::from(k_steps - 1) * u64::from(target.exchange.phase_cycles.value);
-    let (operand_needs, result_need) = needs(shape, &grid, materialized);
+    let panel_phases = keys_exchange.map_or_else(
+        || u64::from(k_steps - 1) * u64::from(target.exchange.phase_cycles.value),
+        |(cycles, _)| cycles,
+    );
+    let keys_split = keys_exchange.is_some();
+    let (operand_needs, result_need) = needs(shape, &grid, materialized, keys_split);
     Some(Candidate {
         compute_cycles: compute,
         internal_exchange_cycles: internal.cycles(target) + panel_phases,
-        internal_row_bytes: internal.max_row_bytes(),
+        internal_row_bytes: internal
+            .max_row_bytes()
+            .max(keys_exchange.map_or(0, |(_, row_bytes)| row_bytes)),
         internal_phases,
         k_steps,
         transient: MemoryUse::of(score_bytes, MemoryClass::Standard),
@@ -229,16 +260,29 @@ fn grid_candidate(
 }
 
 /// The blocks of the query, key and value each tile of `grid` fetches, and the result blocks
-/// it leaves (a row grid after a materialized attention's reshard).
-fn needs(shape: &AttentionShape, grid: &[u32], materialized: bool) -> (Vec<Need>, Need) {
+/// it leaves (a row grid after a materialized attention's reshard). With `keys_split` the keys
+/// and values are homed split over the head's tiles ([`DistributedKeys`]) and fetched block by
+/// block from there.
+fn needs(
+    shape: &AttentionShape,
+    grid: &[u32],
+    materialized: bool,
+    keys_split: bool,
+) -> (Vec<Need>, Need) {
     let bytes = shape.vector.bytes();
     let kv_axes: &[Option<usize>] = if materialized {
         &[Some(0), None, Some(1)]
+    } else if keys_split {
+        &[Some(0), Some(1)]
     } else {
         &[Some(0), None]
     };
-    // The value rows a tile multiplies by are all keys of its batch.
-    let v_axes = &[Some(0), None, None][..grid.len()];
+    // The value rows a tile multiplies by are all keys of its batch (or, split, its share).
+    let v_axes = if keys_split {
+        kv_axes
+    } else {
+        &[Some(0), None, None][..grid.len()]
+    };
     let shards = [
         Shards::needed_by_grid(shape.q, bytes, grid, &[Some(0), Some(1), None]),
         Shards::needed_by_grid(shape.k, bytes, grid, kv_axes),

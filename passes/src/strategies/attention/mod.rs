@@ -14,6 +14,9 @@ pub use candidates::candidates;
 use ipu_device::{KernelSpec, MemoryClass, Precision, Target};
 
 use super::local_gemm::LocalGemm;
+use crate::tiling::candidate::{GeneratedPhase, InternalPhase, PhaseSource};
+use crate::tiling::layout::PhaseLoad;
+use std::sync::Arc;
 
 /// Whole batch-heads per tile when an attention has more of them than `tiles` (the lowering
 /// then runs them one after the other); `None` while each gets its own tile or grid row.
@@ -179,6 +182,97 @@ impl StreamedTile {
     }
 }
 
+/// The streamed attention's keys and values homed on the query tiles: each batch-head's `keys`
+/// rows split evenly over its `tiles_per_head` tiles (tile `head * tiles_per_head + j` holds
+/// keys `[j * keys / tiles_per_head, ...)`, as a row grid over the stacked heads lays them
+/// out), so no tile holds a whole head. Every key block is then one exchange phase: its keys
+/// and values multicast from the tiles that hold them to the head's other tiles (the owner
+/// copies its own), as the lowering's fetches of each block from that home move them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DistributedKeys {
+    pub heads: u32,
+    pub tiles_per_head: u32,
+    /// A tile's calls (its keys, head size, value width, key block and precision).
+    pub tile: StreamedTile,
+}
+
+impl DistributedKeys {
+    /// The layout when the keys split exactly over the head's tiles; `None` otherwise (the
+    /// row grid's blocks would cross heads).
+    pub fn of(heads: u32, tiles_per_head: u32, tile: StreamedTile) -> Option<DistributedKeys> {
+        (tiles_per_head > 0 && tile.keys.is_multiple_of(tiles_per_head)).then_some(
+            DistributedKeys {
+                heads,
+                tiles_per_head,
+                tile,
+            },
+        )
+    }
+
+    /// Keys per home block.
+    pub fn rows_per_tile(&self) -> u32 {
+        self.tile.keys / self.tiles_per_head.max(1)
+    }
+
+    /// The op's exchange phases, one per key block: the phases, their cycles by the endpoint
+    /// rule and the largest encoded row bytes of a tile in one of them.
+    pub fn exchange_phases(&self, target: &Target) -> (Vec<InternalPhase>, u64, u64) {
+        let shared: Arc<dyn PhaseSource> = Arc::new(*self);
+        let (mut cycles, mut row_bytes) = (0, 0);
+        let mut phases = Vec::new();
+        for phase in 0..self.tile.key_blocks().len() as u32 {
+            let phase = InternalPhase::Generated(GeneratedPhase {
+                source: shared.clone(),
+                phase,
+            });
+            let mut load = PhaseLoad::new(self.heads * self.tiles_per_head);
+            phase.for_each_transfer(|source, destinations, bytes| {
+                load.add_transfer(source, destinations, bytes)
+            });
+            cycles += load.cycles(target);
+            row_bytes = row_bytes.max(load.max_row_bytes());
+            phases.push(phase);
+        }
+        (phases, cycles, row_bytes)
+    }
+}
+
+impl PhaseSource for DistributedKeys {
+    /// Key block `phase` of every head: for each tile holding some of its keys, the keys and
+    /// then the values it holds, to the head's other tiles.
+    fn for_each_transfer(&self, phase: u32, visit: &mut dyn FnMut(u32, &[u32], u64)) {
+        let Some(&(first, count)) = self.tile.key_blocks().get(phase as usize) else {
+            return;
+        };
+        let e = u64::from(self.tile.precision.bytes());
+        let per_tile = self.rows_per_tile().max(1);
+        let mut receivers = Vec::with_capacity(self.tiles_per_head as usize);
+        for head in 0..self.heads {
+            let head_tiles = head * self.tiles_per_head..(head + 1) * self.tiles_per_head;
+            let mut key = first;
+            while key < first + count {
+                let owner = key / per_tile;
+                let end = ((owner + 1) * per_tile).min(first + count);
+                let rows = u64::from(end - key);
+                let home = head * self.tiles_per_head + owner;
+                receivers.clear();
+                receivers.extend(head_tiles.clone().filter(|&tile| tile != home));
+                visit(home, &receivers, rows * u64::from(self.tile.d) * e);
+                visit(home, &receivers, rows * u64::from(self.tile.width) * e);
+                key = end;
+            }
+        }
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn same_as(&self, other: &dyn PhaseSource) -> bool {
+        other.as_any().downcast_ref::<DistributedKeys>() == Some(self)
+    }
+}
+
 /// One tile of the materialized attention (`attention_materialized`, or `attention_blocked`
 /// with one key block): `rows` query rows against a key block of `key_rows` keys, then, after
 /// the reshard, `rows_after` whole score rows over all `keys` keys multiplied by the values.
@@ -299,4 +393,66 @@ pub fn materialized_fits(
         && s.is_multiple_of(gs * gt)
         && t.is_multiple_of(gt)
         && u64::from(gb) * u64::from(gs) * u64::from(gt) <= u64::from(tiles)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tile(keys: u32, key_block: u32) -> StreamedTile {
+        StreamedTile {
+            rows: 8,
+            d: 16,
+            keys,
+            width: 32,
+            key_block,
+            precision: Precision::F16,
+            causal: false,
+        }
+    }
+
+    /// Every tile of a head receives each key and value it does not hold exactly once over the
+    /// key blocks, from the tile that holds it and no other; no transfer leaves the head.
+    #[test]
+    fn distributed_keys_bring_every_other_key_block_once() {
+        let (heads, per_head, keys) = (3u32, 4u32, 64u32);
+        let keys_home = DistributedKeys::of(heads, per_head, tile(keys, 24)).expect("splits");
+        assert_eq!(keys_home.rows_per_tile(), 16);
+        let (d, width, e) = (16u64, 32u64, 2u64);
+        let mut received = vec![0u64; (heads * per_head) as usize];
+        let phases = keys_home.tile.key_blocks().len() as u32;
+        assert_eq!(phases, 3);
+        for phase in 0..phases {
+            keys_home.for_each_transfer(phase, &mut |home, receivers, bytes| {
+                let head = home / per_head;
+                assert_eq!(receivers.len() as u32, per_head - 1);
+                for &receiver in receivers {
+                    assert_ne!(receiver, home);
+                    assert_eq!(receiver / per_head, head, "stays in the head");
+                    received[receiver as usize] += bytes;
+                }
+            });
+        }
+        let others = u64::from(keys - keys / per_head);
+        assert!(received
+            .iter()
+            .all(|&bytes| bytes == others * (d + width) * e));
+        // Keys that do not split evenly over the head's tiles are not homed this way.
+        assert_eq!(DistributedKeys::of(heads, 5, tile(keys, 24)), None);
+    }
+
+    /// The phases' cycles are the endpoint rule over those transfers, one phase per key block.
+    #[test]
+    fn distributed_keys_price_one_phase_per_key_block() {
+        let target = Target::c600();
+        let keys_home = DistributedKeys::of(2, 4, tile(64, 32)).expect("splits");
+        let (phases, cycles, row_bytes) = keys_home.exchange_phases(&target);
+        assert_eq!(phases.len(), 2);
+        // Block 0 is held by tiles 0 and 1 of each head, which share a send bus: it sends their
+        // 32 keys of 16 + 32 columns once, and tiles 2 and 3 each receive all of them.
+        let busiest = 32 * (16 + 32) * 2;
+        let phase = ipu_device::cost::exchange_phase_cycles(busiest, busiest, &target);
+        assert_eq!(cycles, 2 * phase);
+        assert!(row_bytes > 0);
+    }
 }
