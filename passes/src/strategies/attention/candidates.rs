@@ -206,7 +206,7 @@ fn grid_candidate(
     };
     if let (false, true, Some(block)) = (materialized, bb == 1 || !one_head_per_row, streamed) {
         schedule = AttentionSchedule::Flash { key_block: block };
-        let streamed_tile = StreamedTile {
+        let mut streamed_tile = StreamedTile {
             rows: sizes.0,
             d: sizes.1,
             keys: sizes.2,
@@ -214,6 +214,7 @@ fn grid_candidate(
             key_block: block,
             precision,
             causal: shape.causal,
+            home_keys: None,
         };
         compute = match shape.heads_per_tile {
             Some(heads) => streamed_tile.waves_cycles(heads, target),
@@ -223,6 +224,9 @@ fn grid_candidate(
         // key block multicast to them (no tile holds a whole head).
         if let Some(keys) = DistributedKeys::of(gb, gs, streamed_tile).filter(|_| one_head_per_row)
         {
+            let keys = keys.packed();
+            streamed_tile = keys.tile;
+            compute = streamed_tile.cycles(target);
             let (phases, cycles, row_bytes) = keys.exchange_phases(target);
             internal_phases.extend(phases);
             keys_exchange = Some((cycles, row_bytes));
@@ -230,6 +234,10 @@ fn grid_candidate(
         k_steps =
             u32_of(t.div_ceil(u64::from(block)) * u64::from(shape.heads_per_tile.unwrap_or(1)));
         kernels = vec![streamed_tile.update(block.min(sizes.2))];
+        kernels.extend(streamed_tile.pack_home().into_iter().flatten());
+        if !all_valid(&kernels) {
+            return None;
+        }
         score_bytes = streamed_tile.working_bytes();
     }
     let plan = OperatorPlan::Attention(AttentionPlan {

@@ -13,9 +13,10 @@ pub use candidates::candidates;
 
 use ipu_device::{KernelSpec, MemoryClass, Precision, Target};
 
-use super::local_gemm::LocalGemm;
+use super::local_gemm::{pad16, LocalGemm};
 use crate::tiling::candidate::{GeneratedPhase, InternalPhase, PhaseSource};
 use crate::tiling::layout::PhaseLoad;
+use ipu_device::kernels::spec::ElementOrder;
 use std::sync::Arc;
 
 /// Whole batch-heads per tile when an attention has more of them than `tiles` (the lowering
@@ -82,6 +83,10 @@ pub struct StreamedTile {
     pub key_block: u32,
     pub precision: Precision,
     pub causal: bool,
+    /// `Some(h)`: the tile holds `h` of its head's keys ([`DistributedKeys`]) and packs them
+    /// once, transposed into AMP-right order ([`StreamedTile::pack_home`]), so each key block
+    /// arrives ready for the score GEMM (no transpose or rearrange per block).
+    pub home_keys: Option<u32>,
 }
 
 impl StreamedTile {
@@ -116,9 +121,43 @@ impl StreamedTile {
         }
     }
 
-    /// The scores of a key block of `keys` keys: `Q K_blk^T`.
+    /// The scores of a key block of `keys` keys: `Q K_blk^T` (the block already packed when
+    /// the keys are packed at home).
     pub fn scores(&self, keys: u32) -> LocalGemm {
-        standard_local_gemm((self.rows, self.d, keys), self.precision)
+        LocalGemm {
+            b_packed: self.home_keys.is_some(),
+            ..standard_local_gemm((self.rows, self.d, keys), self.precision)
+        }
+    }
+
+    /// The one-time packing of the tile's home keys (`home_keys` of them): the transpose of
+    /// its `[h, d]` block, then `K^T` into AMP-right order with the head dimension padded to
+    /// whole 16-row groups (each 16-key group one contiguous panel, so any 16-aligned key
+    /// range is one contiguous run of bytes).
+    pub fn pack_home(&self) -> Option<[KernelSpec; 2]> {
+        let home = self.home_keys?;
+        Some([
+            KernelSpec::Transpose {
+                precision: self.precision,
+                rows: home,
+                cols: self.d,
+            },
+            KernelSpec::Rearrange {
+                order: ElementOrder::AmpRight,
+                to_amp: true,
+                precision: self.precision,
+                offset: 0,
+                rows: self.d,
+                rows_padded: pad16(self.d),
+                cols: home,
+                cols_padded: home,
+            },
+        ])
+    }
+
+    /// Bytes of one packed key of a key block (its head dimension padded to 16).
+    pub fn packed_key_bytes(&self) -> u32 {
+        pad16(self.d) * self.precision.bytes()
     }
 
     /// The online-softmax update with a key block of `keys` keys.
@@ -145,26 +184,43 @@ impl StreamedTile {
     /// update, then the finish.
     pub fn cycles(&self, target: &Target) -> u64 {
         let fills: u64 = self.fills().iter().map(|spec| cost(spec, target)).sum();
+        let pack: u64 = self
+            .pack_home()
+            .iter()
+            .flatten()
+            .map(|spec| cost(spec, target))
+            .sum();
         let blocks: u64 = self
             .key_blocks()
             .iter()
             .map(|&(_, keys)| {
-                cost(&self.transpose(keys), target)
-                    + self.scores(keys).cycles(target)
-                    + cost(&self.update(keys), target)
+                let transpose = match self.home_keys {
+                    Some(_) => 0,
+                    None => cost(&self.transpose(keys), target),
+                };
+                transpose + self.scores(keys).cycles(target) + cost(&self.update(keys), target)
             })
             .sum();
-        fills + blocks + cost(&self.finish(), target)
+        pack + fills + blocks + cost(&self.finish(), target)
     }
 
     /// Bytes of the tile's working buffers besides its queries (an operand block) and the
     /// tile-local GEMM's scratch: the score block, the key block and its transpose, the value
     /// block, the f32 unnormalized output, row maxima and row sums.
+    /// Packed at home: the key block packed (no transpose), the home keys packed and their
+    /// transpose.
     pub fn working_bytes(&self) -> u64 {
         let [rows, d, width, block] =
             [self.rows, self.d, self.width, self.key_block].map(u64::from);
         let e = u64::from(self.precision.bytes());
-        (rows * block + block * (2 * d + width)) * e + rows * width * 4 + 8 * rows
+        let keys = match self.home_keys {
+            None => block * 2 * d * e,
+            Some(home) => {
+                let packed = u64::from(self.packed_key_bytes());
+                block * packed + u64::from(home) * (packed + d * e)
+            }
+        };
+        (rows * block + block * width) * e + keys + rows * width * 4 + 8 * rows
     }
 
     /// Modelled cycles of a tile running `heads` whole heads one after the other: per head its
@@ -214,6 +270,28 @@ impl DistributedKeys {
         self.tile.keys / self.tiles_per_head.max(1)
     }
 
+    /// The tile with its home keys packed ([`StreamedTile::home_keys`]) when the home blocks and
+    /// key blocks are whole 16-key panels and every block's score GEMM is one call (its packed
+    /// keys one contiguous weight buffer); else the tile as it is (each block transposed and
+    /// packed where it arrives).
+    pub fn packed(mut self) -> DistributedKeys {
+        let home = self.rows_per_tile();
+        let whole = |keys: u32| keys.is_multiple_of(16);
+        let mut tile = StreamedTile {
+            home_keys: Some(home),
+            ..self.tile
+        };
+        let fits = whole(home)
+            && tile.key_blocks().iter().all(|&(first, keys)| {
+                whole(first) && whole(keys) && tile.scores(keys).k_block() >= pad16(tile.d)
+            });
+        if !fits {
+            tile.home_keys = None;
+        }
+        self.tile = tile;
+        self
+    }
+
     /// The op's exchange phases, one per key block: the phases, their cycles by the endpoint
     /// rule and the largest encoded row bytes of a tile in one of them.
     pub fn exchange_phases(&self, target: &Target) -> (Vec<InternalPhase>, u64, u64) {
@@ -237,6 +315,42 @@ impl DistributedKeys {
     }
 }
 
+/// The part of one key block one home tile holds: `keys` keys from key `offset_in_owner` of
+/// its home block, at key `offset_in_block` of the block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockPiece {
+    pub owner: u32,
+    pub offset_in_owner: u32,
+    pub offset_in_block: u32,
+    pub keys: u32,
+}
+
+impl DistributedKeys {
+    /// Calls `visit` with each home tile's piece of keys `[first, first + count)` of `head`,
+    /// in key order: the pieces the lowering moves and [`PhaseSource::for_each_transfer`]
+    /// prices.
+    pub fn for_each_block_piece(
+        &self,
+        head: u32,
+        (first, count): (u32, u32),
+        mut visit: impl FnMut(BlockPiece),
+    ) {
+        let per_tile = self.rows_per_tile().max(1);
+        let mut key = first;
+        while key < first + count {
+            let owner = key / per_tile;
+            let end = ((owner + 1) * per_tile).min(first + count);
+            visit(BlockPiece {
+                owner: head * self.tiles_per_head + owner,
+                offset_in_owner: key - owner * per_tile,
+                offset_in_block: key - first,
+                keys: end - key,
+            });
+            key = end;
+        }
+    }
+}
+
 impl PhaseSource for DistributedKeys {
     /// Key block `phase` of every head: for each tile holding some of its keys, the keys and
     /// then the values it holds, to the head's other tiles.
@@ -245,22 +359,24 @@ impl PhaseSource for DistributedKeys {
             return;
         };
         let e = u64::from(self.tile.precision.bytes());
-        let per_tile = self.rows_per_tile().max(1);
+        let key_bytes = match self.tile.home_keys {
+            Some(_) => u64::from(self.tile.packed_key_bytes()),
+            None => u64::from(self.tile.d) * e,
+        };
         let mut receivers = Vec::with_capacity(self.tiles_per_head as usize);
         for head in 0..self.heads {
             let head_tiles = head * self.tiles_per_head..(head + 1) * self.tiles_per_head;
-            let mut key = first;
-            while key < first + count {
-                let owner = key / per_tile;
-                let end = ((owner + 1) * per_tile).min(first + count);
-                let rows = u64::from(end - key);
-                let home = head * self.tiles_per_head + owner;
+            self.for_each_block_piece(head, (first, count), |piece| {
+                let keys = u64::from(piece.keys);
                 receivers.clear();
-                receivers.extend(head_tiles.clone().filter(|&tile| tile != home));
-                visit(home, &receivers, rows * u64::from(self.tile.d) * e);
-                visit(home, &receivers, rows * u64::from(self.tile.width) * e);
-                key = end;
-            }
+                receivers.extend(head_tiles.clone().filter(|&tile| tile != piece.owner));
+                visit(piece.owner, &receivers, keys * key_bytes);
+                visit(
+                    piece.owner,
+                    &receivers,
+                    keys * u64::from(self.tile.width) * e,
+                );
+            });
         }
     }
 
@@ -408,6 +524,7 @@ mod tests {
             key_block,
             precision: Precision::F16,
             causal: false,
+            home_keys: None,
         }
     }
 
@@ -439,6 +556,34 @@ mod tests {
             .all(|&bytes| bytes == others * (d + width) * e));
         // Keys that do not split evenly over the head's tiles are not homed this way.
         assert_eq!(DistributedKeys::of(heads, 5, tile(keys, 24)), None);
+    }
+
+    /// Home keys are packed once when home blocks and key blocks are whole 16-key panels; the
+    /// packed keys then move with the head dimension padded to 16, and no block is transposed.
+    #[test]
+    fn keys_are_packed_at_home_only_in_whole_panels() {
+        let target = Target::c600();
+        let mut base = tile(64, 32);
+        base.d = 40;
+        let packed = DistributedKeys::of(2, 4, base).expect("splits").packed();
+        assert_eq!(packed.tile.home_keys, Some(16));
+        assert_eq!(packed.tile.packed_key_bytes(), 48 * 2);
+        assert!(packed.tile.scores(32).b_packed);
+        let mut bytes = Vec::new();
+        packed.for_each_transfer(0, &mut |_, _, b| bytes.push(b));
+        // Tiles 0 and 1 of each head hold block 0: 16 packed keys, then 16 values of 32.
+        assert_eq!(bytes, [1536, 1024, 1536, 1024, 1536, 1024, 1536, 1024]);
+        // Packed, a tile transposes and packs its 16 home keys once instead of each block.
+        let unpacked = packed.tile.cycles(&target) - packed.tile.scores(32).cycles(&target) * 2;
+        let [transpose, rearrange] = packed.tile.pack_home().expect("packs");
+        assert!(unpacked > cost(&transpose, &target) + cost(&rearrange, &target));
+        // Eight keys per tile (or a block not of whole panels) are packed where they arrive.
+        let eight = DistributedKeys::of(2, 8, base).expect("splits").packed();
+        assert_eq!(eight.tile.home_keys, None);
+        let ragged = DistributedKeys::of(2, 4, tile(64, 24))
+            .expect("splits")
+            .packed();
+        assert_eq!(ragged.tile.home_keys, None);
     }
 
     /// The phases' cycles are the endpoint rule over those transfers, one phase per key block.

@@ -54,9 +54,12 @@ impl Lowering<'_> {
         // With more batch-heads than tiles, whole heads per tile (see below): host operands
         // are streamed in those blocks, so the tiles read them where they are.
         let heads_per_tile = attention_heads_per_tile(batches, self.tiles);
-        let qb = self.on_device_in(q, heads_per_tile.map(|h| h * s))?;
-        let kb = self.on_device_in(kv, heads_per_tile.map(|h| h * t))?;
-        let vb = self.on_device_in(vv, heads_per_tile.map(|h| h * t))?;
+        // A planned streamed attention with one batch-head per grid row reads its operands
+        // split over each head's tiles: host operands are streamed in those blocks.
+        let split = flash_split(plan, batches, (s, t));
+        let qb = self.on_device_in(q, heads_per_tile.map(|h| h * s).or(split.map(|r| r.0)))?;
+        let kb = self.on_device_in(kv, heads_per_tile.map(|h| h * t).or(split.map(|r| r.1)))?;
+        let vb = self.on_device_in(vv, heads_per_tile.map(|h| h * t).or(split.map(|r| r.1)))?;
         let precision = qb.precision;
         if kb.precision != precision
             || vb.precision != precision
@@ -246,7 +249,15 @@ impl Lowering<'_> {
             },
         };
         if let Some(key_block) = key_block {
-            let shape = attention.streamed(qr, key_block);
+            let mut shape = attention.streamed(qr, key_block);
+            shape.keys_home = distributed_keys(&shape, batches, per_head, operands);
+            if let (Some(plan), None) = (plan, &shape.keys_home) {
+                if DistributedKeys::of(batches, per_head, shape.tile()).is_some() {
+                    return Err(attention_not_followed(index, plan,
+                        format!("its keys and values must be homed over each head's {per_head} tiles ({} keys per tile)", t / per_head),
+                    ));
+                }
+            }
             return self.attention_streamed(&shape, &grid, operands);
         }
         // Whole score rows per tile: the materialized attention with one key block.
@@ -279,6 +290,7 @@ impl AttentionOp {
             precision: self.precision,
             causal: self.causal,
             scale: self.scale,
+            keys_home: None,
         }
     }
 
@@ -295,6 +307,43 @@ impl AttentionOp {
             scale: self.scale,
         }
     }
+}
+
+/// Query and key rows per tile of an `attention_flash` plan on `[batches, gs]` that splits
+/// both exactly (`None` for any other plan).
+fn flash_split(
+    plan: Option<&OperatorPlan>,
+    batches: u32,
+    (s, t): (u32, u32),
+) -> Option<(u32, u32)> {
+    let Some(OperatorPlan::Attention(plan)) = plan else {
+        return None;
+    };
+    match (&plan.schedule, plan.grid.as_slice()) {
+        (AttentionSchedule::Flash { .. }, &[rows, gs])
+            if rows == batches && gs > 0 && s.is_multiple_of(gs) && t.is_multiple_of(gs) =>
+        {
+            Some((s / gs, t / gs))
+        }
+        _ => None,
+    }
+}
+
+/// The keys' and values' home over each head's `per_head` tiles when both operands are laid
+/// out that way (row blocks of `keys / per_head` rows, tile `i` holding block `i`), with the
+/// keys packed there when the strategy packs them.
+fn distributed_keys(
+    shape: &StreamedAttention,
+    heads: u32,
+    per_head: u32,
+    operands: AttentionOperands,
+) -> Option<DistributedKeys> {
+    let keys = DistributedKeys::of(heads, per_head, shape.tile())?;
+    let homed = |blocks: &Blocks| {
+        let grid = &blocks.grid;
+        grid.nb == 1 && grid.rows_padded == keys.rows_per_tile() && grid.mb == heads * per_head
+    };
+    (homed(operands.keys) && homed(operands.values)).then(|| keys.packed())
 }
 
 /// The error for an attention plan the lowering cannot follow, and why.
@@ -349,6 +398,9 @@ pub(in crate::lower::graph) struct StreamedAttention {
     precision: Precision,
     causal: bool,
     scale: f32,
+    /// The keys and values homed over each head's tiles, and whether the keys are packed there
+    /// (`strategies::attention::DistributedKeys`); `None`: fetched from wherever they are.
+    keys_home: Option<DistributedKeys>,
 }
 
 impl Lowering<'_> {

@@ -32,6 +32,7 @@ impl Lowering<'_> {
             queries_per_head: attention.sizes.0,
         };
         let name = self.provenance(attention.index);
+        self.pack_home_keys(&op, &grid.tiles());
         let mut finish_runs = Vec::new();
         for wave in 0..waves.count() {
             if wave > 0 {
@@ -68,6 +69,33 @@ impl Lowering<'_> {
         Ok(())
     }
 
+    /// Packs every tile's home keys once (transpose, then AMP-right order), in a compute step of
+    /// its own before the first key block moves them; nothing when the keys are not packed.
+    fn pack_home_keys(&mut self, op: &StreamedOp, tiles: &[u32]) {
+        let (Some(packed), Some([transpose, rearrange])) =
+            (op.buffers.home_packed, op.work.pack_home())
+        else {
+            return;
+        };
+        let keys = op.operands.keys.buffer;
+        let transposed = op.buffers.key_block_transposed;
+        let mut runs = Vec::new();
+        for &tile in tiles {
+            runs.push(Run {
+                tile,
+                kernel: self.program.kernel(transpose.clone()),
+                args: vec![address(keys, 0), address(transposed, 0)],
+            });
+            runs.push(Run {
+                tile,
+                kernel: self.program.kernel(rearrange.clone()),
+                args: vec![address(transposed, 0), address(packed, 0)],
+            });
+        }
+        let provenance = format!("{}.pack_keys", self.provenance(op.attention.index));
+        self.push_compute(provenance, runs);
+    }
+
     /// Allocates the streamed attention's buffers on the tiles of `grid`.
     fn streamed_buffers(
         &mut self,
@@ -80,15 +108,24 @@ impl Lowering<'_> {
         let block = attention.key_block.min(keys);
         let element_bytes = attention.precision.bytes();
         let tiles = grid.tiles();
+        // Packed at home: the key block arrives packed (head size padded to 16), the transpose
+        // buffer serves the one-time packing of the tile's home keys.
+        let home_keys = attention.tile().home_keys;
+        let (key_bytes, transposed_keys) = match home_keys {
+            Some(home) => (attention.tile().packed_key_bytes(), home),
+            None => (head_size * element_bytes, block),
+        };
         StreamedBuffers {
             queries: self.op_buffer(index, "q", &tiles, rows * head_size * element_bytes),
-            key_block: self.op_buffer(index, "k_block", &tiles, block * head_size * element_bytes),
+            key_block: self.op_buffer(index, "k_block", &tiles, block * key_bytes),
             key_block_transposed: self.op_buffer(
                 index,
                 "k_block_t",
                 &tiles,
-                head_size * block * element_bytes,
+                head_size * transposed_keys * element_bytes,
             ),
+            home_packed: home_keys
+                .map(|home| self.op_buffer(index, "k_home", &tiles, home * key_bytes)),
             value_block: self.op_buffer(index, "v_block", &tiles, block * width * element_bytes),
             scores: self.op_buffer(index, "scores", &tiles, rows * block * element_bytes),
             row_max: self.op_buffer(index, "row_max", &tiles, rows * 4),
@@ -164,18 +201,28 @@ impl Lowering<'_> {
         let mut runs = self.flush(op.key_block_fetches(slots, &block));
         runs.append(&mut leading);
         for slot in slots {
-            self.push_scores(
-                &mut runs,
-                slot.tile,
-                (block.width, head_size, attention.precision),
-                (
-                    buffers.queries,
-                    buffers.key_block,
-                    buffers.key_block_transposed,
-                    buffers.scores,
-                ),
-                scratch,
-            );
+            if buffers.home_packed.is_some() {
+                // The block arrived packed: the score GEMM reads it as its weights.
+                let places = (
+                    Place::at(buffers.queries, 0),
+                    Place::at(buffers.key_block, 0),
+                    Place::at(buffers.scores, 0),
+                );
+                local_gemm(self, &mut runs, slot.tile, places, scratch);
+            } else {
+                self.push_scores(
+                    &mut runs,
+                    slot.tile,
+                    (block.width, head_size, attention.precision),
+                    (
+                        buffers.queries,
+                        buffers.key_block,
+                        buffers.key_block_transposed,
+                        buffers.scores,
+                    ),
+                    scratch,
+                );
+            }
             runs.push(Run {
                 tile: slot.tile,
                 kernel: self.program.kernel(work.update(block.width)),
@@ -228,7 +275,7 @@ impl Lowering<'_> {
 
 impl StreamedAttention {
     /// One tile's calls, as the strategy lists and prices them.
-    fn tile(&self) -> StreamedTile {
+    pub(super) fn tile(&self) -> StreamedTile {
         let (_, head_size, keys, width) = self.sizes;
         StreamedTile {
             rows: self.query_rows,
@@ -238,6 +285,7 @@ impl StreamedAttention {
             key_block: self.key_block,
             precision: self.precision,
             causal: self.causal,
+            home_keys: self.keys_home.and_then(|keys| keys.tile.home_keys),
         }
     }
 
@@ -274,6 +322,8 @@ struct StreamedBuffers {
     output: BufferId,
     /// The tile's result block.
     result: BufferId,
+    /// The tile's home keys packed (when the strategy packs them there).
+    home_packed: Option<BufferId>,
 }
 
 /// One streamed attention as its steps share it.
@@ -306,15 +356,29 @@ impl StreamedOp<'_> {
                 );
             }
             let key_rows = (slot.head * keys + block.first_key, block.width);
-            transfers.gather(
-                self.operands.keys,
-                Fetch::rows(
-                    slot.tile,
-                    key_rows,
-                    head_size,
-                    Place::at(buffers.key_block, 0),
+            match (buffers.home_packed, self.attention.keys_home) {
+                (Some(packed), Some(home)) => {
+                    home.for_each_block_piece(slot.head, (block.first_key, block.width), |piece| {
+                        let key_bytes = self.work.packed_key_bytes();
+                        transfers.add(
+                            piece.owner,
+                            Place::at(packed, piece.offset_in_owner * key_bytes),
+                            slot.tile,
+                            Place::at(buffers.key_block, piece.offset_in_block * key_bytes),
+                            piece.keys * key_bytes,
+                        )
+                    })
+                }
+                _ => transfers.gather(
+                    self.operands.keys,
+                    Fetch::rows(
+                        slot.tile,
+                        key_rows,
+                        head_size,
+                        Place::at(buffers.key_block, 0),
+                    ),
                 ),
-            );
+            }
             transfers.gather(
                 self.operands.values,
                 Fetch::rows(
