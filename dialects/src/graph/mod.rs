@@ -46,7 +46,8 @@ pub enum Origin {
     /// The result of op `index`.
     Op(usize),
     /// The result of an op the graph does not model (kept only when read with
-    /// [`read::ReadOptions::opaque`], e.g. for rewriting the `ipu` ops of one block).
+    /// [`read::ReadOptions::opaque`], e.g. for rewriting the `ipu` ops of one block); so read,
+    /// also a block argument that is not a tensor and a value defined outside the block.
     Opaque,
 }
 

@@ -53,7 +53,8 @@ pub struct ReadOptions {
     /// planner has no plan for a call).
     pub inline_calls: bool,
     /// Keep ops the graph does not model (other dialects, malformed `ipu` ops) as
-    /// [`Origin::Opaque`] results instead of refusing them.
+    /// [`Origin::Opaque`] results instead of refusing them; likewise block arguments that are
+    /// not tensors and values defined outside the block.
     pub opaque: bool,
 }
 
@@ -224,22 +225,42 @@ impl<'c, 'a> Reader<'c, 'a, '_, '_> {
         Ok(id)
     }
 
-    /// The graph values of `op`'s operands.
-    fn operands(&self, op: OperationRef<'c, 'a>) -> Result<Vec<ValueId>, ReadError<'c, 'a>> {
-        op.operands()
-            .enumerate()
-            .map(|(index, value)| {
-                self.ids.get(&key(value)).copied().ok_or_else(|| {
-                    fail(
+    /// The graph values of `op`'s operands. Read opaquely, a value defined outside the block
+    /// (in a block that dominates it) is an opaque value, bound at its first use.
+    fn operands(&mut self, op: OperationRef<'c, 'a>) -> Result<Vec<ValueId>, ReadError<'c, 'a>> {
+        let mut ids = Vec::with_capacity(op.operand_count());
+        for (index, value) in op.operands().enumerate() {
+            let id = match self.ids.get(&key(value)) {
+                Some(&id) => id,
+                None if self.shared.options.opaque => self.opaque_value(value),
+                None => {
+                    return Err(fail(
                         op,
                         format!("operand #{index} is not a planned tensor value"),
-                    )
-                })
-            })
-            .collect()
+                    ))
+                }
+            };
+            ids.push(id);
+        }
+        Ok(ids)
     }
 
-    /// The block's arguments, as argument values.
+    /// Adds `value` as an [`Origin::Opaque`] value (with its tensor type when it has one) and
+    /// binds it.
+    fn opaque_value(&mut self, value: Value<'c, 'a>) -> ValueId {
+        let id = self
+            .graph
+            .add_value(Vec::new(), ElementType::F32, Origin::Opaque);
+        if let Ok(tensor) = tensor_of(value) {
+            let leaf = &mut self.graph.values[id];
+            (leaf.shape, leaf.element, leaf.scale) = (tensor.shape, tensor.element, tensor.scale);
+        }
+        self.bind(value, id);
+        id
+    }
+
+    /// The block's arguments, as argument values (read opaquely, one that is not a tensor is
+    /// an opaque value).
     fn arguments(
         &mut self,
         at: OperationRef<'c, 'a>,
@@ -249,6 +270,10 @@ impl<'c, 'a> Reader<'c, 'a, '_, '_> {
             let argument = block
                 .argument(index)
                 .map_err(|e| fail(at, format!("argument #{index}: {e}")))?;
+            if self.shared.options.opaque && tensor_of(argument.into()).is_err() {
+                self.opaque_value(argument.into());
+                continue;
+            }
             self.add(
                 argument.into(),
                 Origin::Argument,
@@ -482,16 +507,7 @@ impl<'c, 'a> Reader<'c, 'a, '_, '_> {
     fn keep_opaque(&mut self, op: OperationRef<'c, 'a>) -> Result<(), ReadError<'c, 'a>> {
         for index in 0..op.result_count() {
             let result = op.result(index).map_err(|e| fail(op, e.to_string()))?;
-            let value: Value = result.into();
-            let id = self
-                .graph
-                .add_value(Vec::new(), ElementType::F32, Origin::Opaque);
-            if let Ok(tensor) = tensor_of(value) {
-                let leaf = &mut self.graph.values[id];
-                (leaf.shape, leaf.element, leaf.scale) =
-                    (tensor.shape, tensor.element, tensor.scale);
-            }
-            self.bind(value, id);
+            self.opaque_value(result.into());
         }
         self.opaque.push(op);
         Ok(())
@@ -907,5 +923,47 @@ func.func @mixed(%x: tensor<4xf32>) -> tensor<4xf32> {
         assert_eq!(op_name(&read.opaque[0]), "arith.negf");
         assert_eq!(read.graph.ops[0].operands, [1, 0]);
         assert!(read_function(function, &table).is_err());
+    }
+
+    #[test]
+    fn an_opaque_read_of_a_later_block_keeps_outside_values_and_scalar_arguments_as_leaves() {
+        let context = create_context(false).expect("context");
+        let source = r#"
+func.func @blocks(%x: tensor<4xf32>, %n: index) -> tensor<4xf32> {
+  cf.br ^next(%n : index)
+^next(%i: index):
+  %0 = "ipu.add"(%x, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %x : tensor<4xf32>
+}
+"#;
+        let module = parse_module(&context, source).expect("parse");
+        let table = functions(module.as_operation());
+        let function = table["blocks"];
+        let options = ReadOptions {
+            opaque: true,
+            ..ReadOptions::default()
+        };
+        let entry = entry_block(function).expect("body");
+        let Ok(read) = read_block(function, entry, &table, options) else {
+            panic!("the entry block reads opaquely");
+        };
+        let origins: Vec<Origin> = read.graph.values.iter().map(|v| v.origin).collect();
+        assert_eq!(origins, [Origin::Argument, Origin::Opaque]);
+        assert_eq!(read.opaque.len(), 1);
+        assert_eq!(op_name(&read.opaque[0]), "cf.br");
+
+        let next = entry.next_in_region().expect("a second block");
+        let Ok(read) = read_block(function, next, &table, options) else {
+            panic!("the second block reads opaquely");
+        };
+        // The index argument, then %x from the entry block, bound at its first use.
+        let origins: Vec<Origin> = read.graph.values.iter().map(|v| v.origin).collect();
+        assert_eq!(origins, [Origin::Opaque, Origin::Opaque, Origin::Op(0)]);
+        assert_eq!(read.graph.values[1].shape, [4]);
+        assert_eq!(read.graph.ops[0].kind, OpKind::Add);
+        assert_eq!(read.graph.ops[0].operands, [1, 1]);
+        assert_eq!(read.graph.outputs, [1]);
+        assert!(read.opaque.is_empty());
+        assert!(read_block(function, next, &table, ReadOptions::default()).is_err());
     }
 }

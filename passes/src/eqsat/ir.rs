@@ -10,11 +10,12 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use egg::{Extractor, Id, Language};
 use ipu_dialects::{
-    ipu::{
-        op_name, verify::verify_operation, verify::FunctionTable, AddOp, CastOp, GeluOp,
-        LayerNormOp, MatmulOp, RearrangeOp, SoftmaxOp,
+    graph::{
+        read::{read_block, FunctionGraph, ReadError, ReadOptions},
+        OpKind, ValueId,
     },
-    tensor::TensorInfo,
+    ipu::{verify::verify_operation, verify::FunctionTable},
+    tensor::{ElementType, TensorInfo},
 };
 use melior::ir::{
     block::BlockLike, operation::OperationLike, BlockRef, OperationRef, Value, ValueLike,
@@ -57,7 +58,7 @@ fn unformatted(value: Value) -> Option<TensorInfo> {
         .filter(|info| info.format.is_none())
 }
 
-fn is_swap_of_last_two(permutation: &[i64]) -> bool {
+fn is_swap_of_last_two(permutation: &[usize]) -> bool {
     let rank = permutation.len();
     rank >= 2
         && permutation.iter().enumerate().all(|(axis, &source)| {
@@ -68,84 +69,96 @@ fn is_swap_of_last_two(permutation: &[i64]) -> bool {
             } else {
                 axis
             };
-            source == expected as i64
+            source == expected
         })
 }
 
-/// The node kind of an op the e-graph may hold (children and attribute leaves filled in later),
-/// or `None` for an op that stays a leaf.
-fn kind_of(op: OperationRef) -> Option<(Ipu, Option<Attr>)> {
-    let name = op_name(&op);
-    let allowed: &[&str] = match name.as_str() {
-        MatmulOp::NAME => &["transpose_lhs", "transpose_rhs"],
-        AddOp::NAME | SoftmaxOp::NAME => &[],
-        GeluOp::NAME => &["approximate"],
-        LayerNormOp::NAME => &["epsilon"],
-        CastOp::NAME => &["scale"],
-        RearrangeOp::NAME => &["permutation"],
+/// A node kind (children and attribute leaf filled in later), its attribute leaf and the
+/// attributes the node represents.
+type NodeOf = (Ipu, Option<Attr>, &'static [&'static str]);
+
+/// The node graph op `kind` becomes (a cast's attribute takes `result`, its result element),
+/// or `None` for an op that stays a leaf (attention, repeat, any other rearrange).
+fn node_of(kind: &OpKind, result: ElementType) -> Option<NodeOf> {
+    let zero = Id::from(0usize);
+    Some(match kind {
+        OpKind::Matmul {
+            transpose_lhs,
+            transpose_rhs,
+        } => {
+            let node = match (transpose_lhs, transpose_rhs) {
+                (false, false) => Ipu::Matmul([zero; 2]),
+                (true, false) => Ipu::MatmulTl([zero; 2]),
+                (false, true) => Ipu::MatmulTr([zero; 2]),
+                (true, true) => Ipu::MatmulTt([zero; 2]),
+            };
+            (node, None, &["transpose_lhs", "transpose_rhs"])
+        }
+        OpKind::Add => (Ipu::Add([zero; 2]), None, &[]),
+        OpKind::Softmax => (Ipu::Softmax(zero), None, &[]),
+        OpKind::Gelu { tanh: true } => (Ipu::GeluTanh(zero), None, &["approximate"]),
+        OpKind::Gelu { tanh: false } => (Ipu::Gelu(zero), None, &["approximate"]),
+        OpKind::LayerNorm { epsilon } => (
+            Ipu::LayerNorm([zero; 4]),
+            Some(Attr::Epsilon(epsilon.to_bits())),
+            &["epsilon"],
+        ),
+        OpKind::Cast { scale } => (
+            Ipu::Cast([zero; 2]),
+            Some(Attr::CastTo {
+                element: result,
+                scale: *scale,
+            }),
+            &["scale"],
+        ),
+        OpKind::Rearrange {
+            permutation: Some(permutation),
+        } if is_swap_of_last_two(permutation) => (Ipu::Transpose(zero), None, &["permutation"]),
         _ => return None,
-    };
-    // Other attributes (plans, estimates) belong to this op instance: keep it as it is.
+    })
+}
+
+/// The node kind and attribute leaf of graph op `kind` when its IR op `op` may be in the
+/// e-graph, `None` when the op stays a leaf. Beyond what the op computes (read once, by the
+/// graph reader), the e-graph holds only ops it can rebuild as they are: no attributes but
+/// those the node represents (plans and estimates belong to the op instance), no regions, one
+/// result, the op verifies, unformatted tensors throughout, and a matmul's result element that
+/// of its operands.
+fn eligible(op: OperationRef, kind: &OpKind) -> Option<(Ipu, Option<Attr>)> {
+    if op.region_count() != 0 || op.result_count() != 1 {
+        return None;
+    }
+    let result = unformatted(op.result(0).ok()?.into())?;
+    let (node, attr, allowed) = node_of(kind, result.element)?;
     for (attribute, _) in op.attributes() {
         if !allowed.contains(&attribute.as_string_ref().as_str().unwrap_or("")) {
             return None;
         }
     }
-    if op.region_count() != 0
-        || op.result_count() != 1
-        || verify_operation(op, &FunctionTable::new()).is_err()
-    {
+    if verify_operation(op, &FunctionTable::new()).is_err() {
         return None;
     }
-    let result = unformatted(op.result(0).ok()?.into())?;
     let mut operands = Vec::new();
     for operand in op.operands() {
         operands.push(unformatted(operand)?);
     }
-    let zero = Id::from(0usize);
-    let kind = if let Ok(matmul) = MatmulOp::try_from(op) {
-        if operands
-            .iter()
-            .any(|operand| operand.element != result.element)
-        {
-            return None;
-        }
-        match (matmul.transpose_lhs(), matmul.transpose_rhs()) {
-            (false, false) => (Ipu::Matmul([zero; 2]), None),
-            (true, false) => (Ipu::MatmulTl([zero; 2]), None),
-            (false, true) => (Ipu::MatmulTr([zero; 2]), None),
-            (true, true) => (Ipu::MatmulTt([zero; 2]), None),
-        }
-    } else if let Ok(gelu) = GeluOp::try_from(op) {
-        if gelu.approximate() == "tanh" {
-            (Ipu::GeluTanh(zero), None)
-        } else {
-            (Ipu::Gelu(zero), None)
-        }
-    } else if let Ok(norm) = LayerNormOp::try_from(op) {
-        (
-            Ipu::LayerNorm([zero; 4]),
-            Some(Attr::Epsilon(norm.epsilon()?.to_bits())),
-        )
-    } else if let Ok(cast) = CastOp::try_from(op) {
-        (
-            Ipu::Cast([zero; 2]),
-            Some(Attr::CastTo {
-                element: result.element,
-                scale: cast.scale(),
-            }),
-        )
-    } else if let Ok(rearrange) = RearrangeOp::try_from(op) {
-        if !is_swap_of_last_two(&rearrange.permutation()?) {
-            return None;
-        }
-        (Ipu::Transpose(zero), None)
-    } else if name == AddOp::NAME {
-        (Ipu::Add([zero; 2]), None)
-    } else {
-        (Ipu::Softmax(zero), None)
-    };
-    Some(kind)
+    let mixed = operands
+        .iter()
+        .any(|operand| operand.element != result.element);
+    if node.matmul_flags().is_some() && mixed {
+        return None;
+    }
+    Some((node, attr))
+}
+
+/// A graph op that is an e-graph node: its IR op, its operand and result values in the graph,
+/// and its node kind and attribute leaf.
+struct NodeOp<'c, 'a, 'g> {
+    op: OperationRef<'c, 'a>,
+    operands: &'g [ValueId],
+    result: ValueId,
+    kind: Ipu,
+    attr: Option<Attr>,
 }
 
 /// The ops using `value`, with the operand index of each use.
@@ -167,8 +180,24 @@ pub(super) fn uses<'c, 'a>(value: Value<'c, 'a>) -> Vec<(OperationRef<'c, 'a>, u
 }
 
 impl<'c, 'a> BlockGraph<'c, 'a> {
-    /// Adds every pure `ipu` op of `block` to a new e-graph.
-    pub fn new(block: BlockRef<'c, 'a>) -> Self {
+    /// Adds every pure `ipu` op of `block` (a block of `owner`) to a new e-graph. The block is
+    /// read by the graph reader with other ops kept opaque: their results, like block
+    /// arguments, constants and values from elsewhere, are leaves.
+    pub fn new(
+        owner: OperationRef<'c, 'a>,
+        block: BlockRef<'c, 'a>,
+    ) -> Result<Self, ReadError<'c, 'a>> {
+        // No function table: a repeat's body (a function other threads may be rewriting) is
+        // not read, so every `ipu.repeat` is opaque, a leaf either way.
+        let read = read_block(
+            owner,
+            block,
+            &BTreeMap::new(),
+            ReadOptions {
+                opaque: true,
+                ..ReadOptions::default()
+            },
+        )?;
         let mut graph = BlockGraph {
             egraph: IpuGraph::default(),
             block,
@@ -176,40 +205,61 @@ impl<'c, 'a> BlockGraph<'c, 'a> {
             leaves: BTreeMap::new(),
             positions: HashMap::new(),
         };
-        let mut classes: HashMap<usize, Id> = HashMap::new();
-        let mut leaf_names: HashMap<usize, String> = HashMap::new();
         let mut next = block.first_operation();
         let mut position = 0;
         while let Some(op) = next {
             graph.positions.insert(raw_op(&op), position);
-            if let Some((kind, attr)) = kind_of(op) {
-                graph.add_op(op, position, kind, attr, &mut classes, &mut leaf_names);
-            }
             next = op.next_in_block();
             position += 1;
         }
-        graph
+        let mut classes: HashMap<ValueId, Id> = HashMap::new();
+        let mut leaf_names: HashMap<usize, String> = HashMap::new();
+        for (index, graph_op) in read.graph.ops.iter().enumerate() {
+            let op = read.ops[index];
+            if let Some((kind, attr)) = eligible(op, &graph_op.kind) {
+                let node = NodeOp {
+                    op,
+                    operands: &graph_op.operands,
+                    result: graph_op.results[0],
+                    kind,
+                    attr,
+                };
+                graph.add_op(&read, node, &mut classes, &mut leaf_names);
+            }
+        }
+        Ok(graph)
     }
 
     fn add_op(
         &mut self,
-        op: OperationRef<'c, 'a>,
-        position: usize,
-        kind: Ipu,
-        attr: Option<Attr>,
-        classes: &mut HashMap<usize, Id>,
+        read: &FunctionGraph<'c, 'a>,
+        node: NodeOp<'c, 'a, '_>,
+        classes: &mut HashMap<ValueId, Id>,
         leaf_names: &mut HashMap<usize, String>,
     ) {
+        let NodeOp {
+            op,
+            operands,
+            result,
+            kind,
+            attr,
+        } = node;
         let mut children = Vec::new();
         if let Some(attr) = attr {
             children.push(self.egraph.add(Ipu::Attr(attr)));
         }
-        for operand in op.operands() {
-            let id = match classes.get(&raw_value(&operand)) {
-                Some(id) => *id,
-                None => self.leaf(operand, leaf_names),
+        for (index, &id) in operands.iter().enumerate() {
+            let Ok(operand) = op.operand(index) else {
+                return;
             };
-            children.push(id);
+            // The reader looks through a conversion a planner inserted (its operand stands for
+            // its result); the e-graph does not: the conversion's result is a leaf.
+            let child = if raw_value(&read.values[id]) == raw_value(&operand) {
+                classes.get(&id).copied()
+            } else {
+                None
+            };
+            children.push(child.unwrap_or_else(|| self.leaf(operand, leaf_names)));
         }
         let mut index = 0;
         let node = kind.map_children(|_| {
@@ -217,12 +267,14 @@ impl<'c, 'a> BlockGraph<'c, 'a> {
             index += 1;
             id
         });
-        let Ok(result) = op.result(0) else { return };
-        let result: Value = result.into();
-        let expected = unformatted(result);
+        let Some(&result_value) = read.values.get(result) else {
+            return;
+        };
+        let expected = unformatted(result_value);
         let data = node_data(&node, |id| &self.egraph[id].data);
         let agrees = matches!((&data, &expected), (Data::Tensor(info), Some(expected)) if info.shape == expected.shape && info.element == expected.element);
-        let class = if index == children.len() && agrees {
+        let position = self.positions.get(&raw_op(&op)).copied();
+        let class = if let (Some(position), true) = (position, index == children.len() && agrees) {
             let class = self.egraph.add(node.clone());
             self.originals.push(Original {
                 op,
@@ -232,9 +284,9 @@ impl<'c, 'a> BlockGraph<'c, 'a> {
             });
             class
         } else {
-            self.leaf(result, leaf_names)
+            self.leaf(result_value, leaf_names)
         };
-        classes.insert(raw_value(&result), class);
+        classes.insert(result, class);
     }
 
     fn leaf(&mut self, value: Value<'c, 'a>, leaf_names: &mut HashMap<usize, String>) -> Id {
@@ -247,7 +299,7 @@ impl<'c, 'a> BlockGraph<'c, 'a> {
         let (shape, element) = match info {
             Some(info) => (info.shape, info.element),
             // Operands of e-graph ops are checked to be tensors; this is never reached.
-            None => (Vec::new(), ipu_dialects::tensor::ElementType::F32),
+            None => (Vec::new(), ElementType::F32),
         };
         let defined_at =
             crate::ir::producer(value).and_then(|op| self.positions.get(&raw_op(&op)).copied());

@@ -1,9 +1,11 @@
 //! `ipu-eqsat`: equality saturation over the pure `ipu` graph ops of each function body, with
 //! extraction by the device cycle model.
 //!
-//! Each block's pure `ipu` ops (no regions, no effects, unformatted tensors, no attributes
+//! Each block is read into the plain-data graph of `ipu_dialects::graph` (other ops kept
+//! opaque), and its pure `ipu` ops (no regions, no effects, unformatted tensors, no attributes
 //! beyond their own) become an [`egg`] e-graph ([`language`]); ops with regions, `ipu.repeat`,
-//! non-`ipu` ops and values from elsewhere are leaves and stay untouched. The rules of
+//! non-`ipu` ops, conversions a planner inserted and values from elsewhere are leaves and stay
+//! untouched. The rules of
 //! [`rules::RULES`] run under hard budgets (iterations, e-nodes, time); the cheapest program by
 //! [`cost`] (cycles at `tiles` tiles of the C600 table) is extracted and, if it is cheaper than
 //! the input, re-materialized ([`materialize`]) and verified.
@@ -14,6 +16,8 @@ pub mod language;
 pub mod materialize;
 pub mod rules;
 
+#[cfg(test)]
+mod block_tests;
 #[cfg(test)]
 mod eval;
 #[cfg(test)]
@@ -75,13 +79,22 @@ struct Outcome {
 }
 
 impl Eqsat {
+    /// Runs on `block` of `owner`; `None` when the block has no e-graph op.
     fn run_block<'c, 'a>(
         &self,
+        owner: OperationRef<'c, 'a>,
         block: melior::ir::BlockRef<'c, 'a>,
         context: &'c Context,
         target: &Target,
     ) -> Option<Result<Outcome, materialize::MaterializeError>> {
-        let graph = ir::BlockGraph::new(block);
+        let graph = match ir::BlockGraph::new(owner, block) {
+            Ok(graph) => graph,
+            Err(error) => {
+                // Read opaquely, only a block past the reader's size bound is refused.
+                tracing::warn!(reason = %error.message, "eqsat skipped a block it could not read");
+                return None;
+            }
+        };
         if graph.op_count() == 0 {
             return None;
         }
@@ -182,7 +195,7 @@ impl Pass for Eqsat {
             let mut next = region.first_block();
             while let Some(block) = next {
                 next = block.next_in_region();
-                let outcome = match self.run_block(block, context, &target) {
+                let outcome = match self.run_block(function, block, context, &target) {
                     None => continue,
                     Some(Ok(outcome)) => outcome,
                     Some(Err(error)) => {
