@@ -2,23 +2,24 @@
 //! compares a device run against it.
 //!
 //! # Two steps
-//! 1. [`Program::from_module`] reads a parsed module into plain Rust data ([`Program`]): one
-//!    [`Function`] per `func.func`, each a list of [`Operation`]s over numbered values with their
-//!    result types. This is the only part that touches MLIR.
-//! 2. [`Program::evaluate`] runs a function on host [`Array`]s. It needs no MLIR, so every op
-//!    is unit-testable on hand-built programs.
+//! 1. [`Program::from_module`] reads a parsed module into plain data ([`Program`]): one
+//!    [`ipu_dialects::graph::Graph`] per `func.func` with a body, read by the dialects' graph
+//!    reader with constants decoded into their values' data, `func.call`s inlined and each
+//!    `ipu.repeat`'s body read into the op. This is the only part that touches MLIR.
+//! 2. [`Program::evaluate`] runs a function's graph on host [`Array`]s. It needs no MLIR, so
+//!    every op is unit-testable on graphs built by hand ([`Program::insert`]).
 //!
 //! # Numerics: measure the program, not the format
 //! Every op computes in f64 from its (already rounded) operands, then rounds each result once,
 //! to nearest even, onto the grid of its result type ([`Grid`]): f32, f16, or an FP8 format at
-//! the tensor's power-of-two scale. Function arguments are rounded the same way on entry (the
-//! device receives them in their declared precision). So a value the device holds in f16 is
+//! the tensor's power-of-two scale. Function arguments and constants are rounded the same way on
+//! entry (the device receives them in their declared precision). So a value the device holds in f16 is
 //! compared with the best f16 answer, and what remains is the device program's own error
 //! (accumulation order, partial precision, kernel approximations) plus layout and exchange
 //! bugs.
 //!
-//! FP8 scales (value = code * 2^scale): the scale of an FP8 value is the one its type's
-//! `#ipu.format` carries (the plan's choice), except for an `ipu.cast` result whose non-zero
+//! FP8 scales (value = code * 2^scale): the scale of an FP8 value (the graph value's `scale`) is
+//! the one its type's `#ipu.format` carries (the plan's choice), except for an `ipu.cast` result whose non-zero
 //! `scale` attribute names it. A cast whose *input* is FP8 reads the input's codes at the cast's
 //! `scale` when that attribute is non-zero, exactly as the device cast kernel does
 //! (`ipu_device::numerics::cast_bytes`); if it differs from the scale the input was encoded
@@ -33,17 +34,16 @@
 mod array;
 mod compare;
 mod eval;
-mod ir;
 mod one_hot;
 mod ops;
-mod read;
+mod program;
 mod round;
 
 pub use array::Array;
 pub use compare::{compare, compare_all, Comparison, Tolerance, F16_ACCUMULATOR_EPSILON};
-pub use eval::MAX_CALL_DEPTH;
-pub use ir::{Function, GeluApproximation, OpKind, Operation, Program, ValueId, ValueType};
+pub use eval::{describe_value, MAX_CALL_DEPTH};
 pub use one_hot::{check_exact, distinct_values, one_hot, ExactCheck, Misplaced};
+pub use program::Program;
 pub use round::{unit_roundoff, Grid};
 
 /// Errors of the reference evaluator and the numerical test.

@@ -6,7 +6,6 @@ use rayon::prelude::*;
 use ipu_dialects::ipu::verify::{broadcast_shapes, matmul_shape};
 
 use super::array::{strides, unravel, Array};
-use super::ir::GeluApproximation;
 
 type OpResult = Result<Array, String>;
 
@@ -178,15 +177,18 @@ pub(super) fn erf(x: f64) -> f64 {
     2.0 / std::f64::consts::PI.sqrt() * (-square).exp() * sum
 }
 
-pub(super) fn gelu(input: &Array, approximation: GeluApproximation) -> Array {
+/// GeLU: `0.5 x (1 + erf(x / sqrt 2))`, or with `tanh` its approximation
+/// `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`.
+pub(super) fn gelu(input: &Array, tanh: bool) -> Array {
     let data = input
         .data
         .iter()
-        .map(|&x| match approximation {
-            GeluApproximation::Erf => 0.5 * x * (1.0 + erf(x / std::f64::consts::SQRT_2)),
-            GeluApproximation::Tanh => {
+        .map(|&x| {
+            if tanh {
                 let inner = (2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x);
                 0.5 * x * (1.0 + inner.tanh())
+            } else {
+                0.5 * x * (1.0 + erf(x / std::f64::consts::SQRT_2))
             }
         })
         .collect();
