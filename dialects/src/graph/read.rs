@@ -669,10 +669,20 @@ pub fn read_function_with<'c, 'a>(
 fn read_nested<'c, 'a>(
     function: OperationRef<'c, 'a>,
     shared: &Shared<'c, 'a, '_>,
+    stack: Vec<String>,
+) -> Result<FunctionGraph<'c, 'a>, ReadError<'c, 'a>> {
+    let block = entry_block(function).ok_or_else(|| fail(function, "has no body to plan"))?;
+    read_into(function, block, shared, stack)
+}
+
+/// Reads `block` of `owner` (its arguments are arguments) inside the reads of `stack`.
+fn read_into<'c, 'a>(
+    owner: OperationRef<'c, 'a>,
+    block: BlockRef<'c, 'a>,
+    shared: &Shared<'c, 'a, '_>,
     mut stack: Vec<String>,
 ) -> Result<FunctionGraph<'c, 'a>, ReadError<'c, 'a>> {
-    let name = string_attribute(&function, "sym_name").unwrap_or_default();
-    let block = entry_block(function).ok_or_else(|| fail(function, "has no body to plan"))?;
+    let name = string_attribute(&owner, "sym_name").unwrap_or_default();
     stack.push(name.clone());
     let mut reader = Reader {
         shared,
@@ -684,9 +694,9 @@ fn read_nested<'c, 'a>(
         bodies: BTreeMap::new(),
         opaque: Vec::new(),
     };
-    reader.arguments(function, block)?;
+    reader.arguments(owner, block)?;
     reader.block(block)?;
-    Ok(reader.finish(name, function))
+    Ok(reader.finish(name, owner))
 }
 
 /// Reads one block of `owner` (e.g. a function body, for rewriting its `ipu` ops) with
@@ -702,20 +712,7 @@ pub fn read_block<'c, 'a>(
         options,
         ops_read: Cell::new(0),
     };
-    let name = string_attribute(&owner, "sym_name").unwrap_or_default();
-    let mut reader = Reader {
-        shared: &shared,
-        stack: vec![name.clone()],
-        graph: Graph::default(),
-        ids: BTreeMap::new(),
-        values: Vec::new(),
-        ops: Vec::new(),
-        bodies: BTreeMap::new(),
-        opaque: Vec::new(),
-    };
-    reader.arguments(owner, block)?;
-    reader.block(block)?;
-    Ok(reader.finish(name, owner))
+    read_into(owner, block, &shared, Vec::new())
 }
 
 #[cfg(test)]
