@@ -109,6 +109,15 @@ irdl.dialect @ipu {
     irdl.results(result: %result)
   }
 
+  // The same elements in another shape (row-major order kept): any reshape that preserves the
+  // element count and type, e.g. splitting [S, H * D] into heads [S, H, D] or merging them back.
+  irdl.operation @reshape {
+    %input = irdl.base "!builtin.tensor"
+    %result = irdl.base "!builtin.tensor"
+    irdl.operands(input: %input)
+    irdl.results(result: %result)
+  }
+
   // A structured loop, not unrolled: calls the body function `body` `count` times, threading
   // the carried values through it. The body's `func.return` is the loop's yield (IRDL ops
   // cannot be region terminators, so the body is a function, not a region).

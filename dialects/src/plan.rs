@@ -223,6 +223,14 @@ pub struct RearrangePlan {
     pub transpose: bool,
 }
 
+/// `ipu.reshape` as a view: the result's `[batch, rows, 1]` grid over its canonical shape,
+/// whose blocks are the same buffers as the input's (whole rows on both sides).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ReshapePlan {
+    pub grid: [u32; 3],
+    pub tiles: u32,
+}
+
 /// How attention's scores are computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AttentionSchedule {
@@ -270,12 +278,13 @@ pub enum OperatorPlan {
     Pointwise(PointwisePlan),
     Rows(RowsPlan),
     Rearrange(RearrangePlan),
+    Reshape(ReshapePlan),
     Attention(AttentionPlan),
     Repeat(RepeatPlan),
 }
 
 /// Every kind a plan may have.
-pub const PLAN_KINDS: [&str; 13] = [
+pub const PLAN_KINDS: [&str; 14] = [
     "gemm_output_stationary",
     "gemm_k_split",
     "gemm_general",
@@ -285,6 +294,7 @@ pub const PLAN_KINDS: [&str; 13] = [
     "rows_softmax",
     "rows_layer_norm",
     "rearrange",
+    "reshape_view",
     "attention_materialized",
     "attention_blocked",
     "attention_flash",
@@ -300,6 +310,7 @@ impl OperatorPlan {
             OperatorPlan::Pointwise(plan) => plan.op.kind(),
             OperatorPlan::Rows(plan) => plan.op.kind(),
             OperatorPlan::Rearrange(_) => "rearrange",
+            OperatorPlan::Reshape(_) => "reshape_view",
             OperatorPlan::Attention(plan) => plan.schedule.kind(),
             OperatorPlan::Repeat(_) => "repeat_body_once",
         }
@@ -357,7 +368,7 @@ impl OperatorPlan {
             OperatorPlan::Pointwise(plan) => Some(plan.precision),
             OperatorPlan::Rows(plan) => Some(plan.precision),
             OperatorPlan::Attention(plan) => Some(plan.precision),
-            OperatorPlan::Rearrange(_) | OperatorPlan::Repeat(_) => None,
+            OperatorPlan::Rearrange(_) | OperatorPlan::Reshape(_) | OperatorPlan::Repeat(_) => None,
         }
     }
 
@@ -416,6 +427,10 @@ impl OperatorPlan {
                 fields.grid("grid", &plan.grid);
                 fields.count("tiles", plan.tiles);
                 fields.flag("transpose", plan.transpose);
+            }
+            OperatorPlan::Reshape(plan) => {
+                fields.grid("grid", &plan.grid);
+                fields.count("tiles", plan.tiles);
             }
             OperatorPlan::Attention(plan) => {
                 fields.grid("grid", &plan.grid);
@@ -480,6 +495,10 @@ impl OperatorPlan {
                     tiles,
                     transpose: fields.flag("transpose")?,
                 })
+            }
+            "reshape_view" => {
+                let (grid, tiles) = fields.grid_and_tiles::<3>()?;
+                OperatorPlan::Reshape(ReshapePlan { grid, tiles })
             }
             "attention_materialized" | "attention_blocked" | "attention_flash" => {
                 fields.attention_plan()?

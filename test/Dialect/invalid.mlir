@@ -354,6 +354,24 @@ func.func @cast_scale_below_range(%x: tensor<4xf8E5M2FNUZ>) -> tensor<4xf32> {
 
 // -----
 
+// A reshape keeps the element count.
+func.func @reshape_changes_element_count(%x: tensor<197x768xf16>) -> tensor<197x12x32xf16> {
+  // expected-error@+1 {{'ipu.reshape' op [197, 768] has 151296 elements, [197, 12, 32] has 75648: a reshape keeps the element count}}
+  %0 = "ipu.reshape"(%x) : (tensor<197x768xf16>) -> tensor<197x12x32xf16>
+  return %0 : tensor<197x12x32xf16>
+}
+
+// -----
+
+// ... and the element type; precision goes through ipu.cast.
+func.func @reshape_changes_element_type(%x: tensor<4x8xf16>) -> tensor<32xf32> {
+  // expected-error@+1 {{'ipu.reshape' op changes the element type from f16 to f32; use ipu.cast}}
+  %0 = "ipu.reshape"(%x) : (tensor<4x8xf16>) -> tensor<32xf32>
+  return %0 : tensor<32xf32>
+}
+
+// -----
+
 // Rearrange changes layout only; precision goes through ipu.cast.
 func.func @rearrange_changes_element_type(%x: tensor<4x8xf16>) -> tensor<4x8xf32> {
   // expected-error@+1 {{'ipu.rearrange' op changes the element type from f16 to f32; use ipu.cast}}

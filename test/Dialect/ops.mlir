@@ -146,6 +146,18 @@ func.func @rearrange_forms(%x: tensor<4x8xf16>, %y: tensor<2x4x8xf16>) -> (tenso
   return %1, %2, %3 : tensor<8x4xf16>, tensor<8x2x4xf16>, tensor<4x8xf16, #ipu.format<"row_major", [0, 0], [2, 1], [4, 0], "interleaved", 0>>
 }
 
+// Reshapes: a head split, a head merge and a flattening; any shape of the same elements.
+// CHECK-LABEL: func.func @reshape_forms
+// CHECK: "ipu.reshape"(%{{.*}}) : (tensor<197x768xf16>) -> tensor<197x12x64xf16>
+// CHECK: "ipu.reshape"(%{{.*}}) : (tensor<197x12x64xf16>) -> tensor<197x768xf16>
+// CHECK: "ipu.reshape"(%{{.*}}) : (tensor<2x3x4xf32>) -> tensor<24xf32>
+func.func @reshape_forms(%x: tensor<197x768xf16>, %y: tensor<2x3x4xf32>) -> (tensor<197x768xf16>, tensor<24xf32>) {
+  %0 = "ipu.reshape"(%x) : (tensor<197x768xf16>) -> tensor<197x12x64xf16>
+  %1 = "ipu.reshape"(%0) : (tensor<197x12x64xf16>) -> tensor<197x768xf16>
+  %2 = "ipu.reshape"(%y) : (tensor<2x3x4xf32>) -> tensor<24xf32>
+  return %1, %2 : tensor<197x768xf16>, tensor<24xf32>
+}
+
 // FP8 tensors carry their scale exponent in the format.
 // CHECK-LABEL: func.func @fp8_format_scale
 // CHECK-SAME: tensor<4x8xf8E4M3FNUZ, #ipu.format<"amp_right", [4, 8], [1, 1], [0, 0], "interleaved", -3 : i64>>

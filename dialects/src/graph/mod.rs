@@ -111,6 +111,8 @@ pub enum OpKind {
     Rearrange {
         permutation: Option<Vec<usize>>,
     },
+    /// The same elements in another shape (row-major order kept).
+    Reshape,
     /// `count` iterations of `body`, planned once.
     Repeat {
         count: u64,
@@ -131,6 +133,7 @@ impl OpKind {
             OpKind::Attention { .. } => "ipu.attention",
             OpKind::Cast { .. } => "ipu.cast",
             OpKind::Rearrange { .. } => "ipu.rearrange",
+            OpKind::Reshape => "ipu.reshape",
             OpKind::Repeat { .. } => "ipu.repeat",
         }
     }

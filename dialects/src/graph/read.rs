@@ -362,6 +362,7 @@ impl<'c, 'a> Reader<'c, 'a, '_, '_> {
             RearrangeOp::NAME => OpKind::Rearrange {
                 permutation: permutation(op)?,
             },
+            ops::ReshapeOp::NAME => OpKind::Reshape,
             ops::RepeatOp::NAME => self.repeat(op, operands)?,
             other => return Err(fail(op, format!("cannot be planned: unknown op '{other}'"))),
         })

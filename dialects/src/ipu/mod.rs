@@ -31,6 +31,7 @@ pub const OP_NAMES: &[&str] = &[
     AttentionOp::NAME,
     CastOp::NAME,
     RearrangeOp::NAME,
+    ReshapeOp::NAME,
     RepeatOp::NAME,
 ];
 
@@ -521,6 +522,34 @@ impl<'c, 'a> RearrangeOp<'c, 'a> {
             }
         }
         build(Self::NAME, location, &[input], result, &attributes)
+    }
+}
+
+op_view!(
+    /// The same elements in another shape, row-major order kept: any reshape preserving the
+    /// element count and type (splitting `[S, H * D]` into heads `[S, H, D]`, merging them back,
+    /// flattening leading axes).
+    ///
+    /// ```mlir
+    /// %h = "ipu.reshape"(%x) : (tensor<197x768xf16>) -> tensor<197x12x64xf16>
+    /// ```
+    ReshapeOp,
+    "ipu.reshape"
+);
+
+impl<'c, 'a> ReshapeOp<'c, 'a> {
+    pub fn input(&self) -> Option<Value<'c, 'a>> {
+        operand(self.op, 0)
+    }
+
+    pub fn build(
+        context: &'c Context,
+        location: Location<'c>,
+        input: Value<'c, '_>,
+        result: Type<'c>,
+    ) -> Operation<'c> {
+        let _ = context;
+        build(Self::NAME, location, &[input], result, &[])
     }
 }
 

@@ -156,6 +156,7 @@ pub fn verify_operation(op: OperationRef, functions: &FunctionTable) -> Check {
         "attention" => verify_attention(op),
         "cast" => verify_cast(op),
         "rearrange" => verify_rearrange(op),
+        "reshape" => verify_reshape(op),
         "repeat" => verify_repeat(op, functions),
         _ => Ok(()),
     }
@@ -519,6 +520,28 @@ fn verify_cast(op: OperationRef) -> Check {
                 CastOp::SCALE_RANGE.end()
             ));
         }
+    }
+    Ok(())
+}
+
+fn verify_reshape(op: OperationRef) -> Check {
+    let input = operand_info(op, 0, "input")?;
+    let result = result_info(op)?;
+    if input.element != result.element {
+        return Err(format!(
+            "changes the element type from {} to {}; use ipu.cast",
+            input.element, result.element
+        ));
+    }
+    let elements = |shape: &[i64]| shape.iter().map(|&size| size as u64).product::<u64>();
+    if elements(&input.shape) != elements(&result.shape) {
+        return Err(format!(
+            "{} has {} elements, {} has {}: a reshape keeps the element count",
+            shape_text(&input.shape),
+            elements(&input.shape),
+            shape_text(&result.shape),
+            elements(&result.shape)
+        ));
     }
     Ok(())
 }

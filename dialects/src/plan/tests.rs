@@ -42,6 +42,10 @@ fn every_kind() -> Vec<OperatorPlan> {
             tiles: 2,
             transpose: true,
         }),
+        OperatorPlan::Reshape(ReshapePlan {
+            grid: [4, 1, 1],
+            tiles: 4,
+        }),
         OperatorPlan::Repeat(RepeatPlan {
             count: 12,
             body_choices: vec![0, 3, 1],

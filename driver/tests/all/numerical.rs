@@ -372,3 +372,76 @@ fn a_re_signed_package_with_an_altered_body_weight_fails() {
         "{stderr}"
     );
 }
+
+/// A head split and merge (`ipu.reshape` views around a permutation of the leading axes)
+/// moves values without arithmetic: with distinct f16 inputs the device result equals the
+/// host's rearrangement bit for bit, on tile counts whose row grids split the tokens
+/// differently (a view that addressed the wrong rows of a block would misplace values).
+#[test]
+fn reshape_views_move_values_exactly() {
+    let dir = scratch("reshape-exact");
+    let model = r#"func.func @heads(%x: tensor<24x96xf16>) -> tensor<6x384xf16> {
+  %h = "ipu.reshape"(%x) : (tensor<24x96xf16>) -> tensor<24x6x16xf16>
+  %t = "ipu.rearrange"(%h) {permutation = array<i64: 1, 0, 2>} : (tensor<24x6x16xf16>) -> tensor<6x24x16xf16>
+  %m = "ipu.reshape"(%t) : (tensor<6x24x16xf16>) -> tensor<6x384xf16>
+  return %m : tensor<6x384xf16>
+}
+"#;
+    std::fs::write(dir.join("heads.mlir"), model).unwrap();
+    let input = distinct_values(&[24, 96], ElementType::F16);
+    let inputs = dir.join("inputs");
+    std::fs::create_dir_all(&inputs).unwrap();
+    tensor(&input)
+        .write(&inputs.join("arg0.npy"), NpyDtype::F32)
+        .unwrap();
+    // Head h of token s is columns [16 h, 16 h + 16) of row s; the result's row h holds the
+    // tokens' head h in token order.
+    let mut expected = Array::zeros(&[6, 384]);
+    for h in 0..6 {
+        for s in 0..24 {
+            for d in 0..16 {
+                expected.data[h * 384 + s * 16 + d] = input.data[s * 96 + h * 16 + d];
+            }
+        }
+    }
+    // Pinned grids (on so little data the planner would put everything on one tile): the
+    // split's blocks of 8, 3 and 1 tokens, the permutation's, and the merge's blocks of 2, 3
+    // and 2 heads.
+    let pins = [
+        ("3", [[3, 1, 1], [3, 1, 1], [1, 3, 1]]),
+        ("8", [[8, 1, 1], [2, 1, 1], [1, 2, 1]]),
+        ("24", [[24, 1, 1], [6, 4, 1], [1, 3, 1]]),
+    ];
+    for (tiles, [split, permute, merge]) in pins {
+        let constraints = dir.join(format!("pins-{tiles}.json"));
+        let pin = |op: usize, kind: &str, grid: [u32; 3]| {
+            format!(r#"{{"op": {op}, "kind": "{kind}", "params": {{"grid": {grid:?}}}}}"#)
+        };
+        let pins = [
+            pin(0, "reshape_view", split),
+            pin(1, "rearrange", permute),
+            pin(2, "reshape_view", merge),
+        ];
+        std::fs::write(&constraints, format!(r#"{{"ops": [{}]}}"#, pins.join(", "))).unwrap();
+        let outputs = format!("outputs-{tiles}");
+        let output = ipu_run(
+            &dir,
+            &[
+                "heads.mlir",
+                "--tiles",
+                tiles,
+                "--constraints",
+                constraints.to_str().unwrap(),
+                "--inputs",
+                inputs.to_str().unwrap(),
+                "--outputs",
+                &outputs,
+            ],
+        );
+        assert_exit(&output, 0, &format!("heads on {tiles} tiles"));
+        let result = Tensor::read(&dir.join(&outputs).join("result0.npy")).expect("result0.npy");
+        let device = Array::from_tensor(&result).unwrap();
+        let check = check_exact(&expected, &device).unwrap();
+        assert!(check.pass(), "{tiles} tiles: {check}");
+    }
+}

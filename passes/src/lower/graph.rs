@@ -471,6 +471,7 @@ impl<'g> Lowering<'g> {
                 }
                 OpKind::LayerNorm { .. } | OpKind::Softmax => self.rows(index, plan)?,
                 OpKind::Rearrange { .. } => self.rearrange(index, plan)?,
+                OpKind::Reshape => self.reshape(index, plan)?,
                 OpKind::Attention { causal, scale } => {
                     self.attention(index, *causal, *scale, plan)?
                 }

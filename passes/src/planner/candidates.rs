@@ -33,6 +33,7 @@ pub fn candidates(
         OpKind::Rearrange { .. } => {
             crate::strategies::rearrange::candidates(graph, op, &active, target)
         }
+        OpKind::Reshape => crate::strategies::reshape::candidates(graph, op, &active),
         OpKind::Attention { causal, .. } => {
             crate::strategies::attention::candidates(graph, op, *causal, &active, options, target)
         }

@@ -8,6 +8,7 @@
 //!   device operand's blocks, or on a split GEMM's reduced ranges.
 //! * [`rows`]: `ipu.softmax`, `ipu.layer_norm` on whole rows per tile.
 //! * [`rearrange`]: `ipu.rearrange`, batched transposes whole matrices per tile, row copies.
+//! * [`reshape`]: `ipu.reshape` as a view of its input's row blocks.
 //! * [`attention`]: `ipu.attention`, whole score rows, materialized, or keys streamed.
 //! * [`gemm`]: `ipu.matmul` of two host operands on an output-stationary grid.
 //! * [`split_gemm`]: `ipu.matmul` of a host right matrix on a `[1, gm, gn, gk]` grid, K split
@@ -26,6 +27,7 @@ pub mod local_gemm;
 pub mod pointwise;
 pub mod rearrange;
 pub mod repeat;
+pub mod reshape;
 pub mod rows;
 pub mod split_gemm;
 

@@ -461,6 +461,16 @@ fn run(
                 None => Ok(vec![operands[0].clone()]),
             }
         }
+        OpKind::Reshape => {
+            arity(1)?;
+            // The same row-major elements in the result's shape.
+            let shape = value(graph, index, op.results[0])?
+                .shape
+                .iter()
+                .map(|&size| size as usize)
+                .collect();
+            single(Array::new(shape, operands[0].data.clone()).map_err(|e| e.to_string()))
+        }
         OpKind::Repeat { count, name, body } => {
             repeat(graph, index, op, (*count, name, body), operands, depth)
         }

@@ -145,6 +145,30 @@ fn gelu_erf_and_tanh_forms() {
     );
 }
 
+/// A reshape keeps the row-major elements and gives them the result's shape; with a
+/// permutation of the leading axes between two reshapes it splits and merges heads.
+#[test]
+fn reshape_keeps_row_major_elements() {
+    let source = r#"
+func.func @heads(%x: tensor<2x6xf32>) -> (tensor<2x3x2xf32>, tensor<3x4xf32>) {
+  %h = "ipu.reshape"(%x) : (tensor<2x6xf32>) -> tensor<2x3x2xf32>
+  %t = "ipu.rearrange"(%h) {permutation = array<i64: 1, 0, 2>} : (tensor<2x3x2xf32>) -> tensor<3x2x2xf32>
+  %m = "ipu.reshape"(%t) : (tensor<3x2x2xf32>) -> tensor<3x4xf32>
+  return %h, %m : tensor<2x3x2xf32>, tensor<3x4xf32>
+}
+"#;
+    let x: Vec<f64> = (0..12).map(f64::from).collect();
+    let results = run(source, "heads", &[array(&[2, 6], &x)]);
+    assert_eq!(results[0].shape, [2, 3, 2]);
+    assert_eq!(results[0].data, x);
+    // Head h of token s is elements [6 s + 2 h, 6 s + 2 h + 2).
+    assert_eq!(results[1].shape, [3, 4]);
+    assert_eq!(
+        results[1].data,
+        [0.0, 1.0, 6.0, 7.0, 2.0, 3.0, 8.0, 9.0, 4.0, 5.0, 10.0, 11.0]
+    );
+}
+
 #[test]
 fn softmax_normalises_the_last_axis() {
     let source = r#"

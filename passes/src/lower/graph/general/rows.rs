@@ -4,6 +4,7 @@ use super::*;
 use crate::strategies::rearrange::{
     planned_transpose, row_copy_grid, swaps_last_two, transpose_work,
 };
+use crate::strategies::reshape::planned_view;
 use crate::tiling::layout::canonical_dims;
 
 impl Lowering<'_> {
@@ -87,6 +88,82 @@ impl Lowering<'_> {
 
     /// `ipu.rearrange`: a layout-only rearrange keeps the value; a permutation that keeps the
     /// last axis gathers rows.
+    /// `ipu.reshape` as its plan's view ([`reshape_view`]): the input on the planned row grid
+    /// (a host input is streamed in those blocks), the result the same buffers read with the
+    /// result's row width. Unplanned, the input's own row blocks (gathered to whole rows first
+    /// if it has column blocks) when they are whole rows of the result.
+    pub(in crate::lower::graph) fn reshape(
+        &mut self,
+        index: usize,
+        plan: Option<&OperatorPlan>,
+    ) -> Result<(), LowerError> {
+        let op = &self.graph.ops[index];
+        let (x, out) = (op.operands[0], op.results[0]);
+        let (_, width) = view_2d(&self.graph.values[out].shape)?;
+        let view = match plan {
+            None => None,
+            Some(OperatorPlan::Reshape(reshape)) if reshape.tiles > self.tiles => {
+                Some(Err(format!(
+                    "it needs {} tiles, the lowering has {}",
+                    reshape.tiles, self.tiles
+                )))
+            }
+            Some(OperatorPlan::Reshape(reshape)) => Some(planned_view(self.graph, op, reshape)),
+            Some(_) => Some(Err("not a reshape plan".to_string())),
+        }
+        .transpose()
+        .map_err(|why| not_followed("ipu.reshape", index, plan, why))?;
+        let source = match view {
+            Some(view) => {
+                let source = self.on_device_in(x, Some(view.input.rows_per_block))?;
+                let grid = &source.grid;
+                let on_plan = grid.nb == 1
+                    && grid.rows_padded == view.input.rows_per_block
+                    && grid.mb == view.input.row_blocks;
+                if on_plan {
+                    source
+                } else {
+                    // The producer left it in another layout: converted into the planned row
+                    // grid first (the conversion the planner priced for this operand).
+                    let rows = view.input.rows_per_block;
+                    let (source, copies) = self.rows_of(index, source, rows)?;
+                    if !copies.is_empty() {
+                        self.push_compute(format!("{}.rows", self.provenance(index)), copies);
+                    }
+                    source
+                }
+            }
+            None => {
+                let (source, copies) = self.as_rows(index, x)?;
+                if !copies.is_empty() {
+                    self.push_compute(format!("{}.rows", self.provenance(index)), copies);
+                }
+                source
+            }
+        };
+        let elements = source.grid.rows_padded * source.grid.n;
+        if !elements.is_multiple_of(width) {
+            return Err(unsupported(
+                "ipu.reshape",
+                format!("op {index}: blocks of {elements} elements are not whole rows of {width}"),
+            ));
+        }
+        let grid = row_grid(
+            source.grid.m * source.grid.n / width,
+            width,
+            elements / width,
+        );
+        let blocks = Blocks {
+            grid,
+            buffer: source.buffer,
+            precision: source.precision,
+        };
+        self.alias(index, "ipu.reshape", out, blocks);
+        // No work; an empty step gives the op its (zero-cycle) profile entry.
+        self.push_compute(self.provenance(index), Vec::new());
+        Ok(())
+    }
+
     pub(in crate::lower::graph) fn rearrange(
         &mut self,
         index: usize,

@@ -465,7 +465,7 @@ impl Lowering<'_> {
     }
 
     /// Pushes a compute step of `runs` in tile order (stable: a tile's runs keep their order).
-    fn push_compute(&mut self, provenance: String, mut runs: Vec<Run>) {
+    pub(in crate::lower::graph) fn push_compute(&mut self, provenance: String, mut runs: Vec<Run>) {
         runs.sort_by_key(|run| run.tile);
         self.program
             .run
