@@ -7,7 +7,7 @@ use ipu_dialects::plan::{AttentionPlan, AttentionSchedule, OperatorPlan};
 
 use super::{
     heads_per_tile, materialized_fits, streamed_key_block, wave_key_block, DistributedKeys,
-    MaterializedTile, StreamedTile,
+    MaterializedTile, RaggedHeads, StreamedTile,
 };
 use crate::tiling::candidate::{
     all_valid, divisors, grids, op_vector_precision, u32_of, Candidate, InternalPhase, Need,
@@ -61,17 +61,29 @@ pub fn candidates(
 
 /// The `[batch-heads, query blocks]` grids of the query-block plans: one batch-head per grid
 /// row and every exact split of its `queries` whose `heads x blocks` tiles fit the largest
-/// active count (the op runs on those tiles; it need not fill the count).
+/// active count (the op runs on those tiles; it need not fill the count), plus the ragged
+/// splits (blocks of `ceil(queries / blocks)` rows, the last shorter: [`RaggedHeads`]) that
+/// fill the count, half of it and a quarter of it.
 fn head_grids(heads: u64, queries: u64, active: &[u32]) -> Vec<Vec<u32>> {
     let most = u64::from(active.iter().copied().max().unwrap_or(1));
     let (Ok(heads), Ok(queries)) = (u32::try_from(heads), u32::try_from(queries)) else {
         return Vec::new();
     };
-    divisors(queries)
-        .into_iter()
-        .filter(|&blocks| u64::from(heads) * u64::from(blocks) <= most)
-        .map(|blocks| vec![heads, blocks])
-        .collect()
+    let fits = |blocks: u32| u64::from(heads) * u64::from(blocks) <= most;
+    let mut blocks: Vec<u32> = divisors(queries).into_iter().filter(|&b| fits(b)).collect();
+    let widest = u32::try_from(most / u64::from(heads.max(1)))
+        .unwrap_or(u32::MAX)
+        .min(queries);
+    for share in [1, 2, 4] {
+        // The fewest blocks of the same rows: exact cover, no empty block.
+        let rows = queries.div_ceil((widest / share).max(1));
+        let count = queries.div_ceil(rows);
+        if count > 0 && fits(count) && !blocks.contains(&count) {
+            blocks.push(count);
+        }
+    }
+    blocks.sort_unstable();
+    blocks.into_iter().map(|b| vec![heads, b]).collect()
 }
 
 /// What every candidate of one attention op shares.
@@ -135,7 +147,12 @@ fn grid_candidate(
     let (gb, gs) = (grid[0], grid[1]);
     let gt = if materialized { grid[2] } else { 1 };
     let one_head_per_row = shape.heads_per_tile.is_none();
-    if (one_head_per_row && u64::from(gb) != q[0]) || !s.is_multiple_of(u64::from(gs)) {
+    // Queries that do not split exactly run in ragged blocks (the last shorter), streamed, with
+    // each head's queries and result homed whole ([`RaggedHeads`]).
+    let ragged = !s.is_multiple_of(u64::from(gs));
+    if (one_head_per_row && u64::from(gb) != q[0])
+        || (ragged && (materialized || !one_head_per_row || !split_is_exact_cover(s, gs)))
+    {
         return None;
     }
     let (bb, sb, tb) = (block_size(q[0], gb), block_size(s, gs), block_size(t, gt));
@@ -200,8 +217,10 @@ fn grid_candidate(
     let sizes = (u32_of(sb), u32_of(d), u32_of(t), u32_of(e));
     let mut k_steps = 1;
     let mut keys_exchange = None;
+    let mut distributed = false;
     let streamed = match shape.heads_per_tile {
         Some(_) => Some(wave_key_block(sizes, precision)),
+        None if ragged => Some(wave_key_block(sizes, precision)),
         None => streamed_key_block(sizes, precision),
     };
     if let (false, true, Some(block)) = (materialized, bb == 1 || !one_head_per_row, streamed) {
@@ -230,6 +249,26 @@ fn grid_candidate(
             let (phases, cycles, row_bytes) = keys.exchange_phases(target);
             internal_phases.extend(phases);
             keys_exchange = Some((cycles, row_bytes));
+            distributed = true;
+        }
+        if ragged {
+            let heads = RaggedHeads {
+                heads: gb,
+                tiles_per_head: gs,
+                queries: u32_of(s),
+                d: u32_of(d),
+                width: u32_of(e),
+                precision,
+            };
+            let (phases, cycles, row_bytes) = heads.exchange_phases(target);
+            internal_phases.extend(phases);
+            let (keys_cycles, keys_rows) = keys_exchange.unwrap_or((0, 0));
+            let key_phases = u64::from(u32_of(t.div_ceil(u64::from(block))) - 1)
+                * u64::from(target.exchange.phase_cycles.value);
+            keys_exchange = Some((
+                cycles + keys_cycles.max(key_phases),
+                row_bytes.max(keys_rows),
+            ));
         }
         k_steps =
             u32_of(t.div_ceil(u64::from(block)) * u64::from(shape.heads_per_tile.unwrap_or(1)));
@@ -251,8 +290,14 @@ fn grid_candidate(
         || u64::from(k_steps - 1) * u64::from(target.exchange.phase_cycles.value),
         |(cycles, _)| cycles,
     );
-    let keys_split = keys_exchange.is_some();
-    let (operand_needs, result_need) = needs(shape, &grid, materialized, keys_split);
+    let keys_split = distributed;
+    let (mut operand_needs, mut result_need) = needs(shape, &grid, materialized, keys_split);
+    if ragged {
+        // Each head's queries and result whole on tile `head`.
+        let bytes = shape.vector.bytes();
+        operand_needs[0].shards = Shards::homed(shape.q, [gb, 1, 1], bytes, 0);
+        result_need.shards = Shards::homed(shape.out, [gb, 1, 1], bytes, 0);
+    }
     Some(Candidate {
         compute_cycles: compute,
         internal_exchange_cycles: internal.cycles(target) + panel_phases,

@@ -389,6 +389,91 @@ impl PhaseSource for DistributedKeys {
     }
 }
 
+/// Query blocks that do not split a head's queries exactly: blocks of `ceil(S / tiles per
+/// head)` rows, the last one shorter. Each head's queries and result are homed whole on tile
+/// `head` (a layout the lowering's row grids express); one exchange phase before the first key
+/// block brings each query tile its rows from there (phase 0), and one after the finish brings
+/// every block's result rows home (phase 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RaggedHeads {
+    pub heads: u32,
+    pub tiles_per_head: u32,
+    pub queries: u32,
+    pub d: u32,
+    pub width: u32,
+    pub precision: Precision,
+}
+
+impl RaggedHeads {
+    /// Query rows per block (the last block may hold fewer).
+    pub fn rows(&self) -> u32 {
+        self.queries.div_ceil(self.tiles_per_head.max(1))
+    }
+
+    /// `(first query, rows)` of block `block` of a head (`rows` 0 past the end).
+    pub fn block(&self, block: u32) -> (u32, u32) {
+        let first = (block * self.rows()).min(self.queries);
+        (first, self.rows().min(self.queries - first))
+    }
+
+    /// The tile of block `block` of head `head`.
+    pub fn tile(&self, head: u32, block: u32) -> u32 {
+        head * self.tiles_per_head + block
+    }
+
+    /// The two phases (queries out, results home), their cycles by the endpoint rule and the
+    /// largest encoded row bytes of a tile in one of them.
+    pub fn exchange_phases(&self, target: &Target) -> (Vec<InternalPhase>, u64, u64) {
+        let shared: Arc<dyn PhaseSource> = Arc::new(*self);
+        let (mut cycles, mut row_bytes) = (0, 0);
+        let mut phases = Vec::new();
+        for phase in 0..2 {
+            let phase = InternalPhase::Generated(GeneratedPhase {
+                source: shared.clone(),
+                phase,
+            });
+            let mut load = PhaseLoad::new(self.heads * self.tiles_per_head);
+            phase.for_each_transfer(|source, destinations, bytes| {
+                load.add_transfer(source, destinations, bytes)
+            });
+            cycles += load.cycles(target);
+            row_bytes = row_bytes.max(load.max_row_bytes());
+            phases.push(phase);
+        }
+        (phases, cycles, row_bytes)
+    }
+}
+
+impl PhaseSource for RaggedHeads {
+    /// Phase 0: each block's query rows from tile `head` to the block's tile; phase 1: each
+    /// block's result rows back (a block on tile `head` itself copies instead).
+    fn for_each_transfer(&self, phase: u32, visit: &mut dyn FnMut(u32, &[u32], u64)) {
+        let e = u64::from(self.precision.bytes());
+        for head in 0..self.heads {
+            for block in 0..self.tiles_per_head {
+                let (_, rows) = self.block(block);
+                let tile = self.tile(head, block);
+                if rows == 0 || tile == head {
+                    continue;
+                }
+                match phase {
+                    0 => visit(head, &[tile], u64::from(rows) * u64::from(self.d) * e),
+                    1 => visit(tile, &[head], u64::from(rows) * u64::from(self.width) * e),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn same_as(&self, other: &dyn PhaseSource) -> bool {
+        other.as_any().downcast_ref::<RaggedHeads>() == Some(self)
+    }
+}
+
 /// One tile of the materialized attention (`attention_materialized`, or `attention_blocked`
 /// with one key block): `rows` query rows against a key block of `key_rows` keys, then, after
 /// the reshard, `rows_after` whole score rows over all `keys` keys multiplied by the values.
@@ -599,5 +684,39 @@ mod tests {
         let phase = ipu_device::cost::exchange_phase_cycles(busiest, busiest, &target);
         assert_eq!(cycles, 2 * phase);
         assert!(row_bytes > 0);
+    }
+
+    /// Ragged blocks cover each head's queries once (the last block shorter), and the phase
+    /// that brings results home moves every row to tile `head` exactly once (a block on that
+    /// tile copies instead).
+    #[test]
+    fn ragged_blocks_cover_the_queries_and_bring_results_home() {
+        let ragged = RaggedHeads {
+            heads: 3,
+            tiles_per_head: 17,
+            queries: 50,
+            d: 16,
+            width: 24,
+            precision: Precision::F16,
+        };
+        assert_eq!(ragged.rows(), 3);
+        let blocks: Vec<(u32, u32)> = (0..17).map(|block| ragged.block(block)).collect();
+        assert_eq!(blocks[16], (48, 2));
+        assert_eq!(blocks.iter().map(|&(_, rows)| rows).sum::<u32>(), 50);
+        assert!(blocks.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0));
+        let mut home = vec![0u64; 3];
+        ragged.for_each_transfer(1, &mut |source, destinations, bytes| {
+            assert_eq!(destinations.len(), 1);
+            let head = destinations[0];
+            assert_eq!(source / 17, head, "a block goes to its own head");
+            assert_ne!(source, head);
+            home[head as usize] += bytes;
+        });
+        // Every row of width 24 in f16, except the block already on tile `head` (head 0's
+        // first block: 3 rows).
+        assert_eq!(home, [(50 - 3) * 24 * 2, 50 * 24 * 2, 50 * 24 * 2]);
+        let (phases, cycles, _) = ragged.exchange_phases(&Target::c600());
+        assert_eq!(phases.len(), 2);
+        assert!(cycles > u64::from(Target::c600().exchange.phase_cycles.value));
     }
 }

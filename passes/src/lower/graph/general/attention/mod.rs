@@ -6,6 +6,8 @@ use super::*;
 mod materialized;
 mod streamed;
 
+use crate::tiling::layout::split_is_exact_cover;
+
 impl Lowering<'_> {
     /// `ipu.attention` as its plan says (see the module docs): whole heads per tile in waves
     /// when there are more batch-heads than tiles, materialized on a query x key grid, or in
@@ -56,10 +58,10 @@ impl Lowering<'_> {
         let heads_per_tile = attention_heads_per_tile(batches, self.tiles);
         // A planned streamed attention with one batch-head per grid row reads its operands
         // split over each head's tiles: host operands are streamed in those blocks.
-        let split = flash_split(plan, batches, (s, t));
-        let qb = self.on_device_in(q, heads_per_tile.map(|h| h * s).or(split.map(|r| r.0)))?;
-        let kb = self.on_device_in(kv, heads_per_tile.map(|h| h * t).or(split.map(|r| r.1)))?;
-        let vb = self.on_device_in(vv, heads_per_tile.map(|h| h * t).or(split.map(|r| r.1)))?;
+        let (query_rows, key_rows) = flash_split(plan, batches, (s, t));
+        let qb = self.on_device_in(q, heads_per_tile.map(|h| h * s).or(query_rows))?;
+        let kb = self.on_device_in(kv, heads_per_tile.map(|h| h * t).or(key_rows))?;
+        let vb = self.on_device_in(vv, heads_per_tile.map(|h| h * t).or(key_rows))?;
         let precision = qb.precision;
         if kb.precision != precision
             || vb.precision != precision
@@ -206,21 +208,27 @@ impl Lowering<'_> {
         // The planned query blocks (`attention_blocked` / `attention_flash`, grid [heads, gs]:
         // one batch-head per grid row, the queries split exactly); unplanned, the fewest query
         // rows per tile that fit the tiles.
+        // Streamed plans may split the queries in ragged blocks (the last one shorter).
+        let ragged_allowed = |plan: &AttentionPlan, gs: u32| {
+            matches!(plan.schedule, AttentionSchedule::Flash { .. })
+                && split_is_exact_cover(u64::from(s), gs)
+        };
         let qr = match plan {
             Some(plan) => match plan.grid.as_slice() {
                 &[gb, gs]
                     if gb == batches
-                        && s.is_multiple_of(gs)
+                        && gs > 0
+                        && (s.is_multiple_of(gs) || ragged_allowed(plan, gs))
                         && u64::from(batches) * u64::from(gs) <= u64::from(tiles) =>
                 {
-                    s / gs
+                    s.div_ceil(gs)
                 }
                 _ => {
                     return Err(attention_not_followed(
                         index,
                         plan,
                         format!(
-                            "its grid must be [{batches}, a divisor of {s}] within {tiles} tiles"
+                            "its grid must be [{batches}, query blocks] within {tiles} tiles, the blocks a divisor of {s} (or, streamed, ragged blocks with none empty)"
                         ),
                     ))
                 }
@@ -230,8 +238,10 @@ impl Lowering<'_> {
             })
             .ok_or_else(|| fail(format!("{batches} batch-heads do not fit on {tiles} tiles")))?,
         };
-        let per_head = s / qr;
-        let grid = row_grid(batches * s, ev, qr);
+        let per_head = s.div_ceil(qr);
+        // One row block per (batch-head, query block) of the heads' queries padded to whole
+        // blocks (the same rows when they split exactly).
+        let grid = row_grid(batches * per_head * qr, ev, qr);
         // A tile's whole score rows, keys and values when they fit the budget; else the keys
         // stream through in blocks with the online softmax. A plan says which, and its key
         // block.
@@ -250,6 +260,7 @@ impl Lowering<'_> {
         };
         if let Some(key_block) = key_block {
             let mut shape = attention.streamed(qr, key_block);
+            shape.padded_queries = per_head * qr;
             shape.keys_home = distributed_keys(&shape, batches, per_head, operands);
             if let (Some(plan), None) = (plan, &shape.keys_home) {
                 if DistributedKeys::of(batches, per_head, shape.tile()).is_some() {
@@ -291,6 +302,7 @@ impl AttentionOp {
             causal: self.causal,
             scale: self.scale,
             keys_home: None,
+            padded_queries: self.sizes.0,
         }
     }
 
@@ -309,23 +321,24 @@ impl AttentionOp {
     }
 }
 
-/// Query and key rows per tile of an `attention_flash` plan on `[batches, gs]` that splits
-/// both exactly (`None` for any other plan).
+/// The host rows per tile of the queries and of the keys and values of an `attention_flash`
+/// plan on `[batches, gs]`: queries split exactly in `s / gs` rows, or in ragged blocks homed
+/// whole per head (`s` rows, [`RaggedHeads`]); keys and values `t / gs` rows when they split
+/// exactly ([`DistributedKeys`]). `None` where the plan says nothing of it.
 fn flash_split(
     plan: Option<&OperatorPlan>,
     batches: u32,
     (s, t): (u32, u32),
-) -> Option<(u32, u32)> {
+) -> (Option<u32>, Option<u32>) {
     let Some(OperatorPlan::Attention(plan)) = plan else {
-        return None;
+        return (None, None);
     };
     match (&plan.schedule, plan.grid.as_slice()) {
-        (AttentionSchedule::Flash { .. }, &[rows, gs])
-            if rows == batches && gs > 0 && s.is_multiple_of(gs) && t.is_multiple_of(gs) =>
-        {
-            Some((s / gs, t / gs))
+        (AttentionSchedule::Flash { .. }, &[rows, gs]) if rows == batches && gs > 0 => {
+            let queries = if s.is_multiple_of(gs) { s / gs } else { s };
+            (Some(queries), t.is_multiple_of(gs).then(|| t / gs))
         }
-        _ => None,
+        _ => (None, None),
     }
 }
 
@@ -401,6 +414,10 @@ pub(in crate::lower::graph) struct StreamedAttention {
     /// The keys and values homed over each head's tiles, and whether the keys are packed there
     /// (`strategies::attention::DistributedKeys`); `None`: fetched from wherever they are.
     keys_home: Option<DistributedKeys>,
+    /// A head's queries padded to whole query blocks: `S` when the blocks split it exactly;
+    /// more in ragged blocks, whose results are then brought home whole per head
+    /// ([`RaggedHeads`]).
+    padded_queries: u32,
 }
 
 impl Lowering<'_> {

@@ -29,10 +29,13 @@ impl Lowering<'_> {
         let waves = QueryWaves {
             grid,
             rows: attention.query_rows,
-            queries_per_head: attention.sizes.0,
+            queries_per_head: attention.padded_queries,
         };
         let name = self.provenance(attention.index);
         self.pack_home_keys(&op, &grid.tiles());
+        if attention.is_ragged() {
+            self.fetch_ragged_queries(&op, grid);
+        }
         let mut finish_runs = Vec::new();
         for wave in 0..waves.count() {
             if wave > 0 {
@@ -66,6 +69,9 @@ impl Lowering<'_> {
             attention.out,
             blocks,
         );
+        if attention.is_ragged() {
+            self.bring_ragged_results_home(&op, grid);
+        }
         Ok(())
     }
 
@@ -94,6 +100,69 @@ impl Lowering<'_> {
         }
         let provenance = format!("{}.pack_keys", self.provenance(op.attention.index));
         self.push_compute(provenance, runs);
+    }
+
+    /// Ragged query blocks ([`RaggedHeads`]): one exchange phase brings every query tile its
+    /// rows (the last block of a head fewer) from the head's queries, before the key blocks.
+    fn fetch_ragged_queries(&mut self, op: &StreamedOp, grid: &GemmGrid) {
+        let attention = op.attention;
+        let ragged = attention.ragged(grid);
+        let mut transfers = Transfers::default();
+        for head in 0..ragged.heads {
+            for block in 0..ragged.tiles_per_head {
+                let (first, rows) = ragged.block(block);
+                if rows > 0 {
+                    transfers.gather(
+                        op.operands.queries,
+                        Fetch::rows(
+                            ragged.tile(head, block),
+                            (head * ragged.queries + first, rows),
+                            ragged.d,
+                            Place::at(op.buffers.queries, 0),
+                        ),
+                    );
+                }
+            }
+        }
+        let copies = self.flush(transfers);
+        let provenance = format!("{}.queries", self.provenance(attention.index));
+        self.push_compute(provenance, copies);
+    }
+
+    /// Ragged query blocks ([`RaggedHeads`]): one exchange phase brings every block's result
+    /// rows to its head's whole result on tile `head` (a block on that tile copies), which
+    /// becomes the op's result.
+    fn bring_ragged_results_home(&mut self, op: &StreamedOp, grid: &GemmGrid) {
+        let attention = op.attention;
+        let ragged = attention.ragged(grid);
+        let (queries, width) = (ragged.queries, ragged.width);
+        let e = attention.precision.bytes();
+        let home = row_grid(ragged.heads * queries, width, queries);
+        let buffer = self.op_buffer(attention.index, "home", &home.tiles(), queries * width * e);
+        let mut transfers = Transfers::default();
+        for head in 0..ragged.heads {
+            for block in 0..ragged.tiles_per_head {
+                let (first, rows) = ragged.block(block);
+                if rows > 0 {
+                    transfers.add(
+                        ragged.tile(head, block),
+                        Place::at(op.buffers.result, 0),
+                        head,
+                        Place::at(buffer, first * width * e),
+                        rows * width * e,
+                    );
+                }
+            }
+        }
+        let copies = self.flush(transfers);
+        let provenance = format!("{}.home", self.provenance(attention.index));
+        self.push_compute(provenance, copies);
+        let blocks = Blocks {
+            grid: home,
+            buffer,
+            precision: attention.precision,
+        };
+        self.placed.insert(attention.out, blocks);
     }
 
     /// Allocates the streamed attention's buffers on the tiles of `grid`.
@@ -274,6 +343,24 @@ impl Lowering<'_> {
 }
 
 impl StreamedAttention {
+    /// Whether the query blocks are ragged ([`RaggedHeads`]).
+    fn is_ragged(&self) -> bool {
+        self.padded_queries != self.sizes.0
+    }
+
+    /// The ragged query blocks of the op on its padded row grid `grid`.
+    fn ragged(&self, grid: &GemmGrid) -> RaggedHeads {
+        let (queries, d, _, width) = self.sizes;
+        RaggedHeads {
+            heads: grid.m / self.padded_queries.max(1),
+            tiles_per_head: self.padded_queries / self.query_rows.max(1),
+            queries,
+            d,
+            width,
+            precision: self.precision,
+        }
+    }
+
     /// One tile's calls, as the strategy lists and prices them.
     pub(super) fn tile(&self) -> StreamedTile {
         let (_, head_size, keys, width) = self.sizes;
@@ -343,7 +430,8 @@ impl StreamedOp<'_> {
         let (queries, head_size, keys, width) = attention.sizes;
         let mut transfers = Transfers::default();
         for slot in slots {
-            if block.step == 0 {
+            // Ragged blocks fetched their queries in a phase of their own.
+            if block.step == 0 && !attention.is_ragged() {
                 let query_rows = (slot.head * queries + slot.first_query, attention.query_rows);
                 transfers.gather(
                     self.operands.queries,
