@@ -147,6 +147,21 @@ pub fn candidates(graph: &Graph, op: &Op, active: &[u32], target: &Target) -> Ve
     }
 }
 
+/// Every way of spreading `batches` whole matrices over at most the device's tiles (not only
+/// divisors of an active count): for t tiles, ceil(B / t) matrices per tile, which take
+/// ceil(B / ceil(B / t)) tiles.
+fn whole_matrix_counts(batches: u64, active: &[u32]) -> Vec<u32> {
+    let most = active.iter().copied().max().unwrap_or(1);
+    let batches = batches.max(1);
+    let mut counts: Vec<u32> = (1..=batches.min(u64::from(most)))
+        .map(|t| batches.div_ceil(batches.div_ceil(t)))
+        .filter_map(|tiles| u32::try_from(tiles).ok())
+        .collect();
+    counts.sort_unstable();
+    counts.dedup();
+    counts
+}
+
 /// A batched transpose on `[tiles, 1, 1]` grids (whole matrices per tile), priced from its
 /// work.
 fn transpose_candidates(graph: &Graph, op: &Op, active: &[u32], target: &Target) -> Vec<Candidate> {
@@ -156,19 +171,8 @@ fn transpose_candidates(graph: &Graph, op: &Op, active: &[u32], target: &Target)
     let in_dims = canonical_dims(&input.shape);
     let out_shape = &graph.values[op.results[0]].shape;
     let out_dims = canonical_dims(out_shape);
-    // Every way of spreading whole matrices over at most the device's tiles (not only
-    // divisors of an active count): for t tiles, ceil(B / t) matrices per tile, which take
-    // ceil(B / ceil(B / t)) tiles.
-    let most = active.iter().copied().max().unwrap_or(1);
-    let batches = out_dims[0].max(1);
-    let mut counts: Vec<u32> = (1..=batches.min(u64::from(most)))
-        .map(|t| batches.div_ceil(batches.div_ceil(t)))
-        .filter_map(|tiles| u32::try_from(tiles).ok())
-        .collect();
-    counts.sort_unstable();
-    counts.dedup();
     let mut out = Vec::new();
-    for tiles in counts {
+    for tiles in whole_matrix_counts(out_dims[0], active) {
         let grid = [tiles, 1, 1];
         let plan = RearrangePlan {
             grid,
@@ -228,7 +232,16 @@ fn row_copy_candidates(
     // A host input is written row by row where the result holds it: no copy on the tiles.
     let host = !matches!(input.origin, Origin::Op(_));
     let mut out = Vec::new();
-    for grid in grids(active, &[out_dims[0], out_dims[1], 1]) {
+    // Besides the grids of the active counts, whole matrices spread over any number of tiles
+    // up to the device's (as the batched transpose spreads them).
+    let mut candidate_grids = grids(active, &[out_dims[0], out_dims[1], 1]);
+    for tiles in whole_matrix_counts(out_dims[0], active) {
+        let grid = vec![tiles, 1, 1];
+        if !candidate_grids.contains(&grid) {
+            candidate_grids.push(grid);
+        }
+    }
+    for grid in candidate_grids {
         let plan = RearrangePlan {
             grid: grid3(&grid),
             tiles: grid.iter().product(),

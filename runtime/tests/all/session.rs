@@ -17,9 +17,21 @@ use crate::lock::scratch;
 #[derive(Clone, Default)]
 struct Captured(Arc<Mutex<Vec<u8>>>);
 
-impl Write for Captured {
+thread_local! {
+    /// Where this thread's log lines go while [`with_logs`] runs on it.
+    static CAPTURE: std::cell::RefCell<Option<Captured>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The writer of the binary's one subscriber: the current thread's capture, if any.
+struct ThreadWriter;
+
+impl Write for ThreadWriter {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
+        CAPTURE.with(|capture| {
+            if let Some(captured) = capture.borrow().as_ref() {
+                captured.0.lock().unwrap().extend_from_slice(bytes);
+            }
+        });
         Ok(bytes.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {
@@ -27,23 +39,27 @@ impl Write for Captured {
     }
 }
 
+/// Runs `f` and returns what it logged on this thread. One global subscriber serves every
+/// test of the binary: callsites cache whether any subscriber wants them, and with scoped
+/// subscribers a callsite first hit by another test thread could cache "never" while this
+/// test's subscriber was being set up (a race rebuilding the cache did not close); with one
+/// global subscriber every callsite's interest is decided against it.
 fn with_logs<T>(f: impl FnOnce() -> T) -> (T, String) {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .without_time()
-        .with_target(false)
-        .finish();
-    // Callsites cache whether any subscriber wants them; a callsite first hit by another test
-    // thread while no subscriber was in scope may have cached "never" after this one was
-    // created. Rebuilding the cache inside the scope makes the capture independent of the
-    // other tests running in parallel.
-    let result = tracing::subscriber::with_default(subscriber, || {
-        tracing::callsite::rebuild_interest_cache();
-        f()
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(|| ThreadWriter)
+            .with_ansi(false)
+            .without_time()
+            .with_target(false)
+            .finish();
+        tracing::subscriber::set_global_default(subscriber)
+            .expect("no other test of this binary installs a subscriber");
     });
+    let captured = Captured::default();
+    CAPTURE.with(|capture| *capture.borrow_mut() = Some(captured.clone()));
+    let result = f();
+    CAPTURE.with(|capture| *capture.borrow_mut() = None);
     let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
     (result, text)
 }
