@@ -45,7 +45,7 @@ fn escape(text: &str) -> String {
 /// Round tick values covering `[low, high]`.
 fn ticks(low: f64, high: f64) -> Vec<f64> {
     let span = (high - low).max(1.0);
-    let raw = span / 5.0;
+    let raw = span / 8.0;
     let magnitude = 10f64.powf(raw.log10().floor());
     let step = [1.0, 2.0, 5.0, 10.0]
         .iter()
@@ -104,7 +104,8 @@ pub fn svg(title: &str, samples: &[Sample]) -> String {
         WIDTH / 2.0,
         escape(title)
     );
-    for x in ticks(x0, x1) {
+    for kib in ticks(x0 / 1024.0, x1 / 1024.0) {
+        let x = kib * 1024.0;
         let _ = writeln!(
             out,
             r##"<line x1="{0:.1}" y1="{1}" x2="{0:.1}" y2="{2}" stroke="#ddd"/><text x="{0:.1}" y="{3}" text-anchor="middle">{4}</text>"##,
@@ -112,7 +113,7 @@ pub fn svg(title: &str, samples: &[Sample]) -> String {
             TOP,
             TOP + plot_h,
             TOP + plot_h + 18.0,
-            x / 1024.0
+            kib
         );
     }
     for y in ticks(y0, y1) {
