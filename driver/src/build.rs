@@ -136,6 +136,11 @@ pub struct CompileEstimates {
     pub refined_cycles: Option<u64>,
     /// The lowered program's `final_cycles` (`costed final placed program`).
     pub final_cycles: Option<u64>,
+    /// The selected finalist's peak bytes per tile in standard memory, interleaved memory and
+    /// both (from the same `ipu.refined_estimate`).
+    pub peak_standard_bytes: Option<u64>,
+    pub peak_interleaved_bytes: Option<u64>,
+    pub peak_total_bytes: Option<u64>,
 }
 
 impl CompileEstimates {
@@ -146,10 +151,13 @@ impl CompileEstimates {
         any_op(module, &mut |op| {
             if estimates.refined_cycles.is_none() {
                 if let Ok(attribute) = op.attribute("ipu.refined_estimate") {
-                    estimates.refined_cycles =
-                        ipu_dialects::format::Estimate::parse(&attribute.to_string())
-                            .ok()
-                            .and_then(|e| u64::try_from(e.cycles).ok());
+                    if let Ok(e) = ipu_dialects::format::Estimate::parse(&attribute.to_string()) {
+                        estimates.refined_cycles = u64::try_from(e.cycles).ok();
+                        estimates.peak_standard_bytes = u64::try_from(e.peak_standard_bytes).ok();
+                        estimates.peak_interleaved_bytes =
+                            u64::try_from(e.peak_interleaved_bytes).ok();
+                        estimates.peak_total_bytes = u64::try_from(e.peak_total_bytes).ok();
+                    }
                 }
             }
             if estimates.final_cycles.is_none()

@@ -9,6 +9,8 @@ mod numerical;
 mod profile;
 mod progress;
 mod run;
+mod run_result;
+mod sweep;
 
 use std::path::PathBuf;
 
@@ -67,7 +69,22 @@ pub enum Command {
     /// Look at a profile (.ipuprof): HTML report, Chrome trace, grouped query.
     #[command(subcommand)]
     Profile(ProfileCommand),
+    /// Compile and simulate a model at many points of plan constraints and compile options
+    /// (a sweep file and/or axis flags), in parallel; write resumable results (JSON lines and
+    /// CSV), a summary table and a Pareto plot (SVG).
+    #[command(after_help = SWEEP_AFTER_HELP)]
+    Sweep(sweep::SweepArgs),
 }
+
+const SWEEP_AFTER_HELP: &str = "\
+Each point is an `ipu run` in a process of its own (a crash fails only that point), sharing
+the kernel cache. A point's failure (no plan, does not fit, numericalTest=FAIL, crash,
+timeout) is a result with its diagnostic, not an error of the sweep. Rerunning the same
+command skips the points already in <out>/results.jsonl.
+
+Exit codes:
+  0  the sweep ran (failed points are in the results)
+  2  usage or input error (bad arguments, malformed or empty sweep file, unreadable model)";
 
 #[derive(Debug, Args)]
 pub struct CompileOptions {
@@ -191,6 +208,10 @@ pub struct RunArgs {
     /// simulation and host reference would run for hours: an `ipu.repeat` of 1e9 iterations).
     #[arg(long, value_name = "CYCLES", default_value_t = 10_000_000_000)]
     pub max_cycles: u64,
+    /// Also write the run's figures (cycles, estimates, peak memory per class, compile time,
+    /// test results) to FILE as one JSON object, for tools that compare runs.
+    #[arg(long, value_name = "FILE")]
+    pub result_json: Option<PathBuf>,
     #[command(flatten)]
     pub compile: CompileOptions,
 }
@@ -300,6 +321,7 @@ pub fn main(cli: Cli) -> i32 {
         Command::Profile(ProfileCommand::Report(args)) => profile::report(&args),
         Command::Profile(ProfileCommand::Trace(args)) => profile::trace(&args),
         Command::Profile(ProfileCommand::Query(args)) => profile::query(&args),
+        Command::Sweep(args) => sweep::command(&args),
     };
     match result {
         Ok(()) => exit::OK,

@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context};
 use ipu_device::image::ImageError;
@@ -29,6 +29,7 @@ use ipu_driver::build::CompileEstimates;
 use ipu_runtime::profile::ProgramRun;
 
 use super::progress::Steps;
+use super::run_result::RunResult;
 use super::{compile, numerical, Failure, RunArgs};
 
 /// The package's file name inside the run's artifact directory.
@@ -217,15 +218,18 @@ fn reference_outputs(
 fn numerical_test(
     reference: &anyhow::Result<Option<numerical::Reference>>,
     outputs: &BTreeMap<String, Tensor>,
+    result: &mut RunResult,
 ) -> bool {
     let reference = match reference {
         Ok(Some(reference)) => reference,
         Ok(None) => {
             println!("numericalTest=SKIPPED (no reference)");
+            result.numerical = Some("SKIPPED".into());
             return true;
         }
         Err(error) => {
             println!("numericalTest=FAIL (no reference: {error:#})");
+            result.numerical = Some("FAIL".into());
             eprintln!("ipu: error: numerical test: the host reference failed: {error:#}");
             return false;
         }
@@ -247,10 +251,13 @@ fn numerical_test(
                 }
             }
             println!("{}", outcome.summary());
+            result.numerical = Some(if outcome.pass { "PASS" } else { "FAIL" }.into());
+            result.max_abs_error = Some(outcome.max_abs_error);
             outcome.pass
         }
         Err(error) => {
             println!("numericalTest=FAIL ({error:#})");
+            result.numerical = Some("FAIL".into());
             eprintln!("ipu: error: numerical test: {error:#}");
             false
         }
@@ -382,6 +389,14 @@ fn run_session(
     })
 }
 
+/// Writes `--result-json` when given.
+fn write_result(args: &RunArgs, result: &RunResult) -> Result<(), Failure> {
+    match &args.result_json {
+        Some(path) => result.write(path).map_err(Failure::failed),
+        None => Ok(()),
+    }
+}
+
 pub fn command(args: &RunArgs) -> Result<(), Failure> {
     if let Some(seconds) = args.lock_timeout {
         if !(seconds.is_finite() && seconds >= 0.0) {
@@ -411,7 +426,13 @@ pub fn command(args: &RunArgs) -> Result<(), Failure> {
         None
     };
     steps.step("reading the package");
+    let mut result = RunResult::default();
+    let started = Instant::now();
     let (package, estimates) = load_input(args)?;
+    if let Some(estimates) = &estimates {
+        result.compile_seconds = Some(started.elapsed().as_secs_f64());
+        result.set_estimates(estimates);
+    }
     let dir = args.artifacts.join(&name);
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("creating '{}'", dir.display()))
@@ -429,6 +450,7 @@ pub fn command(args: &RunArgs) -> Result<(), Failure> {
         .with_context(|| format!("reading back '{}'", package_path.display()))
         .map_err(Failure::failed)?;
     let tiles = package.tile_count();
+    result.device_tiles = Some(tiles);
     check_cycle_bound(&package, args.max_cycles)?;
     let inputs = host_inputs(args, &package)?;
     let reference = reference_outputs(&package, &inputs);
@@ -449,6 +471,8 @@ pub fn command(args: &RunArgs) -> Result<(), Failure> {
                         package_path.display()
                     )
                 });
+                result.hardware = Some("FAIL".into());
+                write_result(args, &result)?;
             }
             return Err(failure);
         }
@@ -473,8 +497,9 @@ pub fn command(args: &RunArgs) -> Result<(), Failure> {
     );
     if let Some(run) = ran.profile.runs.iter().rev().find(|r| r.program == "run") {
         println!("{}", cycles_line(run, estimates.as_ref()));
+        result.set_run(run);
     }
-    let mut numerical_pass = numerical_test(&reference, &ran.outputs);
+    let mut numerical_pass = numerical_test(&reference, &ran.outputs, &mut result);
     if let Some(source) = &oracle_source {
         numerical_pass &= oracle_test(args, source, &inputs, &ran.outputs)?;
     }
@@ -482,6 +507,8 @@ pub fn command(args: &RunArgs) -> Result<(), Failure> {
         "package={} tiles={tiles} hardwareTest=PASS",
         package_path.display()
     );
+    result.hardware = Some("PASS".into());
+    write_result(args, &result)?;
     if numerical_pass {
         Ok(())
     } else {

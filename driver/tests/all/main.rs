@@ -5,3 +5,4 @@ mod estimates;
 mod mutation;
 mod numerical;
 mod oracle;
+mod sweep;
