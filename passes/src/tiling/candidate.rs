@@ -64,6 +64,37 @@ pub trait PhaseSource: std::fmt::Debug + Send + Sync + 'static {
     fn same_as(&self, other: &dyn PhaseSource) -> bool;
 }
 
+/// Phases `phases` of `source` on an op of `tiles` tiles, those that move anything: the
+/// phases, their cycles by the endpoint rule over their transfers, and the largest encoded row
+/// bytes of a tile in one of them.
+pub fn generated_phases(
+    source: std::sync::Arc<dyn PhaseSource>,
+    phases: impl IntoIterator<Item = u32>,
+    tiles: u32,
+    target: &ipu_device::Target,
+) -> (Vec<InternalPhase>, u64, u64) {
+    let (mut cycles, mut row_bytes) = (0, 0);
+    let mut kept = Vec::new();
+    for phase in phases {
+        let phase = InternalPhase::Generated(GeneratedPhase {
+            source: source.clone(),
+            phase,
+        });
+        let mut load = super::layout::PhaseLoad::new(tiles);
+        let mut transfers = 0usize;
+        phase.for_each_transfer(|from, destinations, bytes| {
+            load.add_transfer(from, destinations, bytes);
+            transfers += 1;
+        });
+        if transfers > 0 {
+            row_bytes = row_bytes.max(load.max_row_bytes());
+            cycles += load.cycles(target);
+            kept.push(phase);
+        }
+    }
+    (kept, cycles, row_bytes)
+}
+
 /// Phase `phase` of `source`'s exchange phases.
 #[derive(Debug, Clone)]
 pub struct GeneratedPhase {

@@ -14,8 +14,7 @@ pub use candidates::candidates;
 use ipu_device::{KernelSpec, MemoryClass, Precision, Target};
 
 use super::local_gemm::{pad16, LocalGemm};
-use crate::tiling::candidate::{GeneratedPhase, InternalPhase, PhaseSource};
-use crate::tiling::layout::PhaseLoad;
+use crate::tiling::candidate::{generated_phases, InternalPhase, PhaseSource};
 use ipu_device::kernels::spec::ElementOrder;
 use std::sync::Arc;
 
@@ -295,23 +294,9 @@ impl DistributedKeys {
     /// The op's exchange phases, one per key block: the phases, their cycles by the endpoint
     /// rule and the largest encoded row bytes of a tile in one of them.
     pub fn exchange_phases(&self, target: &Target) -> (Vec<InternalPhase>, u64, u64) {
-        let shared: Arc<dyn PhaseSource> = Arc::new(*self);
-        let (mut cycles, mut row_bytes) = (0, 0);
-        let mut phases = Vec::new();
-        for phase in 0..self.tile.key_blocks().len() as u32 {
-            let phase = InternalPhase::Generated(GeneratedPhase {
-                source: shared.clone(),
-                phase,
-            });
-            let mut load = PhaseLoad::new(self.heads * self.tiles_per_head);
-            phase.for_each_transfer(|source, destinations, bytes| {
-                load.add_transfer(source, destinations, bytes)
-            });
-            cycles += load.cycles(target);
-            row_bytes = row_bytes.max(load.max_row_bytes());
-            phases.push(phase);
-        }
-        (phases, cycles, row_bytes)
+        let blocks = self.tile.key_blocks().len() as u32;
+        let tiles = self.heads * self.tiles_per_head;
+        generated_phases(Arc::new(*self), 0..blocks, tiles, target)
     }
 }
 
@@ -370,12 +355,15 @@ impl PhaseSource for DistributedKeys {
                 let keys = u64::from(piece.keys);
                 receivers.clear();
                 receivers.extend(head_tiles.clone().filter(|&tile| tile != piece.owner));
-                visit(piece.owner, &receivers, keys * key_bytes);
-                visit(
-                    piece.owner,
-                    &receivers,
-                    keys * u64::from(self.tile.width) * e,
-                );
+                // A head on one tile moves nothing (its owner copies).
+                if !receivers.is_empty() {
+                    visit(piece.owner, &receivers, keys * key_bytes);
+                    visit(
+                        piece.owner,
+                        &receivers,
+                        keys * u64::from(self.tile.width) * e,
+                    );
+                }
             });
         }
     }
@@ -424,23 +412,8 @@ impl RaggedHeads {
     /// The two phases (queries out, results home), their cycles by the endpoint rule and the
     /// largest encoded row bytes of a tile in one of them.
     pub fn exchange_phases(&self, target: &Target) -> (Vec<InternalPhase>, u64, u64) {
-        let shared: Arc<dyn PhaseSource> = Arc::new(*self);
-        let (mut cycles, mut row_bytes) = (0, 0);
-        let mut phases = Vec::new();
-        for phase in 0..2 {
-            let phase = InternalPhase::Generated(GeneratedPhase {
-                source: shared.clone(),
-                phase,
-            });
-            let mut load = PhaseLoad::new(self.heads * self.tiles_per_head);
-            phase.for_each_transfer(|source, destinations, bytes| {
-                load.add_transfer(source, destinations, bytes)
-            });
-            cycles += load.cycles(target);
-            row_bytes = row_bytes.max(load.max_row_bytes());
-            phases.push(phase);
-        }
-        (phases, cycles, row_bytes)
+        let tiles = self.heads * self.tiles_per_head;
+        generated_phases(Arc::new(*self), 0..2, tiles, target)
     }
 }
 

@@ -10,8 +10,8 @@ use ipu_dialects::plan::{GemmPlan, GemmTileGrid, OperatorPlan, Orientation};
 use super::{ranges_max, split_dims, SplitEnv, SplitGrid};
 use crate::element;
 use crate::tiling::candidate::operand_scales;
-use crate::tiling::candidate::{Candidate, GeneratedPhase, InternalPhase, Need, PhaseSource};
-use crate::tiling::layout::{PhaseLoad, Shards};
+use crate::tiling::candidate::{generated_phases, Candidate, InternalPhase, Need, PhaseSource};
+use crate::tiling::layout::Shards;
 use crate::tiling::{Graph, MemoryUse, Op, Origin, PlannerOptions, ValueFormat};
 
 /// Candidates of a matmul the split GEMM lowering implements exactly
@@ -248,31 +248,11 @@ pub(super) fn exchange_phases(
     input: Precision,
     target: &Target,
 ) -> (Vec<InternalPhase>, u64, u64) {
-    let shared: std::sync::Arc<dyn PhaseSource> = std::sync::Arc::new(SplitPhases {
+    let source: std::sync::Arc<dyn PhaseSource> = std::sync::Arc::new(SplitPhases {
         grid: grid.clone(),
         precision: input,
     });
-    let mut row_bytes = 0;
-    let mut cycles = 0;
-    let mut phases = Vec::new();
-    for phase in 0..=grid.panels {
-        let phase = InternalPhase::Generated(GeneratedPhase {
-            source: shared.clone(),
-            phase,
-        });
-        let mut load = PhaseLoad::new(grid.tiles());
-        let mut transfers = 0usize;
-        phase.for_each_transfer(|source, destinations, bytes| {
-            load.add_transfer(source, destinations, bytes);
-            transfers += 1;
-        });
-        if transfers > 0 {
-            row_bytes = row_bytes.max(load.max_row_bytes());
-            cycles += load.cycles(target);
-            phases.push(phase);
-        }
-    }
-    (phases, cycles, row_bytes)
+    generated_phases(source, 0..=grid.panels, grid.tiles(), target)
 }
 
 /// Where the operands start (their homes, or, resident, every tile's whole B block) and where
