@@ -216,10 +216,25 @@ impl StreamedTile {
             None => block * 2 * d * e,
             Some(home) => {
                 let packed = u64::from(self.packed_key_bytes());
-                block * packed + u64::from(home) * (packed + d * e)
+                let transpose = if self.pack_scratch_in_output() {
+                    0
+                } else {
+                    u64::from(home) * d * e
+                };
+                block * packed + u64::from(home) * packed + transpose
             }
         };
         (rows * block + block * width) * e + keys + rows * width * 4 + 8 * rows
+    }
+
+    /// Whether the one-time packing's transposed home keys fit the f32 accumulator (`rows x
+    /// width`), which is filled only after the packing: the lowering then transposes into it
+    /// instead of a buffer of its own.
+    pub fn pack_scratch_in_output(&self) -> bool {
+        self.home_keys.is_some_and(|home| {
+            u64::from(home) * u64::from(self.d) * u64::from(self.precision.bytes())
+                <= u64::from(self.rows) * u64::from(self.width) * 4
+        })
     }
 
     /// Modelled cycles of a tile running `heads` whole heads one after the other: per head its
@@ -635,6 +650,19 @@ mod tests {
         let unpacked = packed.tile.cycles(&target) - packed.tile.scores(32).cycles(&target) * 2;
         let [transpose, rearrange] = packed.tile.pack_home().expect("packs");
         assert!(unpacked > cost(&transpose, &target) + cost(&rearrange, &target));
+        // The packing's transpose (16 keys x 40 in f16) does not fit the accumulator of 8 rows
+        // x 32 in f32 and is counted; of 16 rows it fits there and takes no buffer of its own.
+        assert!(!packed.tile.pack_scratch_in_output());
+        let sixteen_rows = StreamedTile {
+            rows: 16,
+            ..packed.tile
+        };
+        assert!(sixteen_rows.pack_scratch_in_output());
+        let block = u64::from(packed.tile.key_block);
+        assert_eq!(
+            packed.tile.working_bytes() + 8 * block * 2 + 8 * 32 * 4 + 8 * 8,
+            sixteen_rows.working_bytes() + 16 * 40 * 2
+        );
         // Eight keys per tile (or a block not of whole panels) are packed where they arrive.
         let eight = DistributedKeys::of(2, 8, base).expect("splits").packed();
         assert_eq!(eight.tile.home_keys, None);

@@ -184,22 +184,32 @@ impl Lowering<'_> {
             Some(home) => (attention.tile().packed_key_bytes(), home),
             None => (head_size * element_bytes, block),
         };
+        // The one-time packing's transpose writes into the f32 accumulator when it fits there
+        // (the accumulator is first filled after the packing).
+        let aliased = attention.tile().pack_scratch_in_output();
+        let queries = self.op_buffer(index, "q", &tiles, rows * head_size * element_bytes);
+        let key_block = self.op_buffer(index, "k_block", &tiles, block * key_bytes);
+        let transposed = (!aliased).then(|| {
+            let bytes = head_size * transposed_keys * element_bytes;
+            self.op_buffer(index, "k_block_t", &tiles, bytes)
+        });
+        let home_packed =
+            home_keys.map(|home| self.op_buffer(index, "k_home", &tiles, home * key_bytes));
+        let value_block = self.op_buffer(index, "v_block", &tiles, block * width * element_bytes);
+        let scores = self.op_buffer(index, "scores", &tiles, rows * block * element_bytes);
+        let row_max = self.op_buffer(index, "row_max", &tiles, rows * 4);
+        let row_sum = self.op_buffer(index, "row_sum", &tiles, rows * 4);
+        let output = self.op_buffer(index, "acc", &tiles, rows * width * 4);
         StreamedBuffers {
-            queries: self.op_buffer(index, "q", &tiles, rows * head_size * element_bytes),
-            key_block: self.op_buffer(index, "k_block", &tiles, block * key_bytes),
-            key_block_transposed: self.op_buffer(
-                index,
-                "k_block_t",
-                &tiles,
-                head_size * transposed_keys * element_bytes,
-            ),
-            home_packed: home_keys
-                .map(|home| self.op_buffer(index, "k_home", &tiles, home * key_bytes)),
-            value_block: self.op_buffer(index, "v_block", &tiles, block * width * element_bytes),
-            scores: self.op_buffer(index, "scores", &tiles, rows * block * element_bytes),
-            row_max: self.op_buffer(index, "row_max", &tiles, rows * 4),
-            row_sum: self.op_buffer(index, "row_sum", &tiles, rows * 4),
-            output: self.op_buffer(index, "acc", &tiles, rows * width * 4),
+            queries,
+            key_block,
+            key_block_transposed: transposed.unwrap_or(output),
+            home_packed,
+            value_block,
+            scores,
+            row_max,
+            row_sum,
+            output,
             result: self.result_buffer(index, grid, attention.precision),
         }
     }
