@@ -81,6 +81,12 @@ impl Value {
     pub fn elements(&self) -> u64 {
         self.shape.iter().product()
     }
+
+    /// Sets a constant's elements (row-major, or one for a splat) and its largest magnitude.
+    pub fn set_data(&mut self, data: Vec<f64>) {
+        self.max_abs = Some(data.iter().fold(0.0, |max: f64, x| max.max(x.abs())));
+        self.data = Some(data.into());
+    }
 }
 
 /// The semantic op kinds the planner knows.
@@ -245,9 +251,7 @@ impl Graph {
     /// Adds a constant holding `data` (row-major; one element for a splat).
     pub fn add_constant(&mut self, shape: Vec<u64>, element: Precision, data: Vec<f64>) -> ValueId {
         let id = self.add_value(shape, element, Origin::Constant);
-        let value = &mut self.values[id];
-        value.max_abs = Some(data.iter().fold(0.0, |max: f64, x| max.max(x.abs())));
-        value.data = Some(data.into());
+        self.values[id].set_data(data);
         id
     }
 

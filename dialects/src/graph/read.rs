@@ -182,6 +182,16 @@ struct Shared<'c, 'a, 't> {
     ops_read: Cell<u64>,
 }
 
+impl<'c, 'a, 't> Shared<'c, 'a, 't> {
+    fn new(table: &'t BTreeMap<String, OperationRef<'c, 'a>>, options: ReadOptions) -> Self {
+        Shared {
+            table,
+            options,
+            ops_read: Cell::new(0),
+        }
+    }
+}
+
 /// A function being read: the graph so far and where each IR value went.
 struct Reader<'c, 'a, 's, 't> {
     shared: &'s Shared<'c, 'a, 't>,
@@ -307,8 +317,7 @@ impl<'c, 'a> Reader<'c, 'a, '_, '_> {
                 format!("holds {} values for {count} elements", data.len()),
             ));
         }
-        value.max_abs = Some(data.iter().fold(0.0, |max: f64, x| max.max(x.abs())));
-        value.data = Some(data.into());
+        value.set_data(data);
         Ok(())
     }
 
@@ -659,12 +668,7 @@ pub fn read_function_with<'c, 'a>(
     table: &BTreeMap<String, OperationRef<'c, 'a>>,
     options: ReadOptions,
 ) -> Result<FunctionGraph<'c, 'a>, ReadError<'c, 'a>> {
-    let shared = Shared {
-        table,
-        options,
-        ops_read: Cell::new(0),
-    };
-    read_nested(function, &shared, Vec::new())
+    read_nested(function, &Shared::new(table, options), Vec::new())
 }
 
 fn read_nested<'c, 'a>(
@@ -708,12 +712,7 @@ pub fn read_block<'c, 'a>(
     table: &BTreeMap<String, OperationRef<'c, 'a>>,
     options: ReadOptions,
 ) -> Result<FunctionGraph<'c, 'a>, ReadError<'c, 'a>> {
-    let shared = Shared {
-        table,
-        options,
-        ops_read: Cell::new(0),
-    };
-    read_into(owner, block, &shared, Vec::new())
+    read_into(owner, block, &Shared::new(table, options), Vec::new())
 }
 
 #[cfg(test)]

@@ -524,15 +524,21 @@ fn verify_cast(op: OperationRef) -> Check {
     Ok(())
 }
 
-fn verify_reshape(op: OperationRef) -> Check {
-    let input = operand_info(op, 0, "input")?;
-    let result = result_info(op)?;
+/// Layout and shape ops keep the element type; precision goes through `ipu.cast`.
+fn same_element(input: &TensorInfo, result: &TensorInfo) -> Check {
     if input.element != result.element {
         return Err(format!(
             "changes the element type from {} to {}; use ipu.cast",
             input.element, result.element
         ));
     }
+    Ok(())
+}
+
+fn verify_reshape(op: OperationRef) -> Check {
+    let input = operand_info(op, 0, "input")?;
+    let result = result_info(op)?;
+    same_element(&input, &result)?;
     let elements = |shape: &[i64]| shape.iter().map(|&size| size as u64).product::<u64>();
     if elements(&input.shape) != elements(&result.shape) {
         return Err(format!(
@@ -549,12 +555,7 @@ fn verify_reshape(op: OperationRef) -> Check {
 fn verify_rearrange(op: OperationRef) -> Check {
     let input = operand_info(op, 0, "input")?;
     let result = result_info(op)?;
-    if input.element != result.element {
-        return Err(format!(
-            "changes the element type from {} to {}; use ipu.cast",
-            input.element, result.element
-        ));
-    }
+    same_element(&input, &result)?;
     let expected = match op.attribute("permutation") {
         Err(_) => input.shape.clone(),
         Ok(attribute) => {

@@ -6,8 +6,8 @@ use ipu_device::{MemoryClass, Target};
 use ipu_dialects::plan::{AttentionPlan, AttentionSchedule, OperatorPlan};
 
 use super::{
-    heads_per_tile, materialized_fits, streamed_key_block, wave_key_block, DistributedKeys,
-    MaterializedTile, RaggedHeads, StreamedTile,
+    heads_per_tile, materialized_fits, query_blocks_allowed, streamed_key_block, wave_key_block,
+    DistributedKeys, MaterializedTile, RaggedHeads, StreamedTile,
 };
 use crate::tiling::candidate::{
     all_valid, divisors, grids, op_vector_precision, u32_of, Candidate, InternalPhase, Need,
@@ -150,8 +150,9 @@ fn grid_candidate(
     // Queries that do not split exactly run in ragged blocks (the last shorter), streamed, with
     // each head's queries and result homed whole ([`RaggedHeads`]).
     let ragged = !s.is_multiple_of(u64::from(gs));
+    let streamable = !materialized && one_head_per_row;
     if (one_head_per_row && u64::from(gb) != q[0])
-        || (ragged && (materialized || !one_head_per_row || !split_is_exact_cover(s, gs)))
+        || !query_blocks_allowed(u32_of(s), gs, streamable)
     {
         return None;
     }

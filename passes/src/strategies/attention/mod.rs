@@ -15,6 +15,7 @@ use ipu_device::{KernelSpec, MemoryClass, Precision, Target};
 
 use super::local_gemm::{pad16, LocalGemm};
 use crate::tiling::candidate::{generated_phases, InternalPhase, PhaseSource};
+use crate::tiling::layout::split_is_exact_cover;
 use ipu_device::kernels::spec::ElementOrder;
 use std::sync::Arc;
 
@@ -392,6 +393,15 @@ impl PhaseSource for DistributedKeys {
     }
 }
 
+/// Whether `blocks` query blocks per head split `queries` as the query-block lowerings take
+/// them: exactly, or, streamed, in ragged blocks with none empty ([`RaggedHeads`]). The
+/// planner offers and the lowering follows exactly these.
+pub fn query_blocks_allowed(queries: u32, blocks: u32, streamed: bool) -> bool {
+    blocks > 0
+        && (queries.is_multiple_of(blocks)
+            || (streamed && split_is_exact_cover(u64::from(queries), blocks)))
+}
+
 /// Query blocks that do not split a head's queries exactly: blocks of `ceil(S / tiles per
 /// head)` rows, the last one shorter. Each head's queries and result are homed whole on tile
 /// `head` (a layout the lowering's row grids express); one exchange phase before the first key
@@ -646,10 +656,29 @@ mod tests {
         packed.for_each_transfer(0, &mut |_, _, b| bytes.push(b));
         // Tiles 0 and 1 of each head hold block 0: 16 packed keys, then 16 values of 32.
         assert_eq!(bytes, [1536, 1024, 1536, 1024, 1536, 1024, 1536, 1024]);
-        // Packed, a tile transposes and packs its 16 home keys once instead of each block.
-        let unpacked = packed.tile.cycles(&target) - packed.tile.scores(32).cycles(&target) * 2;
+        // Packed, a tile transposes and packs its 16 home keys once instead of transposing and
+        // packing each of its two blocks of 32: its cycles differ from the unpacked tile's by
+        // exactly those calls.
+        let unpacked = StreamedTile {
+            home_keys: None,
+            ..packed.tile
+        };
         let [transpose, rearrange] = packed.tile.pack_home().expect("packs");
-        assert!(unpacked > cost(&transpose, &target) + cost(&rearrange, &target));
+        let per_block = |tile: &StreamedTile| {
+            tile.scores(32).cycles(&target)
+                + if tile.home_keys.is_some() {
+                    0
+                } else {
+                    cost(&tile.transpose(32), &target)
+                }
+        };
+        assert_eq!(
+            packed.tile.cycles(&target) - 2 * per_block(&packed.tile),
+            unpacked.cycles(&target) - 2 * per_block(&unpacked)
+                + cost(&transpose, &target)
+                + cost(&rearrange, &target)
+        );
+        assert!(packed.tile.cycles(&target) < unpacked.cycles(&target));
         // The packing's transpose (16 keys x 40 in f16) does not fit the accumulator of 8 rows
         // x 32 in f32 and is counted; of 16 rows it fits there and takes no buffer of its own.
         assert!(!packed.tile.pack_scratch_in_output());

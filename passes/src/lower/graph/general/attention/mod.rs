@@ -6,8 +6,6 @@ use super::*;
 mod materialized;
 mod streamed;
 
-use crate::tiling::layout::split_is_exact_cover;
-
 impl Lowering<'_> {
     /// `ipu.attention` as its plan says (see the module docs): whole heads per tile in waves
     /// when there are more batch-heads than tiles, materialized on a query x key grid, or in
@@ -209,16 +207,13 @@ impl Lowering<'_> {
         // one batch-head per grid row, the queries split exactly); unplanned, the fewest query
         // rows per tile that fit the tiles.
         // Streamed plans may split the queries in ragged blocks (the last one shorter).
-        let ragged_allowed = |plan: &AttentionPlan, gs: u32| {
-            matches!(plan.schedule, AttentionSchedule::Flash { .. })
-                && split_is_exact_cover(u64::from(s), gs)
-        };
+        let streamed =
+            |plan: &AttentionPlan| matches!(plan.schedule, AttentionSchedule::Flash { .. });
         let qr = match plan {
             Some(plan) => match plan.grid.as_slice() {
                 &[gb, gs]
                     if gb == batches
-                        && gs > 0
-                        && (s.is_multiple_of(gs) || ragged_allowed(plan, gs))
+                        && query_blocks_allowed(s, gs, streamed(plan))
                         && u64::from(batches) * u64::from(gs) <= u64::from(tiles) =>
                 {
                     s.div_ceil(gs)
