@@ -152,7 +152,56 @@ pub fn kernel_cycles(spec: &KernelSpec, target: &Target) -> u64 {
             elements,
             ..
         } => add_group_bias_cycles(*precision, *elements, target),
+        KernelSpec::Map {
+            output,
+            rows,
+            cols,
+            body,
+            inputs,
+            ..
+        } => map_cycles(*output, (*rows, *cols), inputs.len(), body, target),
+        KernelSpec::Reduce {
+            precision,
+            rows,
+            cols,
+            ..
+        } => reduce_cycles(*precision, *rows, *cols, target),
     }
+}
+
+/// A map kernel (derived from the table like the add and the softmax): per element, one vector
+/// op at the output precision's vector rate for each arithmetic op of the body (at least one:
+/// the loads and the store of a copy), and for each transcendental function (exp, tanh, erf,
+/// log, sqrt, division) one `exp_cycles_per_element` [Derived]; plus the launch. A body of one
+/// add costs what [`add_cycles`] charges; `inputs` beyond the first two add a load each.
+pub fn map_cycles(
+    output: Precision,
+    (rows, cols): (u32, u32),
+    inputs: usize,
+    body: &ipu_dialects::graph::scalar::ScalarProgram,
+    target: &Target,
+) -> u64 {
+    let elements = u128::from(rows) * u128::from(cols);
+    let (simple, transcendental) = body.op_counts();
+    let loads = inputs.saturating_sub(2) as u128;
+    let ops = (u128::from(simple) + loads).max(1);
+    let rate = u128::from(vector_elements_per_cycle(output, target));
+    let exps = elements
+        * u128::from(transcendental)
+        * u128::from(target.kernels.exp_cycles_per_element.value);
+    clamp(u128::from(div_ceil(elements * ops, rate)) + exps + launch128(target))
+}
+
+/// A row reduction (derived like the softmax's passes): one vector op per element at the
+/// precision's vector rate, one pass setup per row charged like a launch, plus the launch.
+pub fn reduce_cycles(precision: Precision, rows: u32, cols: u32, target: &Target) -> u64 {
+    let elements = u128::from(rows) * u128::from(cols);
+    let rate = u128::from(vector_elements_per_cycle(precision, target));
+    clamp(
+        u128::from(div_ceil(elements, rate))
+            + u128::from(rows) * launch128(target)
+            + launch128(target),
+    )
 }
 
 /// Cycles of one concrete call of `spec` with its run-time `args` (see the ABI in

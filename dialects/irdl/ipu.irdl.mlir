@@ -118,6 +118,41 @@ irdl.dialect @ipu {
     irdl.results(result: %result)
   }
 
+  // Elementwise: result[i] = @body(inputs at i), the body a private function of scalar
+  // arith/math ops taking one float per input (then, optionally, one `index` per result axis:
+  // the element's position) and returning a float, computed in f32. The inputs all have the
+  // result's shape (and one type: IRDL unifies a variadic's types, so broadcasting is the
+  // explicit `broadcast` op). As for `repeat`, the body is a function: IRDL ops cannot be
+  // region terminators.
+  irdl.operation @map {
+    %input = irdl.base "!builtin.tensor"
+    %result = irdl.base "!builtin.tensor"
+    %body = irdl.base "#builtin.symbol_ref"
+    irdl.operands(inputs: variadic %input)
+    irdl.results(result: %result)
+    irdl.attributes {"body" = %body}
+  }
+
+  // NumPy broadcasting of the input to the result's shape (same element type).
+  irdl.operation @broadcast {
+    %input = irdl.base "!builtin.tensor"
+    %result = irdl.base "!builtin.tensor"
+    irdl.operands(input: %input)
+    irdl.results(result: %result)
+  }
+
+  // Reduction over the last axis with `combiner` "add", "mul", "max" or "min": the result
+  // has the input's shape with its last axis 1 (kept, as TOSA's reductions keep it), so it
+  // broadcasts back over the rows it reduced.
+  irdl.operation @reduce {
+    %input = irdl.base "!builtin.tensor"
+    %result = irdl.base "!builtin.tensor"
+    %combiner = irdl.base "#builtin.string"
+    irdl.operands(input: %input)
+    irdl.results(result: %result)
+    irdl.attributes {"combiner" = %combiner}
+  }
+
   // A structured loop, not unrolled: calls the body function `body` `count` times, threading
   // the carried values through it. The body's `func.return` is the loop's yield (IRDL ops
   // cannot be region terminators, so the body is a function, not a region).

@@ -152,16 +152,28 @@ pub enum PointwiseOp {
     Add,
     Gelu,
     Cast,
+    /// `ipu.map`: a scalar body.
+    Map,
+    /// `ipu.broadcast`, materialized (a map kernel of the identity).
+    Broadcast,
 }
 
 impl PointwiseOp {
-    const ALL: [PointwiseOp; 3] = [PointwiseOp::Add, PointwiseOp::Gelu, PointwiseOp::Cast];
+    const ALL: [PointwiseOp; 5] = [
+        PointwiseOp::Add,
+        PointwiseOp::Gelu,
+        PointwiseOp::Cast,
+        PointwiseOp::Map,
+        PointwiseOp::Broadcast,
+    ];
 
     pub const fn kind(self) -> &'static str {
         match self {
             PointwiseOp::Add => "pointwise_add",
             PointwiseOp::Gelu => "pointwise_gelu",
             PointwiseOp::Cast => "pointwise_cast",
+            PointwiseOp::Map => "pointwise_map",
+            PointwiseOp::Broadcast => "pointwise_broadcast",
         }
     }
 }
@@ -193,15 +205,18 @@ pub struct PointwisePlan {
 pub enum RowOp {
     Softmax,
     LayerNorm,
+    /// `ipu.reduce` over the last axis.
+    Reduce,
 }
 
 impl RowOp {
-    const ALL: [RowOp; 2] = [RowOp::Softmax, RowOp::LayerNorm];
+    const ALL: [RowOp; 3] = [RowOp::Softmax, RowOp::LayerNorm, RowOp::Reduce];
 
     pub const fn kind(self) -> &'static str {
         match self {
             RowOp::Softmax => "rows_softmax",
             RowOp::LayerNorm => "rows_layer_norm",
+            RowOp::Reduce => "rows_reduce",
         }
     }
 }
@@ -284,15 +299,18 @@ pub enum OperatorPlan {
 }
 
 /// Every kind a plan may have.
-pub const PLAN_KINDS: [&str; 14] = [
+pub const PLAN_KINDS: [&str; 17] = [
     "gemm_output_stationary",
     "gemm_k_split",
     "gemm_general",
     "pointwise_add",
     "pointwise_gelu",
     "pointwise_cast",
+    "pointwise_map",
+    "pointwise_broadcast",
     "rows_softmax",
     "rows_layer_norm",
+    "rows_reduce",
     "rearrange",
     "reshape_view",
     "attention_materialized",

@@ -704,3 +704,64 @@ func.func @format_negative_block(%x: tensor<4x8xf16>) -> tensor<4x8xf16, #ipu.fo
   %0 = "ipu.rearrange"(%x) : (tensor<4x8xf16>) -> tensor<4x8xf16, #ipu.format<"row_major", [-4, 8], [1, 1], [0, 0], "standard", 0>>
   return %0 : tensor<4x8xf16, #ipu.format<"row_major", [-4, 8], [1, 1], [0, 0], "standard", 0>>
 }
+
+// -----
+
+// A map's inputs have the result's shape: broadcasting is ipu.broadcast.
+func.func private @add2(%a: f32, %b: f32) -> f32 {
+  %s = arith.addf %a, %b : f32
+  func.return %s : f32
+}
+func.func @map_input_not_result_shape(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x16xf32> {
+  // expected-error@+1 {{'ipu.map' op input #0 has shape [4, 8], not the result's [4, 16]; broadcast it with ipu.broadcast}}
+  %0 = "ipu.map"(%x, %y) {body = @add2} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// -----
+
+// The body takes one float per input (then none or one index per result axis).
+func.func private @one_arg(%a: f32) -> f32 {
+  func.return %a : f32
+}
+func.func @map_body_arity(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error@+1 {{'ipu.map' op body @one_arg has signature (f32) -> (f32); a map with 2 inputs and a rank-2 result needs 2 float arguments, then none or 2 index arguments, and one float result}}
+  %0 = "ipu.map"(%x, %y) {body = @one_arg} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// The body must be a function of the module.
+func.func @map_body_missing(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error@+1 {{'ipu.map' op body @nowhere is not a func.func in this module}}
+  %0 = "ipu.map"(%x) {body = @nowhere} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// A broadcast follows NumPy's rule.
+func.func @broadcast_not_numpy(%x: tensor<3xf32>) -> tensor<4x8xf32> {
+  // expected-error@+1 {{'ipu.broadcast' op input shape [3] does not broadcast to the result shape [4, 8]}}
+  %0 = "ipu.broadcast"(%x) : (tensor<3xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// A reduction keeps its last axis as 1.
+func.func @reduce_drops_axis(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'ipu.reduce' op result shape [4] is not the input shape [4, 8] with its last axis 1}}
+  %0 = "ipu.reduce"(%x) {combiner = "add"} : (tensor<4x8xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// The combiner is one of four.
+func.func @reduce_unknown_combiner(%x: tensor<4x8xf32>) -> tensor<4x1xf32> {
+  // expected-error@+1 {{'ipu.reduce' op combiner must be one of add, mul, max, min, found mean}}
+  %0 = "ipu.reduce"(%x) {combiner = "mean"} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  return %0 : tensor<4x1xf32>
+}

@@ -2,8 +2,22 @@
 //! entry points and the limits a specialization must respect.
 
 use super::error::KernelError;
-use super::spec::{ElementOrder, GeluForm, KernelSpec};
+use sha2::{Digest, Sha256};
+
+use super::spec::{ElementOrder, GeluForm, KernelSpec, MAP_MAX_INPUTS};
+use crate::numerics::SCALE_RANGE;
 use crate::precision::Precision;
+use ipu_dialects::ipu::Combiner;
+
+/// Combiner code used by `device/kernels/reduce.mlir`.
+pub const fn combiner_code(combiner: Combiner) -> i64 {
+    match combiner {
+        Combiner::Add => 0,
+        Combiner::Mul => 1,
+        Combiner::Max => 2,
+        Combiner::Min => 3,
+    }
+}
 
 /// Largest `k * c` of a GEMM call: the kernel widens B into an f32 stack buffer of this many
 /// elements (256 KiB), which must fit the stacks of the simulator's worker threads.
@@ -186,10 +200,29 @@ impl KernelSpec {
                     precision.short_name()
                 )
             }
+            KernelSpec::Map {
+                output, rows, cols, ..
+            } => {
+                // The body and inputs are in the name by a digest: a symbol must stay short.
+                let digest = Sha256::digest(serde_json::to_vec(self).unwrap_or_default());
+                let tag: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
+                format!("map_{}_r{rows}_c{cols}_{tag}", output.short_name())
+            }
+            KernelSpec::Reduce {
+                precision,
+                combiner,
+                rows,
+                cols,
+            } => format!(
+                "reduce_{}_{}_r{rows}_c{cols}",
+                combiner.name(),
+                precision.short_name()
+            ),
         }
     }
 
-    /// The kernel source file (in `device/kernels/`) this spec specializes.
+    /// The kernel source file (in `device/kernels/`) this spec specializes; a map kernel's
+    /// body is generated ([`super::source::map_body`]) after the shared helpers of this file.
     pub const fn source_file(&self) -> &'static str {
         match self {
             KernelSpec::Gemm { .. } => "gemm.mlir",
@@ -207,6 +240,8 @@ impl KernelSpec {
             KernelSpec::AttentionBlock { .. } => "attention_block.mlir",
             KernelSpec::AttentionFinish { .. } => "attention_finish.mlir",
             KernelSpec::AddGroupBias { .. } => "add_group_bias.mlir",
+            KernelSpec::Map { .. } => "common.mlir",
+            KernelSpec::Reduce { .. } => "reduce.mlir",
         }
     }
 
@@ -357,6 +392,19 @@ impl KernelSpec {
                 ("precision", p(*precision)),
                 ("rows", i64::from(*rows)),
                 ("elements", i64::from(*elements)),
+            ],
+            // Generated: every constant is in the generated text.
+            KernelSpec::Map { .. } => Vec::new(),
+            KernelSpec::Reduce {
+                precision,
+                combiner,
+                rows,
+                cols,
+            } => vec![
+                ("precision", p(*precision)),
+                ("combiner", combiner_code(*combiner)),
+                ("rows", i64::from(*rows)),
+                ("cols", i64::from(*cols)),
             ],
         }
     }
@@ -518,6 +566,52 @@ impl KernelSpec {
                         "elements = {elements} must be a positive multiple of {AMP_GROUP} (whole group rows)"
                     )));
                 }
+            }
+            KernelSpec::Map {
+                inputs,
+                rows,
+                cols,
+                index_shape,
+                body,
+                ..
+            } => {
+                self.require_positive("rows", *rows)?;
+                self.require_positive("cols", *cols)?;
+                if inputs.len() > MAP_MAX_INPUTS || inputs.len() != body.inputs {
+                    return Err(self.invalid(format!(
+                        "{} inputs for a body of {} (at most {MAP_MAX_INPUTS})",
+                        inputs.len(),
+                        body.inputs
+                    )));
+                }
+                body.types()
+                    .map_err(|e| self.invalid(format!("body: {e}")))?;
+                let indexed = body.uses_indices();
+                if indexed != !index_shape.is_empty()
+                    || (indexed && index_shape.len() != body.indices)
+                {
+                    return Err(self.invalid(format!(
+                        "index shape {index_shape:?} for a body reading {} indices",
+                        if indexed { body.indices } else { 0 }
+                    )));
+                }
+                for input in inputs {
+                    if input.precision.is_fp8() && !SCALE_RANGE.contains(&input.scale) {
+                        return Err(
+                            self.invalid(format!("input scale {} is out of range", input.scale))
+                        );
+                    }
+                }
+            }
+            KernelSpec::Reduce {
+                precision,
+                rows,
+                cols,
+                ..
+            } => {
+                self.require_arithmetic("element", *precision)?;
+                self.require_positive("rows", *rows)?;
+                self.require_positive("cols", *cols)?;
             }
         }
         Ok(())

@@ -48,8 +48,10 @@ struct Operand {
 
 impl KernelSpec {
     /// Number of `u32` run-time arguments.
-    pub const fn arg_count(&self) -> usize {
+    pub fn arg_count(&self) -> usize {
         match self {
+            KernelSpec::Map { inputs, .. } => inputs.len() + 3,
+            KernelSpec::Reduce { .. } => 2,
             KernelSpec::Gemm { .. } => 6,
             KernelSpec::Cast { .. } | KernelSpec::Softmax { .. } => 3,
             KernelSpec::Add { .. } | KernelSpec::Scale { .. } => 3,
@@ -81,9 +83,10 @@ impl KernelSpec {
             KernelSpec::Gelu { .. } | KernelSpec::Softmax { .. } | KernelSpec::LayerNorm { .. } => {
                 true
             }
-            KernelSpec::Add { .. } | KernelSpec::Scale { .. } | KernelSpec::AddGroupBias { .. } => {
-                true
-            }
+            KernelSpec::Add { .. }
+            | KernelSpec::Scale { .. }
+            | KernelSpec::AddGroupBias { .. }
+            | KernelSpec::Map { .. } => true,
             KernelSpec::Cast { from, to, .. } => from.bytes() == to.bytes(),
             _ => false,
         }
@@ -195,6 +198,50 @@ impl KernelSpec {
                 rows,
                 elements,
             } => add_group_bias_operands(*precision, *rows, *elements, group_start),
+            KernelSpec::Map {
+                output,
+                inputs,
+                rows,
+                cols,
+                ..
+            } => {
+                let mut operands: Vec<Operand> = inputs
+                    .iter()
+                    .enumerate()
+                    .map(|(k, input)| {
+                        operand(
+                            k,
+                            MAP_INPUT_NAMES[k.min(MAP_INPUT_NAMES.len() - 1)],
+                            Access::Read,
+                            input.precision,
+                            input.operand.elements(*rows, *cols),
+                        )
+                    })
+                    .collect();
+                operands.push(operand(
+                    inputs.len(),
+                    "dst",
+                    Access::Write,
+                    *output,
+                    count(rows) * count(cols),
+                ));
+                operands
+            }
+            KernelSpec::Reduce {
+                precision,
+                rows,
+                cols,
+                ..
+            } => vec![
+                operand(
+                    0,
+                    "src",
+                    Access::Read,
+                    *precision,
+                    count(rows) * count(cols),
+                ),
+                operand(1, "dst", Access::Write, *precision, count(rows)),
+            ],
         }
     }
 
@@ -415,6 +462,12 @@ fn operand(
 }
 
 /// A constant parameter widened for size arithmetic.
+/// Operand names of a map kernel's inputs (at most [`super::spec::MAP_MAX_INPUTS`]).
+const MAP_INPUT_NAMES: [&str; 16] = [
+    "input0", "input1", "input2", "input3", "input4", "input5", "input6", "input7", "input8",
+    "input9", "input10", "input11", "input12", "input13", "input14", "input15",
+];
+
 fn count(value: &u32) -> u64 {
     u64::from(*value)
 }

@@ -14,7 +14,43 @@
 
 use serde::{Deserialize, Serialize};
 
+use ipu_dialects::graph::scalar::ScalarProgram;
+use ipu_dialects::ipu::Combiner;
+
 use crate::precision::{MemoryClass, Precision};
+
+/// How a map kernel reads one input in its `rows x cols` block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum MapOperand {
+    /// A `rows x cols` block like the output: element (r, c) at `r * cols + c`.
+    Full,
+    /// `cols` elements broadcast over the rows: (r, c) at `c`.
+    Row,
+    /// `rows` elements broadcast over the columns: (r, c) at `r`.
+    Column,
+    /// One element broadcast everywhere.
+    Scalar,
+}
+
+impl MapOperand {
+    /// Elements the input spans in a `rows x cols` block.
+    pub fn elements(self, rows: u32, cols: u32) -> u64 {
+        match self {
+            MapOperand::Full => u64::from(rows) * u64::from(cols),
+            MapOperand::Row => u64::from(cols),
+            MapOperand::Column => u64::from(rows),
+            MapOperand::Scalar => 1,
+        }
+    }
+}
+
+/// One input of a map kernel: its precision, FP8 scale exponent and how it is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct MapInput {
+    pub precision: Precision,
+    pub scale: i32,
+    pub operand: MapOperand,
+}
 
 /// Element order of a matrix block in tile memory.
 ///
@@ -205,9 +241,36 @@ pub enum KernelSpec {
         rows: u32,
         elements: u32,
     },
+    /// Elementwise with a scalar body (`ipu.map`): out[r][c] = body(inputs at (r, c)) for the
+    /// `rows x cols` block, each input decoded to f32 (FP8 at its scale) and read as its
+    /// [`MapOperand`] says, the body computed in f32 and the result rounded once to `output`
+    /// (nearest even, saturating like the other kernels' stores). When the body reads element
+    /// indices, `index_shape` is the whole result's shape: block row r is result row
+    /// `row0 + r` over the leading axes folded (unravelled over `index_shape[..rank - 1]`) and
+    /// column c is `col0 + c` of the last axis; otherwise `index_shape` is empty and the two
+    /// arguments are ignored. In place (out == a full input) is allowed.
+    /// Args: [input offsets..., out_offset, row0, col0].
+    Map {
+        output: Precision,
+        inputs: Vec<MapInput>,
+        rows: u32,
+        cols: u32,
+        index_shape: Vec<u64>,
+        body: ScalarProgram,
+    },
+    /// out[r] = `combiner` over row r of a row-major `rows x cols` block, accumulated in f32
+    /// in column order and rounded once to `precision` (nearest even, saturating).
+    /// Args: [src_offset, dst_offset].
+    Reduce {
+        precision: Precision,
+        combiner: Combiner,
+        rows: u32,
+        cols: u32,
+    },
 }
 
-/// Errors from running a compiled kernel.
+/// Most inputs of one map kernel (the importer's fusion keeps chains within it).
+pub const MAP_MAX_INPUTS: usize = 16;
 #[derive(Debug, thiserror::Error)]
 pub enum KernelRunError {
     #[error("kernel {kernel}: argument {index} ({what}) is out of range: {detail}")]

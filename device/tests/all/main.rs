@@ -4,6 +4,7 @@ mod cost;
 mod kernels;
 mod kernels_attention;
 mod kernels_cache;
+mod kernels_map;
 mod kernels_runner;
 mod kernels_support;
 mod kernels_vector;

@@ -10,6 +10,7 @@ use crate::ElementType as Precision;
 
 pub mod dense;
 pub mod read;
+pub mod scalar;
 
 /// A graph that breaks a rule the planner and the lowering rely on, at op `op`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -119,6 +120,18 @@ pub enum OpKind {
     },
     /// The same elements in another shape (row-major order kept).
     Reshape,
+    /// Elementwise with a scalar body (`ipu.map`): the inputs broadcast to the result.
+    Map {
+        /// The body function's name (for messages).
+        name: String,
+        body: Arc<scalar::ScalarProgram>,
+    },
+    /// NumPy broadcasting to the result's shape (`ipu.broadcast`).
+    Broadcast,
+    /// Reduction over the last axis, kept as size 1 (`ipu.reduce`).
+    Reduce {
+        combiner: crate::ipu::Combiner,
+    },
     /// `count` iterations of `body`, planned once.
     Repeat {
         count: u64,
@@ -141,6 +154,9 @@ impl OpKind {
             OpKind::Rearrange { .. } => "ipu.rearrange",
             OpKind::Reshape => "ipu.reshape",
             OpKind::Repeat { .. } => "ipu.repeat",
+            OpKind::Map { .. } => "ipu.map",
+            OpKind::Reduce { .. } => "ipu.reduce",
+            OpKind::Broadcast => "ipu.broadcast",
         }
     }
 }

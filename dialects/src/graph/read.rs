@@ -19,7 +19,7 @@ use melior::ir::{
 };
 
 use super::dense::{parse_dense, DecodeBits};
-use super::{Graph, OpKind, Origin, ValueId};
+use super::{scalar, Graph, OpKind, Origin, ValueId};
 use crate::ipu::{self as ops, op_name, string_attribute, CastOp, RearrangeOp};
 use crate::tensor::TensorInfo;
 use crate::ElementType;
@@ -101,16 +101,30 @@ pub fn functions<'c, 'a>(module: OperationRef<'c, 'a>) -> BTreeMap<String, Opera
     table
 }
 
-/// Names of functions used as `ipu.repeat` bodies.
+/// Names of functions used as `ipu.repeat` or `ipu.map` bodies (planned through their op,
+/// never on their own).
 pub fn body_names(module: OperationRef) -> Vec<String> {
-    referenced(module, &[(ops::RepeatOp::NAME, "body")])
+    referenced(
+        module,
+        &[(ops::RepeatOp::NAME, "body"), (ops::MapOp::NAME, "body")],
+    )
 }
 
-/// Names of functions a `func.call` or an `ipu.repeat` refers to (so not an entry point).
+/// Names of functions used as `ipu.map` bodies: scalar programs, not graphs.
+pub fn map_body_names(module: OperationRef) -> Vec<String> {
+    referenced(module, &[(ops::MapOp::NAME, "body")])
+}
+
+/// Names of functions a `func.call`, an `ipu.repeat` or an `ipu.map` refers to (so not an
+/// entry point).
 pub fn referenced_functions(module: OperationRef) -> Vec<String> {
     referenced(
         module,
-        &[(ops::RepeatOp::NAME, "body"), ("func.call", "callee")],
+        &[
+            (ops::RepeatOp::NAME, "body"),
+            (ops::MapOp::NAME, "body"),
+            ("func.call", "callee"),
+        ],
     )
 }
 
@@ -373,6 +387,14 @@ impl<'c, 'a> Reader<'c, 'a, '_, '_> {
             },
             ops::ReshapeOp::NAME => OpKind::Reshape,
             ops::RepeatOp::NAME => self.repeat(op, operands)?,
+            ops::MapOp::NAME => self.map(op, operands)?,
+            ops::BroadcastOp::NAME => OpKind::Broadcast,
+            ops::ReduceOp::NAME => OpKind::Reduce {
+                combiner: ops::ReduceOp::try_from(op)
+                    .ok()
+                    .and_then(|reduce| reduce.combiner())
+                    .ok_or_else(|| fail(op, "combiner is not add, mul, max or min"))?,
+            },
             other => return Err(fail(op, format!("cannot be planned: unknown op '{other}'"))),
         })
     }
@@ -432,6 +454,58 @@ impl<'c, 'a> Reader<'c, 'a, '_, '_> {
         };
         self.bodies.insert(self.ops.len(), body);
         Ok(kind)
+    }
+
+    /// An `ipu.map`: its body function read as a scalar program (one float argument per
+    /// input, then none or one index per result axis).
+    fn map(
+        &mut self,
+        op: OperationRef<'c, 'a>,
+        inputs: usize,
+    ) -> Result<OpKind, ReadError<'c, 'a>> {
+        let name = ops::MapOp::try_from(op)
+            .ok()
+            .and_then(|map| map.body())
+            .ok_or_else(|| fail(op, "requires a symbol attribute 'body'"))?;
+        let function = *self
+            .shared
+            .table
+            .get(&name)
+            .ok_or_else(|| fail(op, format!("body @{name} is not a function with a body")))?;
+        let block =
+            entry_block(function).ok_or_else(|| fail(op, format!("body @{name} has no body")))?;
+        let rank = match op.result(0) {
+            Ok(result) => tensor_of(result.into())
+                .map_err(|e| fail(op, format!("result: {e}")))?
+                .shape
+                .len(),
+            Err(_) => return Err(fail(op, "has no result")),
+        };
+        let arguments = block.argument_count();
+        if arguments != inputs && arguments != inputs + rank {
+            return Err(fail(
+                op,
+                format!("body @{name} takes {arguments} arguments; the map has {inputs} inputs and a rank-{rank} result"),
+            ));
+        }
+        let roles = |i: usize| {
+            if i < inputs {
+                scalar::ArgumentRole::Input(i)
+            } else {
+                scalar::ArgumentRole::Index(i - inputs)
+            }
+        };
+        let body = scalar::read_block(block, inputs, rank, &roles).map_err(|e| {
+            let at = e.op.unwrap_or(function);
+            fail(
+                at,
+                format!("in the body @{name} of an ipu.map: {}", e.message),
+            )
+        })?;
+        Ok(OpKind::Map {
+            name,
+            body: std::sync::Arc::new(body),
+        })
     }
 
     /// A `func.call`, inlined: the callee's constants and ops join this graph, its arguments

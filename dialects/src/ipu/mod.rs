@@ -33,6 +33,9 @@ pub const OP_NAMES: &[&str] = &[
     RearrangeOp::NAME,
     ReshapeOp::NAME,
     RepeatOp::NAME,
+    MapOp::NAME,
+    ReduceOp::NAME,
+    BroadcastOp::NAME,
 ];
 
 macro_rules! op_view {
@@ -603,5 +606,159 @@ impl<'c, 'a> RepeatOp<'c, 'a> {
             ])
             .build()
             .expect("ipu.repeat with operands, results and attributes always builds")
+    }
+}
+
+op_view!(
+    /// Elementwise with a scalar body: `result[i] = @body(inputs at i)`, the inputs of the
+    /// result's shape (broadcasting is [`BroadcastOp`]). The body function takes one float per
+    /// input (then, optionally, one `index` per result axis) and returns a float; it is
+    /// computed in f32.
+    ///
+    /// ```mlir
+    /// func.func private @scaled_exp(%x: f32, %m: f32) -> f32 {
+    ///   %d = arith.subf %x, %m : f32
+    ///   %e = math.exp %d : f32
+    ///   func.return %e : f32
+    /// }
+    /// %mb = "ipu.broadcast"(%m) : (tensor<8x1xf32>) -> tensor<8x64xf32>
+    /// %e = "ipu.map"(%x, %mb) {body = @scaled_exp} : (tensor<8x64xf32>, tensor<8x64xf32>) -> tensor<8x64xf32>
+    /// ```
+    MapOp,
+    "ipu.map"
+);
+
+impl<'c, 'a> MapOp<'c, 'a> {
+    pub fn inputs(&self) -> Vec<Value<'c, 'a>> {
+        self.op.operands().collect()
+    }
+    /// The body function's symbol name.
+    pub fn body(&self) -> Option<String> {
+        symbol_value(self.op.attribute("body").ok()?)
+    }
+
+    pub fn build(
+        context: &'c Context,
+        location: Location<'c>,
+        inputs: &[Value<'c, '_>],
+        result: Type<'c>,
+        body: &str,
+    ) -> Operation<'c> {
+        OperationBuilder::new(Self::NAME, location)
+            .add_operands(inputs)
+            .add_results(&[result])
+            .add_attributes(&[named(
+                context,
+                "body",
+                FlatSymbolRefAttribute::new(context, body).into(),
+            )])
+            .build()
+            .expect("ipu.map with operands, a result and a body always builds")
+    }
+}
+
+/// How `ipu.reduce` combines the elements of its last axis.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub enum Combiner {
+    Add,
+    Mul,
+    Max,
+    Min,
+}
+
+impl Combiner {
+    pub const ALL: [Combiner; 4] = [Combiner::Add, Combiner::Mul, Combiner::Max, Combiner::Min];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Combiner::Add => "add",
+            Combiner::Mul => "mul",
+            Combiner::Max => "max",
+            Combiner::Min => "min",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Combiner> {
+        Combiner::ALL.into_iter().find(|c| c.name() == text)
+    }
+
+    /// The combiner's identity (the value of an empty reduction).
+    pub fn identity(self) -> f64 {
+        match self {
+            Combiner::Add => 0.0,
+            Combiner::Mul => 1.0,
+            Combiner::Max => f64::NEG_INFINITY,
+            Combiner::Min => f64::INFINITY,
+        }
+    }
+
+    pub fn combine(self, a: f64, b: f64) -> f64 {
+        match self {
+            Combiner::Add => a + b,
+            Combiner::Mul => a * b,
+            Combiner::Max if a.is_nan() || b.is_nan() => f64::NAN,
+            Combiner::Min if a.is_nan() || b.is_nan() => f64::NAN,
+            Combiner::Max => a.max(b),
+            Combiner::Min => a.min(b),
+        }
+    }
+}
+
+op_view!(
+    /// Reduction over the last axis, kept as size 1: `combiner` is "add", "mul", "max" or "min".
+    ///
+    /// ```mlir
+    /// %s = "ipu.reduce"(%x) {combiner = "add"} : (tensor<8x64xf32>) -> tensor<8x1xf32>
+    /// ```
+    ReduceOp,
+    "ipu.reduce"
+);
+
+impl<'c, 'a> ReduceOp<'c, 'a> {
+    pub fn input(&self) -> Option<Value<'c, 'a>> {
+        operand(self.op, 0)
+    }
+    /// The combiner, if the attribute names one.
+    pub fn combiner(&self) -> Option<Combiner> {
+        Combiner::parse(&string_attribute(&self.op, "combiner")?)
+    }
+
+    pub fn build(
+        context: &'c Context,
+        location: Location<'c>,
+        input: Value<'c, '_>,
+        result: Type<'c>,
+        combiner: Combiner,
+    ) -> Operation<'c> {
+        let attribute = StringAttribute::new(context, combiner.name()).into();
+        build(
+            Self::NAME,
+            location,
+            &[input],
+            result,
+            &[named(context, "combiner", attribute)],
+        )
+    }
+}
+
+op_view!(
+    /// NumPy broadcasting of the input to the result's shape, element type kept.
+    ///
+    /// ```mlir
+    /// %b = "ipu.broadcast"(%bias) : (tensor<64xf32>) -> tensor<8x64xf32>
+    /// ```
+    BroadcastOp,
+    "ipu.broadcast"
+);
+
+impl<'c, 'a> BroadcastOp<'c, 'a> {
+    pub fn input(&self) -> Option<Value<'c, 'a>> {
+        operand(self.op, 0)
+    }
+
+    pub fn build(location: Location<'c>, input: Value<'c, '_>, result: Type<'c>) -> Operation<'c> {
+        build(Self::NAME, location, &[input], result, &[])
     }
 }

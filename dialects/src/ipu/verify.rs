@@ -158,6 +158,9 @@ pub fn verify_operation(op: OperationRef, functions: &FunctionTable) -> Check {
         "rearrange" => verify_rearrange(op),
         "reshape" => verify_reshape(op),
         "repeat" => verify_repeat(op, functions),
+        "map" => verify_map(op, functions),
+        "reduce" => verify_reduce(op),
+        "broadcast" => verify_broadcast(op),
         _ => Ok(()),
     }
 }
@@ -638,6 +641,87 @@ fn verify_repeat(op: OperationRef, functions: &FunctionTable) -> Check {
         tensor(value.r#type(), &format!("carried value #{index}"))?;
     }
     Ok(())
+}
+
+/// Whether a type's text names a float scalar a map body computes with.
+fn float_scalar(text: &str) -> bool {
+    matches!(text, "f16" | "bf16" | "f32" | "f64")
+}
+
+fn verify_map(op: OperationRef, functions: &FunctionTable) -> Check {
+    let view = MapOp::try_from(op).map_err(|_| "is not an ipu.map".to_string())?;
+    let body = view.body().ok_or("requires a symbol attribute 'body'")?;
+    let (arguments, results) = functions
+        .get(&body)
+        .ok_or_else(|| format!("body @{body} is not a func.func in this module"))?;
+    let result = result_info(op)?;
+    let inputs = op.operand_count();
+    for index in 0..inputs {
+        let info = operand_info(op, index, &format!("input #{index}"))?;
+        if info.shape != result.shape {
+            return Err(format!(
+                "input #{index} has shape {}, not the result's {}; broadcast it with ipu.broadcast",
+                shape_text(&info.shape),
+                shape_text(&result.shape)
+            ));
+        }
+    }
+    let rank = result.shape.len();
+    let floats = arguments.iter().take_while(|t| float_scalar(t)).count();
+    let indices = arguments[floats..].iter().filter(|t| *t == "index").count();
+    let signature_ok = floats == inputs
+        && floats + indices == arguments.len()
+        && (indices == 0 || indices == rank)
+        && results.len() == 1
+        && float_scalar(&results[0]);
+    if !signature_ok {
+        return Err(format!(
+            "body @{body} has signature ({}) -> ({}); a map with {inputs} inputs and a rank-{rank} result needs {inputs} float arguments, then none or {rank} index arguments, and one float result",
+            arguments.join(", "),
+            results.join(", ")
+        ));
+    }
+    Ok(())
+}
+
+fn verify_broadcast(op: OperationRef) -> Check {
+    let input = operand_info(op, 0, "input")?;
+    let result = result_info(op)?;
+    if broadcast_shapes(&input.shape, &result.shape).as_deref() != Some(&result.shape[..]) {
+        return Err(format!(
+            "input shape {} does not broadcast to the result shape {}",
+            shape_text(&input.shape),
+            shape_text(&result.shape)
+        ));
+    }
+    same_element(&input, &result)
+}
+
+fn verify_reduce(op: OperationRef) -> Check {
+    let input = operand_info(op, 0, "input")?;
+    let result = result_info(op)?;
+    let view = ReduceOp::try_from(op).map_err(|_| "is not an ipu.reduce".to_string())?;
+    if view.combiner().is_none() {
+        let names: Vec<&str> = Combiner::ALL.iter().map(|c| c.name()).collect();
+        return Err(format!(
+            "combiner must be one of {}, found {}",
+            names.join(", "),
+            string_attribute(&op, "combiner").unwrap_or_else(|| "none".into())
+        ));
+    }
+    let Some((_, kept)) = input.shape.split_last() else {
+        return Err("input is rank 0; a reduction needs a last axis".into());
+    };
+    let mut expected = kept.to_vec();
+    expected.push(1);
+    if expected != result.shape {
+        return Err(format!(
+            "result shape {} is not the input shape {} with its last axis 1",
+            shape_text(&result.shape),
+            shape_text(&input.shape)
+        ));
+    }
+    same_element(&input, &result)
 }
 
 #[cfg(test)]

@@ -466,10 +466,14 @@ impl<'g> Lowering<'g> {
             let plan = plans.get(index).and_then(|p| p.as_ref());
             match &op.kind {
                 OpKind::Matmul { .. } => self.matmul(index, plan)?,
-                OpKind::Add | OpKind::Gelu { .. } | OpKind::Cast { .. } => {
-                    self.pointwise(index, plan)?
+                OpKind::Add
+                | OpKind::Gelu { .. }
+                | OpKind::Cast { .. }
+                | OpKind::Map { .. }
+                | OpKind::Broadcast => self.pointwise(index, plan)?,
+                OpKind::LayerNorm { .. } | OpKind::Softmax | OpKind::Reduce { .. } => {
+                    self.rows(index, plan)?
                 }
-                OpKind::LayerNorm { .. } | OpKind::Softmax => self.rows(index, plan)?,
                 OpKind::Rearrange { .. } => self.rearrange(index, plan)?,
                 OpKind::Reshape => self.reshape(index, plan)?,
                 OpKind::Attention { causal, scale } => {

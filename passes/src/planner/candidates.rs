@@ -24,10 +24,12 @@ pub fn candidates(
     let active = options.active_tile_counts();
     match &op.kind {
         OpKind::Matmul { .. } => super::gemm::gemm_candidates(graph, op, &active, options, target),
-        OpKind::Add | OpKind::Gelu { .. } | OpKind::Cast { .. } => {
-            pointwise::candidates(graph, op, &active, options, target)
-        }
-        OpKind::Softmax | OpKind::LayerNorm { .. } => {
+        OpKind::Add
+        | OpKind::Gelu { .. }
+        | OpKind::Cast { .. }
+        | OpKind::Map { .. }
+        | OpKind::Broadcast => pointwise::candidates(graph, op, &active, options, target),
+        OpKind::Softmax | OpKind::LayerNorm { .. } | OpKind::Reduce { .. } => {
             crate::strategies::rows::candidates(graph, op, &active, options, target)
         }
         OpKind::Rearrange { .. } => {

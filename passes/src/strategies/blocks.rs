@@ -105,6 +105,53 @@ pub enum OperandRole {
     /// A `[n]` row (every leading axis 1): each tile reads its column block of it, broadcast
     /// over its rows.
     RowVector,
+    /// A `[.., rows, 1]` column (the result's leading axes, one column): each tile reads its
+    /// rows of it, broadcast over its columns.
+    ColumnVector,
+    /// One element, broadcast everywhere.
+    Scalar,
+}
+
+/// The roles of an `ipu.map`'s inputs: each broadcasts to the result as a full-size block, a
+/// row vector, a column vector or a scalar (over the canonical `[batch, rows, cols]` view);
+/// or why an input broadcasts some other way (over some leading axes only).
+pub fn map_roles(graph: &Graph, op: &Op) -> Result<Vec<OperandRole>, String> {
+    let out = canonical_dims(&graph.values[op.results[0]].shape);
+    op.operands
+        .iter()
+        .enumerate()
+        .map(|(k, &v)| {
+            let shape = &graph.values[v].shape;
+            let dims = canonical_dims(shape);
+            if dims == out {
+                Ok(OperandRole::Full)
+            } else if dims.iter().product::<u64>() == 1 {
+                Ok(OperandRole::Scalar)
+            } else if dims[0] * dims[1] == 1 && dims[2] == out[2] {
+                Ok(OperandRole::RowVector)
+            } else if dims[2] == 1 && dims[0] * dims[1] == out[0] * out[1] && out_aligned(shape, &graph.values[op.results[0]].shape) {
+                Ok(OperandRole::ColumnVector)
+            } else {
+                Err(format!(
+                    "input #{k} of shape {shape:?} broadcasts to the result {:?} over some of its leading axes only; a map reads full-size inputs, [n] rows, [.., rows, 1] columns and scalars",
+                    graph.values[op.results[0]].shape
+                ))
+            }
+        })
+        .collect()
+}
+
+/// Whether `shape` equals `result` but for its last axis (1): a column of the result's rows.
+fn out_aligned(shape: &[u64], result: &[u64]) -> bool {
+    let strip = |s: &[u64]| -> Vec<u64> {
+        let mut s = s.to_vec();
+        s.pop();
+        while s.first() == Some(&1) {
+            s.remove(0);
+        }
+        s
+    };
+    shape.last() == Some(&1) && strip(shape) == strip(result)
 }
 
 /// The roles of `op`'s operands under a grid plan, or why the grid lowering cannot read them

@@ -17,6 +17,7 @@ fn row_op(op: &Op) -> Option<RowOp> {
     match op.kind {
         OpKind::Softmax => Some(RowOp::Softmax),
         OpKind::LayerNorm { .. } => Some(RowOp::LayerNorm),
+        OpKind::Reduce { .. } => Some(RowOp::Reduce),
         _ => None,
     }
 }
@@ -36,6 +37,12 @@ fn rows_kernel(op: &Op, precision: Precision, rows: u32, cols: u32) -> Option<Ke
             cols,
             epsilon_nano: epsilon_nano(epsilon),
         },
+        OpKind::Reduce { combiner } => KernelSpec::Reduce {
+            precision,
+            combiner,
+            rows,
+            cols,
+        },
         _ => return None,
     })
 }
@@ -50,6 +57,10 @@ pub fn epsilon_nano(epsilon: f64) -> u32 {
 /// computing type.
 fn op_rules(graph: &Graph, op: &Op, precision: Precision) -> Result<Vec<OperandRole>, String> {
     operands_of_type(graph, op, precision)?;
+    if let OpKind::Reduce { .. } = op.kind {
+        // Its input has the result's rows (the result is their one column): read whole.
+        return Ok(vec![OperandRole::Full]);
+    }
     let roles = operand_roles(graph, op)?;
     if roles[0] != OperandRole::Full || roles[1..].iter().any(|&r| r != OperandRole::RowVector) {
         return Err(format!(
@@ -76,7 +87,13 @@ pub fn rows_work(graph: &Graph, op: &Op, plan: &RowsPlan) -> Result<GridWork, St
     }
     let precision = plan.precision;
     let roles = op_rules(graph, op, precision)?;
+    // A reduction's blocks are its result's (one column); its kernel reads the input's rows.
+    let input_cols = canonical_dims(&graph.values[op.operands[0]].shape)[2] as u32;
     GridWork::on_blocks(graph, op, (plan.grid, plan.tiles), roles, |rows, cols| {
+        let cols = match op.kind {
+            OpKind::Reduce { .. } => input_cols,
+            _ => cols,
+        };
         rows_kernel(op, precision, rows, cols)
     })
 }

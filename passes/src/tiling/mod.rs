@@ -25,5 +25,6 @@ pub use ipu_dialects::graph;
 pub use candidate::{Candidate, Need};
 pub use format::{MemoryUse, ValueFormat};
 pub use graph::{Graph, Op, OpKind, Origin, Value, ValueId};
+pub use ipu_dialects::ipu::Combiner;
 pub use layout::Shards;
 pub use options::{PlannerError, PlannerOptions, PrecisionPolicy};

@@ -55,7 +55,7 @@ pub fn op_bound(graph: &Graph, index: usize) -> Option<f64> {
         }
         OpKind::Softmax => 1.0,
         OpKind::Attention { .. } => operand(2)?,
-        OpKind::Rearrange { .. } | OpKind::Reshape => operand(0)?,
+        OpKind::Rearrange { .. } | OpKind::Reshape | OpKind::Broadcast => operand(0)?,
         OpKind::Cast { .. } => {
             let from = graph.values[op.operands[0]].element;
             let to = graph.values[op.results[0]].element;
@@ -64,7 +64,13 @@ pub fn op_bound(graph: &Graph, index: usize) -> Option<f64> {
             }
             operand(0)?
         }
-        OpKind::LayerNorm { .. } | OpKind::Repeat { .. } => return None,
+        OpKind::Reduce {
+            combiner: crate::tiling::Combiner::Max | crate::tiling::Combiner::Min,
+        } => operand(0)?,
+        OpKind::Reduce { .. }
+        | OpKind::Map { .. }
+        | OpKind::LayerNorm { .. }
+        | OpKind::Repeat { .. } => return None,
     };
     (bound.is_finite() && bound >= 0.0).then_some(bound)
 }

@@ -1,6 +1,7 @@
 //! Runs a [`Program`] function's [`Graph`] on host arrays: each op in f64, each result rounded
 //! once onto its value's grid.
 
+use ipu_dialects::graph::scalar::ScalarProgram;
 use std::collections::BTreeMap;
 
 use ipu_dialects::graph::{Graph, Op, OpKind, Origin, Value, ValueId};
@@ -473,6 +474,27 @@ fn run(
         }
         OpKind::Repeat { count, name, body } => {
             repeat(graph, index, op, (*count, name, body), operands, depth)
+        }
+        OpKind::Map { body, .. } => {
+            let shape: Vec<usize> = value(graph, index, op.results[0])?
+                .shape
+                .iter()
+                .map(|&size| size as usize)
+                .collect();
+            single(ops::map(operands, &shape, body))
+        }
+        OpKind::Broadcast => {
+            arity(1)?;
+            let shape: Vec<usize> = value(graph, index, op.results[0])?
+                .shape
+                .iter()
+                .map(|&size| size as usize)
+                .collect();
+            single(ops::map(operands, &shape, &ScalarProgram::identity()))
+        }
+        OpKind::Reduce { combiner } => {
+            arity(1)?;
+            single(ops::reduce(operands[0], *combiner))
         }
     }
 }

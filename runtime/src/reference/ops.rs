@@ -3,7 +3,9 @@
 
 use rayon::prelude::*;
 
+use ipu_dialects::graph::scalar::{erf, ScalarProgram};
 use ipu_dialects::ipu::verify::{broadcast_shapes, matmul_shape};
+use ipu_dialects::ipu::Combiner;
 
 use super::array::{strides, unravel, Array};
 
@@ -64,6 +66,65 @@ pub(super) fn add(lhs: &Array, rhs: &Array) -> OpResult {
         let right = rhs.data[broadcast_offset(&index, &rhs.shape, &rhs_strides)];
         data.push(left + right);
     }
+    Ok(Array { shape, data })
+}
+
+/// `ipu.map`: `body` on the inputs broadcast to `shape` (the result's), element by element,
+/// with each element's indices when the body reads them.
+pub(super) fn map(inputs: &[&Array], shape: &[usize], body: &ScalarProgram) -> OpResult {
+    let mut shapes: Vec<&[usize]> = inputs.iter().map(|a| &a.shape[..]).collect();
+    shapes.push(shape);
+    if broadcast_all(&shapes)? != shape {
+        return Err(format!(
+            "inputs of shapes {:?} do not broadcast to the result shape {shape:?}",
+            inputs.iter().map(|a| &a.shape).collect::<Vec<_>>()
+        ));
+    }
+    let all_strides: Vec<Vec<usize>> = inputs.iter().map(|a| a.strides()).collect();
+    let count: usize = shape.iter().product();
+    let indices = body.uses_indices();
+    let data = (0..count)
+        .into_par_iter()
+        .map_init(
+            || (Vec::with_capacity(inputs.len()), Vec::new()),
+            |(values, at), offset| {
+                let index = unravel(shape, offset);
+                values.clear();
+                for (input, input_strides) in inputs.iter().zip(&all_strides) {
+                    values.push(input.data[broadcast_offset(&index, &input.shape, input_strides)]);
+                }
+                at.clear();
+                if indices {
+                    at.extend(index.iter().map(|&i| i as i64));
+                }
+                body.eval(values, at)
+            },
+        )
+        .collect();
+    Ok(Array {
+        shape: shape.to_vec(),
+        data,
+    })
+}
+
+/// `ipu.reduce`: `combiner` over the last axis, kept as size 1.
+pub(super) fn reduce(input: &Array, combiner: Combiner) -> OpResult {
+    let width = last_axis(input)?;
+    let mut shape = input.shape.clone();
+    *shape.last_mut().unwrap_or(&mut 0) = 1;
+    let data = if width == 0 {
+        vec![combiner.identity(); shape.iter().product()]
+    } else {
+        input
+            .data
+            .chunks(width)
+            .map(|row| {
+                row.iter()
+                    .copied()
+                    .fold(combiner.identity(), |a, b| combiner.combine(a, b))
+            })
+            .collect()
+    };
     Ok(Array { shape, data })
 }
 
@@ -153,28 +214,6 @@ pub(super) fn matmul(
         data.extend(gemm(&a, &b, m, k, n));
     }
     Ok(Array { shape, data })
-}
-
-/// erf in f64 from the everywhere-positive series
-/// `erf(x) = 2/sqrt(pi) e^(-x^2) sum_n 2^n x^(2n+1) / (1*3*...*(2n+1))`, which has no
-/// cancellation; beyond |x| = 6, erf is 1 to within 2e-17.
-pub(super) fn erf(x: f64) -> f64 {
-    if x.is_nan() {
-        return x;
-    }
-    if x.abs() >= 6.0 {
-        return x.signum();
-    }
-    let square = x * x;
-    let mut term = x;
-    let mut sum = x;
-    let mut n = 0.0;
-    while term.abs() > sum.abs() * 1e-17 {
-        n += 1.0;
-        term *= 2.0 * square / (2.0 * n + 1.0);
-        sum += term;
-    }
-    2.0 / std::f64::consts::PI.sqrt() * (-square).exp() * sum
 }
 
 /// GeLU: `0.5 x (1 + erf(x / sqrt 2))`, or with `tanh` its approximation

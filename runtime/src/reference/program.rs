@@ -72,7 +72,11 @@ impl Program {
             referenced: read::referenced_functions(root).into_iter().collect(),
             ..Program::default()
         };
+        let scalar_bodies = read::map_body_names(root);
         for (name, &function) in &table {
+            if scalar_bodies.contains(name) {
+                continue;
+            }
             let read = read::read_function_with(function, &table, options).map_err(unsupported)?;
             program.functions.insert(name.clone(), read.graph);
         }

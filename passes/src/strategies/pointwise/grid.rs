@@ -6,7 +6,12 @@ use ipu_device::Precision;
 use ipu_dialects::format::Order;
 use ipu_dialects::plan::{PointwiseOp, PointwisePlacement, PointwisePlan};
 
-use crate::strategies::blocks::{operand_roles, operands_of_type, GridWork, OperandRole};
+use ipu_device::kernels::spec::{MapInput, MapOperand};
+use ipu_dialects::graph::scalar::ScalarProgram;
+
+use crate::strategies::blocks::{
+    map_roles, operand_roles, operands_of_type, GridWork, OperandRole,
+};
 use crate::tiling::{Graph, Op, OpKind};
 
 /// The kernel of one `rows x cols` block of `op` computing in `precision` (an add reading a
@@ -41,6 +46,50 @@ pub fn block_kernel(
             to: graph.values[op.results[0]].element,
             elements,
         },
+        OpKind::Broadcast => {
+            let mut kernel = block_kernel(
+                graph,
+                &Op {
+                    kind: OpKind::Map {
+                        name: "identity".into(),
+                        body: std::sync::Arc::new(ScalarProgram::identity()),
+                    },
+                    ..op.clone()
+                },
+                precision,
+                (rows, cols),
+                roles,
+            )?;
+            if let KernelSpec::Map { index_shape, .. } = &mut kernel {
+                index_shape.clear();
+            }
+            kernel
+        }
+        OpKind::Map { ref body, .. } => KernelSpec::Map {
+            output: precision,
+            // The planner converts every input to the computing type (its needs say so).
+            inputs: roles
+                .iter()
+                .map(|role| MapInput {
+                    precision,
+                    scale: 0,
+                    operand: match role {
+                        OperandRole::Full => MapOperand::Full,
+                        OperandRole::RowVector => MapOperand::Row,
+                        OperandRole::ColumnVector => MapOperand::Column,
+                        OperandRole::Scalar => MapOperand::Scalar,
+                    },
+                })
+                .collect(),
+            rows,
+            cols,
+            index_shape: if body.uses_indices() {
+                graph.values[op.results[0]].shape.clone()
+            } else {
+                Vec::new()
+            },
+            body: ScalarProgram::clone(body.as_ref()),
+        },
         _ => return None,
     })
 }
@@ -49,6 +98,10 @@ pub fn block_kernel(
 /// operand roles ([`operand_roles`]), operands of the computing type (it converts none; a
 /// cast converts its one), and FP8 casts at scale 0.
 pub fn op_rules(graph: &Graph, op: &Op, precision: Precision) -> Result<Vec<OperandRole>, String> {
+    if let OpKind::Map { .. } | OpKind::Broadcast = op.kind {
+        operands_of_type(graph, op, precision)?;
+        return map_roles(graph, op);
+    }
     if let OpKind::Cast { scale } = op.kind {
         let fp8 = [op.operands[0], op.results[0]]
             .iter()
@@ -80,6 +133,8 @@ pub fn grid_work(graph: &Graph, op: &Op, plan: &PointwisePlan) -> Result<GridWor
         OpKind::Add => PointwiseOp::Add,
         OpKind::Gelu { .. } => PointwiseOp::Gelu,
         OpKind::Cast { .. } => PointwiseOp::Cast,
+        OpKind::Map { .. } => PointwiseOp::Map,
+        OpKind::Broadcast => PointwiseOp::Broadcast,
         _ => return Err("not an elementwise op".into()),
     };
     if plan.op != expected {

@@ -37,6 +37,8 @@ pub fn candidates(
         OpKind::Add => PointwiseOp::Add,
         OpKind::Gelu { .. } => PointwiseOp::Gelu,
         OpKind::Cast { .. } => PointwiseOp::Cast,
+        OpKind::Map { .. } => PointwiseOp::Map,
+        OpKind::Broadcast => PointwiseOp::Broadcast,
         _ => return Vec::new(),
     };
     let output_format = match op.kind {

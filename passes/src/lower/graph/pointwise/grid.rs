@@ -118,18 +118,44 @@ impl Lowering<'_> {
         let (operands, out) = (op.operands.clone(), op.results[0]);
         let mut transfers = Transfers::default();
         let mut inputs = Vec::new();
+        let map = matches!(op.kind, OpKind::Map { .. } | OpKind::Broadcast);
         for (k, (&value, role)) in operands.iter().zip(&work.roles).enumerate() {
             let what = name_of(k);
             inputs.push(match role {
-                OperandRole::Full => self.blocks_on(index, &what, value, &grid, &mut transfers)?,
+                OperandRole::Full => {
+                    // A reduction reads whole rows of its input: the result's row blocks,
+                    // the input's columns.
+                    let cols =
+                        crate::tiling::layout::canonical_dims(&self.graph.values[value].shape)[2]
+                            as u32;
+                    let input_grid = if cols == grid.n {
+                        grid.clone()
+                    } else {
+                        GemmGrid {
+                            n: cols,
+                            k: cols,
+                            kb: cols,
+                            cb: cols,
+                            ..grid.clone()
+                        }
+                    };
+                    self.blocks_on(index, &what, value, &input_grid, &mut transfers)?
+                }
                 OperandRole::RowVector => {
                     self.row_on(index, &what, value, &grid, &mut transfers)?
                 }
+                OperandRole::ColumnVector | OperandRole::Scalar => {
+                    self.small_on(index, &what, value, &grid, *role, &mut transfers)?
+                }
             });
         }
+        // The fixed-operand kernels read the full-size operand first; a map's inputs keep
+        // their order (its body numbers them).
         if let Some(full) = work.roles.iter().position(|&r| r == OperandRole::Full) {
-            let first = inputs.remove(full);
-            inputs.insert(0, first);
+            if !map {
+                let first = inputs.remove(full);
+                inputs.insert(0, first);
+            }
         }
         let precision = self.graph.values[out].element;
         let result = self.result_buffer(index, &grid, precision);
@@ -145,6 +171,11 @@ impl Lowering<'_> {
                 KernelSpec::Cast { .. } | KernelSpec::Softmax { .. }
             ) {
                 args.push(Arg::Value(0));
+            }
+            if map {
+                // The block's first row (leading axes folded) and column, for element indices.
+                args.push(Arg::Value(grid.first_row(run.row_block)));
+                args.push(Arg::Value(run.col_block * grid.cb));
             }
             runs.push(Run {
                 tile: run.tile,
@@ -191,6 +222,14 @@ impl Lowering<'_> {
         }
         let mut transfers = Transfers::default();
         let (second, b_rows) = match roles[1 - position] {
+            OperandRole::ColumnVector | OperandRole::Scalar => {
+                return Err(unsupported(
+                    "ipu.add",
+                    format!(
+                        "op {index}: an in-place add reads a full-size operand or a row vector"
+                    ),
+                ))
+            }
             OperandRole::Full => (
                 self.blocks_on(index, "rhs", other, &grid, &mut transfers)?,
                 None,
@@ -364,6 +403,60 @@ impl Lowering<'_> {
                 }
             }
         }
+        self.stream(value, pieces)?;
+        Ok(buffer)
+    }
+
+    /// A column vector's rows (or a scalar) of each block of `grid` on its tile, in buffer
+    /// `<op>.<what>`: gathered from where the device holds it, or written by the host to
+    /// every reader (a few bytes per tile).
+    fn small_on(
+        &mut self,
+        index: usize,
+        what: &str,
+        value: ValueId,
+        grid: &GemmGrid,
+        role: OperandRole,
+        transfers: &mut Transfers,
+    ) -> Result<BufferId, LowerError> {
+        self.not_ranged(index, value)?;
+        let e = self.graph.values[value].element.bytes();
+        let column = role == OperandRole::ColumnVector;
+        let bytes = if column { grid.rows_padded * e } else { e };
+        let buffer = self.op_buffer(index, what, &grid.tiles(), bytes);
+        let rows_of = |i: u32| {
+            if column {
+                (grid.first_row(i), grid.first_row(i) + grid.rows(i))
+            } else {
+                (0, 1)
+            }
+        };
+        if let Some(source) = self.placed.get(&value).cloned() {
+            for (i, j) in grid.grid() {
+                transfers.gather(
+                    &source,
+                    Fetch {
+                        tile: grid.tile(i, j),
+                        rows: rows_of(i),
+                        cols: (0, 1),
+                        place: Place::at(buffer, 0),
+                    },
+                );
+            }
+            return Ok(buffer);
+        }
+        let pieces = grid
+            .grid()
+            .map(|(i, j)| {
+                let (first, end) = rows_of(i);
+                HostPiece::contiguous(
+                    grid.tile(i, j),
+                    Place::at(buffer, 0),
+                    u64::from(first) * u64::from(e),
+                    (end - first) * e,
+                )
+            })
+            .collect();
         self.stream(value, pieces)?;
         Ok(buffer)
     }
