@@ -20,6 +20,7 @@ TENSORFLOW=2.21.0
 KERAS=3.15.1
 TOSA_TFLITE=2026.2.0
 TORCH=2.15.0
+CUDA_TOOLKIT=13.2.2  # the version torch 2.15.0 names; only cudart and cupti are installed
 IREE_TURBINE=3.9.0
 TRANSFORMERS=5.25.0
 
@@ -63,23 +64,38 @@ install iree-base-runtime "$IREE_RUNTIME"
 install tensorflow-cpu "$TENSORFLOW"
 install keras "$KERAS"
 install tosa-converter-for-tflite "$TOSA_TFLITE"
-# PyPI's x86_64 torch wheel depends on CUDA runtime packages (gigabytes) that a CPU export never
-# loads: install torch without its dependencies, then its pure-Python dependencies by name.
+# PyPI's x86_64 torch wheel depends on NVIDIA's CUDA packages (gigabytes; this machine's disk
+# cannot hold them and an export on the CPU never calls them): install torch without its
+# dependencies, then its pure-Python dependencies, the two small CUDA packages its CPU library
+# loads (runtime and CUPTI), and stand-ins for the rest (torch_cpu_stubs.py; needs cc).
 install torch "$TORCH" --no-deps
-if ! "${pip[@]}" install --no-cache-dir -q filelock typing-extensions "sympy>=1.13.3" networkx jinja2 fsspec; then
-  echo "setup: FAILED to install torch's dependencies" >&2
-  exit 1
+install_deps() {
+  local what="$1"; shift
+  if ! "${pip[@]}" install --no-cache-dir -q "$@"; then
+    echo "setup: FAILED to install $what" >&2
+    exit 1
+  fi
+}
+if ! "$venv/bin/python" -c "import torch" 2>/dev/null; then
+  install_deps "torch's dependencies" filelock "typing-extensions>=4.13.0" "sympy>=1.13.3" \
+    "networkx>=2.5.1" jinja2 "fsspec>=0.8.5" "setuptools>=77.0.3" "cuda-toolkit[cudart,cupti]==$CUDA_TOOLKIT"
+  if ! "$venv/bin/python" "$here/torch_cpu_stubs.py"; then
+    echo "setup: FAILED to build the CUDA stand-ins torch needs (torch_cpu_stubs.py)" >&2
+    exit 1
+  fi
 fi
 install iree-turbine "$IREE_TURBINE" --no-deps
-if ! "${pip[@]}" install --no-cache-dir -q ml_dtypes; then
-  echo "setup: FAILED to install iree-turbine's dependencies" >&2
-  exit 1
+if ! "$venv/bin/python" -c "import iree.turbine.aot" 2>/dev/null; then
+  install_deps "iree-turbine's dependencies" "decorator>=5.2.1" "Jinja2>=3.1.4" "ml_dtypes>=0.5.0" typing_extensions
 fi
 install transformers "$TRANSFORMERS"
 
 # Everything imports.
-if ! "$venv/bin/python" -c "import jax, flax, iree.compiler, iree.runtime, tensorflow, keras, tosa_converter_for_tflite, torch, iree.turbine, transformers" ; then
-  echo "setup: FAILED: an installed package does not import" >&2
-  exit 1
-fi
+for module in jax flax iree.compiler iree.runtime tensorflow keras tosa_converter_for_tflite torch iree.turbine.aot transformers; do
+  if ! "$venv/bin/python" -c "import $module" >/dev/null 2>&1; then
+    echo "setup: FAILED: $module does not import:" >&2
+    "$venv/bin/python" -c "import $module" 2>&1 | tail -3 >&2
+    exit 1
+  fi
+done
 echo "setup: ready ($venv)"
