@@ -219,9 +219,9 @@ pub fn build_package_with_source(
     let context = ipu_dialects::context::create_context(false)?;
     let collector = options.collect_diagnostics.then(|| {
         let collector = Collector::attach(&context);
-        // A module parsed from text (not from its file) has locations without a file name.
+        // A module parsed from text (not from its file) has MLIR's name for standard input.
         collector.set_file_name(file);
-        collector.map_file("");
+        collector.map_file("-");
         collector
     });
     let built = build_in(&context, source, file, options, &target);

@@ -162,8 +162,24 @@ fn compile(
     weight_memory: Option<String>,
     dump_plans: Option<PathBuf>,
 ) -> PyResult<Package> {
-    if tiles == Some(0) {
-        return Err(input_error(py, "tiles must be at least 1".into()));
+    if let Some(tiles) = tiles {
+        let device = ipu_device::Target::by_name("c600")
+            .map(|target| target.geometry.tiles.value)
+            .map_err(|e| errors::ipu_error(py, format!("the C600 target table: {e}")))?;
+        if tiles == 0 || tiles > device {
+            return Err(input_error(
+                py,
+                format!("tiles={tiles} is outside 1..={device} (the C600's tiles)"),
+            ));
+        }
+    }
+    if let Some(precision) = &precision {
+        if !["native", "f16", "f32", "fp8"].contains(&precision.as_str()) {
+            return Err(input_error(
+                py,
+                format!("precision '{precision}': expected native, f16, f32 or fp8"),
+            ));
+        }
     }
     if let Some(class) = &weight_memory {
         if !["auto", "interleaved", "standard"].contains(&class.as_str()) {
