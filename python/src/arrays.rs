@@ -81,7 +81,12 @@ pub fn inputs(
 }
 
 /// One input's array as a host tensor (float32 or float16 elements, C order).
-fn tensor(py: Python<'_>, name: &str, binding: &Binding, value: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+fn tensor(
+    py: Python<'_>,
+    name: &str,
+    binding: &Binding,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<Tensor> {
     let expected = format!(
         "the package's {} '{name}' is {} {}",
         binding.role.name(),

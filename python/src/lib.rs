@@ -278,8 +278,7 @@ fn run<'py>(
             ));
         }
     }
-    let mut session =
-        SessionOptions::new(lock_dir.unwrap_or_else(|| default_lock_dir(&device)));
+    let mut session = SessionOptions::new(lock_dir.unwrap_or_else(|| default_lock_dir(&device)));
     session.device = device;
     session.config_file = config;
     session.lock_timeout = lock_timeout.map(Duration::from_secs_f64);
@@ -342,9 +341,7 @@ fn cli_main(py: Python<'_>, argv: Vec<OsString>, launcher: Vec<OsString>) -> PyR
         }
     };
     ipu_driver::logging::init_with_default(&cli.log_format, ipu_driver::cli::DEFAULT_LOG_FILTER);
-    guard(py, || {
-        ipu_driver::cli::main_with_launcher(cli, &launcher)
-    })
+    guard(py, || ipu_driver::cli::main_with_launcher(cli, &launcher))
 }
 
 #[pymodule]

@@ -645,8 +645,8 @@ pub fn run_in_process(
         .map_err(Failure::failed)?;
     install_packaged_kernels(&package, &library);
     let runner: Arc<dyn KernelRunner> = Arc::new(library);
-    let ran = run_session(&how.session, package, &inputs, runner, &Steps::hidden())
-        .map_err(classify)?;
+    let ran =
+        run_session(&how.session, package, &inputs, runner, &Steps::hidden()).map_err(classify)?;
     if let Some(run) = ran.profile.runs.iter().rev().find(|r| r.program == "run") {
         result.set_run(run);
     }

@@ -185,10 +185,7 @@ pub fn command(args: &SweepArgs) -> Result<(), Failure> {
 /// arguments, which then take `ipu run`'s: the `ipu` binary, or a Python interpreter running
 /// the Python package's command line) in a process of its own. Returns the records of the
 /// sweep's points, in the sweep's order (none for a dry run).
-pub fn sweep(
-    args: &SweepArgs,
-    launcher: &[std::ffi::OsString],
-) -> Result<Vec<Record>, Failure> {
+pub fn sweep(args: &SweepArgs, launcher: &[std::ffi::OsString]) -> Result<Vec<Record>, Failure> {
     if launcher.is_empty() {
         return Err(Failure::input(anyhow!(
             "no program to run the sweep's points with"
