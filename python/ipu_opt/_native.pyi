@@ -71,3 +71,5 @@ def sweep(arguments: list[str], launcher: list[str]) -> str:
     """``ipu sweep`` with ``arguments``; returns the records as a JSON array."""
 def cli_main(argv: list[str], launcher: list[str]) -> int:
     """The ``ipu`` command line in this process; returns the exit code."""
+def _panic_for_test(message: str) -> None:
+    """Panics inside the extension's guard (tests: the panic arrives as ``IpuError``)."""

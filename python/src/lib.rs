@@ -344,6 +344,13 @@ fn cli_main(py: Python<'_>, argv: Vec<OsString>, launcher: Vec<OsString>) -> PyR
     guard(py, || ipu_driver::cli::main_with_launcher(cli, &launcher))
 }
 
+/// Panics with `message` inside the guard every entry point uses: the tests check that a
+/// panic reaches Python as `ipu_opt.IpuError`, not as a crash or a `PanicException`.
+#[pyfunction]
+fn _panic_for_test(py: Python<'_>, message: String) -> PyResult<()> {
+    guard(py, || -> () { panic!("{message}") })
+}
+
 #[pymodule]
 #[pyo3(name = "_native")]
 fn native(module: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -353,6 +360,7 @@ fn native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(run, module)?)?;
     module.add_function(wrap_pyfunction!(sweep, module)?)?;
     module.add_function(wrap_pyfunction!(cli_main, module)?)?;
+    module.add_function(wrap_pyfunction!(_panic_for_test, module)?)?;
     module.add("DEFAULT_DEVICE", ipu_runtime::DEFAULT_DEVICE)?;
     Ok(())
 }

@@ -134,3 +134,8 @@ def test_corrupt_package_files(tmp_path, mlp_small):
     flipped[len(flipped) // 2] ^= 0xFF
     with pytest.raises(ipu_opt.InputError, match="not a package"):
         ipu_opt.Package.from_bytes(bytes(flipped))
+
+
+def test_a_panic_in_the_extension_is_an_ipu_error():
+    with pytest.raises(ipu_opt.IpuError, match="internal error in ipu-opt \\(please report it\\): boom at the boundary"):
+        ipu_opt._native._panic_for_test("boom at the boundary")
