@@ -10,7 +10,9 @@ PACKAGES=(
   chromium
 )
 # Optional oracles used by some tests (FP8 conversions, numpy checks); psutil for lit's per-test --timeout (scripts/upstream-conformance.py).
-PY_PACKAGES=(ml_dtypes numpy psutil)
+# maturin builds the Python package (python/) and pytest runs its tests (scripts/test.sh); both
+# pinned, so every machine builds and tests it with the same tools.
+PY_PACKAGES=(ml_dtypes numpy psutil maturin==1.16.0 pytest==9.2.0)
 
 SUDO=""
 if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
@@ -49,9 +51,10 @@ done
 # the repository's own (.venv, git-ignored); scripts/test.sh and scripts/run-example.sh put its
 # bin/ first on PATH, so nothing is installed into the system's Python.
 VENV="$(cd "$(dirname "$0")/.." && pwd)/.venv"
-if ! "$VENV/bin/python" -c "import lit, numpy, ml_dtypes, psutil" >/dev/null 2>&1; then
+if ! "$VENV/bin/python" -c "import lit, numpy, ml_dtypes, psutil, pytest" >/dev/null 2>&1 \
+  || [ "$("$VENV/bin/maturin" --version 2>/dev/null)" != "maturin 1.16.0" ]; then
   echo "setup: creating the Python environment $VENV (lit ${PY_PACKAGES[*]})"
-  if ! python3 -m venv "$VENV" >/tmp/ipu-setup-venv.log 2>&1; then
+  if [ ! -x "$VENV/bin/python" ] && ! python3 -m venv "$VENV" >/tmp/ipu-setup-venv.log 2>&1; then
     # Debian's python3 needs python3-venv for `python3 -m venv`.
     $SUDO apt-get install -y -qq --no-install-recommends python3-venv >>/tmp/ipu-setup-venv.log 2>&1 || true
     python3 -m venv "$VENV" >>/tmp/ipu-setup-venv.log 2>&1 || {

@@ -24,3 +24,13 @@ echo "== lit =="
 # The tools lit runs come from the build above (honouring CARGO_TARGET_DIR).
 export IPU_BIN_DIR="${IPU_BIN_DIR:-${CARGO_TARGET_DIR:-$PWD/target}/debug}"
 lit -sv test/
+
+echo "== python (pytest) =="
+# The Python package (python/) built with the dev profile (it reuses the debug build above),
+# installed into .venv, then its tests; they compare with the `ipu` binary in IPU_BIN_DIR.
+started=$(date +%s)
+rm -rf target/wheels-test
+maturin build --quiet --profile dev -m python/Cargo.toml -o target/wheels-test -i .venv/bin/python
+python -m pip install -q --disable-pip-version-check --force-reinstall --no-deps target/wheels-test/ipu_opt-*.whl
+echo "python package built and installed in $(( $(date +%s) - started )) s"
+python -m pytest -q -p no:cacheprovider python/tests

@@ -16,6 +16,9 @@ use ipu_passes::Registry;
 use ipu_runtime::Package;
 use melior::ir::{operation::OperationLike, Module};
 
+use crate::diagnostics::Collector;
+use crate::verify_diagnostics::Diagnostic;
+
 /// What a package build needs besides the model.
 #[derive(Debug, Clone)]
 pub struct BuildOptions {
@@ -35,6 +38,10 @@ pub struct BuildOptions {
     pub plan_constraints: Option<String>,
     /// Further `ipu-compile` planning settings (`key=value`: beam-width, active-tiles, ...).
     pub planner: Vec<String>,
+    /// Keep MLIR's diagnostics instead of printing them: a failed build's error is then a
+    /// [`Diagnosed`] carrying them (for callers without a terminal, such as the Python
+    /// package).
+    pub collect_diagnostics: bool,
 }
 
 impl Default for BuildOptions {
@@ -48,6 +55,7 @@ impl Default for BuildOptions {
             embed_kernels: true,
             plan_constraints: None,
             planner: Vec::new(),
+            collect_diagnostics: false,
         }
     }
 }
@@ -209,6 +217,60 @@ pub fn build_package_with_source(
         }
     }
     let context = ipu_dialects::context::create_context(false)?;
+    let collector = options.collect_diagnostics.then(|| {
+        let collector = Collector::attach(&context);
+        // A module parsed from text (not from its file) has MLIR's name for standard input.
+        collector.set_file_name(file);
+        collector.map_file("-");
+        collector
+    });
+    let built = build_in(&context, source, file, options, &target);
+    match (built, collector) {
+        (Err(error), Some(collector)) => {
+            let diagnostics = collector.take();
+            if diagnostics.is_empty() {
+                return Err(error);
+            }
+            let message = format!("{error:#}").replace(" (see the diagnostics above)", "");
+            Err(Diagnosed {
+                message,
+                diagnostics,
+            }
+            .into())
+        }
+        (built, _) => built,
+    }
+}
+
+/// A failed build's error with the MLIR diagnostics that explain it
+/// ([`BuildOptions::collect_diagnostics`]); it displays as the error followed by the
+/// diagnostics as mlir-opt prints them (`file:line:col: error: ...`).
+#[derive(Debug)]
+pub struct Diagnosed {
+    pub message: String,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl std::fmt::Display for Diagnosed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.message)?;
+        for diagnostic in &self.diagnostics {
+            write!(f, "\n{}", crate::diagnostics::render(diagnostic))?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Diagnosed {}
+
+/// [`build_package_with_source`] in `context`.
+fn build_in(
+    context: &melior::Context,
+    source: &str,
+    file: &str,
+    options: &BuildOptions,
+    target: &Target,
+) -> anyhow::Result<Built> {
     ipu_passes::register_upstream_passes();
     if let Some((line, column)) = ipu_dialects::context::nul_byte(source) {
         bail!("{file}: contains a NUL byte at line {line}, column {column}");
@@ -224,7 +286,7 @@ pub fn build_package_with_source(
         // SAFETY: a non-null result is a freshly parsed module we own.
         (!raw.ptr.is_null()).then(|| unsafe { Module::from_raw(raw) })
     } else {
-        Module::parse(&context, source)
+        Module::parse(context, source)
     };
     let Some(mut module) = parsed else {
         bail!("{file}: the module does not parse (see the diagnostics above)");
@@ -246,7 +308,7 @@ pub fn build_package_with_source(
             let pipeline = parse_pipeline(text).map_err(|e| anyhow!("{text}: {e}"))?;
             let registry = Registry::with_builtin();
             let built = build_pass_manager(
-                &context,
+                context,
                 &registry,
                 &pipeline,
                 "builtin.module",
@@ -265,14 +327,14 @@ pub fn build_package_with_source(
             verify(&module, " after import")?;
             reference = module.as_operation().to_string();
         }
-        run(&mut module, &pipeline_text(options, &target))?;
+        run(&mut module, &pipeline_text(options, target))?;
     }
     let cache = if options.embed_kernels {
         Some(KernelCache::from_env().context("opening the kernel cache")?)
     } else {
         None
     };
-    let package = package_from_module(module.as_operation(), &target, cache.as_ref())
+    let package = package_from_module(module.as_operation(), target, cache.as_ref())
         .with_context(|| format!("{file}: building the package"))?;
     Ok(Built {
         package,

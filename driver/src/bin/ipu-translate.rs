@@ -76,6 +76,7 @@ fn main() -> anyhow::Result<()> {
         embed_kernels: !args.no_embed_kernels,
         plan_constraints: args.plan_constraints.clone(),
         planner: Vec::new(),
+        collect_diagnostics: false,
     };
     let built = build_package_with_source(&source, &args.input, &options)?;
     let (mut package, source) = (built.package, built.reference);

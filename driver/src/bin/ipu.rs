@@ -1,12 +1,8 @@
 //! `ipu`: compile a model to an `.ipuexe`, run it on the simulated C600, inspect packages and
 //! look at profiles. See `ipu --help` for the commands and the exit codes.
 
-// The command modules live beside the library's but belong to this binary: they use
-// `anyhow`, which the library crates do not.
-#[path = "../cli/mod.rs"]
-mod cli;
-
 use clap::Parser;
+use ipu_driver::cli;
 
 fn main() {
     let args = cli::Cli::parse();

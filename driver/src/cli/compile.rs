@@ -36,6 +36,19 @@ fn lower(input: &Path, options: &CompileOptions) -> Result<(Package, CompileEsti
     let source = std::fs::read_to_string(input).map_err(|e| {
         Failure::input(anyhow!(e).context(format!("reading '{}'", input.display())))
     })?;
+    compile_source(&source, &input.display().to_string(), options, false)
+}
+
+/// Compiles the model text `source` (read from `file`, which diagnostics name) to a package
+/// carrying its source for the host reference, with the compiler's estimates. With
+/// `collect_diagnostics`, MLIR's diagnostics are not printed but kept in the error
+/// ([`ipu_driver::build::Diagnosed`]).
+pub fn compile_source(
+    source: &str,
+    file: &str,
+    options: &CompileOptions,
+    collect_diagnostics: bool,
+) -> Result<(Package, CompileEstimates), Failure> {
     let precision = options.precision.clone().unwrap_or_else(|| "native".into());
     if !matches!(precision.as_str(), "native" | "f16" | "f32" | "fp8") {
         return Err(Failure::input(anyhow!(
@@ -61,12 +74,12 @@ fn lower(input: &Path, options: &CompileOptions) -> Result<(Package, CompileEsti
             .as_ref()
             .map(|path| path.display().to_string()),
         planner: options.planner_settings(),
+        collect_diagnostics,
         ..ipu_driver::build::BuildOptions::default()
     };
     // A model the compiler cannot handle ran the compiler and failed: a failed run (exit 1).
-    let file = input.display().to_string();
     let built =
-        ipu_driver::build::build_package_with_source(&source, &file, &build).map_err(|e| {
+        ipu_driver::build::build_package_with_source(source, file, &build).map_err(|e| {
             // The build's error names the whole ipu-compile pipeline it ran.
             Failure::failed(e.context(format!("compiling '{file}'")))
         })?;

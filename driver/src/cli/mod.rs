@@ -3,14 +3,14 @@
 //! Each command's module turns its arguments into work and a [`Failure`] that says which
 //! exit code a script sees.
 
-mod compile;
+pub mod compile;
 mod inspect;
-mod numerical;
+pub mod numerical;
 mod profile;
 mod progress;
-mod run;
-mod run_result;
-mod sweep;
+pub mod run;
+pub mod run_result;
+pub mod sweep;
 
 use std::path::PathBuf;
 
@@ -323,6 +323,21 @@ pub fn main(cli: Cli) -> i32 {
         Command::Profile(ProfileCommand::Query(args)) => profile::query(&args),
         Command::Sweep(args) => sweep::command(&args),
     };
+    exit_code(result)
+}
+
+/// [`main`] for a program other than the `ipu` binary (the Python package's command line,
+/// `python -m ipu_opt`): a sweep's points run `launcher` (a program and its first arguments,
+/// which `ipu run`'s arguments follow) instead of this process's executable.
+pub fn main_with_launcher(cli: Cli, launcher: &[std::ffi::OsString]) -> i32 {
+    match &cli.command {
+        Command::Sweep(args) => exit_code(sweep::sweep(args, launcher).map(|_| ())),
+        _ => main(cli),
+    }
+}
+
+/// Prints a failure and returns its exit code.
+fn exit_code(result: Result<(), Failure>) -> i32 {
     match result {
         Ok(()) => exit::OK,
         Err(Failure::Input(error)) => {

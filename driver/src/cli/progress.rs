@@ -25,6 +25,11 @@ impl Steps {
         Steps { bar: Some(bar) }
     }
 
+    /// Steps that are never drawn (a run inside another program, which owns the terminal).
+    pub fn hidden() -> Steps {
+        Steps { bar: None }
+    }
+
     /// Starts step `message` (finishing the previous one).
     pub fn step(&self, message: &'static str) {
         if let Some(bar) = &self.bar {

@@ -125,7 +125,7 @@ const ESTIMATE_BOUND_PERCENT: f64 = 5.0;
 /// Refuses (nothing runs, exit 2) a package whose ops the compiler estimates at more than
 /// `bound` device cycles in all: its simulation and host reference would not finish in
 /// reasonable time. Reports the estimate, its device time, and the op that dominates it.
-fn check_cycle_bound(package: &Package, bound: u64) -> Result<(), Failure> {
+pub fn check_cycle_bound(package: &Package, bound: u64) -> Result<(), Failure> {
     let ops = &package.profile_plan.ops;
     let total = ops
         .iter()
@@ -172,7 +172,7 @@ fn host_inputs(args: &RunArgs, package: &Package) -> Result<BTreeMap<String, Ten
 
 /// Which exit code a session error maps to: what the user can fix in the command line or the
 /// input files is a usage error; what happened on the device is a failed run.
-fn classify(error: SessionError) -> Failure {
+pub fn classify(error: SessionError) -> Failure {
     match error {
         SessionError::Device { .. }
         | SessionError::Config(_)
@@ -212,31 +212,67 @@ fn reference_outputs(
     numerical::reference(package, inputs)
 }
 
-/// The numerical test's line (`referenceMaximumAbsoluteError=... numericalTest=PASS|FAIL`, or
-/// `numericalTest=SKIPPED (no reference)`); returns whether it passed (a skipped test does
-/// not fail the run). Details of a failure go to stderr.
-fn numerical_test(
+/// The numerical test's verdict on one run: what `ipu run` prints of it, and the figures its
+/// `--result-json` records.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    /// `PASS`, `FAIL` or `SKIPPED` (the package carries no source to check against).
+    pub status: &'static str,
+    /// The stdout line: `referenceMaximumAbsoluteError=... numericalTest=PASS|FAIL`, or
+    /// `numericalTest=SKIPPED (no reference)`.
+    pub line: String,
+    pub max_abs_error: Option<f64>,
+    /// What failed, one stderr line each (`ipu: numerical test failed: ...`).
+    pub failures: Vec<String>,
+}
+
+impl Verdict {
+    /// Whether the run passes (a skipped test does not fail it).
+    pub fn passed(&self) -> bool {
+        self.status != "FAIL"
+    }
+
+    /// Records the verdict in the run's result.
+    pub fn record(&self, result: &mut RunResult) {
+        result.numerical = Some(self.status.to_string());
+        if self.max_abs_error.is_some() {
+            result.max_abs_error = self.max_abs_error;
+        }
+    }
+}
+
+/// Compares the device's `outputs` with the host `reference` (module docs of
+/// `super::numerical`); passing comparisons are logged.
+pub fn numerical_verdict(
     reference: &anyhow::Result<Option<numerical::Reference>>,
     outputs: &BTreeMap<String, Tensor>,
-    result: &mut RunResult,
-) -> bool {
+) -> Verdict {
     let reference = match reference {
         Ok(Some(reference)) => reference,
         Ok(None) => {
-            println!("numericalTest=SKIPPED (no reference)");
-            result.numerical = Some("SKIPPED".into());
-            return true;
+            return Verdict {
+                status: "SKIPPED",
+                line: "numericalTest=SKIPPED (no reference)".into(),
+                max_abs_error: None,
+                failures: Vec::new(),
+            }
         }
         Err(error) => {
-            println!("numericalTest=FAIL (no reference: {error:#})");
-            result.numerical = Some("FAIL".into());
-            eprintln!("ipu: error: numerical test: the host reference failed: {error:#}");
-            return false;
+            return Verdict {
+                status: "FAIL",
+                line: format!("numericalTest=FAIL (no reference: {error:#})"),
+                max_abs_error: None,
+                failures: vec![format!(
+                    "ipu: error: numerical test: the host reference failed: {error:#}"
+                )],
+            }
         }
     };
-    for altered in &reference.altered_weights {
-        eprintln!("ipu: numerical test failed: {altered}");
-    }
+    let mut failures: Vec<String> = reference
+        .altered_weights
+        .iter()
+        .map(|altered| format!("ipu: numerical test failed: {altered}"))
+        .collect();
     match numerical::check(reference, outputs) {
         Ok(outcome) => {
             for (binding, comparison) in &outcome.comparisons {
@@ -244,31 +280,52 @@ fn numerical_test(
                 if comparison.pass {
                     tracing::info!(function = %reference.function, workload = reference.workload, "numerical test: {detail}");
                 } else {
-                    eprintln!(
+                    failures.push(format!(
                         "ipu: numerical test failed: @{} ({} rule): {detail}",
                         reference.function, reference.workload
-                    );
+                    ));
                 }
             }
-            println!("{}", outcome.summary());
-            result.numerical = Some(if outcome.pass { "PASS" } else { "FAIL" }.into());
-            result.max_abs_error = Some(outcome.max_abs_error);
-            outcome.pass
+            Verdict {
+                status: if outcome.pass { "PASS" } else { "FAIL" },
+                line: outcome.summary(),
+                max_abs_error: Some(outcome.max_abs_error),
+                failures,
+            }
         }
         Err(error) => {
-            println!("numericalTest=FAIL ({error:#})");
-            result.numerical = Some("FAIL".into());
-            eprintln!("ipu: error: numerical test: {error:#}");
-            false
+            failures.push(format!("ipu: error: numerical test: {error:#}"));
+            Verdict {
+                status: "FAIL",
+                line: format!("numericalTest=FAIL ({error:#})"),
+                max_abs_error: None,
+                failures,
+            }
         }
     }
+}
+
+/// The numerical test's line on stdout and its failures on stderr; records the verdict and
+/// returns whether it passed (a skipped test does not fail the run).
+fn numerical_test(
+    reference: &anyhow::Result<Option<numerical::Reference>>,
+    outputs: &BTreeMap<String, Tensor>,
+    result: &mut RunResult,
+) -> bool {
+    let verdict = numerical_verdict(reference, outputs);
+    for failure in &verdict.failures {
+        eprintln!("{failure}");
+    }
+    println!("{}", verdict.line);
+    verdict.record(result);
+    verdict.passed()
 }
 
 /// Puts the package's compiled kernel objects into the kernel cache when they were built for
 /// this host, so the session loads them instead of compiling. An object that does not match
 /// (or cannot be installed) only costs a compile from the kernel's spec, so it is logged, not
 /// fatal.
-fn install_packaged_kernels(package: &Package, library: &KernelLibrary) {
+pub fn install_packaged_kernels(package: &Package, library: &KernelLibrary) {
     for (artifact, spec) in package.kernels.iter().zip(&package.image.kernels) {
         let Some(object) = artifact
             .object
@@ -353,25 +410,31 @@ fn oracle_test(
     Ok(passed)
 }
 
-struct Ran {
-    outputs: BTreeMap<String, Tensor>,
-    profile: ipu_runtime::ProfileFile,
+/// What one session returned.
+pub struct Ran {
+    pub outputs: BTreeMap<String, Tensor>,
+    pub profile: ipu_runtime::ProfileFile,
+}
+
+/// The session options of `ipu run`'s device flags.
+fn session_options(args: &RunArgs) -> SessionOptions {
+    let mut options = SessionOptions::new(lock_dir(&args.artifacts, &args.device));
+    options.device = args.device.clone();
+    options.config_file = args.config.clone();
+    options.lock_timeout = args.lock_timeout.map(Duration::from_secs_f64);
+    options
 }
 
 /// One session: configure, load, host exchange, `initialize` (when present) and `run`.
 fn run_session(
-    args: &RunArgs,
+    options: &SessionOptions,
     package: Package,
     inputs: &BTreeMap<String, Tensor>,
     runner: Arc<dyn KernelRunner>,
     steps: &Steps,
 ) -> Result<Ran, SessionError> {
-    let mut options = SessionOptions::new(lock_dir(&args.artifacts, &args.device));
-    options.device = args.device.clone();
-    options.config_file = args.config.clone();
-    options.lock_timeout = args.lock_timeout.map(Duration::from_secs_f64);
     steps.step("waiting for the device");
-    let mut session = Session::open(&options, runner)?;
+    let mut session = Session::open(options, runner)?;
     let writes = package.device_config.clone();
     session.configure(&writes)?;
     let has_initialize = package.call("initialize").is_some();
@@ -460,7 +523,7 @@ pub fn command(args: &RunArgs) -> Result<(), Failure> {
     install_packaged_kernels(&package, &library);
     let runner: Arc<dyn KernelRunner> = Arc::new(library);
 
-    let ran = match run_session(args, package, &inputs, runner, &steps) {
+    let ran = match run_session(&session_options(args), package, &inputs, runner, &steps) {
         Ok(ran) => ran,
         Err(error) => {
             let failure = classify(error);
@@ -514,4 +577,88 @@ pub fn command(args: &RunArgs) -> Result<(), Failure> {
     } else {
         Err(Failure::Failed(None))
     }
+}
+
+/// How [`run_in_process`] runs a package: `ipu run`'s options that apply once the package is
+/// in hand.
+pub struct InProcess<'a> {
+    /// The device, its configuration file and its ownership lock.
+    pub session: SessionOptions,
+    /// Seed of the generated inputs (those not given).
+    pub seed: u64,
+    /// `--max-cycles`.
+    pub max_cycles: u64,
+    /// Whether to run the numerical test (the host reference); without it the verdict is
+    /// `None`.
+    pub check: bool,
+    /// The compiler's estimates, when the package was compiled in this process.
+    pub estimates: Option<&'a CompileEstimates>,
+    pub compile_seconds: Option<f64>,
+}
+
+/// What [`run_in_process`] returns.
+pub struct InProcessRun {
+    pub outputs: BTreeMap<String, Tensor>,
+    pub profile: ipu_runtime::ProfileFile,
+    /// The figures `ipu run --result-json` writes.
+    pub result: RunResult,
+    pub verdict: Option<Verdict>,
+}
+
+/// The directory of a device's ownership lock for runs outside `ipu run`'s artifact tree
+/// (`<temp>/ipu-opt/<device>`).
+pub fn default_lock_dir(device: &str) -> PathBuf {
+    lock_dir(&std::env::temp_dir().join("ipu-opt"), device)
+}
+
+/// Runs `package` as `ipu run` does once it has the package (round trip through the file
+/// format, cycle bound, inputs, host reference, one session, numerical test), in this
+/// process, printing nothing and writing no artifacts. `given` holds the inputs (and weights)
+/// the caller gives by binding name; the other inputs are generated from the seed.
+pub fn run_in_process(
+    package: &Package,
+    given: BTreeMap<String, Tensor>,
+    how: &InProcess,
+) -> Result<InProcessRun, Failure> {
+    // What runs is what the file would hold, as `ipu run` writes the package and reads it back.
+    let bytes = package
+        .to_bytes()
+        .context("encoding the package")
+        .map_err(Failure::Input)?;
+    let package = Package::from_bytes(&bytes)
+        .context("reading the package back")
+        .map_err(Failure::failed)?;
+    let mut result = RunResult {
+        device_tiles: Some(package.tile_count()),
+        compile_seconds: how.compile_seconds,
+        ..RunResult::default()
+    };
+    if let Some(estimates) = how.estimates {
+        result.set_estimates(estimates);
+    }
+    check_cycle_bound(&package, how.max_cycles)?;
+    let mut inputs = seeded_inputs(&package, how.seed);
+    inputs.extend(given);
+    let reference = how.check.then(|| reference_outputs(&package, &inputs));
+    let library = KernelLibrary::from_env()
+        .context("opening the kernel cache")
+        .map_err(Failure::failed)?;
+    install_packaged_kernels(&package, &library);
+    let runner: Arc<dyn KernelRunner> = Arc::new(library);
+    let ran =
+        run_session(&how.session, package, &inputs, runner, &Steps::hidden()).map_err(classify)?;
+    if let Some(run) = ran.profile.runs.iter().rev().find(|r| r.program == "run") {
+        result.set_run(run);
+    }
+    result.hardware = Some("PASS".into());
+    let verdict = reference.map(|reference| numerical_verdict(&reference, &ran.outputs));
+    if let Some(verdict) = &verdict {
+        verdict.record(&mut result);
+    }
+    Ok(InProcessRun {
+        outputs: ran.outputs,
+        profile: ran.profile,
+        result,
+        verdict,
+    })
 }

@@ -10,7 +10,7 @@
 
 mod pareto;
 mod point;
-mod results;
+pub mod results;
 mod spec;
 mod summary;
 
@@ -175,6 +175,22 @@ fn lock_out(out: &Path) -> Result<std::fs::File, Failure> {
 }
 
 pub fn command(args: &SweepArgs) -> Result<(), Failure> {
+    let ipu = std::env::current_exe()
+        .context("locating the ipu binary")
+        .map_err(Failure::failed)?;
+    sweep(args, &[ipu.into_os_string()]).map(|_| ())
+}
+
+/// Runs the sweep `args` describes; each point runs `launcher` (a program and its first
+/// arguments, which then take `ipu run`'s: the `ipu` binary, or a Python interpreter running
+/// the Python package's command line) in a process of its own. Returns the records of the
+/// sweep's points, in the sweep's order (none for a dry run).
+pub fn sweep(args: &SweepArgs, launcher: &[std::ffi::OsString]) -> Result<Vec<Record>, Failure> {
+    if launcher.is_empty() {
+        return Err(Failure::input(anyhow!(
+            "no program to run the sweep's points with"
+        )));
+    }
     if args.model.extension().is_none_or(|e| e != "mlir") {
         return Err(Failure::input(anyhow!(
             "the model must be an MLIR module (.mlir), not '{}'",
@@ -189,7 +205,7 @@ pub fn command(args: &SweepArgs) -> Result<(), Failure> {
             println!("{} {}", point.id(), point.label());
         }
         println!("{} points", points.len());
-        return Ok(());
+        return Ok(Vec::new());
     }
     if args.jobs == Some(0) {
         return Err(Failure::input(anyhow!("--jobs must be at least 1")));
@@ -230,9 +246,7 @@ pub fn command(args: &SweepArgs) -> Result<(), Failure> {
     let todo: Vec<Point> = points.iter().filter(|p| !done(p)).cloned().collect();
     let skipped = points.len() - todo.len();
     let job = point::Job {
-        ipu: std::env::current_exe()
-            .context("locating the ipu binary")
-            .map_err(Failure::failed)?,
+        launcher: launcher.to_vec(),
         model: std::path::absolute(&args.model).unwrap_or_else(|_| args.model.clone()),
         model_label: args.model.display().to_string(),
         model_hash: hash,
@@ -288,7 +302,7 @@ pub fn command(args: &SweepArgs) -> Result<(), Failure> {
         csv.display(),
         svg_path.display()
     );
-    Ok(())
+    Ok(ours.into_iter().cloned().collect())
 }
 
 /// Progress: a bar on a terminal, a line per finished point otherwise.

@@ -18,8 +18,9 @@ use crate::cli::run_result::RunResult;
 
 /// What every point of a sweep shares.
 pub struct Job {
-    /// The `ipu` binary to run.
-    pub ipu: PathBuf,
+    /// The program to run and its first arguments (`ipu run`'s follow): the `ipu` binary,
+    /// or a Python interpreter running the Python package's command line.
+    pub launcher: Vec<std::ffi::OsString>,
     pub model: PathBuf,
     pub model_label: String,
     pub model_hash: String,
@@ -183,8 +184,13 @@ fn spawn(job: &Job, point: &Point, dir: &Path) -> anyhow::Result<Ended> {
     std::fs::write(dir.join("command.txt"), args.join(" ") + "\n")?;
     let stdout = std::fs::File::create(dir.join("stdout.txt"))?;
     let stderr = std::fs::File::create(dir.join("stderr.txt"))?;
-    let mut command = Command::new(&job.ipu);
+    let (program, first) = job
+        .launcher
+        .split_first()
+        .ok_or_else(|| anyhow::anyhow!("no program to run the point with"))?;
+    let mut command = Command::new(program);
     command
+        .args(first)
         .args(&args)
         .stdin(Stdio::null())
         .stdout(stdout)
