@@ -587,7 +587,7 @@ impl KernelSpec {
                 body.types()
                     .map_err(|e| self.invalid(format!("body: {e}")))?;
                 let indexed = body.uses_indices();
-                if indexed != !index_shape.is_empty()
+                if indexed == index_shape.is_empty()
                     || (indexed && index_shape.len() != body.indices)
                 {
                     return Err(self.invalid(format!(
