@@ -56,14 +56,30 @@ def test_stored_iree_input_compiles_and_runs():
     np.testing.assert_allclose(outputs["result0"], (x @ w1) @ w2, rtol=1e-5, atol=1e-5)
 
 
-def test_unimportable_jax_op_is_a_located_compile_error():
-    # JAX's ReLU is a linalg.generic of arith.maximumf, which convert-linalg-to-ipu does not import.
+def test_jax_relu_mlp_imports_and_runs():
+    # JAX's ReLU is a linalg.generic of arith.maximumf: imported as an ipu.map.
     upstream = ipu_opt.iree_input_to_func((DATA / "jax_relu_mlp_iree_input.mlir").read_text())
+    package = ipu_opt.compile(upstream, tiles=4, precision="f32")
+    rng = np.random.default_rng(5)
+    x, w1, w2 = (rng.standard_normal(s, dtype=np.float32) for s in [(4, 8), (8, 16), (16, 8)])
+    outputs, profile = ipu_opt.run(package, {"arg0": x, "arg1": w1, "arg2": w2})
+    assert profile["numerical"] == "PASS"
+    np.testing.assert_allclose(outputs["result0"], np.maximum(x @ w1, 0.0) @ w2, rtol=1e-5, atol=1e-5)
+
+
+def test_unimportable_op_is_a_located_compile_error():
+    # A body op no map kernel computes (math.atan) stays a located import error.
+    upstream = ipu_opt.iree_input_to_func(
+        (DATA / "jax_relu_mlp_iree_input.mlir").read_text().replace(
+            "%8 = arith.maximumf %in, %cst : f32", "%8 = math.atan %in : f32"
+        )
+    )
     with pytest.raises(ipu_opt.CompileError) as caught:
         ipu_opt.compile(upstream, tiles=4, precision="f32")
     first = caught.value.diagnostics[0]
     assert (first.file, first.line, first.column) == ("<string>", 10, 10)
     assert "'linalg.generic' op cannot be converted to ipu" in first.message
+    assert "'math.atan' is not an op an elementwise body can compute" in first.message
 
 
 def test_from_jax_route_with_stand_ins(monkeypatch, tmp_path):

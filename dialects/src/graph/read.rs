@@ -495,11 +495,29 @@ impl<'c, 'a> Reader<'c, 'a, '_, '_> {
                 scalar::ArgumentRole::Index(i - inputs)
             }
         };
-        let body = scalar::read_block(block, inputs, rank, &roles).map_err(|e| {
+        let body = scalar::read_block(block, inputs, rank, &roles, 0).map_err(|e| {
             let at = e.op.unwrap_or(function);
             fail(
                 at,
                 format!("in the body @{name} of an ipu.map: {}", e.message),
+            )
+        })?;
+        let float_inputs = (0..inputs).all(|i| {
+            block
+                .argument(i)
+                .map(|a| scalar::scalar_type(a.r#type()) == Some(scalar::ScalarType::Float))
+                .unwrap_or(false)
+        });
+        if !float_inputs {
+            return Err(fail(
+                function,
+                format!("body @{name} of an ipu.map takes a non-float input"),
+            ));
+        }
+        body.types().map_err(|m| {
+            fail(
+                function,
+                format!("the body @{name} of an ipu.map is ill-typed: {m}"),
             )
         })?;
         Ok(OpKind::Map {

@@ -874,14 +874,17 @@ pub fn scalar_type(t: Type) -> Option<ScalarType> {
 }
 
 /// Reads the scalar ops of `block` into a program: block argument `i` is `roles(i)`,
-/// `linalg.index d` is index `d` (then `indices` is the result rank, `rank`), and the
-/// terminator (`func.return` or `linalg.yield`) names the result. A value defined outside the
+/// `linalg.index d` is index `d` (then `indices` is the result rank, `rank`), and operand
+/// `yielded` of the terminator (`func.return` or `linalg.yield`) is the result. The program
+/// is not type-checked here: inputs read as floats may be substituted by the caller (a fused
+/// producer's boolean), which then checks [`ScalarProgram::types`]. A value defined outside the
 /// block must be a scalar `arith.constant` (frontends capture constants in bodies).
 pub fn read_block<'c, 'a>(
     block: BlockRef<'c, 'a>,
     inputs: usize,
     rank: usize,
     roles: &dyn Fn(usize) -> ArgumentRole,
+    yielded: usize,
 ) -> Result<ScalarProgram, ScalarReadError<'c, 'a>> {
     let mut program = ScalarProgram {
         inputs,
@@ -955,13 +958,13 @@ pub fn read_block<'c, 'a>(
         let first_result_type = op.result(0).ok().map(|r| r.r#type());
         let new = match name.as_str() {
             "func.return" | "linalg.yield" => {
-                if operands.len() != 1 {
+                let Some(&value) = operands.get(yielded) else {
                     return Err(error(
                         Some(op),
-                        format!("returns {} values; a body returns one", operands.len()),
+                        format!("returns {} values, not a value #{yielded}", operands.len()),
                     ));
-                }
-                result = Some(operands[0]);
+                };
+                result = Some(value);
                 break;
             }
             "arith.constant" => constant_leaf(op).map_err(|m| error(Some(op), m))?,
@@ -1105,9 +1108,6 @@ pub fn read_block<'c, 'a>(
         }
     };
     program.result = result;
-    program
-        .types()
-        .map_err(|m| error(None, format!("the body is ill-typed: {m}")))?;
     Ok(program)
 }
 

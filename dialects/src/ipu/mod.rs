@@ -544,6 +544,10 @@ impl<'c, 'a> ReshapeOp<'c, 'a> {
     pub fn input(&self) -> Option<Value<'c, 'a>> {
         operand(self.op, 0)
     }
+
+    pub fn build(location: Location<'c>, input: Value<'c, '_>, result: Type<'c>) -> Operation<'c> {
+        build(Self::NAME, location, &[input], result, &[])
+    }
 }
 
 /// Parses `array<i64: 1, 0>` (and `array<i64>`).

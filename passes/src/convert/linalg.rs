@@ -39,7 +39,9 @@ use std::collections::BTreeSet;
 
 use super::ir::{check_ipu_tensor, produced_by, users, DenseConstant};
 use super::tosa::ops_with_prefix;
-use super::{apply, linalg_patterns, Addend, Plan, Replacement, Rewrite, Unconvertible};
+use super::{
+    apply, linalg_general, linalg_patterns, Addend, Plan, Replacement, Rewrite, Unconvertible,
+};
 use crate::pass::{Pass, PassFailure, PassRun};
 
 crate::pass_options! {
@@ -75,11 +77,22 @@ impl Pass for ConvertLinalgToIpu {
         let context_ref = op.context();
         // SAFETY: the context outlives this pass run.
         let context: &Context = unsafe { context_ref.to_ref() };
+        // Weights stored as resource blobs (the PyTorch route) become dense constants first.
+        let inlined = linalg_general::inline_resource_constants(op);
+        if inlined > 0 {
+            run.statistic(
+                "dense-resource",
+                "Number of resource constants inlined",
+                inlined as u64,
+            );
+        }
         let candidates: Vec<OperationRef> = ops_with_prefix(op, "")
             .into_iter()
             .filter(|nested| {
                 let name = op_name(nested);
-                (name.starts_with("linalg.") || name == "tensor.collapse_shape")
+                (name.starts_with("linalg.")
+                    || name == "tensor.collapse_shape"
+                    || name == "tensor.expand_shape")
                     && !nested
                         .parent_operation()
                         .is_some_and(|parent| op_name(&parent).starts_with("linalg."))
@@ -110,10 +123,22 @@ impl Pass for ConvertLinalgToIpu {
         let mut plan = Plan::default();
         let mut failures = Vec::new();
         for (index, linalg_op) in candidates.iter().enumerate() {
-            if covered.contains(&address(linalg_op)) || !op_name(linalg_op).starts_with("linalg.") {
+            if covered.contains(&address(linalg_op)) {
                 continue;
             }
-            match self.classify(context, *linalg_op) {
+            let name = op_name(linalg_op);
+            if name == "tensor.collapse_shape" || name == "tensor.expand_shape" {
+                match reshape_rewrite(*linalg_op) {
+                    Ok(rewrite) => rewrites.push((index, rewrite)),
+                    Err(reason) => failures.push((*linalg_op, reason)),
+                }
+                continue;
+            }
+            if linalg_general::fused_into_user(*linalg_op, &covered) {
+                // Fused into the map its one user becomes (erased with it).
+                continue;
+            }
+            match self.classify(context, *linalg_op, &covered) {
                 Ok(Some(rewrite)) => rewrites.push((index, rewrite)),
                 Ok(None) => plan.erase_if_unused.push(*linalg_op),
                 Err(reason) => failures.push((*linalg_op, reason)),
@@ -181,6 +206,7 @@ impl ConvertLinalgToIpu {
         &self,
         context: &'c Context,
         op: OperationRef<'c, 'a>,
+        covered: &'a BTreeSet<usize>,
     ) -> Result<Option<Rewrite<'c, 'a>>, Unconvertible> {
         let name = op_name(&op);
         let short = name.trim_start_matches("linalg.");
@@ -193,7 +219,17 @@ impl ConvertLinalgToIpu {
             "softmax",
             "generic",
             "fill",
+            "copy",
         ];
+        if short != "add" {
+            if let Some(rewrite) = linalg_general::named_elementwise_rewrite(op, short) {
+                let result = op.result(0).map(Value::from).map_err(|_| {
+                    Unconvertible("it has no tensor result (ops on memrefs are not supported; convert before bufferization)".into())
+                })?;
+                check(result, "the result")?;
+                return rewrite.map(Some);
+            }
+        }
         if !supported.contains(&short) {
             return Err(Unconvertible(why_not(short)));
         }
@@ -211,18 +247,21 @@ impl ConvertLinalgToIpu {
             }
             "transpose" => transpose_rewrite(op)?,
             "broadcast" => broadcast_rewrite(context, op, result)?,
-            "softmax" => softmax_rewrite(op)?,
-            "generic" => {
-                let (lhs, rhs) = linalg_patterns::broadcasting_add(op).ok_or_else(|| {
-                    Unconvertible("this linalg.generic is not part of a recognized layer-norm, softmax, GeLU or attention decomposition, nor an add with NumPy-style broadcasting maps".into())
-                })?;
-                check(lhs, "the first input")?;
-                check(rhs, "the second input")?;
-                Rewrite::single(op, Replacement::Add { lhs, rhs }, "add")
+            "copy" => {
+                let input = operand(op, 0)?;
+                check(input, "the input")?;
+                Rewrite::single(op, Replacement::Forward { value: input }, "identity")
             }
+            "softmax" => softmax_rewrite(op)?,
+            "generic" => linalg_general::generic_rewrite(op, covered)?,
             _ => {
-                check_fill_is_only_an_init(op, result)?;
-                return Ok(None);
+                if check_fill_is_only_an_init(op, result).is_ok() {
+                    return Ok(None);
+                }
+                // A fill used as a tensor: its splat constant.
+                let number = fill_value(op)?;
+                let value = super::splat(result.r#type(), number).map_err(Unconvertible)?;
+                Rewrite::single(op, Replacement::Constant { value }, "constant")
             }
         };
         Ok(Some(rewrite))
@@ -270,6 +309,23 @@ impl ConvertLinalgToIpu {
     }
 }
 
+/// A `tensor.expand_shape` or `tensor.collapse_shape` of a tensor: `ipu.reshape` (the same
+/// row-major elements in the result's shape).
+fn reshape_rewrite<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Rewrite<'c, 'a>, Unconvertible> {
+    let input = operand(op, 0)?;
+    check(input, "the input")?;
+    let result = op
+        .result(0)
+        .map(Value::from)
+        .map_err(|_| Unconvertible("it has no result".into()))?;
+    check(result, "the result")?;
+    Ok(Rewrite::single(
+        op,
+        Replacement::IpuReshape { input },
+        "reshape",
+    ))
+}
+
 /// A `linalg.transpose`: an `ipu.rearrange`, or the input itself for the identity permutation.
 fn transpose_rewrite<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Rewrite<'c, 'a>, Unconvertible> {
     let input = operand(op, 0)?;
@@ -290,9 +346,18 @@ fn broadcast_rewrite<'c, 'a>(
     result: Value<'c, 'a>,
 ) -> Result<Rewrite<'c, 'a>, Unconvertible> {
     let input = operand(op, 0)?;
-    let constant = DenseConstant::of(input).ok_or_else(|| {
-        Unconvertible("ipu has no broadcast op: only a broadcast of a constant, or one inside a recognized layer-norm or softmax decomposition, is supported".into())
-    })?;
+    let dimensions_of = |op: OperationRef| {
+        op.attribute("dimensions")
+            .ok()
+            .and_then(ipu_dialects::ipu::i64_array)
+    };
+    let Some(constant) = DenseConstant::of(input) else {
+        // A value: an ipu.broadcast of it.
+        let dimensions = dimensions_of(op)
+            .ok_or_else(|| Unconvertible("expected a 'dimensions' attribute".into()))?;
+        check(input, "the input")?;
+        return linalg_general::broadcast_rewrite(op, &dimensions);
+    };
     let dimensions = op
         .attribute("dimensions")
         .ok()
@@ -382,21 +447,10 @@ fn fill_value(fill: OperationRef) -> Result<f64, Unconvertible> {
         .ok_or_else(|| Unconvertible("the fill value is not a float arith.constant".into()))
 }
 
-/// Why a linalg op without a direct ipu equivalent is rejected.
+/// Why a linalg op without an ipu conversion is rejected.
 fn why_not(short_name: &str) -> String {
-    let only_inside = |what: &str| {
-        format!("ipu has no elementwise {short_name}; only {what} inside a recognized decomposition is supported")
-    };
     match short_name {
-        "sub" => only_inside("sub (layer norm, softmax)"),
-        "mul" => only_inside("mul (layer norm, GeLU, attention scale)"),
-        "div" => only_inside("div (layer norm, softmax, attention scale)"),
-        "exp" => only_inside("exp (softmax)"),
-        "max" => only_inside("max (softmax)"),
-        "rsqrt" | "sqrt" => only_inside("rsqrt / sqrt (layer norm)"),
-        "erf" => only_inside("erf (GeLU 0.5*x*(1+erf(x/sqrt(2))))"),
-        "tanh" => only_inside("tanh (GeLU 0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3))))"),
-        "reduce" => "ipu has no reduction op; only linalg.reduce over the last axis inside a recognized layer-norm or softmax decomposition is supported".to_string(),
-        _ => "no ipu equivalent (supported: linalg.matmul, linalg.batch_matmul, linalg.add, linalg.transpose, linalg.softmax, linalg.broadcast of a constant, linalg.generic adds; fill only as an init; elementwise ops and reductions inside layer-norm, softmax, GeLU and attention decompositions)".to_string(),
+        "reduce" => "linalg.reduce is converted only inside a recognized layer-norm or softmax decomposition (write the reduction as a linalg.generic over the last loop)".to_string(),
+        _ => "no ipu conversion (converted: linalg.matmul, linalg.batch_matmul, linalg.transpose, linalg.broadcast, linalg.softmax, linalg.fill, linalg.copy, the named elementwise ops, any elementwise linalg.generic, linalg.generic reductions over the last loop, tensor.expand_shape and tensor.collapse_shape)".to_string(),
     }
 }

@@ -8,14 +8,17 @@
 
 pub use crate::ir;
 pub mod linalg;
+mod linalg_general;
 mod linalg_patterns;
 pub mod tosa;
 mod tosa_patterns;
 
 use std::collections::BTreeMap;
 
+use ipu_dialects::graph::scalar::ScalarProgram;
 use ipu_dialects::ipu::{
-    AddOp, AttentionOp, GeluOp, LayerNormOp, MatmulOp, RearrangeOp, SoftmaxOp,
+    AddOp, AttentionOp, BroadcastOp, Combiner, GeluOp, LayerNormOp, MapOp, MatmulOp, RearrangeOp,
+    ReduceOp, ReshapeOp, SoftmaxOp,
 };
 use melior::{
     ir::{
@@ -24,7 +27,8 @@ use melior::{
         operation::OperationBuilder,
         operation::OperationLike,
         r#type::{ShapedTypeLike, TypeLike},
-        Attribute, BlockRef, Identifier, Location, Operation, OperationRef, Type, Value, ValueLike,
+        Attribute, BlockRef, Identifier, Location, Operation, OperationRef, RegionLike, Type,
+        Value, ValueLike,
     },
     Context,
 };
@@ -101,6 +105,30 @@ pub enum Replacement<'c, 'a> {
     HeadMerge {
         input: Value<'c, 'a>,
         weight: Attribute<'c>,
+    },
+    /// `ipu.map` of `body` over `inputs`, each brought to the result's shape.
+    Map {
+        inputs: Vec<linalg_general::MapInput<'c, 'a>>,
+        body: ScalarProgram,
+    },
+    /// `ipu.reduce` over the last axis of the map of `body` over `inputs` (in the loop shape,
+    /// the result's axes then the reduced one), combined with `init` and reshaped to the
+    /// result (the reduced axis dropped).
+    Reduce {
+        inputs: Vec<linalg_general::MapInput<'c, 'a>>,
+        body: ScalarProgram,
+        combiner: Combiner,
+        init: linalg_general::ReductionInit<'c, 'a>,
+        loop_shape: Vec<i64>,
+    },
+    /// `ipu.add` of two inputs brought to the result's rank but not broadcast (the add
+    /// broadcasts them).
+    BroadcastingAdd {
+        inputs: Vec<linalg_general::MapInput<'c, 'a>>,
+    },
+    /// `ipu.reshape` of `input` to the result's shape.
+    IpuReshape {
+        input: Value<'c, 'a>,
     },
 }
 
@@ -286,13 +314,9 @@ impl<'c, 'a> ReplacementBuilder<'c, 'a, '_> {
                 self.remap(*rhs),
                 result_type,
             ))?,
-            Replacement::Transpose { input, permutation } => self.insert(RearrangeOp::build(
-                context,
-                location,
-                self.remap(*input),
-                result_type,
-                Some(permutation),
-            ))?,
+            Replacement::Transpose { input, permutation } => {
+                self.rearrange(self.remap(*input), permutation)?
+            }
             Replacement::Gelu { input, tanh } => self.insert(GeluOp::build(
                 context,
                 location,
@@ -340,7 +364,285 @@ impl<'c, 'a> ReplacementBuilder<'c, 'a, '_> {
                 Some(*scale),
             ))?,
             Replacement::HeadMerge { input, weight } => self.head_merge(*input, *weight)?,
+            Replacement::Map { inputs, body } => {
+                let shape =
+                    ir::shape_of(result_type).ok_or("internal: map to an unranked tensor")?;
+                self.map(inputs, body, &shape)?
+            }
+            Replacement::Reduce {
+                inputs,
+                body,
+                combiner,
+                init,
+                loop_shape,
+            } => self.reduce(inputs, body, *combiner, init, loop_shape)?,
+            Replacement::BroadcastingAdd { inputs } => {
+                let shape =
+                    ir::shape_of(result_type).ok_or("internal: add to an unranked tensor")?;
+                let lhs = self.map_input(&inputs[0], &shape, false)?;
+                let rhs = self.map_input(&inputs[1], &shape, false)?;
+                self.insert(AddOp::build(location, lhs, rhs, result_type))?
+            }
+            Replacement::IpuReshape { input } => {
+                let input = self.remap(*input);
+                self.ipu_reshape(input, result_type)?
+            }
         })
+    }
+
+    /// `value` with its axes permuted by `permutation`, as `ipu.rearrange`s the tile lowering
+    /// runs: a permutation that moves the last axis is a permutation of the leading axes, a
+    /// swap of the last two and another permutation of the leading axes (each step skipped
+    /// when it is the identity).
+    fn rearrange(
+        &self,
+        value: Value<'c, 'a>,
+        permutation: &[i64],
+    ) -> Result<Value<'c, 'a>, String> {
+        let rank = permutation.len();
+        let step = |value: Value<'c, 'a>, p: &[i64]| -> Result<Value<'c, 'a>, String> {
+            if p.iter().enumerate().all(|(i, &a)| a == i as i64) {
+                return Ok(value);
+            }
+            let own = ir::shape_of(value.r#type()).ok_or("internal: unranked rearrange input")?;
+            let permuted: Vec<i64> = p.iter().map(|&a| own[a as usize]).collect();
+            self.insert(RearrangeOp::build(
+                self.context,
+                self.location,
+                value,
+                self.tensor_type_like(&permuted, value.r#type())?,
+                Some(p),
+            ))
+        };
+        let last = rank as i64 - 1;
+        if rank < 2 || permutation[rank - 1] == last {
+            return step(value, permutation);
+        }
+        // The input axis that ends last goes just before the last axis, then the two swap.
+        let a = permutation[rank - 1];
+        let mut first: Vec<i64> = permutation
+            .iter()
+            .copied()
+            .filter(|&axis| axis != a && axis != last)
+            .collect();
+        first.extend([a, last]);
+        let mut swap: Vec<i64> = (0..rank as i64).collect();
+        swap.swap(rank - 2, rank - 1);
+        // After both: leading axes `first[..rank - 2]` then `last`, then `a`.
+        let mut leading: Vec<i64> = first[..rank - 2].to_vec();
+        leading.push(last);
+        let mut second: Vec<i64> = permutation[..rank - 1]
+            .iter()
+            .map(|axis| leading.iter().position(|l| l == axis).map(|p| p as i64))
+            .collect::<Option<Vec<i64>>>()
+            .ok_or("internal: a permutation that is not one")?;
+        second.push(last);
+        let value = step(value, &first)?;
+        let value = step(value, &swap)?;
+        step(value, &second)
+    }
+
+    /// A tensor type of `shape` with the element type of `like`.
+    fn tensor_type_like(&self, shape: &[i64], like: Type<'c>) -> Result<Type<'c>, String> {
+        let element = melior::ir::r#type::RankedTensorType::try_from(like)
+            .map_err(|_| "internal: a value that is not a ranked tensor")?
+            .element();
+        let dims: String = shape.iter().map(|d| format!("{d}x")).collect();
+        Type::parse(self.context, &format!("tensor<{dims}{element}>"))
+            .ok_or_else(|| format!("internal: tensor<{dims}{element}>"))
+    }
+
+    /// A tensor type of `shape` with the result's element type.
+    fn tensor_type(&self, shape: &[i64]) -> Result<Type<'c>, String> {
+        let element = melior::ir::r#type::RankedTensorType::try_from(self.result_type)
+            .map_err(|_| "internal: a result that is not a ranked tensor")?
+            .element();
+        let dims: String = shape.iter().map(|d| format!("{d}x")).collect();
+        Type::parse(self.context, &format!("tensor<{dims}{element}>"))
+            .ok_or_else(|| format!("internal: tensor<{dims}{element}>"))
+    }
+
+    /// `ipu.reshape` of `input` to `to`, looking through reshapes this import made (a
+    /// reduction's kept axis dropped and re-added is the reduction itself).
+    fn ipu_reshape(&self, input: Value<'c, 'a>, to: Type<'c>) -> Result<Value<'c, 'a>, String> {
+        let mut source = input;
+        while let Some(reshape) = ir::produced_by(source, ReshapeOp::NAME) {
+            source = reshape.operand(0).map_err(|e| e.to_string())?;
+        }
+        if source.r#type() == to {
+            return Ok(source);
+        }
+        if input.r#type() == to {
+            return Ok(input);
+        }
+        self.insert(ReshapeOp::build(self.location, source, to))
+    }
+
+    /// `input` brought to `shape` as [`linalg_general::MapInput`] says (broadcast to it when
+    /// `broadcast`, else only to a shape that broadcasts to it like NumPy).
+    fn map_input(
+        &self,
+        input: &linalg_general::MapInput<'c, 'a>,
+        shape: &[i64],
+        broadcast: bool,
+    ) -> Result<Value<'c, 'a>, String> {
+        let mut value = self.remap(input.value);
+        let element_of = |t: Type<'c>| {
+            melior::ir::r#type::RankedTensorType::try_from(t)
+                .map(|t| t.element())
+                .map_err(|_| "internal: a map input that is not a ranked tensor".to_string())
+        };
+        if element_of(value.r#type())? != element_of(self.result_type)? {
+            return Err(format!(
+                "a map input of type {} for a result of type {}: the import converts no element types",
+                value.r#type(),
+                self.result_type
+            ));
+        }
+        if let Some(pre) = &input.pre_shape {
+            value = self.ipu_reshape(value, self.tensor_type(pre)?)?;
+        }
+        if let Some(permutation) = &input.permutation {
+            value = self.rearrange(value, permutation)?;
+        }
+        // A shape that is the expanded one without leading 1s broadcasts the same (NumPy).
+        let own = ir::shape_of(value.r#type()).ok_or("internal: unranked map input")?;
+        let leading = input.expanded.len().saturating_sub(own.len());
+        let aligned = input.expanded[..leading].iter().all(|&d| d == 1)
+            && input.expanded[leading..] == own[..];
+        // Reshaped unless a NumPy broadcast (the add's, or ipu.broadcast) follows anyway.
+        let broadcast_follows = !broadcast || input.expanded != shape;
+        if own != input.expanded && !(aligned && broadcast_follows) {
+            value = self.ipu_reshape(value, self.tensor_type(&input.expanded)?)?;
+        }
+        if broadcast && input.expanded != shape {
+            value = self.insert(BroadcastOp::build(
+                self.location,
+                value,
+                self.tensor_type(shape)?,
+            ))?;
+        }
+        Ok(value)
+    }
+
+    /// `ipu.map` of `body` over `inputs` to a tensor of `shape`; an identity body of one
+    /// input of that shape is the input itself.
+    fn map(
+        &self,
+        inputs: &[linalg_general::MapInput<'c, 'a>],
+        body: &ScalarProgram,
+        shape: &[i64],
+    ) -> Result<Value<'c, 'a>, String> {
+        let values = inputs
+            .iter()
+            .map(|input| self.map_input(input, shape, true))
+            .collect::<Result<Vec<_>, _>>()?;
+        if *body == ScalarProgram::identity() {
+            return Ok(values[0]);
+        }
+        let name = self.body_function(body)?;
+        self.insert(MapOp::build(
+            self.context,
+            self.location,
+            &values,
+            self.tensor_type(shape)?,
+            &name,
+        ))
+    }
+
+    /// The reduction (see [`Replacement::Reduce`]).
+    fn reduce(
+        &self,
+        inputs: &[linalg_general::MapInput<'c, 'a>],
+        body: &ScalarProgram,
+        combiner: Combiner,
+        init: &linalg_general::ReductionInit<'c, 'a>,
+        loop_shape: &[i64],
+    ) -> Result<Value<'c, 'a>, String> {
+        let elements = self.map(inputs, body, loop_shape)?;
+        let mut kept = loop_shape.to_vec();
+        *kept.last_mut().ok_or("internal: a reduction of rank 0")? = 1;
+        let kept_type = self.tensor_type(&kept)?;
+        let mut reduced = self.insert(ReduceOp::build(
+            self.context,
+            self.location,
+            elements,
+            kept_type,
+            combiner,
+        ))?;
+        let other = match init {
+            linalg_general::ReductionInit::Identity => None,
+            linalg_general::ReductionInit::Splat(number) => {
+                Some(self.insert_constant(splat(kept_type, *number)?)?)
+            }
+            linalg_general::ReductionInit::Tensor(value) => {
+                Some(self.ipu_reshape(self.remap(*value), kept_type)?)
+            }
+        };
+        if let Some(other) = other {
+            let name = self.body_function(&linalg_general::combine_body(combiner))?;
+            reduced = self.insert(MapOp::build(
+                self.context,
+                self.location,
+                &[reduced, other],
+                kept_type,
+                &name,
+            ))?;
+        }
+        self.ipu_reshape(reduced, self.result_type)
+    }
+
+    /// The name of a private function holding `body` in the module, added once per body.
+    fn body_function(&self, body: &ScalarProgram) -> Result<String, String> {
+        use std::hash::{DefaultHasher, Hash, Hasher};
+        let function = self
+            .block
+            .parent_operation()
+            .ok_or("internal: a converted op outside a function")?;
+        let module = function
+            .parent_operation()
+            .ok_or("internal: a function outside a module")?;
+        let text = body.to_function("body");
+        // A fixed-key hash of the body's text: the same body gets the same name in every run.
+        let mut hasher = DefaultHasher::new();
+        text.hash(&mut hasher);
+        let name = format!("ipu_map_{:012x}", hasher.finish() & 0xffff_ffff_ffff);
+        let module_block = module
+            .region(0)
+            .ok()
+            .and_then(|region| region.first_block())
+            .ok_or("internal: a module without a body")?;
+        let mut next = module_block.first_operation();
+        while let Some(op) = next {
+            if ipu_dialects::ipu::string_attribute(&op, "sym_name").as_deref() == Some(&name) {
+                return Ok(name);
+            }
+            next = op.next_in_block();
+        }
+        let text = body.to_function(&name);
+        let parsed = melior::ir::Module::parse(
+            self.context,
+            &format!(
+                "module {{
+{text}}}
+"
+            ),
+        )
+        .ok_or_else(|| {
+            format!(
+                "internal: a map body does not parse:
+{text}"
+            )
+        })?;
+        let parsed_block = parsed.body();
+        let op = parsed_block
+            .first_operation()
+            .ok_or("internal: a parsed map body without its function")?;
+        // SAFETY: `op` is a live operation of the parsed module; the clone is a new, unowned
+        // operation that the module block takes ownership of.
+        let copy = unsafe { Operation::from_raw(mlir_sys::mlirOperationClone(op.to_raw())) };
+        module_block.append_operation(copy);
+        Ok(name)
     }
 
     /// `ipu.matmul(lhs, rhs)`, plus `ipu.add` of the addend when there is one.
@@ -524,9 +826,22 @@ fn splat(r#type: Type, number: f64) -> Result<Attribute, String> {
     let context = r#type.context();
     // SAFETY: the context outlives the pass run.
     let context: &Context = unsafe { context.to_ref() };
+    // Infinities and NaNs have no decimal literal: their bits (the element type's width).
+    let literal = if number.is_finite() {
+        format!("{number:.17e}")
+    } else {
+        let element = melior::ir::r#type::RankedTensorType::try_from(r#type)
+            .map_err(|_| format!("internal: a splat of {number} into {}", r#type))?
+            .element();
+        if element.is_f16() {
+            format!("0x{:04X}", half::f16::from_f64(number).to_bits())
+        } else {
+            format!("0x{:08X}", (number as f32).to_bits())
+        }
+    };
     Attribute::parse(
         context,
-        &format!("dense<{number:.17e}> : {type}", type = r#type),
+        &format!("dense<{literal}> : {type}", type = r#type),
     )
     .ok_or_else(|| format!("internal: cannot build a splat of {number} : {}", r#type))
 }

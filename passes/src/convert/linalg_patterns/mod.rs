@@ -37,7 +37,6 @@ use super::{Replacement, Rewrite};
 
 mod ops;
 
-pub(super) use ops::broadcasting_add;
 use ops::{attention, gelu, head_merge, head_split, layer_norm, softmax};
 
 const FRAC_1_SQRT_2: f64 = std::f64::consts::FRAC_1_SQRT_2;
@@ -152,14 +151,14 @@ enum Def<'c, 'a> {
 
 /// One result of an indexing map: a loop dimension or the constant 0.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum MapResult {
+pub(super) enum MapResult {
     Dim(usize),
     Zero,
 }
 
 /// The results of each map of an `indexing_maps` attribute, read from its printed form
 /// (`[affine_map<(d0, d1) -> (d0, 0)>, ...]`); `None` for anything but dims and zeros.
-fn indexing_maps(op: OperationRef) -> Option<Vec<Vec<MapResult>>> {
+pub(super) fn indexing_maps(op: OperationRef) -> Option<Vec<Vec<MapResult>>> {
     let text = op.attribute("indexing_maps").ok()?.to_string();
     let mut maps = Vec::new();
     for part in text.split("affine_map<").skip(1) {
@@ -180,7 +179,7 @@ fn indexing_maps(op: OperationRef) -> Option<Vec<Vec<MapResult>>> {
 }
 
 /// Whether each loop of a generic is a reduction.
-fn reduction_loops(op: OperationRef) -> Option<Vec<bool>> {
+pub(super) fn reduction_loops(op: OperationRef) -> Option<Vec<bool>> {
     let text = op.attribute("iterator_types").ok()?.to_string();
     let inner = text.trim().strip_prefix('[')?.strip_suffix(']')?;
     Some(

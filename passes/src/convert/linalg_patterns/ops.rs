@@ -551,37 +551,3 @@ pub(super) fn head_merge<'c, 'a>(root: OperationRef<'c, 'a>) -> Option<Rewrite<'
     let weight = merge_heads_weight(root, (input, result(unmerge)?, merged), weight)?;
     matcher.finish(Replacement::HeadMerge { input, weight }, "head_merge")
 }
-
-/// A `linalg.generic` computing `a + b` of two inputs whose indexing maps broadcast the way
-/// NumPy does (trailing axes aligned, size-1 axes read at 0), as frontends emit a bias add:
-/// its inputs.
-pub(in crate::convert) fn broadcasting_add<'c, 'a>(
-    op: OperationRef<'c, 'a>,
-) -> Option<(Value<'c, 'a>, Value<'c, 'a>)> {
-    let mut matcher = Matcher::new(op);
-    let output = matcher.output()?;
-    let rank = shape(result(op)?)?.len();
-    let Some(Def::Apply(Fun::Add, arguments)) = matcher.def(&output) else {
-        return None;
-    };
-    if !matcher.interior.is_empty() {
-        return None;
-    }
-    let aligned = |node: &Node<'c, 'a>| -> Option<Value<'c, 'a>> {
-        let Node::Tensor { value, map } = node else {
-            return None;
-        };
-        let value_shape = shape(*value)?;
-        let offset = rank.checked_sub(map.len())?;
-        (value_shape.len() == map.len()
-            && map.iter().enumerate().all(|(axis, index)| {
-                *index == Idx::Loop(offset + axis)
-                    || (*index == Idx::Zero && value_shape[axis] == 1)
-            }))
-        .then_some(*value)
-    };
-    match arguments.as_slice() {
-        [a, b] => Some((aligned(a)?, aligned(b)?)),
-        _ => None,
-    }
-}
