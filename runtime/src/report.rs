@@ -50,6 +50,11 @@ pub(crate) fn escape(text: &str) -> String {
     out
 }
 
+/// Escapes text for HTML (for callers outside the crate).
+pub fn escape_text(text: &str) -> String {
+    escape(text)
+}
+
 /// Seconds in the unit that keeps three significant digits readable.
 pub(crate) fn duration(seconds: f64) -> String {
     if seconds >= 1.0 {
@@ -126,6 +131,7 @@ table { border-collapse: collapse; margin: 6px 0; } td, th { padding: 2px 8px; b
 th { background: #f4f6f8; text-align: left; } td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.part td:first-child { padding-left: 22px; }
 td.good { color: #276749; } td.bad { color: #9b2c2c; }
+figure.pareto { margin: 8px 0; }
 figure.heat { display: inline-block; margin: 8px 24px 8px 0; vertical-align: top; }
 canvas.heat { border: 1px solid #ccc; }
 .scale { display: flex; align-items: center; gap: 6px; font-size: 12px; margin-top: 4px; }
@@ -245,7 +251,8 @@ const SCRIPT: &str = r##"
     runSelect.appendChild(option);
   });
   function currentRun() { return data.runs[runIndex]; }
-  function reset() { const run = currentRun(); view = run ? [0, Math.max(1, run.total)] : [0, 1]; }
+  // The first view is the device program (host transfers often take most of a run).
+  function reset() { const run = currentRun(); view = run ? [run.device[0], Math.max(run.device[0] + 1, run.device[1])] : [0, 1]; }
   function draw() {
     const run = currentRun();
     const rowHeight = Number(rowSelect.value) || 2;
@@ -335,6 +342,7 @@ const SCRIPT: &str = r##"
   document.getElementById("zoom-in").addEventListener("click", function () { zoom(0.5); });
   document.getElementById("zoom-out").addEventListener("click", function () { zoom(2); });
   document.getElementById("zoom-reset").addEventListener("click", function () { reset(); draw(); });
+  document.getElementById("zoom-all").addEventListener("click", function () { const run = currentRun(); if (run) { view = [0, Math.max(1, run.total)]; draw(); } });
   runSelect.addEventListener("change", function () { runIndex = Number(runSelect.value) || 0; reset(); draw(); });
   rowSelect.addEventListener("change", draw);
   reset();
@@ -702,7 +710,22 @@ fn timeline_data(run: &ProgramRun) -> Value {
         last = Some((tile, spans.len()));
         spans.extend([u64::from(tile), start, end]);
     }
-    json!({ "program": run.program, "total": run.total_cycles, "names": names, "steps": steps, "spans": spans })
+    // The device program: from the first to the last step that is not a host transfer.
+    let device: Vec<(u64, u64)> = run
+        .executed
+        .iter()
+        .filter(|r| {
+            run.steps
+                .get(r.step as usize)
+                .is_some_and(|i| !matches!(i.kind, StepKind::HostWrite | StepKind::HostRead))
+        })
+        .map(|r| (r.start, r.end))
+        .collect();
+    let device = match (device.first(), device.last()) {
+        (Some(first), Some(last)) if last.1 > first.0 => [first.0, last.1],
+        _ => [0, run.total_cycles],
+    };
+    json!({ "program": run.program, "total": run.total_cycles, "device": device, "names": names, "steps": steps, "spans": spans })
 }
 
 /// The report for `profile`; `package` supplies the memory plan when the profile has none
@@ -824,7 +847,7 @@ pub fn html(profile: &ProfileFile, package: Option<&Package>) -> String {
 
     let _ = writeln!(
         out,
-        "<h2>timeline of all {tiles} tiles</h2><p><label>run <select id=\"run\"></select></label> <label>row height <select id=\"row-height\"><option value=\"1\">1 px</option><option value=\"2\" selected>2 px</option><option value=\"4\">4 px</option><option value=\"8\">8 px</option><option value=\"16\">16 px</option></select></label> <button id=\"zoom-in\">zoom in</button> <button id=\"zoom-out\">zoom out</button> <button id=\"zoom-reset\">reset</button> <span id=\"timeline-view\"></span></p><p class=\"note\">Mouse wheel zooms around the pointer, dragging pans. The top bands are the executed steps by kind and the op each belongs to or feeds; each row below is one tile's compute (kernel runs merged per step), with the global exchange, sync and host steps shaded across all rows.</p>\n<div class=\"scroll\"><canvas id=\"timeline\" width=\"1400\" height=\"400\"></canvas></div>"
+        "<h2>timeline of all {tiles} tiles</h2><p><label>run <select id=\"run\"></select></label> <label>row height <select id=\"row-height\"><option value=\"1\">1 px</option><option value=\"2\" selected>2 px</option><option value=\"4\">4 px</option><option value=\"8\">8 px</option><option value=\"16\">16 px</option></select></label> <button id=\"zoom-in\">zoom in</button> <button id=\"zoom-out\">zoom out</button> <button id=\"zoom-reset\">device program</button> <button id=\"zoom-all\">whole run</button> <span id=\"timeline-view\"></span></p><p class=\"note\">Mouse wheel zooms around the pointer, dragging pans; the first view is the device program (without the host transfers before and after it). The top bands are the executed steps by kind and the op each belongs to or feeds; each row below is one tile's compute (kernel runs merged per step), with the global exchange, sync and host steps shaded across all rows.</p>\n<div class=\"scroll\"><canvas id=\"timeline\" width=\"1400\" height=\"400\"></canvas></div>"
     );
 
     let runs: Vec<Value> = profile.runs.iter().map(timeline_data).collect();
