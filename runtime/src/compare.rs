@@ -119,26 +119,44 @@ pub fn html(a: &ProfileFile, a_name: &str, b: &ProfileFile, b_name: &str) -> Str
             "<h2>run of <code>{}</code></h2>\n<table class=\"totals\"><tr><th>cycles</th>{HEAD}</tr>",
             escape(program)
         );
-        row(&mut out, "total", run_a.map(|r| r.total_cycles), run_b.map(|r| r.total_cycles));
+        row(
+            &mut out,
+            "total",
+            run_a.map(|r| r.total_cycles),
+            run_b.map(|r| r.total_cycles),
+        );
         row(
             &mut out,
             "device program",
             run_a.map(ProgramRun::device_cycles),
             run_b.map(ProgramRun::device_cycles),
         );
-        row(&mut out, "host transfers", run_a.map(ProgramRun::host_cycles), run_b.map(ProgramRun::host_cycles));
+        row(
+            &mut out,
+            "host transfers",
+            run_a.map(ProgramRun::host_cycles),
+            run_b.map(ProgramRun::host_cycles),
+        );
         out.push_str("</table>\n");
 
         // Step kinds.
         let kinds_a = run_a.map(kind_cycles);
         let kinds_b = run_b.map(kind_cycles);
-        let _ = writeln!(out, "<h3>cycles per step kind</h3><table class=\"kinds\"><tr><th>kind</th>{HEAD}</tr>");
+        let _ = writeln!(
+            out,
+            "<h3>cycles per step kind</h3><table class=\"kinds\"><tr><th>kind</th>{HEAD}</tr>"
+        );
         for (i, (name, colour)) in KIND_COLOURS.iter().enumerate() {
             let (x, y) = (kinds_a.map(|k| k[i]), kinds_b.map(|k| k[i]));
             if x.unwrap_or(0) == 0 && y.unwrap_or(0) == 0 {
                 continue;
             }
-            row(&mut out, &format!("<span style=\"color:{colour}\">&#9632;</span> {name}"), x, y);
+            row(
+                &mut out,
+                &format!("<span style=\"color:{colour}\">&#9632;</span> {name}"),
+                x,
+                y,
+            );
         }
         out.push_str("</table>\n");
 
@@ -148,9 +166,17 @@ pub fn html(a: &ProfileFile, a_name: &str, b: &ProfileFile, b_name: &str) -> Str
         let mut names: Vec<&String> = phases_a.keys().chain(phases_b.keys()).collect();
         names.sort();
         names.dedup();
-        let _ = writeln!(out, "<h3>cycles per phase</h3><table class=\"phases\"><tr><th>phase</th>{HEAD}</tr>");
+        let _ = writeln!(
+            out,
+            "<h3>cycles per phase</h3><table class=\"phases\"><tr><th>phase</th>{HEAD}</tr>"
+        );
         for name in names {
-            row(&mut out, &escape(name), phases_a.get(name).copied(), phases_b.get(name).copied());
+            row(
+                &mut out,
+                &escape(name),
+                phases_a.get(name).copied(),
+                phases_b.get(name).copied(),
+            );
         }
         out.push_str("</table>\n");
 
@@ -170,7 +196,8 @@ pub fn html(a: &ProfileFile, a_name: &str, b: &ProfileFile, b_name: &str) -> Str
             .into_iter()
             .map(|p| (p, find(run_a, p), find(run_b, p)))
             .collect();
-        let achieved = |o: &Option<crate::profile::OpCycles>| o.as_ref().map_or(0, |o| o.achieved_total());
+        let achieved =
+            |o: &Option<crate::profile::OpCycles>| o.as_ref().map_or(0, |o| o.achieved_total());
         rows.sort_by(|x, y| {
             achieved(&y.1)
                 .max(achieved(&y.2))
@@ -226,19 +253,20 @@ pub fn html(a: &ProfileFile, a_name: &str, b: &ProfileFile, b_name: &str) -> Str
             busy_a.map_or_else(|| "-".into(), |(t, _)| t.to_string()),
             busy_b.map_or_else(|| "-".into(), |(t, _)| t.to_string())
         );
-        let mut categories: Vec<(String, Option<u64>, Option<u64>, Option<u64>, Option<u64>)> = MemoryCategory::ALL
-            .iter()
-            .map(|c| {
-                let i = c.index();
-                (
-                    c.name().to_string(),
-                    busy_a.map(|(_, b)| b[i]),
-                    busy_b.map(|(_, b)| b[i]),
-                    total_a.map(|t| t[i]),
-                    total_b.map(|t| t[i]),
-                )
-            })
-            .collect();
+        let mut categories: Vec<(String, Option<u64>, Option<u64>, Option<u64>, Option<u64>)> =
+            MemoryCategory::ALL
+                .iter()
+                .map(|c| {
+                    let i = c.index();
+                    (
+                        c.name().to_string(),
+                        busy_a.map(|(_, b)| b[i]),
+                        busy_b.map(|(_, b)| b[i]),
+                        total_a.map(|t| t[i]),
+                        total_b.map(|t| t[i]),
+                    )
+                })
+                .collect();
         let sum = |f: fn(&CategoryRow) -> Option<u64>, rows: &[CategoryRow]| {
             rows.iter().map(f).try_fold(0u64, |s, v| v.map(|v| s + v))
         };

@@ -583,7 +583,9 @@ impl ProgramRun {
                     let op = work.entry(provenance).or_default();
                     op.exchange_bytes += pending.1;
                     pending = (0, 0);
-                    for (tile, kernel, args) in image_steps.compute.get(&record.step).into_iter().flatten() {
+                    for (tile, kernel, args) in
+                        image_steps.compute.get(&record.step).into_iter().flatten()
+                    {
                         let Some(spec) = package.image.kernels.get(*kernel as usize) else {
                             continue;
                         };
@@ -902,7 +904,11 @@ impl ProfileFile {
         let (meta, runs, memory) = match file.sections[..] {
             [meta, runs] if spec.version == 1 => {
                 let legacy: Vec<ProgramRunV1> = container::from_section(spec, &runs)?;
-                (meta, legacy.into_iter().map(ProgramRun::from).collect(), None)
+                (
+                    meta,
+                    legacy.into_iter().map(ProgramRun::from).collect(),
+                    None,
+                )
             }
             [meta, runs, memory] => (
                 meta,

@@ -21,7 +21,8 @@
 //! (`error`, with the messages in `#report-errors`). The script also records what it drew,
 //! for the headless-browser test: `data-grid-cells` (heat map cells drawn),
 //! `data-heat-colours` on each heat map (distinct colours read back from the canvas pixels)
-//! and `data-timeline-rows` (tile rows drawn on the timeline).
+//! `data-timeline-rows` (tile rows drawn on the timeline) and `data-timeline-busy-rows` (rows
+//! with compute drawn in the current view).
 //!
 //! The output is deterministic: the same profile gives the same bytes.
 
@@ -100,7 +101,8 @@ pub(crate) const KIND_COLOURS: [(&str, &str); 6] = [
 ];
 
 /// The colour of each memory category, by [`MemoryCategory::index`].
-pub(crate) const CATEGORY_COLOURS: [&str; 5] = ["#6b46c1", "#2b6cb0", "#dd6b20", "#38a169", "#a0aec0"];
+pub(crate) const CATEGORY_COLOURS: [&str; 5] =
+    ["#6b46c1", "#2b6cb0", "#dd6b20", "#38a169", "#a0aec0"];
 
 fn kind_index(kind: StepKind) -> usize {
     match kind {
@@ -139,7 +141,7 @@ canvas.heat { border: 1px solid #ccc; }
 #timeline { border: 1px solid #ccc; cursor: grab; }
 .legend span { display: inline-block; padding: 0 8px; margin-right: 6px; color: #fff; border-radius: 2px; }
 .note { color: #555; font-size: 12px; max-width: 1100px; }
-.scroll { max-height: 720px; overflow: auto; border: 1px solid #eee; display: inline-block; }
+.scroll { overflow-x: auto; }
 "##;
 
 /// Runs first, in the head: any uncaught script error is written into `#report-errors` and
@@ -245,6 +247,8 @@ const SCRIPT: &str = r##"
   const info = document.getElementById("timeline-view");
   const left = 64, overview = 46, axis = 16;
   let view = null, runIndex = 0;
+  // One pixel per tile row when there are many tiles, so all of them fit on a screen.
+  rowSelect.value = data.tiles > 512 ? "1" : "8";
   data.runs.forEach(function (run, index) {
     const option = document.createElement("option");
     option.value = String(index); option.textContent = run.program;
@@ -297,13 +301,18 @@ const SCRIPT: &str = r##"
     context.globalAlpha = 1;
     context.fillStyle = kindColours[0][1];
     const spans = run.spans;
+    const busy = new Set();
     for (let i = 0; i + 2 < spans.length; i += 3) {
       const tile = spans[i];
-      clip(spans[i + 1], spans[i + 2], function (x0, w) { context.fillRect(x0, top + tile * rowHeight, w, Math.max(1, rowHeight - (rowHeight > 2 ? 1 : 0))); });
+      clip(spans[i + 1], spans[i + 2], function (x0, w) {
+        context.fillRect(x0, top + tile * rowHeight, w, Math.max(1, rowHeight - (rowHeight > 2 ? 1 : 0)));
+        busy.add(tile);
+      });
     }
+    canvas.setAttribute("data-timeline-busy-rows", String(busy.size));
     // Tile labels: every row when there is room, else every 64th.
     context.fillStyle = "#000";
-    const every = rowHeight >= 12 ? 1 : Math.max(1, Math.ceil(64 / rowHeight / 8) * 8);
+    const every = rowHeight >= 12 ? 1 : Math.max(8, Math.ceil(128 / rowHeight / 8) * 8);
     let rows = 0;
     for (let tile = 0; tile < data.tiles; tile++) {
       const y = top + tile * rowHeight;
@@ -373,7 +382,14 @@ fn grid_places(target: &Target, tiles: u32) -> (u32, u32, Vec<i64>) {
 }
 
 /// A heat map figure whose layers (`key -> values per tile`) are in `data.heat[id]`.
-fn heat_figure(out: &mut String, id: &str, title: &str, layers: &[(String, String)], rows: u32, columns: u32) {
+fn heat_figure(
+    out: &mut String,
+    id: &str,
+    title: &str,
+    layers: &[(String, String)],
+    rows: u32,
+    columns: u32,
+) {
     let _ = write!(
         out,
         "<figure class=\"heat\" data-heat=\"{}\"><figcaption>{}",
@@ -383,7 +399,12 @@ fn heat_figure(out: &mut String, id: &str, title: &str, layers: &[(String, Strin
     if layers.len() > 1 {
         out.push_str(" <select>");
         for (key, label) in layers {
-            let _ = write!(out, "<option value=\"{}\">{}</option>", escape(key), escape(label));
+            let _ = write!(
+                out,
+                "<option value=\"{}\">{}</option>",
+                escape(key),
+                escape(label)
+            );
         }
         out.push_str("</select>");
     }
@@ -399,7 +420,11 @@ fn placed_bytes(package: &Package, tiles: usize) -> Vec<u64> {
     let mut bytes = vec![0u64; tiles];
     for tile in &package.image.tiles {
         if let Some(slot) = bytes.get_mut(tile.tile as usize) {
-            *slot += tile.segments.iter().map(|s| s.bytes.len() as u64).sum::<u64>();
+            *slot += tile
+                .segments
+                .iter()
+                .map(|s| s.bytes.len() as u64)
+                .sum::<u64>();
         }
     }
     for stream in &package.image.streams {
@@ -632,7 +657,11 @@ fn liveness(out: &mut String, memory: &MemoryPlan, run: &ProgramRun, count: usiz
             escape(&run.step_name(index as u32))
         );
     }
-    let _ = write!(out, "<text x=\"4\" y=\"14\">steps 0 to {}</text>", run.steps.len().saturating_sub(1));
+    let _ = write!(
+        out,
+        "<text x=\"4\" y=\"14\">steps 0 to {}</text>",
+        run.steps.len().saturating_sub(1)
+    );
     for (i, buffer) in buffers.iter().enumerate() {
         let y = 24.0 + row * i as f64;
         let x0 = label + f64::from(buffer.live.0) / steps * width;
@@ -687,7 +716,13 @@ fn timeline_data(run: &ProgramRun) -> Value {
             _ => fed[index],
         };
         let op = op.and_then(|p| op_index.get(p)).map_or(-1, |&i| i as i64);
-        steps.push(json!([kind_index(info.kind), record.start, record.end, n, op]));
+        steps.push(json!([
+            kind_index(info.kind),
+            record.start,
+            record.end,
+            n,
+            op
+        ]));
     }
     let mut per_tile: BTreeMap<(u32, u32), (u64, u64)> = BTreeMap::new();
     for sample in &run.kernel_samples {
@@ -781,7 +816,11 @@ pub fn html(profile: &ProfileFile, package: Option<&Package>) -> String {
         phase_overview(&mut out, run);
         ops_tables(&mut out, run);
         let compute: Vec<u64> = (0..tiles as usize)
-            .map(|t| run.tile_totals.get(t).map_or(0, |totals| totals.compute_cycles))
+            .map(|t| {
+                run.tile_totals
+                    .get(t)
+                    .map_or(0, |totals| totals.compute_cycles)
+            })
             .collect();
         let id = format!("compute-{index}");
         heat.insert(
@@ -804,17 +843,26 @@ pub fn html(profile: &ProfileFile, package: Option<&Package>) -> String {
         let mut layers = serde_json::Map::new();
         layers.insert(
             "total".into(),
-            json!(per_tile.iter().map(|t| t.iter().sum::<u64>()).collect::<Vec<_>>()),
+            json!(per_tile
+                .iter()
+                .map(|t| t.iter().sum::<u64>())
+                .collect::<Vec<_>>()),
         );
         let mut options = vec![("total".to_string(), "all categories".to_string())];
         for category in MemoryCategory::ALL {
             layers.insert(
                 category.name().into(),
-                json!(per_tile.iter().map(|t| t[category.index()]).collect::<Vec<_>>()),
+                json!(per_tile
+                    .iter()
+                    .map(|t| t[category.index()])
+                    .collect::<Vec<_>>()),
             );
             options.push((category.name().into(), category.name().into()));
         }
-        heat.insert("memory".into(), json!({ "unit": "bytes", "layers": layers }));
+        heat.insert(
+            "memory".into(),
+            json!({ "unit": "bytes", "layers": layers }),
+        );
         heat_figure(
             &mut out,
             "memory",
@@ -824,7 +872,12 @@ pub fn html(profile: &ProfileFile, package: Option<&Package>) -> String {
             columns,
         );
         memory_section(&mut out, memory, tiles);
-        if let Some(run) = profile.runs.iter().find(|r| r.program == "run").or(profile.runs.first()) {
+        if let Some(run) = profile
+            .runs
+            .iter()
+            .find(|r| r.program == "run")
+            .or(profile.runs.first())
+        {
             liveness(&mut out, memory, run, 20);
         }
     } else if let Some(package) = package {
@@ -847,7 +900,7 @@ pub fn html(profile: &ProfileFile, package: Option<&Package>) -> String {
 
     let _ = writeln!(
         out,
-        "<h2>timeline of all {tiles} tiles</h2><p><label>run <select id=\"run\"></select></label> <label>row height <select id=\"row-height\"><option value=\"1\">1 px</option><option value=\"2\" selected>2 px</option><option value=\"4\">4 px</option><option value=\"8\">8 px</option><option value=\"16\">16 px</option></select></label> <button id=\"zoom-in\">zoom in</button> <button id=\"zoom-out\">zoom out</button> <button id=\"zoom-reset\">device program</button> <button id=\"zoom-all\">whole run</button> <span id=\"timeline-view\"></span></p><p class=\"note\">Mouse wheel zooms around the pointer, dragging pans; the first view is the device program (without the host transfers before and after it). The top bands are the executed steps by kind and the op each belongs to or feeds; each row below is one tile's compute (kernel runs merged per step), with the global exchange, sync and host steps shaded across all rows.</p>\n<div class=\"scroll\"><canvas id=\"timeline\" width=\"1400\" height=\"400\"></canvas></div>"
+        "<h2>timeline of all {tiles} tiles</h2><p><label>run <select id=\"run\"></select></label> <label>row height <select id=\"row-height\"><option value=\"1\">1 px</option><option value=\"2\">2 px</option><option value=\"4\">4 px</option><option value=\"8\">8 px</option><option value=\"16\">16 px</option></select></label> <button id=\"zoom-in\">zoom in</button> <button id=\"zoom-out\">zoom out</button> <button id=\"zoom-reset\">device program</button> <button id=\"zoom-all\">whole run</button> <span id=\"timeline-view\"></span></p><p class=\"note\">Mouse wheel zooms around the pointer, dragging pans; the first view is the device program (without the host transfers before and after it). The top bands are the executed steps by kind and the op each belongs to or feeds; each row below is one tile's compute (kernel runs merged per step), with the global exchange, sync and host steps shaded across all rows.</p>\n<div class=\"scroll\"><canvas id=\"timeline\" width=\"1400\" height=\"400\"></canvas></div>"
     );
 
     let runs: Vec<Value> = profile.runs.iter().map(timeline_data).collect();

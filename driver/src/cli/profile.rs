@@ -75,9 +75,9 @@ fn pareto_svg(dir: &Path) -> Result<String, Failure> {
             )
         })
         .map_err(Failure::Input)?;
-    let start = text.find("<svg").ok_or_else(|| {
-        Failure::input(anyhow!("'{}' is not an SVG image", path.display()))
-    })?;
+    let start = text
+        .find("<svg")
+        .ok_or_else(|| Failure::input(anyhow!("'{}' is not an SVG image", path.display())))?;
     let lower = text.to_ascii_lowercase();
     if lower.contains("<script") || lower.contains("href=") || lower.contains("<foreignobject") {
         return Err(Failure::input(anyhow!(

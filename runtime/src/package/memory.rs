@@ -301,7 +301,10 @@ mod tests {
         use MemoryCategory::*;
         assert_eq!(MemoryCategory::of_buffer(true, true, true), Weights);
         assert_eq!(MemoryCategory::of_buffer(true, false, false), Weights);
-        assert_eq!(MemoryCategory::of_buffer(false, false, true), ExchangeBuffers);
+        assert_eq!(
+            MemoryCategory::of_buffer(false, false, true),
+            ExchangeBuffers
+        );
         // An input that is also exchanged further stays an activation.
         assert_eq!(MemoryCategory::of_buffer(false, true, true), Activations);
         assert_eq!(MemoryCategory::of_buffer(false, false, false), Activations);

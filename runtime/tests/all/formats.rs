@@ -469,10 +469,7 @@ fn version_1_profiles_are_still_read() {
 
 /// Rewrites the `source` section's content of a package file (and its lengths), reseals it.
 fn with_source_content(bytes: &[u8], content: &[u8]) -> Vec<u8> {
-    let (kind, at, length) = *section_table(bytes)
-        .iter()
-        .find(|s| s.0 == 9)
-        .unwrap();
+    let (kind, at, length) = *section_table(bytes).iter().find(|s| s.0 == 9).unwrap();
     assert_eq!(kind, 9);
     let mut out = bytes[..at].to_vec();
     out[at - 8..at].copy_from_slice(&(content.len() as u64).to_le_bytes());

@@ -132,7 +132,12 @@ fn html_report_is_self_contained_and_carries_its_data() {
         page.contains("<td>ipu.add loc(&quot;model.mlir&quot;:3:10)</td>"),
         "op table"
     );
-    for column in ["roofline", "kernel model", "planner estimate", "roofline / achieved"] {
+    for column in [
+        "roofline",
+        "kernel model",
+        "planner estimate",
+        "roofline / achieved",
+    ] {
         assert!(page.contains(&format!(">{column}</th>")), "column {column}");
     }
     assert!(
@@ -150,7 +155,9 @@ fn html_report_is_self_contained_and_carries_its_data() {
         profile.runs[0].executed.len()
     );
     assert_eq!(data["grid"]["place"].as_array().unwrap().len(), 1472);
-    let compute = data["heat"]["compute-0"]["layers"]["compute"].as_array().unwrap();
+    let compute = data["heat"]["compute-0"]["layers"]["compute"]
+        .as_array()
+        .unwrap();
     assert_eq!(compute.len(), 1472);
     assert!(compute[0].as_u64().unwrap() > 0 && compute[1000].as_u64() == Some(0));
 }
@@ -223,7 +230,10 @@ fn roofline_bounds_follow_the_target_table() {
     assert_eq!(r.limit(), "AMP");
     // The same MACs in FP8 take half the cycles; on twice the tiles half again.
     work.amp_macs = [(Precision::F8E4M3, 4 * f16 * 1000)].into();
-    assert_eq!(work.roofline(&target).compute_bound_cycles, 4 * f16 as u64 * 1000 / fp8 as u64 / 4);
+    assert_eq!(
+        work.roofline(&target).compute_bound_cycles,
+        4 * f16 as u64 * 1000 / fp8 as u64 / 4
+    );
     work.tiles = (0..8).collect();
     assert_eq!(work.roofline(&target).compute_bound_cycles, 250);
     // No AMP work: the vector kernels at peak over the tiles, here below the exchange bound.
@@ -256,7 +266,10 @@ fn phase_bytes_are_the_busiest_tiles() {
     // Tile 0 multicasts 64 bytes to 1, 2, 3; tile 1 sends 32 to tile 2: tile 2 receives 96.
     let phase = ExchangePhase::from_transfers(
         0,
-        &[transfer(0, vec![1, 2, 3], 64, 0), transfer(1, vec![2], 32, 1)],
+        &[
+            transfer(0, vec![1, 2, 3], 64, 0),
+            transfer(1, vec![2], 32, 1),
+        ],
     );
     assert_eq!(phase_busiest_bytes(&phase), 96);
 }
@@ -283,5 +296,8 @@ fn fixture_op_roofline_and_fed_steps() {
     assert!(op.roofline_percent() > 0.0 && op.roofline_percent() <= 100.0);
     let fed = run.fed_ops();
     assert!(fed.iter().all(Option::is_none), "{fed:?}");
-    assert_eq!(run.step_name(run.executed[1].step), format!("ipu.add {}", fixture::ADD_LOCATION));
+    assert_eq!(
+        run.step_name(run.executed[1].step),
+        format!("ipu.add {}", fixture::ADD_LOCATION)
+    );
 }
