@@ -37,6 +37,9 @@ pub fn phase_cycles(run: &ProgramRun) -> BTreeMap<String, u64> {
     out
 }
 
+/// A memory row: category, busiest tile A and B, all tiles A and B.
+type CategoryRow = (String, Option<u64>, Option<u64>, Option<u64>, Option<u64>);
+
 /// `b - a` with its percentage of `a`.
 fn delta_cells(a: Option<u64>, b: Option<u64>) -> String {
     match (a, b) {
@@ -253,24 +256,22 @@ pub fn html(a: &ProfileFile, a_name: &str, b: &ProfileFile, b_name: &str) -> Str
             busy_a.map_or_else(|| "-".into(), |(t, _)| t.to_string()),
             busy_b.map_or_else(|| "-".into(), |(t, _)| t.to_string())
         );
-        let mut categories: Vec<(String, Option<u64>, Option<u64>, Option<u64>, Option<u64>)> =
-            MemoryCategory::ALL
-                .iter()
-                .map(|c| {
-                    let i = c.index();
-                    (
-                        c.name().to_string(),
-                        busy_a.map(|(_, b)| b[i]),
-                        busy_b.map(|(_, b)| b[i]),
-                        total_a.map(|t| t[i]),
-                        total_b.map(|t| t[i]),
-                    )
-                })
-                .collect();
+        let mut categories: Vec<CategoryRow> = MemoryCategory::ALL
+            .iter()
+            .map(|c| {
+                let i = c.index();
+                (
+                    c.name().to_string(),
+                    busy_a.map(|(_, b)| b[i]),
+                    busy_b.map(|(_, b)| b[i]),
+                    total_a.map(|t| t[i]),
+                    total_b.map(|t| t[i]),
+                )
+            })
+            .collect();
         let sum = |f: fn(&CategoryRow) -> Option<u64>, rows: &[CategoryRow]| {
             rows.iter().map(f).try_fold(0u64, |s, v| v.map(|v| s + v))
         };
-        type CategoryRow = (String, Option<u64>, Option<u64>, Option<u64>, Option<u64>);
         let all = (
             "all categories".to_string(),
             sum(|r| r.1, &categories),

@@ -437,6 +437,9 @@ fn placed_bytes(package: &Package, tiles: usize) -> Vec<u64> {
     bytes
 }
 
+/// An op with its parts: name, roofline, achieved cycles, AMP FLOPs, the parts' provenances.
+type OpGroup<'a> = (Option<String>, u64, u64, u64, Vec<&'a str>);
+
 /// The ops table of one run, and the per-planned-op totals.
 fn ops_tables(out: &mut String, run: &ProgramRun) {
     out.push_str("<h3>ops against their roofline</h3>\n<p class=\"note\">Roofline: the op's AMP FLOPs at the AMP peak for their precision (MACs per tile per cycle from the target table) spread over the tiles the op runs on, or for an op without AMP work its vector kernels at their models' peak rate; and the busiest tile's bytes of the exchange phases feeding the op at the exchange bandwidth; the larger of the two. Kernel model: the kernel cost models of the op's work spread evenly over every tile of the target (not a roofline). Achieved: the simulated wall time of the op's compute steps plus the exchange and sync steps feeding them.</p>\n");
@@ -474,7 +477,7 @@ fn ops_tables(out: &mut String, run: &ProgramRun) {
 
     // Per planned op: its own row and its parts, summed (parts run one after another, so
     // their rooflines add up).
-    let mut groups: BTreeMap<String, (Option<String>, u64, u64, u64, Vec<&str>)> = BTreeMap::new();
+    let mut groups: BTreeMap<String, OpGroup> = BTreeMap::new();
     for op in &run.ops {
         let key = owner(&op.provenance, run).to_string();
         let entry = groups
