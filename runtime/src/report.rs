@@ -255,8 +255,30 @@ const SCRIPT: &str = r##"
     runSelect.appendChild(option);
   });
   function currentRun() { return data.runs[runIndex]; }
+  // With "hide host transfers", time is squeezed: the cycles of host write and read steps are
+  // taken out, so the device program's steps sit side by side (a host step shows as a line).
+  const hideHost = document.getElementById("hide-host");
+  function squeeze(run) {
+    const hosts = run.steps.filter(function (s) { return s[0] === 4 || s[0] === 5; });
+    if (!hideHost.checked || hosts.length === 0) { return function (c) { return c; }; }
+    return function (c) {
+      let out = c;
+      for (let i = 0; i < hosts.length; i++) {
+        const h = hosts[i];
+        if (h[1] >= c) { break; }
+        out -= Math.min(c, h[2]) - h[1];
+      }
+      return out;
+    };
+  }
+  function extent(run) { return Math.max(1, squeeze(run)(run.total)); }
   // The first view is the device program (host transfers often take most of a run).
-  function reset() { const run = currentRun(); view = run ? [run.device[0], Math.max(run.device[0] + 1, run.device[1])] : [0, 1]; }
+  function reset() {
+    const run = currentRun();
+    if (!run) { view = [0, 1]; return; }
+    const sq = squeeze(run);
+    view = [sq(run.device[0]), Math.max(sq(run.device[0]) + 1, sq(run.device[1]))];
+  }
   function draw() {
     const run = currentRun();
     const rowHeight = Number(rowSelect.value) || 2;
@@ -265,8 +287,10 @@ const SCRIPT: &str = r##"
     context.clearRect(0, 0, canvas.width, canvas.height);
     if (!run) { return; }
     const width = canvas.width - left, span = Math.max(1, view[1] - view[0]);
+    const sq = squeeze(run);
     const x = function (c) { return left + (c - view[0]) / span * width; };
     const clip = function (a, b, draw) {
+      a = sq(a); b = sq(b);
       if (b < view[0] || a > view[1]) { return; }
       const x0 = Math.max(left, x(a)), x1 = Math.min(canvas.width, x(b));
       draw(x0, Math.max(1, x1 - x0));
@@ -320,15 +344,15 @@ const SCRIPT: &str = r##"
       if (tile % every === 0) { context.fillText("tile " + tile, 2, y + Math.min(rowHeight, 10)); }
     }
     canvas.setAttribute("data-timeline-rows", String(rows));
-    info.textContent = "cycles " + fmt(view[0]) + " to " + fmt(view[1]) + " of " + fmt(run.total);
+    info.textContent = (hideHost.checked ? "device cycles " : "cycles ") + fmt(view[0]) + " to " + fmt(view[1]) + " of " + fmt(extent(run));
   }
   function zoom(factor, at) {
     const run = currentRun(); if (!run) { return; }
     const span = view[1] - view[0];
     const centre = at === undefined ? view[0] + span / 2 : at;
-    let next = Math.max(8, Math.min(run.total, span * factor));
+    let next = Math.max(8, Math.min(extent(run), span * factor));
     let start = centre - (centre - view[0]) * next / span;
-    start = Math.max(0, Math.min(run.total - next, start));
+    start = Math.max(0, Math.min(extent(run) - next, start));
     view = [start, start + next];
     draw();
   }
@@ -345,13 +369,14 @@ const SCRIPT: &str = r##"
     if (!dragging) { return; }
     const run = currentRun(); const span = dragging.view[1] - dragging.view[0];
     let start = dragging.view[0] - (event.clientX - dragging.x) / (canvas.width - left) * span;
-    start = Math.max(0, Math.min(run.total - span, start));
+    start = Math.max(0, Math.min(extent(run) - span, start));
     view = [start, start + span]; draw();
   });
   document.getElementById("zoom-in").addEventListener("click", function () { zoom(0.5); });
   document.getElementById("zoom-out").addEventListener("click", function () { zoom(2); });
   document.getElementById("zoom-reset").addEventListener("click", function () { reset(); draw(); });
-  document.getElementById("zoom-all").addEventListener("click", function () { const run = currentRun(); if (run) { view = [0, Math.max(1, run.total)]; draw(); } });
+  document.getElementById("zoom-all").addEventListener("click", function () { const run = currentRun(); if (run) { view = [0, extent(run)]; draw(); } });
+  hideHost.addEventListener("change", function () { reset(); draw(); });
   runSelect.addEventListener("change", function () { runIndex = Number(runSelect.value) || 0; reset(); draw(); });
   rowSelect.addEventListener("change", draw);
   reset();
@@ -903,7 +928,7 @@ pub fn html(profile: &ProfileFile, package: Option<&Package>) -> String {
 
     let _ = writeln!(
         out,
-        "<h2>timeline of all {tiles} tiles</h2><p><label>run <select id=\"run\"></select></label> <label>row height <select id=\"row-height\"><option value=\"1\">1 px</option><option value=\"2\">2 px</option><option value=\"4\">4 px</option><option value=\"8\">8 px</option><option value=\"16\">16 px</option></select></label> <button id=\"zoom-in\">zoom in</button> <button id=\"zoom-out\">zoom out</button> <button id=\"zoom-reset\">device program</button> <button id=\"zoom-all\">whole run</button> <span id=\"timeline-view\"></span></p><p class=\"note\">Mouse wheel zooms around the pointer, dragging pans; the first view is the device program (without the host transfers before and after it). The top bands are the executed steps by kind and the op each belongs to or feeds; each row below is one tile's compute (kernel runs merged per step), with the global exchange, sync and host steps shaded across all rows.</p>\n<div class=\"scroll\"><canvas id=\"timeline\" width=\"1400\" height=\"400\"></canvas></div>"
+        "<h2>timeline of all {tiles} tiles</h2><p><label>run <select id=\"run\"></select></label> <label>row height <select id=\"row-height\"><option value=\"1\">1 px</option><option value=\"2\">2 px</option><option value=\"4\">4 px</option><option value=\"8\">8 px</option><option value=\"16\">16 px</option></select></label> <button id=\"zoom-in\">zoom in</button> <button id=\"zoom-out\">zoom out</button> <button id=\"zoom-reset\">device program</button> <button id=\"zoom-all\">whole run</button> <label><input type=\"checkbox\" id=\"hide-host\" checked> hide host transfers</label> <span id=\"timeline-view\"></span></p><p class=\"note\">Mouse wheel zooms around the pointer, dragging pans; the first view is the device program (without the host transfers before and after it), and host transfers are hidden (their cycles taken out of the time axis, each shown as a line) unless unticked. The top bands are the executed steps by kind and the op each belongs to or feeds; each row below is one tile's compute (kernel runs merged per step), with the global exchange, sync and host steps shaded across all rows.</p>\n<div class=\"scroll\"><canvas id=\"timeline\" width=\"1400\" height=\"400\"></canvas></div>"
     );
 
     let runs: Vec<Value> = profile.runs.iter().map(timeline_data).collect();
