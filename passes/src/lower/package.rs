@@ -111,9 +111,10 @@ fn step_kernel_cycles<'p>(program: &'p TileProgram, target: &Target) -> BTreeMap
     out
 }
 
-/// The ideal cycles of the op with `provenance`: the kernel model's cycles of all its compute
-/// steps (the op's own and its `provenance.*` conversion, output and repeat-body steps, from
-/// [`step_kernel_cycles`]), spread perfectly over all the target's tiles.
+/// The kernel-model cycles of the op with `provenance` (the profile plan's `ideal_cycles`, not
+/// a roofline): the kernel model's cycles of all its compute steps (the op's own and its
+/// `provenance.*` conversion, output and repeat-body steps, from [`step_kernel_cycles`]),
+/// spread perfectly over all the target's tiles.
 fn ideal_cycles(steps: &BTreeMap<&str, u64>, provenance: &str, target: &Target) -> u64 {
     let prefix = format!("{provenance}.");
     let total: u64 = steps

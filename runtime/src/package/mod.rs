@@ -410,7 +410,9 @@ pub struct PlannedOp {
     pub provenance: String,
     /// The op name (`ipu.matmul`).
     pub op: String,
-    /// Cycles of the op's work at the target's peak rate over every tile (the roofline).
+    /// The kernel models' cycles of the op's work spread evenly over every tile of the
+    /// target: a model figure, not the op's roofline (the profile computes that from the
+    /// kernels it ran, see `crate::profile::Roofline`).
     pub ideal_cycles: u64,
     /// The planner's estimate for the chosen plan.
     pub estimated_cycles: u64,

@@ -23,7 +23,7 @@ fn summary_names_everything_once() {
         "initialize: command 0, program initialize, 1 phases [->b]",
         "run: command 0, program run, 2 phases [->x <-y]",
         "weight b F32 [8] over 4 tiles",
-        "ipu.add loc(\"model.mlir\":3:10): ideal 1 cycles, estimated 20",
+        "ipu.add loc(\"model.mlir\":3:10): kernel model 1 cycles, estimated 20",
         "exchange.sync_cycles = 90",
         "data",
     ] {
