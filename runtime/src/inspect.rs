@@ -242,7 +242,7 @@ fn write_profile_plan(out: &mut String, package: &Package) {
     for op in &plan.ops {
         let _ = writeln!(
             out,
-            "  {} {}: ideal {} cycles, estimated {}",
+            "  {} {}: kernel model {} cycles, estimated {}",
             op.op,
             op.provenance,
             grouped(op.ideal_cycles),

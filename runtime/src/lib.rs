@@ -6,6 +6,7 @@
 //! the whole file, and length-prefixed sections that are validated before use, so a
 //! truncated, corrupted or hostile file is a clear error, never a panic or a huge allocation.
 
+pub mod compare;
 pub mod config;
 pub mod container;
 pub mod inputs;

@@ -6,38 +6,51 @@
 //! * every executed step with its start and end cycle (exchange, sync and host steps are
 //!   global BSP steps: every tile spends them together, so they are stored once),
 //! * every kernel run per tile (tile, kernel, start, end) inside its compute step,
-//! * per op: the ideal cycles (the kernel model at peak rate over every tile) and the
-//!   achieved cycles (wall time of the op's compute steps), so a report can show how far each
-//!   op is from its roofline.
+//! * per op: its roofline ([`Roofline`]: the op's AMP FLOPs at the AMP peak for their
+//!   precision over the tiles the op runs on, and the bytes its exchange phases move at the
+//!   exchange bandwidth), the kernel-model figure, the planner's estimate and the achieved
+//!   cycles (wall time of the op's compute steps, and of the exchange and sync steps that
+//!   feed it), so a report can show how far each op is from its roofline;
+//! * the package's memory plan (buffers by category with their lifetimes, support memory).
 //!
-//! [`ProgramRun::tile_samples`] expands this into the per-tile, per-step view.
+//! [`ProgramRun::tile_samples`] expands this into the per-tile, per-step view, and
+//! [`ProgramRun::step_name`] names steps the same way in every view (report, trace, query).
 //!
 //! ## File layout
-//! A [`crate::container`] file (magic "\x89IPUPRF\n") with two postcard sections: `meta`
-//! (compiler, application, target, clock, tiles, kernel names) and `runs`. The format owns its
-//! types rather than serializing the simulator's, so the simulator can change without
-//! changing the files people keep.
+//! A [`crate::container`] file (magic "\x89IPUPRF\n") with three postcard sections: `meta`
+//! (compiler, application, target, clock, tiles, kernel names), `runs` and `memory`. The
+//! format owns its types rather than serializing the simulator's, so the simulator can change
+//! without changing the files people keep. Version 1 files (no `memory`, no rooflines) are
+//! still read: their ops carry an empty roofline and the memory plan is empty.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use ipu_device::image::{DeviceImage, Step};
+use ipu_device::image::{DeviceImage, ExchangePhase, Step};
 use ipu_device::sim::{self, Profile};
-use ipu_device::{cost, KernelSpec, Target};
+use ipu_device::{cost, KernelSpec, Precision, Target};
 use serde::{Deserialize, Serialize};
 use tracing::info;
 
 use crate::container::{self, FormatError, FormatSpec};
-use crate::package::{Package, COMPILER_VERSION};
+use crate::package::{MemoryPlan, Package, COMPILER_VERSION};
 
-/// Version of the `.ipuprof` layout.
-pub const PROFILE_FORMAT_VERSION: u32 = 1;
+/// Version of the `.ipuprof` layout. Version 2 added the ops' rooflines and the `memory`
+/// section.
+pub const PROFILE_FORMAT_VERSION: u32 = 2;
 
 pub const PROFILE_SPEC: FormatSpec = FormatSpec {
     name: "profile",
     magic: *b"\x89IPUPRF\n",
     version: PROFILE_FORMAT_VERSION,
-    sections: &[(1, "meta"), (2, "runs")],
+    sections: &[(1, "meta"), (2, "runs"), (3, "memory")],
+};
+
+/// Version 1: `meta` and `runs` (ops without rooflines).
+const PROFILE_SPEC_V1: FormatSpec = FormatSpec {
+    version: 1,
+    sections: PROFILE_SPEC.sections.split_at(2).0,
+    ..PROFILE_SPEC
 };
 
 /// Largest profile file a reader accepts (refused by size before reading). A profile grows
@@ -122,20 +135,141 @@ pub struct TileTotals {
     pub bytes_received: u64,
 }
 
-/// Ideal and achieved cycles of one op.
+/// The roofline of one op: the least time its work could take on the tiles it uses.
+///
+/// * Compute: when the op runs AMP GEMM kernels, their FLOPs (2 per MAC) at the AMP's peak
+///   rate for the kernels' input precision (`Target::amp`, MACs per tile per cycle), spread
+///   evenly over the tiles the op runs kernels on; the kernels around them (casts, copies,
+///   zeroing) are overhead the roofline leaves out. An op with no AMP work (vector ops) is
+///   bounded by its kernels' cycles at the vector models' peak rate instead ([`peak_cycles`]),
+///   over the same tiles.
+/// * Exchange: the bytes of the exchange phases that feed the op (the phases executed since
+///   the previous compute step), counting for each phase the busiest tile's larger direction
+///   (sent or received), at the exchange bandwidth (`Target::exchange.bytes_per_cycle` per
+///   tile per cycle).
+///
+/// The roofline is the larger of the two ([`Roofline::cycles`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Roofline {
+    /// Tiles the op runs kernels on.
+    pub tiles: u32,
+    /// Input precision of the op's AMP work (the one with most MACs); `None`: no AMP work,
+    /// the compute bound is the vector models' peak.
+    pub amp_precision: Option<Precision>,
+    /// FLOPs of the op's AMP kernels (2 per MAC).
+    pub amp_flops: u64,
+    pub compute_bound_cycles: u64,
+    /// Bytes of the op's exchange phases, the busiest tile's per phase, summed.
+    pub exchange_bytes: u64,
+    pub exchange_bound_cycles: u64,
+}
+
+impl Roofline {
+    /// The roofline cycles: the larger of the compute and exchange bounds.
+    pub fn cycles(&self) -> u64 {
+        self.compute_bound_cycles.max(self.exchange_bound_cycles)
+    }
+
+    /// Which bound sets the roofline.
+    pub fn limit(&self) -> &'static str {
+        if self.exchange_bound_cycles > self.compute_bound_cycles {
+            "exchange"
+        } else if self.amp_precision.is_some() {
+            "AMP"
+        } else {
+            "vector"
+        }
+    }
+}
+
+/// The work of one op that its roofline is computed from (see [`Roofline`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OpWork {
+    pub tiles: BTreeSet<u32>,
+    /// AMP MACs by input precision.
+    pub amp_macs: BTreeMap<Precision, u128>,
+    /// Cycles of the op's non-AMP kernel runs at the vector models' peak, summed over tiles.
+    pub vector_peak_cycles: u128,
+    /// Per exchange phase, the busiest tile's bytes.
+    pub exchange_bytes: u64,
+}
+
+impl OpWork {
+    /// The roofline of this work on `target` (see [`Roofline`]).
+    pub fn roofline(&self, target: &Target) -> Roofline {
+        let tiles = self.tiles.len().max(1) as u128;
+        let amp_tile_cycles: u128 = self
+            .amp_macs
+            .iter()
+            .map(|(&precision, &macs)| {
+                macs.div_ceil(u128::from(target.amp.macs_per_cycle(precision).max(1)))
+            })
+            .sum();
+        let amp_precision = self
+            .amp_macs
+            .iter()
+            .filter(|(_, &macs)| macs > 0)
+            .max_by_key(|(&precision, &macs)| (macs, std::cmp::Reverse(precision)))
+            .map(|(&precision, _)| precision);
+        let compute = if amp_precision.is_some() {
+            amp_tile_cycles
+        } else {
+            self.vector_peak_cycles
+        };
+        let macs: u128 = self.amp_macs.values().sum();
+        let bandwidth = u64::from(target.exchange.bytes_per_cycle.value.max(1));
+        Roofline {
+            tiles: self.tiles.len() as u32,
+            amp_precision,
+            amp_flops: u64::try_from(macs * 2).unwrap_or(u64::MAX),
+            compute_bound_cycles: u64::try_from(compute.div_ceil(tiles)).unwrap_or(u64::MAX),
+            exchange_bytes: self.exchange_bytes,
+            exchange_bound_cycles: self.exchange_bytes.div_ceil(bandwidth),
+        }
+    }
+}
+
+/// The roofline, model and achieved cycles of one op (one provenance of compute steps).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OpCycles {
     pub provenance: String,
-    /// The op name from the package's profile plan, when it has one.
+    /// The op name from the package's profile plan: the op planned at this provenance, or
+    /// the one it is a part of (`op0.reduce` belongs to `op0`).
     pub op: Option<String>,
     pub kernel_runs: u64,
-    /// The op's work at peak rate spread over every tile: the package plan's figure, or the
-    /// kernel models at peak (see [`peak_cycles`]) summed and divided by the tile count.
-    pub ideal_cycles: u64,
+    /// The kernel models' cycles of the op's work spread evenly over every tile of the
+    /// target: the package plan's figure, or the kernel models at peak (see
+    /// [`peak_cycles`]) summed and divided by the tile count. A model figure, not a roofline.
+    pub kernel_model_cycles: u64,
     /// The planner's estimate, when the package's plan has one.
     pub estimated_cycles: Option<u64>,
     /// Wall time of the op's executed compute steps (first tile start to last tile end).
     pub achieved_cycles: u64,
+    /// Wall time of the exchange and sync steps that feed the op (those executed since the
+    /// previous compute step).
+    pub exchange_cycles: u64,
+    pub roofline: Roofline,
+}
+
+impl OpCycles {
+    /// Achieved cycles of the op: its compute steps and the exchange feeding them.
+    pub fn achieved_total(&self) -> u64 {
+        self.achieved_cycles.saturating_add(self.exchange_cycles)
+    }
+
+    /// Roofline over achieved, in percent (0 when nothing was achieved).
+    pub fn roofline_percent(&self) -> f64 {
+        percent(self.roofline.cycles(), self.achieved_total())
+    }
+}
+
+/// `part / whole` in percent; 0 for an empty whole.
+pub fn percent(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 / whole as f64 * 100.0
+    }
 }
 
 /// One profiled program run.
@@ -175,6 +309,58 @@ pub struct ProfileFile {
     /// Kernel names by kernel table index.
     pub kernels: Vec<String>,
     pub runs: Vec<ProgramRun>,
+    /// The profiled package's memory plan (empty when it has none).
+    pub memory: MemoryPlan,
+}
+
+/// An op of a version 1 profile.
+#[derive(Deserialize)]
+struct OpCyclesV1 {
+    provenance: String,
+    op: Option<String>,
+    kernel_runs: u64,
+    ideal_cycles: u64,
+    estimated_cycles: Option<u64>,
+    achieved_cycles: u64,
+}
+
+/// A run of a version 1 profile.
+#[derive(Deserialize)]
+struct ProgramRunV1 {
+    program: String,
+    total_cycles: u64,
+    steps: Vec<StepInfo>,
+    executed: Vec<ExecutedStep>,
+    kernel_samples: Vec<KernelSample>,
+    tile_totals: Vec<TileTotals>,
+    ops: Vec<OpCyclesV1>,
+}
+
+impl From<ProgramRunV1> for ProgramRun {
+    fn from(run: ProgramRunV1) -> ProgramRun {
+        ProgramRun {
+            program: run.program,
+            total_cycles: run.total_cycles,
+            steps: run.steps,
+            executed: run.executed,
+            kernel_samples: run.kernel_samples,
+            tile_totals: run.tile_totals,
+            ops: run
+                .ops
+                .into_iter()
+                .map(|op| OpCycles {
+                    provenance: op.provenance,
+                    op: op.op,
+                    kernel_runs: op.kernel_runs,
+                    kernel_model_cycles: op.ideal_cycles,
+                    estimated_cycles: op.estimated_cycles,
+                    achieved_cycles: op.achieved_cycles,
+                    exchange_cycles: 0,
+                    roofline: Roofline::default(),
+                })
+                .collect(),
+        }
+    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -204,22 +390,31 @@ fn invalid_run(run: &ProgramRun, detail: String) -> ProfileError {
     }
 }
 
-/// Cycles of one call of `spec` at the target's peak rate: an AMP GEMM's MACs at the AMP's
-/// MACs per cycle for its input precision (the row count the call selects, argument 3); any
-/// other kernel's model cycles without the launch overhead, because the vector models are
-/// already written at the calibrated peak rate and only the launch is overhead.
-pub fn peak_cycles(spec: &KernelSpec, args: &[u32], target: &Target) -> u64 {
+/// MACs of one call of an AMP GEMM kernel: the row count the call selects (argument 3, or
+/// the largest entry) times K times C; 0 for any other kernel.
+pub fn gemm_macs(spec: &KernelSpec, args: &[u32]) -> u128 {
     match spec {
-        KernelSpec::Gemm {
-            input, k, c, rows, ..
-        } => {
+        KernelSpec::Gemm { k, c, rows, .. } => {
             let selected = args
                 .get(3)
                 .and_then(|&i| rows.get(i as usize))
                 .or_else(|| rows.iter().max())
                 .copied()
                 .unwrap_or(0);
-            let macs = u128::from(selected) * u128::from(*k) * u128::from(*c);
+            u128::from(selected) * u128::from(*k) * u128::from(*c)
+        }
+        _ => 0,
+    }
+}
+
+/// Cycles of one call of `spec` at the target's peak rate: an AMP GEMM's MACs at the AMP's
+/// MACs per cycle for its input precision (the row count the call selects, argument 3); any
+/// other kernel's model cycles without the launch overhead, because the vector models are
+/// already written at the calibrated peak rate and only the launch is overhead.
+pub fn peak_cycles(spec: &KernelSpec, args: &[u32], target: &Target) -> u64 {
+    match spec {
+        KernelSpec::Gemm { input, .. } => {
+            let macs = gemm_macs(spec, args);
             let rate = u128::from(target.amp.macs_per_cycle(*input).max(1));
             u64::try_from(macs.div_ceil(rate)).unwrap_or(u64::MAX)
         }
@@ -228,9 +423,29 @@ pub fn peak_cycles(spec: &KernelSpec, args: &[u32], target: &Target) -> u64 {
     }
 }
 
-/// Compute steps of a program by pre-order number.
-fn compute_steps(image: &DeviceImage, program: &str) -> BTreeMap<u32, Vec<(u32, Vec<u32>)>> {
-    fn walk(steps: &[Step], next: &mut u32, out: &mut BTreeMap<u32, Vec<(u32, Vec<u32>)>>) {
+/// What the roofline needs of a program's static steps, by pre-order number: each compute
+/// step's kernel runs (tile, kernel, arguments) and each exchange phase's busiest tile's bytes.
+#[derive(Default)]
+struct StaticSteps {
+    compute: BTreeMap<u32, Vec<(u32, u32, Vec<u32>)>>,
+    exchange_bytes: BTreeMap<u32, u64>,
+}
+
+/// The busiest tile's bytes of an exchange phase: per tile the larger of what it sends and
+/// what it receives, the largest over tiles.
+pub fn phase_busiest_bytes(phase: &ExchangePhase) -> u64 {
+    let mut per_tile: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
+    for send in &phase.sends {
+        per_tile.entry(send.tile).or_default().0 += u64::from(send.bytes);
+    }
+    for receive in &phase.receives {
+        per_tile.entry(receive.tile).or_default().1 += u64::from(receive.bytes);
+    }
+    per_tile.values().map(|&(s, r)| s.max(r)).max().unwrap_or(0)
+}
+
+fn static_steps(image: &DeviceImage, program: &str) -> StaticSteps {
+    fn walk(steps: &[Step], next: &mut u32, out: &mut StaticSteps) {
         for step in steps {
             let id = *next;
             *next += 1;
@@ -239,20 +454,40 @@ fn compute_steps(image: &DeviceImage, program: &str) -> BTreeMap<u32, Vec<(u32, 
                     let runs = compute
                         .runs
                         .iter()
-                        .map(|r| (r.kernel, r.args.clone()))
+                        .map(|r| (r.tile, r.kernel, r.args.clone()))
                         .collect();
-                    out.insert(id, runs);
+                    out.compute.insert(id, runs);
+                }
+                Step::Exchange(phase) => {
+                    out.exchange_bytes.insert(id, phase_busiest_bytes(phase));
                 }
                 Step::Repeat { body, .. } => walk(body, next, out),
                 _ => {}
             }
         }
     }
-    let mut out = BTreeMap::new();
+    let mut out = StaticSteps::default();
     if let Some(p) = image.program(program) {
         walk(&p.steps, &mut 0, &mut out);
     }
     out
+}
+
+/// The planned op a provenance belongs to: the one planned at it, or else the longest planned
+/// provenance it extends by `.part` (`op0.reduce` is part of `op0`).
+pub fn owning_op<'a>(
+    provenance: &str,
+    planned: &'a [crate::package::PlannedOp],
+) -> Option<&'a crate::package::PlannedOp> {
+    planned
+        .iter()
+        .filter(|p| {
+            provenance == p.provenance
+                || provenance
+                    .strip_prefix(p.provenance.as_str())
+                    .is_some_and(|rest| rest.starts_with('.'))
+        })
+        .max_by_key(|p| p.provenance.len())
 }
 
 impl ProgramRun {
@@ -317,54 +552,77 @@ impl ProgramRun {
             })
             .collect();
 
-        // Per op: executions of each of its compute steps, kernel runs and wall time.
-        let image_steps = compute_steps(&package.image, &profile.program);
-        let mut executions: BTreeMap<u32, u64> = BTreeMap::new();
+        // Per op: its work (kernel runs of its executed compute steps, exchange phases
+        // feeding them), kernel runs and wall times.
+        let image_steps = static_steps(&package.image, &profile.program);
         let mut achieved: BTreeMap<&str, u64> = BTreeMap::new();
+        let mut fed: BTreeMap<&str, u64> = BTreeMap::new();
+        let mut work: BTreeMap<&str, OpWork> = BTreeMap::new();
+        let mut runs_of: BTreeMap<&str, u64> = BTreeMap::new();
+        let mut modelled: BTreeMap<&str, u128> = BTreeMap::new();
+        // Exchange and sync steps since the last compute step: cycles and busiest bytes.
+        let mut pending = (0u64, 0u64);
         for record in &executed {
             let Some(info) = steps.get(record.step as usize) else {
                 continue;
             };
-            if let (StepKind::Compute, Some(provenance)) = (info.kind, &info.provenance) {
-                *executions.entry(record.step).or_default() += 1;
-                *achieved.entry(provenance.as_str()).or_default() +=
-                    record.end.saturating_sub(record.start);
+            let cycles = record.end.saturating_sub(record.start);
+            match (info.kind, &info.provenance) {
+                (StepKind::Exchange | StepKind::Sync, _) => {
+                    pending.0 += cycles;
+                    pending.1 += image_steps
+                        .exchange_bytes
+                        .get(&record.step)
+                        .copied()
+                        .unwrap_or(0);
+                }
+                (StepKind::Compute, Some(provenance)) => {
+                    let provenance = provenance.as_str();
+                    *achieved.entry(provenance).or_default() += cycles;
+                    *fed.entry(provenance).or_default() += pending.0;
+                    let op = work.entry(provenance).or_default();
+                    op.exchange_bytes += pending.1;
+                    pending = (0, 0);
+                    for (tile, kernel, args) in
+                        image_steps.compute.get(&record.step).into_iter().flatten()
+                    {
+                        let Some(spec) = package.image.kernels.get(*kernel as usize) else {
+                            continue;
+                        };
+                        op.tiles.insert(*tile);
+                        *runs_of.entry(provenance).or_default() += 1;
+                        let peak = peak_cycles(spec, args, target);
+                        *modelled.entry(provenance).or_default() += u128::from(peak);
+                        match spec {
+                            KernelSpec::Gemm { input, .. } => {
+                                *op.amp_macs.entry(*input).or_default() += gemm_macs(spec, args);
+                            }
+                            _ => op.vector_peak_cycles += u128::from(peak),
+                        }
+                    }
+                }
+                _ => {}
             }
         }
         let tiles = u128::from(target.geometry.tiles.value.max(1));
+        let planned_ops = &package.profile_plan.ops;
         let mut ops = Vec::new();
         for (provenance, achieved_cycles) in achieved {
-            let mut peak_total = 0u128;
-            let mut kernel_runs = 0u64;
-            for (step, count) in &executions {
-                let matches = steps
-                    .get(*step as usize)
-                    .and_then(|i| i.provenance.as_deref())
-                    == Some(provenance);
-                if !matches {
-                    continue;
-                }
-                for (kernel, args) in image_steps.get(step).into_iter().flatten() {
-                    if let Some(spec) = package.image.kernels.get(*kernel as usize) {
-                        peak_total +=
-                            u128::from(peak_cycles(spec, args, target)) * u128::from(*count);
-                    }
-                    kernel_runs += count;
-                }
-            }
-            let planned = package
-                .profile_plan
-                .ops
-                .iter()
-                .find(|op| op.provenance == provenance);
-            let modelled = u64::try_from(peak_total.div_ceil(tiles)).unwrap_or(u64::MAX);
+            let planned = planned_ops.iter().find(|op| op.provenance == provenance);
+            let model = modelled.get(provenance).copied().unwrap_or(0);
+            let model = u64::try_from(model.div_ceil(tiles)).unwrap_or(u64::MAX);
             ops.push(OpCycles {
                 provenance: provenance.to_string(),
-                op: planned.map(|p| p.op.clone()),
-                kernel_runs,
-                ideal_cycles: planned.map_or(modelled, |p| p.ideal_cycles),
+                op: owning_op(provenance, planned_ops).map(|p| p.op.clone()),
+                kernel_runs: runs_of.get(provenance).copied().unwrap_or(0),
+                kernel_model_cycles: planned.map_or(model, |p| p.ideal_cycles),
                 estimated_cycles: planned.map(|p| p.estimated_cycles),
                 achieved_cycles,
+                exchange_cycles: fed.get(provenance).copied().unwrap_or(0),
+                roofline: work
+                    .get(provenance)
+                    .map(|w| w.roofline(target))
+                    .unwrap_or_default(),
             });
         }
         ProgramRun {
@@ -376,6 +634,57 @@ impl ProgramRun {
             tile_totals,
             ops,
         }
+    }
+
+    /// The name of static step `step` in every view of a profile (report, trace, query):
+    /// a compute step by its op and provenance (`ipu.matmul op0`, or the provenance alone
+    /// when no op is known), an exchange step by its phase (`exchange phase 3`), a host step
+    /// by its stream (`host-write arg0`), others by their kind.
+    pub fn step_name(&self, step: u32) -> String {
+        let Some(info) = self.steps.get(step as usize) else {
+            return format!("step {step}");
+        };
+        match (info.kind, info.phase, &info.provenance) {
+            (StepKind::Compute, _, Some(provenance)) => self.op_name(provenance),
+            (StepKind::Exchange, Some(phase), _) => format!("exchange phase {phase}"),
+            (StepKind::HostWrite | StepKind::HostRead, _, Some(stream)) => {
+                format!("{} {stream}", info.kind.name())
+            }
+            _ => info.kind.name().to_string(),
+        }
+    }
+
+    /// An op's name in every view: `ipu.matmul op0`, or the provenance alone when the
+    /// profile knows no op for it.
+    pub fn op_name(&self, provenance: &str) -> String {
+        match self
+            .ops
+            .iter()
+            .find(|op| op.provenance == provenance)
+            .and_then(|op| op.op.as_deref())
+        {
+            Some(op) => format!("{op} {provenance}"),
+            None => provenance.to_string(),
+        }
+    }
+
+    /// The op each executed exchange or sync step feeds (the provenance of the next executed
+    /// compute step), by executed index; `None` for steps after the last compute step and for
+    /// other kinds.
+    pub fn fed_ops(&self) -> Vec<Option<&str>> {
+        let mut out = vec![None; self.executed.len()];
+        let mut next: Option<&str> = None;
+        for (index, record) in self.executed.iter().enumerate().rev() {
+            let Some(info) = self.steps.get(record.step as usize) else {
+                continue;
+            };
+            match info.kind {
+                StepKind::Compute => next = info.provenance.as_deref(),
+                StepKind::Exchange | StepKind::Sync => out[index] = next,
+                _ => {}
+            }
+        }
+        out
     }
 
     /// Every sample of `tile`, in execution order: its kernel runs inside compute steps, and
@@ -529,6 +838,7 @@ impl ProfileFile {
                 .iter()
                 .map(|p| ProgramRun::from_sim(p, package, target))
                 .collect(),
+            memory: package.memory.clone(),
         }
     }
 
@@ -551,6 +861,11 @@ impl ProfileFile {
         for run in &self.runs {
             run.validate(self.tiles, self.kernels.len())?;
         }
+        self.memory
+            .validate(self.tiles)
+            .map_err(|detail| ProfileError::Invalid {
+                detail: format!("memory plan: {detail}"),
+            })?;
         Ok(())
     }
 
@@ -567,20 +882,50 @@ impl ProfileFile {
         let sections = vec![
             container::to_section(spec, "meta", &meta)?,
             container::to_section(spec, "runs", &self.runs)?,
+            container::to_section(spec, "memory", &self.memory)?,
         ];
         Ok(container::encode(spec, &self.compiler, &sections)?)
     }
 
     pub fn from_bytes(bytes: &[u8]) -> Result<ProfileFile, ProfileError> {
-        let spec = &PROFILE_SPEC;
+        // The layout version the file declares picks the spec: version 1 has no memory
+        // section and ops without rooflines; any other goes to the current spec (which names
+        // a version it does not read).
+        let declared = bytes
+            .get(8..12)
+            .filter(|_| bytes.starts_with(&PROFILE_SPEC.magic))
+            .map(|word| u32::from_le_bytes([word[0], word[1], word[2], word[3]]));
+        let spec = if declared == Some(1) {
+            &PROFILE_SPEC_V1
+        } else {
+            &PROFILE_SPEC
+        };
         let file = container::decode(spec, bytes)?;
-        let [meta, runs] = file.sections[..] else {
-            return Err(ProfileError::Invalid {
-                detail: "section table size".into(),
-            });
+        let (meta, runs, memory) = match file.sections[..] {
+            [meta, runs] if spec.version == 1 => {
+                let legacy: Vec<ProgramRunV1> = container::from_section(spec, &runs)?;
+                (
+                    meta,
+                    legacy.into_iter().map(ProgramRun::from).collect(),
+                    None,
+                )
+            }
+            [meta, runs, memory] => (
+                meta,
+                container::from_section::<Vec<ProgramRun>>(spec, &runs)?,
+                Some(memory),
+            ),
+            _ => {
+                return Err(ProfileError::Invalid {
+                    detail: "section table size".into(),
+                })
+            }
         };
         let meta: WireMeta = container::from_section(spec, &meta)?;
-        let runs: Vec<ProgramRun> = container::from_section(spec, &runs)?;
+        let memory: MemoryPlan = match memory {
+            Some(section) => container::from_section(spec, &section)?,
+            None => MemoryPlan::default(),
+        };
         let profile = ProfileFile {
             compiler: file.compiler,
             application: meta.application,
@@ -589,6 +934,7 @@ impl ProfileFile {
             tiles: meta.tiles,
             kernels: meta.kernels,
             runs,
+            memory,
         };
         profile.validate()?;
         Ok(profile)

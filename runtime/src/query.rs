@@ -1,6 +1,7 @@
 //! `ipu profile query`: where did the cycles go, grouped by kernel, op, tile or BSP phase.
 //!
-//! Kernel, op and tile groups aggregate kernel runs (one per tile per kernel call); the phase
+//! Groups are named as in every view of a profile ([`crate::profile::ProgramRun::step_name`]):
+//! ops as `ipu.matmul op0`, phases as `exchange phase 3`. Kernel, op and tile groups aggregate kernel runs (one per tile per kernel call); the phase
 //! group aggregates the global steps (exchange phases, syncs, host transfers), which every
 //! tile spends together. Rows are sorted by the chosen key with the group name as the final
 //! tie-break, so the output is the same on every run.
@@ -94,12 +95,10 @@ pub fn query(
                     let Some(info) = run.steps.get(record.step as usize) else {
                         continue;
                     };
-                    let key = match (info.kind, info.phase, &info.provenance) {
-                        (StepKind::Compute, ..) => continue,
-                        (StepKind::Exchange, Some(phase), _) => format!("exchange phase {phase}"),
-                        (_, _, Some(stream)) => format!("{} {stream}", info.kind.name()),
-                        _ => info.kind.name().to_string(),
-                    };
+                    if info.kind == StepKind::Compute {
+                        continue;
+                    }
+                    let key = run.step_name(record.step);
                     groups
                         .entry(key)
                         .or_default()
@@ -118,8 +117,8 @@ pub fn query(
                             .executed
                             .get(sample.executed as usize)
                             .and_then(|r| run.steps.get(r.step as usize))
-                            .and_then(|i| i.provenance.clone())
-                            .unwrap_or_else(|| "(unknown op)".to_string()),
+                            .and_then(|i| i.provenance.as_deref())
+                            .map_or_else(|| "(unknown op)".to_string(), |p| run.op_name(p)),
                         _ => format!("tile {}", sample.tile),
                     };
                     groups

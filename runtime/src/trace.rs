@@ -1,11 +1,14 @@
 //! Chrome trace JSON (the format Perfetto and `chrome://tracing` open) from a profile, for
 //! `ipu profile trace`.
 //!
-//! Each profiled run is a process; each tile that ran kernels is a thread with one complete
-//! (`X`) event per kernel run, named after the kernel and carrying the op location. The
-//! global BSP steps (exchange, sync, host) are spent by every tile together, so they appear
-//! once, on a `bsp` thread placed before the tiles, instead of 1,472 times. Timestamps are
-//! microseconds at the profile's clock; cycles are in each event's arguments.
+//! Each profiled run is a process. Its first thread, `phases`, has one complete (`X`) event
+//! per executed step (compute steps named after their op, exchange phases, syncs, host
+//! transfers), named exactly as `ipu profile report` and `ipu profile query` name them
+//! ([`crate::profile::ProgramRun::step_name`]); an exchange or sync step's arguments name the
+//! op it feeds. The global BSP steps are spent by every tile together, so they appear once
+//! there instead of 1,472 times. Each tile that ran kernels is a thread with one event per
+//! kernel run, named after its op (`ipu.matmul op0`) with the kernel in its arguments.
+//! Timestamps are microseconds at the profile's clock; cycles are in each event's arguments.
 
 use serde_json::{json, Value};
 
@@ -20,10 +23,11 @@ pub fn chrome_trace(profile: &ProfileFile) -> Value {
             "ph": "M", "pid": pid, "name": "process_name",
             "args": { "name": format!("{} {} ({})", profile.application, run.program, profile.target) },
         }));
-        // tid 0 is the BSP row; tile t is tid t + 1 so it sorts after it.
+        // tid 0 is the phase row; tile t is tid t + 1 so it sorts after it.
         events.push(json!({
-            "ph": "M", "pid": pid, "tid": 0, "name": "thread_name", "args": { "name": "bsp" },
+            "ph": "M", "pid": pid, "tid": 0, "name": "thread_name", "args": { "name": "phases" },
         }));
+        let fed = run.fed_ops();
         let mut named = std::collections::BTreeSet::new();
         for sample in &run.kernel_samples {
             if named.insert(sample.tile) {
@@ -33,39 +37,40 @@ pub fn chrome_trace(profile: &ProfileFile) -> Value {
                 }));
             }
         }
-        for record in &run.executed {
+        for (index, record) in run.executed.iter().enumerate() {
             let Some(info) = run.steps.get(record.step as usize) else {
                 continue;
             };
-            if info.kind == StepKind::Compute {
-                continue;
-            }
-            let name = match (info.kind, info.phase, &info.provenance) {
-                (StepKind::Exchange, Some(phase), _) => format!("exchange phase {phase}"),
-                (_, _, Some(stream)) => format!("{} {stream}", info.kind.name()),
-                _ => info.kind.name().to_string(),
+            let mut args = json!({ "step": record.step, "start_cycle": record.start, "cycles": record.end - record.start });
+            let op = match info.kind {
+                StepKind::Compute => info.provenance.as_deref(),
+                _ => fed[index],
             };
+            if let Some(op) = op {
+                args["op"] = json!(run.op_name(op));
+            }
             events.push(json!({
-                "ph": "X", "pid": pid, "tid": 0, "name": name, "cat": info.kind.name(),
+                "ph": "X", "pid": pid, "tid": 0, "name": run.step_name(record.step), "cat": info.kind.name(),
                 "ts": micros(record.start), "dur": micros(record.end - record.start),
-                "args": { "step": record.step, "start_cycle": record.start, "cycles": record.end - record.start },
+                "args": args,
             }));
         }
         for sample in &run.kernel_samples {
-            let provenance = run
+            let op = run
                 .executed
                 .get(sample.executed as usize)
                 .and_then(|r| run.steps.get(r.step as usize))
-                .and_then(|i| i.provenance.clone());
+                .and_then(|i| i.provenance.as_deref())
+                .map_or_else(|| "(unknown op)".to_string(), |p| run.op_name(p));
             let kernel = profile
                 .kernels
                 .get(sample.kernel as usize)
                 .cloned()
                 .unwrap_or_else(|| format!("kernel {}", sample.kernel));
             events.push(json!({
-                "ph": "X", "pid": pid, "tid": sample.tile + 1, "name": kernel, "cat": "compute",
+                "ph": "X", "pid": pid, "tid": sample.tile + 1, "name": op, "cat": "compute",
                 "ts": micros(sample.start), "dur": micros(sample.end - sample.start),
-                "args": { "op": provenance, "start_cycle": sample.start, "cycles": sample.end - sample.start },
+                "args": { "kernel": kernel, "start_cycle": sample.start, "cycles": sample.end - sample.start },
             }));
         }
     }

@@ -230,8 +230,8 @@ pub struct InspectArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum ProfileCommand {
-    /// Write a self-contained HTML report: per-tile timeline, heat maps over the tile grid,
-    /// ideal vs achieved cycles per op.
+    /// Write a self-contained HTML report: ops against their roofline, memory per tile by
+    /// category, buffer liveness, a timeline over every tile.
     #[command(after_help = AFTER_HELP)]
     Report(ReportArgs),
     /// Write Chrome trace JSON (opens in Perfetto or chrome://tracing).
@@ -240,6 +240,20 @@ pub enum ProfileCommand {
     /// Group and sort the profile's cycles by kernel, op, tile or phase.
     #[command(after_help = AFTER_HELP)]
     Query(QueryArgs),
+    /// Write a self-contained HTML page comparing two profiles: cycles per run, step kind,
+    /// phase and op side by side with their differences, and the memory per category.
+    #[command(after_help = AFTER_HELP)]
+    Compare(CompareArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The first profile (A).
+    pub a: PathBuf,
+    /// The second profile (B); differences are B - A.
+    pub b: PathBuf,
+    #[arg(short, long)]
+    pub output: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -247,9 +261,13 @@ pub struct ReportArgs {
     pub profile: PathBuf,
     #[arg(short, long)]
     pub output: PathBuf,
-    /// The profiled package, for the memory heat map.
+    /// The profiled package, for the memory views of a profile without a memory plan.
     #[arg(long)]
     pub package: Option<PathBuf>,
+    /// A sweep's results directory (`ipu sweep -o DIR`): its Pareto plot (`pareto.svg`) is
+    /// included in the report.
+    #[arg(long, value_name = "DIR")]
+    pub sweep: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -321,6 +339,7 @@ pub fn main(cli: Cli) -> i32 {
         Command::Profile(ProfileCommand::Report(args)) => profile::report(&args),
         Command::Profile(ProfileCommand::Trace(args)) => profile::trace(&args),
         Command::Profile(ProfileCommand::Query(args)) => profile::query(&args),
+        Command::Profile(ProfileCommand::Compare(args)) => profile::compare(&args),
         Command::Sweep(args) => sweep::command(&args),
     };
     exit_code(result)

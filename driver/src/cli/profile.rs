@@ -1,4 +1,4 @@
-//! `ipu profile report|trace|query`.
+//! `ipu profile report|trace|query|compare`.
 
 use std::path::Path;
 
@@ -6,9 +6,15 @@ use anyhow::{anyhow, Context};
 use ipu_runtime::query::{self, GroupBy, SortBy};
 use ipu_runtime::{report, trace, Package, ProfileFile};
 
-use super::{Failure, GroupByArg, QueryArgs, ReportArgs, SortArg, TraceArgs};
+use super::{CompareArgs, Failure, GroupByArg, QueryArgs, ReportArgs, SortArg, TraceArgs};
 
 fn read_profile(path: &Path) -> Result<ProfileFile, Failure> {
+    if !path.exists() {
+        return Err(Failure::input(anyhow!(
+            "cannot read profile '{}': no such file",
+            path.display()
+        )));
+    }
     ProfileFile::read(path)
         .with_context(|| format!("reading profile '{}'", path.display()))
         .map_err(Failure::Input)
@@ -33,11 +39,76 @@ pub fn report(args: &ReportArgs) -> Result<(), Failure> {
         ),
         None => None,
     };
-    let html = report::html(&profile, package.as_ref());
+    let mut html = report::html(&profile, package.as_ref());
+    if let Some(dir) = &args.sweep {
+        let svg = pareto_svg(dir)?;
+        let section = format!(
+            "<h2>sweep <code>{}</code>: simulated cycles against peak memory per tile</h2>\n<figure class=\"pareto\">{svg}</figure>\n",
+            report::escape_text(&dir.display().to_string())
+        );
+        if let Some(at) = html.find("<h2>timeline") {
+            html.insert_str(at, &section);
+        }
+    }
     let mut inputs = vec![args.profile.as_path()];
     inputs.extend(args.package.as_deref());
     write_output(&args.output, &inputs, html.as_bytes())?;
     println!("report={}", args.output.display());
+    Ok(())
+}
+
+/// The Pareto plot `ipu sweep` wrote into `dir`, checked to be an SVG image without scripts
+/// or external references (it is inlined into the report).
+fn pareto_svg(dir: &Path) -> Result<String, Failure> {
+    let path = dir.join("pareto.svg");
+    if !dir.is_dir() {
+        return Err(Failure::input(anyhow!(
+            "sweep directory '{}' is not a directory",
+            dir.display()
+        )));
+    }
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| {
+            format!(
+                "reading the sweep's Pareto plot '{}' (written by ipu sweep when a point succeeded)",
+                path.display()
+            )
+        })
+        .map_err(Failure::Input)?;
+    let start = text
+        .find("<svg")
+        .ok_or_else(|| Failure::input(anyhow!("'{}' is not an SVG image", path.display())))?;
+    let lower = text.to_ascii_lowercase();
+    if lower.contains("<script") || lower.contains("href=") || lower.contains("<foreignobject") {
+        return Err(Failure::input(anyhow!(
+            "'{}' holds scripts or external references; refusing to inline it",
+            path.display()
+        )));
+    }
+    Ok(text[start..].to_string())
+}
+
+/// `ipu profile compare a.ipuprof b.ipuprof -o cmp.html`.
+pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
+    let a = read_profile(&args.a)?;
+    let b = read_profile(&args.b)?;
+    let html = ipu_runtime::compare::html(
+        &a,
+        &args.a.display().to_string(),
+        &b,
+        &args.b.display().to_string(),
+    );
+    write_output(&args.output, &[&args.a, &args.b], html.as_bytes())?;
+    println!("compare={}", args.output.display());
+    if let (Some(x), Some(y)) = (
+        ipu_runtime::compare::device_cycles(&a),
+        ipu_runtime::compare::device_cycles(&b),
+    ) {
+        println!(
+            "deviceProgramCycles A={x} B={y} change={:+.2}%",
+            ipu_runtime::compare::change_percent(x, y)
+        );
+    }
     Ok(())
 }
 

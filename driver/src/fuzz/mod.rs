@@ -365,17 +365,27 @@ impl Campaign {
             "profile" => {
                 let file = dir.join("profile.ipuprof");
                 let _ = std::fs::write(&file, mutate::bytes(&mut rng, &fixtures.profile));
-                let (view, out) =
-                    [("report", "report.html"), ("trace", "trace.json")][rng.random_range(0..2)];
-                let command = vec![
+                let (view, out) = [
+                    ("report", "report.html"),
+                    ("trace", "trace.json"),
+                    ("compare", "compare.html"),
+                ][rng.random_range(0..3)];
+                let mut command = vec![
                     self.tool("ipu"),
                     "profile".into(),
                     view.into(),
                     file.display().to_string(),
-                    "-o".into(),
-                    dir.join(out).display().to_string(),
                 ];
-                (command, vec![file])
+                let mut inputs = vec![file];
+                if view == "compare" {
+                    // The mutated profile against the intact one.
+                    let intact = dir.join("intact.ipuprof");
+                    let _ = std::fs::write(&intact, &fixtures.profile);
+                    command.push(intact.display().to_string());
+                    inputs.push(intact);
+                }
+                command.extend(["-o".into(), dir.join(out).display().to_string()]);
+                (command, inputs)
             }
             _ => {
                 let inputs = dir.join("inputs");

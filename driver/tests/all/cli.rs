@@ -480,3 +480,217 @@ fn a_hazard_fails_the_hardware_test() {
         text(&output.stderr)
     );
 }
+
+/// The repository's `artifacts/` directory (git-ignored): where the browser tests leave their
+/// screenshots for people to look at.
+fn artifacts(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the driver crate lies in the repository")
+        .join("artifacts")
+        .join(name);
+    std::fs::create_dir_all(&dir).expect("artifacts directory");
+    dir
+}
+
+/// Headless Chromium with the flags of the report test; `extra` adds the action
+/// (`--dump-dom`, `--screenshot=...`).
+fn chromium(dir: &Path, page: &Path, extra: &[String]) -> Output {
+    Command::new(CHROMIUM)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--virtual-time-budget=10000",
+            "--hide-scrollbars",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            dir.join("chromium-profile").display()
+        ))
+        .args(extra)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium starts")
+}
+
+/// The value of `attribute` on the element whose start tag contains `marker`, from a DOM dump.
+fn attribute_of(dom: &str, marker: &str, attribute: &str) -> Option<String> {
+    let at = dom.find(marker)?;
+    let tag_start = dom[..at].rfind('<')?;
+    let tag_end = at + dom[at..].find('>')?;
+    let tag = &dom[tag_start..tag_end];
+    let key = format!("{attribute}=\"");
+    let value_start = tag.find(&key)? + key.len();
+    let value_end = value_start + tag[value_start..].find('"')?;
+    Some(tag[value_start..value_end].to_string())
+}
+
+/// The report's views on a real profile: the SigLIP MLP compiled for and run on all 1472
+/// tiles of the C600. Headless Chromium renders the page; the DOM it leaves says that the
+/// script finished, that the heat maps are not one colour (the colours are read back from the
+/// canvases' pixels), that the timeline has a row for every one of the 1472 tiles and drew
+/// compute on exactly the tiles that ran kernels, and that the roofline puts the matmuls well
+/// below the kernel model's ~100 %. Screenshots of the report and of a comparison page go to
+/// `artifacts/profile-report/`.
+#[test]
+fn report_views_of_the_siglip_mlp_render_in_headless_chromium() {
+    assert!(
+        Path::new(CHROMIUM).is_file(),
+        "{CHROMIUM} is missing: run scripts/setup.sh (it installs the Debian chromium package)"
+    );
+    let dir = scratch("siglip-report");
+    let model = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .join("examples/siglip_mlp.mlir");
+    let model = model.to_str().unwrap();
+    assert_exit(
+        &ipu(&dir, &["run", model, "--artifacts", "a"]),
+        0,
+        "ipu run siglip_mlp",
+    );
+    assert_exit(
+        &ipu(
+            &dir,
+            &["run", model, "--precision", "fp8", "--artifacts", "b"],
+        ),
+        0,
+        "ipu run siglip_mlp --precision fp8",
+    );
+    let profile_path = dir.join("a/siglip_mlp/profile-final.ipuprof");
+    let profile = ipu_runtime::ProfileFile::read(&profile_path).expect("the profile reads");
+    let run = &profile.runs[0];
+    assert_eq!(profile.tiles, 1472);
+
+    // The roofline of each matmul: its FLOPs at the F16 AMP peak over the tiles it uses, well
+    // below what was achieved, while the kernel-model column stays near the achieved cycles.
+    let target = ipu_device::Target::c600();
+    for op in run.ops.iter().filter(|o| !o.provenance.contains('.')) {
+        if op.op.as_deref() != Some("ipu.matmul") {
+            continue;
+        }
+        let r = &op.roofline;
+        let per_tile_cycle = 2 * u64::from(target.amp.macs_per_cycle_f16.value);
+        assert_eq!(
+            r.compute_bound_cycles,
+            r.amp_flops.div_ceil(per_tile_cycle * u64::from(r.tiles)),
+            "{}",
+            op.provenance
+        );
+        let percent = op.roofline_percent();
+        assert!(
+            (40.0..90.0).contains(&percent),
+            "{}: roofline / achieved {percent:.1} %",
+            op.provenance
+        );
+        let model = op.kernel_model_cycles as f64 / op.achieved_cycles as f64 * 100.0;
+        assert!(
+            model > percent,
+            "{}: kernel model {model:.1} %",
+            op.provenance
+        );
+    }
+
+    let report = ipu(
+        &dir,
+        &[
+            "profile",
+            "report",
+            "a/siglip_mlp/profile-final.ipuprof",
+            "-o",
+            "report.html",
+        ],
+    );
+    assert_exit(&report, 0, "profile report");
+    let page = dir.join("report.html");
+    let size = std::fs::metadata(&page).unwrap().len();
+    assert!(size < 4 << 20, "the report is {size} bytes");
+
+    let output = chromium(&dir, &page, &["--dump-dom".to_string()]);
+    let dom = text(&output.stdout);
+    let log = text(&output.stderr);
+    assert!(
+        dom.contains("data-report-status=\"ready\""),
+        "the report's script did not finish:\n{}\n{log}",
+        dom.lines()
+            .filter(|l| l.contains("report-errors") || l.contains("<body"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert!(!log.contains("Uncaught"), "console errors:\n{log}");
+    for map in ["data-heat=\"memory\"", "data-heat=\"compute-0\""] {
+        let colours: u32 = attribute_of(&dom, map, "data-heat-colours")
+            .unwrap_or_else(|| panic!("{map}: no colour count"))
+            .parse()
+            .unwrap();
+        assert!(colours > 1, "{map}: the heat map is one colour");
+    }
+    assert_eq!(
+        attribute_of(&dom, "id=\"timeline\"", "data-timeline-rows").as_deref(),
+        Some("1472"),
+        "the timeline has not a row per tile"
+    );
+    let busy = run.tile_totals.iter().filter(|t| t.kernel_runs > 0).count();
+    assert_eq!(
+        attribute_of(&dom, "id=\"timeline\"", "data-timeline-busy-rows"),
+        Some(busy.to_string()),
+        "the timeline drew compute on other tiles than those that ran kernels"
+    );
+    assert!(dom.contains("data-grid-cells=\"1472\""));
+    assert!(dom.contains("<svg class=\"liveness\" data-buffers=\""));
+
+    // Screenshots for people: the report, and the comparison of F16 and FP8 AMP inputs.
+    let shots = artifacts("profile-report");
+    let shot = shots.join("siglip-report.png");
+    let _ = std::fs::remove_file(&shot);
+    let output = chromium(
+        &dir,
+        &page,
+        &[
+            "--window-size=1500,4300".to_string(),
+            format!("--screenshot={}", shot.display()),
+        ],
+    );
+    let png =
+        std::fs::read(&shot).unwrap_or_else(|_| panic!("no screenshot: {}", text(&output.stderr)));
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 50_000);
+
+    let compare = ipu(
+        &dir,
+        &[
+            "profile",
+            "compare",
+            "a/siglip_mlp/profile-final.ipuprof",
+            "b/siglip_mlp/profile-final.ipuprof",
+            "-o",
+            "compare.html",
+        ],
+    );
+    assert_exit(&compare, 0, "profile compare");
+    let compare_page = dir.join("compare.html");
+    let dom = text(&chromium(&dir, &compare_page, &["--dump-dom".to_string()]).stdout);
+    assert!(
+        dom.contains("data-report-status=\"ready\""),
+        "comparison page"
+    );
+    assert!(dom.contains("<tr data-op=\"op0\"><td>ipu.matmul op0</td>"));
+    let shot = shots.join("siglip-compare.png");
+    let _ = std::fs::remove_file(&shot);
+    chromium(
+        &dir,
+        &compare_page,
+        &[
+            "--window-size=1300,2000".to_string(),
+            format!("--screenshot={}", shot.display()),
+        ],
+    );
+    assert!(shot.is_file(), "no comparison screenshot");
+}

@@ -8,12 +8,14 @@ use ipu_device::image::{
 };
 use ipu_device::kernels::KernelCache;
 use ipu_device::Target;
+use ipu_runtime::package::memory::tile_ranges;
 use ipu_runtime::package::{
-    Binding, BindingPiece, HostCall, KernelObject, Package, PlannedOp, ProfilePlan,
+    Binding, BindingPiece, BindingRole, HostCall, KernelObject, MemoryCategory, MemoryPlan,
+    Package, PlacedBuffer, PlannedOp, ProfilePlan, SupportItem,
 };
 
 use super::exchange::LoweredPhase;
-use super::place::SupportMemory;
+use super::place::{SupportMemory, RUNTIME_BYTES};
 use super::program::{Arg, Place, TileProgram, TileStep};
 use super::LowerError;
 
@@ -109,9 +111,10 @@ fn step_kernel_cycles<'p>(program: &'p TileProgram, target: &Target) -> BTreeMap
     out
 }
 
-/// The ideal cycles of the op with `provenance`: the kernel model's cycles of all its compute
-/// steps (the op's own and its `provenance.*` conversion, output and repeat-body steps, from
-/// [`step_kernel_cycles`]), spread perfectly over all the target's tiles.
+/// The kernel-model cycles of the op with `provenance` (the profile plan's `ideal_cycles`, not
+/// a roofline): the kernel model's cycles of all its compute steps (the op's own and its
+/// `provenance.*` conversion, output and repeat-body steps, from [`step_kernel_cycles`]),
+/// spread perfectly over all the target's tiles.
 fn ideal_cycles(steps: &BTreeMap<&str, u64>, provenance: &str, target: &Target) -> u64 {
     let prefix = format!("{provenance}.");
     let total: u64 = steps
@@ -120,6 +123,85 @@ fn ideal_cycles(steps: &BTreeMap<&str, u64>, provenance: &str, target: &Target) 
         .map(|(_, cycles)| cycles)
         .sum();
     total.div_ceil(u64::from(target.geometry.tiles.value.max(1)))
+}
+
+/// The memory plan of a placed program: each buffer with its category (from the bindings
+/// and exchange moves that land in it, [`MemoryCategory::of_buffer`]) and the support memory
+/// of the loaded tiles `used`.
+fn memory_plan(program: &TileProgram, support: &SupportMemory, used: &[u32]) -> MemoryPlan {
+    let count = program.buffers.len();
+    let (mut weight, mut host, mut received) =
+        (vec![false; count], vec![false; count], vec![false; count]);
+    for binding in &program.bindings {
+        for piece in &binding.pieces {
+            if let Some(slot) = host.get_mut(piece.place.buffer) {
+                *slot = true;
+            }
+            if binding.role == BindingRole::Weight {
+                if let Some(slot) = weight.get_mut(piece.place.buffer) {
+                    *slot = true;
+                }
+            }
+        }
+    }
+    for (_, moves) in program.exchange_steps() {
+        for m in moves {
+            if let Some(slot) = received.get_mut(m.destination.buffer) {
+                *slot = true;
+            }
+        }
+    }
+    let mut buffers = Vec::with_capacity(count);
+    for (index, buffer) in program.buffers.iter().enumerate() {
+        // A buffer placement left without an address occupies nothing.
+        let Some(address) = buffer.address else {
+            continue;
+        };
+        buffers.push(PlacedBuffer {
+            name: buffer.name.clone(),
+            category: MemoryCategory::of_buffer(weight[index], host[index], received[index]),
+            class: buffer.class,
+            bytes: buffer.bytes,
+            address,
+            tiles: tile_ranges(&buffer.tiles),
+            live: (
+                u32::try_from(buffer.live.0).unwrap_or(u32::MAX),
+                u32::try_from(buffer.live.1).unwrap_or(u32::MAX),
+            ),
+        });
+    }
+    let item = |name: &str, category, bytes| SupportItem {
+        name: name.into(),
+        category,
+        bytes,
+    };
+    MemoryPlan {
+        buffers,
+        support: vec![
+            item("tile runtime", MemoryCategory::Code, RUNTIME_BYTES),
+            item(
+                "host exchange code",
+                MemoryCategory::Code,
+                support.host_code_bytes,
+            ),
+            item(
+                "generated step code",
+                MemoryCategory::Code,
+                support.generated_code_bytes,
+            ),
+            item(
+                "profile counters",
+                MemoryCategory::Support,
+                support.profile_bytes,
+            ),
+            item(
+                "exchange tables",
+                MemoryCategory::Support,
+                support.exchange_table_bytes,
+            ),
+        ],
+        support_tiles: tile_ranges(used),
+    }
 }
 
 /// Builds the package. With `cache`, every kernel is compiled through it (the `compiling
@@ -144,9 +226,10 @@ pub fn build_package(
         .collect();
     used.sort_unstable();
     used.dedup();
-    for tile in used {
+    for &tile in &used {
         image.tile_mut(tile).code.push(code);
     }
+    let memory = memory_plan(program, support, &used);
     let mut bindings = Vec::with_capacity(program.bindings.len());
     for binding in &program.bindings {
         let mut slices = Vec::with_capacity(binding.pieces.len());
@@ -207,6 +290,7 @@ pub fn build_package(
     let mut package = Package::new(program.name.clone(), image);
     package.bindings = bindings;
     package.calls = calls;
+    package.memory = memory;
     let step_cycles = step_kernel_cycles(program, target);
     package.profile_plan = ProfilePlan {
         programs: vec!["run".into()],

@@ -311,3 +311,103 @@ fn f16_gemm_with_constant_weight() {
         splat_weight: Some(0.5),
     });
 }
+
+/// The package's memory plan follows storage placement: every binding piece lies in a buffer
+/// of the binding's category (the constant weight's in a weights buffer, the input's and
+/// output's in activations), every byte an exchange phase receives lands in an exchange buffer
+/// or an activation, the support memory is on every loaded tile, and the busiest tile's peak
+/// fits the tile's SRAM.
+#[test]
+fn memory_plan_categories_follow_placement() {
+    use ipu_device::image::Step;
+    use ipu_runtime::package::MemoryCategory;
+    let cache = KernelCache::from_env().expect("kernel cache");
+    let case = Case {
+        m: 64,
+        k: 64,
+        n: 128,
+        tiles: 16,
+        precision: PrecisionPolicy::Native,
+        splat_weight: Some(0.5),
+    };
+    let package = lower_to_package(&case, &cache);
+    let memory = &package.memory;
+    let target = Target::c600();
+    let holding = |tile: u32, address: u32| {
+        memory.buffers.iter().find(|b| {
+            b.tiles.iter().any(|&(a, z)| (a..=z).contains(&tile))
+                && (b.address..b.address + b.bytes).contains(&address)
+        })
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    for binding in &package.bindings {
+        for piece in &binding.pieces {
+            let buffer = holding(piece.tile, piece.address).unwrap_or_else(|| {
+                panic!(
+                    "no buffer holds {}'s piece on tile {}",
+                    binding.name, piece.tile
+                )
+            });
+            let expected = match binding.role {
+                ipu_runtime::BindingRole::Weight => MemoryCategory::Weights,
+                _ => MemoryCategory::Activations,
+            };
+            assert_eq!(
+                buffer.category, expected,
+                "{} in {}",
+                binding.name, buffer.name
+            );
+            seen.insert(buffer.category);
+        }
+    }
+    assert!(seen.contains(&MemoryCategory::Weights), "{seen:?}");
+    let run = package.image.program("run").expect("run program");
+    let mut received = 0;
+    for step in &run.steps {
+        if let Step::Exchange(phase) = step {
+            for row in &phase.receives {
+                let buffer = holding(row.tile, row.address).expect("a buffer receives");
+                assert!(
+                    matches!(
+                        buffer.category,
+                        MemoryCategory::ExchangeBuffers | MemoryCategory::Activations
+                    ),
+                    "{} receives but is {:?}",
+                    buffer.name,
+                    buffer.category
+                );
+                received += usize::from(buffer.category == MemoryCategory::ExchangeBuffers);
+            }
+        }
+    }
+    assert!(
+        received > 0,
+        "the split GEMM receives its panels in exchange buffers"
+    );
+    let code: u32 = memory
+        .support
+        .iter()
+        .filter(|s| s.category == MemoryCategory::Code)
+        .map(|s| s.bytes)
+        .sum();
+    assert!(
+        code > 0
+            && memory
+                .support
+                .iter()
+                .any(|s| s.category == MemoryCategory::Support)
+    );
+    let per_tile = memory.per_tile(target.geometry.tiles.value);
+    for tile in &package.image.tiles {
+        let bytes = per_tile[tile.tile as usize];
+        assert!(
+            bytes[MemoryCategory::Code.index()] >= u64::from(code),
+            "tile {}",
+            tile.tile
+        );
+    }
+    let (_, busiest) = memory
+        .busiest_tile(target.geometry.tiles.value)
+        .expect("a busiest tile");
+    assert!(busiest.iter().sum::<u64>() <= u64::from(target.memory.sram_bytes.value));
+}

@@ -36,8 +36,10 @@
 //! | 7 | `device-config` | postcard: register writes |
 //! | 8 | `data` | raw bytes: every segment (image order), every weight (binding order), every object (hash order) |
 //! | 9 | `source` | empty (no source), or a version varint and the source record ([`source`]) |
+//! | 10 | `memory` | postcard: the memory plan ([`memory`]) |
 //!
 //! Version 1 files have sections 1 to 8 only; they are read as packages without a source.
+//! Versions 1 to 3 have no `memory` section; they are read with an empty memory plan.
 //! Version 1 and 2 binding pieces have no `runs` and `stride`; they are read as one
 //! contiguous run.
 //!
@@ -53,6 +55,7 @@
 //! the stack; rebuilding the tree from the flat list refuses nesting deeper than
 //! [`MAX_REPEAT_NESTING`].
 
+pub mod memory;
 pub mod source;
 mod validate;
 mod wire;
@@ -67,6 +70,7 @@ use ipu_device::Target;
 use serde::{Deserialize, Serialize};
 use tracing::info;
 
+pub use memory::{MemoryCategory, MemoryPlan, PlacedBuffer, SupportItem};
 pub use source::{PackageSource, SourcePrecision, SOURCE_SECTION_VERSION};
 pub use validate::PackageError;
 pub use wire::{
@@ -104,6 +108,9 @@ pub struct Package {
     pub device_config: DeviceConfig,
     /// The source module and compile settings, for the host reference (`None`: no reference).
     pub source: Option<PackageSource>,
+    /// The storage placement's buffers and support memory, for reports (empty in packages
+    /// of format versions before 4).
+    pub memory: MemoryPlan,
 }
 
 /// How a package provides one kernel of the image's kernel table.
@@ -403,7 +410,9 @@ pub struct PlannedOp {
     pub provenance: String,
     /// The op name (`ipu.matmul`).
     pub op: String,
-    /// Cycles of the op's work at the target's peak rate over every tile (the roofline).
+    /// The kernel models' cycles of the op's work spread evenly over every tile of the
+    /// target: a model figure, not the op's roofline (the profile computes that from the
+    /// kernels it ran, see `crate::profile::Roofline`).
     pub ideal_cycles: u64,
     /// The planner's estimate for the chosen plan.
     pub estimated_cycles: u64,
@@ -432,6 +441,7 @@ impl Package {
             profile_plan: ProfilePlan::default(),
             device_config: DeviceConfig::default(),
             source: None,
+            memory: MemoryPlan::default(),
         }
     }
 

@@ -26,6 +26,8 @@ pub enum PackageError {
     Config(#[from] ConfigError),
     #[error("application package: internal error: {detail}")]
     Internal { detail: String },
+    #[error("application package: memory plan: {detail}")]
+    MemoryPlan { detail: String },
     #[error("application package: program '{program}' nests repeats deeper than {max} levels")]
     Nesting { program: String, max: usize },
     #[error("application package: program '{program}': a repeat declares {children} body steps, {remaining} remain")]
@@ -317,6 +319,9 @@ impl Package {
             }
         }
         self.device_config.validate("application package")?;
+        self.memory
+            .validate(target.geometry.tiles.value)
+            .map_err(|detail| PackageError::MemoryPlan { detail })?;
         Ok(())
     }
 

@@ -11,8 +11,8 @@ use ipu_device::KernelSpec;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Binding, BindingPiece, BindingRole, HostCall, KernelArtifact, KernelObject, Package,
-    PackageError, PackageSource, ProfilePlan,
+    Binding, BindingPiece, BindingRole, HostCall, KernelArtifact, KernelObject, MemoryPlan,
+    Package, PackageError, PackageSource, ProfilePlan,
 };
 use crate::config::{DeviceConfig, RegisterWrite};
 use crate::container::{self, FormatSpec};
@@ -20,8 +20,9 @@ use crate::container::{self, FormatSpec};
 /// Version of the `.ipuexe` layout; bumped on any incompatible change. Version 2 added the
 /// `source` section; version 1 files (without it) are still read, as packages without a
 /// source. Version 3 added `runs` and `stride` to binding pieces; version 1 and 2 pieces
-/// are read as one contiguous run.
-pub const PACKAGE_FORMAT_VERSION: u32 = 3;
+/// are read as one contiguous run. Version 4 added the `memory` section; older files are read
+/// with an empty memory plan.
+pub const PACKAGE_FORMAT_VERSION: u32 = 4;
 
 /// The oldest layout this build reads.
 pub const OLDEST_PACKAGE_FORMAT_VERSION: u32 = 1;
@@ -43,6 +44,7 @@ pub const PACKAGE_SPEC: FormatSpec = FormatSpec {
         (7, "device-config"),
         (8, "data"),
         (9, "source"),
+        (10, "memory"),
     ],
 };
 
@@ -56,10 +58,17 @@ const PACKAGE_SPEC_V1: FormatSpec = FormatSpec {
 /// Version 2: the sections of version 3, pieces without runs.
 const PACKAGE_SPEC_V2: FormatSpec = FormatSpec {
     version: 2,
+    ..PACKAGE_SPEC_V3
+};
+
+/// Version 3: the sections of version 4 without `memory`.
+const PACKAGE_SPEC_V3: FormatSpec = FormatSpec {
+    version: 3,
+    sections: PACKAGE_SPEC.sections.split_at(9).0,
     ..PACKAGE_SPEC
 };
 
-/// The spec of the layout version a file declares: versions 1 and 2 are read with their own
+/// The spec of the layout version a file declares: versions 1 to 3 are read with their own
 /// spec; every other version (the current one, or one this build refuses with a message
 /// naming the version) goes to the current spec.
 fn spec_for(bytes: &[u8]) -> &'static FormatSpec {
@@ -70,6 +79,7 @@ fn spec_for(bytes: &[u8]) -> &'static FormatSpec {
     match declared {
         Some(1) => &PACKAGE_SPEC_V1,
         Some(2) => &PACKAGE_SPEC_V2,
+        Some(3) => &PACKAGE_SPEC_V3,
         _ => &PACKAGE_SPEC,
     }
 }
@@ -412,6 +422,7 @@ pub(super) fn encode(package: &Package) -> Result<Vec<u8>, PackageError> {
         container::to_section(spec, "device-config", &package.device_config.writes)?,
         data,
         super::source::encode(spec, package.source.as_ref())?,
+        container::to_section(spec, "memory", &package.memory)?,
     ];
     Ok(container::encode(spec, &package.compiler, &sections)?)
 }
@@ -428,6 +439,7 @@ struct PackageSections<'a> {
     config: container::Section<'a>,
     data: container::Section<'a>,
     source: Option<PackageSource>,
+    memory: Option<container::Section<'a>>,
 }
 
 /// Names the sections of a decoded container (version 1 without `source`) and decodes the
@@ -441,9 +453,10 @@ fn package_sections<'a>(
     else {
         return Err(section_table_size());
     };
-    let source = match source {
-        [] => None,
-        [source] => super::source::decode(spec, source)?,
+    let (source, memory) = match source {
+        [] => (None, None),
+        [source] => (super::source::decode(spec, source)?, None),
+        [source, memory] => (super::source::decode(spec, source)?, Some(*memory)),
         _ => return Err(section_table_size()),
     };
     Ok(PackageSections {
@@ -456,6 +469,7 @@ fn package_sections<'a>(
         config,
         data,
         source,
+        memory,
     })
 }
 
@@ -602,6 +616,10 @@ pub(super) fn decode(bytes: &[u8]) -> Result<(Package, FileLayout), PackageError
     let calls: Vec<HostCall> = container::from_section(spec, &sections.calls)?;
     let profile_plan: ProfilePlan = container::from_section(spec, &sections.plan)?;
     let writes: Vec<RegisterWrite> = container::from_section(spec, &sections.config)?;
+    let memory: MemoryPlan = match &sections.memory {
+        Some(section) => container::from_section(spec, section)?,
+        None => MemoryPlan::default(),
+    };
     let mut cursor = DataCursor {
         data: sections.data.bytes,
         at: 0,
@@ -638,6 +656,7 @@ pub(super) fn decode(bytes: &[u8]) -> Result<(Package, FileLayout), PackageError
         profile_plan,
         device_config: DeviceConfig { writes },
         source: sections.source,
+        memory,
     };
     Ok((package, layout))
 }

@@ -98,7 +98,7 @@ fn decode_package_report(b: &[u8]) -> (bool, String, usize) {
     )
 }
 
-const PACKAGE_VERSIONS: &[u32] = &[OLDEST_PACKAGE_FORMAT_VERSION, 2, PACKAGE_FORMAT_VERSION];
+const PACKAGE_VERSIONS: &[u32] = &[OLDEST_PACKAGE_FORMAT_VERSION, 2, 3, PACKAGE_FORMAT_VERSION];
 
 fn formats() -> Vec<Format> {
     vec![
@@ -119,7 +119,7 @@ fn formats() -> Vec<Format> {
                     a,
                 )
             },
-            versions: &[PROFILE_FORMAT_VERSION],
+            versions: &[1, PROFILE_FORMAT_VERSION],
         },
         Format {
             name: "package with source",
@@ -248,8 +248,8 @@ struct LegacyPiece {
 }
 
 /// `package` (contiguous pieces only) written as a version 1 or 2 file: the current file
-/// with the bindings section re-encoded with the legacy pieces and, for version 1, without
-/// the `source` section.
+/// without the `memory` section, with the bindings section re-encoded with the legacy pieces
+/// and, for version 1, without the `source` section.
 fn legacy_package_bytes(package: &Package, version: u32) -> Vec<u8> {
     let bytes = package.to_bytes().expect("encodes");
     let legacy: Vec<LegacyBinding> = package
@@ -283,6 +283,9 @@ fn legacy_package_bytes(package: &Package, version: u32) -> Vec<u8> {
     for (kind, at, length) in section_table(&bytes) {
         if version == 1 && kind == 9 {
             assert_eq!(length, 0, "a version 1 package has no source");
+            continue;
+        }
+        if kind == 10 {
             continue;
         }
         let content = if kind == 4 {
@@ -334,16 +337,139 @@ fn version_2_packages_are_still_read() {
         .all(|p| (p.runs, p.stride) == (1, 0)));
     // The legacy pieces are shorter: the same package is smaller as version 2.
     assert!(bytes.len() < package_with_source_bytes().len());
-    let mut bytes = package_with_source_bytes();
+    let mut bytes = without_memory(&package_with_source_bytes());
     bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
     reseal(&mut bytes);
     let (ok, message, _) = decode_package_report(&bytes);
     assert!(!ok && message.contains("bindings"), "{message}");
 }
 
+/// A current package file without its `memory` section, declared as version 3.
+fn without_memory(bytes: &[u8]) -> Vec<u8> {
+    let mut old = bytes[..HEADER_BYTES].to_vec();
+    for (kind, at, length) in section_table(bytes) {
+        if kind != 10 {
+            old.extend_from_slice(&bytes[at - 16..at + length]);
+        }
+    }
+    old[8..12].copy_from_slice(&3u32.to_le_bytes());
+    old[16..20].copy_from_slice(&9u32.to_le_bytes());
+    let payload = (old.len() - HEADER_BYTES) as u64;
+    old[24..32].copy_from_slice(&payload.to_le_bytes());
+    reseal(&mut old);
+    old
+}
+
+/// A version 3 file (no `memory` section) is read with an empty memory plan; a package with
+/// a memory plan round-trips it, and a plan naming a tile outside the target is refused.
+#[test]
+fn version_3_packages_read_without_a_memory_plan() {
+    use ipu_runtime::package::{MemoryCategory, MemoryPlan, PlacedBuffer};
+    let mut package = fixture::package();
+    package.memory = MemoryPlan {
+        buffers: vec![PlacedBuffer {
+            name: "x".into(),
+            category: MemoryCategory::Activations,
+            class: ipu_device::MemoryClass::Standard,
+            bytes: 32,
+            address: 0x5c000,
+            tiles: vec![(0, 3)],
+            live: (0, 2),
+        }],
+        ..MemoryPlan::default()
+    };
+    let bytes = package.to_bytes().expect("encodes");
+    assert_eq!(Package::from_bytes(&bytes).expect("reads"), package);
+    let old = without_memory(&bytes);
+    let read = Package::from_bytes(&old).expect("a version 3 package reads");
+    assert!(read.memory.is_empty());
+    package.memory.buffers[0].tiles = vec![(0, 5000)];
+    let error = package.to_bytes().unwrap_err().to_string();
+    assert!(error.contains("memory plan: buffer 'x'"), "{error}");
+}
+
+/// The runs of a version 1 profile: ops with `ideal_cycles` and no roofline.
+#[derive(Serialize)]
+struct LegacyRun<'a> {
+    program: &'a str,
+    total_cycles: u64,
+    steps: &'a [ipu_runtime::profile::StepInfo],
+    executed: &'a [ipu_runtime::profile::ExecutedStep],
+    kernel_samples: &'a [ipu_runtime::profile::KernelSample],
+    tile_totals: &'a [ipu_runtime::profile::TileTotals],
+    ops: Vec<LegacyOp<'a>>,
+}
+
+#[derive(Serialize)]
+struct LegacyOp<'a> {
+    provenance: &'a str,
+    op: Option<&'a str>,
+    kernel_runs: u64,
+    ideal_cycles: u64,
+    estimated_cycles: Option<u64>,
+    achieved_cycles: u64,
+}
+
+/// A version 1 profile (no `memory` section, ops without rooflines) is still read: its
+/// ideal cycles become the kernel-model figure, the rooflines and memory plan are empty.
+#[test]
+fn version_1_profiles_are_still_read() {
+    let profile = fixture::profile(&fixture::package());
+    let bytes = profile.to_bytes().expect("encodes");
+    let runs: Vec<LegacyRun> = profile
+        .runs
+        .iter()
+        .map(|r| LegacyRun {
+            program: &r.program,
+            total_cycles: r.total_cycles,
+            steps: &r.steps,
+            executed: &r.executed,
+            kernel_samples: &r.kernel_samples,
+            tile_totals: &r.tile_totals,
+            ops: r
+                .ops
+                .iter()
+                .map(|o| LegacyOp {
+                    provenance: &o.provenance,
+                    op: o.op.as_deref(),
+                    kernel_runs: o.kernel_runs,
+                    ideal_cycles: o.kernel_model_cycles,
+                    estimated_cycles: o.estimated_cycles,
+                    achieved_cycles: o.achieved_cycles,
+                })
+                .collect(),
+        })
+        .collect();
+    let runs = postcard::to_stdvec(&runs).expect("legacy runs encode");
+    let mut old = bytes[..HEADER_BYTES].to_vec();
+    for (kind, at, length) in section_table(&bytes) {
+        match kind {
+            1 => old.extend_from_slice(&bytes[at - 16..at + length]),
+            2 => {
+                old.extend_from_slice(&bytes[at - 16..at - 8]);
+                old.extend_from_slice(&(runs.len() as u64).to_le_bytes());
+                old.extend_from_slice(&runs);
+            }
+            _ => {}
+        }
+    }
+    old[8..12].copy_from_slice(&1u32.to_le_bytes());
+    old[16..20].copy_from_slice(&2u32.to_le_bytes());
+    let payload = (old.len() - HEADER_BYTES) as u64;
+    old[24..32].copy_from_slice(&payload.to_le_bytes());
+    reseal(&mut old);
+    let read = ProfileFile::from_bytes(&old).expect("a version 1 profile reads");
+    assert!(read.memory.is_empty());
+    let (op, original) = (&read.runs[0].ops[0], &profile.runs[0].ops[0]);
+    assert_eq!(op.kernel_model_cycles, original.kernel_model_cycles);
+    assert_eq!(op.achieved_cycles, original.achieved_cycles);
+    assert_eq!(op.roofline, ipu_runtime::profile::Roofline::default());
+    assert_eq!(read.runs[0].executed, profile.runs[0].executed);
+}
+
 /// Rewrites the `source` section's content of a package file (and its lengths), reseals it.
 fn with_source_content(bytes: &[u8], content: &[u8]) -> Vec<u8> {
-    let (kind, at, length) = *section_table(bytes).last().unwrap();
+    let (kind, at, length) = *section_table(bytes).iter().find(|s| s.0 == 9).unwrap();
     assert_eq!(kind, 9);
     let mut out = bytes[..at].to_vec();
     out[at - 8..at].copy_from_slice(&(content.len() as u64).to_le_bytes());
@@ -360,7 +486,7 @@ fn the_source_section_round_trips_and_refuses_bad_content() {
     let package = package_with_source();
     let bytes = package_with_source_bytes();
     assert_eq!(Package::from_bytes(&bytes).unwrap(), package);
-    let (_, at, length) = *section_table(&bytes).last().unwrap();
+    let (_, at, length) = *section_table(&bytes).iter().find(|s| s.0 == 9).unwrap();
     let content = bytes[at..at + length].to_vec();
     assert_eq!(content[0] as u32, SOURCE_SECTION_VERSION);
     let module_text = package.source.as_ref().unwrap().module.as_bytes();

@@ -15,7 +15,7 @@ fn summary_names_everything_once() {
     let (package, layout) = read_back();
     let text = inspect::summary(&package, &layout);
     for expected in [
-        "package add-roll (compiler 0.1.0, format 3,",
+        "package add-roll (compiler 0.1.0, format 4,",
         "target c600 (1472 tiles); 4 tiles with images, 128 segment bytes",
         "kernels: 2 (1 with embedded objects, 1 distinct objects, 1 by spec)",
         "add_f32_r1_c8_b1  by spec",
@@ -23,7 +23,7 @@ fn summary_names_everything_once() {
         "initialize: command 0, program initialize, 1 phases [->b]",
         "run: command 0, program run, 2 phases [->x <-y]",
         "weight b F32 [8] over 4 tiles",
-        "ipu.add loc(\"model.mlir\":3:10): ideal 1 cycles, estimated 20",
+        "ipu.add loc(\"model.mlir\":3:10): kernel model 1 cycles, estimated 20",
         "exchange.sync_cycles = 90",
         "data",
     ] {

@@ -148,7 +148,7 @@ fn package_runs_end_to_end_with_the_seed_log_lines() {
     assert_eq!(run.ops.len(), 1);
     let op = &run.ops[0];
     assert_eq!(op.op.as_deref(), Some("ipu.add"));
-    assert_eq!(op.ideal_cycles, 1);
+    assert_eq!(op.kernel_model_cycles, 1);
     assert_eq!(op.estimated_cycles, Some(20));
     assert_eq!(op.achieved_cycles, compute.end - compute.start);
     assert_eq!(op.kernel_runs, 4);
