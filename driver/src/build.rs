@@ -131,6 +131,31 @@ fn has_upstream_ops(module: melior::ir::OperationRef) -> bool {
     })
 }
 
+/// The name and location of the first `tosa.*` or `linalg.*` op of `module`, if any.
+fn first_upstream_op(module: melior::ir::OperationRef) -> Option<(String, String)> {
+    let mut found = None;
+    any_op(module, &mut |op| {
+        let name = op.name().as_string_ref().as_str().unwrap_or("").to_string();
+        let upstream = name.starts_with("tosa.") || name.starts_with("linalg.");
+        if upstream {
+            found = Some((name, op.location().to_string()));
+        }
+        upstream
+    });
+    found
+}
+
+/// `module` printed with its locations, so a module parsed back from the text (the host
+/// reference's source) keeps the model file's `file:line:col` in its messages instead of
+/// positions in the printed text.
+fn with_locations(module: melior::ir::OperationRef) -> String {
+    let print = PrintAround {
+        debug_info: true,
+        ..PrintAround::default()
+    };
+    ipu_passes::manager::print_operation(module, &print)
+}
+
 /// Builds the package of the model `source` (read from `file`, for messages).
 pub fn build_package(source: &str, file: &str, options: &BuildOptions) -> anyhow::Result<Package> {
     build_package_with_source(source, file, options).map(|built| built.package)
@@ -235,6 +260,7 @@ pub fn build_package_with_source(
             Err(Diagnosed {
                 message,
                 diagnostics,
+                rejected: is_rejected(&error),
             }
             .into())
         }
@@ -249,6 +275,31 @@ pub fn build_package_with_source(
 pub struct Diagnosed {
     pub message: String,
     pub diagnostics: Vec<Diagnostic>,
+    /// Whether the model was [`Rejected`] (bad input) rather than failing to compile.
+    pub rejected: bool,
+}
+
+/// The model was refused before compiling: it holds a NUL byte, does not parse, does not
+/// verify, or does not import into `ipu` ops (an op convert-tosa-to-ipu or
+/// convert-linalg-to-ipu refuses, or one left unconverted). The input is wrong, not the
+/// compiler: `ipu compile` and `ipu run` exit with the usage/input code for it.
+#[derive(Debug)]
+pub struct Rejected(pub String);
+
+impl std::fmt::Display for Rejected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Rejected {}
+
+/// Whether a build error is a [`Rejected`] model (also when its diagnostics were collected).
+pub fn is_rejected(error: &anyhow::Error) -> bool {
+    error.downcast_ref::<Rejected>().is_some()
+        || error
+            .downcast_ref::<Diagnosed>()
+            .is_some_and(|d| d.rejected)
 }
 
 impl std::fmt::Display for Diagnosed {
@@ -273,7 +324,10 @@ fn build_in(
 ) -> anyhow::Result<Built> {
     ipu_passes::register_upstream_passes();
     if let Some((line, column)) = ipu_dialects::context::nul_byte(source) {
-        bail!("{file}: contains a NUL byte at line {line}, column {column}");
+        return Err(Rejected(format!(
+            "{file}: contains a NUL byte at line {line}, column {column}"
+        ))
+        .into());
     }
     // Parsed from the file itself when `source` is its text, so diagnostics name
     // `file:line:col` instead of `-`.
@@ -289,7 +343,10 @@ fn build_in(
         Module::parse(context, source)
     };
     let Some(mut module) = parsed else {
-        bail!("{file}: the module does not parse (see the diagnostics above)");
+        return Err(Rejected(format!(
+            "{file}: the module does not parse (see the diagnostics above)"
+        ))
+        .into());
     };
     // The full verifier, as ipu-opt runs it: MLIR's (IRDL) and the ipu dialect's semantic
     // checks (shapes, flags, plans, repeat bodies), before anything is planned.
@@ -297,11 +354,16 @@ fn build_in(
         if !module.as_operation().verify()
             || !ipu_dialects::ipu::verify::verify_module(module.as_operation())
         {
-            bail!("{file}: the module does not verify{stage} (see the diagnostics above)");
+            return Err(Rejected(format!(
+                "{file}: the module does not verify{stage} (see the diagnostics above)"
+            ))
+            .into());
         }
         Ok(())
     };
     verify(&module, "")?;
+    // The model's own text for an ipu module (the package carries it verbatim); an imported
+    // model's is printed below with the file's locations.
     let mut reference = source.to_string();
     if ir::tile_modules(module.as_operation()).is_empty() {
         let run = |module: &mut Module, text: &str| -> anyhow::Result<()> {
@@ -322,10 +384,24 @@ fn build_in(
                 .map_err(|_| anyhow!("{file}: {text} failed (see the diagnostics above)"))
         };
         if has_upstream_ops(module.as_operation()) {
-            // A TOSA or linalg model is imported into ipu ops first (crate::crosscheck).
-            run(&mut module, &crate::crosscheck::import_pipeline())?;
+            // A TOSA or linalg model is imported into ipu ops first (crate::crosscheck). A
+            // model that does not import is the user's input, refused like one that does not
+            // parse.
+            let import = crate::crosscheck::import_pipeline();
+            run(&mut module, &import).map_err(|_| {
+                Rejected(format!(
+                    "{file}: the model does not import into ipu ops: {import} failed (see the diagnostics above)"
+                ))
+            })?;
             verify(&module, " after import")?;
-            reference = module.as_operation().to_string();
+            if let Some(left) = first_upstream_op(module.as_operation()) {
+                return Err(Rejected(format!(
+                    "{file}: the model does not import into ipu ops: '{}' at {} is left unconverted",
+                    left.0, left.1
+                ))
+                .into());
+            }
+            reference = with_locations(module.as_operation());
         }
         run(&mut module, &pipeline_text(options, target))?;
     }

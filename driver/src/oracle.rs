@@ -235,6 +235,11 @@ fn run_parsed(
     let _span = tracing::info_span!("ipu.oracle", file).entered();
     let context = upstream_context();
     let collector = Collector::attach(&context);
+    if path.is_none() {
+        // Parsed from text, the module's locations name MLIR's buffer `-`: they are `file`'s.
+        collector.set_file_name(file);
+        collector.map_file("-");
+    }
     if let Some((line, column)) = ipu_dialects::context::nul_byte(source) {
         return Err(OracleError::Entry {
             file: file.to_string(),
@@ -331,7 +336,7 @@ fn upstream_context() -> Context {
 }
 
 /// Parses the model: from its file (so diagnostics carry `file:line:col`) when `path` is given,
-/// else from `source` (locations then show `-`).
+/// else from `source` (locations then show `-`, which the collector renames to the file).
 fn parse<'c>(context: &'c Context, source: &str, path: Option<&str>) -> Option<Module<'c>> {
     match path {
         Some(path) => {

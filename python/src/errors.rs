@@ -44,10 +44,15 @@ pub fn failure_error(py: Python<'_>, failure: Failure) -> PyErr {
 }
 
 /// The exception of a failed compile: `InputError` for bad options, else `CompileError`
-/// carrying the compiler's diagnostics as `(severity, file, line, column, message)` tuples.
+/// carrying the compiler's diagnostics as `(severity, file, line, column, message)` tuples
+/// (also for a model the compiler refused as input: it does not parse, verify or import,
+/// which `ipu compile` reports as an input error).
 pub fn compile_error(py: Python<'_>, failure: Failure) -> PyErr {
     let error = match failure {
-        Failure::Input(error) => return input_error(py, format!("{error:#}")),
+        Failure::Input(error) if !ipu_driver::build::is_rejected(&error) => {
+            return input_error(py, format!("{error:#}"))
+        }
+        Failure::Input(error) => error,
         Failure::Failed(Some(error)) => error,
         Failure::Failed(None) => anyhow::anyhow!("the compile failed"),
     };

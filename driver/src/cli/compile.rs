@@ -77,11 +77,18 @@ pub fn compile_source(
         collect_diagnostics,
         ..ipu_driver::build::BuildOptions::default()
     };
-    // A model the compiler cannot handle ran the compiler and failed: a failed run (exit 1).
+    // A model that does not parse, verify or import into ipu ops is bad input (exit 2); one
+    // the compiler cannot handle ran the compiler and failed: a failed run (exit 1).
     let built =
         ipu_driver::build::build_package_with_source(source, file, &build).map_err(|e| {
+            let rejected = ipu_driver::build::is_rejected(&e);
             // The build's error names the whole ipu-compile pipeline it ran.
-            Failure::failed(e.context(format!("compiling '{file}'")))
+            let e = e.context(format!("compiling '{file}'"));
+            if rejected {
+                Failure::Input(e)
+            } else {
+                Failure::failed(e)
+            }
         })?;
     let (mut package, source) = (built.package, built.reference);
     // What the host reference of `ipu run` needs: the source module, the function compiled

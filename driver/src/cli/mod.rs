@@ -4,6 +4,7 @@
 //! exit code a script sees.
 
 pub mod compile;
+pub mod expected;
 mod inspect;
 pub mod numerical;
 mod profile;
@@ -25,19 +26,22 @@ pub mod exit {
     /// The command did what was asked; for `ipu run`, every test that ran passed.
     pub const OK: i32 = 0;
     /// A run or test failed: the simulator refused or faulted (hardwareTest=FAIL), the numbers
-    /// differ from the reference (numericalTest=FAIL), or the device could not be owned.
+    /// differ from the reference (numericalTest=FAIL) or from the frontend's
+    /// (expectedTest=FAIL), or the device could not be owned.
     pub const FAILED: i32 = 1;
     /// The command line or an input is wrong: unknown option, missing or unreadable file,
-    /// corrupt package or profile, bad device name or configuration, the lowering pipeline is
-    /// not available. Nothing ran.
+    /// corrupt package or profile, a model that does not parse, verify or import into `ipu`
+    /// ops, bad device name or configuration, the lowering pipeline is not available. Nothing
+    /// ran.
     pub const USAGE: i32 = 2;
 }
 
 const AFTER_HELP: &str = "\
 Exit codes:
   0  success (for `run`: every test that ran passed)
-  1  a run or test failed (hardwareTest=FAIL, numericalTest=FAIL, device ownership)
-  2  usage or input error (bad arguments, missing/corrupt file, unavailable pipeline)
+  1  a run or test failed (hardwareTest, numericalTest or expectedTest=FAIL, device ownership)
+  2  usage or input error (bad arguments, missing/corrupt file, a model that does not parse,
+     verify or import, unavailable pipeline)
 
 Logging: RUST_LOG filters log lines on stderr (default: the session's milestones);
 --log-format json writes one JSON object per line.";
@@ -189,6 +193,16 @@ pub struct RunArgs {
     /// Directory to write the outputs to as `<binding>.npy` (f32).
     #[arg(long, value_name = "DIR")]
     pub outputs: Option<PathBuf>,
+    /// Directory of the frontend's own outputs as `<binding>.npy` (`result0.npy`, ...: the
+    /// names --outputs writes): compare the device's outputs with them
+    /// (`expectedMaximumAbsoluteError=... expectedTest=PASS|FAIL`, FAIL exits 1). Each element
+    /// must be within t * (max|expected| + |expected|) of its output's expected value.
+    #[arg(long, value_name = "DIR")]
+    pub expected: Option<PathBuf>,
+    /// The `t` of --expected's rule [default: 1e-4 for f32, 2^-5 for f16, 2^-3 for FP8: the
+    /// loosest precision of the compile's policy and the package's tensors].
+    #[arg(long, value_name = "T", requires = "expected")]
+    pub expected_tolerance: Option<f64>,
     /// Root of the artifact directories; this run writes `<root>/<name>/`.
     #[arg(long, default_value = "artifacts", value_name = "DIR")]
     pub artifacts: PathBuf,

@@ -28,6 +28,7 @@ use ipu_runtime::{DeviceConfig, Package, Session, SessionError, SessionOptions};
 use ipu_driver::build::CompileEstimates;
 use ipu_runtime::profile::ProgramRun;
 
+use super::expected::{self, Expected};
 use super::progress::Steps;
 use super::run_result::RunResult;
 use super::{compile, numerical, Failure, RunArgs};
@@ -168,6 +169,51 @@ fn host_inputs(args: &RunArgs, package: &Package) -> Result<BTreeMap<String, Ten
         tensors.extend(read);
     }
     Ok(tensors)
+}
+
+/// `--expected DIR`, read before anything runs: one `.npy` per output of the package, held to
+/// `--expected-tolerance` or the default of the compile's precision (`super::expected`). Any
+/// problem with the files is an input error naming the file.
+fn expected_outputs(args: &RunArgs, package: &Package) -> Result<Option<Expected>, Failure> {
+    let Some(dir) = &args.expected else {
+        return Ok(None);
+    };
+    let tolerance = args
+        .expected_tolerance
+        .unwrap_or_else(|| expected::default_tolerance(package, args.compile.precision.as_deref()));
+    expected::read_expected(dir, package, tolerance)
+        .map(Some)
+        .map_err(Failure::Input)
+}
+
+/// The expected test's line on stdout and its failures on stderr; records it in the result
+/// and returns whether it passed.
+fn expected_test(
+    expected: &Expected,
+    outputs: &BTreeMap<String, Tensor>,
+    result: &mut RunResult,
+) -> bool {
+    match expected::check(expected, outputs) {
+        Ok(outcome) => {
+            for failure in outcome.failures() {
+                eprintln!("{failure}");
+            }
+            for (binding, file, comparison) in &outcome.comparisons {
+                if comparison.pass {
+                    tracing::info!(file = %file.display(), "expected test: {}", numerical::describe(binding, comparison));
+                }
+            }
+            println!("{}", outcome.summary());
+            outcome.record(result);
+            outcome.pass
+        }
+        Err(error) => {
+            eprintln!("ipu: error: expected test: {error:#}");
+            println!("expectedTest=FAIL ({error:#})");
+            result.expected = Some("FAIL".into());
+            false
+        }
+    }
 }
 
 /// Which exit code a session error maps to: what the user can fix in the command line or the
@@ -468,6 +514,7 @@ pub fn command(args: &RunArgs) -> Result<(), Failure> {
             )));
         }
     }
+    expected::check_tolerance(args.expected_tolerance).map_err(Failure::Input)?;
     let name = run_name(args)?;
     let steps = Steps::new(4);
     if !args.input.is_file() {
@@ -516,6 +563,7 @@ pub fn command(args: &RunArgs) -> Result<(), Failure> {
     result.device_tiles = Some(tiles);
     check_cycle_bound(&package, args.max_cycles)?;
     let inputs = host_inputs(args, &package)?;
+    let expected = expected_outputs(args, &package)?;
     let reference = reference_outputs(&package, &inputs);
     let library = KernelLibrary::from_env()
         .context("opening the kernel cache")
@@ -565,6 +613,9 @@ pub fn command(args: &RunArgs) -> Result<(), Failure> {
     let mut numerical_pass = numerical_test(&reference, &ran.outputs, &mut result);
     if let Some(source) = &oracle_source {
         numerical_pass &= oracle_test(args, source, &inputs, &ran.outputs)?;
+    }
+    if let Some(expected) = &expected {
+        numerical_pass &= expected_test(expected, &ran.outputs, &mut result);
     }
     println!(
         "package={} tiles={tiles} hardwareTest=PASS",

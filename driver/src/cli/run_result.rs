@@ -35,6 +35,14 @@ pub struct RunResult {
     /// `PASS`, `FAIL` or `SKIPPED`.
     pub numerical: Option<String>,
     pub max_abs_error: Option<f64>,
+    /// `--expected`: `PASS` or `FAIL`, the largest absolute error over the outputs and the
+    /// rule's `t` (the largest applied).
+    #[serde(default)]
+    pub expected: Option<String>,
+    #[serde(default)]
+    pub expected_max_abs_error: Option<f64>,
+    #[serde(default)]
+    pub expected_tolerance: Option<f64>,
 }
 
 impl RunResult {
