@@ -818,6 +818,10 @@ fn float_literal(bits: u32) -> String {
     }
 }
 
+/// The input number a read gives a block argument of [`ArgumentRole::Unused`] (pruned away
+/// unless the result depends on it, which is an error).
+const UNUSED_ARGUMENT: usize = usize::MAX;
+
 /// What a block argument of a body is when its scalar ops are read.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ArgumentRole {
@@ -926,12 +930,9 @@ pub fn read_block<'c, 'a>(
                                 program.indices = program.indices.max(rank);
                                 ScalarOp::Index(n)
                             }
-                            ArgumentRole::Unused => {
-                                return Err(error(
-                                    Some(op),
-                                    format!("reads block argument #{i}, which an elementwise body cannot read (an output's current value)"),
-                                ))
-                            }
+                            // Reading it is an error only if the result depends on it
+                            // (checked once the program is pruned below).
+                            ArgumentRole::Unused => ScalarOp::Input(UNUSED_ARGUMENT),
                         };
                         program.ops.push(leaf);
                         argument_ops.insert(i, program.ops.len() - 1);
@@ -1108,6 +1109,13 @@ pub fn read_block<'c, 'a>(
         }
     };
     program.result = result;
+    let program = program.pruned();
+    if program.ops.contains(&ScalarOp::Input(UNUSED_ARGUMENT)) {
+        return Err(error(
+            None,
+            "its result reads a block argument an elementwise body cannot read (an output's current value)".into(),
+        ));
+    }
     Ok(program)
 }
 

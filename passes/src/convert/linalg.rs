@@ -236,6 +236,16 @@ impl ConvertLinalgToIpu {
         let result = op.result(0).map(Value::from).map_err(|_| {
             Unconvertible("it has no tensor result (ops on memrefs are not supported; convert before bufferization)".into())
         })?;
+        // A fill that only initializes outputs disappears with its users (whatever its type:
+        // an unused integer argmax beside a max).
+        if short == "fill" && check_fill_is_only_an_init(result).is_ok() {
+            return Ok(None);
+        }
+        if short == "generic" {
+            // The general import checks its own result types (a boolean reduction is
+            // computed as floats).
+            return linalg_general::generic_rewrite(op, covered).map(Some);
+        }
         check(result, "the result")?;
         let rewrite = match short {
             "matmul" | "batch_matmul" => self.matmul_rewrite(context, op, short)?,
@@ -255,7 +265,7 @@ impl ConvertLinalgToIpu {
             "softmax" => softmax_rewrite(op)?,
             "generic" => linalg_general::generic_rewrite(op, covered)?,
             _ => {
-                if check_fill_is_only_an_init(op, result).is_ok() {
+                if check_fill_is_only_an_init(result).is_ok() {
                     return Ok(None);
                 }
                 // A fill used as a tensor: its splat constant.
@@ -412,22 +422,23 @@ fn softmax_rewrite<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Rewrite<'c, 'a>, 
 
 /// Checks a `linalg.fill` writes a float constant and every use of its `result` is the init
 /// of a matmul or reduction this pass converts (the fill then disappears with them).
-fn check_fill_is_only_an_init(fill: OperationRef, result: Value) -> Result<(), Unconvertible> {
-    fill_value(fill)?;
+fn check_fill_is_only_an_init(result: Value) -> Result<(), Unconvertible> {
     // (A reduction whose pattern is not recognized is reported itself.)
     let only_inits = users(result).iter().all(|user| {
         let name = op_name(user);
-        let init_position = match name.as_str() {
-            "linalg.matmul" | "linalg.batch_matmul" => Some(2),
-            "linalg.reduce" | "linalg.generic" => user
-                .operand_count()
-                .checked_sub(user.result_count())
-                .filter(|_| user.result_count() == 1),
-            _ => None,
+        let outputs = match name.as_str() {
+            "linalg.matmul" | "linalg.batch_matmul" => 2..3,
+            "linalg.reduce" | "linalg.generic" => {
+                let first = user.operand_count().saturating_sub(user.result_count());
+                first..user.operand_count()
+            }
+            _ => 0..0,
         };
-        init_position
-            .and_then(|position| user.operand(position).ok())
-            .is_some_and(|init| init == result)
+        // Every use of the fill is an output (init) operand of the user.
+        user.operands()
+            .enumerate()
+            .filter(|(_, operand)| *operand == result)
+            .all(|(position, _)| outputs.contains(&position))
     });
     if !only_inits {
         return Err(Unconvertible(

@@ -41,6 +41,8 @@ struct Composer<'c, 'a> {
     fused: Vec<OperationRef<'c, 'a>>,
     /// Ops the conversion must leave to others (covered by a pattern).
     covered: &'a BTreeSet<usize>,
+    /// The result of the root that is converted (fused producers have one).
+    used: usize,
 }
 
 fn address(op: &OperationRef) -> usize {
@@ -140,8 +142,17 @@ fn reads_it(user: OperationRef, result: Value, covered: &BTreeSet<usize>, any_ma
 }
 
 impl<'c, 'a> Composer<'c, 'a> {
-    /// The op id of input (`value`, `map`), added once.
+    /// The op id of input (`value`, `map`), added once; a splat constant is a scalar
+    /// constant of the body instead (a boolean `dense<true>` mask included).
     fn input(&mut self, value: Value<'c, 'a>, map: Vec<MapResult>) -> usize {
+        if let Some(leaf) = splat_leaf(value) {
+            self.ops.push(leaf);
+            return self.ops.len() - 1;
+        }
+        // A boolean tensor that is not fused (a boolean reduction's) is held as floats 0 and 1.
+        let boolean = melior::ir::r#type::RankedTensorType::try_from(value.r#type())
+            .map(|t| scalar::scalar_type(t.element()) == Some(scalar::ScalarType::Bool))
+            .unwrap_or(false);
         let position = match self
             .inputs
             .iter()
@@ -154,6 +165,12 @@ impl<'c, 'a> Composer<'c, 'a> {
             }
         };
         self.ops.push(ScalarOp::Input(position));
+        if boolean {
+            self.ops.push(ScalarOp::Float(0));
+            let n = self.ops.len();
+            self.ops
+                .push(ScalarOp::CmpF(scalar::FloatPredicate::Une, n - 2, n - 1));
+        }
         self.ops.len() - 1
     }
 
@@ -191,9 +208,14 @@ impl<'c, 'a> Composer<'c, 'a> {
             .first_block()
             .ok_or_else(|| Unconvertible("a linalg.generic without a body block".into()))?;
         let accumulator = extra.is_some();
+        // A generic of several results is converted for the one that is used (`self.used`):
+        // its yielded value, its accumulator block argument.
+        let used = self.used;
         let roles = |i: usize| {
-            if i < inputs || (accumulator && i == inputs) {
+            if i < inputs {
                 ArgumentRole::Input(i)
+            } else if accumulator && i == inputs + used {
+                ArgumentRole::Input(inputs)
             } else {
                 ArgumentRole::Unused
             }
@@ -214,7 +236,7 @@ impl<'c, 'a> Composer<'c, 'a> {
         })?;
         // Each input's op id in the composed program, fusing producers read by identity.
         let mut ids = Vec::with_capacity(inputs + 1);
-        for k in 0..inputs {
+        for (k, map) in maps.iter().enumerate().take(inputs) {
             let value: Value = generic
                 .operand(k)
                 .map_err(|_| Unconvertible(format!("missing input #{k}")))?;
@@ -228,9 +250,12 @@ impl<'c, 'a> Composer<'c, 'a> {
                     if !self.fused.iter().any(|f| address(f) == address(&p)) {
                         self.fused.push(p);
                     }
-                    self.emit(p, rank, None, Some(&maps[k]))?
+                    let root_result = std::mem::replace(&mut self.used, 0);
+                    let id = self.emit(p, rank, None, Some(map));
+                    self.used = root_result;
+                    id?
                 }
-                None => self.input(value, maps[k].clone()),
+                None => self.input(value, map.clone()),
             };
             ids.push(id);
         }
@@ -394,24 +419,43 @@ pub fn generic_rewrite<'c, 'a>(
     op: OperationRef<'c, 'a>,
     covered: &'a BTreeSet<usize>,
 ) -> Result<Rewrite<'c, 'a>, Unconvertible> {
-    if op.result_count() != 1 {
-        return Err(Unconvertible(format!(
-            "it has {} results; the import converts generics with one",
-            op.result_count()
-        )));
-    }
+    // Of several results only one may be used (frontends compute an unused argmax beside a
+    // max): that one is converted.
+    let used_results: Vec<usize> = (0..op.result_count())
+        .filter(|&r| {
+            op.result(r)
+                .map(|v| super::ir::has_uses(v.into()))
+                .unwrap_or(false)
+        })
+        .collect();
+    let used = match used_results[..] {
+        [] => 0,
+        [one] => one,
+        _ => {
+            return Err(Unconvertible(format!(
+            "results {used_results:?} are used; the import converts generics with one used result"
+        )))
+        }
+    };
+    let inputs_count = op.operand_count() - op.result_count();
     let loops = iterators(op)?;
     let maps = maps(op)?;
-    let output_map = maps.last().cloned().unwrap_or_default();
+    let output_map = maps.get(inputs_count + used).cloned().unwrap_or_default();
     let shape = loop_shape(op, loops.len())?;
     let mut composer = Composer {
         inputs: Vec::new(),
         ops: Vec::new(),
         fused: Vec::new(),
         covered,
+        used,
     };
     let reductions: Vec<usize> = (0..loops.len()).filter(|&d| loops[d]).collect();
+    let result_value: Value = op
+        .result(used)
+        .map_err(|_| Unconvertible("missing result".into()))?
+        .into();
     if reductions.is_empty() {
+        super::ir::check_ipu_tensor(result_value, "the result").map_err(Unconvertible)?;
         let identity: Vec<MapResult> = (0..loops.len()).map(MapResult::Dim).collect();
         if output_map != identity {
             return Err(Unconvertible(
@@ -435,6 +479,7 @@ pub fn generic_rewrite<'c, 'a>(
                 interior: fused,
                 replacement: Replacement::BroadcastingAdd { inputs },
                 kind: "add",
+                result: 0,
             });
         }
         return Ok(Rewrite {
@@ -442,6 +487,7 @@ pub fn generic_rewrite<'c, 'a>(
             interior: fused,
             replacement: Replacement::Map { inputs, body },
             kind: "map",
+            result: 0,
         });
     }
     // One reduction loop, anywhere: the loops are reordered so it is last (ipu.reduce works
@@ -480,7 +526,29 @@ pub fn generic_rewrite<'c, 'a>(
     composer.ops.push(ScalarOp::Input(accumulator));
     let accumulator_id = composer.ops.len() - 1;
     let yielded = composer.emit(op, loops.len(), Some(accumulator_id), reordered)?;
+    // A boolean reduction (all / any: `andi` / `ori` of i1) runs on floats 0 and 1 as a min
+    // or a max; its result is a float tensor its readers compare with 0.
+    let mut as_float = false;
     let (combiner, element) = match composer.ops[yielded] {
+        ScalarOp::IntBinary(f @ (scalar::IntBinary::And | scalar::IntBinary::Or), a, b) => {
+            let other = if a == accumulator_id { b } else { a };
+            if a != accumulator_id && b != accumulator_id {
+                return Err(Unconvertible(
+                    "a reduction whose body does not combine the accumulator with one value".into(),
+                ));
+            }
+            composer.ops.push(ScalarOp::Float(1.0f32.to_bits()));
+            composer.ops.push(ScalarOp::Float(0.0f32.to_bits()));
+            let n = composer.ops.len();
+            composer.ops.push(ScalarOp::Select(other, n - 2, n - 1));
+            as_float = true;
+            let combiner = if f == scalar::IntBinary::And {
+                Combiner::Min
+            } else {
+                Combiner::Max
+            };
+            (combiner, composer.ops.len() - 1)
+        }
         ScalarOp::Binary(f, a, b) => {
             let combiner = match f {
                 Binary::Add => Combiner::Add,
@@ -528,9 +596,12 @@ pub fn generic_rewrite<'c, 'a>(
     // The accumulator op is dead in the element program: make it a harmless constant.
     composer.ops[accumulator_id] = ScalarOp::Float(0);
     let init: Value = op
-        .operand(op.operand_count() - 1)
+        .operand(inputs_count + used)
         .map_err(|_| Unconvertible("a reduction without an init".into()))?;
     let init = reduction_init(init, combiner)?;
+    if !as_float {
+        super::ir::check_ipu_tensor(result_value, "the result").map_err(Unconvertible)?;
+    }
     let (inputs, body, fused) = composer.finish(element, &shape)?;
     Ok(Rewrite {
         root: op,
@@ -541,8 +612,10 @@ pub fn generic_rewrite<'c, 'a>(
             combiner,
             init,
             loop_shape: shape,
+            as_float,
         },
         kind: "reduce",
+        result: used,
     })
 }
 
@@ -563,13 +636,18 @@ fn reduction_init<'c, 'a>(
         let value: Value = fill
             .operand(0)
             .map_err(|_| Unconvertible("a fill without a value".into()))?;
-        let number = produced_by(value, "arith.constant")
-            .and_then(|c| c.attribute("value").ok())
+        // A float, or a boolean (true is 1, as the boolean reductions compute).
+        let attribute =
+            produced_by(value, "arith.constant").and_then(|c| c.attribute("value").ok());
+        let number = attribute
             .and_then(|a| melior::ir::attribute::FloatAttribute::try_from(a).ok())
             .map(|a| a.value())
-            .ok_or_else(|| {
-                Unconvertible("the reduction's fill value is not a float constant".into())
-            })?;
+            .or_else(|| {
+                attribute
+                    .and_then(|a| melior::ir::attribute::IntegerAttribute::try_from(a).ok())
+                    .map(|i| if i.value() != 0 { 1.0 } else { 0.0 })
+            })
+            .ok_or_else(|| Unconvertible("the reduction's fill value is not a constant".into()))?;
         let identity = combiner.identity();
         // Frontends fill a max with the lowest finite float, not -inf: the same for finite data.
         let is_identity = number == identity
@@ -773,4 +851,35 @@ pub fn broadcast_rewrite<'c, 'a>(
         },
         "broadcast",
     ))
+}
+
+/// A splat `arith.constant` tensor as the scalar constant of its element type.
+fn splat_leaf(value: Value) -> Option<ScalarOp> {
+    use melior::ir::attribute::{FloatAttribute, IntegerAttribute};
+    let constant = produced_by(value, "arith.constant")?;
+    let raw = constant.attribute("value").ok()?.to_raw();
+    // SAFETY: `raw` is a live attribute; the splat element is read only from a dense
+    // elements attribute that is a splat.
+    let element = unsafe {
+        if !mlir_sys::mlirAttributeIsADenseElements(raw)
+            || !mlir_sys::mlirDenseElementsAttrIsSplat(raw)
+        {
+            return None;
+        }
+        melior::ir::Attribute::from_raw(mlir_sys::mlirDenseElementsAttrGetSplatValue(raw))
+    };
+    let element_type = melior::ir::r#type::RankedTensorType::try_from(value.r#type())
+        .ok()?
+        .element();
+    match scalar::scalar_type(element_type)? {
+        scalar::ScalarType::Float => FloatAttribute::try_from(element)
+            .ok()
+            .map(|f| ScalarOp::Float((f.value() as f32).to_bits())),
+        scalar::ScalarType::Int => IntegerAttribute::try_from(element)
+            .ok()
+            .map(|i| ScalarOp::Int(i.value())),
+        scalar::ScalarType::Bool => IntegerAttribute::try_from(element)
+            .ok()
+            .map(|i| ScalarOp::Bool(i.value() != 0)),
+    }
 }

@@ -120,6 +120,8 @@ pub enum Replacement<'c, 'a> {
         combiner: Combiner,
         init: linalg_general::ReductionInit<'c, 'a>,
         loop_shape: Vec<i64>,
+        /// A boolean reduction, computed (and its result held) as floats 0 and 1.
+        as_float: bool,
     },
     /// `ipu.add` of two inputs brought to the result's rank but not broadcast (the add
     /// broadcasts them).
@@ -148,6 +150,8 @@ pub struct Rewrite<'c, 'a> {
     pub replacement: Replacement<'c, 'a>,
     /// Statistic name (`matmul`, `softmax`, ...).
     pub kind: &'static str,
+    /// The root's result that is replaced (the others have no uses).
+    pub result: usize,
 }
 
 impl<'c, 'a> Rewrite<'c, 'a> {
@@ -162,6 +166,7 @@ impl<'c, 'a> Rewrite<'c, 'a> {
             interior: Vec::new(),
             replacement,
             kind,
+            result: 0,
         }
     }
 
@@ -214,6 +219,7 @@ impl<'c, 'a> Rewrite<'c, 'a> {
             interior,
             replacement,
             kind,
+            result: 0,
         })
     }
 }
@@ -241,13 +247,26 @@ pub fn apply<'c, 'a>(
         let block = root
             .block()
             .ok_or("internal: a converted op is not in a block")?;
-        let result = root.result(0).map_err(|error| error.to_string())?;
+        let result = root
+            .result(rewrite.result)
+            .map_err(|error| error.to_string())?;
+        // A boolean reduction's value is a float tensor of its shape (its readers, converted
+        // too, compare it with 0).
+        let result_type = match &rewrite.replacement {
+            Replacement::Reduce { as_float: true, .. } => {
+                let shape = ir::shape_of(result.r#type()).ok_or("internal: unranked reduction")?;
+                let dims: String = shape.iter().map(|d| format!("{d}x")).collect();
+                Type::parse(context, &format!("tensor<{dims}f32>"))
+                    .ok_or("internal: a boolean reduction's float type")?
+            }
+            _ => result.r#type(),
+        };
         let builder = ReplacementBuilder {
             context,
             block,
             root,
             location: root.location(),
-            result_type: result.r#type(),
+            result_type,
             replaced: &replaced,
         };
         let value = builder.build(&rewrite.replacement)?;
@@ -375,6 +394,7 @@ impl<'c, 'a> ReplacementBuilder<'c, 'a, '_> {
                 combiner,
                 init,
                 loop_shape,
+                ..
             } => self.reduce(inputs, body, *combiner, init, loop_shape)?,
             Replacement::BroadcastingAdd { inputs } => {
                 let shape =
@@ -487,6 +507,11 @@ impl<'c, 'a> ReplacementBuilder<'c, 'a, '_> {
         broadcast: bool,
     ) -> Result<Value<'c, 'a>, String> {
         let mut value = self.remap(input.value);
+        // A boolean constant (a mask) is held as floats 0 and 1, which the map's body
+        // compares with 0.
+        if let Some(floats) = self.bool_constant_as_floats(value)? {
+            value = floats;
+        }
         let element_of = |t: Type<'c>| {
             melior::ir::r#type::RankedTensorType::try_from(t)
                 .map(|t| t.element())
@@ -523,6 +548,55 @@ impl<'c, 'a> ReplacementBuilder<'c, 'a, '_> {
             ))?;
         }
         Ok(value)
+    }
+
+    /// An `arith.constant` of f32 0s and 1s for a dense i1 constant `value`, if it is one.
+    fn bool_constant_as_floats(
+        &self,
+        value: Value<'c, 'a>,
+    ) -> Result<Option<Value<'c, 'a>>, String> {
+        let Some(constant) = ir::produced_by(value, "arith.constant") else {
+            return Ok(None);
+        };
+        let Ok(tensor) = melior::ir::r#type::RankedTensorType::try_from(value.r#type()) else {
+            return Ok(None);
+        };
+        let element = tensor.element();
+        if !element.is_integer()
+            || melior::ir::r#type::IntegerType::try_from(element).map(|t| t.width()) != Ok(1)
+        {
+            return Ok(None);
+        }
+        let shape = ir::shape_of(value.r#type()).ok_or("internal: unranked boolean constant")?;
+        let count: i64 = shape.iter().product();
+        let raw = constant
+            .attribute("value")
+            .map_err(|_| "internal: a constant without a value")?
+            .to_raw();
+        let float_type = self.tensor_type_like(&shape, self.result_type)?;
+        // SAFETY: `raw` is a live dense elements attribute of `count` i1 elements (checked
+        // kind); each read is within it and the new attribute copies the values.
+        let attribute = unsafe {
+            if !mlir_sys::mlirAttributeIsADenseElements(raw) {
+                return Ok(None);
+            }
+            let values: Vec<f32> = (0..count as isize)
+                .map(|i| {
+                    let bit = if mlir_sys::mlirDenseElementsAttrIsSplat(raw) {
+                        mlir_sys::mlirDenseElementsAttrGetBoolSplatValue(raw) != 0
+                    } else {
+                        mlir_sys::mlirDenseElementsAttrGetBoolValue(raw, i)
+                    };
+                    f32::from(u8::from(bit))
+                })
+                .collect();
+            Attribute::from_raw(mlir_sys::mlirDenseElementsAttrFloatGet(
+                float_type.to_raw(),
+                count as isize,
+                values.as_ptr(),
+            ))
+        };
+        self.insert_constant(attribute).map(Some)
     }
 
     /// `ipu.map` of `body` over `inputs` to a tensor of `shape`; an identity body of one
