@@ -845,6 +845,16 @@ fn value_key(value: Value) -> usize {
     value.to_raw().ptr as usize
 }
 
+/// The key of `op`'s first result, or the read error naming the op.
+fn result_key<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<usize, ScalarReadError<'c, 'a>> {
+    op.result(0)
+        .map(|result| value_key(result.into()))
+        .map_err(|e| ScalarReadError {
+            op: Some(op),
+            message: e.to_string(),
+        })
+}
+
 fn integer_of<'c, 'a>(op: OperationRef<'c, 'a>, attribute: &str) -> Option<i64> {
     IntegerAttribute::try_from(op.attribute(attribute).ok()?)
         .ok()
@@ -981,14 +991,7 @@ pub fn read_block<'c, 'a>(
                     })?;
                 program.indices = rank;
                 if let Some(&id) = index_ops.get(&dim) {
-                    ids.insert(
-                        value_key(
-                            op.result(0)
-                                .map_err(|e| error(Some(op), e.to_string()))?
-                                .into(),
-                        ),
-                        id,
-                    );
+                    ids.insert(result_key(op)?, id);
                     continue;
                 }
                 index_ops.insert(dim, program.ops.len());
@@ -998,14 +1001,7 @@ pub fn read_block<'c, 'a>(
             | "arith.trunci" => {
                 // Value-preserving conversions between kinds the program already unifies.
                 let id = operands[0];
-                ids.insert(
-                    value_key(
-                        op.result(0)
-                            .map_err(|e| error(Some(op), e.to_string()))?
-                            .into(),
-                    ),
-                    id,
-                );
+                ids.insert(result_key(op)?, id);
                 continue;
             }
             "arith.truncf" => {
@@ -1015,14 +1011,7 @@ pub fn read_block<'c, 'a>(
                 } else {
                     // f64 -> f32 (the program computes in f32): no change.
                     let id = operands[0];
-                    ids.insert(
-                        value_key(
-                            op.result(0)
-                                .map_err(|e| error(Some(op), e.to_string()))?
-                                .into(),
-                        ),
-                        id,
-                    );
+                    ids.insert(result_key(op)?, id);
                     continue;
                 }
             }
@@ -1033,14 +1022,7 @@ pub fn read_block<'c, 'a>(
                     ScalarOp::BoolToInt(operands[0])
                 } else {
                     let id = operands[0];
-                    ids.insert(
-                        value_key(
-                            op.result(0)
-                                .map_err(|e| error(Some(op), e.to_string()))?
-                                .into(),
-                        ),
-                        id,
-                    );
+                    ids.insert(result_key(op)?, id);
                     continue;
                 }
             }

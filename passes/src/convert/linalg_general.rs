@@ -799,12 +799,7 @@ pub fn named_elementwise_rewrite<'c, 'a>(
 ) -> Option<Result<Rewrite<'c, 'a>, Unconvertible>> {
     let body = named_body(short)?;
     Some((|| {
-        let result: Value = op
-            .result(0)
-            .map_err(|_| Unconvertible("it has no result".into()))?
-            .into();
-        let shape = shape_of(result.r#type())
-            .ok_or_else(|| Unconvertible("the result has no static shape".into()))?;
+        let shape = result_shape(op)?;
         let identity: Vec<MapResult> = (0..shape.len()).map(MapResult::Dim).collect();
         let inputs = (0..body.inputs)
             .map(|k| {
@@ -823,6 +818,15 @@ pub fn named_elementwise_rewrite<'c, 'a>(
     })())
 }
 
+/// The static shape of `op`'s first result.
+fn result_shape(op: OperationRef) -> Result<Vec<i64>, Unconvertible> {
+    let result: Value = op
+        .result(0)
+        .map_err(|_| Unconvertible("it has no result".into()))?
+        .into();
+    shape_of(result.r#type()).ok_or_else(|| Unconvertible("the result has no static shape".into()))
+}
+
 /// A `linalg.broadcast` of any value: its input read through the map that skips the
 /// broadcast `dimensions`, brought to the result (`ipu.reshape` and `ipu.broadcast`).
 pub fn broadcast_rewrite<'c, 'a>(
@@ -832,12 +836,7 @@ pub fn broadcast_rewrite<'c, 'a>(
     let input: Value = op
         .operand(0)
         .map_err(|_| Unconvertible("missing input".into()))?;
-    let result: Value = op
-        .result(0)
-        .map_err(|_| Unconvertible("it has no result".into()))?
-        .into();
-    let shape = shape_of(result.r#type())
-        .ok_or_else(|| Unconvertible("the result has no static shape".into()))?;
+    let shape = result_shape(op)?;
     let map: Vec<MapResult> = (0..shape.len())
         .filter(|d| !dimensions.contains(&(*d as i64)))
         .map(MapResult::Dim)

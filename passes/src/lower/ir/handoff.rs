@@ -7,8 +7,12 @@
 //! still the same, which holds exactly when the IR is the one written (attributes are
 //! uniqued per context and never freed while it lives: equal pointers, equal values), so a
 //! pass that changed anything in between makes the stage read the IR again.
+//!
+//! The kept designs are per thread: the stage passes of one compile run one after the other
+//! on its thread, and compiles on other threads (parallel tests, a Python user's threads)
+//! cannot evict them; a design kept on another thread is simply not found (the IR is read).
 
-use std::sync::Mutex;
+use std::cell::RefCell;
 
 use melior::ir::{block::BlockLike, operation::OperationLike, OperationRef, RegionLike};
 
@@ -23,7 +27,9 @@ struct Kept {
     schedules_validated: bool,
 }
 
-static KEPT_DESIGNS: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
+thread_local! {
+    static KEPT_DESIGNS: RefCell<Vec<Kept>> = const { RefCell::new(Vec::new()) };
+}
 
 /// The fingerprint of tile module `module` (see the module docs).
 fn fingerprint(module: OperationRef) -> Vec<usize> {
@@ -60,17 +66,16 @@ fn fingerprint(module: OperationRef) -> Vec<usize> {
 /// `schedules_validated`: every stored schedule was validated at the design's addresses.
 pub fn keep(module: OperationRef, design: TileDesign, schedules_validated: bool) {
     let fingerprint = fingerprint(module);
-    let Ok(mut kept) = KEPT_DESIGNS.lock() else {
-        return;
-    };
-    kept.retain(|entry| entry.fingerprint[..2] != fingerprint[..2]);
-    if kept.len() >= KEPT {
-        kept.remove(0);
-    }
-    kept.push(Kept {
-        fingerprint,
-        design,
-        schedules_validated,
+    KEPT_DESIGNS.with_borrow_mut(|kept| {
+        kept.retain(|entry| entry.fingerprint[..2] != fingerprint[..2]);
+        if kept.len() >= KEPT {
+            kept.remove(0);
+        }
+        kept.push(Kept {
+            fingerprint,
+            design,
+            schedules_validated,
+        });
     });
 }
 
@@ -79,10 +84,11 @@ pub fn keep(module: OperationRef, design: TileDesign, schedules_validated: bool)
 /// hands on the next one).
 pub fn take(module: OperationRef) -> Option<(TileDesign, bool)> {
     let fingerprint = fingerprint(module);
-    let mut kept = KEPT_DESIGNS.lock().ok()?;
-    let position = kept
-        .iter()
-        .position(|entry| entry.fingerprint == fingerprint)?;
-    let entry = kept.remove(position);
-    Some((entry.design, entry.schedules_validated))
+    KEPT_DESIGNS.with_borrow_mut(|kept| {
+        let position = kept
+            .iter()
+            .position(|entry| entry.fingerprint == fingerprint)?;
+        let entry = kept.remove(position);
+        Some((entry.design, entry.schedules_validated))
+    })
 }
