@@ -122,6 +122,7 @@ impl Pass for ConvertLinalgToIpu {
         }
         let mut plan = Plan::default();
         let mut failures = Vec::new();
+        let absorbed = linalg_general::absorbed_cones(&candidates, &covered);
         for (index, linalg_op) in candidates.iter().enumerate() {
             if covered.contains(&address(linalg_op)) {
                 continue;
@@ -134,11 +135,13 @@ impl Pass for ConvertLinalgToIpu {
                 }
                 continue;
             }
-            if linalg_general::fused_into_user(*linalg_op, &covered) {
+            if linalg_general::fused_into_user(*linalg_op, &covered)
+                || absorbed.contains(&address(linalg_op))
+            {
                 // Fused into the map its one user becomes (erased with it).
                 continue;
             }
-            match self.classify(context, *linalg_op, &covered) {
+            match self.classify(context, *linalg_op, (&covered, &absorbed)) {
                 Ok(Some(rewrite)) => rewrites.push((index, rewrite)),
                 Ok(None) => plan.erase_if_unused.push(*linalg_op),
                 Err(reason) => failures.push((*linalg_op, reason)),
@@ -206,7 +209,7 @@ impl ConvertLinalgToIpu {
         &self,
         context: &'c Context,
         op: OperationRef<'c, 'a>,
-        covered: &'a BTreeSet<usize>,
+        (covered, absorbed): (&'a BTreeSet<usize>, &'a BTreeSet<usize>),
     ) -> Result<Option<Rewrite<'c, 'a>>, Unconvertible> {
         let name = op_name(&op);
         let short = name.trim_start_matches("linalg.");
@@ -244,7 +247,7 @@ impl ConvertLinalgToIpu {
         if short == "generic" {
             // The general import checks its own result types (a boolean reduction is
             // computed as floats).
-            return linalg_general::generic_rewrite(op, covered).map(Some);
+            return linalg_general::generic_rewrite(op, covered, absorbed).map(Some);
         }
         check(result, "the result")?;
         let rewrite = match short {
@@ -263,7 +266,7 @@ impl ConvertLinalgToIpu {
                 Rewrite::single(op, Replacement::Forward { value: input }, "identity")
             }
             "softmax" => softmax_rewrite(op)?,
-            "generic" => linalg_general::generic_rewrite(op, covered)?,
+            "generic" => linalg_general::generic_rewrite(op, covered, absorbed)?,
             _ => {
                 if check_fill_is_only_an_init(result).is_ok() {
                     return Ok(None);

@@ -43,6 +43,10 @@ struct Composer<'c, 'a> {
     covered: &'a BTreeSet<usize>,
     /// The result of the root that is converted (fused producers have one).
     used: usize,
+    /// Float producers inside another op's cone ([`absorbed_cones`]), fused into it.
+    absorbed: &'a BTreeSet<usize>,
+    /// Each op already emitted, so a producer read twice is computed once.
+    emitted: std::collections::HashMap<ScalarOp, usize>,
 }
 
 fn address(op: &OperationRef) -> usize {
@@ -105,6 +109,26 @@ pub fn fused_into_user(producer: OperationRef, covered: &BTreeSet<usize>) -> boo
         .all(|user| reads_it(*user, result, covered, any_map))
 }
 
+/// Whether a generic adds its two inputs (`arith.addf` of its first two block arguments).
+fn is_two_input_sum(op: OperationRef) -> bool {
+    let Some(block) = op.region(0).ok().and_then(|r| r.first_block()) else {
+        return false;
+    };
+    let Some(first) = block.first_operation() else {
+        return false;
+    };
+    let argument = |i: usize| block.argument(i).ok().map(|a| key(a.into()));
+    op.operand_count() == 3
+        && op_name(&first) == "arith.addf"
+        && first.next_in_block().map(|t| op_name(&t)) == Some("linalg.yield".into())
+        && [
+            first.operand(0).ok().map(key),
+            first.operand(1).ok().map(key),
+        ]
+        .iter()
+        .all(|k| k.is_some() && (*k == argument(0) || *k == argument(1)))
+}
+
 /// Whether an elementwise generic's body yields its first input unchanged.
 fn copies_its_input(op: OperationRef) -> bool {
     let Some(block) = op.region(0).ok().and_then(|r| r.first_block()) else {
@@ -142,12 +166,22 @@ fn reads_it(user: OperationRef, result: Value, covered: &BTreeSet<usize>, any_ma
 }
 
 impl<'c, 'a> Composer<'c, 'a> {
+    /// Appends `op` unless the same op (same operands) is already there: its id.
+    fn push(&mut self, op: ScalarOp) -> usize {
+        if let Some(&id) = self.emitted.get(&op) {
+            return id;
+        }
+        self.ops.push(op.clone());
+        let id = self.ops.len() - 1;
+        self.emitted.insert(op, id);
+        id
+    }
+
     /// The op id of input (`value`, `map`), added once; a splat constant is a scalar
     /// constant of the body instead (a boolean `dense<true>` mask included).
     fn input(&mut self, value: Value<'c, 'a>, map: Vec<MapResult>) -> usize {
         if let Some(leaf) = splat_leaf(value) {
-            self.ops.push(leaf);
-            return self.ops.len() - 1;
+            return self.push(leaf);
         }
         // A boolean tensor that is not fused (a boolean reduction's) is held as floats 0 and 1.
         let boolean = melior::ir::r#type::RankedTensorType::try_from(value.r#type())
@@ -164,14 +198,12 @@ impl<'c, 'a> Composer<'c, 'a> {
                 self.inputs.len() - 1
             }
         };
-        self.ops.push(ScalarOp::Input(position));
+        let read = self.push(ScalarOp::Input(position));
         if boolean {
-            self.ops.push(ScalarOp::Float(0));
-            let n = self.ops.len();
-            self.ops
-                .push(ScalarOp::CmpF(scalar::FloatPredicate::Une, n - 2, n - 1));
+            let zero = self.push(ScalarOp::Float(0));
+            return self.push(ScalarOp::CmpF(scalar::FloatPredicate::Une, read, zero));
         }
-        self.ops.len() - 1
+        read
     }
 
     /// Emits `generic`'s body (its first `inputs` block arguments are its inputs; `extra`
@@ -242,7 +274,7 @@ impl<'c, 'a> Composer<'c, 'a> {
                 .map_err(|_| Unconvertible(format!("missing input #{k}")))?;
             let producer = produced_by(value, "linalg.generic");
             let fusable = producer.filter(|p| {
-                fused_into_user(*p, self.covered)
+                (fused_into_user(*p, self.covered) || self.absorbed.contains(&address(p)))
                     && self.inputs.len() + p.operand_count() <= MAP_MAX_INPUTS
             });
             let id = match fusable {
@@ -271,13 +303,9 @@ impl<'c, 'a> Composer<'c, 'a> {
                         MapResult::Dim(j) => ScalarOp::Index(j),
                         MapResult::Zero => ScalarOp::Int(0),
                     };
-                    self.ops.push(index);
-                    self.ops.len() - 1
+                    self.push(index)
                 }
-                _ => {
-                    self.ops.push(op.renumbered(|a| new_index[a]));
-                    self.ops.len() - 1
-                }
+                _ => self.push(op.renumbered(|a| new_index[a])),
             };
             new_index.push(id);
         }
@@ -418,6 +446,7 @@ fn loop_shape(generic: OperationRef, loops: usize) -> Result<Vec<i64>, Unconvert
 pub fn generic_rewrite<'c, 'a>(
     op: OperationRef<'c, 'a>,
     covered: &'a BTreeSet<usize>,
+    absorbed: &'a BTreeSet<usize>,
 ) -> Result<Rewrite<'c, 'a>, Unconvertible> {
     // Of several results only one may be used (frontends compute an unused argmax beside a
     // max): that one is converted.
@@ -448,6 +477,8 @@ pub fn generic_rewrite<'c, 'a>(
         fused: Vec::new(),
         covered,
         used,
+        absorbed,
+        emitted: std::collections::HashMap::new(),
     };
     let reductions: Vec<usize> = (0..loops.len()).filter(|&d| loops[d]).collect();
     let result_value: Value = op
@@ -472,6 +503,26 @@ pub fn generic_rewrite<'c, 'a>(
             ScalarOp::Input(1),
             ScalarOp::Binary(Binary::Add, 0, 1),
         ];
+        // A body that computes GeLU (exact or tanh form), however the exporter expanded it
+        // (IREE writes erf as an f32 polynomial of erfc), is ipu.gelu: recognized by what the
+        // body computes, not by its ops.
+        if let [input] = &inputs[..] {
+            let whole = input.expanded == shape && input.permutation.is_none();
+            if whole && body.indices == 0 {
+                if let Some(tanh) = gelu_form(&body) {
+                    return Ok(Rewrite {
+                        root: op,
+                        interior: fused,
+                        replacement: Replacement::Gelu {
+                            input: input.value,
+                            tanh,
+                        },
+                        kind: "gelu",
+                        result: 0,
+                    });
+                }
+            }
+        }
         let covers = |axis: usize| inputs.iter().any(|i| i.expanded[axis] == shape[axis]);
         if body.ops == sum && inputs.len() == 2 && (0..shape.len()).all(covers) {
             return Ok(Rewrite {
@@ -880,5 +931,192 @@ fn splat_leaf(value: Value) -> Option<ScalarOp> {
         scalar::ScalarType::Bool => IntegerAttribute::try_from(element)
             .ok()
             .map(|i| ScalarOp::Bool(i.value() != 0)),
+    }
+}
+
+/// Whether a one-input `body` computes GeLU: `Some(false)` the exact form
+/// `0.5 x (1 + erf(x / sqrt 2))`, `Some(true)` the tanh form, `None` neither. Decided by
+/// evaluating the body (in f64, its constants as the f32 they are) at 2,001 points over
+/// [-20, 20] and at the ends of the f16 range: every value within 2e-6 relative (1e-6 absolute
+/// near 0) of the form. Frontends' expansions (IREE's f32 erf polynomial) agree to ~1e-7;
+/// a body that differs anywhere on that grid (another coefficient, a missing scale) does not.
+pub fn gelu_form(body: &ScalarProgram) -> Option<bool> {
+    if body.inputs != 1 || body.indices != 0 {
+        return None;
+    }
+    let exact = |x: f64| 0.5 * x * (1.0 + scalar::erf(x / std::f64::consts::SQRT_2));
+    let tanh = |x: f64| {
+        let inner = (2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x);
+        0.5 * x * (1.0 + inner.tanh())
+    };
+    let points = (0..=2000)
+        .map(|i| -20.0 + 40.0 * f64::from(i) / 2000.0)
+        .chain([-65504.0, -100.0, 100.0, 65504.0, 1e-4, -1e-4]);
+    let matches = |form: &dyn Fn(f64) -> f64| {
+        points.clone().all(|x| {
+            let want = form(x);
+            let got = body.eval(&[x], &[]);
+            (got - want).abs() <= 2e-6 * want.abs().max(0.5)
+        })
+    };
+    if matches(&exact) {
+        Some(false)
+    } else if matches(&tanh) {
+        Some(true)
+    } else {
+        None
+    }
+}
+
+/// The float elementwise generics fused into another op's map although several ops read
+/// them: walking back from each generic not yet placed (in reverse program order), its
+/// *cone* grows by every float elementwise producer read through the identity map whose
+/// readers are all in the cone already (a GeLU or a layer norm an exporter wrote as a web
+/// of generics sharing intermediates: one map, the shared values computed once in its body).
+/// The cone's members are erased with its root; the root converts as usual.
+pub fn absorbed_cones(generics: &[OperationRef], covered: &BTreeSet<usize>) -> BTreeSet<usize> {
+    let mut absorbed = BTreeSet::new();
+    let mut placed = BTreeSet::new();
+    for root in generics.iter().rev() {
+        if op_name(root) != "linalg.generic"
+            || placed.contains(&address(root))
+            || covered.contains(&address(root))
+        {
+            continue;
+        }
+        let mut cone: Vec<OperationRef> = vec![*root];
+        let mut members: BTreeSet<usize> = [address(root)].into();
+        let mut grew = true;
+        while grew {
+            grew = false;
+            let mut added = Vec::new();
+            for member in &cone {
+                let inputs = member.operand_count().saturating_sub(member.result_count());
+                for k in 0..inputs {
+                    let Ok(value) = member.operand(k) else {
+                        continue;
+                    };
+                    let Some(producer) = produced_by(value, "linalg.generic") else {
+                        continue;
+                    };
+                    let at = address(&producer);
+                    // A sum of two inputs (a bias add) stays its own ipu.add: the add
+                    // strategies run it in place on a GEMM's result.
+                    if members.contains(&at)
+                        || !is_elementwise(producer)
+                        || is_two_input_sum(producer)
+                        || covered.contains(&at)
+                        || added.iter().any(|a: &OperationRef| address(a) == at)
+                    {
+                        continue;
+                    }
+                    let Ok(result) = producer.result(0) else {
+                        continue;
+                    };
+                    let result: Value = result.into();
+                    let float = melior::ir::r#type::RankedTensorType::try_from(result.r#type())
+                        .map(|t| {
+                            scalar::scalar_type(t.element()) == Some(scalar::ScalarType::Float)
+                        })
+                        .unwrap_or(false);
+                    let readers = users(result);
+                    let inside = !readers.is_empty()
+                        && readers.iter().all(|u| {
+                            members.contains(&address(u)) && reads_it(*u, result, covered, false)
+                        });
+                    // A boolean or integer producer is recomputed in its readers anyway
+                    // (fused_into_user): inside the cone, the floats it reads can join too.
+                    let recomputed = !float && fused_into_user(producer, covered);
+                    if (float || recomputed) && inside {
+                        added.push(producer);
+                    }
+                }
+            }
+            for producer in added {
+                members.insert(address(&producer));
+                let float = producer
+                    .result(0)
+                    .ok()
+                    .and_then(|r| melior::ir::r#type::RankedTensorType::try_from(r.r#type()).ok())
+                    .map(|t| scalar::scalar_type(t.element()) == Some(scalar::ScalarType::Float))
+                    .unwrap_or(false);
+                if float {
+                    absorbed.insert(address(&producer));
+                }
+                cone.push(producer);
+                grew = true;
+            }
+        }
+        placed.extend(members);
+    }
+    absorbed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scalar::Unary;
+
+    fn float(x: f32) -> ScalarOp {
+        ScalarOp::Float(x.to_bits())
+    }
+
+    /// `0.5 x (1 + erf(x * c))`.
+    fn erf_gelu(c: f32) -> ScalarProgram {
+        ScalarProgram {
+            inputs: 1,
+            indices: 0,
+            ops: vec![
+                ScalarOp::Input(0),
+                float(c),
+                ScalarOp::Binary(Binary::Mul, 0, 1),
+                ScalarOp::Unary(Unary::Erf, 2),
+                float(1.0),
+                ScalarOp::Binary(Binary::Add, 3, 4),
+                float(0.5),
+                ScalarOp::Binary(Binary::Mul, 0, 6),
+                ScalarOp::Binary(Binary::Mul, 7, 5),
+            ],
+            result: 8,
+        }
+    }
+
+    #[test]
+    fn gelu_is_recognized_by_what_the_body_computes() {
+        assert_eq!(
+            gelu_form(&erf_gelu(std::f32::consts::FRAC_1_SQRT_2)),
+            Some(false)
+        );
+        // erf(x) without the 1/sqrt(2) scale, or a slightly wrong scale, is not GeLU.
+        assert_eq!(gelu_form(&erf_gelu(1.0)), None);
+        assert_eq!(gelu_form(&erf_gelu(0.7)), None);
+        // The tanh form: 0.5 x (1 + tanh(k (x + 0.044715 x^3))).
+        let tanh = |cubic: f32| ScalarProgram {
+            inputs: 1,
+            indices: 0,
+            ops: vec![
+                ScalarOp::Input(0),
+                ScalarOp::Binary(Binary::Mul, 0, 0),
+                ScalarOp::Binary(Binary::Mul, 1, 0),
+                float(cubic),
+                ScalarOp::Binary(Binary::Mul, 2, 3),
+                ScalarOp::Binary(Binary::Add, 0, 4),
+                float(0.797_884_6),
+                ScalarOp::Binary(Binary::Mul, 5, 6),
+                ScalarOp::Unary(Unary::Tanh, 7),
+                float(1.0),
+                ScalarOp::Binary(Binary::Add, 8, 9),
+                float(0.5),
+                ScalarOp::Binary(Binary::Mul, 0, 11),
+                ScalarOp::Binary(Binary::Mul, 12, 10),
+            ],
+            result: 13,
+        };
+        assert_eq!(gelu_form(&tanh(0.044_715)), Some(true));
+        assert_eq!(gelu_form(&tanh(0.447_15)), None);
+        // Two inputs, or element indices, are never GeLU.
+        let mut two = erf_gelu(std::f32::consts::FRAC_1_SQRT_2);
+        two.inputs = 2;
+        assert_eq!(gelu_form(&two), None);
     }
 }

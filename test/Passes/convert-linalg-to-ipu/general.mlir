@@ -153,3 +153,36 @@ func.func @transpose_moving_the_last_axis(%x: tensor<1x3x4x5xf32>) -> tensor<1x4
   %t = linalg.transpose ins(%x : tensor<1x3x4x5xf32>) outs(%e : tensor<1x4x5x3xf32>) permutation = [0, 2, 3, 1]
   return %t : tensor<1x4x5x3xf32>
 }
+
+// -----
+
+// Generics sharing an intermediate (a = 2x read by two ops, b = a + 1 ... ) whose values are
+// read only inside the web are one map, the shared value computed once in its body.
+// CHECK-LABEL: func.func @shared_intermediates_are_one_map
+// CHECK-NEXT: %[[M:.*]] = "ipu.map"(%arg0) {body = @[[BODY:ipu_map_[0-9a-f]+]]} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: return %[[M]]
+// CHECK: func.func private @[[BODY]](%arg0: f32) -> f32
+// CHECK-COUNT-1: arith.mulf %arg0
+// CHECK-NOT: arith.mulf %arg0
+// CHECK: return
+#sid = affine_map<(d0, d1) -> (d0, d1)>
+func.func @shared_intermediates_are_one_map(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %a = linalg.generic {indexing_maps = [#sid, #sid], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %two = arith.constant 2.0 : f32
+    %v = arith.mulf %in, %two : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  %b = linalg.generic {indexing_maps = [#sid, #sid], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = math.exp %in : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  %c = linalg.generic {indexing_maps = [#sid, #sid, #sid], iterator_types = ["parallel", "parallel"]} ins(%a, %b : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%p: f32, %q: f32, %out: f32):
+    %v = arith.divf %p, %q : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  return %c : tensor<4x8xf32>
+}
