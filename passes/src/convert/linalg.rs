@@ -16,15 +16,19 @@
 //! | `batch_matmul(softmax(batch_matmul(q, transpose(k, [0, 2, 1])) * c), v)` | `ipu.attention(q, k, v) {scale = c}` |
 //! | head split `collapse_shape(transpose(expand_shape(batch_matmul(x, W)), [0, 2, 1, 3]))` to `[H, S, Dh]`, constant f32 `W: [1, D, H * Dh]` | `ipu.matmul(x, W')`, `W'` the `[H, D, Dh]` per-head columns of `W` |
 //! | head merge `batch_matmul(collapse_shape(transpose(expand_shape(a), [0, 2, 1, 3])), W)`, constant `W: [1, H * Dh, E]` | per-head `ipu.matmul` summed over heads (as in `convert-tosa-to-ipu`) |
-//! | `fill` | only as a matmul or reduction init: disappears with it |
+//! | `fill` | as an init: disappears with its users; as a tensor: a splat constant |
+//! | any other elementwise `generic` (a chain or web of them), named elementwise ops (`exp`, `sub`, ...) | `ipu.map` with a scalar body function (`ipu.add` for a sum of two inputs, `ipu.gelu` for a body that computes GeLU) |
+//! | a `generic` reduction over one loop | `ipu.map` of its per-element part, `ipu.reduce`, a combine with its init |
+//! | `broadcast` of a value, broadcasting / transposing / constant-index input maps | `ipu.broadcast`, `ipu.rearrange`, `ipu.reshape` |
+//! | `copy`; `tensor.expand_shape` / `collapse_shape` | the input; `ipu.reshape` |
 //!
 //! The decompositions are recognized in every form frontends emit (named elementwise ops with
 //! `linalg.broadcast` and `linalg.reduce`, or `linalg.generic` ops with broadcasting maps,
-//! reductions and fused bodies: see [`super::linalg_patterns`]). Destination `tensor.empty` ops
-//! and the constants a pattern consumed are erased once unused. Anything else from linalg
-//! (elementwise ops outside a recognized pattern, matmuls with transposing or broadcasting
-//! indexing maps, ops on memrefs) is reported, naming the op and why, and the pass fails without
-//! changing the IR.
+//! reductions and fused bodies: see [`super::linalg_patterns`]); what no pattern covers is
+//! imported generally ([`super::linalg_general`]). Destination `tensor.empty` ops and the
+//! constants a rewrite consumed are erased once unused. Anything else from linalg (matmuls with
+//! transposing or broadcasting indexing maps, convolutions, ops on memrefs) is reported, naming
+//! the op and why, and the pass fails without changing the IR.
 
 use ipu_dialects::{diagnostics::op_error, ipu::op_name};
 use melior::{
