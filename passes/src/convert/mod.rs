@@ -75,8 +75,7 @@ pub enum Replacement<'c, 'a> {
     Constant {
         value: Attribute<'c>,
     },
-    /// An upstream `tensor.reshape` (ipu has no reshape op: shape changes of activations stay
-    /// upstream metadata ops).
+    /// A `tosa.reshape` of an activation: `ipu.reshape`.
     Reshape {
         input: Value<'c, 'a>,
     },
@@ -127,6 +126,14 @@ pub enum Replacement<'c, 'a> {
     /// broadcasts them).
     BroadcastingAdd {
         inputs: Vec<linalg_general::MapInput<'c, 'a>>,
+    },
+    /// A 1x1 convolution (NHWC input, OHWI weight `[O, 1, 1, K]`): the input's rows as
+    /// `[N * H * W, K]`, `ipu.matmul` with the weight as `[O, K]` transposed, plus the bias,
+    /// reshaped to the result.
+    Conv1x1 {
+        input: Value<'c, 'a>,
+        weight: DenseConstant<'c>,
+        bias: Value<'c, 'a>,
     },
     /// `ipu.reshape` of `input` to the result's shape.
     IpuReshape {
@@ -285,7 +292,29 @@ pub fn apply<'c, 'a>(
         *counts.entry(rewrite.kind).or_insert(0) += 1;
     }
     erase.extend(plan.erase_if_unused.iter().copied());
+    let blocks: Vec<BlockRef<'c, 'a>> = plan
+        .rewrites
+        .iter()
+        .filter_map(|r| r.root.block())
+        .collect();
     erase_users_first(erase);
+    // Reshapes a replacement looked through (a kept axis dropped and added again) may be left
+    // without uses: erased too (IRDL ops declare no side effects, so canonicalize keeps them).
+    let mut dead = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for block in blocks {
+        if !seen.insert(block.to_raw().ptr as usize) {
+            continue;
+        }
+        let mut next = block.first_operation();
+        while let Some(op) = next {
+            next = op.next_in_block();
+            if ipu_dialects::ipu::op_name(&op) == ReshapeOp::NAME {
+                dead.push(op);
+            }
+        }
+    }
+    erase_users_first(dead);
     Ok(counts)
 }
 
@@ -353,7 +382,10 @@ impl<'c, 'a> ReplacementBuilder<'c, 'a, '_> {
                 epsilon,
             } => self.layer_norm(*input, gamma, beta, *epsilon)?,
             Replacement::Constant { value } => self.insert_constant(*value)?,
-            Replacement::Reshape { input } => self.reshape(*input)?,
+            Replacement::Reshape { input } => {
+                let input = self.remap(*input);
+                self.ipu_reshape(input, result_type)?
+            }
             Replacement::Forward { value } => self.remap(*value),
             Replacement::MatmulConstant { lhs, weight } => {
                 let weight = self.insert_constant(*weight)?;
@@ -403,6 +435,11 @@ impl<'c, 'a> ReplacementBuilder<'c, 'a, '_> {
                 let rhs = self.map_input(&inputs[1], &shape, false)?;
                 self.insert(AddOp::build(location, lhs, rhs, result_type))?
             }
+            Replacement::Conv1x1 {
+                input,
+                weight,
+                bias,
+            } => self.conv_1x1(*input, weight, *bias)?,
             Replacement::IpuReshape { input } => {
                 let input = self.remap(*input);
                 self.ipu_reshape(input, result_type)?
@@ -470,6 +507,51 @@ impl<'c, 'a> ReplacementBuilder<'c, 'a, '_> {
         let dims: String = shape.iter().map(|d| format!("{d}x")).collect();
         Type::parse(self.context, &format!("tensor<{dims}{element}>"))
             .ok_or_else(|| format!("internal: tensor<{dims}{element}>"))
+    }
+
+    /// The 1x1 convolution (see [`Replacement::Conv1x1`]).
+    fn conv_1x1(
+        &self,
+        input: Value<'c, 'a>,
+        weight: &DenseConstant<'c>,
+        bias: Value<'c, 'a>,
+    ) -> Result<Value<'c, 'a>, String> {
+        let input = self.remap(input);
+        let own = ir::shape_of(input.r#type()).ok_or("internal: unranked convolution input")?;
+        let out = ir::shape_of(self.result_type).ok_or("internal: unranked convolution")?;
+        let (k, o) = (*own.last().unwrap_or(&1), *out.last().unwrap_or(&1));
+        let rows: i64 = own[..own.len().saturating_sub(1)].iter().product();
+        let rows_input =
+            self.ipu_reshape(input, self.tensor_type_like(&[rows, k], input.r#type())?)?;
+        // An f32 weight is transposed here, once, to `[K, O]` (a plain matmul, which the split
+        // GEMM runs); another element type stays `[O, K]` read transposed.
+        let (weight, transposed) = match weight_transposed(weight, o, k, self.result_type) {
+            Some(kn) => (kn, false),
+            None => (
+                weight
+                    .reshaped(self.tensor_type_like(&[o, k], self.result_type)?)
+                    .attribute,
+                true,
+            ),
+        };
+        let weight = self.insert_constant(weight)?;
+        let product_type = self.tensor_type(&[rows, o])?;
+        let product = self.insert(MatmulOp::build(
+            self.context,
+            self.location,
+            rows_input,
+            weight,
+            product_type,
+            false,
+            transposed,
+        ))?;
+        let biased = self.insert(AddOp::build(
+            self.location,
+            product,
+            self.remap(bias),
+            product_type,
+        ))?;
+        self.ipu_reshape(biased, self.result_type)
     }
 
     /// A tensor type of `shape` with the result's element type.
@@ -771,31 +853,6 @@ impl<'c, 'a> ReplacementBuilder<'c, 'a, '_> {
         ))
     }
 
-    /// `tensor.reshape` of `input` to the result type, with the shape as an index constant.
-    fn reshape(&self, input: Value<'c, 'a>) -> Result<Value<'c, 'a>, String> {
-        let shape =
-            ir::shape_of(self.result_type).ok_or("internal: reshape to an unranked tensor")?;
-        let text = format!(
-            "dense<[{}]> : tensor<{}xindex>",
-            shape
-                .iter()
-                .map(i64::to_string)
-                .collect::<Vec<_>>()
-                .join(", "),
-            shape.len()
-        );
-        let shape_attribute =
-            Attribute::parse(self.context, &text).ok_or("internal: reshape shape constant")?;
-        let shape_value = self.insert_constant(shape_attribute)?;
-        self.insert(
-            OperationBuilder::new("tensor.reshape", self.location)
-                .add_operands(&[self.remap(input), shape_value])
-                .add_results(&[self.result_type])
-                .build()
-                .map_err(|error| error.to_string())?,
-        )
-    }
-
     /// The head merge (see [`Replacement::HeadMerge`]): per-head products, rearranged by
     /// row, summed over heads by a ones-matmul and rearranged back.
     fn head_merge(
@@ -924,4 +981,50 @@ fn splat(r#type: Type, number: f64) -> Result<Attribute, String> {
 pub fn register(registry: &mut crate::Registry) {
     registry.register::<tosa::ConvertTosaToIpu>();
     registry.register::<linalg::ConvertLinalgToIpu>();
+}
+
+/// The `[O, K]` (as `[O, 1, 1, K]`) f32 weight `weight` as a `[K, O]` dense constant of
+/// `like`'s element type, if it is f32.
+fn weight_transposed<'c>(
+    weight: &DenseConstant<'c>,
+    o: i64,
+    k: i64,
+    like: Type<'c>,
+) -> Option<Attribute<'c>> {
+    let element = melior::ir::r#type::RankedTensorType::try_from(like)
+        .ok()?
+        .element();
+    if !element.is_f32() {
+        return None;
+    }
+    let raw = weight.attribute.to_raw();
+    let context = like.context();
+    // SAFETY: `raw` is a dense elements attribute of `o * k` f32 elements (an f32 weight of
+    // that shape); each read is within it and the new attribute copies the values.
+    unsafe {
+        let weight_element =
+            mlir_sys::mlirShapedTypeGetElementType(mlir_sys::mlirAttributeGetType(raw));
+        if !mlir_sys::mlirTypeIsAF32(weight_element) {
+            return None;
+        }
+        let splat = mlir_sys::mlirDenseElementsAttrIsSplat(raw);
+        let mut values = vec![0f32; (o * k) as usize];
+        for row in 0..o {
+            for col in 0..k {
+                let at = if splat { 0 } else { (row * k + col) as isize };
+                values[(col * o + row) as usize] =
+                    mlir_sys::mlirDenseElementsAttrGetFloatValue(raw, at);
+            }
+        }
+        // SAFETY: the context outlives the pass run.
+        let context: &Context = context.to_ref();
+        let r#type = Type::parse(context, &format!("tensor<{k}x{o}xf32>"))?;
+        Some(Attribute::from_raw(
+            mlir_sys::mlirDenseElementsAttrFloatGet(
+                r#type.to_raw(),
+                (o * k) as isize,
+                values.as_ptr(),
+            ) as _,
+        ))
+    }
 }

@@ -7,7 +7,8 @@
 //! | `transpose(x) {perms}` | `ipu.rearrange(x) {permutation}` |
 //! | `const` | `arith.constant` (weights stay constants feeding ipu ops) |
 //! | `reshape(const)` | the constant, reshaped |
-//! | `reshape(x)` | upstream `tensor.reshape` (ipu has no reshape) |
+//! | `reshape(x)` | `ipu.reshape(x)` |
+//! | `conv2d(x, w, b)` with a 1x1 kernel, stride 1, no padding, zero points 0 (TFLite's dense layer) | `ipu.reshape`, `ipu.matmul` with `w` as `[K, O]` (transposed at import), `ipu.add` of `b`, `ipu.reshape` |
 //! | `exp(x - reduce_max(x)) * reciprocal(reduce_sum(exp(...)))` | `ipu.softmax(x)` |
 //! | `0.5 * x * (1 + erf(x / sqrt 2))` | `ipu.gelu(x)` |
 //! | `0.5 * x * (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`, or `x * sigmoid(2 sqrt(2/pi) (...))` | `ipu.gelu(x) {approximate = "tanh"}` |
@@ -248,8 +249,62 @@ fn direct<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Option<Rewrite<'c, 'a>>, U
                 None => Ok(single(op, Replacement::Reshape { input }, "reshape")),
             }
         }
+        "conv2d" => conv_1x1(op).map(Some),
         _ => Err(Unconvertible(why_not(short).to_string())),
     }
+}
+
+/// A `tosa.conv2d` with a 1x1 kernel, stride 1, no padding and zero points 0 (how TFLite
+/// writes a dense layer, even `q @ k^T`): a matmul over the `N * H * W` rows of its NHWC
+/// input with the `[O, K]` weight transposed, plus the bias.
+fn conv_1x1<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Rewrite<'c, 'a>, Unconvertible> {
+    let (input, weight, bias) = (operand(op, 0)?, operand(op, 1)?, operand(op, 2)?);
+    check(input, "the input")?;
+    let result = op
+        .result(0)
+        .map(melior::ir::Value::from)
+        .map_err(|_| Unconvertible("expected a result".into()))?;
+    check(result, "the result")?;
+    let weight_shape = super::ir::shape_of(weight.r#type()).unwrap_or_default();
+    let array = |name: &str| {
+        op.attribute(name)
+            .ok()
+            .and_then(ipu_dialects::ipu::i64_array)
+    };
+    let plain = weight_shape.len() == 4
+        && weight_shape[1] == 1
+        && weight_shape[2] == 1
+        && array("stride").as_deref() == Some(&[1, 1][..])
+        && array("dilation").as_deref() == Some(&[1, 1][..])
+        && array("pad").is_some_and(|pad| pad.iter().all(|&p| p == 0));
+    if !plain {
+        return Err(Unconvertible(format!(
+            "a convolution with kernel {weight_shape:?} (only 1x1 kernels with stride 1, dilation 1 and no padding are converted, as matmuls)"
+        )));
+    }
+    for (index, role) in [(3, "input"), (4, "weight")] {
+        if splat_of(operand(op, index)?) != Some(0.0) {
+            return Err(Unconvertible(format!(
+                "the {role} zero point is not a constant 0 (quantized convolution has no ipu equivalent)"
+            )));
+        }
+    }
+    let weight = DenseConstant::of(weight).ok_or_else(|| {
+        Unconvertible(
+            "the weight is not a constant (a 1x1 convolution's weight is converted as a constant)"
+                .into(),
+        )
+    })?;
+    check(bias, "the bias")?;
+    Ok(Rewrite::single(
+        op,
+        Replacement::Conv1x1 {
+            input,
+            weight,
+            bias,
+        },
+        "matmul",
+    ))
 }
 
 /// Why a TOSA op without an ipu equivalent of its own is rejected.

@@ -61,11 +61,10 @@ func.func @reshape_weight_folds(%x: tensor<1x4x2xf32>) -> tensor<1x4x3xf32> {
   return %0 : tensor<1x4x3xf32>
 }
 
-// ipu has no reshape: an activation reshape stays an upstream tensor.reshape.
+// An activation reshape is an ipu.reshape.
 // CHECK-LABEL: func.func @reshape_activation
 // CHECK-SAME: (%[[X:.*]]: tensor<1x4x8xf32>)
-// CHECK-NEXT: %[[SHAPE:.*]] = arith.constant dense<[4, 8]> : tensor<2xindex>
-// CHECK-NEXT: %[[R:.*]] = tensor.reshape %[[X]](%[[SHAPE]]) : (tensor<1x4x8xf32>, tensor<2xindex>) -> tensor<4x8xf32>
+// CHECK-NEXT: %[[R:.*]] = "ipu.reshape"(%[[X]]) : (tensor<1x4x8xf32>) -> tensor<4x8xf32>
 // CHECK-NEXT: return %[[R]]
 func.func @reshape_activation(%x: tensor<1x4x8xf32>) -> tensor<4x8xf32> {
   %shape = tosa.const_shape {values = dense<[4, 8]> : tensor<2xindex>} : () -> !tosa.shape<2>
