@@ -356,7 +356,7 @@ impl<'c, 'a> Composer<'c, 'a> {
 }
 
 /// How input `value`, read through `map` in a loop nest of `shape`, is brought to `shape`.
-fn map_input<'c, 'a>(
+pub(super) fn map_input<'c, 'a>(
     value: Value<'c, 'a>,
     map: &[MapResult],
     shape: &[i64],
@@ -1050,6 +1050,176 @@ pub fn absorbed_cones(generics: &[OperationRef], covered: &BTreeSet<usize>) -> B
         placed.extend(members);
     }
     absorbed
+}
+
+/// The conversion of a TOSA elementwise op or reduction no pattern covered: a map of its
+/// scalar op over its inputs (TOSA broadcasts size-1 axes of equal-rank operands), or an
+/// `ipu.reduce` over its `axis` (kept as size 1, as TOSA keeps it); `None` when `short` is
+/// no such op.
+pub fn tosa_rewrite<'c, 'a>(
+    op: OperationRef<'c, 'a>,
+    short: &str,
+) -> Option<Result<Rewrite<'c, 'a>, Unconvertible>> {
+    use scalar::Unary;
+    let unary = |ops: Vec<ScalarOp>| (1usize, ops);
+    let (inputs, ops) = match short {
+        "add" | "sub" | "mul" | "maximum" | "minimum" | "pow" => {
+            let f = match short {
+                "add" => Binary::Add,
+                "sub" => Binary::Sub,
+                "mul" => Binary::Mul,
+                "maximum" => Binary::Max,
+                "minimum" => Binary::Min,
+                _ => Binary::Pow,
+            };
+            (
+                2,
+                vec![
+                    ScalarOp::Input(0),
+                    ScalarOp::Input(1),
+                    ScalarOp::Binary(f, 0, 1),
+                ],
+            )
+        }
+        "rsqrt" => unary(vec![ScalarOp::Input(0), ScalarOp::Unary(Unary::Rsqrt, 0)]),
+        "exp" => unary(vec![ScalarOp::Input(0), ScalarOp::Unary(Unary::Exp, 0)]),
+        "log" => unary(vec![ScalarOp::Input(0), ScalarOp::Unary(Unary::Log, 0)]),
+        "tanh" => unary(vec![ScalarOp::Input(0), ScalarOp::Unary(Unary::Tanh, 0)]),
+        "erf" => unary(vec![ScalarOp::Input(0), ScalarOp::Unary(Unary::Erf, 0)]),
+        "abs" => unary(vec![ScalarOp::Input(0), ScalarOp::Unary(Unary::Abs, 0)]),
+        "negate" => unary(vec![ScalarOp::Input(0), ScalarOp::Unary(Unary::Neg, 0)]),
+        "reciprocal" => unary(vec![
+            ScalarOp::Float(1.0f32.to_bits()),
+            ScalarOp::Input(0),
+            ScalarOp::Binary(Binary::Div, 0, 1),
+        ]),
+        "sigmoid" => unary(vec![
+            ScalarOp::Input(0),
+            ScalarOp::Unary(Unary::Neg, 0),
+            ScalarOp::Unary(Unary::Exp, 1),
+            ScalarOp::Float(1.0f32.to_bits()),
+            ScalarOp::Binary(Binary::Add, 3, 2),
+            ScalarOp::Binary(Binary::Div, 3, 4),
+        ]),
+        // select(cond, a, b): the condition is held as floats 0 and 1.
+        "select" => (
+            3,
+            vec![
+                ScalarOp::Input(0),
+                ScalarOp::Float(0),
+                ScalarOp::CmpF(scalar::FloatPredicate::Une, 0, 1),
+                ScalarOp::Input(1),
+                ScalarOp::Input(2),
+                ScalarOp::Select(2, 3, 4),
+            ],
+        ),
+        "reduce_sum" | "reduce_max" | "reduce_min" | "reduce_product" => {
+            return Some(tosa_reduce(op, short));
+        }
+        _ => return None,
+    };
+    let result = ops.len() - 1;
+    let body = ScalarProgram {
+        inputs,
+        indices: 0,
+        ops,
+        result,
+    };
+    Some((|| {
+        if short == "mul" {
+            let shift = op.operand(2).ok().and_then(super::ir::splat_of);
+            if shift.is_some_and(|s| s != 0.0) {
+                return Err(Unconvertible(
+                    "a mul with a non-zero shift (integer arithmetic)".into(),
+                ));
+            }
+        }
+        let shape = result_shape(op)?;
+        let inputs = (0..inputs)
+            .map(|k| {
+                let value: Value = op
+                    .operand(k)
+                    .map_err(|_| Unconvertible(format!("missing operand #{k}")))?;
+                let own = shape_of(value.r#type())
+                    .ok_or_else(|| Unconvertible("an operand without a static shape".into()))?;
+                if own.len() != shape.len() {
+                    return Err(Unconvertible(format!(
+                        "operand #{k} of rank {} for a rank-{} result (TOSA broadcasts equal ranks)",
+                        own.len(),
+                        shape.len()
+                    )));
+                }
+                let map: Vec<MapResult> = own
+                    .iter()
+                    .enumerate()
+                    .map(|(axis, &size)| {
+                        if size == shape[axis] {
+                            MapResult::Dim(axis)
+                        } else {
+                            MapResult::Zero
+                        }
+                    })
+                    .collect();
+                map_input(value, &map, &shape)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let sum = short == "add"
+            && (0..shape.len()).all(|a| inputs.iter().any(|i| i.expanded[a] == shape[a]));
+        let replacement = if sum {
+            Replacement::BroadcastingAdd { inputs }
+        } else {
+            Replacement::Map { inputs, body }
+        };
+        Ok(Rewrite::single(op, replacement, "map"))
+    })())
+}
+
+/// A TOSA reduction over its `axis`, kept as size 1: the axis moved last (a transpose when it
+/// is not), `ipu.reduce`, and the size-1 axis put back by a reshape.
+fn tosa_reduce<'c, 'a>(
+    op: OperationRef<'c, 'a>,
+    short: &str,
+) -> Result<Rewrite<'c, 'a>, Unconvertible> {
+    let combiner = match short {
+        "reduce_sum" => Combiner::Add,
+        "reduce_max" => Combiner::Max,
+        "reduce_min" => Combiner::Min,
+        _ => Combiner::Mul,
+    };
+    let input: Value = op
+        .operand(0)
+        .map_err(|_| Unconvertible("missing input".into()))?;
+    let own = shape_of(input.r#type())
+        .ok_or_else(|| Unconvertible("an input without a static shape".into()))?;
+    let axis = op
+        .attribute("axis")
+        .ok()
+        .and_then(|a| melior::ir::attribute::IntegerAttribute::try_from(a).ok())
+        .map(|a| a.value())
+        .and_then(|a| usize::try_from(a).ok())
+        .filter(|&a| a < own.len())
+        .ok_or_else(|| {
+            Unconvertible("expected an 'axis' attribute within the input's rank".into())
+        })?;
+    let mut order: Vec<usize> = (0..own.len()).filter(|&a| a != axis).collect();
+    order.push(axis);
+    let map: Vec<MapResult> = (0..own.len())
+        .map(|a| MapResult::Dim(order.iter().position(|&o| o == a).unwrap_or(a)))
+        .collect();
+    let loop_shape: Vec<i64> = order.iter().map(|&a| own[a]).collect();
+    let input = map_input(input, &map, &loop_shape)?;
+    Ok(Rewrite::single(
+        op,
+        Replacement::Reduce {
+            inputs: vec![input],
+            body: ScalarProgram::identity(),
+            combiner,
+            init: ReductionInit::Identity,
+            loop_shape,
+            as_float: false,
+        },
+        "reduce",
+    ))
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 //! | `const` | `arith.constant` (weights stay constants feeding ipu ops) |
 //! | `reshape(const)` | the constant, reshaped |
 //! | `reshape(x)` | `ipu.reshape(x)` |
+//! | other elementwise ops (`sub`, `mul` with shift 0, `rsqrt`, `reciprocal`, `negate`, `exp`, `tanh`, `pow`, `select`, ...) and `reduce_sum` / `reduce_max` over any axis | `ipu.map` of the scalar op (operands' size-1 axes broadcast), `ipu.reduce` (the axis moved last) |
 //! | `conv2d(x, w, b)` with a 1x1 kernel, stride 1, no padding, zero points 0 (TFLite's dense layer) | `ipu.reshape`, `ipu.matmul` with `w` as `[K, O]` (transposed at import), `ipu.add` of `b`, `ipu.reshape` |
 //! | `exp(x - reduce_max(x)) * reciprocal(reduce_sum(exp(...)))` | `ipu.softmax(x)` |
 //! | `0.5 * x * (1 + erf(x / sqrt 2))` | `ipu.gelu(x)` |
@@ -250,7 +251,10 @@ fn direct<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Option<Rewrite<'c, 'a>>, U
             }
         }
         "conv2d" => conv_1x1(op).map(Some),
-        _ => Err(Unconvertible(why_not(short).to_string())),
+        _ => match super::linalg_general::tosa_rewrite(op, short) {
+            Some(rewrite) => rewrite.map(Some),
+            None => Err(Unconvertible(why_not(short).to_string())),
+        },
     }
 }
 
@@ -310,17 +314,9 @@ fn conv_1x1<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Rewrite<'c, 'a>, Unconve
 /// Why a TOSA op without an ipu equivalent of its own is rejected.
 fn why_not(short_name: &str) -> &'static str {
     match short_name {
-        "exp" => "only exp inside a softmax decomposition is supported",
-        "reduce_max" => "only reduce_max inside a softmax decomposition is supported",
-        "reciprocal" => "only reciprocal inside a softmax decomposition is supported",
-        "reduce_sum" => "only reduce_sum over the last axis inside a softmax or layer-norm decomposition is supported",
-        "sub" => "ipu has no subtraction; only sub inside a softmax or layer-norm decomposition is supported",
-        "mul" => "ipu has no elementwise multiply; only mul inside a softmax, GeLU or layer-norm decomposition is supported",
-        "rsqrt" | "pow" => "only rsqrt and pow inside a layer-norm decomposition are supported",
-        "erf" => "only erf inside a GeLU decomposition 0.5*x*(1+erf(x/sqrt(2))) is supported",
-        "tanh" => "only tanh inside a GeLU decomposition 0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3))) is supported",
-        "sigmoid" => "only sigmoid inside a GeLU decomposition x*sigmoid(2*sqrt(2/pi)*(x+0.044715*x^3)) is supported",
-        "fully_connected" => "tosa.fully_connected is not part of MLIR 22's TOSA; use reshape + matmul + add",
+        "fully_connected" => {
+            "tosa.fully_connected is not part of MLIR 22's TOSA; use reshape + matmul + add"
+        }
         _ => "it has no ipu equivalent",
     }
 }
