@@ -1,0 +1,425 @@
+//! The general import's replacements: `ipu.map`s with their body functions, reductions,
+//! reshapes, lowerable rearranges, boolean constants held as floats, 1x1 convolutions.
+
+use ipu_dialects::graph::scalar::ScalarProgram;
+use ipu_dialects::ipu::{
+    AddOp, BroadcastOp, Combiner, MapOp, MatmulOp, RearrangeOp, ReduceOp, ReshapeOp,
+};
+use melior::{
+    ir::{
+        attribute::AttributeLike,
+        block::BlockLike,
+        operation::OperationLike,
+        r#type::{ShapedTypeLike, TypeLike},
+        Attribute, Operation, RegionLike, Type, Value, ValueLike,
+    },
+    Context,
+};
+
+use super::ir::{self, DenseConstant};
+use super::{linalg_general, splat, ReplacementBuilder};
+
+impl<'c, 'a> ReplacementBuilder<'c, 'a, '_> {
+    /// `value` with its axes permuted by `permutation`, as `ipu.rearrange`s the tile lowering
+    /// runs: a permutation that moves the last axis is a permutation of the leading axes, a
+    /// swap of the last two and another permutation of the leading axes (each step skipped
+    /// when it is the identity).
+    pub(super) fn rearrange(
+        &self,
+        value: Value<'c, 'a>,
+        permutation: &[i64],
+    ) -> Result<Value<'c, 'a>, String> {
+        let rank = permutation.len();
+        let step = |value: Value<'c, 'a>, p: &[i64]| -> Result<Value<'c, 'a>, String> {
+            if p.iter().enumerate().all(|(i, &a)| a == i as i64) {
+                return Ok(value);
+            }
+            let own = ir::shape_of(value.r#type()).ok_or("internal: unranked rearrange input")?;
+            let permuted: Vec<i64> = p.iter().map(|&a| own[a as usize]).collect();
+            self.insert(RearrangeOp::build(
+                self.context,
+                self.location,
+                value,
+                self.tensor_type_like(&permuted, value.r#type())?,
+                Some(p),
+            ))
+        };
+        let last = rank as i64 - 1;
+        if rank < 2 || permutation[rank - 1] == last {
+            return step(value, permutation);
+        }
+        // The input axis that ends last goes just before the last axis, then the two swap.
+        let a = permutation[rank - 1];
+        let mut first: Vec<i64> = permutation
+            .iter()
+            .copied()
+            .filter(|&axis| axis != a && axis != last)
+            .collect();
+        first.extend([a, last]);
+        let mut swap: Vec<i64> = (0..rank as i64).collect();
+        swap.swap(rank - 2, rank - 1);
+        // After both: leading axes `first[..rank - 2]` then `last`, then `a`.
+        let mut leading: Vec<i64> = first[..rank - 2].to_vec();
+        leading.push(last);
+        let mut second: Vec<i64> = permutation[..rank - 1]
+            .iter()
+            .map(|axis| leading.iter().position(|l| l == axis).map(|p| p as i64))
+            .collect::<Option<Vec<i64>>>()
+            .ok_or("internal: a permutation that is not one")?;
+        second.push(last);
+        let value = step(value, &first)?;
+        let value = step(value, &swap)?;
+        step(value, &second)
+    }
+
+    /// A tensor type of `shape` with the element type of `like`.
+    pub(super) fn tensor_type_like(
+        &self,
+        shape: &[i64],
+        like: Type<'c>,
+    ) -> Result<Type<'c>, String> {
+        let element = melior::ir::r#type::RankedTensorType::try_from(like)
+            .map_err(|_| "internal: a value that is not a ranked tensor")?
+            .element();
+        let dims: String = shape.iter().map(|d| format!("{d}x")).collect();
+        Type::parse(self.context, &format!("tensor<{dims}{element}>"))
+            .ok_or_else(|| format!("internal: tensor<{dims}{element}>"))
+    }
+
+    /// The 1x1 convolution (see [`Replacement::Conv1x1`]).
+    pub(super) fn conv_1x1(
+        &self,
+        input: Value<'c, 'a>,
+        weight: &DenseConstant<'c>,
+        bias: Value<'c, 'a>,
+    ) -> Result<Value<'c, 'a>, String> {
+        let input = self.remap(input);
+        let own = ir::shape_of(input.r#type()).ok_or("internal: unranked convolution input")?;
+        let out = ir::shape_of(self.result_type).ok_or("internal: unranked convolution")?;
+        let (k, o) = (*own.last().unwrap_or(&1), *out.last().unwrap_or(&1));
+        let rows: i64 = own[..own.len().saturating_sub(1)].iter().product();
+        let rows_input =
+            self.ipu_reshape(input, self.tensor_type_like(&[rows, k], input.r#type())?)?;
+        // An f32 weight is transposed here, once, to `[K, O]` (a plain matmul, which the split
+        // GEMM runs); another element type stays `[O, K]` read transposed.
+        let (weight, transposed) = match weight_transposed(weight, o, k, self.result_type) {
+            Some(kn) => (kn, false),
+            None => (
+                weight
+                    .reshaped(self.tensor_type_like(&[o, k], self.result_type)?)
+                    .attribute,
+                true,
+            ),
+        };
+        let weight = self.insert_constant(weight)?;
+        let product_type = self.tensor_type(&[rows, o])?;
+        let product = self.insert(MatmulOp::build(
+            self.context,
+            self.location,
+            rows_input,
+            weight,
+            product_type,
+            false,
+            transposed,
+        ))?;
+        let biased = self.insert(AddOp::build(
+            self.location,
+            product,
+            self.remap(bias),
+            product_type,
+        ))?;
+        self.ipu_reshape(biased, self.result_type)
+    }
+
+    /// A tensor type of `shape` with the result's element type.
+    pub(super) fn tensor_type(&self, shape: &[i64]) -> Result<Type<'c>, String> {
+        self.tensor_type_like(shape, self.result_type)
+    }
+
+    /// `ipu.reshape` of `input` to `to`, looking through reshapes this import made (a
+    /// reduction's kept axis dropped and re-added is the reduction itself).
+    pub(super) fn ipu_reshape(
+        &self,
+        input: Value<'c, 'a>,
+        to: Type<'c>,
+    ) -> Result<Value<'c, 'a>, String> {
+        let mut source = input;
+        while let Some(reshape) = ir::produced_by(source, ReshapeOp::NAME) {
+            source = reshape.operand(0).map_err(|e| e.to_string())?;
+        }
+        if source.r#type() == to {
+            return Ok(source);
+        }
+        if input.r#type() == to {
+            return Ok(input);
+        }
+        self.insert(ReshapeOp::build(self.location, source, to))
+    }
+
+    /// `input` brought to `shape` as [`linalg_general::MapInput`] says (broadcast to it when
+    /// `broadcast`, else only to a shape that broadcasts to it like NumPy).
+    pub(super) fn map_input(
+        &self,
+        input: &linalg_general::MapInput<'c, 'a>,
+        shape: &[i64],
+        broadcast: bool,
+    ) -> Result<Value<'c, 'a>, String> {
+        let mut value = self.remap(input.value);
+        // A boolean constant (a mask) is held as floats 0 and 1, which the map's body
+        // compares with 0.
+        if let Some(floats) = self.bool_constant_as_floats(value)? {
+            value = floats;
+        }
+        let element_of = |t: Type<'c>| {
+            melior::ir::r#type::RankedTensorType::try_from(t)
+                .map(|t| t.element())
+                .map_err(|_| "internal: a map input that is not a ranked tensor".to_string())
+        };
+        if element_of(value.r#type())? != element_of(self.result_type)? {
+            return Err(format!(
+                "a map input of type {} for a result of type {}: the import converts no element types",
+                value.r#type(),
+                self.result_type
+            ));
+        }
+        if let Some(pre) = &input.pre_shape {
+            value = self.ipu_reshape(value, self.tensor_type(pre)?)?;
+        }
+        if let Some(permutation) = &input.permutation {
+            value = self.rearrange(value, permutation)?;
+        }
+        // A shape that is the expanded one without leading 1s broadcasts the same (NumPy).
+        let own = ir::shape_of(value.r#type()).ok_or("internal: unranked map input")?;
+        let leading = input.expanded.len().saturating_sub(own.len());
+        let aligned = input.expanded[..leading].iter().all(|&d| d == 1)
+            && input.expanded[leading..] == own[..];
+        // Reshaped unless a NumPy broadcast (the add's, or ipu.broadcast) follows anyway.
+        let broadcast_follows = !broadcast || input.expanded != shape;
+        if own != input.expanded && !(aligned && broadcast_follows) {
+            value = self.ipu_reshape(value, self.tensor_type(&input.expanded)?)?;
+        }
+        if broadcast && input.expanded != shape {
+            value = self.insert(BroadcastOp::build(
+                self.location,
+                value,
+                self.tensor_type(shape)?,
+            ))?;
+        }
+        Ok(value)
+    }
+
+    /// An `arith.constant` of f32 0s and 1s for a dense i1 constant `value`, if it is one.
+    pub(super) fn bool_constant_as_floats(
+        &self,
+        value: Value<'c, 'a>,
+    ) -> Result<Option<Value<'c, 'a>>, String> {
+        let Some(constant) = ir::produced_by(value, "arith.constant") else {
+            return Ok(None);
+        };
+        let Ok(tensor) = melior::ir::r#type::RankedTensorType::try_from(value.r#type()) else {
+            return Ok(None);
+        };
+        let element = tensor.element();
+        if !element.is_integer()
+            || melior::ir::r#type::IntegerType::try_from(element).map(|t| t.width()) != Ok(1)
+        {
+            return Ok(None);
+        }
+        let shape = ir::shape_of(value.r#type()).ok_or("internal: unranked boolean constant")?;
+        let count: i64 = shape.iter().product();
+        let raw = constant
+            .attribute("value")
+            .map_err(|_| "internal: a constant without a value")?
+            .to_raw();
+        let float_type = self.tensor_type_like(&shape, self.result_type)?;
+        // SAFETY: `raw` is a live dense elements attribute of `count` i1 elements (checked
+        // kind); each read is within it and the new attribute copies the values.
+        let attribute = unsafe {
+            if !mlir_sys::mlirAttributeIsADenseElements(raw) {
+                return Ok(None);
+            }
+            let values: Vec<f32> = (0..count as isize)
+                .map(|i| {
+                    let bit = if mlir_sys::mlirDenseElementsAttrIsSplat(raw) {
+                        mlir_sys::mlirDenseElementsAttrGetBoolSplatValue(raw) != 0
+                    } else {
+                        mlir_sys::mlirDenseElementsAttrGetBoolValue(raw, i)
+                    };
+                    f32::from(u8::from(bit))
+                })
+                .collect();
+            Attribute::from_raw(mlir_sys::mlirDenseElementsAttrFloatGet(
+                float_type.to_raw(),
+                count as isize,
+                values.as_ptr(),
+            ))
+        };
+        self.insert_constant(attribute).map(Some)
+    }
+
+    /// `ipu.map` of `body` over `inputs` to a tensor of `shape`; an identity body of one
+    /// input of that shape is the input itself.
+    pub(super) fn map(
+        &self,
+        inputs: &[linalg_general::MapInput<'c, 'a>],
+        body: &ScalarProgram,
+        shape: &[i64],
+    ) -> Result<Value<'c, 'a>, String> {
+        let values = inputs
+            .iter()
+            .map(|input| self.map_input(input, shape, true))
+            .collect::<Result<Vec<_>, _>>()?;
+        if *body == ScalarProgram::identity() {
+            return Ok(values[0]);
+        }
+        let name = self.body_function(body)?;
+        self.insert(MapOp::build(
+            self.context,
+            self.location,
+            &values,
+            self.tensor_type(shape)?,
+            &name,
+        ))
+    }
+
+    /// The reduction (see [`Replacement::Reduce`]).
+    pub(super) fn reduce(
+        &self,
+        inputs: &[linalg_general::MapInput<'c, 'a>],
+        body: &ScalarProgram,
+        combiner: Combiner,
+        init: &linalg_general::ReductionInit<'c, 'a>,
+        loop_shape: &[i64],
+    ) -> Result<Value<'c, 'a>, String> {
+        let elements = self.map(inputs, body, loop_shape)?;
+        let mut kept = loop_shape.to_vec();
+        *kept.last_mut().ok_or("internal: a reduction of rank 0")? = 1;
+        let kept_type = self.tensor_type(&kept)?;
+        let mut reduced = self.insert(ReduceOp::build(
+            self.context,
+            self.location,
+            elements,
+            kept_type,
+            combiner,
+        ))?;
+        let other = match init {
+            linalg_general::ReductionInit::Identity => None,
+            linalg_general::ReductionInit::Splat(number) => {
+                Some(self.insert_constant(splat(kept_type, *number)?)?)
+            }
+            linalg_general::ReductionInit::Tensor(value) => {
+                Some(self.ipu_reshape(self.remap(*value), kept_type)?)
+            }
+        };
+        if let Some(other) = other {
+            let name = self.body_function(&linalg_general::combine_body(combiner))?;
+            reduced = self.insert(MapOp::build(
+                self.context,
+                self.location,
+                &[reduced, other],
+                kept_type,
+                &name,
+            ))?;
+        }
+        self.ipu_reshape(reduced, self.result_type)
+    }
+
+    /// The name of a private function holding `body` in the module, added once per body.
+    pub(super) fn body_function(&self, body: &ScalarProgram) -> Result<String, String> {
+        use std::hash::{DefaultHasher, Hash, Hasher};
+        let function = self
+            .block
+            .parent_operation()
+            .ok_or("internal: a converted op outside a function")?;
+        let module = function
+            .parent_operation()
+            .ok_or("internal: a function outside a module")?;
+        let text = body.to_function("body");
+        // A fixed-key hash of the body's text: the same body gets the same name in every run.
+        let mut hasher = DefaultHasher::new();
+        text.hash(&mut hasher);
+        let name = format!("ipu_map_{:012x}", hasher.finish() & 0xffff_ffff_ffff);
+        let module_block = module
+            .region(0)
+            .ok()
+            .and_then(|region| region.first_block())
+            .ok_or("internal: a module without a body")?;
+        let mut next = module_block.first_operation();
+        while let Some(op) = next {
+            if ipu_dialects::ipu::string_attribute(&op, "sym_name").as_deref() == Some(&name) {
+                return Ok(name);
+            }
+            next = op.next_in_block();
+        }
+        let text = body.to_function(&name);
+        let parsed = melior::ir::Module::parse(
+            self.context,
+            &format!(
+                "module {{
+{text}}}
+"
+            ),
+        )
+        .ok_or_else(|| {
+            format!(
+                "internal: a map body does not parse:
+{text}"
+            )
+        })?;
+        let parsed_block = parsed.body();
+        let op = parsed_block
+            .first_operation()
+            .ok_or("internal: a parsed map body without its function")?;
+        // SAFETY: `op` is a live operation of the parsed module; the clone is a new, unowned
+        // operation that the module block takes ownership of.
+        let copy = unsafe { Operation::from_raw(mlir_sys::mlirOperationClone(op.to_raw())) };
+        module_block.append_operation(copy);
+        Ok(name)
+    }
+}
+
+/// The `[O, K]` (as `[O, 1, 1, K]`) f32 weight `weight` as a `[K, O]` dense constant of
+/// `like`'s element type, if it is f32.
+fn weight_transposed<'c>(
+    weight: &DenseConstant<'c>,
+    o: i64,
+    k: i64,
+    like: Type<'c>,
+) -> Option<Attribute<'c>> {
+    let element = melior::ir::r#type::RankedTensorType::try_from(like)
+        .ok()?
+        .element();
+    if !element.is_f32() {
+        return None;
+    }
+    let raw = weight.attribute.to_raw();
+    let context = like.context();
+    // SAFETY: `raw` is a dense elements attribute of `o * k` f32 elements (an f32 weight of
+    // that shape); each read is within it and the new attribute copies the values.
+    unsafe {
+        let weight_element =
+            mlir_sys::mlirShapedTypeGetElementType(mlir_sys::mlirAttributeGetType(raw));
+        if !mlir_sys::mlirTypeIsAF32(weight_element) {
+            return None;
+        }
+        let splat = mlir_sys::mlirDenseElementsAttrIsSplat(raw);
+        let mut values = vec![0f32; (o * k) as usize];
+        for row in 0..o {
+            for col in 0..k {
+                let at = if splat { 0 } else { (row * k + col) as isize };
+                values[(col * o + row) as usize] =
+                    mlir_sys::mlirDenseElementsAttrGetFloatValue(raw, at);
+            }
+        }
+        // SAFETY: the context outlives the pass run.
+        let context: &Context = context.to_ref();
+        let r#type = Type::parse(context, &format!("tensor<{k}x{o}xf32>"))?;
+        Some(Attribute::from_raw(
+            mlir_sys::mlirDenseElementsAttrFloatGet(
+                r#type.to_raw(),
+                (o * k) as isize,
+                values.as_ptr(),
+            ) as _,
+        ))
+    }
+}
