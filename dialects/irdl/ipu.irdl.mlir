@@ -118,6 +118,32 @@ irdl.dialect @ipu {
     irdl.results(result: %result)
   }
 
+  // A strided window of the input: result[i] = input[offsets + i * strides] on every axis,
+  // the window's sizes being the result's shape (`tensor.extract_slice` with static operands).
+  // `offsets` and `strides` are array<i64: ...> with one entry per axis, strides >= 1.
+  irdl.operation @slice {
+    %input = irdl.base "!builtin.tensor"
+    %result = irdl.base "!builtin.tensor"
+    %offsets = irdl.base "#builtin.dense_array"
+    %strides = irdl.base "#builtin.dense_array"
+    irdl.operands(input: %input)
+    irdl.results(result: %result)
+    irdl.attributes {"offsets" = %offsets, "strides" = %strides}
+  }
+
+  // `lhs` followed by `rhs` along `axis` (the other axes equal, one element type). Two
+  // operands, not a variadic: IRDL unifies a variadic's types, and the parts of a concatenation
+  // differ in shape; more parts are a chain.
+  irdl.operation @concat {
+    %lhs = irdl.base "!builtin.tensor"
+    %rhs = irdl.base "!builtin.tensor"
+    %result = irdl.base "!builtin.tensor"
+    %axis = irdl.base "#builtin.integer"
+    irdl.operands(lhs: %lhs, rhs: %rhs)
+    irdl.results(result: %result)
+    irdl.attributes {"axis" = %axis}
+  }
+
   // Elementwise: result[i] = @body(inputs at i), the body a private function of scalar
   // arith/math ops taking one float per input (then, optionally, one `index` per result axis:
   // the element's position) and returning a float, computed in f32. The inputs all have the

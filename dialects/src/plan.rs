@@ -246,6 +246,14 @@ pub struct ReshapePlan {
     pub tiles: u32,
 }
 
+/// `ipu.slice` / `ipu.concat` as a row gather: the result's `[batch, rows, 1]` grid over its
+/// canonical shape, each tile gathering its block's (pieces of) rows from the operands.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct GatherPlan {
+    pub grid: [u32; 3],
+    pub tiles: u32,
+}
+
 /// How attention's scores are computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AttentionSchedule {
@@ -294,12 +302,13 @@ pub enum OperatorPlan {
     Rows(RowsPlan),
     Rearrange(RearrangePlan),
     Reshape(ReshapePlan),
+    Gather(GatherPlan),
     Attention(AttentionPlan),
     Repeat(RepeatPlan),
 }
 
 /// Every kind a plan may have.
-pub const PLAN_KINDS: [&str; 17] = [
+pub const PLAN_KINDS: [&str; 18] = [
     "gemm_output_stationary",
     "gemm_k_split",
     "gemm_general",
@@ -313,6 +322,7 @@ pub const PLAN_KINDS: [&str; 17] = [
     "rows_reduce",
     "rearrange",
     "reshape_view",
+    "row_gather",
     "attention_materialized",
     "attention_blocked",
     "attention_flash",
@@ -329,6 +339,7 @@ impl OperatorPlan {
             OperatorPlan::Rows(plan) => plan.op.kind(),
             OperatorPlan::Rearrange(_) => "rearrange",
             OperatorPlan::Reshape(_) => "reshape_view",
+            OperatorPlan::Gather(_) => "row_gather",
             OperatorPlan::Attention(plan) => plan.schedule.kind(),
             OperatorPlan::Repeat(_) => "repeat_body_once",
         }
@@ -386,7 +397,10 @@ impl OperatorPlan {
             OperatorPlan::Pointwise(plan) => Some(plan.precision),
             OperatorPlan::Rows(plan) => Some(plan.precision),
             OperatorPlan::Attention(plan) => Some(plan.precision),
-            OperatorPlan::Rearrange(_) | OperatorPlan::Reshape(_) | OperatorPlan::Repeat(_) => None,
+            OperatorPlan::Rearrange(_)
+            | OperatorPlan::Reshape(_)
+            | OperatorPlan::Gather(_)
+            | OperatorPlan::Repeat(_) => None,
         }
     }
 
@@ -447,6 +461,10 @@ impl OperatorPlan {
                 fields.flag("transpose", plan.transpose);
             }
             OperatorPlan::Reshape(plan) => {
+                fields.grid("grid", &plan.grid);
+                fields.count("tiles", plan.tiles);
+            }
+            OperatorPlan::Gather(plan) => {
                 fields.grid("grid", &plan.grid);
                 fields.count("tiles", plan.tiles);
             }
@@ -517,6 +535,10 @@ impl OperatorPlan {
             "reshape_view" => {
                 let (grid, tiles) = fields.grid_and_tiles::<3>()?;
                 OperatorPlan::Reshape(ReshapePlan { grid, tiles })
+            }
+            "row_gather" => {
+                let (grid, tiles) = fields.grid_and_tiles::<3>()?;
+                OperatorPlan::Gather(GatherPlan { grid, tiles })
             }
             "attention_materialized" | "attention_blocked" | "attention_flash" => {
                 fields.attention_plan()?

@@ -765,3 +765,70 @@ func.func @reduce_unknown_combiner(%x: tensor<4x8xf32>) -> tensor<4x1xf32> {
   %0 = "ipu.reduce"(%x) {combiner = "mean"} : (tensor<4x8xf32>) -> tensor<4x1xf32>
   return %0 : tensor<4x1xf32>
 }
+
+// -----
+
+// A window must lie inside the input: 4 rows from 1 by 2 end at row 7 of 6.
+func.func @slice_past_the_end(%x: tensor<6x8xf16>) -> tensor<4x8xf16> {
+  // expected-error@+1 {{'ipu.slice' op axis 0: 4 elements from 1 by 2 end at 7, past the input's 6 ([6, 8])}}
+  %0 = "ipu.slice"(%x) {offsets = array<i64: 1, 0>, strides = array<i64: 2, 1>} : (tensor<6x8xf16>) -> tensor<4x8xf16>
+  return %0 : tensor<4x8xf16>
+}
+
+// -----
+
+func.func @slice_zero_stride(%x: tensor<6x8xf16>) -> tensor<2x8xf16> {
+  // expected-error@+1 {{'ipu.slice' op stride 0 on axis 0 must be at least 1}}
+  %0 = "ipu.slice"(%x) {offsets = array<i64: 0, 0>, strides = array<i64: 0, 1>} : (tensor<6x8xf16>) -> tensor<2x8xf16>
+  return %0 : tensor<2x8xf16>
+}
+
+// -----
+
+func.func @slice_offsets_rank(%x: tensor<6x8xf16>) -> tensor<2x8xf16> {
+  // expected-error@+1 {{'ipu.slice' op offsets array<i64: 0> has 1 entries for an input of rank 2}}
+  %0 = "ipu.slice"(%x) {offsets = array<i64: 0>, strides = array<i64: 1, 1>} : (tensor<6x8xf16>) -> tensor<2x8xf16>
+  return %0 : tensor<2x8xf16>
+}
+
+// -----
+
+func.func @slice_rank(%x: tensor<6x8xf16>) -> tensor<8xf16> {
+  // expected-error@+1 {{'ipu.slice' op result [8] must have the input's rank 2}}
+  %0 = "ipu.slice"(%x) {offsets = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<6x8xf16>) -> tensor<8xf16>
+  return %0 : tensor<8xf16>
+}
+
+// -----
+
+// IRDL requires the attributes.
+func.func @slice_without_strides(%x: tensor<6x8xf16>) -> tensor<2x8xf16> {
+  // expected-error@+1 {{attribute "strides" is expected but not provided}}
+  %0 = "ipu.slice"(%x) {offsets = array<i64: 0, 0>} : (tensor<6x8xf16>) -> tensor<2x8xf16>
+  return %0 : tensor<2x8xf16>
+}
+
+// -----
+
+// The parts agree on every axis but the joined one.
+func.func @concat_parts_differ(%a: tensor<2x8xf16>, %b: tensor<3x4xf16>) -> tensor<5x8xf16> {
+  // expected-error@+1 {{'ipu.concat' op [2, 8] and [3, 4] differ on an axis other than 0}}
+  %0 = "ipu.concat"(%a, %b) {axis = 0 : i64} : (tensor<2x8xf16>, tensor<3x4xf16>) -> tensor<5x8xf16>
+  return %0 : tensor<5x8xf16>
+}
+
+// -----
+
+func.func @concat_result_shape(%a: tensor<2x8xf16>, %b: tensor<3x8xf16>) -> tensor<5x16xf16> {
+  // expected-error@+1 {{'ipu.concat' op result shape [5, 16] must be [5, 8] ([2, 8] and [3, 8] joined on axis 0)}}
+  %0 = "ipu.concat"(%a, %b) {axis = 0 : i64} : (tensor<2x8xf16>, tensor<3x8xf16>) -> tensor<5x16xf16>
+  return %0 : tensor<5x16xf16>
+}
+
+// -----
+
+func.func @concat_axis(%a: tensor<2x8xf16>, %b: tensor<3x8xf16>) -> tensor<5x8xf16> {
+  // expected-error@+1 {{'ipu.concat' op axis 2 is not an axis of rank 2}}
+  %0 = "ipu.concat"(%a, %b) {axis = 2 : i64} : (tensor<2x8xf16>, tensor<3x8xf16>) -> tensor<5x8xf16>
+  return %0 : tensor<5x8xf16>
+}

@@ -183,3 +183,15 @@ func.func @repeat_bodies(%x: tensor<4x8xf16>) -> tensor<4x8xf16> {
   %1:2 = "ipu.repeat"(%0, %x) {body = @pair, count = 1 : i64} : (tensor<4x8xf16>, tensor<4x8xf16>) -> (tensor<4x8xf16>, tensor<4x8xf16>)
   return %1#1 : tensor<4x8xf16>
 }
+
+// A strided window and a join on a leading and on the last axis.
+// CHECK-LABEL: func.func @slice_and_concat
+// CHECK: %[[W:.*]] = "ipu.slice"(%{{.*}}) {offsets = array<i64: 1, 32>, strides = array<i64: 2, 1>} : (tensor<8x96xf16>) -> tensor<4x32xf16>
+// CHECK: %[[R:.*]] = "ipu.concat"(%{{.*}}, %[[W]]) {axis = 0 : i64} : (tensor<1x32xf16>, tensor<4x32xf16>) -> tensor<5x32xf16>
+// CHECK: "ipu.concat"(%[[R]], %[[R]]) {axis = 1 : i64} : (tensor<5x32xf16>, tensor<5x32xf16>) -> tensor<5x64xf16>
+func.func @slice_and_concat(%x: tensor<8x96xf16>, %c: tensor<1x32xf16>) -> tensor<5x64xf16> {
+  %0 = "ipu.slice"(%x) {offsets = array<i64: 1, 32>, strides = array<i64: 2, 1>} : (tensor<8x96xf16>) -> tensor<4x32xf16>
+  %1 = "ipu.concat"(%c, %0) {axis = 0 : i64} : (tensor<1x32xf16>, tensor<4x32xf16>) -> tensor<5x32xf16>
+  %2 = "ipu.concat"(%1, %1) {axis = 1 : i64} : (tensor<5x32xf16>, tensor<5x32xf16>) -> tensor<5x64xf16>
+  return %2 : tensor<5x64xf16>
+}

@@ -128,6 +128,15 @@ pub enum OpKind {
     },
     /// NumPy broadcasting to the result's shape (`ipu.broadcast`).
     Broadcast,
+    /// A strided window (`ipu.slice`): result[i] = input[offsets + i * strides] per axis.
+    Slice {
+        offsets: Vec<u64>,
+        strides: Vec<u64>,
+    },
+    /// The two operands joined along `axis` (`ipu.concat`).
+    Concat {
+        axis: usize,
+    },
     /// Reduction over the last axis, kept as size 1 (`ipu.reduce`).
     Reduce {
         combiner: crate::ipu::Combiner,
@@ -157,6 +166,8 @@ impl OpKind {
             OpKind::Map { .. } => "ipu.map",
             OpKind::Reduce { .. } => "ipu.reduce",
             OpKind::Broadcast => "ipu.broadcast",
+            OpKind::Slice { .. } => "ipu.slice",
+            OpKind::Concat { .. } => "ipu.concat",
         }
     }
 }

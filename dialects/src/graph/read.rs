@@ -389,6 +389,33 @@ impl<'c, 'a> Reader<'c, 'a, '_, '_> {
             ops::RepeatOp::NAME => self.repeat(op, operands)?,
             ops::MapOp::NAME => self.map(op, operands)?,
             ops::BroadcastOp::NAME => OpKind::Broadcast,
+            ops::SliceOp::NAME => {
+                let slice = ops::SliceOp::try_from(op).map_err(|_| fail(op, "not an ipu.slice"))?;
+                let axes = |items: Option<Vec<i64>>, name: &str| {
+                    items
+                        .and_then(|items| {
+                            items
+                                .into_iter()
+                                .map(|item| u64::try_from(item).ok())
+                                .collect::<Option<Vec<u64>>>()
+                        })
+                        .ok_or_else(|| {
+                            fail(
+                                op,
+                                format!("{name} is not an array<i64: ...> of non-negative entries"),
+                            )
+                        })
+                };
+                OpKind::Slice {
+                    offsets: axes(slice.offsets(), "offsets")?,
+                    strides: axes(slice.strides(), "strides")?,
+                }
+            }
+            ops::ConcatOp::NAME => OpKind::Concat {
+                axis: ops::int_attribute(&op, "axis")
+                    .and_then(|axis| usize::try_from(axis).ok())
+                    .ok_or_else(|| fail(op, "axis is not a non-negative integer"))?,
+            },
             ops::ReduceOp::NAME => OpKind::Reduce {
                 combiner: ops::ReduceOp::try_from(op)
                     .ok()

@@ -36,6 +36,8 @@ pub const OP_NAMES: &[&str] = &[
     MapOp::NAME,
     ReduceOp::NAME,
     BroadcastOp::NAME,
+    SliceOp::NAME,
+    ConcatOp::NAME,
 ];
 
 macro_rules! op_view {
@@ -764,5 +766,91 @@ impl<'c, 'a> BroadcastOp<'c, 'a> {
 
     pub fn build(location: Location<'c>, input: Value<'c, '_>, result: Type<'c>) -> Operation<'c> {
         build(Self::NAME, location, &[input], result, &[])
+    }
+}
+
+op_view!(
+    /// A strided window of the input: `result[i] = input[offsets + i * strides]` on every
+    /// axis, the window's sizes the result's shape (a static `tensor.extract_slice`).
+    ///
+    /// ```mlir
+    /// %q = "ipu.slice"(%qkv) {offsets = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<197x2304xf16>) -> tensor<197x768xf16>
+    /// ```
+    SliceOp,
+    "ipu.slice"
+);
+
+impl<'c, 'a> SliceOp<'c, 'a> {
+    pub fn input(&self) -> Option<Value<'c, 'a>> {
+        operand(self.op, 0)
+    }
+
+    /// The window's first element per axis.
+    pub fn offsets(&self) -> Option<Vec<i64>> {
+        i64_array(self.op.attribute("offsets").ok()?)
+    }
+
+    /// The step between the window's elements per axis.
+    pub fn strides(&self) -> Option<Vec<i64>> {
+        i64_array(self.op.attribute("strides").ok()?)
+    }
+
+    pub fn build(
+        context: &'c Context,
+        location: Location<'c>,
+        input: Value<'c, '_>,
+        result: Type<'c>,
+        (offsets, strides): (&[i64], &[i64]),
+    ) -> Operation<'c> {
+        let attributes: Vec<_> = [("offsets", offsets), ("strides", strides)]
+            .into_iter()
+            .filter_map(|(name, items)| {
+                let items: Vec<String> = items.iter().map(i64::to_string).collect();
+                let text = format!("array<i64: {}>", items.join(", "));
+                Attribute::parse(context, &text).map(|attribute| named(context, name, attribute))
+            })
+            .collect();
+        build(Self::NAME, location, &[input], result, &attributes)
+    }
+}
+
+op_view!(
+    /// `lhs` followed by `rhs` along `axis` (a two-part `tensor.concat`; more parts chain).
+    ///
+    /// ```mlir
+    /// %t = "ipu.concat"(%cls, %patches) {axis = 0 : i64} : (tensor<1x768xf16>, tensor<196x768xf16>) -> tensor<197x768xf16>
+    /// ```
+    ConcatOp,
+    "ipu.concat"
+);
+
+impl<'c, 'a> ConcatOp<'c, 'a> {
+    pub fn lhs(&self) -> Option<Value<'c, 'a>> {
+        operand(self.op, 0)
+    }
+
+    pub fn rhs(&self) -> Option<Value<'c, 'a>> {
+        operand(self.op, 1)
+    }
+
+    pub fn axis(&self) -> Option<i64> {
+        int_attribute(&self.op, "axis")
+    }
+
+    pub fn build(
+        context: &'c Context,
+        location: Location<'c>,
+        (lhs, rhs): (Value<'c, '_>, Value<'c, '_>),
+        result: Type<'c>,
+        axis: i64,
+    ) -> Operation<'c> {
+        let axis = IntegerAttribute::new(IntegerType::new(context, 64).into(), axis).into();
+        build(
+            Self::NAME,
+            location,
+            &[lhs, rhs],
+            result,
+            &[named(context, "axis", axis)],
+        )
     }
 }

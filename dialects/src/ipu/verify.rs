@@ -161,6 +161,8 @@ pub fn verify_operation(op: OperationRef, functions: &FunctionTable) -> Check {
         "map" => verify_map(op, functions),
         "reduce" => verify_reduce(op),
         "broadcast" => verify_broadcast(op),
+        "slice" => verify_slice(op),
+        "concat" => verify_concat(op),
         _ => Ok(()),
     }
 }
@@ -749,4 +751,94 @@ mod tests {
         let error = matmul_shape(&[4, 16], &[8, 16], false, false).unwrap_err();
         assert!(error.contains("contraction sizes differ"), "{error}");
     }
+}
+
+/// The `array<i64: ...>` attribute `name` of `op`, one entry per axis of a rank-`rank` input.
+fn axis_array(op: OperationRef, name: &str, rank: usize) -> Result<Vec<i64>, String> {
+    let attribute = op
+        .attribute(name)
+        .map_err(|_| format!("requires an array<i64: ...> attribute '{name}'"))?;
+    let items = i64_array(attribute)
+        .ok_or_else(|| format!("attribute '{name}' must be array<i64: ...>, found {attribute}"))?;
+    if items.len() != rank {
+        return Err(format!(
+            "{name} {attribute} has {} entries for an input of rank {rank}",
+            items.len()
+        ));
+    }
+    Ok(items)
+}
+
+fn verify_slice(op: OperationRef) -> Check {
+    let input = operand_info(op, 0, "input")?;
+    let result = result_info(op)?;
+    same_element(&input, &result)?;
+    if result.rank() != input.rank() {
+        return Err(format!(
+            "result {} must have the input's rank {}",
+            shape_text(&result.shape),
+            input.rank()
+        ));
+    }
+    let offsets = axis_array(op, "offsets", input.rank())?;
+    let strides = axis_array(op, "strides", input.rank())?;
+    for axis in 0..input.rank() {
+        let (offset, stride, size) = (offsets[axis], strides[axis], result.shape[axis]);
+        if stride < 1 {
+            return Err(format!("stride {stride} on axis {axis} must be at least 1"));
+        }
+        if offset < 0 {
+            return Err(format!("offset {offset} on axis {axis} is negative"));
+        }
+        // The window's last element (an empty window reads nothing).
+        let last = offset.saturating_add((size - 1).max(0).saturating_mul(stride));
+        if size > 0 && last >= input.shape[axis] {
+            return Err(format!(
+                "axis {axis}: {size} elements from {offset} by {stride} end at {last}, past the input's {} ({})",
+                input.shape[axis],
+                shape_text(&input.shape)
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn verify_concat(op: OperationRef) -> Check {
+    let lhs = operand_info(op, 0, "lhs")?;
+    let rhs = operand_info(op, 1, "rhs")?;
+    let result = result_info(op)?;
+    same_element(&lhs, &result)?;
+    same_element(&rhs, &result)?;
+    let axis = int_attribute(&op, "axis").ok_or("requires an integer attribute 'axis'")?;
+    let rank = lhs.rank();
+    let axis = usize::try_from(axis)
+        .ok()
+        .filter(|&axis| axis < rank)
+        .ok_or_else(|| format!("axis {axis} is not an axis of rank {rank}"))?;
+    let mut expected = lhs.shape.clone();
+    let mut agrees = rhs.rank() == rank;
+    for (a, size) in expected.iter_mut().enumerate() {
+        if a == axis {
+            *size += rhs.shape.get(a).copied().unwrap_or(0);
+        } else {
+            agrees &= rhs.shape.get(a) == Some(size);
+        }
+    }
+    if !agrees {
+        return Err(format!(
+            "{} and {} differ on an axis other than {axis}",
+            shape_text(&lhs.shape),
+            shape_text(&rhs.shape)
+        ));
+    }
+    if result.shape != expected {
+        return Err(format!(
+            "result shape {} must be {} ({} and {} joined on axis {axis})",
+            shape_text(&result.shape),
+            shape_text(&expected),
+            shape_text(&lhs.shape),
+            shape_text(&rhs.shape)
+        ));
+    }
+    Ok(())
 }

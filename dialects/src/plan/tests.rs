@@ -46,6 +46,10 @@ fn every_kind() -> Vec<OperatorPlan> {
             grid: [4, 1, 1],
             tiles: 4,
         }),
+        OperatorPlan::Gather(GatherPlan {
+            grid: [1, 6, 1],
+            tiles: 6,
+        }),
         OperatorPlan::Repeat(RepeatPlan {
             count: 12,
             body_choices: vec![0, 3, 1],

@@ -445,3 +445,123 @@ fn reshape_views_move_values_exactly() {
         assert!(check.pass(), "{tiles} tiles: {check}");
     }
 }
+
+/// `ipu.slice`, `ipu.concat` and a batch `ipu.broadcast` (row gathers) move every element to
+/// its place: windows of a host argument and of a device value (contiguous, strided on both
+/// axes), joins on the last and on a leading axis, a matrix broadcast over a new batch axis,
+/// on pinned row grids over 8 and 24 tiles, compared bit for bit.
+#[test]
+fn slices_and_joins_move_values_exactly() {
+    let dir = scratch("gather-exact");
+    let model = r#"func.func @gather(%x: tensor<24x96xf16>) -> (tensor<24x64xf16>, tensor<12x18xf16>, tensor<25x32xf16>, tensor<3x24x32xf16>) {
+  %d = "ipu.add"(%x, %x) : (tensor<24x96xf16>, tensor<24x96xf16>) -> tensor<24x96xf16>
+  %q = "ipu.slice"(%x) {offsets = array<i64: 0, 32>, strides = array<i64: 1, 1>} : (tensor<24x96xf16>) -> tensor<24x32xf16>
+  %s = "ipu.slice"(%d) {offsets = array<i64: 1, 3>, strides = array<i64: 2, 5>} : (tensor<24x96xf16>) -> tensor<12x18xf16>
+  %w = "ipu.slice"(%d) {offsets = array<i64: 0, 64>, strides = array<i64: 1, 1>} : (tensor<24x96xf16>) -> tensor<24x32xf16>
+  %j = "ipu.concat"(%q, %w) {axis = 1 : i64} : (tensor<24x32xf16>, tensor<24x32xf16>) -> tensor<24x64xf16>
+  %t = "ipu.slice"(%d) {offsets = array<i64: 5, 0>, strides = array<i64: 1, 1>} : (tensor<24x96xf16>) -> tensor<1x32xf16>
+  %r = "ipu.concat"(%t, %q) {axis = 0 : i64} : (tensor<1x32xf16>, tensor<24x32xf16>) -> tensor<25x32xf16>
+  %b = "ipu.broadcast"(%w) : (tensor<24x32xf16>) -> tensor<3x24x32xf16>
+  return %j, %s, %r, %b : tensor<24x64xf16>, tensor<12x18xf16>, tensor<25x32xf16>, tensor<3x24x32xf16>
+}
+"#;
+    std::fs::write(dir.join("gather.mlir"), model).unwrap();
+    let input = distinct_values(&[24, 96], ElementType::F16);
+    let inputs = dir.join("inputs");
+    std::fs::create_dir_all(&inputs).unwrap();
+    tensor(&input)
+        .write(&inputs.join("arg0.npy"), NpyDtype::F32)
+        .unwrap();
+    let x = |r: usize, c: usize| input.data[r * 96 + c];
+    let d = |r: usize, c: usize| 2.0 * x(r, c);
+    let build = |shape: &[usize], at: &dyn Fn(&[usize]) -> f64| {
+        let mut array = Array::zeros(shape);
+        for offset in 0..array.len() {
+            let index = array.unravel(offset);
+            array.data[offset] = at(&index);
+        }
+        array
+    };
+    let expected = [
+        build(&[24, 64], &|i| {
+            if i[1] < 32 {
+                x(i[0], 32 + i[1])
+            } else {
+                d(i[0], 64 + i[1] - 32)
+            }
+        }),
+        build(&[12, 18], &|i| d(1 + 2 * i[0], 3 + 5 * i[1])),
+        build(&[25, 32], &|i| {
+            if i[0] == 0 {
+                d(5, i[1])
+            } else {
+                x(i[0] - 1, 32 + i[1])
+            }
+        }),
+        build(&[3, 24, 32], &|i| d(i[1], 64 + i[2])),
+    ];
+    // Pinned row grids of the gathers (ops 1..=7), over 8 and 24 tiles.
+    let pins = [
+        (
+            "8",
+            [
+                [1, 4, 1],
+                [1, 4, 1],
+                [1, 2, 1],
+                [1, 8, 1],
+                [1, 1, 1],
+                [1, 4, 1],
+                [3, 1, 1],
+            ],
+        ),
+        (
+            "24",
+            [
+                [1, 8, 1],
+                [1, 4, 1],
+                [1, 6, 1],
+                [1, 3, 1],
+                [1, 1, 1],
+                [1, 3, 1],
+                [3, 8, 1],
+            ],
+        ),
+    ];
+    for (tiles, grids) in pins {
+        let constraints = dir.join(format!("pins-{tiles}.json"));
+        let pins: Vec<String> = grids
+            .iter()
+            .enumerate()
+            .map(|(k, grid)| {
+                format!(
+                    r#"{{"op": {}, "kind": "row_gather", "params": {{"grid": {grid:?}}}}}"#,
+                    k + 1
+                )
+            })
+            .collect();
+        std::fs::write(&constraints, format!(r#"{{"ops": [{}]}}"#, pins.join(", "))).unwrap();
+        let outputs = format!("outputs-{tiles}");
+        let output = ipu_run(
+            &dir,
+            &[
+                "gather.mlir",
+                "--tiles",
+                tiles,
+                "--constraints",
+                constraints.to_str().unwrap(),
+                "--inputs",
+                inputs.to_str().unwrap(),
+                "--outputs",
+                &outputs,
+            ],
+        );
+        assert_exit(&output, 0, &format!("gathers on {tiles} tiles"));
+        for (k, expected) in expected.iter().enumerate() {
+            let path = dir.join(&outputs).join(format!("result{k}.npy"));
+            let result = Tensor::read(&path).expect("result npy");
+            let device = Array::from_tensor(&result).unwrap();
+            let check = check_exact(expected, &device).unwrap();
+            assert!(check.pass(), "{tiles} tiles, result {k}: {check}");
+        }
+    }
+}

@@ -3,7 +3,8 @@
 
 use ipu_dialects::graph::scalar::ScalarProgram;
 use ipu_dialects::ipu::{
-    AddOp, BroadcastOp, Combiner, MapOp, MatmulOp, RearrangeOp, ReduceOp, ReshapeOp,
+    AddOp, BroadcastOp, Combiner, ConcatOp, MapOp, MatmulOp, RearrangeOp, ReduceOp, ReshapeOp,
+    SliceOp,
 };
 use melior::{
     ir::{
@@ -154,6 +155,128 @@ impl<'c, 'a> ReplacementBuilder<'c, 'a, '_> {
             return Ok(input);
         }
         self.insert(ReshapeOp::build(self.location, source, to))
+    }
+
+    /// The window of `input` of `sizes` from `offsets` by `strides` (same rank): the input
+    /// itself when the window is all of it, a splat constant of a splat, one window of the
+    /// outer input for a window of an `ipu.slice`, the part's own window when it lies inside
+    /// one part of an `ipu.concat`, else `ipu.slice`.
+    pub(super) fn slice(
+        &self,
+        input: Value<'c, 'a>,
+        offsets: &[i64],
+        sizes: &[i64],
+        strides: &[i64],
+    ) -> Result<Value<'c, 'a>, String> {
+        let shape = ir::shape_of(input.r#type()).ok_or("internal: slice of an unranked tensor")?;
+        let to = self.tensor_type_like(sizes, input.r#type())?;
+        if shape == sizes {
+            return Ok(input);
+        }
+        if let Some(number) = ir::splat_of(input) {
+            return self.insert_constant(splat(to, number)?);
+        }
+        // A window of a window is one window of the outer input.
+        if let Some(inner) =
+            ir::produced_by(input, SliceOp::NAME).and_then(|op| SliceOp::try_from(op).ok())
+        {
+            if let (Some(source), Some(first), Some(step)) =
+                (inner.input(), inner.offsets(), inner.strides())
+            {
+                let starts: Vec<i64> = (0..sizes.len())
+                    .map(|a| first[a] + offsets[a] * step[a])
+                    .collect();
+                let steps: Vec<i64> = (0..sizes.len()).map(|a| strides[a] * step[a]).collect();
+                return self.slice(source, &starts, sizes, &steps);
+            }
+        }
+        if let Some(concat) = ir::produced_by(input, ConcatOp::NAME) {
+            let axis = ipu_dialects::ipu::int_attribute(&concat, "axis").unwrap_or(-1);
+            let lhs: Value = concat.operand(0).map_err(|e| e.to_string())?;
+            let rhs: Value = concat.operand(1).map_err(|e| e.to_string())?;
+            let split = ir::shape_of(lhs.r#type()).ok_or("internal: unranked concat part")?;
+            if let Ok(a) = usize::try_from(axis) {
+                let last = offsets[a] + (sizes[a] - 1).max(0) * strides[a];
+                if last < split[a] {
+                    return self.slice(lhs, offsets, sizes, strides);
+                }
+                if offsets[a] >= split[a] {
+                    let mut shifted = offsets.to_vec();
+                    shifted[a] -= split[a];
+                    return self.slice(rhs, &shifted, sizes, strides);
+                }
+            }
+        }
+        self.insert(SliceOp::build(
+            self.context,
+            self.location,
+            input,
+            to,
+            (offsets, strides),
+        ))
+    }
+
+    /// `lhs` followed by `rhs` along `axis` (`ipu.concat`); an empty part is the other one.
+    pub(super) fn concat(
+        &self,
+        lhs: Value<'c, 'a>,
+        rhs: Value<'c, 'a>,
+        axis: usize,
+    ) -> Result<Value<'c, 'a>, String> {
+        let left = ir::shape_of(lhs.r#type()).ok_or("internal: concat of an unranked tensor")?;
+        let right = ir::shape_of(rhs.r#type()).ok_or("internal: concat of an unranked tensor")?;
+        if right.get(axis) == Some(&0) {
+            return Ok(lhs);
+        }
+        if left.get(axis) == Some(&0) {
+            return Ok(rhs);
+        }
+        let mut shape = left.clone();
+        shape[axis] += right[axis];
+        let to = self.tensor_type_like(&shape, lhs.r#type())?;
+        self.insert(ConcatOp::build(
+            self.context,
+            self.location,
+            (lhs, rhs),
+            to,
+            axis as i64,
+        ))
+    }
+
+    /// `dest` with `source` (the window's shape) written at `offsets`, from axis `axis` on:
+    /// where the window does not cover the axis, the slab of `dest` it crosses is written
+    /// recursively and joined with `dest`'s parts before and after it.
+    pub(super) fn insert_slice(
+        &self,
+        dest: Value<'c, 'a>,
+        source: Value<'c, 'a>,
+        offsets: &[i64],
+        axis: usize,
+    ) -> Result<Value<'c, 'a>, String> {
+        let shape =
+            ir::shape_of(dest.r#type()).ok_or("internal: insert into an unranked tensor")?;
+        let sizes =
+            ir::shape_of(source.r#type()).ok_or("internal: insert of an unranked tensor")?;
+        let Some(a) = (axis..shape.len()).find(|&a| sizes[a] != shape[a]) else {
+            return Ok(source);
+        };
+        let ones = vec![1; shape.len()];
+        let part = |from: i64, to: i64| {
+            let mut starts = vec![0; shape.len()];
+            let mut extent = shape.clone();
+            starts[a] = from;
+            extent[a] = to - from;
+            self.slice(dest, &starts, &extent, &ones)
+        };
+        let slab = part(offsets[a], offsets[a] + sizes[a])?;
+        let mut joined = self.insert_slice(slab, source, offsets, a + 1)?;
+        if offsets[a] > 0 {
+            joined = self.concat(part(0, offsets[a])?, joined, a)?;
+        }
+        if offsets[a] + sizes[a] < shape[a] {
+            joined = self.concat(joined, part(offsets[a] + sizes[a], shape[a])?, a)?;
+        }
+        Ok(joined)
     }
 
     /// `input` brought to `shape` as [`linalg_general::MapInput`] says (broadcast to it when

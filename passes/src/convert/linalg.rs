@@ -21,6 +21,9 @@
 //! | a `generic` reduction over one loop | `ipu.map` of its per-element part, `ipu.reduce`, a combine with its init |
 //! | `broadcast` of a value, broadcasting / transposing / constant-index input maps | `ipu.broadcast`, `ipu.rearrange`, `ipu.reshape` |
 //! | `copy`; `tensor.expand_shape` / `collapse_shape` | the input; `ipu.reshape` |
+//! | `tensor.extract_slice` (static) | `ipu.slice` (+ `ipu.reshape` when rank-reducing) |
+//! | `tensor.concat` | a chain of `ipu.concat` |
+//! | `tensor.insert_slice` (static, unit strides) | `dest`'s parts around the window (`ipu.slice`) joined with the source (`ipu.concat`); a `tensor.empty` dest reads as zeros, slices of joins fold |
 //!
 //! The decompositions are recognized in every form frontends emit (named elementwise ops with
 //! `linalg.broadcast` and `linalg.reduce`, or `linalg.generic` ops with broadcasting maps,
@@ -96,7 +99,10 @@ impl Pass for ConvertLinalgToIpu {
                 let name = op_name(nested);
                 (name.starts_with("linalg.")
                     || name == "tensor.collapse_shape"
-                    || name == "tensor.expand_shape")
+                    || name == "tensor.expand_shape"
+                    || name == "tensor.extract_slice"
+                    || name == "tensor.insert_slice"
+                    || name == "tensor.concat")
                     && !nested
                         .parent_operation()
                         .is_some_and(|parent| op_name(&parent).starts_with("linalg."))
@@ -132,8 +138,17 @@ impl Pass for ConvertLinalgToIpu {
                 continue;
             }
             let name = op_name(linalg_op);
-            if name == "tensor.collapse_shape" || name == "tensor.expand_shape" {
-                match reshape_rewrite(*linalg_op) {
+            let tensor_op = match name.as_str() {
+                "tensor.collapse_shape" | "tensor.expand_shape" => {
+                    Some(reshape_rewrite as fn(_) -> _)
+                }
+                "tensor.extract_slice" => Some(super::slices::extract_slice as fn(_) -> _),
+                "tensor.insert_slice" => Some(super::slices::insert_slice as fn(_) -> _),
+                "tensor.concat" => Some(super::slices::concat as fn(_) -> _),
+                _ => None,
+            };
+            if let Some(rewrite) = tensor_op {
+                match rewrite(*linalg_op) {
                     Ok(rewrite) => rewrites.push((index, rewrite)),
                     Err(reason) => failures.push((*linalg_op, reason)),
                 }
@@ -469,6 +484,6 @@ fn fill_value(fill: OperationRef) -> Result<f64, Unconvertible> {
 fn why_not(short_name: &str) -> String {
     match short_name {
         "reduce" => "linalg.reduce is converted only inside a recognized layer-norm or softmax decomposition (write the reduction as a linalg.generic over the last loop)".to_string(),
-        _ => "no ipu conversion (converted: linalg.matmul, linalg.batch_matmul, linalg.transpose, linalg.broadcast, linalg.softmax, linalg.fill, linalg.copy, the named elementwise ops, any elementwise linalg.generic, linalg.generic reductions over the last loop, tensor.expand_shape and tensor.collapse_shape)".to_string(),
+        _ => "no ipu conversion (converted: linalg.matmul, linalg.batch_matmul, linalg.transpose, linalg.broadcast, linalg.softmax, linalg.fill, linalg.copy, the named elementwise ops, any elementwise linalg.generic, linalg.generic reductions over the last loop, tensor.expand_shape, tensor.collapse_shape, tensor.extract_slice, tensor.insert_slice and tensor.concat)".to_string(),
     }
 }

@@ -11,6 +11,7 @@ mod general_build;
 pub mod linalg;
 mod linalg_general;
 mod linalg_patterns;
+mod slices;
 pub mod tosa;
 mod tosa_patterns;
 
@@ -18,7 +19,8 @@ use std::collections::BTreeMap;
 
 use ipu_dialects::graph::scalar::ScalarProgram;
 use ipu_dialects::ipu::{
-    AddOp, AttentionOp, Combiner, GeluOp, LayerNormOp, MatmulOp, RearrangeOp, ReshapeOp, SoftmaxOp,
+    AddOp, AttentionOp, BroadcastOp, Combiner, ConcatOp, GeluOp, LayerNormOp, MatmulOp,
+    RearrangeOp, ReshapeOp, SliceOp, SoftmaxOp,
 };
 use melior::{
     ir::{
@@ -137,6 +139,28 @@ pub enum Replacement<'c, 'a> {
     /// `ipu.reshape` of `input` to the result's shape.
     IpuReshape {
         input: Value<'c, 'a>,
+    },
+    /// `ipu.slice` of `input` (`tensor.extract_slice`): the window of `sizes` from `offsets` by
+    /// `strides`, reshaped to the result (a rank-reducing slice drops size-1 axes).
+    Slice {
+        input: Value<'c, 'a>,
+        offsets: Vec<i64>,
+        sizes: Vec<i64>,
+        strides: Vec<i64>,
+    },
+    /// `inputs` joined along `axis` (`tensor.concat`): a chain of two-part `ipu.concat`s.
+    Concat {
+        inputs: Vec<Value<'c, 'a>>,
+        axis: usize,
+    },
+    /// `dest` with `source` written at `offsets` (`tensor.insert_slice`, unit strides): the
+    /// parts of `dest` around the window sliced and joined with `source`, axis by axis. A
+    /// `dest` of `None` is a `tensor.empty` (its unwritten parts zeros).
+    InsertSlice {
+        source: Value<'c, 'a>,
+        dest: Option<Value<'c, 'a>>,
+        offsets: Vec<i64>,
+        sizes: Vec<i64>,
     },
 }
 
@@ -297,8 +321,10 @@ pub fn apply<'c, 'a>(
         .filter_map(|r| r.root.block())
         .collect();
     erase_users_first(erase);
-    // Reshapes a replacement looked through (a kept axis dropped and added again) may be left
-    // without uses: erased too (IRDL ops declare no side effects, so canonicalize keeps them).
+    // Reshapes a replacement looked through (a kept axis dropped and added again), the
+    // intermediate joins of a chain of inserts into one tensor and the zeros they started
+    // from may be left without uses: erased too (IRDL ops declare no side effects, so
+    // canonicalize keeps them).
     let mut dead = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     for block in blocks {
@@ -308,7 +334,16 @@ pub fn apply<'c, 'a>(
         let mut next = block.first_operation();
         while let Some(op) = next {
             next = op.next_in_block();
-            if ipu_dialects::ipu::op_name(&op) == ReshapeOp::NAME {
+            let name = ipu_dialects::ipu::op_name(&op);
+            if [
+                ReshapeOp::NAME,
+                SliceOp::NAME,
+                ConcatOp::NAME,
+                BroadcastOp::NAME,
+                "arith.constant",
+            ]
+            .contains(&name.as_str())
+            {
                 dead.push(op);
             }
         }
@@ -430,8 +465,19 @@ impl<'c, 'a> ReplacementBuilder<'c, 'a, '_> {
             Replacement::BroadcastingAdd { inputs } => {
                 let shape =
                     ir::shape_of(result_type).ok_or("internal: add to an unranked tensor")?;
-                let lhs = self.map_input(&inputs[0], &shape, false)?;
-                let rhs = self.map_input(&inputs[1], &shape, false)?;
+                // ipu.add reads a full-size operand and a full-size one or a row vector; any
+                // other broadcast is explicit.
+                let operand = |input| -> Result<Value<'c, 'a>, String> {
+                    let value = self.map_input(input, &shape, false)?;
+                    let own = ir::shape_of(value.r#type()).unwrap_or_default();
+                    let rows: i64 = own[..own.len().saturating_sub(1)].iter().product();
+                    if own == shape || rows == 1 {
+                        Ok(value)
+                    } else {
+                        self.map_input(input, &shape, true)
+                    }
+                };
+                let (lhs, rhs) = (operand(&inputs[0])?, operand(&inputs[1])?);
                 self.insert(AddOp::build(location, lhs, rhs, result_type))?
             }
             Replacement::Conv1x1 {
@@ -443,6 +489,37 @@ impl<'c, 'a> ReplacementBuilder<'c, 'a, '_> {
                 let input = self.remap(*input);
                 self.ipu_reshape(input, result_type)?
             }
+            Replacement::Slice {
+                input,
+                offsets,
+                sizes,
+                strides,
+            } => {
+                let input = self.remap(*input);
+                let window = self.slice(input, offsets, sizes, strides)?;
+                self.ipu_reshape(window, result_type)?
+            }
+            Replacement::Concat { inputs, axis } => {
+                let mut joined = self.remap(inputs[0]);
+                for input in &inputs[1..] {
+                    joined = self.concat(joined, self.remap(*input), *axis)?;
+                }
+                joined
+            }
+            Replacement::InsertSlice {
+                source,
+                dest,
+                offsets,
+                sizes,
+            } => {
+                let dest = match dest {
+                    Some(dest) => self.remap(*dest),
+                    None => self.insert_constant(splat(result_type, 0.0)?)?,
+                };
+                let source = self.remap(*source);
+                let source = self.ipu_reshape(source, self.tensor_type(sizes)?)?;
+                self.insert_slice(dest, source, offsets, 0)?
+            }
         })
     }
 
@@ -453,11 +530,30 @@ impl<'c, 'a> ReplacementBuilder<'c, 'a, '_> {
         rhs: Value<'c, 'a>,
         addend: Option<&Addend<'c, 'a>>,
     ) -> Result<Value<'c, 'a>, String> {
+        // ipu.matmul broadcasts leading axes itself: an operand broadcast only over them (a
+        // weight copied per batch for a batch_matmul) is read un-broadcast.
+        let leading_only = |value: Value<'c, 'a>| {
+            let Some(broadcast) = ir::produced_by(value, BroadcastOp::NAME) else {
+                return value;
+            };
+            let Ok(input) = broadcast.operand(0) else {
+                return value;
+            };
+            let (own, wide) = (ir::shape_of(input.r#type()), ir::shape_of(value.r#type()));
+            match (own, wide) {
+                (Some(own), Some(wide))
+                    if own.len() >= 2 && own[own.len() - 2..] == wide[wide.len() - 2..] =>
+                {
+                    input
+                }
+                _ => value,
+            }
+        };
         let product = self.insert(MatmulOp::build(
             self.context,
             self.location,
-            self.remap(lhs),
-            self.remap(rhs),
+            leading_only(self.remap(lhs)),
+            leading_only(self.remap(rhs)),
             self.result_type,
             false,
             false,

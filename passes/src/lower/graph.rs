@@ -466,16 +466,19 @@ impl<'g> Lowering<'g> {
             let plan = plans.get(index).and_then(|p| p.as_ref());
             match &op.kind {
                 OpKind::Matmul { .. } => self.matmul(index, plan)?,
-                OpKind::Add
-                | OpKind::Gelu { .. }
-                | OpKind::Cast { .. }
-                | OpKind::Map { .. }
-                | OpKind::Broadcast => self.pointwise(index, plan)?,
+                OpKind::Add | OpKind::Gelu { .. } | OpKind::Cast { .. } | OpKind::Map { .. } => {
+                    self.pointwise(index, plan)?
+                }
+                OpKind::Broadcast => match plan {
+                    Some(OperatorPlan::Gather(_)) => self.gather(index, plan)?,
+                    _ => self.pointwise(index, plan)?,
+                },
                 OpKind::LayerNorm { .. } | OpKind::Softmax | OpKind::Reduce { .. } => {
                     self.rows(index, plan)?
                 }
                 OpKind::Rearrange { .. } => self.rearrange(index, plan)?,
                 OpKind::Reshape => self.reshape(index, plan)?,
+                OpKind::Slice { .. } | OpKind::Concat { .. } => self.gather(index, plan)?,
                 OpKind::Attention { causal, scale } => {
                     self.attention(index, *causal, *scale, plan)?
                 }

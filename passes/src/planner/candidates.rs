@@ -24,11 +24,17 @@ pub fn candidates(
     let active = options.active_tile_counts();
     match &op.kind {
         OpKind::Matmul { .. } => super::gemm::gemm_candidates(graph, op, &active, options, target),
-        OpKind::Add
-        | OpKind::Gelu { .. }
-        | OpKind::Cast { .. }
-        | OpKind::Map { .. }
-        | OpKind::Broadcast => pointwise::candidates(graph, op, &active, options, target),
+        OpKind::Add | OpKind::Gelu { .. } | OpKind::Cast { .. } | OpKind::Map { .. } => {
+            pointwise::candidates(graph, op, &active, options, target)
+        }
+        OpKind::Broadcast => {
+            let pointwise = pointwise::candidates(graph, op, &active, options, target);
+            if pointwise.is_empty() {
+                crate::strategies::gather::candidates(graph, op, &active, target)
+            } else {
+                pointwise
+            }
+        }
         OpKind::Softmax | OpKind::LayerNorm { .. } | OpKind::Reduce { .. } => {
             crate::strategies::rows::candidates(graph, op, &active, options, target)
         }
@@ -36,6 +42,9 @@ pub fn candidates(
             crate::strategies::rearrange::candidates(graph, op, &active, target)
         }
         OpKind::Reshape => crate::strategies::reshape::candidates(graph, op, &active),
+        OpKind::Slice { .. } | OpKind::Concat { .. } => {
+            crate::strategies::gather::candidates(graph, op, &active, target)
+        }
         OpKind::Attention { causal, .. } => {
             crate::strategies::attention::candidates(graph, op, *causal, &active, options, target)
         }

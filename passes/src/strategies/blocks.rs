@@ -26,6 +26,22 @@ impl BlockGrid {
     /// The block grid of plan grid `grid` (batch, row and column parts) over canonical result
     /// dims `dims`, or why the grid's blocks are not contiguous row ranges of the 2-D view by
     /// equal column blocks (the only blocks the lowering writes).
+    /// [`BlockGrid::of_plan`] of a plan that also states its tile count (checked).
+    pub fn of_plan_with_tiles(
+        dims: [u64; 3],
+        grid: [u32; 3],
+        tiles: u32,
+    ) -> Result<BlockGrid, String> {
+        let blocks = BlockGrid::of_plan(dims, grid)?;
+        if blocks.tiles() != tiles {
+            return Err(format!(
+                "grid {grid:?} has {} blocks, the plan says {tiles} tiles",
+                blocks.tiles()
+            ));
+        }
+        Ok(blocks)
+    }
+
     pub fn of_plan(dims: [u64; 3], grid: [u32; 3]) -> Result<BlockGrid, String> {
         let [batches, rows, cols] = dims;
         let [batch_parts, row_parts, col_parts] = grid;

@@ -9,6 +9,7 @@
 //! * [`rows`]: `ipu.softmax`, `ipu.layer_norm` on whole rows per tile.
 //! * [`rearrange`]: `ipu.rearrange`, batched transposes whole matrices per tile, row copies.
 //! * [`reshape`]: `ipu.reshape` as a view of its input's row blocks.
+//! * [`gather`]: `ipu.slice` and `ipu.concat`, result rows gathered from operand row pieces.
 //! * [`attention`]: `ipu.attention`, whole score rows, materialized, or keys streamed.
 //! * [`gemm`]: `ipu.matmul` of two host operands on an output-stationary grid.
 //! * [`split_gemm`]: `ipu.matmul` of a host right matrix on a `[1, gm, gn, gk]` grid, K split
@@ -21,6 +22,7 @@
 
 pub mod attention;
 pub mod blocks;
+pub mod gather;
 pub mod gemm;
 pub mod general_matmul;
 pub mod local_gemm;
@@ -64,6 +66,10 @@ pub fn why_not_offered(graph: &Graph, op: &Op, pinned: &Plan, active: &[u32]) ->
         OperatorPlan::Rearrange(rearrange) => {
             let dims = canonical_dims(&graph.values[op.results[0]].shape);
             rearrange::row_copy_grid(dims, rearrange).map(|_| rearrange.tiles)
+        }
+        OperatorPlan::Gather(gather) => {
+            let dims = canonical_dims(&graph.values[op.results[0]].shape);
+            gather::planned_blocks(dims, gather).map(|_| gather.tiles)
         }
         _ => return None,
     };

@@ -118,16 +118,7 @@ pub fn row_copy_grid(dims: [u64; 3], plan: &RearrangePlan) -> Result<BlockGrid, 
             }
         ));
     }
-    let blocks = BlockGrid::of_plan(dims, plan.grid)?;
-    if blocks.tiles() != plan.tiles {
-        return Err(format!(
-            "grid {:?} has {} blocks, the plan says {} tiles",
-            plan.grid,
-            blocks.tiles(),
-            plan.tiles
-        ));
-    }
-    Ok(blocks)
+    BlockGrid::of_plan_with_tiles(dims, plan.grid, plan.tiles)
 }
 
 /// The candidates of `op` (an `ipu.rearrange`) over the active tile counts.
@@ -150,7 +141,7 @@ pub fn candidates(graph: &Graph, op: &Op, active: &[u32], target: &Target) -> Ve
 /// Every way of spreading `batches` whole matrices over at most the device's tiles (not only
 /// divisors of an active count): for t tiles, ceil(B / t) matrices per tile, which take
 /// ceil(B / ceil(B / t)) tiles.
-fn whole_matrix_counts(batches: u64, active: &[u32]) -> Vec<u32> {
+pub(crate) fn whole_matrix_counts(batches: u64, active: &[u32]) -> Vec<u32> {
     let most = active.iter().copied().max().unwrap_or(1);
     let batches = batches.max(1);
     let mut counts: Vec<u32> = (1..=batches.min(u64::from(most)))

@@ -55,7 +55,10 @@ pub fn op_bound(graph: &Graph, index: usize) -> Option<f64> {
         }
         OpKind::Softmax => 1.0,
         OpKind::Attention { .. } => operand(2)?,
-        OpKind::Rearrange { .. } | OpKind::Reshape | OpKind::Broadcast => operand(0)?,
+        OpKind::Rearrange { .. } | OpKind::Reshape | OpKind::Broadcast | OpKind::Slice { .. } => {
+            operand(0)?
+        }
+        OpKind::Concat { .. } => operand(0)?.max(operand(1)?),
         OpKind::Cast { .. } => {
             let from = graph.values[op.operands[0]].element;
             let to = graph.values[op.results[0]].element;

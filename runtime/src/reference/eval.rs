@@ -476,25 +476,26 @@ fn run(
             repeat(graph, index, op, (*count, name, body), operands, depth)
         }
         OpKind::Map { body, .. } => {
-            let shape: Vec<usize> = value(graph, index, op.results[0])?
-                .shape
-                .iter()
-                .map(|&size| size as usize)
-                .collect();
+            let shape = result_shape(graph, index, op)?;
             single(ops::map(operands, &shape, body))
         }
         OpKind::Broadcast => {
             arity(1)?;
-            let shape: Vec<usize> = value(graph, index, op.results[0])?
-                .shape
-                .iter()
-                .map(|&size| size as usize)
-                .collect();
+            let shape = result_shape(graph, index, op)?;
             single(ops::map(operands, &shape, &ScalarProgram::identity()))
         }
         OpKind::Reduce { combiner } => {
             arity(1)?;
             single(ops::reduce(operands[0], *combiner))
+        }
+        OpKind::Slice { offsets, strides } => {
+            arity(1)?;
+            let shape = result_shape(graph, index, op)?;
+            single(ops::slice(operands[0], &shape, offsets, strides))
+        }
+        OpKind::Concat { axis } => {
+            arity(2)?;
+            single(ops::concat(operands[0], operands[1], *axis))
         }
     }
 }
@@ -537,4 +538,13 @@ fn repeat(
         }
     }
     Ok(carried)
+}
+
+/// The shape of op `index`'s (first) result.
+fn result_shape(graph: &Graph, index: usize, op: &Op) -> Result<Vec<usize>, ReferenceError> {
+    Ok(value(graph, index, op.results[0])?
+        .shape
+        .iter()
+        .map(|&size| size as usize)
+        .collect())
 }

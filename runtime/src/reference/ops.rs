@@ -395,3 +395,64 @@ pub(super) fn permute(input: &Array, permutation: &[usize]) -> OpResult {
     }
     Ok(Array { shape, data })
 }
+
+/// `ipu.slice`: the `shape`-sized window of `input` from `offsets` by `strides`.
+pub(super) fn slice(input: &Array, shape: &[usize], offsets: &[u64], strides: &[u64]) -> OpResult {
+    let rank = input.rank();
+    if shape.len() != rank || offsets.len() != rank || strides.len() != rank {
+        return Err(format!(
+            "a slice of rank {rank} needs {rank} sizes, offsets and strides"
+        ));
+    }
+    let reach = |axis: usize| {
+        offsets[axis] as usize + shape[axis].saturating_sub(1) * strides[axis] as usize
+    };
+    if (0..rank).any(|axis| shape[axis] > 0 && reach(axis) >= input.shape[axis]) {
+        return Err(format!(
+            "the window {shape:?} from {offsets:?} by {strides:?} leaves the input {:?}",
+            input.shape
+        ));
+    }
+    let input_strides = input.strides();
+    let count: usize = shape.iter().product();
+    let mut data = Vec::with_capacity(count);
+    for offset in 0..count {
+        let index = unravel(shape, offset);
+        let source: usize = (0..rank)
+            .map(|axis| {
+                (offsets[axis] as usize + index[axis] * strides[axis] as usize)
+                    * input_strides[axis]
+            })
+            .sum();
+        data.push(input.data[source]);
+    }
+    Ok(Array {
+        shape: shape.to_vec(),
+        data,
+    })
+}
+
+/// `ipu.concat`: `lhs` followed by `rhs` along `axis`.
+pub(super) fn concat(lhs: &Array, rhs: &Array, axis: usize) -> OpResult {
+    let rank = lhs.rank();
+    let agrees = rhs.rank() == rank
+        && axis < rank
+        && (0..rank).all(|a| a == axis || lhs.shape[a] == rhs.shape[a]);
+    if !agrees {
+        return Err(format!(
+            "{:?} and {:?} cannot be joined on axis {axis}",
+            lhs.shape, rhs.shape
+        ));
+    }
+    // Row-major: the axes before `axis` index blocks; each block is lhs's chunk then rhs's.
+    let outer: usize = lhs.shape[..axis].iter().product();
+    let (left, right) = (lhs.len() / outer.max(1), rhs.len() / outer.max(1));
+    let mut data = Vec::with_capacity(lhs.len() + rhs.len());
+    for block in 0..outer {
+        data.extend_from_slice(&lhs.data[block * left..(block + 1) * left]);
+        data.extend_from_slice(&rhs.data[block * right..(block + 1) * right]);
+    }
+    let mut shape = lhs.shape.clone();
+    shape[axis] += rhs.shape[axis];
+    Ok(Array { shape, data })
+}

@@ -865,3 +865,26 @@ func.func @f() -> tensor<1000000000xf32> {
         "{message}"
     );
 }
+
+#[test]
+fn slice_and_concat_move_elements() {
+    let source = r#"func.func @f(%x: tensor<3x4xf32>) -> (tensor<2x2xf32>, tensor<2x4xf32>, tensor<5x2xf32>) {
+  %w = "ipu.slice"(%x) {offsets = array<i64: 1, 1>, strides = array<i64: 1, 2>} : (tensor<3x4xf32>) -> tensor<2x2xf32>
+  %c = "ipu.concat"(%w, %w) {axis = 1 : i64} : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x4xf32>
+  %t = "ipu.slice"(%x) {offsets = array<i64: 0, 0>, strides = array<i64: 2, 3>} : (tensor<3x4xf32>) -> tensor<2x2xf32>
+  %r0 = "ipu.concat"(%w, %t) {axis = 0 : i64} : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<4x2xf32>
+  %o = "ipu.slice"(%x) {offsets = array<i64: 2, 1>, strides = array<i64: 1, 1>} : (tensor<3x4xf32>) -> tensor<1x2xf32>
+  %r = "ipu.concat"(%r0, %o) {axis = 0 : i64} : (tensor<4x2xf32>, tensor<1x2xf32>) -> tensor<5x2xf32>
+  return %w, %c, %r : tensor<2x2xf32>, tensor<2x4xf32>, tensor<5x2xf32>
+}
+"#;
+    let x = array(&[3, 4], &(0..12).map(f64::from).collect::<Vec<_>>());
+    let out = run(source, "f", &[x]);
+    assert_eq!(out[0].data, vec![5.0, 7.0, 9.0, 11.0]);
+    assert_eq!(out[1].data, vec![5.0, 7.0, 5.0, 7.0, 9.0, 11.0, 9.0, 11.0]);
+    assert_eq!(out[2].shape, vec![5, 2]);
+    assert_eq!(
+        out[2].data,
+        vec![5.0, 7.0, 9.0, 11.0, 0.0, 3.0, 8.0, 11.0, 9.0, 10.0]
+    );
+}

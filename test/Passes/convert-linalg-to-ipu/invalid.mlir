@@ -79,3 +79,21 @@ func.func @reduction_over_two_loops(%x: tensor<4x3xf32>) -> tensor<f32> {
   } -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+// A slice with a dynamic offset is not converted.
+func.func @dynamic_slice(%x: tensor<8x16xf32>, %i: index) -> tensor<2x16xf32> {
+  // expected-error@+1 {{'tensor.extract_slice' op cannot be converted to ipu: it has dynamic offsets, sizes or strides; only static slices are converted}}
+  %0 = tensor.extract_slice %x[%i, 0] [2, 16] [1, 1] : tensor<8x16xf32> to tensor<2x16xf32>
+  return %0 : tensor<2x16xf32>
+}
+
+// -----
+
+// A strided insert is not converted.
+func.func @strided_insert(%x: tensor<8x16xf32>, %w: tensor<2x16xf32>) -> tensor<8x16xf32> {
+  // expected-error@+1 {{'tensor.insert_slice' op cannot be converted to ipu: strides [2, 1]: only unit-stride inserts are converted}}
+  %0 = tensor.insert_slice %w into %x[0, 0] [2, 16] [2, 1] : tensor<2x16xf32> into tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}

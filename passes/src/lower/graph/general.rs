@@ -25,6 +25,8 @@
 //! * `ipu.rearrange` whose permutation keeps the last axis: a row gather; one that swaps the
 //!   last two axes: one tile per matrix transposes it; without a permutation (a layout-only
 //!   rearrange) the value is unchanged.
+//! * `ipu.slice`, `ipu.concat`: a row gather, each result row fetched from pieces of operand
+//!   rows (`strategies::gather`).
 //! * `ipu.cast` (FP8 at scale 0): the `Cast` kernel per block, on the operand's grid.
 //! * `ipu.add`, `ipu.gelu`, `ipu.cast`: as their pointwise plans say
 //!   (`lower::graph::pointwise`; the strategy is `strategies::pointwise`).
@@ -44,6 +46,7 @@ use crate::strategies::local_gemm::{pad16, LocalCall, LocalGemm};
 use crate::tiling::{OpKind, ValueId};
 
 mod attention;
+mod gather;
 mod matmul;
 mod rows;
 

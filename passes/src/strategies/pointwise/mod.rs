@@ -148,6 +148,14 @@ pub fn in_place_candidate(graph: &Graph, op: &Op) -> Option<Candidate> {
         let v = op.operands[p];
         full(v) && matches!(graph.values[v].origin, crate::tiling::Origin::Op(_))
     })?;
+    // The in-place add reads its other operand full-size or as a row vector over the blocks.
+    let readable = |v: usize| {
+        let dims = canonical_dims(&graph.values[v].shape);
+        dims == out_dims || dims == [1, 1, out_dims[2]]
+    };
+    if !op.operands.iter().all(|&v| readable(v)) {
+        return None;
+    }
     let value = &graph.values[op.operands[position]];
     let precision = value.element;
     let (kind, spec) = match op.kind {
