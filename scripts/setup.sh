@@ -10,9 +10,11 @@ PACKAGES=(
   chromium
 )
 # Optional oracles used by some tests (FP8 conversions, numpy checks); psutil for lit's per-test --timeout (scripts/upstream-conformance.py).
-# maturin builds the Python package (python/) and pytest runs its tests (scripts/test.sh); both
-# pinned, so every machine builds and tests it with the same tools.
-PY_PACKAGES=(ml_dtypes numpy psutil maturin==1.16.0 pytest==9.2.0)
+# maturin builds the Python package (python/) and pytest runs its tests (scripts/test.sh); Ray
+# (core only) runs `python -m ipu_opt.ray_sweep`, tested on a local instance; all pinned, so
+# every machine builds and tests it with the same tools.
+RAY_VERSION=2.60.0
+PY_PACKAGES=(ml_dtypes numpy psutil maturin==1.16.0 pytest==9.2.0 "ray==$RAY_VERSION")
 
 SUDO=""
 if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
@@ -52,7 +54,8 @@ done
 # bin/ first on PATH, so nothing is installed into the system's Python.
 VENV="$(cd "$(dirname "$0")/.." && pwd)/.venv"
 if ! "$VENV/bin/python" -c "import lit, numpy, ml_dtypes, psutil, pytest" >/dev/null 2>&1 \
-  || [ "$("$VENV/bin/maturin" --version 2>/dev/null)" != "maturin 1.16.0" ]; then
+  || [ "$("$VENV/bin/maturin" --version 2>/dev/null)" != "maturin 1.16.0" ] \
+  || [ "$("$VENV/bin/python" -c "from importlib.metadata import version; print(version('ray'))" 2>/dev/null)" != "$RAY_VERSION" ]; then
   echo "setup: creating the Python environment $VENV (lit ${PY_PACKAGES[*]})"
   if [ ! -x "$VENV/bin/python" ] && ! python3 -m venv "$VENV" >/tmp/ipu-setup-venv.log 2>&1; then
     # Debian's python3 needs python3-venv for `python3 -m venv`.
