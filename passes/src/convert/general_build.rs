@@ -279,6 +279,127 @@ impl<'c, 'a> ReplacementBuilder<'c, 'a, '_> {
         Ok(joined)
     }
 
+    /// `lhs + rhs` (`rhs` broadcasting to `lhs`'s shape): `ipu.add` reads a full-size operand
+    /// and a full-size one or a row vector; any other broadcast is an explicit
+    /// `ipu.broadcast` first.
+    pub(super) fn add_broadcasting(
+        &self,
+        lhs: Value<'c, 'a>,
+        rhs: Value<'c, 'a>,
+    ) -> Result<Value<'c, 'a>, String> {
+        let shape = ir::shape_of(lhs.r#type()).ok_or("internal: add of an unranked tensor")?;
+        let own = ir::shape_of(rhs.r#type()).ok_or("internal: add of an unranked tensor")?;
+        let rows: i64 = own[..own.len().saturating_sub(1)].iter().product();
+        let rhs = if own == shape || rows == 1 {
+            rhs
+        } else {
+            self.insert(BroadcastOp::build(self.location, rhs, lhs.r#type()))?
+        };
+        self.insert(AddOp::build(self.location, lhs, rhs, lhs.r#type()))
+    }
+
+    /// `value` with its axes permuted: an f32 constant permuted here, once, else
+    /// [`Self::rearrange`] on the device.
+    pub(super) fn permuted(
+        &self,
+        value: Value<'c, 'a>,
+        permutation: &[i64],
+    ) -> Result<Value<'c, 'a>, String> {
+        if let Some(constant) = DenseConstant::of(value).and_then(|c| permuted_f32(&c, permutation))
+        {
+            return self.insert_constant(constant);
+        }
+        self.rearrange(value, permutation)
+    }
+
+    /// The 2-D convolution of [`Replacement::Conv2d`] without its addend.
+    pub(super) fn conv2d(
+        &self,
+        input: Value<'c, 'a>,
+        filter: Value<'c, 'a>,
+        layout: super::conv::ConvLayout,
+        (strides, dilations): ([i64; 2], [i64; 2]),
+    ) -> Result<Value<'c, 'a>, String> {
+        use super::conv::ConvLayout;
+        let nchw = layout == ConvLayout::NchwFchw;
+        let mut x = self.remap(input);
+        let mut w = self.remap(filter);
+        if nchw {
+            x = self.rearrange(x, &[0, 2, 3, 1])?;
+            w = self.permuted(w, &[2, 3, 1, 0])?;
+        }
+        let xs = ir::shape_of(x.r#type()).ok_or("internal: unranked convolution input")?;
+        let ws = ir::shape_of(w.r#type()).ok_or("internal: unranked convolution filter")?;
+        let (n, h, wd, c) = (xs[0], xs[1], xs[2], xs[3]);
+        let (kh, kw, f) = (ws[0], ws[1], ws[3]);
+        // The result's windows (linalg allows fewer than the input holds).
+        let out = ir::shape_of(self.result_type).ok_or("internal: unranked convolution")?;
+        let (oh, ow) = if nchw {
+            (out[2], out[3])
+        } else {
+            (out[1], out[2])
+        };
+        let depth = kh * kw * c;
+        let like = x.r#type();
+        let patches = strides == [kh, kw] && dilations == [1, 1] && h == oh * kh && wd == ow * kw;
+        let windows = if patches {
+            // [N, OH, KH, OW, KW, C] -> [N, OH, OW, KH, KW, C]: each patch's pixels in a row.
+            let split =
+                self.ipu_reshape(x, self.tensor_type_like(&[n, oh, kh, ow, kw, c], like)?)?;
+            let grouped = self.rearrange(split, &[0, 1, 3, 2, 4, 5])?;
+            self.ipu_reshape(grouped, self.tensor_type_like(&[n * oh * ow, depth], like)?)?
+        } else {
+            // One strided window per kernel position, joined on the channels (im2col), in
+            // (kh, kw, c) order.
+            let mut parts = Vec::new();
+            for i in 0..kh {
+                for j in 0..kw {
+                    parts.push(self.slice(
+                        x,
+                        &[0, i * dilations[0], j * dilations[1], 0],
+                        &[n, oh, ow, c],
+                        &[1, strides[0], strides[1], 1],
+                    )?);
+                }
+            }
+            // Joined pairwise (a balanced tree moves each element log2(parts) times).
+            while parts.len() > 1 {
+                let mut joined = Vec::new();
+                for pair in parts.chunks(2) {
+                    joined.push(match pair {
+                        [a, b] => self.concat(*a, *b, 3)?,
+                        [a] => *a,
+                        _ => unreachable!("chunks of two"),
+                    });
+                }
+                parts = joined;
+            }
+            self.ipu_reshape(
+                parts[0],
+                self.tensor_type_like(&[n * oh * ow, depth], like)?,
+            )?
+        };
+        let weights = self.ipu_reshape(w, self.tensor_type_like(&[depth, f], like)?)?;
+        let product = self.insert(MatmulOp::build(
+            self.context,
+            self.location,
+            windows,
+            weights,
+            self.tensor_type_like(&[n * oh * ow, f], self.result_type)?,
+            false,
+            false,
+        ))?;
+        let nhwc = self.ipu_reshape(
+            product,
+            self.tensor_type_like(&[n, oh, ow, f], self.result_type)?,
+        )?;
+        if nchw {
+            self.rearrange(nhwc, &[0, 3, 1, 2])
+        } else {
+            Ok(nhwc)
+        }
+    }
+
     /// `input` brought to `shape` as [`linalg_general::MapInput`] says (broadcast to it when
     /// `broadcast`, else only to a shape that broadcasts to it like NumPy).
     pub(super) fn map_input(
@@ -541,6 +662,60 @@ fn weight_transposed<'c>(
             mlir_sys::mlirDenseElementsAttrFloatGet(
                 r#type.to_raw(),
                 (o * k) as isize,
+                values.as_ptr(),
+            ) as _,
+        ))
+    }
+}
+
+/// An f32 dense constant with its axes permuted (`None` for other element types).
+fn permuted_f32<'c>(constant: &DenseConstant<'c>, permutation: &[i64]) -> Option<Attribute<'c>> {
+    let like = constant.r#type();
+    let shape = ir::shape_of(like)?;
+    let element = melior::ir::r#type::RankedTensorType::try_from(like)
+        .ok()?
+        .element();
+    if !element.is_f32() || permutation.len() != shape.len() {
+        return None;
+    }
+    let count: i64 = shape.iter().product();
+    let permuted: Vec<i64> = permutation.iter().map(|&a| shape[a as usize]).collect();
+    let mut strides = vec![1i64; shape.len()];
+    for a in (0..shape.len().saturating_sub(1)).rev() {
+        strides[a] = strides[a + 1] * shape[a + 1];
+    }
+    let raw = constant.attribute.to_raw();
+    // SAFETY: `raw` is a dense f32 elements attribute of `count` elements; each read is within
+    // it and the new attribute copies the values.
+    unsafe {
+        let splat = mlir_sys::mlirDenseElementsAttrIsSplat(raw);
+        let mut values = Vec::with_capacity(count as usize);
+        let mut index = vec![0i64; permuted.len()];
+        for _ in 0..count {
+            let source: i64 = (0..permuted.len())
+                .map(|a| index[a] * strides[permutation[a] as usize])
+                .sum();
+            values.push(mlir_sys::mlirDenseElementsAttrGetFloatValue(
+                raw,
+                if splat { 0 } else { source as isize },
+            ));
+            for a in (0..permuted.len()).rev() {
+                index[a] += 1;
+                if index[a] < permuted[a] {
+                    break;
+                }
+                index[a] = 0;
+            }
+        }
+        let context = like.context();
+        // SAFETY: the context outlives the pass run.
+        let context: &Context = context.to_ref();
+        let dims: String = permuted.iter().map(|d| format!("{d}x")).collect();
+        let r#type = Type::parse(context, &format!("tensor<{dims}f32>"))?;
+        Some(Attribute::from_raw(
+            mlir_sys::mlirDenseElementsAttrFloatGet(
+                r#type.to_raw(),
+                count as isize,
                 values.as_ptr(),
             ) as _,
         ))

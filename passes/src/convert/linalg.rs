@@ -235,6 +235,8 @@ impl ConvertLinalgToIpu {
         let supported = [
             "matmul",
             "batch_matmul",
+            "vecmat",
+            "matvec",
             "add",
             "transpose",
             "broadcast",
@@ -251,6 +253,15 @@ impl ConvertLinalgToIpu {
                 check(result, "the result")?;
                 return rewrite.map(Some);
             }
+        }
+        let conv = match short {
+            "conv_2d_nhwc_hwcf" => Some(super::conv::ConvLayout::NhwcHwcf),
+            "conv_2d_nchw_fchw" => Some(super::conv::ConvLayout::NchwFchw),
+            _ => None,
+        };
+        if let Some(layout) = conv {
+            return super::conv::conv_rewrite(op, layout, self.options.empty_init_is_zero)
+                .map(Some);
         }
         if !supported.contains(&short) {
             return Err(Unconvertible(why_not(short)));
@@ -271,6 +282,7 @@ impl ConvertLinalgToIpu {
         check(result, "the result")?;
         let rewrite = match short {
             "matmul" | "batch_matmul" => self.matmul_rewrite(context, op, short)?,
+            "vecmat" | "matvec" => self.matmul_rewrite(context, op, short)?,
             "add" => {
                 let (lhs, rhs) = (operand(op, 0)?, operand(op, 1)?);
                 check(lhs, "the first input")?;
@@ -307,7 +319,8 @@ impl ConvertLinalgToIpu {
         op: OperationRef<'c, 'a>,
         short: &str,
     ) -> Result<Rewrite<'c, 'a>, Unconvertible> {
-        if let Ok(maps) = op.attribute("indexing_maps") {
+        let plain = matches!(short, "matmul" | "batch_matmul");
+        if let Some(maps) = op.attribute("indexing_maps").ok().filter(|_| plain) {
             if Attribute::parse(context, default_maps(short == "batch_matmul")) != Some(maps) {
                 return Err(Unconvertible(format!(
                     "indexing maps {maps} are not the plain {short} maps"
@@ -449,7 +462,7 @@ fn check_fill_is_only_an_init(result: Value) -> Result<(), Unconvertible> {
     let only_inits = users(result).iter().all(|user| {
         let name = op_name(user);
         let outputs = match name.as_str() {
-            "linalg.matmul" | "linalg.batch_matmul" => 2..3,
+            "linalg.matmul" | "linalg.batch_matmul" | "linalg.vecmat" | "linalg.matvec" => 2..3,
             "linalg.reduce" | "linalg.generic" => {
                 let first = user.operand_count().saturating_sub(user.result_count());
                 first..user.operand_count()
@@ -471,7 +484,7 @@ fn check_fill_is_only_an_init(result: Value) -> Result<(), Unconvertible> {
 }
 
 /// The constant a `linalg.fill` writes.
-fn fill_value(fill: OperationRef) -> Result<f64, Unconvertible> {
+pub(super) fn fill_value(fill: OperationRef) -> Result<f64, Unconvertible> {
     let scalar = operand(fill, 0)?;
     produced_by(scalar, "arith.constant")
         .and_then(|constant| constant.attribute("value").ok())

@@ -7,6 +7,7 @@
 //! in program order and the replaced ops erased.
 
 pub use crate::ir;
+mod conv;
 mod general_build;
 pub mod linalg;
 mod linalg_general;
@@ -139,6 +140,17 @@ pub enum Replacement<'c, 'a> {
     /// `ipu.reshape` of `input` to the result's shape.
     IpuReshape {
         input: Value<'c, 'a>,
+    },
+    /// A 2-D convolution: a matmul of the input's windows `[N * OH * OW, KH * KW * C]` with
+    /// the filter as `[KH * KW * C, F]`, plus the addend (the init), in the result's layout
+    /// (see `convert::conv`).
+    Conv2d {
+        input: Value<'c, 'a>,
+        filter: Value<'c, 'a>,
+        addend: Option<Addend<'c, 'a>>,
+        layout: conv::ConvLayout,
+        strides: [i64; 2],
+        dilations: [i64; 2],
     },
     /// `ipu.slice` of `input` (`tensor.extract_slice`): the window of `sizes` from `offsets` by
     /// `strides`, reshaped to the result (a rank-reducing slice drops size-1 axes).
@@ -489,6 +501,28 @@ impl<'c, 'a> ReplacementBuilder<'c, 'a, '_> {
                 let input = self.remap(*input);
                 self.ipu_reshape(input, result_type)?
             }
+            Replacement::Conv2d {
+                input,
+                filter,
+                addend,
+                layout,
+                strides,
+                dilations,
+            } => {
+                let product = self.conv2d(*input, *filter, *layout, (*strides, *dilations))?;
+                match addend {
+                    None => product,
+                    Some(addend) => {
+                        let addend = match addend {
+                            Addend::Value(value) => self.remap(*value),
+                            Addend::Splat(number) => {
+                                self.insert_constant(splat(result_type, *number)?)?
+                            }
+                        };
+                        self.add_broadcasting(product, addend)?
+                    }
+                }
+            }
             Replacement::Slice {
                 input,
                 offsets,
@@ -549,15 +583,38 @@ impl<'c, 'a> ReplacementBuilder<'c, 'a, '_> {
                 _ => value,
             }
         };
+        // A vector operand (linalg.vecmat, linalg.matvec) is a one-row / one-column matrix;
+        // the product is reshaped to the result.
+        let (mut lhs, mut rhs) = (leading_only(self.remap(lhs)), leading_only(self.remap(rhs)));
+        let rank = |value: Value<'c, 'a>| ir::shape_of(value.r#type()).map_or(0, |s| s.len());
+        let (vector_lhs, vector_rhs) = (rank(lhs) == 1, rank(rhs) == 1);
+        if vector_lhs {
+            let k = ir::shape_of(lhs.r#type()).unwrap_or_default()[0];
+            lhs = self.ipu_reshape(lhs, self.tensor_type_like(&[1, k], lhs.r#type())?)?;
+        }
+        if vector_rhs {
+            let k = ir::shape_of(rhs.r#type()).unwrap_or_default()[0];
+            rhs = self.ipu_reshape(rhs, self.tensor_type_like(&[k, 1], rhs.r#type())?)?;
+        }
+        let product_type = if vector_lhs || vector_rhs {
+            let (a, b) = (
+                ir::shape_of(lhs.r#type()).unwrap_or_default(),
+                ir::shape_of(rhs.r#type()).unwrap_or_default(),
+            );
+            self.tensor_type(&[a[a.len() - 2], b[b.len() - 1]])?
+        } else {
+            self.result_type
+        };
         let product = self.insert(MatmulOp::build(
             self.context,
             self.location,
-            leading_only(self.remap(lhs)),
-            leading_only(self.remap(rhs)),
-            self.result_type,
+            lhs,
+            rhs,
+            product_type,
             false,
             false,
         ))?;
+        let product = self.ipu_reshape(product, self.result_type)?;
         let Some(addend) = addend else {
             return Ok(product);
         };

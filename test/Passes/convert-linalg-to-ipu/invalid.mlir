@@ -97,3 +97,12 @@ func.func @strided_insert(%x: tensor<8x16xf32>, %w: tensor<2x16xf32>) -> tensor<
   %0 = tensor.insert_slice %w into %x[0, 0] [2, 16] [2, 1] : tensor<2x16xf32> into tensor<8x16xf32>
   return %0 : tensor<8x16xf32>
 }
+
+// -----
+
+// Only 2-D convolutions are converted.
+func.func @conv_1d(%x: tensor<1x8x2xf32>, %w: tensor<3x2x4xf32>, %init: tensor<1x6x4xf32>) -> tensor<1x6x4xf32> {
+  // expected-error@+1 {{'linalg.conv_1d_nwc_wcf' op cannot be converted to ipu: no ipu conversion}}
+  %0 = linalg.conv_1d_nwc_wcf {dilations = dense<1> : tensor<1xi64>, strides = dense<1> : tensor<1xi64>} ins(%x, %w : tensor<1x8x2xf32>, tensor<3x2x4xf32>) outs(%init : tensor<1x6x4xf32>) -> tensor<1x6x4xf32>
+  return %0 : tensor<1x6x4xf32>
+}

@@ -114,3 +114,22 @@ func.func @softmax_op(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
   %0 = linalg.softmax dimension(2) ins(%x : tensor<2x4x8xf32>) outs(%e : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
   return %0 : tensor<2x4x8xf32>
 }
+
+// A vector-matrix and a matrix-vector product: a one-row / one-column matmul, reshaped.
+// CHECK-LABEL: func.func @vector_products
+// CHECK: %[[ROW:.*]] = "ipu.reshape"(%arg0) : (tensor<16xf32>) -> tensor<1x16xf32>
+// CHECK: %[[VM:.*]] = "ipu.matmul"(%[[ROW]], %arg1) : (tensor<1x16xf32>, tensor<16x8xf32>) -> tensor<1x8xf32>
+// CHECK: "ipu.reshape"(%[[VM]]) : (tensor<1x8xf32>) -> tensor<8xf32>
+// CHECK: %[[COL:.*]] = "ipu.reshape"(%arg0) : (tensor<16xf32>) -> tensor<16x1xf32>
+// CHECK: %[[MV:.*]] = "ipu.matmul"(%arg2, %[[COL]]) : (tensor<4x16xf32>, tensor<16x1xf32>) -> tensor<4x1xf32>
+// CHECK: "ipu.reshape"(%[[MV]]) : (tensor<4x1xf32>) -> tensor<4xf32>
+func.func @vector_products(%v: tensor<16xf32>, %w: tensor<16x8xf32>, %m: tensor<4x16xf32>) -> (tensor<8xf32>, tensor<4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %i = linalg.fill ins(%zero : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %0 = linalg.vecmat ins(%v, %w : tensor<16xf32>, tensor<16x8xf32>) outs(%i : tensor<8xf32>) -> tensor<8xf32>
+  %e2 = tensor.empty() : tensor<4xf32>
+  %i2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4xf32>) -> tensor<4xf32>
+  %1 = linalg.matvec ins(%m, %v : tensor<4x16xf32>, tensor<16xf32>) outs(%i2 : tensor<4xf32>) -> tensor<4xf32>
+  return %0, %1 : tensor<8xf32>, tensor<4xf32>
+}
