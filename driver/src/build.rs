@@ -131,6 +131,45 @@ fn has_upstream_ops(module: melior::ir::OperationRef) -> bool {
     })
 }
 
+/// Whether every float tensor of `module` (function arguments and op results) is f32, and it
+/// has one.
+fn only_f32_floats(module: melior::ir::OperationRef) -> bool {
+    use melior::ir::{
+        block::BlockLike,
+        r#type::{RankedTensorType, ShapedTypeLike},
+        RegionLike, TypeLike, ValueLike,
+    };
+    let (mut f32s, mut others) = (0usize, 0usize);
+    let mut count = |r#type: melior::ir::Type| {
+        if let Ok(tensor) = RankedTensorType::try_from(r#type) {
+            let element = tensor.element();
+            if element.is_f32() {
+                f32s += 1;
+            } else if element.is_float() {
+                others += 1;
+            }
+        }
+    };
+    any_op(module, &mut |op| {
+        for result in op.results() {
+            count(result.r#type());
+        }
+        for region in op.regions() {
+            let mut block = region.first_block();
+            while let Some(b) = block {
+                for index in 0..b.argument_count() {
+                    if let Ok(argument) = b.argument(index) {
+                        count(argument.r#type());
+                    }
+                }
+                block = b.next_in_region();
+            }
+        }
+        false
+    });
+    f32s > 0 && others == 0
+}
+
 /// The name and location of the first `tosa.*` or `linalg.*` op of `module`, if any.
 fn first_upstream_op(module: melior::ir::OperationRef) -> Option<(String, String)> {
     let mut found = None;
@@ -401,6 +440,15 @@ fn build_in(
                 ))
                 .into());
             }
+            reference = with_locations(module.as_operation());
+        }
+        // An f32 model under the F16 or FP8 policy computes in F16 (what a user of an f32
+        // export asks for with --precision f16 / fp8): its f32 tensors become f16 first, and
+        // the reference evaluates that model.
+        if matches!(options.precision.as_str(), "f16" | "fp8")
+            && only_f32_floats(module.as_operation())
+        {
+            run(&mut module, "ipu-demote-f32")?;
             reference = with_locations(module.as_operation());
         }
         run(&mut module, &pipeline_text(options, target))?;

@@ -6,6 +6,7 @@ pub mod build_trace;
 pub mod canonicalize;
 pub mod compile;
 pub mod convert;
+pub mod demote;
 pub mod element;
 pub mod eqsat;
 pub mod exchange;
@@ -33,6 +34,7 @@ pub fn register_builtin(registry: &mut Registry) {
     registry.register::<annotate_flops::AnnotateFlops>();
     registry.register::<canonicalize::Canonicalize>();
     registry.register::<fold_add_zero::FoldAddZero>();
+    registry.register::<demote::DemoteF32>();
     convert::register(registry);
     registry.register::<eqsat::Eqsat>();
     registry.register::<lower_mid::LowerMid>();

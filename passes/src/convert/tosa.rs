@@ -96,7 +96,7 @@ impl Pass for ConvertTosaToIpu {
 }
 
 /// Every op nested in `root` whose name starts with `prefix`, in program order.
-pub(super) fn ops_with_prefix<'c, 'a>(
+pub(crate) fn ops_with_prefix<'c, 'a>(
     root: OperationRef<'c, 'a>,
     prefix: &str,
 ) -> Vec<OperationRef<'c, 'a>> {
