@@ -21,15 +21,21 @@ use super::ir::{self, DenseConstant};
 use super::{linalg_general, splat, ReplacementBuilder};
 
 impl<'c, 'a> ReplacementBuilder<'c, 'a, '_> {
-    /// `value` with its axes permuted by `permutation`, as `ipu.rearrange`s the tile lowering
-    /// runs: a permutation that moves the last axis is a permutation of the leading axes, a
-    /// swap of the last two and another permutation of the leading axes (each step skipped
-    /// when it is the identity).
+    /// `value` with its axes permuted by `permutation`: an f32 constant permuted at import,
+    /// else as `ipu.rearrange`s the tile lowering runs: a permutation that moves the last axis
+    /// is a permutation of the leading axes, a swap of the last two and another permutation of
+    /// the leading axes (each step skipped when it is the identity).
     pub(super) fn rearrange(
         &self,
         value: Value<'c, 'a>,
         permutation: &[i64],
     ) -> Result<Value<'c, 'a>, String> {
+        // An f32 constant (a weight PyTorch transposes before its matmul) is permuted here,
+        // once, rather than on the device at every run.
+        if let Some(constant) = DenseConstant::of(value).and_then(|c| permuted_f32(&c, permutation))
+        {
+            return self.insert_constant(constant);
+        }
         let rank = permutation.len();
         let step = |value: Value<'c, 'a>, p: &[i64]| -> Result<Value<'c, 'a>, String> {
             if p.iter().enumerate().all(|(i, &a)| a == i as i64) {
@@ -298,20 +304,6 @@ impl<'c, 'a> ReplacementBuilder<'c, 'a, '_> {
         self.insert(AddOp::build(self.location, lhs, rhs, lhs.r#type()))
     }
 
-    /// `value` with its axes permuted: an f32 constant permuted here, once, else
-    /// [`Self::rearrange`] on the device.
-    pub(super) fn permuted(
-        &self,
-        value: Value<'c, 'a>,
-        permutation: &[i64],
-    ) -> Result<Value<'c, 'a>, String> {
-        if let Some(constant) = DenseConstant::of(value).and_then(|c| permuted_f32(&c, permutation))
-        {
-            return self.insert_constant(constant);
-        }
-        self.rearrange(value, permutation)
-    }
-
     /// The 2-D convolution of [`Replacement::Conv2d`] without its addend.
     pub(super) fn conv2d(
         &self,
@@ -326,7 +318,7 @@ impl<'c, 'a> ReplacementBuilder<'c, 'a, '_> {
         let mut w = self.remap(filter);
         if nchw {
             x = self.rearrange(x, &[0, 2, 3, 1])?;
-            w = self.permuted(w, &[2, 3, 1, 0])?;
+            w = self.rearrange(w, &[2, 3, 1, 0])?;
         }
         let xs = ir::shape_of(x.r#type()).ok_or("internal: unranked convolution input")?;
         let ws = ir::shape_of(w.r#type()).ok_or("internal: unranked convolution filter")?;

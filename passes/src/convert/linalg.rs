@@ -93,6 +93,16 @@ impl Pass for ConvertLinalgToIpu {
                 inlined as u64,
             );
         }
+        // Boolean and integer tensors reshaped by size-1 axes (a mask built from an iota) are
+        // read by their generic readers directly.
+        let folded = linalg_general::fold_unit_reshapes(op);
+        if folded > 0 {
+            run.statistic(
+                "unit-reshape",
+                "Number of boolean / integer unit-axis reshapes folded into their readers",
+                folded as u64,
+            );
+        }
         let candidates: Vec<OperationRef> = ops_with_prefix(op, "")
             .into_iter()
             .filter(|nested| {

@@ -23,12 +23,14 @@ use ipu_device::kernels::spec::MAP_MAX_INPUTS;
 mod fusion;
 mod gelu;
 mod named;
+mod unit_reshapes;
 
 pub use fusion::{absorbed_cones, fused_into_user};
 use gelu::gelu_form;
 pub use named::{
     broadcast_rewrite, inline_resource_constants, named_elementwise_rewrite, tosa_rewrite,
 };
+pub use unit_reshapes::fold_unit_reshapes;
 
 /// One input of a map as the import brings it to the iteration shape: `value`, reshaped to
 /// `pre_shape` (dropping constant-index axes), permuted by `permutation` (so its loop
