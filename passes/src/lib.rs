@@ -11,6 +11,7 @@ pub mod element;
 pub mod eqsat;
 pub mod exchange;
 pub mod fold_add_zero;
+pub mod form_attention;
 pub mod ir;
 pub mod lower;
 pub mod lower_mid;
@@ -35,6 +36,7 @@ pub fn register_builtin(registry: &mut Registry) {
     registry.register::<canonicalize::Canonicalize>();
     registry.register::<fold_add_zero::FoldAddZero>();
     registry.register::<demote::DemoteF32>();
+    registry.register::<form_attention::FormAttention>();
     convert::register(registry);
     registry.register::<eqsat::Eqsat>();
     registry.register::<lower_mid::LowerMid>();

@@ -106,7 +106,7 @@ pub fn reference(
     let mut program = read_program(source)?;
     let function_name = source.function.clone();
     let function = source_function(&program, &function_name)?;
-    let workload = Workload::of(function);
+    let workload = Workload::under(function, &source.precision);
     let altered_weights = altered_weights(package, &program, &function_name, inputs);
     let BoundValues {
         mut arguments,
@@ -672,9 +672,24 @@ enum Workload {
         k: usize,
     },
     Other,
+    /// Any other function under the FP8 policy: its GEMM operands computed on the device
+    /// (attention outputs, layer norms) are rounded to E4M3, and an operand within one rounding
+    /// of an FP8 step may land on either side between two faithful evaluations (the device's
+    /// F16 vector ops and the host's f64), moving the result by up to an E4M3 step of its
+    /// products: the FP8 rule of `--expected`, 2^-3 of the output's scale
+    /// (`super::expected::FP8_TOLERANCE`).
+    Fp8Other,
 }
 
 impl Workload {
+    /// The workload of `function` compiled under `precision` (see [`Workload::Fp8Other`]).
+    fn under(function: &Graph, precision: &SourcePrecision) -> Workload {
+        match (Workload::of(function), precision) {
+            (Workload::Other, SourcePrecision::Fp8 { .. }) => Workload::Fp8Other,
+            (workload, _) => workload,
+        }
+    }
+
     fn of(function: &Graph) -> Workload {
         let mut k = 0usize;
         let mut k_sum = 0usize;
@@ -717,6 +732,7 @@ impl Workload {
             Workload::Gemm { .. } => "gemm",
             Workload::Mlp { .. } => "mlp",
             Workload::Other => "checkpoint",
+            Workload::Fp8Other => "checkpoint-fp8",
         }
     }
 
@@ -739,6 +755,18 @@ impl Workload {
                 element => Tolerance::fp8_gemm(k, element, output.scale, reference),
             },
             Workload::Other => Tolerance::CHECKPOINT,
+            Workload::Fp8Other => {
+                let max_reference = reference
+                    .data
+                    .iter()
+                    .filter(|v| v.is_finite())
+                    .fold(0.0f64, |max, v| max.max(v.abs()));
+                let t = super::expected::FP8_TOLERANCE;
+                Tolerance::Elementwise {
+                    abs: t * max_reference,
+                    rel: t,
+                }
+            }
         }
     }
 }
@@ -746,6 +774,36 @@ impl Workload {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn other_functions_under_fp8_are_held_to_the_fp8_rule() {
+        let mut graph = Graph::default();
+        let x = graph.add_value(vec![2, 4], ElementType::F16, Origin::Argument);
+        let y = graph.add_op(OpKind::Softmax, vec![x], vec![2, 4], ElementType::F16);
+        graph.outputs = vec![y];
+        let reference =
+            Array::new(vec![2, 4], vec![0.5, -2.0, 1.0, 0.0, 0.25, 0.0, 0.0, 0.0]).unwrap();
+        let value = &graph.values[y];
+        let native = Workload::under(&graph, &SourcePrecision::Native);
+        assert_eq!(native.name(), "checkpoint");
+        assert_eq!(native.tolerance(value, &reference), Tolerance::CHECKPOINT);
+        let fp8 = Workload::under(&graph, &SourcePrecision::Fp8 { scale_exp: 0 });
+        assert_eq!(fp8.name(), "checkpoint-fp8");
+        assert_eq!(
+            fp8.tolerance(value, &reference),
+            Tolerance::Elementwise {
+                abs: 0.25,
+                rel: 0.125
+            }
+        );
+        // A GEMM keeps its own rule under FP8.
+        let gemm = gemm_program(ElementType::F16);
+        let gemm = Workload::under(
+            &gemm.functions["gemm"],
+            &SourcePrecision::Fp8 { scale_exp: 0 },
+        );
+        assert_eq!(gemm.name(), "gemm");
+    }
 
     #[test]
     fn binding_numbers() {

@@ -711,6 +711,11 @@ impl<'c, 'a> ReplacementBuilder<'c, 'a, '_> {
 
 /// Erases `ops` that no longer have uses, repeating while erasing one frees another (a pattern's
 /// interior ops use each other in any order).
+/// Erases the ops of `ops` that have no uses, users first (until nothing more can go).
+pub(crate) fn erase_unused(ops: Vec<OperationRef>) {
+    erase_users_first(ops)
+}
+
 fn erase_users_first(mut ops: Vec<OperationRef>) {
     let mut seen = std::collections::BTreeSet::new();
     ops.retain(|op| seen.insert(op.to_raw().ptr as usize));

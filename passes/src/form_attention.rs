@@ -1,0 +1,304 @@
+//! `ipu-form-attention`: `matmul(softmax(scale * matmul(q, k^T)), v)` written as separate ipu
+//! ops (what the importers make of a frontend's attention: IREE and TFLite write it as
+//! batch matmuls, a scale by a broadcast scalar and a softmax) becomes one `ipu.attention(q, k,
+//! v) {scale}`. Reshapes that only regroup the leading (batch) axes are looked through; `k^T`
+//! is an `ipu.rearrange` swapping `k`'s last two axes or a `transpose_rhs` matmul; the scale is
+//! a two-input `ipu.map` of the scores and a broadcast scalar (an input-free map or a splat
+//! constant) whose body is checked, by evaluating it, to be linear in the scores. Every
+//! intermediate must have no other reader. Matches nothing else: a causal mask, a bias on
+//! the scores or a softmax over another axis stay as they are.
+
+use ipu_dialects::graph::read::{entry_block, functions};
+use ipu_dialects::graph::scalar::{self, ArgumentRole};
+use ipu_dialects::ipu::{self as ops, op_name, AttentionOp, ReshapeOp};
+use melior::ir::{
+    block::BlockLike, operation::OperationLike, Location, OperationRef, Value, ValueLike,
+};
+
+use crate::ir::{producer, shape_of, splat_of, users};
+use crate::pass::{Pass, PassFailure, PassRun};
+
+crate::pass_options! {
+    /// Options of `ipu-form-attention` (none).
+    pub struct FormAttentionOptions for "ipu-form-attention" {}
+}
+
+/// The `ipu-form-attention` pass.
+#[derive(Clone)]
+pub struct FormAttention {
+    options: FormAttentionOptions,
+}
+
+impl Pass for FormAttention {
+    type Options = FormAttentionOptions;
+    const ARGUMENT: &'static str = "ipu-form-attention";
+    const SUMMARY: &'static str =
+        "Fuse matmul(softmax(scale * matmul(q, k^T)), v) into ipu.attention";
+
+    fn new(options: FormAttentionOptions) -> Self {
+        FormAttention { options }
+    }
+
+    fn options(&self) -> &FormAttentionOptions {
+        &self.options
+    }
+
+    fn run(&self, op: OperationRef, run: &mut PassRun) -> Result<(), PassFailure> {
+        let formed = form_attention(op);
+        run.statistic("attention", "Number of ipu.attention ops formed", formed);
+        Ok(())
+    }
+}
+
+/// A matched attention: the values it reads and its scale.
+struct Matched<'c, 'a> {
+    query: Value<'c, 'a>,
+    key: Value<'c, 'a>,
+    value: Value<'c, 'a>,
+    scale: f64,
+    /// The ops the attention replaces (erased once unused), the output matmul first.
+    ops: Vec<OperationRef<'c, 'a>>,
+}
+
+/// `value` through `ipu.reshape`s that keep its last two axes (regrouping batch axes), and
+/// the reshapes passed.
+fn through_reshapes<'c, 'a>(
+    mut value: Value<'c, 'a>,
+    passed: &mut Vec<OperationRef<'c, 'a>>,
+) -> Value<'c, 'a> {
+    while let Some(reshape) = producer(value).filter(|p| op_name(p) == ReshapeOp::NAME) {
+        let Ok(input) = reshape.operand(0) else {
+            break;
+        };
+        let (own, to) = (shape_of(input.r#type()), shape_of(value.r#type()));
+        match (own, to) {
+            (Some(own), Some(to))
+                if own.len() >= 2
+                    && to.len() >= 2
+                    && own[own.len() - 2..] == to[to.len() - 2..] =>
+            {
+                passed.push(reshape);
+                value = input;
+            }
+            _ => break,
+        }
+    }
+    value
+}
+
+/// Whether `value` has exactly one reader.
+fn single_use(value: Value) -> bool {
+    users(value).len() == 1
+}
+
+/// The scalar an `ipu.broadcast` spreads: of a splat constant, or of an input-free map.
+fn broadcast_scalar(
+    value: Value,
+    table: &std::collections::BTreeMap<String, OperationRef>,
+) -> Option<f64> {
+    let broadcast = producer(value).filter(|p| op_name(p) == ops::BroadcastOp::NAME)?;
+    let source: Value = broadcast.operand(0).ok()?;
+    if let Some(number) = splat_of(source) {
+        return Some(number);
+    }
+    let map = producer(source).filter(|p| op_name(p) == ops::MapOp::NAME)?;
+    if map.operand_count() != 0 {
+        return None;
+    }
+    let program = map_program(map, table, 0)?;
+    Some(program.eval(&[], &[]))
+}
+
+/// The scalar program of `map` (its body read with `inputs` float inputs and no indices).
+fn map_program(
+    map: OperationRef,
+    table: &std::collections::BTreeMap<String, OperationRef>,
+    inputs: usize,
+) -> Option<scalar::ScalarProgram> {
+    let name = ops::MapOp::try_from(map).ok()?.body()?;
+    let block = entry_block(*table.get(&name)?)?;
+    if block.argument_count() != inputs {
+        return None;
+    }
+    scalar::read_block(block, inputs, 0, &ArgumentRole::Input, 0).ok()
+}
+
+/// The scores and scale `scaled` (a softmax input) holds: `map(scores, broadcast(c))` whose
+/// body is `a * s` for a positive `s` (checked by evaluation), else `scaled` itself at 1.
+fn scale_of<'c, 'a>(
+    scaled: Value<'c, 'a>,
+    table: &std::collections::BTreeMap<String, OperationRef>,
+    passed: &mut Vec<OperationRef<'c, 'a>>,
+) -> (Value<'c, 'a>, f64) {
+    let Some(map) =
+        producer(scaled).filter(|p| op_name(p) == ops::MapOp::NAME && p.operand_count() == 2)
+    else {
+        return (scaled, 1.0);
+    };
+    let (Ok(scores), Ok(other)) = (map.operand(0), map.operand(1)) else {
+        return (scaled, 1.0);
+    };
+    let (Some(c), Some(program)) = (broadcast_scalar(other, table), map_program(map, table, 2))
+    else {
+        return (scaled, 1.0);
+    };
+    let at = |x: f64| program.eval(&[x, c], &[]);
+    let scale = at(1.0);
+    let linear = [-3.5, 0.25, 2.0, 17.0]
+        .iter()
+        .all(|&x| (at(x) - scale * x).abs() <= 1e-6 * (scale * x).abs().max(1e-30));
+    if !(linear && scale > 0.0 && scale.is_finite() && at(0.0) == 0.0) || !single_use(scores) {
+        return (scaled, 1.0);
+    }
+    passed.push(map);
+    if let Some(broadcast) = producer(other) {
+        passed.push(broadcast);
+        // The scalar's own input-free map or constant, erased once unused too.
+        if let Some(source) = broadcast.operand(0).ok().and_then(producer) {
+            passed.push(source);
+        }
+    }
+    (scores, scale)
+}
+
+/// The attention `output` (an `ipu.matmul` result) computes, if it is one (see the module
+/// docs).
+fn match_attention<'c, 'a>(
+    output: OperationRef<'c, 'a>,
+    table: &std::collections::BTreeMap<String, OperationRef>,
+) -> Option<Matched<'c, 'a>> {
+    if op_name(&output) != ops::MatmulOp::NAME
+        || ops::flag(&output, "transpose_lhs")
+        || ops::flag(&output, "transpose_rhs")
+    {
+        return None;
+    }
+    let mut passed = vec![output];
+    let probabilities = through_reshapes(output.operand(0).ok()?, &mut passed);
+    let value = through_reshapes(output.operand(1).ok()?, &mut passed);
+    let softmax = producer(probabilities).filter(|p| op_name(p) == ops::SoftmaxOp::NAME)?;
+    if !single_use(probabilities) {
+        return None;
+    }
+    passed.push(softmax);
+    let scaled = through_reshapes(softmax.operand(0).ok()?, &mut passed);
+    if !single_use(scaled) {
+        return None;
+    }
+    let (scores, scale) = scale_of(scaled, table, &mut passed);
+    let scores = through_reshapes(scores, &mut passed);
+    let product = producer(scores)
+        .filter(|p| op_name(p) == ops::MatmulOp::NAME && !ops::flag(p, "transpose_lhs"))?;
+    if !single_use(scores) {
+        return None;
+    }
+    passed.push(product);
+    let query = through_reshapes(product.operand(0).ok()?, &mut passed);
+    let rhs = product.operand(1).ok()?;
+    let key = if ops::flag(&product, "transpose_rhs") {
+        through_reshapes(rhs, &mut passed)
+    } else {
+        let transposed = through_reshapes(rhs, &mut passed);
+        let rearrange = producer(transposed).filter(|p| op_name(p) == ops::RearrangeOp::NAME)?;
+        let permutation = ops::RearrangeOp::try_from(rearrange).ok()?.permutation()?;
+        let rank = permutation.len();
+        let swap = rank >= 2
+            && permutation[..rank - 2]
+                .iter()
+                .enumerate()
+                .all(|(i, &a)| a == i as i64)
+            && permutation[rank - 2..] == [rank as i64 - 1, rank as i64 - 2];
+        if !swap || !single_use(transposed) {
+            return None;
+        }
+        passed.push(rearrange);
+        through_reshapes(rearrange.operand(0).ok()?, &mut passed)
+    };
+    Some(Matched {
+        query,
+        key,
+        value,
+        scale,
+        ops: passed,
+    })
+}
+
+/// Forms every attention of `module`'s functions; returns how many.
+pub fn form_attention(module: OperationRef) -> u64 {
+    let table = functions(module);
+    let mut formed = 0;
+    let matmuls = crate::convert::tosa::ops_with_prefix(module, ops::MatmulOp::NAME);
+    for output in matmuls {
+        let Some(matched) = match_attention(output, &table) else {
+            continue;
+        };
+        let Some(result) = output.result(0).ok().map(Value::from) else {
+            continue;
+        };
+        let Some(out_shape) = shape_of(result.r#type()) else {
+            continue;
+        };
+        let lead = &out_shape[..out_shape.len() - 2];
+        let Some(block) = output.block() else {
+            continue;
+        };
+        let context = output.context();
+        // SAFETY: the context outlives the pass run.
+        let context = unsafe { context.to_ref() };
+        let location: Location = output.location();
+        // Each input regrouped to the result's batch axes.
+        let mut inputs = Vec::new();
+        let mut fits = true;
+        for value in [matched.query, matched.key, matched.value] {
+            let shape = shape_of(value.r#type()).unwrap_or_default();
+            if shape.len() < 2
+                || shape[..shape.len() - 2].iter().product::<i64>() != lead.iter().product::<i64>()
+            {
+                fits = false;
+                break;
+            }
+            let mut wanted = lead.to_vec();
+            wanted.extend_from_slice(&shape[shape.len() - 2..]);
+            if wanted == shape {
+                inputs.push(value);
+                continue;
+            }
+            let element = value.r#type().to_string();
+            let element = element
+                .rsplit('x')
+                .next()
+                .unwrap_or("f32>")
+                .trim_end_matches('>');
+            let dims: String = wanted.iter().map(|d| format!("{d}x")).collect();
+            let Some(r#type) =
+                melior::ir::Type::parse(context, &format!("tensor<{dims}{element}>"))
+            else {
+                fits = false;
+                break;
+            };
+            let reshape =
+                block.insert_operation_before(output, ReshapeOp::build(location, value, r#type));
+            inputs.push(reshape.result(0).expect("a reshape has a result").into());
+        }
+        if !fits {
+            continue;
+        }
+        let attention = AttentionOp::build(
+            context,
+            location,
+            inputs[0],
+            inputs[1],
+            inputs[2],
+            result.r#type(),
+            false,
+            Some(matched.scale),
+        );
+        let attention = block.insert_operation_before(output, attention);
+        let replacement: Value = attention.result(0).expect("attention has a result").into();
+        // SAFETY: both values are live and of the same type.
+        unsafe { mlir_sys::mlirValueReplaceAllUsesOfWith(result.to_raw(), replacement.to_raw()) };
+        crate::convert::erase_unused(matched.ops);
+        formed += 1;
+    }
+    formed
+}

@@ -1,0 +1,80 @@
+// RUN: ipu-opt %s --split-input-file -p 'builtin.module(ipu-form-attention, symbol-dce)' | FileCheck %s
+
+// The importers' form of attention (JAX through IREE: heads as a batch, k transposed by a
+// rearrange, scores scaled by a broadcast input-free map, a softmax) becomes ipu.attention
+// with the scale the map computes (1/4 = 1/sqrt(16)); the reshapes around are looked through
+// and the inputs regrouped to the result's batch axes.
+// CHECK-LABEL: func.func @heads
+// CHECK-NOT: ipu.softmax
+// CHECK-NOT: ipu.map
+// CHECK: %[[Q:.*]] = "ipu.reshape"(%arg0) : (tensor<1x4x16x16xf32>) -> tensor<4x16x16xf32>
+// CHECK: %[[K:.*]] = "ipu.reshape"(%arg1) : (tensor<1x4x16x16xf32>) -> tensor<4x16x16xf32>
+// CHECK: "ipu.attention"(%[[Q]], %[[K]], %arg2) {scale = 2.500000e-01 : f32} : (tensor<4x16x16xf32>, tensor<4x16x16xf32>, tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
+// CHECK-NOT: func.func private
+func.func private @quarter() -> f32 {
+  %c = arith.constant 4.0 : f32
+  return %c : f32
+}
+func.func private @divide(%a: f32, %b: f32) -> f32 {
+  %0 = arith.divf %a, %b : f32
+  return %0 : f32
+}
+func.func @heads(%q: tensor<1x4x16x16xf32>, %k: tensor<1x4x16x16xf32>, %v: tensor<4x16x16xf32>) -> tensor<4x16x16xf32> {
+  %kt = "ipu.rearrange"(%k) {permutation = array<i64: 0, 1, 3, 2>} : (tensor<1x4x16x16xf32>) -> tensor<1x4x16x16xf32>
+  %q3 = "ipu.reshape"(%q) : (tensor<1x4x16x16xf32>) -> tensor<4x16x16xf32>
+  %k3 = "ipu.reshape"(%kt) : (tensor<1x4x16x16xf32>) -> tensor<4x16x16xf32>
+  %s = "ipu.matmul"(%q3, %k3) : (tensor<4x16x16xf32>, tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
+  %c = "ipu.map"() {body = @quarter} : () -> tensor<f32>
+  %cb = "ipu.broadcast"(%c) : (tensor<f32>) -> tensor<4x16x16xf32>
+  %scaled = "ipu.map"(%s, %cb) {body = @divide} : (tensor<4x16x16xf32>, tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
+  %p = "ipu.softmax"(%scaled) : (tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
+  %o = "ipu.matmul"(%p, %v) : (tensor<4x16x16xf32>, tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
+  return %o : tensor<4x16x16xf32>
+}
+
+// -----
+
+// A transpose_rhs matmul of the scores, no scale (1), a splat-scaled variant not needed.
+// CHECK-LABEL: func.func @flagged
+// CHECK: "ipu.attention"(%arg0, %arg1, %arg2) {scale = 1.000000e+00 : f32}
+func.func @flagged(%q: tensor<8x32xf16>, %k: tensor<12x32xf16>, %v: tensor<12x16xf16>) -> tensor<8x16xf16> {
+  %s = "ipu.matmul"(%q, %k) {transpose_rhs} : (tensor<8x32xf16>, tensor<12x32xf16>) -> tensor<8x12xf16>
+  %p = "ipu.softmax"(%s) : (tensor<8x12xf16>) -> tensor<8x12xf16>
+  %o = "ipu.matmul"(%p, %v) : (tensor<8x12xf16>, tensor<12x16xf16>) -> tensor<8x16xf16>
+  return %o : tensor<8x16xf16>
+}
+
+// -----
+
+// Near misses stay: the scores read twice (also returned), and a scale that is not linear in
+// the scores (exp(s) * c).
+// CHECK-LABEL: func.func @scores_read_twice
+// CHECK-NOT: ipu.attention
+// CHECK: ipu.softmax
+func.func @scores_read_twice(%q: tensor<8x32xf16>, %k: tensor<12x32xf16>, %v: tensor<12x16xf16>) -> (tensor<8x16xf16>, tensor<8x12xf16>) {
+  %s = "ipu.matmul"(%q, %k) {transpose_rhs} : (tensor<8x32xf16>, tensor<12x32xf16>) -> tensor<8x12xf16>
+  %p = "ipu.softmax"(%s) : (tensor<8x12xf16>) -> tensor<8x12xf16>
+  %o = "ipu.matmul"(%p, %v) : (tensor<8x12xf16>, tensor<12x16xf16>) -> tensor<8x16xf16>
+  return %o, %s : tensor<8x16xf16>, tensor<8x12xf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @not_a_scale
+// CHECK-NOT: ipu.attention
+// CHECK: "ipu.map"
+// CHECK: ipu.softmax
+func.func private @exp_times(%a: f32, %b: f32) -> f32 {
+  %0 = math.exp %a : f32
+  %1 = arith.mulf %0, %b : f32
+  return %1 : f32
+}
+func.func @not_a_scale(%q: tensor<8x32xf16>, %k: tensor<12x32xf16>, %v: tensor<12x16xf16>) -> tensor<8x16xf16> {
+  %s = "ipu.matmul"(%q, %k) {transpose_rhs} : (tensor<8x32xf16>, tensor<12x32xf16>) -> tensor<8x12xf16>
+  %c = arith.constant dense<0.5> : tensor<f16>
+  %cb = "ipu.broadcast"(%c) : (tensor<f16>) -> tensor<8x12xf16>
+  %scaled = "ipu.map"(%s, %cb) {body = @exp_times} : (tensor<8x12xf16>, tensor<8x12xf16>) -> tensor<8x12xf16>
+  %p = "ipu.softmax"(%scaled) : (tensor<8x12xf16>) -> tensor<8x12xf16>
+  %o = "ipu.matmul"(%p, %v) : (tensor<8x12xf16>, tensor<12x16xf16>) -> tensor<8x16xf16>
+  return %o : tensor<8x16xf16>
+}
