@@ -1,6 +1,7 @@
 //! The ipu-device integration tests: one binary, one module per area.
 
 mod cost;
+mod fidelity;
 mod kernels;
 mod kernels_attention;
 mod kernels_cache;
