@@ -12,6 +12,7 @@ pub mod eqsat;
 pub mod exchange;
 pub mod fold_add_zero;
 pub mod form_attention;
+pub mod fuse_maps;
 pub mod ir;
 pub mod lower;
 pub mod lower_mid;
@@ -37,6 +38,7 @@ pub fn register_builtin(registry: &mut Registry) {
     registry.register::<fold_add_zero::FoldAddZero>();
     registry.register::<demote::DemoteF32>();
     registry.register::<form_attention::FormAttention>();
+    registry.register::<fuse_maps::FuseMaps>();
     convert::register(registry);
     registry.register::<eqsat::Eqsat>();
     registry.register::<lower_mid::LowerMid>();

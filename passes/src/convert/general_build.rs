@@ -562,7 +562,6 @@ impl<'c, 'a> ReplacementBuilder<'c, 'a, '_> {
 
     /// The name of a private function holding `body` in the module, added once per body.
     pub(super) fn body_function(&self, body: &ScalarProgram) -> Result<String, String> {
-        use std::hash::{DefaultHasher, Hash, Hasher};
         let function = self
             .block
             .parent_operation()
@@ -570,48 +569,47 @@ impl<'c, 'a> ReplacementBuilder<'c, 'a, '_> {
         let module = function
             .parent_operation()
             .ok_or("internal: a function outside a module")?;
-        let text = body.to_function("body");
-        // A fixed-key hash of the body's text: the same body gets the same name in every run.
-        let mut hasher = DefaultHasher::new();
-        text.hash(&mut hasher);
-        let name = format!("ipu_map_{:012x}", hasher.finish() & 0xffff_ffff_ffff);
-        let module_block = module
-            .region(0)
-            .ok()
-            .and_then(|region| region.first_block())
-            .ok_or("internal: a module without a body")?;
-        let mut next = module_block.first_operation();
-        while let Some(op) = next {
-            if ipu_dialects::ipu::string_attribute(&op, "sym_name").as_deref() == Some(&name) {
-                return Ok(name);
-            }
-            next = op.next_in_block();
-        }
-        let text = body.to_function(&name);
-        let parsed = melior::ir::Module::parse(
-            self.context,
-            &format!(
-                "module {{
-{text}}}
-"
-            ),
-        )
-        .ok_or_else(|| {
-            format!(
-                "internal: a map body does not parse:
-{text}"
-            )
-        })?;
-        let parsed_block = parsed.body();
-        let op = parsed_block
-            .first_operation()
-            .ok_or("internal: a parsed map body without its function")?;
-        // SAFETY: `op` is a live operation of the parsed module; the clone is a new, unowned
-        // operation that the module block takes ownership of.
-        let copy = unsafe { Operation::from_raw(mlir_sys::mlirOperationClone(op.to_raw())) };
-        module_block.append_operation(copy);
-        Ok(name)
+        add_body_function(self.context, module, body)
     }
+}
+
+/// The name of a private function of `module` computing `body` (an `ipu.map` body), added
+/// unless the module has it: named by a fixed-key hash of its text, so the same body gets the
+/// same name in every run.
+pub(crate) fn add_body_function(
+    context: &Context,
+    module: melior::ir::OperationRef,
+    body: &ScalarProgram,
+) -> Result<String, String> {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let text = body.to_function("body");
+    let mut hasher = DefaultHasher::new();
+    text.hash(&mut hasher);
+    let name = format!("ipu_map_{:012x}", hasher.finish() & 0xffff_ffff_ffff);
+    let module_block = module
+        .region(0)
+        .ok()
+        .and_then(|region| region.first_block())
+        .ok_or("internal: a module without a body")?;
+    let mut next = module_block.first_operation();
+    while let Some(op) = next {
+        if ipu_dialects::ipu::string_attribute(&op, "sym_name").as_deref() == Some(&name) {
+            return Ok(name);
+        }
+        next = op.next_in_block();
+    }
+    let text = body.to_function(&name);
+    let parsed = melior::ir::Module::parse(context, &format!("module {{\n{text}}}\n"))
+        .ok_or_else(|| format!("internal: a map body does not parse:\n{text}"))?;
+    let parsed_block = parsed.body();
+    let op = parsed_block
+        .first_operation()
+        .ok_or("internal: a parsed map body without its function")?;
+    // SAFETY: `op` is a live operation of the parsed module; the clone is a new, unowned
+    // operation that the module block takes ownership of.
+    let copy = unsafe { Operation::from_raw(mlir_sys::mlirOperationClone(op.to_raw())) };
+    module_block.append_operation(copy);
+    Ok(name)
 }
 
 /// The `[O, K]` (as `[O, 1, 1, K]`) f32 weight `weight` as a `[K, O]` dense constant of

@@ -8,7 +8,7 @@
 
 pub use crate::ir;
 mod conv;
-mod general_build;
+pub(crate) mod general_build;
 pub mod linalg;
 mod linalg_general;
 mod linalg_patterns;

@@ -770,6 +770,46 @@ impl ScalarProgram {
         text
     }
 
+    /// This program with its input `k` computed by `producer` (whose inputs take input `k`'s
+    /// place, in order: inputs `0..k`, then the producer's, then `k + 1..`), the two reading
+    /// the same element indices: the body of a map of a map.
+    pub fn substitute(&self, k: usize, producer: &ScalarProgram) -> ScalarProgram {
+        let extra = producer.inputs;
+        let mut ops: Vec<ScalarOp> = producer
+            .ops
+            .iter()
+            .map(|op| match *op {
+                ScalarOp::Input(j) => ScalarOp::Input(k + j),
+                ref other => other.clone(),
+            })
+            .collect();
+        let produced = producer.result;
+        // This program's ops after the producer's: input `k` is the producer's result (an op
+        // that only forwards it is mapped onto that op), the others renumbered.
+        let mut index = Vec::with_capacity(self.ops.len());
+        for op in &self.ops {
+            match *op {
+                ScalarOp::Input(i) if i == k => index.push(produced),
+                ScalarOp::Input(i) => {
+                    let i = if i < k { i } else { i - 1 + extra };
+                    index.push(ops.len());
+                    ops.push(ScalarOp::Input(i));
+                }
+                ref other => {
+                    index.push(ops.len());
+                    ops.push(other.renumbered(|a| index[a]));
+                }
+            }
+        }
+        ScalarProgram {
+            inputs: self.inputs - 1 + extra,
+            indices: self.indices.max(producer.indices),
+            result: index[self.result],
+            ops,
+        }
+        .pruned()
+    }
+
     /// Removes ops the result does not depend on and renumbers the rest.
     pub fn pruned(&self) -> ScalarProgram {
         let mut live = vec![false; self.ops.len()];

@@ -120,3 +120,51 @@ fn printed_functions_name_every_op() {
     assert!(text.contains("%v2 = arith.mulf %x0, %v1 : f32"), "{text}");
     assert!(text.contains("func.return %v3 : f32"), "{text}");
 }
+
+#[test]
+fn substitute_composes_a_map_of_a_map() {
+    // f(a, b, c) = (a - b) * c, with input 1 computed by g(x, y) = exp(x) + y.
+    let f = program(
+        vec![
+            ScalarOp::Input(0),
+            ScalarOp::Input(1),
+            ScalarOp::Binary(Binary::Sub, 0, 1),
+            ScalarOp::Input(2),
+            ScalarOp::Binary(Binary::Mul, 2, 3),
+        ],
+        3,
+        4,
+    );
+    let g = program(
+        vec![
+            ScalarOp::Input(0),
+            ScalarOp::Unary(Unary::Exp, 0),
+            ScalarOp::Input(1),
+            ScalarOp::Binary(Binary::Add, 1, 2),
+        ],
+        2,
+        3,
+    );
+    let fused = f.substitute(1, &g);
+    // Inputs: a, then g's x and y, then c.
+    assert_eq!(fused.inputs, 4);
+    for (a, x, y, c) in [(1.5, 0.25, -2.0, 3.0), (-4.0, 1.0, 0.5, -0.5)] {
+        let expected = (a - (f64::exp(x) + y)) * c;
+        assert!((fused.eval(&[a, x, y, c], &[]) - expected).abs() < 1e-12);
+    }
+    // Substituting the last input keeps the earlier ones in place.
+    let last = f.substitute(2, &g);
+    assert!(
+        (last.eval(&[1.0, 2.0, 0.5, 1.0], &[]) - (1.0 - 2.0) * (f64::exp(0.5) + 1.0)).abs() < 1e-12
+    );
+    // Element indices are shared: a producer reading index 1 keeps reading it.
+    let index_reader = ScalarProgram {
+        inputs: 0,
+        indices: 2,
+        ops: vec![ScalarOp::Index(1), ScalarOp::IntToFloat(0)],
+        result: 1,
+    };
+    let with_index = f.substitute(0, &index_reader);
+    assert_eq!((with_index.inputs, with_index.indices), (2, 2));
+    assert_eq!(with_index.eval(&[1.0, 2.0], &[0, 5]), (5.0 - 1.0) * 2.0);
+}
