@@ -4,9 +4,11 @@
 //! v) {scale}`. Reshapes that only regroup the leading (batch) axes are looked through; `k^T`
 //! is an `ipu.rearrange` swapping `k`'s last two axes or a `transpose_rhs` matmul; the scale is
 //! a two-input `ipu.map` of the scores and a broadcast scalar (an input-free map or a splat
-//! constant) whose body is checked, by evaluating it, to be linear in the scores. Every
-//! intermediate must have no other reader. Matches nothing else: a causal mask, a bias on
-//! the scores or a softmax over another axis stay as they are.
+//! constant) whose body is checked, by evaluating it, to be linear in the scores, or linear
+//! where the key index is at most the query index and a constant below -1e30 elsewhere (a
+//! causal mask from iota compares: `ipu.attention {causal}`). Every intermediate must have
+//! no other reader. Matches nothing else: a bias on the scores, another mask or a softmax over
+//! another axis stay as they are.
 
 use ipu_dialects::graph::read::{entry_block, functions};
 use ipu_dialects::graph::scalar::{self, ArgumentRole};
@@ -56,6 +58,7 @@ struct Matched<'c, 'a> {
     key: Value<'c, 'a>,
     value: Value<'c, 'a>,
     scale: f64,
+    causal: bool,
     /// The ops the attention replaces (erased once unused), the output matmul first.
     ops: Vec<OperationRef<'c, 'a>>,
 }
@@ -109,7 +112,8 @@ fn broadcast_scalar(
     Some(program.eval(&[], &[]))
 }
 
-/// The scalar program of `map` (its body read with `inputs` float inputs and no indices).
+/// The scalar program of `map` (its body read with `inputs` float inputs, then the element's
+/// index per result axis when the body takes them).
 fn map_program(
     map: OperationRef,
     table: &std::collections::BTreeMap<String, OperationRef>,
@@ -117,38 +121,112 @@ fn map_program(
 ) -> Option<scalar::ScalarProgram> {
     let name = ops::MapOp::try_from(map).ok()?.body()?;
     let block = entry_block(*table.get(&name)?)?;
-    if block.argument_count() != inputs {
+    let rank = shape_of(map.result(0).ok()?.r#type())?.len();
+    let arguments = block.argument_count();
+    if arguments != inputs && arguments != inputs + rank {
         return None;
     }
-    scalar::read_block(block, inputs, 0, &ArgumentRole::Input, 0).ok()
+    let roles = |i: usize| {
+        if i < inputs {
+            ArgumentRole::Input(i)
+        } else {
+            ArgumentRole::Index(i - inputs)
+        }
+    };
+    let mut program = scalar::read_block(block, inputs, rank, &roles, 0).ok()?;
+    if arguments == inputs + rank {
+        program.indices = rank;
+    }
+    Some(program)
 }
 
-/// The scores and scale `scaled` (a softmax input) holds: `map(scores, broadcast(c))` whose
-/// body is `a * s` for a positive `s` (checked by evaluation), else `scaled` itself at 1.
+/// How a scores map treats the scores: `Some((scale, causal))` when it is `scale * s` on every
+/// element (not causal), or `scale * s` where the key index (last axis) is at most the query
+/// index (second to last) and a constant below -1e30 elsewhere (causal); checked by
+/// evaluating the body over a grid of scores and indices.
+fn scores_map(
+    program: &scalar::ScalarProgram,
+    c: f64,
+    rows: i64,
+    cols: i64,
+) -> Option<(f64, bool)> {
+    let rank = program.indices;
+    let at = |x: f64, i: i64, j: i64| {
+        let mut indices = vec![0i64; rank];
+        if rank >= 2 {
+            indices[rank - 2] = i;
+            indices[rank - 1] = j;
+        }
+        program.eval(&[x, c], &indices)
+    };
+    let scale = at(1.0, 0, 0);
+    if !(scale > 0.0 && scale.is_finite()) {
+        return None;
+    }
+    let samples = [-3.5, 0.0, 0.25, 2.0, 17.0];
+    let positions: Vec<(i64, i64)> = (0..rows.min(6))
+        .flat_map(|i| (0..cols.min(6)).map(move |j| (i, j)))
+        .chain([
+            (rows - 1, cols - 1),
+            (rows - 1, 0),
+            (0, cols - 1),
+            (rows / 2, cols / 2 + 1),
+        ])
+        .filter(|&(i, j)| i >= 0 && j >= 0 && i < rows && j < cols)
+        .collect();
+    let linear = |i, j| {
+        samples
+            .iter()
+            .all(|&x| (at(x, i, j) - scale * x).abs() <= 1e-6 * (scale * x).abs().max(1e-30))
+    };
+    if positions.iter().all(|&(i, j)| linear(i, j)) {
+        return Some((scale, false));
+    }
+    if rank < 2 || rows != cols {
+        return None;
+    }
+    let masked = |i, j| {
+        let first = at(samples[0], i, j);
+        first < -1e30 && samples.iter().all(|&x| at(x, i, j) == first)
+    };
+    positions
+        .iter()
+        .all(|&(i, j)| if j <= i { linear(i, j) } else { masked(i, j) })
+        .then_some((scale, true))
+}
+
+/// The scores, scale and causality `scaled` (a softmax input) holds: `map(scores,
+/// broadcast(c))` whose body is a positive scale of the scores, or a causal mask of the scaled
+/// scores ([`scores_map`]), else `scaled` itself at scale 1.
 fn scale_of<'c, 'a>(
     scaled: Value<'c, 'a>,
     table: &std::collections::BTreeMap<String, OperationRef>,
     passed: &mut Vec<OperationRef<'c, 'a>>,
-) -> (Value<'c, 'a>, f64) {
+) -> (Value<'c, 'a>, f64, bool) {
+    let unscaled = (scaled, 1.0, false);
     let Some(map) =
         producer(scaled).filter(|p| op_name(p) == ops::MapOp::NAME && p.operand_count() == 2)
     else {
-        return (scaled, 1.0);
+        return unscaled;
     };
     let (Ok(scores), Ok(other)) = (map.operand(0), map.operand(1)) else {
-        return (scaled, 1.0);
+        return unscaled;
     };
     let (Some(c), Some(program)) = (broadcast_scalar(other, table), map_program(map, table, 2))
     else {
-        return (scaled, 1.0);
+        return unscaled;
     };
-    let at = |x: f64| program.eval(&[x, c], &[]);
-    let scale = at(1.0);
-    let linear = [-3.5, 0.25, 2.0, 17.0]
-        .iter()
-        .all(|&x| (at(x) - scale * x).abs() <= 1e-6 * (scale * x).abs().max(1e-30));
-    if !(linear && scale > 0.0 && scale.is_finite() && at(0.0) == 0.0) || !single_use(scores) {
-        return (scaled, 1.0);
+    let shape = shape_of(scaled.r#type()).unwrap_or_default();
+    let (rows, cols) = match shape.len() {
+        0 => return unscaled,
+        1 => (1, shape[0]),
+        n => (shape[n - 2], shape[n - 1]),
+    };
+    let Some((scale, causal)) = scores_map(&program, c, rows, cols) else {
+        return unscaled;
+    };
+    if !single_use(scores) {
+        return unscaled;
     }
     passed.push(map);
     if let Some(broadcast) = producer(other) {
@@ -158,7 +236,7 @@ fn scale_of<'c, 'a>(
             passed.push(source);
         }
     }
-    (scores, scale)
+    (scores, scale, causal)
 }
 
 /// The attention `output` (an `ipu.matmul` result) computes, if it is one (see the module
@@ -185,7 +263,7 @@ fn match_attention<'c, 'a>(
     if !single_use(scaled) {
         return None;
     }
-    let (scores, scale) = scale_of(scaled, table, &mut passed);
+    let (scores, scale, causal) = scale_of(scaled, table, &mut passed);
     let scores = through_reshapes(scores, &mut passed);
     let product = producer(scores)
         .filter(|p| op_name(p) == ops::MatmulOp::NAME && !ops::flag(p, "transpose_lhs"))?;
@@ -219,6 +297,7 @@ fn match_attention<'c, 'a>(
         key,
         value,
         scale,
+        causal,
         ops: passed,
     })
 }
@@ -290,7 +369,7 @@ pub fn form_attention(module: OperationRef) -> u64 {
             inputs[1],
             inputs[2],
             result.r#type(),
-            false,
+            matched.causal,
             Some(matched.scale),
         );
         let attention = block.insert_operation_before(output, attention);

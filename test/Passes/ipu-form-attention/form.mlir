@@ -78,3 +78,61 @@ func.func @not_a_scale(%q: tensor<8x32xf16>, %k: tensor<12x32xf16>, %v: tensor<1
   %o = "ipu.matmul"(%p, %v) : (tensor<8x12xf16>, tensor<12x16xf16>) -> tensor<8x16xf16>
   return %o : tensor<8x16xf16>
 }
+
+// -----
+
+// A causal mask from index compares (JAX: key index at most the query index keeps the scaled
+// score, the rest -3.4e38) becomes a causal attention.
+// CHECK-LABEL: func.func @causal
+// CHECK: "ipu.attention"(%arg0, %arg1, %arg2) {causal, scale = 1.250000e-01 : f32}
+func.func private @eight() -> f32 {
+  %c = arith.constant 8.0 : f32
+  return %c : f32
+}
+func.func private @mask(%s: f32, %c: f32, %h: index, %i: index, %j: index) -> f32 {
+  %low = arith.constant -3.40282347E+38 : f32
+  %ii = arith.index_cast %i : index to i64
+  %jj = arith.index_cast %j : index to i64
+  %keep = arith.cmpi sge, %ii, %jj : i64
+  %scaled = arith.divf %s, %c : f32
+  %r = arith.select %keep, %scaled, %low : f32
+  return %r : f32
+}
+func.func @causal(%q: tensor<2x8x64xf16>, %k: tensor<2x8x64xf16>, %v: tensor<2x8x64xf16>) -> tensor<2x8x64xf16> {
+  %s = "ipu.matmul"(%q, %k) {transpose_rhs} : (tensor<2x8x64xf16>, tensor<2x8x64xf16>) -> tensor<2x8x8xf16>
+  %c = "ipu.map"() {body = @eight} : () -> tensor<f16>
+  %cb = "ipu.broadcast"(%c) : (tensor<f16>) -> tensor<2x8x8xf16>
+  %masked = "ipu.map"(%s, %cb) {body = @mask} : (tensor<2x8x8xf16>, tensor<2x8x8xf16>) -> tensor<2x8x8xf16>
+  %p = "ipu.softmax"(%masked) : (tensor<2x8x8xf16>) -> tensor<2x8x8xf16>
+  %o = "ipu.matmul"(%p, %v) : (tensor<2x8x8xf16>, tensor<2x8x64xf16>) -> tensor<2x8x64xf16>
+  return %o : tensor<2x8x64xf16>
+}
+
+// -----
+
+// The mask the other way round (keys after the query kept) is not causal attention: kept.
+// CHECK-LABEL: func.func @anti_causal
+// CHECK-NOT: ipu.attention
+// CHECK: ipu.softmax
+func.func private @eight() -> f32 {
+  %c = arith.constant 8.0 : f32
+  return %c : f32
+}
+func.func private @mask(%s: f32, %c: f32, %h: index, %i: index, %j: index) -> f32 {
+  %low = arith.constant -3.40282347E+38 : f32
+  %ii = arith.index_cast %i : index to i64
+  %jj = arith.index_cast %j : index to i64
+  %keep = arith.cmpi sle, %ii, %jj : i64
+  %scaled = arith.divf %s, %c : f32
+  %r = arith.select %keep, %scaled, %low : f32
+  return %r : f32
+}
+func.func @anti_causal(%q: tensor<2x8x64xf16>, %k: tensor<2x8x64xf16>, %v: tensor<2x8x64xf16>) -> tensor<2x8x64xf16> {
+  %s = "ipu.matmul"(%q, %k) {transpose_rhs} : (tensor<2x8x64xf16>, tensor<2x8x64xf16>) -> tensor<2x8x8xf16>
+  %c = "ipu.map"() {body = @eight} : () -> tensor<f16>
+  %cb = "ipu.broadcast"(%c) : (tensor<f16>) -> tensor<2x8x8xf16>
+  %masked = "ipu.map"(%s, %cb) {body = @mask} : (tensor<2x8x8xf16>, tensor<2x8x8xf16>) -> tensor<2x8x8xf16>
+  %p = "ipu.softmax"(%masked) : (tensor<2x8x8xf16>) -> tensor<2x8x8xf16>
+  %o = "ipu.matmul"(%p, %v) : (tensor<2x8x8xf16>, tensor<2x8x64xf16>) -> tensor<2x8x64xf16>
+  return %o : tensor<2x8x64xf16>
+}
