@@ -1,4 +1,7 @@
-//! `ipu-form-attention`: `matmul(softmax(scale * matmul(q, k^T)), v)` written as separate ipu
+//! `ipu-form-attention`: first every row cone that computes a softmax over the last axis (maps,
+//! broadcasts and last-axis reductions from one full-size input, checked by evaluating the
+//! cone on rows of spread values) becomes `ipu.softmax`; then
+//! `matmul(softmax(scale * matmul(q, k^T)), v)` written as separate ipu
 //! ops (what the importers make of a frontend's attention: IREE and TFLite write it as
 //! batch matmuls, a scale by a broadcast scalar and a softmax) becomes one `ipu.attention(q, k,
 //! v) {scale}`. Reshapes that only regroup the leading (batch) axes are looked through; `k^T`
@@ -46,6 +49,12 @@ impl Pass for FormAttention {
     }
 
     fn run(&self, op: OperationRef, run: &mut PassRun) -> Result<(), PassFailure> {
+        let softmaxes = form_softmax(op);
+        run.statistic(
+            "softmax",
+            "Number of ipu.softmax ops formed from row cones",
+            softmaxes,
+        );
         let formed = form_attention(op);
         run.statistic("attention", "Number of ipu.attention ops formed", formed);
         Ok(())
@@ -239,6 +248,36 @@ fn scale_of<'c, 'a>(
     (scores, scale, causal)
 }
 
+/// `value` without a one-input map that scales it (PyTorch scales q and k by the square root
+/// of the score scale before their product), and that scale; else `value` at 1.
+fn unscaled<'c, 'a>(
+    value: Value<'c, 'a>,
+    table: &std::collections::BTreeMap<String, OperationRef>,
+    passed: &mut Vec<OperationRef<'c, 'a>>,
+) -> (Value<'c, 'a>, f64) {
+    let Some(map) =
+        producer(value).filter(|p| op_name(p) == ops::MapOp::NAME && p.operand_count() == 1)
+    else {
+        return (value, 1.0);
+    };
+    let (Ok(input), Some(program)) = (map.operand(0), map_program(map, table, 1)) else {
+        return (value, 1.0);
+    };
+    if program.uses_indices() || !single_use(value) {
+        return (value, 1.0);
+    }
+    let at = |x: f64| program.eval(&[x], &[]);
+    let scale = at(1.0);
+    let linear = [-3.5, 0.0, 0.25, 2.0, 17.0]
+        .iter()
+        .all(|&x| (at(x) - scale * x).abs() <= 1e-6 * (scale * x).abs().max(1e-30));
+    if !(linear && scale > 0.0 && scale.is_finite()) {
+        return (value, 1.0);
+    }
+    passed.push(map);
+    (input, scale)
+}
+
 /// The attention `output` (an `ipu.matmul` result) computes, if it is one (see the module
 /// docs).
 fn match_attention<'c, 'a>(
@@ -271,8 +310,13 @@ fn match_attention<'c, 'a>(
         return None;
     }
     passed.push(product);
+    let mut scale = scale;
     let query = through_reshapes(product.operand(0).ok()?, &mut passed);
-    let rhs = product.operand(1).ok()?;
+    let (query, query_scale) = unscaled(query, table, &mut passed);
+    let query = through_reshapes(query, &mut passed);
+    let rhs = through_reshapes(product.operand(1).ok()?, &mut passed);
+    let (rhs, key_scale) = unscaled(rhs, table, &mut passed);
+    scale *= query_scale * key_scale;
     let key = if ops::flag(&product, "transpose_rhs") {
         through_reshapes(rhs, &mut passed)
     } else {
@@ -290,7 +334,10 @@ fn match_attention<'c, 'a>(
             return None;
         }
         passed.push(rearrange);
-        through_reshapes(rearrange.operand(0).ok()?, &mut passed)
+        let key = through_reshapes(rearrange.operand(0).ok()?, &mut passed);
+        let (key, inner_scale) = unscaled(key, table, &mut passed);
+        scale *= inner_scale;
+        through_reshapes(key, &mut passed)
     };
     Some(Matched {
         query,
@@ -377,6 +424,246 @@ pub fn form_attention(module: OperationRef) -> u64 {
         // SAFETY: both values are live and of the same type.
         unsafe { mlir_sys::mlirValueReplaceAllUsesOfWith(result.to_raw(), replacement.to_raw()) };
         crate::convert::erase_unused(matched.ops);
+        formed += 1;
+    }
+    formed
+}
+
+/// Where a value of a row cone lives: each element of a row, one value per row, or one value.
+#[derive(Clone, Copy, PartialEq)]
+enum Extent {
+    Full,
+    Row,
+    Scalar,
+}
+
+/// A row function `y = f(x)`: the ops between `x` (the one full-size input) and `y`, every
+/// one a map without index reads, a broadcast, a reduction over the last axis or a splat
+/// constant, and every intermediate read only inside the cone.
+struct RowCone<'c, 'a> {
+    input: Value<'c, 'a>,
+    ops: Vec<OperationRef<'c, 'a>>,
+}
+
+fn extent_of(value: Value, full: &[i64]) -> Option<Extent> {
+    let shape = shape_of(value.r#type())?;
+    if shape == full {
+        return Some(Extent::Full);
+    }
+    if shape.iter().all(|&d| d == 1) {
+        return Some(Extent::Scalar);
+    }
+    let rank = full.len();
+    (shape.len() == rank && shape[..rank - 1] == full[..rank - 1] && shape[rank - 1] == 1)
+        .then_some(Extent::Row)
+}
+
+/// Collects the cone of `value` into `cone` (producers before readers), or `None` when an
+/// op outside the kinds above, a second full-size input or an unreadable body is reached.
+fn collect_cone<'c, 'a>(
+    value: Value<'c, 'a>,
+    full: &[i64],
+    table: &std::collections::BTreeMap<String, OperationRef>,
+    cone: &mut RowCone<'c, 'a>,
+    seen: &mut std::collections::BTreeSet<usize>,
+) -> Option<()> {
+    if splat_of(value).is_some() && extent_of(value, full).is_some() {
+        return Some(());
+    }
+    let op = producer(value);
+    let kind = op.map(|op| op_name(&op));
+    let inner = matches!(
+        kind.as_deref(),
+        Some(ops::MapOp::NAME) | Some(ops::BroadcastOp::NAME) | Some(ops::ReduceOp::NAME)
+    );
+    if !inner {
+        // A leaf: the one full-size input.
+        if extent_of(value, full) != Some(Extent::Full) {
+            return None;
+        }
+        if cone.input.to_raw().ptr.is_null() || cone.input == value {
+            cone.input = value;
+            return Some(());
+        }
+        return None;
+    }
+    let op = op?;
+    if !seen.insert(op.to_raw().ptr as usize) {
+        return Some(());
+    }
+    extent_of(value, full)?;
+    if kind.as_deref() == Some(ops::MapOp::NAME) {
+        let program = map_program(op, table, op.operand_count())?;
+        if program.uses_indices() {
+            return None;
+        }
+    }
+    if kind.as_deref() == Some(ops::ReduceOp::NAME)
+        && extent_of(op.operand(0).ok()?, full) != Some(Extent::Full)
+    {
+        return None;
+    }
+    for operand in op.operands() {
+        collect_cone(operand, full, table, cone, seen)?;
+    }
+    cone.ops.push(op);
+    Some(())
+}
+
+/// The rows of `output` that `cone` computes from `x` rows (`rows x n`, row-major), or `None`
+/// when an op cannot be evaluated.
+fn evaluate_cone(
+    cone: &RowCone,
+    output: Value,
+    full: &[i64],
+    table: &std::collections::BTreeMap<String, OperationRef>,
+    x: &[f64],
+    rows: usize,
+) -> Option<Vec<f64>> {
+    use std::collections::BTreeMap;
+    let n = x.len() / rows;
+    let size = |extent| match extent {
+        Extent::Full => rows * n,
+        Extent::Row => rows,
+        Extent::Scalar => 1,
+    };
+    let mut values: BTreeMap<usize, (Extent, Vec<f64>)> = BTreeMap::new();
+    values.insert(crate::ir::key(cone.input), (Extent::Full, x.to_vec()));
+    // An element `i` of a value of `extent` read at position `i` of a value of `to`.
+    let read = |(extent, data): &(Extent, Vec<f64>), to: Extent, i: usize| -> f64 {
+        match (extent, to) {
+            (Extent::Scalar, _) => data[0],
+            (Extent::Row, Extent::Full) => data[i / n],
+            _ => data[i],
+        }
+    };
+    let operand =
+        |values: &BTreeMap<usize, (Extent, Vec<f64>)>, v: Value| -> Option<(Extent, Vec<f64>)> {
+            if let Some(found) = values.get(&crate::ir::key(v)) {
+                return Some(found.clone());
+            }
+            let extent = extent_of(v, full)?;
+            splat_of(v).map(|c| (extent, vec![c; size(extent)]))
+        };
+    for op in &cone.ops {
+        let result: Value = op.result(0).ok()?.into();
+        let extent = extent_of(result, full)?;
+        let inputs: Vec<(Extent, Vec<f64>)> = op
+            .operands()
+            .map(|v| operand(&values, v))
+            .collect::<Option<_>>()?;
+        let data: Vec<f64> = match op_name(op).as_str() {
+            ops::MapOp::NAME => {
+                let program = map_program(*op, table, inputs.len())?;
+                (0..size(extent))
+                    .map(|i| {
+                        let args: Vec<f64> =
+                            inputs.iter().map(|input| read(input, extent, i)).collect();
+                        program.eval(&args, &[])
+                    })
+                    .collect()
+            }
+            ops::BroadcastOp::NAME => (0..size(extent))
+                .map(|i| read(&inputs[0], extent, i))
+                .collect(),
+            ops::ReduceOp::NAME => {
+                let combiner = ops::ReduceOp::try_from(*op).ok()?.combiner()?;
+                let source = &inputs[0].1;
+                (0..rows)
+                    .map(|r| {
+                        let row = &source[r * n..(r + 1) * n];
+                        match combiner {
+                            ops::Combiner::Add => row.iter().sum(),
+                            ops::Combiner::Mul => row.iter().product(),
+                            ops::Combiner::Max => {
+                                row.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+                            }
+                            ops::Combiner::Min => row.iter().copied().fold(f64::INFINITY, f64::min),
+                        }
+                    })
+                    .collect()
+            }
+            _ => return None,
+        };
+        values.insert(crate::ir::key(result), (extent, data));
+    }
+    values.remove(&crate::ir::key(output)).map(|(_, data)| data)
+}
+
+/// Forms `ipu.softmax` from every row cone of `module` that computes a softmax over the last
+/// axis (checked by evaluating it on rows of spread values: PyTorch's guarded softmax, TOSA's
+/// op-by-op one); returns how many.
+pub fn form_softmax(module: OperationRef) -> u64 {
+    let table = functions(module);
+    let mut formed = 0;
+    for map in crate::convert::tosa::ops_with_prefix(module, ops::MapOp::NAME) {
+        let Some(result) = map.result(0).ok().map(Value::from) else {
+            continue;
+        };
+        let Some(full) = shape_of(result.r#type()).filter(|s| s.last().is_some_and(|&n| n > 1))
+        else {
+            continue;
+        };
+        // SAFETY: a null value only marks "no input yet"; it is never dereferenced.
+        let mut cone = RowCone {
+            input: unsafe {
+                Value::from_raw(mlir_sys::MlirValue {
+                    ptr: std::ptr::null(),
+                })
+            },
+            ops: Vec::new(),
+        };
+        let mut seen = std::collections::BTreeSet::new();
+        if collect_cone(result, &full, &table, &mut cone, &mut seen).is_none()
+            || cone.input.to_raw().ptr.is_null()
+            || !cone.ops.iter().any(|op| op_name(op) == ops::ReduceOp::NAME)
+        {
+            continue;
+        }
+        // Every intermediate is read only inside the cone.
+        let inside: std::collections::BTreeSet<usize> =
+            cone.ops.iter().map(|op| op.to_raw().ptr as usize).collect();
+        let contained = cone
+            .ops
+            .iter()
+            .filter(|op| op.to_raw().ptr != map.to_raw().ptr)
+            .all(|op| {
+                op.results().all(|r| {
+                    users(r.into())
+                        .iter()
+                        .all(|u| inside.contains(&(u.to_raw().ptr as usize)))
+                })
+            });
+        if !contained {
+            continue;
+        }
+        let n = *full.last().unwrap_or(&1) as usize;
+        let rows = 3;
+        let x: Vec<f64> = (0..rows * n)
+            .map(|i| ((i * 7919 + 13) % 97) as f64 / 8.0 - 6.0)
+            .collect();
+        let Some(y) = evaluate_cone(&cone, result, &full, &table, &x, rows) else {
+            continue;
+        };
+        let softmax = x.chunks(n).flat_map(|row| {
+            let max = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let sum: f64 = row.iter().map(|v| (v - max).exp()).sum();
+            row.iter()
+                .map(move |v| (v - max).exp() / sum)
+                .collect::<Vec<_>>()
+        });
+        if !y.iter().zip(softmax).all(|(a, b)| (a - b).abs() <= 1e-9) {
+            continue;
+        }
+        let Some(block) = map.block() else {
+            continue;
+        };
+        let built = ops::SoftmaxOp::build(map.location(), cone.input, result.r#type());
+        let softmax = block.insert_operation_before(map, built);
+        let replacement: Value = softmax.result(0).expect("softmax has a result").into();
+        // SAFETY: both values are live and of the same type.
+        unsafe { mlir_sys::mlirValueReplaceAllUsesOfWith(result.to_raw(), replacement.to_raw()) };
+        crate::convert::erase_unused(cone.ops.into_iter().rev().collect());
         formed += 1;
     }
     formed

@@ -136,3 +136,92 @@ func.func @anti_causal(%q: tensor<2x8x64xf16>, %k: tensor<2x8x64xf16>, %v: tenso
   %o = "ipu.matmul"(%p, %v) : (tensor<2x8x8xf16>, tensor<2x8x64xf16>) -> tensor<2x8x64xf16>
   return %o : tensor<2x8x64xf16>
 }
+
+// -----
+
+// A softmax written op by op (maps, broadcasts and last-axis reductions from one input; here
+// with PyTorch's guard for rows that are all -inf: a min reduction and a select) becomes
+// ipu.softmax, checked by evaluating the cone.
+// CHECK-LABEL: func.func @softmax_cone
+// CHECK-NEXT: %[[S:.*]] = "ipu.softmax"(%arg0) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+// CHECK-NEXT: return %[[S]]
+func.func private @exp_sub(%a: f32, %b: f32) -> f32 {
+  %0 = arith.subf %a, %b : f32
+  %1 = math.exp %0 : f32
+  return %1 : f32
+}
+func.func private @is_low(%a: f32) -> f32 {
+  %low = arith.constant -3.40282347E+38 : f32
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %c = arith.cmpf ole, %a, %low : f32
+  %r = arith.select %c, %one, %zero : f32
+  return %r : f32
+}
+func.func private @guarded_div(%guard: f32, %e: f32, %s: f32) -> f32 {
+  %zero = arith.constant 0.0 : f32
+  %q = arith.divf %e, %s : f32
+  %c = arith.cmpf one, %guard, %zero : f32
+  %r = arith.select %c, %zero, %q : f32
+  return %r : f32
+}
+func.func @softmax_cone(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %m = "ipu.reduce"(%x) {combiner = "max"} : (tensor<2x8xf32>) -> tensor<2x1xf32>
+  %mb = "ipu.broadcast"(%m) : (tensor<2x1xf32>) -> tensor<2x8xf32>
+  %e = "ipu.map"(%x, %mb) {body = @exp_sub} : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %s = "ipu.reduce"(%e) {combiner = "add"} : (tensor<2x8xf32>) -> tensor<2x1xf32>
+  %sb = "ipu.broadcast"(%s) : (tensor<2x1xf32>) -> tensor<2x8xf32>
+  %low = "ipu.map"(%x) {body = @is_low} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %all = "ipu.reduce"(%low) {combiner = "min"} : (tensor<2x8xf32>) -> tensor<2x1xf32>
+  %allb = "ipu.broadcast"(%all) : (tensor<2x1xf32>) -> tensor<2x8xf32>
+  %y = "ipu.map"(%allb, %e, %sb) {body = @guarded_div} : (tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+// The same cone multiplying by the sum instead of dividing is no softmax: kept.
+// CHECK-LABEL: func.func @not_softmax
+// CHECK-NOT: ipu.softmax
+// CHECK: ipu.reduce
+func.func private @exp_sub(%a: f32, %b: f32) -> f32 {
+  %0 = arith.subf %a, %b : f32
+  %1 = math.exp %0 : f32
+  return %1 : f32
+}
+func.func private @times(%a: f32, %b: f32) -> f32 {
+  %0 = arith.mulf %a, %b : f32
+  return %0 : f32
+}
+func.func @not_softmax(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %m = "ipu.reduce"(%x) {combiner = "max"} : (tensor<2x8xf32>) -> tensor<2x1xf32>
+  %mb = "ipu.broadcast"(%m) : (tensor<2x1xf32>) -> tensor<2x8xf32>
+  %e = "ipu.map"(%x, %mb) {body = @exp_sub} : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %s = "ipu.reduce"(%e) {combiner = "add"} : (tensor<2x8xf32>) -> tensor<2x1xf32>
+  %sb = "ipu.broadcast"(%s) : (tensor<2x1xf32>) -> tensor<2x8xf32>
+  %y = "ipu.map"(%e, %sb) {body = @times} : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+// PyTorch's attention: q and k each scaled by a one-input map (by the square root of the
+// score scale), the guarded softmax cone, then the products: one ipu.attention with the
+// scales multiplied (0.5 * 0.5).
+// CHECK-LABEL: func.func @torch_form
+// CHECK: "ipu.attention"(%arg0, %arg1, %arg2) {scale = 2.500000e-01 : f32}
+// CHECK-NOT: ipu.softmax
+func.func private @half(%a: f32) -> f32 {
+  %h = arith.constant 0.5 : f32
+  %0 = arith.mulf %a, %h : f32
+  return %0 : f32
+}
+func.func @torch_form(%q: tensor<4x16x16xf32>, %k: tensor<4x16x16xf32>, %v: tensor<4x16x16xf32>) -> tensor<4x16x16xf32> {
+  %qs = "ipu.map"(%q) {body = @half} : (tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
+  %kt = "ipu.rearrange"(%k) {permutation = array<i64: 0, 2, 1>} : (tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
+  %ks = "ipu.map"(%kt) {body = @half} : (tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
+  %s = "ipu.matmul"(%qs, %ks) : (tensor<4x16x16xf32>, tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
+  %p = "ipu.softmax"(%s) : (tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
+  %o = "ipu.matmul"(%p, %v) : (tensor<4x16x16xf32>, tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
+  return %o : tensor<4x16x16xf32>
+}
