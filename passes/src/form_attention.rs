@@ -123,7 +123,7 @@ fn broadcast_scalar(
 
 /// The scalar program of `map` (its body read with `inputs` float inputs, then the element's
 /// index per result axis when the body takes them).
-fn map_program(
+pub(crate) fn map_program(
     map: OperationRef,
     table: &std::collections::BTreeMap<String, OperationRef>,
     inputs: usize,

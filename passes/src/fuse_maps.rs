@@ -7,12 +7,12 @@
 //! (`MAP_MAX_INPUTS`).
 
 use ipu_device::kernels::spec::MAP_MAX_INPUTS;
-use ipu_dialects::graph::read::{entry_block, functions};
-use ipu_dialects::graph::scalar::{self, ArgumentRole, ScalarProgram};
+use ipu_dialects::graph::read::functions;
+use ipu_dialects::graph::scalar::ScalarProgram;
 use ipu_dialects::ipu::{op_name, MapOp};
 use melior::ir::{block::BlockLike, operation::OperationLike, OperationRef, Value, ValueLike};
 
-use crate::ir::{producer, shape_of, users};
+use crate::ir::{producer, users};
 use crate::pass::{Pass, PassFailure, PassRun};
 
 crate::pass_options! {
@@ -59,29 +59,7 @@ fn body_of(
     map: OperationRef,
     table: &std::collections::BTreeMap<String, OperationRef>,
 ) -> Option<ScalarProgram> {
-    let name = MapOp::try_from(map).ok()?.body()?;
-    let block = entry_block(*table.get(&name)?)?;
-    let inputs = map.operand_count();
-    let rank = shape_of(map.result(0).ok()?.r#type())?.len();
-    let arguments = block.argument_count();
-    if arguments != inputs && arguments != inputs + rank {
-        return None;
-    }
-    let roles = |i: usize| {
-        if i < inputs {
-            ArgumentRole::Input(i)
-        } else {
-            ArgumentRole::Index(i - inputs)
-        }
-    };
-    let program = scalar::read_block(block, inputs, rank, &roles, 0).ok()?;
-    // A body reading indices takes all of them (the map kernel passes the element's index per
-    // result axis); one that reads none takes none.
-    let mut program = program;
-    if arguments == inputs + rank {
-        program.indices = rank;
-    }
-    Some(program)
+    crate::form_attention::map_program(map, table, map.operand_count())
 }
 
 /// One fusable pair: the reader, the positions of the producer's result among its inputs

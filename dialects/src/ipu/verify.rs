@@ -726,33 +726,6 @@ fn verify_reduce(op: OperationRef) -> Check {
     same_element(&input, &result)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn broadcasting_follows_numpy() {
-        assert_eq!(broadcast_shapes(&[4, 1, 8], &[3, 1]), Some(vec![4, 3, 8]));
-        assert_eq!(broadcast_shapes(&[8], &[2, 8]), Some(vec![2, 8]));
-        assert_eq!(broadcast_shapes(&[3], &[4]), None);
-    }
-
-    #[test]
-    fn matmul_shapes_with_flags_and_batches() {
-        assert_eq!(
-            matmul_shape(&[4, 16], &[16, 8], false, false),
-            Ok(vec![4, 8])
-        );
-        assert_eq!(matmul_shape(&[16, 4], &[8, 16], true, true), Ok(vec![4, 8]));
-        assert_eq!(
-            matmul_shape(&[2, 1, 4, 16], &[3, 16, 8], false, false),
-            Ok(vec![2, 3, 4, 8])
-        );
-        let error = matmul_shape(&[4, 16], &[8, 16], false, false).unwrap_err();
-        assert!(error.contains("contraction sizes differ"), "{error}");
-    }
-}
-
 /// The `array<i64: ...>` attribute `name` of `op`, one entry per axis of a rank-`rank` input.
 fn axis_array(op: OperationRef, name: &str, rank: usize) -> Result<Vec<i64>, String> {
     let attribute = op
@@ -841,4 +814,31 @@ fn verify_concat(op: OperationRef) -> Check {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn broadcasting_follows_numpy() {
+        assert_eq!(broadcast_shapes(&[4, 1, 8], &[3, 1]), Some(vec![4, 3, 8]));
+        assert_eq!(broadcast_shapes(&[8], &[2, 8]), Some(vec![2, 8]));
+        assert_eq!(broadcast_shapes(&[3], &[4]), None);
+    }
+
+    #[test]
+    fn matmul_shapes_with_flags_and_batches() {
+        assert_eq!(
+            matmul_shape(&[4, 16], &[16, 8], false, false),
+            Ok(vec![4, 8])
+        );
+        assert_eq!(matmul_shape(&[16, 4], &[8, 16], true, true), Ok(vec![4, 8]));
+        assert_eq!(
+            matmul_shape(&[2, 1, 4, 16], &[3, 16, 8], false, false),
+            Ok(vec![2, 3, 4, 8])
+        );
+        let error = matmul_shape(&[4, 16], &[8, 16], false, false).unwrap_err();
+        assert!(error.contains("contraction sizes differ"), "{error}");
+    }
 }

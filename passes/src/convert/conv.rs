@@ -8,8 +8,8 @@ use melior::ir::{
     attribute::AttributeLike, operation::OperationLike, OperationRef, Value, ValueLike,
 };
 
-use super::ir::{check_ipu_tensor, produced_by, shape_of};
-use super::{Addend, Replacement, Rewrite, Unconvertible};
+use super::ir::{check_ipu_tensor, shape_of};
+use super::{Replacement, Rewrite, Unconvertible};
 
 /// How a convolution lays out its input and filter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,21 +95,7 @@ pub(super) fn conv_rewrite<'c, 'a>(
             "input {x:?}, filter {w:?} (as NHWC / HWCF) with strides {strides:?} and dilations {dilations:?} do not make the result {out:?}"
         )));
     }
-    let addend = if let Some(fill) = produced_by(init, "linalg.fill") {
-        match super::linalg::fill_value(fill)? {
-            0.0 => None,
-            number => Some(Addend::Splat(number)),
-        }
-    } else if produced_by(init, "tensor.empty").is_some() {
-        if !empty_init_is_zero {
-            return Err(Unconvertible(
-                "it accumulates into an uninitialized tensor.empty (fill it with zero first, or set empty-init-is-zero)".into(),
-            ));
-        }
-        None
-    } else {
-        Some(Addend::Value(init))
-    };
+    let addend = super::linalg::init_addend(init, empty_init_is_zero)?;
     Ok(Rewrite::single(
         op,
         Replacement::Conv2d {

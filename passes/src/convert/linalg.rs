@@ -340,28 +340,38 @@ impl ConvertLinalgToIpu {
         let (lhs, rhs, init) = (operand(op, 0)?, operand(op, 1)?, operand(op, 2)?);
         check(lhs, "the lhs")?;
         check(rhs, "the rhs")?;
-        let addend = if let Some(fill) = produced_by(init, "linalg.fill") {
-            match fill_value(fill)? {
-                0.0 => None,
-                number => Some(Addend::Splat(number)),
-            }
-        } else if produced_by(init, "tensor.empty").is_some() {
-            if !self.options.empty_init_is_zero {
-                return Err(Unconvertible(
-                    "it accumulates into an uninitialized tensor.empty (fill it with zero first, or set empty-init-is-zero)"
-                        .into(),
-                ));
-            }
-            None
-        } else {
-            Some(Addend::Value(init))
-        };
+        let addend = init_addend(init, self.options.empty_init_is_zero)?;
         Ok(Rewrite::single(
             op,
             Replacement::Matmul { lhs, rhs, addend },
             "matmul",
         ))
     }
+}
+
+/// What a contraction (a matmul, a convolution) adds its product to, from its init operand: a
+/// zero fill nothing, another fill its splat, a value itself; an uninitialized `tensor.empty`
+/// is refused unless `empty_init_is_zero`.
+pub(super) fn init_addend<'c, 'a>(
+    init: Value<'c, 'a>,
+    empty_init_is_zero: bool,
+) -> Result<Option<Addend<'c, 'a>>, Unconvertible> {
+    Ok(if let Some(fill) = produced_by(init, "linalg.fill") {
+        match fill_value(fill)? {
+            0.0 => None,
+            number => Some(Addend::Splat(number)),
+        }
+    } else if produced_by(init, "tensor.empty").is_some() {
+        if !empty_init_is_zero {
+            return Err(Unconvertible(
+                "it accumulates into an uninitialized tensor.empty (fill it with zero first, or set empty-init-is-zero)"
+                    .into(),
+            ));
+        }
+        None
+    } else {
+        Some(Addend::Value(init))
+    })
 }
 
 /// A `tensor.expand_shape` or `tensor.collapse_shape` of a tensor: `ipu.reshape` (the same

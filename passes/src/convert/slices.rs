@@ -14,7 +14,7 @@ fn static_array(op: OperationRef, name: &str) -> Result<Vec<i64>, Unconvertible>
         .map_err(|_| Unconvertible(format!("expected a '{name}' attribute")))?;
     let items = ipu_dialects::ipu::i64_array(attribute)
         .ok_or_else(|| Unconvertible(format!("'{name}' is {attribute}, not array<i64>")))?;
-    if items.iter().any(|&item| item == i64::MIN) {
+    if items.contains(&i64::MIN) {
         return Err(Unconvertible(format!(
             "{name} {attribute} has a dynamic entry; only static slices are converted"
         )));

@@ -229,7 +229,7 @@ fn aligned_chunk(graph: &Graph, op: &Op, axis: usize) -> Option<(u64, u64)> {
     let out_shape = &graph.values[op.results[0]].shape;
     let (in_dims, out_dims) = (canonical_dims(in_shape), canonical_dims(out_shape));
     let (size, whole) = (out_dims[axis], in_dims[axis]);
-    if size == 0 || whole % size != 0 || whole == size {
+    if size == 0 || !whole.is_multiple_of(size) || whole == size {
         return None;
     }
     // The input axes folded into canonical axis `axis` (the tensor's own axes from the end).
@@ -256,7 +256,9 @@ fn aligned_chunk(graph: &Graph, op: &Op, axis: usize) -> Option<(u64, u64)> {
     }
     let inner: u64 = axes[outer + 1..].iter().map(|&a| in_shape[a]).product();
     let start = offsets[axes[outer]] * inner;
-    (start % size == 0).then_some((start / size, whole / size))
+    start
+        .is_multiple_of(size)
+        .then_some((start / size, whole / size))
 }
 
 /// What the tiles of `grid` (over the result's canonical dims) read of operand `position`: see
