@@ -1,6 +1,7 @@
-//! `ipu-form-attention`: first every row cone that computes a softmax over the last axis (maps,
-//! broadcasts and last-axis reductions from one full-size input, checked by evaluating the
-//! cone on rows of spread values) becomes `ipu.softmax`; then
+//! `ipu-form-attention`: first every row cone that computes a softmax or a layer norm over the
+//! last axis (maps, broadcasts and last-axis reductions from one full-size input and constant
+//! vectors, checked by evaluating the cone on rows of spread values) becomes `ipu.softmax` or
+//! `ipu.layer_norm`; then
 //! `matmul(softmax(scale * matmul(q, k^T)), v)` written as separate ipu
 //! ops (what the importers make of a frontend's attention: IREE and TFLite write it as
 //! batch matmuls, a scale by a broadcast scalar and a softmax) becomes one `ipu.attention(q, k,
@@ -434,6 +435,8 @@ pub fn form_attention(module: OperationRef) -> u64 {
 enum Extent {
     Full,
     Row,
+    /// One value per column (a constant vector broadcast over the rows: a gain, a shift).
+    Column,
     Scalar,
 }
 
@@ -454,8 +457,35 @@ fn extent_of(value: Value, full: &[i64]) -> Option<Extent> {
         return Some(Extent::Scalar);
     }
     let rank = full.len();
+    if shape.last() == full.last() && shape[..shape.len() - 1].iter().all(|&d| d == 1) {
+        return Some(Extent::Column);
+    }
     (shape.len() == rank && shape[..rank - 1] == full[..rank - 1] && shape[rank - 1] == 1)
         .then_some(Extent::Row)
+}
+
+/// The values of an f32 dense constant `value` (one for a splat), if it is one.
+fn constant_data(value: Value) -> Option<Vec<f64>> {
+    let constant = crate::ir::DenseConstant::of(value)?;
+    let raw = melior::ir::attribute::AttributeLike::to_raw(&constant.attribute);
+    // SAFETY: `raw` is a live dense elements attribute; elements are read only from an f32
+    // one, each index within its element count.
+    unsafe {
+        let element = mlir_sys::mlirShapedTypeGetElementType(mlir_sys::mlirAttributeGetType(raw));
+        if !mlir_sys::mlirTypeIsAF32(element) {
+            return None;
+        }
+        let count = if mlir_sys::mlirDenseElementsAttrIsSplat(raw) {
+            1
+        } else {
+            mlir_sys::mlirElementsAttrGetNumElements(raw)
+        };
+        Some(
+            (0..count as isize)
+                .map(|i| f64::from(mlir_sys::mlirDenseElementsAttrGetFloatValue(raw, i)))
+                .collect(),
+        )
+    }
 }
 
 /// Collects the cone of `value` into `cone` (producers before readers), or `None` when an
@@ -468,6 +498,10 @@ fn collect_cone<'c, 'a>(
     seen: &mut std::collections::BTreeSet<usize>,
 ) -> Option<()> {
     if splat_of(value).is_some() && extent_of(value, full).is_some() {
+        return Some(());
+    }
+    // A constant vector over the columns (read by the evaluation).
+    if extent_of(value, full) == Some(Extent::Column) && constant_data(value).is_some() {
         return Some(());
     }
     let op = producer(value);
@@ -525,6 +559,7 @@ fn evaluate_cone(
     let size = |extent| match extent {
         Extent::Full => rows * n,
         Extent::Row => rows,
+        Extent::Column => n,
         Extent::Scalar => 1,
     };
     let mut values: BTreeMap<usize, (Extent, Vec<f64>)> = BTreeMap::new();
@@ -534,6 +569,7 @@ fn evaluate_cone(
         match (extent, to) {
             (Extent::Scalar, _) => data[0],
             (Extent::Row, Extent::Full) => data[i / n],
+            (Extent::Column, Extent::Full) => data[i % n],
             _ => data[i],
         }
     };
@@ -543,7 +579,11 @@ fn evaluate_cone(
                 return Some(found.clone());
             }
             let extent = extent_of(v, full)?;
-            splat_of(v).map(|c| (extent, vec![c; size(extent)]))
+            if let Some(c) = splat_of(v) {
+                return Some((extent, vec![c; size(extent)]));
+            }
+            let data = constant_data(v)?;
+            (extent == Extent::Column && data.len() == n).then_some((extent, data))
         };
     for op in &cone.ops {
         let result: Value = op.result(0).ok()?.into();
@@ -592,7 +632,10 @@ fn evaluate_cone(
 
 /// Forms `ipu.softmax` from every row cone of `module` that computes a softmax over the last
 /// axis (checked by evaluating it on rows of spread values: PyTorch's guarded softmax, TOSA's
-/// op-by-op one); returns how many.
+/// op-by-op one), and `ipu.layer_norm` from every one that normalizes its rows (`(x - mean) /
+/// sqrt(var + eps) * gamma + beta`, whatever form the exporter wrote: E[x^2] - E[x]^2 with a
+/// clamp, the mean of squared deviations, a batch-norm form), its epsilon, gain and shift read
+/// off the cone's values ([`layer_norm_of`]); returns how many.
 pub fn form_softmax(module: OperationRef) -> u64 {
     let table = functions(module);
     let mut formed = 0;
@@ -652,13 +695,57 @@ pub fn form_softmax(module: OperationRef) -> u64 {
                 .map(move |v| (v - max).exp() / sum)
                 .collect::<Vec<_>>()
         });
-        if !y.iter().zip(softmax).all(|(a, b)| (a - b).abs() <= 1e-9) {
-            continue;
-        }
+        let is_softmax = y.iter().zip(softmax).all(|(a, b)| (a - b).abs() <= 1e-9);
         let Some(block) = map.block() else {
             continue;
         };
-        let built = ops::SoftmaxOp::build(map.location(), cone.input, result.r#type());
+        let built = if is_softmax {
+            ops::SoftmaxOp::build(map.location(), cone.input, result.r#type())
+        } else {
+            let Some((epsilon, gamma, beta)) = layer_norm_of(&cone, result, &full, &table, n)
+            else {
+                continue;
+            };
+            let context = map.context();
+            // SAFETY: the context outlives the pass run.
+            let context = unsafe { context.to_ref() };
+            let element = result.r#type().to_string();
+            let element = element
+                .rsplit('x')
+                .next()
+                .unwrap_or("f32>")
+                .trim_end_matches('>');
+            let Some(vector) = melior::ir::Type::parse(context, &format!("tensor<{n}x{element}>"))
+            else {
+                continue;
+            };
+            // The gain and shift as dense constants of the result's element type.
+            let constant = |values: &[f64]| -> Option<Value> {
+                let items: Vec<String> = values
+                    .iter()
+                    .map(|v| format!("{:.9e}", *v as f32))
+                    .collect();
+                let text = format!("dense<[{}]> : {vector}", items.join(", "));
+                let value = melior::ir::Attribute::parse(context, &text)?;
+                let op = block.insert_operation_before(
+                    map,
+                    crate::convert::constant(context, map.location(), value),
+                );
+                op.result(0).ok().map(Value::from)
+            };
+            let (Some(gamma), Some(beta)) = (constant(&gamma), constant(&beta)) else {
+                continue;
+            };
+            ops::LayerNormOp::build(
+                context,
+                map.location(),
+                cone.input,
+                gamma,
+                beta,
+                result.r#type(),
+                epsilon,
+            )
+        };
         let softmax = block.insert_operation_before(map, built);
         let replacement: Value = softmax.result(0).expect("softmax has a result").into();
         // SAFETY: both values are live and of the same type.
@@ -667,4 +754,89 @@ pub fn form_softmax(module: OperationRef) -> u64 {
         formed += 1;
     }
     formed
+}
+
+/// The epsilon, gain and shift of a layer normalization `cone` computes (`y = (x - mean) /
+/// sqrt(var + eps) * gamma + beta` per row of `n`), or `None` when it computes something else.
+/// The epsilon from how column 0 scales between rows +-v and +-2v of small variance (the
+/// ratio of the two halved differences is `2 sqrt(v + eps) / sqrt(4 v + eps)`), the gain and
+/// shift per column from two rows of spread values, and the whole cone checked against the
+/// normalization on a third.
+fn layer_norm_of(
+    cone: &RowCone,
+    output: Value,
+    full: &[i64],
+    table: &std::collections::BTreeMap<String, OperationRef>,
+    n: usize,
+) -> Option<(f64, Vec<f64>, Vec<f64>)> {
+    if n < 2 {
+        return None;
+    }
+    let eval = |row: &[f64]| evaluate_cone(cone, output, full, table, row, 1);
+    let probe = |scale: f64| -> Vec<f64> {
+        (0..n)
+            .map(|i| if i % 2 == 0 { scale } else { -scale })
+            .collect()
+    };
+    let half_difference = |scale: f64| -> Option<f64> {
+        let plus = eval(&probe(scale))?;
+        let minus = eval(&probe(-scale))?;
+        Some((plus[0] - minus[0]) / 2.0)
+    };
+    let (d1, d2) = (half_difference(0.01)?, half_difference(0.02)?);
+    if d1 == 0.0 || !d1.is_finite() || !d2.is_finite() {
+        return None;
+    }
+    let stats = |row: &[f64]| {
+        let mean = row.iter().sum::<f64>() / n as f64;
+        let variance = row.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n as f64;
+        (mean, variance)
+    };
+    let (_, v1) = stats(&probe(0.01));
+    let r2 = (d2 / d1).powi(2);
+    let epsilon = 4.0 * v1 * (1.0 - r2) / (r2 - 4.0);
+    if !(epsilon > 0.0 && epsilon < 0.1) {
+        return None;
+    }
+    let normalize = |row: &[f64]| -> Vec<f64> {
+        let (mean, variance) = stats(row);
+        row.iter()
+            .map(|v| (v - mean) / (variance + epsilon).sqrt())
+            .collect()
+    };
+    let spread = |seed: usize| -> Vec<f64> {
+        (0..n)
+            .map(|i| ((i * 7919 + seed * 104_729 + 13) % 97) as f64 / 8.0 - 6.0)
+            .collect()
+    };
+    // Per column, the line through (normalized, cone value) over four rows (least squares),
+    // checked on a fifth.
+    let fitted: Vec<(Vec<f64>, Vec<f64>)> = (1..=4)
+        .map(|seed| {
+            let row = spread(seed);
+            eval(&row).map(|y| (normalize(&row), y))
+        })
+        .collect::<Option<_>>()?;
+    let mut gamma = Vec::with_capacity(n);
+    let mut beta = Vec::with_capacity(n);
+    for i in 0..n {
+        let points: Vec<(f64, f64)> = fitted.iter().map(|(x, y)| (x[i], y[i])).collect();
+        let mean_x = points.iter().map(|p| p.0).sum::<f64>() / 4.0;
+        let mean_y = points.iter().map(|p| p.1).sum::<f64>() / 4.0;
+        let sxx: f64 = points.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
+        if sxx < 1e-6 {
+            return None;
+        }
+        let sxy: f64 = points.iter().map(|p| (p.0 - mean_x) * (p.1 - mean_y)).sum();
+        let g = sxy / sxx;
+        gamma.push(g);
+        beta.push(mean_y - g * mean_x);
+    }
+    let check = spread(5);
+    let (nc, yc) = (normalize(&check), eval(&check)?);
+    let fits = (0..n).all(|i| {
+        let expected = nc[i] * gamma[i] + beta[i];
+        (yc[i] - expected).abs() <= 1e-7 * expected.abs().max(1.0)
+    });
+    fits.then_some((epsilon, gamma, beta))
 }

@@ -738,7 +738,7 @@ fn erase_users_first(mut ops: Vec<OperationRef>) {
     }
 }
 
-fn constant<'c>(
+pub(crate) fn constant<'c>(
     context: &'c Context,
     location: melior::ir::Location<'c>,
     value: Attribute<'c>,
@@ -756,7 +756,7 @@ fn value_type(attribute: Attribute) -> Type {
 }
 
 /// A dense splat of `number` with `r#type` (a float tensor type).
-fn splat(r#type: Type, number: f64) -> Result<Attribute, String> {
+pub(crate) fn splat(r#type: Type, number: f64) -> Result<Attribute, String> {
     let context = r#type.context();
     // SAFETY: the context outlives the pass run.
     let context: &Context = unsafe { context.to_ref() };

@@ -1,4 +1,4 @@
-// RUN: ipu-opt %s --split-input-file -p 'builtin.module(ipu-form-attention, symbol-dce)' | FileCheck %s
+// RUN: ipu-opt %s --split-input-file -p 'builtin.module(ipu-form-attention, symbol-dce, canonicalize)' | FileCheck %s
 
 // The importers' form of attention (JAX through IREE: heads as a batch, k transposed by a
 // rearrange, scores scaled by a broadcast input-free map, a softmax) becomes ipu.attention
@@ -224,4 +224,58 @@ func.func @torch_form(%q: tensor<4x16x16xf32>, %k: tensor<4x16x16xf32>, %v: tens
   %p = "ipu.softmax"(%s) : (tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
   %o = "ipu.matmul"(%p, %v) : (tensor<4x16x16xf32>, tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
   return %o : tensor<4x16x16xf32>
+}
+
+// -----
+
+// A layer norm written op by op (PyTorch's: the mean, the mean of squared deviations, rsqrt of
+// it plus 1e-5, the gain and shift as constant vectors) becomes ipu.layer_norm with the
+// epsilon, gain and shift read off the cone.
+// CHECK-LABEL: func.func @layer_norm_cone
+// CHECK-DAG: %[[G:.*]] = arith.constant dense<[5.000000e-01, 1.000000e+00, 1.500000e+00, 2.000000e+00]> : tensor<4xf32>
+// CHECK-DAG: %[[B:.*]] = arith.constant dense<[0.000000e+00, 1.000000e-01, 2.000000e-01, 3.000000e-01]> : tensor<4xf32>
+// CHECK: %[[N:.*]] = "ipu.layer_norm"(%arg0, %[[G]], %[[B]]) {epsilon = 9.99999974E-6 : f32} : (tensor<3x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
+// CHECK-NEXT: return %[[N]]
+func.func private @mean(%a: f32) -> f32 {
+  %c = arith.constant 4.0 : f32
+  %0 = arith.divf %a, %c : f32
+  return %0 : f32
+}
+func.func private @sub(%a: f32, %b: f32) -> f32 {
+  %0 = arith.subf %a, %b : f32
+  return %0 : f32
+}
+func.func private @square(%a: f32) -> f32 {
+  %0 = arith.mulf %a, %a : f32
+  return %0 : f32
+}
+func.func private @inv_std(%a: f32) -> f32 {
+  %eps = arith.constant 9.99999974E-6 : f32
+  %c = arith.constant 4.0 : f32
+  %0 = arith.divf %a, %c : f32
+  %1 = arith.addf %0, %eps : f32
+  %2 = math.rsqrt %1 : f32
+  return %2 : f32
+}
+func.func private @affine(%d: f32, %s: f32, %g: f32, %b: f32) -> f32 {
+  %0 = arith.mulf %d, %s : f32
+  %1 = arith.mulf %0, %g : f32
+  %2 = arith.addf %1, %b : f32
+  return %2 : f32
+}
+func.func @layer_norm_cone(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %gamma = arith.constant dense<[0.5, 1.0, 1.5, 2.0]> : tensor<4xf32>
+  %beta = arith.constant dense<[0.0, 0.1, 0.2, 0.3]> : tensor<4xf32>
+  %s = "ipu.reduce"(%x) {combiner = "add"} : (tensor<3x4xf32>) -> tensor<3x1xf32>
+  %m = "ipu.map"(%s) {body = @mean} : (tensor<3x1xf32>) -> tensor<3x1xf32>
+  %mb = "ipu.broadcast"(%m) : (tensor<3x1xf32>) -> tensor<3x4xf32>
+  %d = "ipu.map"(%x, %mb) {body = @sub} : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  %sq = "ipu.map"(%d) {body = @square} : (tensor<3x4xf32>) -> tensor<3x4xf32>
+  %v = "ipu.reduce"(%sq) {combiner = "add"} : (tensor<3x4xf32>) -> tensor<3x1xf32>
+  %r = "ipu.map"(%v) {body = @inv_std} : (tensor<3x1xf32>) -> tensor<3x1xf32>
+  %rb = "ipu.broadcast"(%r) : (tensor<3x1xf32>) -> tensor<3x4xf32>
+  %gb = "ipu.broadcast"(%gamma) : (tensor<4xf32>) -> tensor<3x4xf32>
+  %bb = "ipu.broadcast"(%beta) : (tensor<4xf32>) -> tensor<3x4xf32>
+  %y = "ipu.map"(%d, %rb, %gb, %bb) {body = @affine} : (tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  return %y : tensor<3x4xf32>
 }
