@@ -39,7 +39,7 @@ impl Pass for FormAttention {
     type Options = FormAttentionOptions;
     const ARGUMENT: &'static str = "ipu-form-attention";
     const SUMMARY: &'static str =
-        "Fuse matmul(softmax(scale * matmul(q, k^T)), v) into ipu.attention";
+        "Form ipu.softmax / ipu.layer_norm from row cones, then fuse attention into ipu.attention";
 
     fn new(options: FormAttentionOptions) -> Self {
         FormAttention { options }

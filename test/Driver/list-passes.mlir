@@ -10,6 +10,9 @@
 // CHECK: {{^}}  ipu-canonicalize  -  Simplify ipu ops: casts of casts, identity rearranges, transposes into matmul flags
 // CHECK-NEXT: {{^}}    max-iterations=<u32>  (default: 10)  -  Upper bound on greedy driver iterations over the IR.
 // CHECK-NEXT: {{^}}    disable-patterns=<comma-separated list of string>  (default: "")  -  Patterns to leave out (by name, e.g. fold-cast-of-cast).
+// CHECK-DAG: {{^}}  ipu-demote-f32  -  Make every f32 tensor an f16 tensor (constants rounded once)
+// CHECK-DAG: {{^}}  ipu-form-attention  -  Form ipu.softmax / ipu.layer_norm from row cones, then fuse attention into ipu.attention
+// CHECK-DAG: {{^}}  ipu-fuse-maps  -  Fuse chains of single-use ipu.map ops into one map
 // CHECK-LABEL: Pass Pipelines:
 // CHECK-NEXT: {{^}}  ipu-cleanup  -  ipu-canonicalize, then upstream cse, canonicalize and symbol-dce
 // CHECK-NEXT: {{^}}    max-iterations=<u32>  (default: 10)  -  Passed to ipu-canonicalize.
