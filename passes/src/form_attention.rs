@@ -682,9 +682,7 @@ pub fn form_softmax(module: OperationRef) -> u64 {
         }
         let n = *full.last().unwrap_or(&1) as usize;
         let rows = 3;
-        let x: Vec<f64> = (0..rows * n)
-            .map(|i| ((i * 7919 + 13) % 97) as f64 / 8.0 - 6.0)
-            .collect();
+        let x: Vec<f64> = (0..rows).flat_map(|seed| spread_row(n, seed)).collect();
         let Some(y) = evaluate_cone(&cone, result, &full, &table, &x, rows) else {
             continue;
         };
@@ -804,16 +802,11 @@ fn layer_norm_of(
             .map(|v| (v - mean) / (variance + epsilon).sqrt())
             .collect()
     };
-    let spread = |seed: usize| -> Vec<f64> {
-        (0..n)
-            .map(|i| ((i * 7919 + seed * 104_729 + 13) % 97) as f64 / 8.0 - 6.0)
-            .collect()
-    };
     // Per column, the line through (normalized, cone value) over four rows (least squares),
     // checked on a fifth.
     let fitted: Vec<(Vec<f64>, Vec<f64>)> = (1..=4)
         .map(|seed| {
-            let row = spread(seed);
+            let row = spread_row(n, seed);
             eval(&row).map(|y| (normalize(&row), y))
         })
         .collect::<Option<_>>()?;
@@ -832,11 +825,19 @@ fn layer_norm_of(
         gamma.push(g);
         beta.push(mean_y - g * mean_x);
     }
-    let check = spread(5);
+    let check = spread_row(n, 5);
     let (nc, yc) = (normalize(&check), eval(&check)?);
     let fits = (0..n).all(|i| {
         let expected = nc[i] * gamma[i] + beta[i];
         (yc[i] - expected).abs() <= 1e-7 * expected.abs().max(1.0)
     });
     fits.then_some((epsilon, gamma, beta))
+}
+
+/// Row `seed` of `n` spread values in [-6, 6) (a fixed pseudo-random sequence) that the row
+/// cones are evaluated on.
+fn spread_row(n: usize, seed: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| ((i * 7919 + seed * 104_729 + 13) % 97) as f64 / 8.0 - 6.0)
+        .collect()
 }

@@ -314,26 +314,7 @@ fn report_renders_in_headless_chromium() {
     );
     assert_exit(&report, 0, "profile report");
     let page = dir.join("report.html");
-    let profile_dir = dir.join("chromium-profile");
-    let output = Command::new(CHROMIUM)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--enable-logging=stderr",
-            "--v=0",
-            "--virtual-time-budget=5000",
-        ])
-        .arg(format!("--user-data-dir={}", profile_dir.display()))
-        .arg("--dump-dom")
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .expect("chromium starts");
+    let output = chromium(&dir, &page, &["--dump-dom".to_string()]);
     let dom = text(&output.stdout);
     let log = text(&output.stderr);
     assert!(
