@@ -6,11 +6,19 @@
 //! | `fold-identity-cast` | `cast(x : T -> T, scale 0)` => `x` |
 //! | `fold-cast-of-cast` | `cast(cast(x : A -> B) : B -> C)` => `cast(x : A -> C)` when `A -> B` is exact; => `x` when also `C = A` |
 //! | `fold-identity-rearrange` | `rearrange(x : T -> T)` with no or an identity permutation => `x` |
-//! | `fold-rearrange-of-rearrange` | `rearrange_q(rearrange_p(x))` => `rearrange_{p.q}(x)` (=> `x` when it is the identity) |
+//! | `fold-rearrange-of-rearrange` | `rearrange_q(rearrange_p(x))` => `rearrange_{p.q}(x)` (=> `x` when it is the identity) when `p.q` keeps the last axis or swaps the last two (what the tile lowering runs) |
 //! | `fold-transpose-into-matmul` | `matmul(transpose(a), b)` => `matmul(a, b){transpose_lhs ^= 1}`, likewise for `b` |
+//! | `fold-identity-reshape` | `reshape(x : T -> T)` => `x` |
+//! | `fold-reshape-of-reshape` | `reshape(reshape(x))` => `reshape(x)` |
+//! | `fold-reshape-of-constant` | `reshape(constant)` => the constant in the result's shape (plain `dense` constants) |
+//! | `sink-reshape` | `f(reshape(x), b)` => `reshape(f(x, b))` for `f` in add, gelu, map (body not reading indices), softmax and layer norm (last axis kept); `b` broadcasts over axes the reshape keeps |
+//! | `squeeze-unit-batch-rhs` | `matmul(a, b : [1, K, N])` => `matmul(a, reshape(b) : [K, N])` (any number of unit batch axes; `a` of at least `b`'s rank) |
+//! | `sink-reshape-through-matmul` | `matmul(reshape(x), b : [K, N])` => `reshape(matmul(x, b))` when the reshape keeps the last axis |
+
+mod reshapes;
 
 use ipu_dialects::{
-    ipu::{CastOp, MatmulOp, RearrangeOp},
+    ipu::{CastOp, MatmulOp, RearrangeOp, ReshapeOp},
     tensor::{ElementType, TensorInfo},
 };
 use melior::ir::{
@@ -85,7 +93,46 @@ pub const PATTERNS: &[Pattern] = &[
         root: MatmulOp::NAME,
         rewrite: fold_transpose_into_matmul,
     },
+    Pattern {
+        name: "fold-identity-reshape",
+        root: ReshapeOp::NAME,
+        rewrite: reshapes::fold_identity_reshape,
+    },
+    Pattern {
+        name: "fold-reshape-of-reshape",
+        root: ReshapeOp::NAME,
+        rewrite: reshapes::fold_reshape_of_reshape,
+    },
+    Pattern {
+        name: "fold-reshape-of-constant",
+        root: ReshapeOp::NAME,
+        rewrite: reshapes::fold_reshape_of_constant,
+    },
+    Pattern {
+        name: "squeeze-unit-batch-rhs",
+        root: MatmulOp::NAME,
+        rewrite: reshapes::squeeze_unit_batch_rhs,
+    },
+    Pattern {
+        name: "sink-reshape-through-matmul",
+        root: MatmulOp::NAME,
+        rewrite: reshapes::sink_reshape_through_matmul,
+    },
+    sink_reshape(0),
+    sink_reshape(1),
+    sink_reshape(2),
+    sink_reshape(3),
+    sink_reshape(4),
 ];
+
+/// `sink-reshape` rooted at its `index`th op kind.
+const fn sink_reshape(index: usize) -> Pattern {
+    Pattern {
+        name: "sink-reshape",
+        root: reshapes::SINK_ROOTS[index],
+        rewrite: reshapes::sink_reshape,
+    }
+}
 
 /// The `ipu-canonicalize` pass.
 #[derive(Clone)]
@@ -97,7 +144,7 @@ impl Pass for Canonicalize {
     type Options = CanonicalizeOptions;
     const ARGUMENT: &'static str = "ipu-canonicalize";
     const SUMMARY: &'static str =
-        "Simplify ipu ops: casts of casts, identity rearranges, transposes into matmul flags";
+        "Simplify ipu ops: casts of casts, identity rearranges and reshapes, transposes into matmul flags, reshapes sunk below elementwise ops";
 
     fn new(options: CanonicalizeOptions) -> Self {
         Canonicalize { options }
@@ -277,6 +324,15 @@ fn fold_rearrange_of_rearrange(op: OperationRef, rewriter: &Rewriter) -> bool {
     }
     // result[i] = middle[second[i]] = source[first[second[i]]].
     let composed: Vec<i64> = second.iter().map(|&axis| first[axis as usize]).collect();
+    // The tile lowering runs permutations that keep the last axis and swaps of the last two;
+    // a composition moving the last axis otherwise stays as the steps it was written in.
+    if rank >= 2 && composed[rank - 1] != rank as i64 - 1 {
+        let mut swap: Vec<i64> = (0..rank as i64).collect();
+        swap.swap(rank - 2, rank - 1);
+        if composed != swap {
+            return false;
+        }
+    }
     if is_identity(&composed) && type_of(source) == type_of(result) {
         replace_and_clean(rewriter, op, source, Some(inner_op));
         return true;

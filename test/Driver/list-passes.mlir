@@ -7,7 +7,7 @@
 // exits without reading the input.
 
 // CHECK-LABEL: Passes:
-// CHECK: {{^}}  ipu-canonicalize  -  Simplify ipu ops: casts of casts, identity rearranges, transposes into matmul flags
+// CHECK: {{^}}  ipu-canonicalize  -  Simplify ipu ops: casts of casts, identity rearranges and reshapes, transposes into matmul flags, reshapes sunk below elementwise ops
 // CHECK-NEXT: {{^}}    max-iterations=<u32>  (default: 10)  -  Upper bound on greedy driver iterations over the IR.
 // CHECK-NEXT: {{^}}    disable-patterns=<comma-separated list of string>  (default: "")  -  Patterns to leave out (by name, e.g. fold-cast-of-cast).
 // CHECK-DAG: {{^}}  ipu-demote-f32  -  Make every f32 tensor an f16 tensor (constants rounded once)

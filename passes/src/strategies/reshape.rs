@@ -7,7 +7,8 @@
 //! are the blocks of an input row grid the lowering lays out ([`BlockGrid`]); that grid is the
 //! operand's need, so the planner prices any conversion into it as it prices every other
 //! operand's. [`reshape_view`] is the one rule: the planner offers its views and the lowering
-//! follows the plan's.
+//! follows the plan's. A reshape that only adds or drops unit axes ([`relabels`]) is a view on
+//! every grid: the input's blocks, whatever they are, are the result's.
 
 use ipu_dialects::plan::{OperatorPlan, ReshapePlan};
 
@@ -87,6 +88,13 @@ pub fn reshape_view(
     ))
 }
 
+/// Whether a reshape from canonical dims `input` to `output` only relabels axes (adds or drops
+/// unit axes, `[1, S, D] -> [S, D]`): the canonical `[batch, rows, columns]` views are equal, so
+/// the value's blocks on any grid, columns split or not, are the result's blocks.
+pub fn relabels(input: [u64; 3], output: [u64; 3]) -> bool {
+    input == output
+}
+
 /// The view a reshape plan means for `op` of `graph`, or why the lowering cannot follow it.
 pub fn planned_view(graph: &Graph, op: &Op, plan: &ReshapePlan) -> Result<ReshapeView, String> {
     let input = canonical_dims(&graph.values[op.operands[0]].shape);
@@ -111,6 +119,26 @@ pub fn candidates(graph: &Graph, op: &Op, active: &[u32]) -> Vec<Candidate> {
     let format = ValueFormat::row_major(input.element);
     let (in_dims, out_dims) = (canonical_dims(&input.shape), canonical_dims(&result.shape));
     let mut out = Vec::new();
+    if relabels(in_dims, out_dims) {
+        // Any blocks of the input are the same blocks of the result.
+        for grid in grids(active, &out_dims) {
+            let grid = grid3(&grid);
+            let Ok(blocks) = BlockGrid::of_plan(out_dims, grid) else {
+                continue;
+            };
+            let plan = ReshapePlan {
+                grid,
+                tiles: blocks.tiles(),
+            };
+            out.push(Candidate::new(
+                OperatorPlan::Reshape(plan),
+                blocks.tiles(),
+                vec![Need::on_grid(&input.shape, in_dims, &grid, format)],
+                Need::on_grid(&result.shape, out_dims, &grid, format),
+            ));
+        }
+        return out;
+    }
     for grid in grids(active, &[out_dims[0], out_dims[1], 1]) {
         let grid = grid3(&grid);
         let Ok(view) = reshape_view(in_dims, out_dims, grid) else {
@@ -165,6 +193,41 @@ mod tests {
         let merge = reshape_view([197, 12, 64], [1, 197, 768], [1, 50, 1]).expect("a view");
         assert_eq!(merge.input_grid, [50, 1, 1]);
         assert_eq!(merge.input.rows_per_block, 48);
+    }
+
+    /// `[16, 32] -> [1, 16, 32]` only adds a unit axis: a view on every grid of the result,
+    /// column splits included, each needing the input on the same blocks; a head split is no
+    /// relabeling.
+    #[test]
+    fn a_unit_axis_reshape_is_a_view_on_every_grid() {
+        use crate::tiling::{OpKind, Origin};
+        use ipu_device::Precision;
+        assert!(relabels(
+            canonical_dims(&[16, 32]),
+            canonical_dims(&[1, 16, 32])
+        ));
+        assert!(!relabels(
+            canonical_dims(&[1, 16, 64]),
+            canonical_dims(&[16, 4, 16])
+        ));
+        let mut graph = Graph::default();
+        let x = graph.add_value(vec![16, 32], Precision::F32, Origin::Argument);
+        let y = graph.add_op(OpKind::Reshape, vec![x], vec![1, 16, 32], Precision::F32);
+        graph.outputs.push(y);
+        let found = candidates(&graph, &graph.ops[0], &[32]);
+        let grid_of = |c: &Candidate| match &c.plan {
+            OperatorPlan::Reshape(plan) => plan.grid,
+            other => panic!("not a reshape plan: {other:?}"),
+        };
+        let grids: Vec<[u32; 3]> = found.iter().map(grid_of).collect();
+        assert!(
+            grids.contains(&[1, 16, 2]) && grids.contains(&[1, 2, 16]),
+            "{grids:?}"
+        );
+        for candidate in &found {
+            assert_eq!(candidate.tiles, grid_of(candidate).iter().product::<u32>());
+            assert_eq!(candidate.needs[0].shards, candidate.output.shards);
+        }
     }
 
     /// Every view covers the same elements block for block, on seeded shapes and grids.

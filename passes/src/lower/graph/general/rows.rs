@@ -1,10 +1,11 @@
 //! Row ops without a plan, permutations and batched transposes, casts without a plan.
 
 use super::*;
+use crate::strategies::blocks::BlockGrid;
 use crate::strategies::rearrange::{
     planned_transpose, row_copy_grid, swaps_last_two, transpose_work,
 };
-use crate::strategies::reshape::planned_view;
+use crate::strategies::reshape::{planned_view, relabels};
 use crate::tiling::layout::canonical_dims;
 
 impl Lowering<'_> {
@@ -100,6 +101,43 @@ impl Lowering<'_> {
         let op = &self.graph.ops[index];
         let (x, out) = (op.operands[0], op.results[0]);
         let (_, width) = view_2d(&self.graph.values[out].shape)?;
+        let dims = |v: usize| canonical_dims(&self.graph.values[v].shape);
+        if relabels(dims(x), dims(out)) {
+            // Unit axes added or dropped: the input's blocks as they are (a host input streamed
+            // in the plan's row blocks when it has them).
+            let rows = match plan {
+                None => None,
+                Some(OperatorPlan::Reshape(reshape)) if reshape.tiles <= self.tiles => {
+                    let blocks =
+                        BlockGrid::of_plan_with_tiles(dims(out), reshape.grid, reshape.tiles)
+                            .map_err(|why| not_followed("ipu.reshape", index, plan, why))?;
+                    (reshape.grid[2] == 1).then_some(blocks.rows_per_block)
+                }
+                Some(OperatorPlan::Reshape(reshape)) => {
+                    return Err(not_followed(
+                        "ipu.reshape",
+                        index,
+                        plan,
+                        format!(
+                            "it needs {} tiles, the lowering has {}",
+                            reshape.tiles, self.tiles
+                        ),
+                    ))
+                }
+                Some(_) => {
+                    return Err(not_followed(
+                        "ipu.reshape",
+                        index,
+                        plan,
+                        "not a reshape plan".to_string(),
+                    ))
+                }
+            };
+            let source = self.on_device_in(x, rows)?;
+            self.alias(index, "ipu.reshape", out, source);
+            self.push_compute(self.provenance(index), Vec::new());
+            return Ok(());
+        }
         let view = match plan {
             None => None,
             Some(OperatorPlan::Reshape(reshape)) if reshape.tiles > self.tiles => {
