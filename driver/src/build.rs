@@ -92,7 +92,7 @@ pub fn pipeline_text(options: &BuildOptions, target: &Target) -> String {
 /// The import passes a model in upstream dialects runs before `ipu-compile` (each converter
 /// converts only its own dialect's ops).
 pub const UPSTREAM_IMPORT: &str =
-    "func.func(convert-tosa-to-ipu, convert-linalg-to-ipu), ipu-form-attention, ipu-canonicalize, ipu-fuse-maps, symbol-dce, canonicalize, cse";
+    "func.func(convert-tosa-to-ipu, convert-linalg-to-ipu), ipu-canonicalize, ipu-form-attention, ipu-canonicalize, ipu-fuse-maps, symbol-dce, canonicalize, cse";
 
 /// Visits `op` and every op nested in it, in pre-order, until `visit` returns true (then
 /// returns true).

@@ -448,20 +448,24 @@ struct RowCone<'c, 'a> {
     ops: Vec<OperationRef<'c, 'a>>,
 }
 
+/// The extent of `value` in a cone over rows of `full`'s last axis: any shape of the same rows
+/// (`[4, 16, 16]` and `[1, 4, 16, 16]` alike: a reshape that keeps the last axis keeps the
+/// rows in order) is full size, any `[..., 1]` of one value per row is per row.
 fn extent_of(value: Value, full: &[i64]) -> Option<Extent> {
     let shape = shape_of(value.r#type())?;
-    if shape == full {
+    let n = *full.last()?;
+    let total: i64 = full.iter().product();
+    let count: i64 = shape.iter().product();
+    if shape == full || (count == total && shape.last() == Some(&n)) {
         return Some(Extent::Full);
     }
     if shape.iter().all(|&d| d == 1) {
         return Some(Extent::Scalar);
     }
-    let rank = full.len();
-    if shape.last() == full.last() && shape[..shape.len() - 1].iter().all(|&d| d == 1) {
+    if shape.last() == Some(&n) && shape[..shape.len() - 1].iter().all(|&d| d == 1) {
         return Some(Extent::Column);
     }
-    (shape.len() == rank && shape[..rank - 1] == full[..rank - 1] && shape[rank - 1] == 1)
-        .then_some(Extent::Row)
+    (shape.last() == Some(&1) && n > 0 && count == total / n).then_some(Extent::Row)
 }
 
 /// The values of an f32 dense constant `value` (one for a splat), if it is one.
@@ -488,15 +492,27 @@ fn constant_data(value: Value) -> Option<Vec<f64>> {
     }
 }
 
+/// Where [`collect_cone`] stops: at `input` when given (the cone's input), and whether a
+/// second full-size leaf ends the walk quietly (`loose`: a survey of the ops, not a cone).
+#[derive(Clone, Copy)]
+struct Leaves<'c, 'a> {
+    input: Option<Value<'c, 'a>>,
+    loose: bool,
+}
+
 /// Collects the cone of `value` into `cone` (producers before readers), or `None` when an
 /// op outside the kinds above, a second full-size input or an unreadable body is reached.
 fn collect_cone<'c, 'a>(
     value: Value<'c, 'a>,
-    full: &[i64],
+    (full, leaves): (&[i64], Leaves<'c, 'a>),
     table: &std::collections::BTreeMap<String, OperationRef>,
     cone: &mut RowCone<'c, 'a>,
     seen: &mut std::collections::BTreeSet<usize>,
 ) -> Option<()> {
+    if leaves.input == Some(value) {
+        cone.input = value;
+        return Some(());
+    }
     if splat_of(value).is_some() && extent_of(value, full).is_some() {
         return Some(());
     }
@@ -506,10 +522,19 @@ fn collect_cone<'c, 'a>(
     }
     let op = producer(value);
     let kind = op.map(|op| op_name(&op));
+    // A reshape is inside when it keeps the extent (the rows, in order).
+    let kept_rows = || {
+        let op = op?;
+        let input = op.operand(0).ok()?;
+        (extent_of(input, full)? == extent_of(value, full)?).then_some(())
+    };
     let inner = matches!(
         kind.as_deref(),
-        Some(ops::MapOp::NAME) | Some(ops::BroadcastOp::NAME) | Some(ops::ReduceOp::NAME)
-    );
+        Some(ops::MapOp::NAME)
+            | Some(ops::AddOp::NAME)
+            | Some(ops::BroadcastOp::NAME)
+            | Some(ops::ReduceOp::NAME)
+    ) || (kind.as_deref() == Some(ReshapeOp::NAME) && kept_rows().is_some());
     if !inner {
         // A leaf: the one full-size input.
         if extent_of(value, full) != Some(Extent::Full) {
@@ -519,7 +544,7 @@ fn collect_cone<'c, 'a>(
             cone.input = value;
             return Some(());
         }
-        return None;
+        return leaves.loose.then_some(());
     }
     let op = op?;
     if !seen.insert(op.to_raw().ptr as usize) {
@@ -538,10 +563,77 @@ fn collect_cone<'c, 'a>(
         return None;
     }
     for operand in op.operands() {
-        collect_cone(operand, full, table, cone, seen)?;
+        collect_cone(operand, (full, leaves), table, cone, seen)?;
     }
     cone.ops.push(op);
     Some(())
+}
+
+/// The input of the row cone ending at `output`: of the full-size values its last-axis
+/// reductions read, the one computed first (the others are computed from it: `x` of
+/// `mean(x)` and `mean(x * x)`). The ops before it are not the cone's, however elementwise
+/// they are (a layer norm of `x + b` normalizes `x + b`).
+fn cone_input<'c, 'a>(
+    output: Value<'c, 'a>,
+    full: &[i64],
+    table: &std::collections::BTreeMap<String, OperationRef>,
+) -> Option<Value<'c, 'a>> {
+    // SAFETY: a null value only marks "no input yet"; it is never dereferenced.
+    let mut survey = RowCone {
+        input: unsafe {
+            Value::from_raw(mlir_sys::MlirValue {
+                ptr: std::ptr::null(),
+            })
+        },
+        ops: Vec::new(),
+    };
+    let loose = Leaves {
+        input: None,
+        loose: true,
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    collect_cone(output, (full, loose), table, &mut survey, &mut seen)?;
+    let reads: Vec<Value<'c, 'a>> = survey
+        .ops
+        .iter()
+        .filter(|op| op_name(*op) == ops::ReduceOp::NAME)
+        .filter_map(|op| op.operand(0).ok())
+        .filter(|v| extent_of(*v, full) == Some(Extent::Full))
+        // SAFETY: the operand is a value of the IR the ops belong to, live for 'a.
+        .map(|v| unsafe { Value::from_raw(v.to_raw()) })
+        .map(|v| before_row_reshapes(v, full))
+        .collect();
+    // Computed first: a block argument, else the value whose producer comes first.
+    reads.into_iter().min_by(|a, b| {
+        let (pa, pb) = (producer(*a), producer(*b));
+        match (pa, pb) {
+            (None, None) => std::cmp::Ordering::Equal,
+            (None, Some(_)) => std::cmp::Ordering::Less,
+            (Some(_), None) => std::cmp::Ordering::Greater,
+            (Some(x), Some(y)) if x == y => std::cmp::Ordering::Equal,
+            // SAFETY: both ops are live ops of one block (one function body).
+            (Some(x), Some(y)) => {
+                if unsafe { mlir_sys::mlirOperationIsBeforeInBlock(x.to_raw(), y.to_raw()) } {
+                    std::cmp::Ordering::Less
+                } else {
+                    std::cmp::Ordering::Greater
+                }
+            }
+        }
+    })
+}
+
+/// `value` before the reshapes that produced it keeping its rows (full size on both sides).
+fn before_row_reshapes<'c, 'a>(mut value: Value<'c, 'a>, full: &[i64]) -> Value<'c, 'a> {
+    while let Some(input) = producer(value)
+        .and_then(|op| ReshapeOp::try_from(op).ok())
+        .and_then(|reshape| reshape.input())
+        .filter(|input| extent_of(*input, full) == Some(Extent::Full))
+    {
+        // SAFETY: the reshape's input is a value of the same IR, live for 'a.
+        value = unsafe { Value::from_raw(input.to_raw()) };
+    }
+    value
 }
 
 /// The rows of `output` that `cone` computes from `x` rows (`rows x n`, row-major), or `None`
@@ -603,9 +695,13 @@ fn evaluate_cone(
                     })
                     .collect()
             }
+            ops::AddOp::NAME if inputs.len() == 2 => (0..size(extent))
+                .map(|i| read(&inputs[0], extent, i) + read(&inputs[1], extent, i))
+                .collect(),
             ops::BroadcastOp::NAME => (0..size(extent))
                 .map(|i| read(&inputs[0], extent, i))
                 .collect(),
+            ReshapeOp::NAME => inputs[0].1.clone(),
             ops::ReduceOp::NAME => {
                 let combiner = ops::ReduceOp::try_from(*op).ok()?.combiner()?;
                 let source = &inputs[0].1;
@@ -639,7 +735,21 @@ fn evaluate_cone(
 pub fn form_softmax(module: OperationRef) -> u64 {
     let table = functions(module);
     let mut formed = 0;
-    for map in crate::convert::tosa::ops_with_prefix(module, ops::MapOp::NAME) {
+    // Roots latest first, so a cone is formed whole (a layer norm with its shift added by a
+    // separate op, not the norm without it); the ops of formed cones are erased at the end,
+    // and roots inside them skipped.
+    let mut roots = crate::convert::tosa::ops_with_prefix(module, "ipu.");
+    roots.retain(|op| {
+        let name = op_name(op);
+        name == ops::MapOp::NAME || name == ops::AddOp::NAME
+    });
+    roots.reverse();
+    let mut consumed = std::collections::BTreeSet::new();
+    let mut dead = Vec::new();
+    for map in roots {
+        if consumed.contains(&(map.to_raw().ptr as usize)) {
+            continue;
+        }
         let Some(result) = map.result(0).ok().map(Value::from) else {
             continue;
         };
@@ -656,8 +766,15 @@ pub fn form_softmax(module: OperationRef) -> u64 {
             },
             ops: Vec::new(),
         };
+        let Some(input) = cone_input(result, &full, &table) else {
+            continue;
+        };
+        let leaves = Leaves {
+            input: Some(input),
+            loose: false,
+        };
         let mut seen = std::collections::BTreeSet::new();
-        if collect_cone(result, &full, &table, &mut cone, &mut seen).is_none()
+        if collect_cone(result, (&full, leaves), &table, &mut cone, &mut seen).is_none()
             || cone.input.to_raw().ptr.is_null()
             || !cone.ops.iter().any(|op| op_name(op) == ops::ReduceOp::NAME)
         {
@@ -697,8 +814,27 @@ pub fn form_softmax(module: OperationRef) -> u64 {
         let Some(block) = map.block() else {
             continue;
         };
+        // The input in the result's shape (the cone may regroup rows on the way).
+        let cone_input = cone.input;
+        let input_of = || {
+            if cone_input.r#type() == result.r#type() {
+                return Some(cone_input);
+            }
+            let reshape = block.insert_operation_before(
+                map,
+                ReshapeOp::build(map.location(), cone_input, result.r#type()),
+            );
+            // SAFETY: the reshape was just inserted into the live block.
+            reshape
+                .result(0)
+                .ok()
+                .map(|r| unsafe { Value::from_raw(Value::from(r).to_raw()) })
+        };
         let built = if is_softmax {
-            ops::SoftmaxOp::build(map.location(), cone.input, result.r#type())
+            let Some(input) = input_of() else {
+                continue;
+            };
+            ops::SoftmaxOp::build(map.location(), input, result.r#type())
         } else {
             let Some((epsilon, gamma, beta)) = layer_norm_of(&cone, result, &full, &table, n)
             else {
@@ -731,13 +867,15 @@ pub fn form_softmax(module: OperationRef) -> u64 {
                 );
                 op.result(0).ok().map(Value::from)
             };
-            let (Some(gamma), Some(beta)) = (constant(&gamma), constant(&beta)) else {
+            let (Some(gamma), Some(beta), Some(input)) =
+                (constant(&gamma), constant(&beta), input_of())
+            else {
                 continue;
             };
             ops::LayerNormOp::build(
                 context,
                 map.location(),
-                cone.input,
+                input,
                 gamma,
                 beta,
                 result.r#type(),
@@ -748,9 +886,11 @@ pub fn form_softmax(module: OperationRef) -> u64 {
         let replacement: Value = softmax.result(0).expect("softmax has a result").into();
         // SAFETY: both values are live and of the same type.
         unsafe { mlir_sys::mlirValueReplaceAllUsesOfWith(result.to_raw(), replacement.to_raw()) };
-        crate::convert::erase_unused(cone.ops.into_iter().rev().collect());
+        consumed.extend(cone.ops.iter().map(|op| op.to_raw().ptr as usize));
+        dead.extend(cone.ops.into_iter().rev());
         formed += 1;
     }
+    crate::convert::erase_unused(dead);
     formed
 }
 

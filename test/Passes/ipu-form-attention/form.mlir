@@ -279,3 +279,110 @@ func.func @layer_norm_cone(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
   %y = "ipu.map"(%d, %rb, %gb, %bb) {body = @affine} : (tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
   return %y : tensor<3x4xf32>
 }
+
+// -----
+
+// The shift added by a separate ipu.add (TF's batch-norm form, Flax's LayerNorm) is part of the
+// layer norm; the normalized value is computed from a residual sum (an ipu.add of two
+// full-size values), which stays as it is and is the layer norm's input: of the values the
+// cone's reductions read, the one computed first. A reshape inside the cone that keeps the
+// rows is looked through (the input is reshaped to the result's shape).
+// CHECK-LABEL: func.func @shift_added_after
+// CHECK-DAG: %[[G:.*]] = arith.constant dense<[5.000000e-01, 1.000000e+00, 1.500000e+00, 2.000000e+00]> : tensor<4xf32>
+// CHECK-DAG: %[[B:.*]] = arith.constant dense<[0.000000e+00, 1.000000e-01, 2.000000e-01, 3.000000e-01]> : tensor<4xf32>
+// CHECK: %[[X:.*]] = "ipu.add"(%arg0, %arg1) : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+// CHECK: %[[R:.*]] = "ipu.reshape"(%[[X]]) : (tensor<3x4xf32>) -> tensor<1x3x4xf32>
+// CHECK: %[[N:.*]] = "ipu.layer_norm"(%[[R]], %[[G]], %[[B]]) {epsilon = 9.99999974E-6 : f32} : (tensor<1x3x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x3x4xf32>
+// CHECK-NEXT: return %[[N]]
+// CHECK-NOT: ipu.map
+func.func private @mean(%a: f32) -> f32 {
+  %c = arith.constant 4.0 : f32
+  %0 = arith.divf %a, %c : f32
+  return %0 : f32
+}
+func.func private @sub(%a: f32, %b: f32) -> f32 {
+  %0 = arith.subf %a, %b : f32
+  return %0 : f32
+}
+func.func private @square(%a: f32) -> f32 {
+  %0 = arith.mulf %a, %a : f32
+  return %0 : f32
+}
+func.func private @inv_std(%a: f32) -> f32 {
+  %eps = arith.constant 9.99999974E-6 : f32
+  %c = arith.constant 4.0 : f32
+  %0 = arith.divf %a, %c : f32
+  %1 = arith.addf %0, %eps : f32
+  %2 = math.rsqrt %1 : f32
+  return %2 : f32
+}
+func.func private @scale(%d: f32, %s: f32, %g: f32) -> f32 {
+  %0 = arith.mulf %d, %s : f32
+  %1 = arith.mulf %0, %g : f32
+  return %1 : f32
+}
+func.func @shift_added_after(%a: tensor<3x4xf32>, %b: tensor<3x4xf32>) -> tensor<1x3x4xf32> {
+  %gamma = arith.constant dense<[0.5, 1.0, 1.5, 2.0]> : tensor<4xf32>
+  %beta = arith.constant dense<[0.0, 0.1, 0.2, 0.3]> : tensor<4xf32>
+  %x = "ipu.add"(%a, %b) : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  %s = "ipu.reduce"(%x) {combiner = "add"} : (tensor<3x4xf32>) -> tensor<3x1xf32>
+  %m = "ipu.map"(%s) {body = @mean} : (tensor<3x1xf32>) -> tensor<3x1xf32>
+  %mb = "ipu.broadcast"(%m) : (tensor<3x1xf32>) -> tensor<3x4xf32>
+  %d = "ipu.map"(%x, %mb) {body = @sub} : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  %sq = "ipu.map"(%d) {body = @square} : (tensor<3x4xf32>) -> tensor<3x4xf32>
+  %v = "ipu.reduce"(%sq) {combiner = "add"} : (tensor<3x4xf32>) -> tensor<3x1xf32>
+  %r = "ipu.map"(%v) {body = @inv_std} : (tensor<3x1xf32>) -> tensor<3x1xf32>
+  %rb = "ipu.broadcast"(%r) : (tensor<3x1xf32>) -> tensor<3x4xf32>
+  %gb = "ipu.broadcast"(%gamma) : (tensor<4xf32>) -> tensor<3x4xf32>
+  %n = "ipu.map"(%d, %rb, %gb) {body = @scale} : (tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  %n3 = "ipu.reshape"(%n) : (tensor<3x4xf32>) -> tensor<1x3x4xf32>
+  %y = "ipu.add"(%n3, %beta) : (tensor<1x3x4xf32>, tensor<4xf32>) -> tensor<1x3x4xf32>
+  return %y : tensor<1x3x4xf32>
+}
+
+// -----
+
+// Near miss: a shift that varies by row (an argument, not a constant vector over the columns)
+// is no layer norm's; the normalization without it is one, and the add stays.
+// CHECK-LABEL: func.func @row_varying_shift
+// CHECK: %[[N:.*]] = "ipu.layer_norm"(%arg0, %{{.*}}, %{{.*}}) {epsilon = 9.99999974E-6 : f32}
+// CHECK-NEXT: %[[Y:.*]] = "ipu.add"(%[[N]], %arg1) : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func private @mean(%a: f32) -> f32 {
+  %c = arith.constant 4.0 : f32
+  %0 = arith.divf %a, %c : f32
+  return %0 : f32
+}
+func.func private @sub(%a: f32, %b: f32) -> f32 {
+  %0 = arith.subf %a, %b : f32
+  return %0 : f32
+}
+func.func private @square(%a: f32) -> f32 {
+  %0 = arith.mulf %a, %a : f32
+  return %0 : f32
+}
+func.func private @inv_std(%a: f32) -> f32 {
+  %eps = arith.constant 9.99999974E-6 : f32
+  %c = arith.constant 4.0 : f32
+  %0 = arith.divf %a, %c : f32
+  %1 = arith.addf %0, %eps : f32
+  %2 = math.rsqrt %1 : f32
+  return %2 : f32
+}
+func.func private @mul(%d: f32, %s: f32) -> f32 {
+  %0 = arith.mulf %d, %s : f32
+  return %0 : f32
+}
+func.func @row_varying_shift(%x: tensor<3x4xf32>, %t: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %s = "ipu.reduce"(%x) {combiner = "add"} : (tensor<3x4xf32>) -> tensor<3x1xf32>
+  %m = "ipu.map"(%s) {body = @mean} : (tensor<3x1xf32>) -> tensor<3x1xf32>
+  %mb = "ipu.broadcast"(%m) : (tensor<3x1xf32>) -> tensor<3x4xf32>
+  %d = "ipu.map"(%x, %mb) {body = @sub} : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  %sq = "ipu.map"(%d) {body = @square} : (tensor<3x4xf32>) -> tensor<3x4xf32>
+  %v = "ipu.reduce"(%sq) {combiner = "add"} : (tensor<3x4xf32>) -> tensor<3x1xf32>
+  %r = "ipu.map"(%v) {body = @inv_std} : (tensor<3x1xf32>) -> tensor<3x1xf32>
+  %rb = "ipu.broadcast"(%r) : (tensor<3x1xf32>) -> tensor<3x4xf32>
+  %n = "ipu.map"(%d, %rb) {body = @mul} : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  %y = "ipu.add"(%n, %t) : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  return %y : tensor<3x4xf32>
+}
