@@ -7,7 +7,9 @@
 //! | `fold-cast-of-cast` | `cast(cast(x : A -> B) : B -> C)` => `cast(x : A -> C)` when `A -> B` is exact; => `x` when also `C = A` |
 //! | `fold-identity-rearrange` | `rearrange(x : T -> T)` with no or an identity permutation => `x` |
 //! | `fold-rearrange-of-rearrange` | `rearrange_q(rearrange_p(x))` => `rearrange_{p.q}(x)` (=> `x` when it is the identity) when `p.q` keeps the last axis or swaps the last two (what the tile lowering runs) |
-//! | `fold-transpose-into-matmul` | `matmul(transpose(a), b)` => `matmul(a, b){transpose_lhs ^= 1}`, likewise for `b` |
+//! | `fold-transpose-into-matmul` | `matmul(transpose(a), b)` => `matmul(a, b){transpose_lhs ^= 1}`, likewise for `b` (through reshapes that only regroup batch axes) |
+//! | `fold-unit-axes-rearrange` | `rearrange(x)` moving only unit axes => `reshape(x)` |
+//! | `fold-transpose-of-matmul` | `transpose(matmul(a, b))` => `matmul(b, a){transpose_lhs = !tr, transpose_rhs = !tl}` (through batch-regrouping reshapes; the product read once) |
 //! | `fold-identity-reshape` | `reshape(x : T -> T)` => `x` |
 //! | `fold-reshape-of-reshape` | `reshape(reshape(x))` => `reshape(x)` |
 //! | `fold-reshape-of-constant` | `reshape(constant)` => the constant in the result's shape (plain `dense` constants) |
@@ -92,6 +94,16 @@ pub const PATTERNS: &[Pattern] = &[
         name: "fold-transpose-into-matmul",
         root: MatmulOp::NAME,
         rewrite: fold_transpose_into_matmul,
+    },
+    Pattern {
+        name: "fold-unit-axes-rearrange",
+        root: RearrangeOp::NAME,
+        rewrite: reshapes::fold_unit_axes_rearrange,
+    },
+    Pattern {
+        name: "fold-transpose-of-matmul",
+        root: RearrangeOp::NAME,
+        rewrite: reshapes::fold_transpose_of_matmul,
     },
     Pattern {
         name: "fold-identity-reshape",
@@ -184,7 +196,7 @@ fn replace_and_clean(
 ) {
     rewriter.replace(op, &[value]);
     if let Some(producer) = looked_through {
-        rewriter.erase_if_dead(producer);
+        rewriter.erase_dead_tree(producer);
     }
 }
 
@@ -354,11 +366,15 @@ fn fold_rearrange_of_rearrange(op: OperationRef, rewriter: &Rewriter) -> bool {
     true
 }
 
-/// If `value` is a plain transpose of the last two axes (no format change), its source.
+/// If `value` is a plain transpose of the last two axes (no format change), maybe behind
+/// reshapes that only regroup its batch axes: its source and the transpose, and the shape the
+/// source takes in `value`'s place (its last two axes behind `value`'s batch axes) when that
+/// is not its own.
 fn transposed_source<'c, 'a>(
     value: Value<'c, 'a>,
-) -> Option<(Value<'c, 'a>, OperationRef<'c, 'a>)> {
-    let producer = producer(value)?;
+) -> Option<(Value<'c, 'a>, OperationRef<'c, 'a>, Option<Vec<i64>>)> {
+    let transposed = reshapes::through_batch_reshapes(value);
+    let producer = producer(transposed)?;
     let rearrange = RearrangeOp::try_from(producer).ok()?;
     let permutation = rearrange.permutation()?;
     let rank = permutation.len();
@@ -375,10 +391,13 @@ fn transposed_source<'c, 'a>(
     if source_info.format.is_some() || value_info.format.is_some() {
         return None;
     }
-    Some((source, producer))
+    let (own, wanted) = (&source_info.shape, &value_info.shape);
+    let mut shape = wanted[..wanted.len() - 2].to_vec();
+    shape.extend_from_slice(&own[own.len() - 2..]);
+    Some((source, producer, (shape != *own).then_some(shape)))
 }
 
-fn fold_transpose_into_matmul(op: OperationRef, rewriter: &Rewriter) -> bool {
+fn fold_transpose_into_matmul<'c, 'a>(op: OperationRef<'c, 'a>, rewriter: &Rewriter<'c>) -> bool {
     let Ok(matmul) = MatmulOp::try_from(op) else {
         return false;
     };
@@ -390,8 +409,26 @@ fn fold_transpose_into_matmul(op: OperationRef, rewriter: &Rewriter) -> bool {
     if lhs_fold.is_none() && rhs_fold.is_none() {
         return false;
     }
-    let new_lhs = lhs_fold.map(|(source, _)| source).unwrap_or(lhs);
-    let new_rhs = rhs_fold.map(|(source, _)| source).unwrap_or(rhs);
+    // A source in another batch grouping is reshaped into the operand's.
+    let regrouped = |fold: Option<(Value<'c, 'a>, OperationRef<'c, 'a>, Option<Vec<i64>>)>| {
+        let (source, _, shape) = fold?;
+        let Some(shape) = shape else {
+            return Some(source);
+        };
+        let r#type = reshapes::with_shape(source, &shape)?;
+        let reshape = rewriter.insert_before(op, ReshapeOp::build(op.location(), source, r#type));
+        // SAFETY: the reshape was just inserted into the live IR `op` belongs to.
+        reshape
+            .result(0)
+            .ok()
+            .map(|r| unsafe { Value::from_raw(Value::from(r).to_raw()) })
+    };
+    let (Some(new_lhs), Some(new_rhs)) = (
+        regrouped(lhs_fold.clone()).or(Some(lhs)),
+        regrouped(rhs_fold.clone()).or(Some(rhs)),
+    ) else {
+        return false;
+    };
     let transpose_lhs = matmul.transpose_lhs() ^ lhs_fold.is_some();
     let transpose_rhs = matmul.transpose_rhs() ^ rhs_fold.is_some();
     let context = rewriter.context();
@@ -416,8 +453,11 @@ fn fold_transpose_into_matmul(op: OperationRef, rewriter: &Rewriter) -> bool {
         return false;
     };
     rewriter.replace(op, &[new_result.into()]);
-    for (_, producer) in [lhs_fold, rhs_fold].into_iter().flatten() {
-        rewriter.erase_if_dead(producer);
+    // The operands' old producers (the transposes, the reshapes after them), once dead.
+    for (operand, fold) in [(lhs, &lhs_fold), (rhs, &rhs_fold)] {
+        if let (Some(_), Some(producer)) = (fold, crate::ir::producer(operand)) {
+            rewriter.erase_dead_tree(producer);
+        }
     }
     true
 }

@@ -214,6 +214,16 @@ fn scale_of<'c, 'a>(
     passed: &mut Vec<OperationRef<'c, 'a>>,
 ) -> (Value<'c, 'a>, f64, bool) {
     let unscaled = (scaled, 1.0, false);
+    // A one-input map of the scores (the scale a constant inside its body).
+    if producer(scaled).is_some_and(|p| op_name(&p) == ops::MapOp::NAME && p.operand_count() == 1) {
+        let mut inner = Vec::new();
+        let (scores, scale) = self::unscaled(scaled, table, &mut inner);
+        if scale != 1.0 || !inner.is_empty() {
+            passed.extend(inner);
+            return (scores, scale, false);
+        }
+        return unscaled;
+    }
     let Some(map) =
         producer(scaled).filter(|p| op_name(p) == ops::MapOp::NAME && p.operand_count() == 2)
     else {
@@ -256,18 +266,28 @@ fn unscaled<'c, 'a>(
     table: &std::collections::BTreeMap<String, OperationRef>,
     passed: &mut Vec<OperationRef<'c, 'a>>,
 ) -> (Value<'c, 'a>, f64) {
-    let Some(map) =
-        producer(value).filter(|p| op_name(p) == ops::MapOp::NAME && p.operand_count() == 1)
+    let Some(map) = producer(value)
+        .filter(|p| op_name(p) == ops::MapOp::NAME && matches!(p.operand_count(), 1 | 2))
     else {
         return (value, 1.0);
     };
-    let (Ok(input), Some(program)) = (map.operand(0), map_program(map, table, 1)) else {
+    let inputs = map.operand_count();
+    let (Ok(input), Some(program)) = (map.operand(0), map_program(map, table, inputs)) else {
         return (value, 1.0);
+    };
+    // A second input must be a broadcast scalar (Flax divides q by sqrt(d) so).
+    let other = map.operand(1).ok();
+    let c = match other {
+        None => 0.0,
+        Some(other) => match broadcast_scalar(other, table) {
+            Some(c) => c,
+            None => return (value, 1.0),
+        },
     };
     if program.uses_indices() || !single_use(value) {
         return (value, 1.0);
     }
-    let at = |x: f64| program.eval(&[x], &[]);
+    let at = |x: f64| program.eval(&[x, c][..inputs], &[]);
     let scale = at(1.0);
     let linear = [-3.5, 0.0, 0.25, 2.0, 17.0]
         .iter()
@@ -276,6 +296,12 @@ fn unscaled<'c, 'a>(
         return (value, 1.0);
     }
     passed.push(map);
+    if let Some(broadcast) = other.and_then(producer) {
+        passed.push(broadcast);
+        if let Some(source) = broadcast.operand(0).ok().and_then(producer) {
+            passed.push(source);
+        }
+    }
     (input, scale)
 }
 

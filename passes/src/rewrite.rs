@@ -62,6 +62,48 @@ impl<'c> Rewriter<'c> {
         }
         dead
     }
+
+    /// Erases `op` if it is dead and side-effect free (an `ipu` graph op or a constant), and
+    /// every producer that only it and the ops erased with it read, up the graph.
+    pub fn erase_dead_tree(&self, op: OperationRef) {
+        let pure = |op: &OperationRef| {
+            let name = ipu_dialects::ipu::op_name(op);
+            (name.starts_with("ipu.") && name != "ipu.repeat") || name == "arith.constant"
+        };
+        if !pure(&op)
+            || op
+                .results()
+                .any(|result| crate::ir::has_uses(result.into()))
+        {
+            return;
+        }
+        // Each op joins after every reader of it, so the list is in erasable order.
+        let key = |op: &OperationRef| op.to_raw().ptr as usize;
+        let mut dying = vec![op];
+        let mut seen = std::collections::BTreeSet::from([key(&op)]);
+        let mut next = 0;
+        while next < dying.len() {
+            let user = dying[next];
+            next += 1;
+            for producer in user.operands().filter_map(crate::ir::producer) {
+                if !pure(&producer) || seen.contains(&key(&producer)) {
+                    continue;
+                }
+                let only_dying = producer.results().all(|result| {
+                    crate::ir::users(result.into())
+                        .iter()
+                        .all(|reader| seen.contains(&key(reader)))
+                });
+                if only_dying {
+                    seen.insert(key(&producer));
+                    dying.push(producer);
+                }
+            }
+        }
+        for op in dying {
+            self.erase(op);
+        }
+    }
 }
 
 /// A pattern function: rewrites `op` (an op named as the pattern's root) and returns `true`,

@@ -26,7 +26,7 @@ fn plain_shape(value: Value) -> Option<Vec<i64>> {
 }
 
 /// `value`'s type with `shape` (same element type, no format).
-fn with_shape<'c>(value: Value<'c, '_>, shape: &[i64]) -> Option<Type<'c>> {
+pub(super) fn with_shape<'c>(value: Value<'c, '_>, shape: &[i64]) -> Option<Type<'c>> {
     let tensor = RankedTensorType::try_from(value.r#type()).ok()?;
     let shape: Vec<u64> = shape.iter().map(|&d| d as u64).collect();
     Some(RankedTensorType::new(&shape, tensor.element(), None).into())
@@ -39,6 +39,143 @@ fn reshaped<'c, 'a>(value: Value<'c, 'a>) -> Option<(OperationRef<'c, 'a>, Value
     plain_shape(input)?;
     plain_shape(value)?;
     Some((op, input))
+}
+
+/// `value` before the plain reshapes that produced it by regrouping only its batch axes (the
+/// last two axes kept).
+pub(super) fn through_batch_reshapes<'c: 'a, 'a>(mut value: Value<'c, 'a>) -> Value<'c, 'a> {
+    while let Some((_, input)) = reshaped(value) {
+        let (Some(own), Some(to)) = (plain_shape(input), plain_shape(value)) else {
+            break;
+        };
+        if own.len() < 2 || to.len() < 2 || own[own.len() - 2..] != to[to.len() - 2..] {
+            break;
+        }
+        value = input;
+    }
+    value
+}
+
+/// `rearrange(x)` whose permutation keeps the order of `x`'s axes longer than 1 (it moves only
+/// unit axes) => `reshape(x)`: the same elements in the same order.
+pub(super) fn fold_unit_axes_rearrange(op: OperationRef, rewriter: &Rewriter) -> bool {
+    use ipu_dialects::ipu::RearrangeOp;
+    let Ok(rearrange) = RearrangeOp::try_from(op) else {
+        return false;
+    };
+    let (Some(input), Ok(result), Some(permutation)) =
+        (rearrange.input(), op.result(0), rearrange.permutation())
+    else {
+        return false;
+    };
+    let result: Value = result.into();
+    let (Some(shape), Some(_)) = (plain_shape(input), plain_shape(result)) else {
+        return false;
+    };
+    let moved: Vec<i64> = permutation
+        .iter()
+        .copied()
+        .filter(|&axis| shape.get(axis as usize).is_some_and(|&d| d != 1))
+        .collect();
+    if permutation.len() != shape.len() || !moved.windows(2).all(|w| w[0] < w[1]) {
+        return false;
+    }
+    let new = rewriter.insert_before(op, ReshapeOp::build(op.location(), input, result.r#type()));
+    let Ok(new_result) = new.result(0) else {
+        return false;
+    };
+    super::replace_and_clean(rewriter, op, new_result.into(), None);
+    true
+}
+
+/// `transpose(matmul(a, b))` => `matmul(b, a)` with the transpose flags swapped and flipped
+/// (`(a b)^T = b^T a^T`), through reshapes that only regroup batch axes between them: a
+/// product computed transposed and transposed back (JAX's `p @ v` as `(v^T p^T)^T`) is the
+/// product. The operands' own transposes then fold into the flags
+/// (`fold-transpose-into-matmul`).
+pub(super) fn fold_transpose_of_matmul(op: OperationRef, rewriter: &Rewriter) -> bool {
+    use ipu_dialects::ipu::RearrangeOp;
+    let Ok(rearrange) = RearrangeOp::try_from(op) else {
+        return false;
+    };
+    let (Some(input), Ok(result), Some(permutation)) =
+        (rearrange.input(), op.result(0), rearrange.permutation())
+    else {
+        return false;
+    };
+    let result: Value = result.into();
+    let rank = permutation.len();
+    let mut swap: Vec<i64> = (0..rank as i64).collect();
+    if rank < 2 {
+        return false;
+    }
+    swap.swap(rank - 2, rank - 1);
+    if permutation != swap || plain_shape(result).is_none() {
+        return false;
+    }
+    let product = through_batch_reshapes(input);
+    let Some(matmul_op) = producer(product) else {
+        return false;
+    };
+    let Ok(matmul) = MatmulOp::try_from(matmul_op) else {
+        return false;
+    };
+    // Only when the product is read by nothing else (on the way too).
+    let mut value = input;
+    loop {
+        if crate::ir::users(value).len() != 1 {
+            return false;
+        }
+        if value == product {
+            break;
+        }
+        let Some((_, inner)) = reshaped(value) else {
+            return false;
+        };
+        value = inner;
+    }
+    let (Some(a), Some(b), Some(shape)) = (matmul.lhs(), matmul.rhs(), plain_shape(product)) else {
+        return false;
+    };
+    let mut swapped = shape.clone();
+    let n = swapped.len();
+    swapped.swap(n - 2, n - 1);
+    let Some(new_type) = with_shape(product, &swapped) else {
+        return false;
+    };
+    let context = rewriter.context();
+    let new = MatmulOp::build(
+        context,
+        matmul_op.location(),
+        b,
+        a,
+        new_type,
+        !matmul.transpose_rhs(),
+        !matmul.transpose_lhs(),
+    );
+    let new = rewriter.insert_before(op, new);
+    let Ok(new_result) = new.result(0) else {
+        return false;
+    };
+    let new_result: Value = new_result.into();
+    let replacement = if new_result.r#type() == result.r#type() {
+        new_result
+    } else {
+        let back = rewriter.insert_before(
+            op,
+            ReshapeOp::build(op.location(), new_result, result.r#type()),
+        );
+        let Ok(back) = back.result(0) else {
+            return false;
+        };
+        back.into()
+    };
+    let old = producer(input);
+    rewriter.replace(op, &[replacement]);
+    if let Some(old) = old {
+        rewriter.erase_dead_tree(old);
+    }
+    true
 }
 
 /// `reshape(x : T -> T)` => `x`.
@@ -256,7 +393,7 @@ pub(super) fn sink_reshape(op: OperationRef, rewriter: &Rewriter) -> bool {
     };
     rewriter.replace(op, &[back.into()]);
     for reshape in reshapes {
-        rewriter.erase_if_dead(reshape);
+        rewriter.erase_dead_tree(reshape);
     }
     true
 }
@@ -363,7 +500,7 @@ pub(super) fn sink_reshape_through_matmul(op: OperationRef, rewriter: &Rewriter)
         return false;
     };
     rewriter.replace(op, &[back.into()]);
-    rewriter.erase_if_dead(reshape);
+    rewriter.erase_dead_tree(reshape);
     true
 }
 

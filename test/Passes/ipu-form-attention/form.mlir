@@ -386,3 +386,35 @@ func.func @row_varying_shift(%x: tensor<3x4xf32>, %t: tensor<3x4xf32>) -> tensor
   %y = "ipu.add"(%n, %t) : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
   return %y : tensor<3x4xf32>
 }
+
+// -----
+
+// The scale as a one-input map of the scores (a constant captured in its body: JAX's
+// dot_product_attention) and q divided by a broadcast scalar an input-free map makes (Flax's
+// 1/sqrt(d) on q): one attention, the scales multiplied (0.5 * 0.25).
+// CHECK-LABEL: func.func @scales_in_maps
+// CHECK: "ipu.attention"(%arg0, %arg1, %arg2) {scale = 1.250000e-01 : f32}
+// CHECK-NOT: ipu.map
+func.func private @half(%s: f32) -> f32 {
+  %c = arith.constant 0.5 : f32
+  %0 = arith.mulf %s, %c : f32
+  return %0 : f32
+}
+func.func private @four() -> f32 {
+  %c = arith.constant 4.0 : f32
+  return %c : f32
+}
+func.func private @div(%a: f32, %b: f32) -> f32 {
+  %0 = arith.divf %a, %b : f32
+  return %0 : f32
+}
+func.func @scales_in_maps(%q: tensor<4x16x16xf32>, %k: tensor<4x16x16xf32>, %v: tensor<4x16x16xf32>) -> tensor<4x16x16xf32> {
+  %c = "ipu.map"() {body = @four} : () -> tensor<f32>
+  %cb = "ipu.broadcast"(%c) : (tensor<f32>) -> tensor<4x16x16xf32>
+  %qs = "ipu.map"(%q, %cb) {body = @div} : (tensor<4x16x16xf32>, tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
+  %s = "ipu.matmul"(%qs, %k) {transpose_rhs} : (tensor<4x16x16xf32>, tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
+  %ss = "ipu.map"(%s) {body = @half} : (tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
+  %p = "ipu.softmax"(%ss) : (tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
+  %o = "ipu.matmul"(%p, %v) : (tensor<4x16x16xf32>, tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
+  return %o : tensor<4x16x16xf32>
+}
