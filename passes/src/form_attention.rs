@@ -114,11 +114,16 @@ fn broadcast_scalar(
     if let Some(number) = splat_of(source) {
         return Some(number);
     }
+    // One value: an input-free map of one element whose body reads no index.
+    let elements: i64 = shape_of(source.r#type())?.iter().product();
     let map = producer(source).filter(|p| op_name(p) == ops::MapOp::NAME)?;
-    if map.operand_count() != 0 {
+    if map.operand_count() != 0 || elements != 1 {
         return None;
     }
     let program = map_program(map, table, 0)?;
+    if program.uses_indices() {
+        return None;
+    }
     Some(program.eval(&[], &[]))
 }
 
@@ -150,25 +155,12 @@ pub(crate) fn map_program(
     Some(program)
 }
 
-/// How a scores map treats the scores: `Some((scale, causal))` when it is `scale * s` on every
-/// element (not causal), or `scale * s` where the key index (last axis) is at most the query
-/// index (second to last) and a constant below -1e30 elsewhere (causal); checked by
-/// evaluating the body over a grid of scores and indices.
-fn scores_map(
-    program: &scalar::ScalarProgram,
-    c: f64,
-    rows: i64,
-    cols: i64,
-) -> Option<(f64, bool)> {
-    let rank = program.indices;
-    let at = |x: f64, i: i64, j: i64| {
-        let mut indices = vec![0i64; rank];
-        if rank >= 2 {
-            indices[rank - 2] = i;
-            indices[rank - 1] = j;
-        }
-        program.eval(&[x, c], &indices)
-    };
+/// How the maps between the scores and the softmax treat the scores: `Some((scale, causal))`
+/// when `at(s, i, j)` (the maps' composition at score `s`, query index `i`, key index `j`) is
+/// `scale * s` everywhere (not causal), or `scale * s` where the key index is at most the
+/// query index and one constant below -1e30 elsewhere (causal); checked by evaluating it over
+/// a grid of scores and indices.
+fn scores_map(at: &dyn Fn(f64, i64, i64) -> f64, rows: i64, cols: i64) -> Option<(f64, bool)> {
     let scale = at(1.0, 0, 0);
     if !(scale > 0.0 && scale.is_finite()) {
         return None;
@@ -192,7 +184,7 @@ fn scores_map(
     if positions.iter().all(|&(i, j)| linear(i, j)) {
         return Some((scale, false));
     }
-    if rank < 2 || rows != cols {
+    if rows != cols {
         return None;
     }
     let masked = |i, j| {
@@ -205,58 +197,246 @@ fn scores_map(
         .then_some((scale, true))
 }
 
-/// The scores, scale and causality `scaled` (a softmax input) holds: `map(scores,
-/// broadcast(c))` whose body is a positive scale of the scores, or a causal mask of the scaled
-/// scores ([`scores_map`]), else `scaled` itself at scale 1.
+/// What an input of a map between the scores and the softmax holds.
+enum StageInput {
+    /// The scores (exactly one input).
+    Scores,
+    /// A broadcast scalar.
+    Scalar(f64),
+    /// A dense f32 constant of the map's shape (TF's causal mask as a constant).
+    Dense(Vec<f64>),
+    /// An input-free map's result of `shape` (its body reads the indices: PyTorch's additive
+    /// mask), broadcast to the map's shape (aligned at the last axis).
+    Field(scalar::ScalarProgram, Vec<i64>),
+}
+
+/// What a stage computes from its inputs.
+enum StageBody {
+    Map(scalar::ScalarProgram),
+    /// `ipu.add`: the sum of its two inputs.
+    Add,
+}
+
+/// One map between the scores and the softmax: its body, its inputs and its result's shape
+/// (the indices it reads).
+struct ScoreStage {
+    body: StageBody,
+    inputs: Vec<StageInput>,
+    shape: Vec<i64>,
+}
+
+impl ScoreStage {
+    /// The stage at score `x`, query index `i`, key index `j`, the leading indices all first
+    /// or all last.
+    fn at(&self, x: f64, (i, j): (i64, i64), last_lead: bool) -> f64 {
+        let rank = self.shape.len();
+        let mut position = vec![0i64; rank];
+        if rank >= 2 {
+            for (axis, index) in position.iter_mut().enumerate().take(rank - 2) {
+                *index = if last_lead { self.shape[axis] - 1 } else { 0 };
+            }
+            position[rank - 2] = i;
+            position[rank - 1] = j;
+        }
+        let flat = position
+            .iter()
+            .zip(&self.shape)
+            .fold(0i64, |flat, (&index, &size)| flat * size + index);
+        let args: Vec<f64> = self
+            .inputs
+            .iter()
+            .map(|input| match input {
+                StageInput::Scores => x,
+                StageInput::Scalar(c) => *c,
+                StageInput::Dense(data) => data.get(flat as usize).copied().unwrap_or(f64::NAN),
+                StageInput::Field(program, shape) => {
+                    let offset = rank.saturating_sub(shape.len());
+                    let at: Vec<i64> = shape
+                        .iter()
+                        .enumerate()
+                        .map(|(axis, &size)| {
+                            if size == 1 {
+                                0
+                            } else {
+                                position.get(offset + axis).copied().unwrap_or(0)
+                            }
+                        })
+                        .collect();
+                    program.eval(&[], &at)
+                }
+            })
+            .collect();
+        match &self.body {
+            StageBody::Add => args.iter().sum(),
+            StageBody::Map(program) => {
+                let indices = if program.indices == rank {
+                    position
+                } else {
+                    Vec::new()
+                };
+                program.eval(&args, &indices)
+            }
+        }
+    }
+}
+
+/// `value` as an input-free map's result (maybe broadcast) that broadcasts to `shape`.
+fn index_field(
+    value: Value,
+    shape: &[i64],
+    table: &std::collections::BTreeMap<String, OperationRef>,
+) -> Option<StageInput> {
+    let mut source = value;
+    if let Some(broadcast) = producer(value).filter(|p| op_name(p) == ops::BroadcastOp::NAME) {
+        source = broadcast.operand(0).ok()?;
+    }
+    let map = producer(source).filter(|p| op_name(p) == ops::MapOp::NAME)?;
+    if map.operand_count() != 0 {
+        return None;
+    }
+    let own = shape_of(source.r#type())?;
+    let fits = own.len() <= shape.len()
+        && own
+            .iter()
+            .rev()
+            .zip(shape.iter().rev())
+            .all(|(&a, &b)| a == 1 || a == b);
+    if !fits {
+        return None;
+    }
+    Some(StageInput::Field(map_program(map, table, 0)?, own))
+}
+
+/// The inputs of map `map` (result shape `shape`) as a scores stage, and the position of the
+/// scores: every input but one a broadcast scalar or a dense f32 constant of the map's shape.
+fn stage_inputs(
+    map: OperationRef,
+    shape: &[i64],
+    table: &std::collections::BTreeMap<String, OperationRef>,
+) -> Option<(Vec<StageInput>, usize)> {
+    let mut inputs = Vec::new();
+    let mut scores = None;
+    for (position, operand) in map.operands().enumerate() {
+        if let Some(c) = broadcast_scalar(operand, table) {
+            inputs.push(StageInput::Scalar(c));
+            continue;
+        }
+        let data = (shape_of(operand.r#type()).as_deref() == Some(shape))
+            .then(|| constant_data(operand))
+            .flatten()
+            .filter(|data| data.len() == shape.iter().product::<i64>() as usize);
+        if let Some(data) = data {
+            inputs.push(StageInput::Dense(data));
+            continue;
+        }
+        if let Some(field) = index_field(operand, shape, table) {
+            inputs.push(field);
+            continue;
+        }
+        if scores.replace(position).is_some() {
+            return None;
+        }
+        inputs.push(StageInput::Scores);
+    }
+    Some((inputs, scores?))
+}
+
+/// The scores, scale and causality `scaled` (a softmax input) holds: behind it a chain of
+/// maps of the scores (each read once: a one-input map, or a two-input one whose second input
+/// is a broadcast scalar; bodies may read the indices, as a causal mask from iota compares
+/// does), through reshapes that keep the last two axes, whose composition is a positive scale
+/// of the scores or a causal mask of the scaled scores ([`scores_map`]); else `scaled` itself
+/// at scale 1.
 fn scale_of<'c, 'a>(
     scaled: Value<'c, 'a>,
     table: &std::collections::BTreeMap<String, OperationRef>,
     passed: &mut Vec<OperationRef<'c, 'a>>,
 ) -> (Value<'c, 'a>, f64, bool) {
     let unscaled = (scaled, 1.0, false);
-    // A one-input map of the scores (the scale a constant inside its body).
-    if producer(scaled).is_some_and(|p| op_name(&p) == ops::MapOp::NAME && p.operand_count() == 1) {
-        let mut inner = Vec::new();
-        let (scores, scale) = self::unscaled(scaled, table, &mut inner);
-        if scale != 1.0 || !inner.is_empty() {
-            passed.extend(inner);
-            return (scores, scale, false);
+    let mut stages: Vec<ScoreStage> = Vec::new();
+    let mut chain = Vec::new();
+    let mut value = scaled;
+    loop {
+        let candidate = through_reshapes(value, &mut Vec::new());
+        let Some(map) = producer(candidate)
+            .filter(|p| op_name(p) == ops::MapOp::NAME || op_name(p) == ops::AddOp::NAME)
+        else {
+            break;
+        };
+        let Some(shape) = shape_of(candidate.r#type()) else {
+            break;
+        };
+        let Some((inputs, position)) = stage_inputs(map, &shape, table) else {
+            break;
+        };
+        let body = if op_name(&map) == ops::AddOp::NAME {
+            Some(StageBody::Add)
+        } else {
+            map_program(map, table, map.operand_count()).map(StageBody::Map)
+        };
+        let (Some(body), Ok(scores)) = (body, map.operand(position)) else {
+            break;
+        };
+        if shape_of(scores.r#type()).as_deref() != Some(&shape[..]) {
+            break;
         }
+        if !single_use(candidate) || !single_use(scores) {
+            break;
+        }
+        let value_before = value;
+        through_reshapes(value_before, &mut chain);
+        chain.push(map);
+        // The scalars' broadcasts and sources, and the constants, erased once unused too.
+        for (k, operand) in map.operands().enumerate() {
+            if k == position {
+                continue;
+            }
+            if let Some(op) = producer(operand) {
+                chain.push(op);
+                if let Some(source) = op.operand(0).ok().and_then(producer) {
+                    chain.push(source);
+                }
+            }
+        }
+        stages.push(ScoreStage {
+            body,
+            inputs,
+            shape,
+        });
+        value = scores;
+    }
+    if stages.is_empty() {
         return unscaled;
     }
-    let Some(map) =
-        producer(scaled).filter(|p| op_name(p) == ops::MapOp::NAME && p.operand_count() == 2)
-    else {
-        return unscaled;
-    };
-    let (Ok(scores), Ok(other)) = (map.operand(0), map.operand(1)) else {
-        return unscaled;
-    };
-    let (Some(c), Some(program)) = (broadcast_scalar(other, table), map_program(map, table, 2))
-    else {
-        return unscaled;
-    };
     let shape = shape_of(scaled.r#type()).unwrap_or_default();
     let (rows, cols) = match shape.len() {
         0 => return unscaled,
         1 => (1, shape[0]),
         n => (shape[n - 2], shape[n - 1]),
     };
-    let Some((scale, causal)) = scores_map(&program, c, rows, cols) else {
+    // The maps from the scores (the last found) to the softmax input, at the first and the
+    // last leading indices alike.
+    let compose = |last_lead: bool| {
+        let stages = &stages;
+        move |x: f64, i: i64, j: i64| {
+            stages
+                .iter()
+                .rev()
+                .fold(x, |x, stage| stage.at(x, (i, j), last_lead))
+        }
+    };
+    let (first, last) = (compose(false), compose(true));
+    let (Some(found), Some(again)) = (
+        scores_map(&first, rows, cols),
+        scores_map(&last, rows, cols),
+    ) else {
         return unscaled;
     };
-    if !single_use(scores) {
+    if found != again {
         return unscaled;
     }
-    passed.push(map);
-    if let Some(broadcast) = producer(other) {
-        passed.push(broadcast);
-        // The scalar's own input-free map or constant, erased once unused too.
-        if let Some(source) = broadcast.operand(0).ok().and_then(producer) {
-            passed.push(source);
-        }
-    }
-    (scores, scale, causal)
+    passed.extend(chain);
+    (value, found.0, found.1)
 }
 
 /// `value` without a one-input map that scales it (PyTorch scales q and k by the square root
@@ -576,7 +756,10 @@ fn collect_cone<'c, 'a>(
     if !seen.insert(op.to_raw().ptr as usize) {
         return Some(());
     }
-    extent_of(value, full)?;
+    if extent_of(value, full).is_none() {
+        // A survey stops here quietly (a mask broadcast over some axes only, say).
+        return leaves.loose.then_some(());
+    }
     if kind.as_deref() == Some(ops::MapOp::NAME) {
         let program = map_program(op, table, op.operand_count())?;
         if program.uses_indices() {
@@ -589,7 +772,9 @@ fn collect_cone<'c, 'a>(
         return None;
     }
     for operand in op.operands() {
-        collect_cone(operand, (full, leaves), table, cone, seen)?;
+        if collect_cone(operand, (full, leaves), table, cone, seen).is_none() && !leaves.loose {
+            return None;
+        }
     }
     cone.ops.push(op);
     Some(())

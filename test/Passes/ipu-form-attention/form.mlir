@@ -418,3 +418,118 @@ func.func @scales_in_maps(%q: tensor<4x16x16xf32>, %k: tensor<4x16x16xf32>, %v: 
   %o = "ipu.matmul"(%p, %v) : (tensor<4x16x16xf32>, tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
   return %o : tensor<4x16x16xf32>
 }
+
+// -----
+
+// Masks between the scores and the softmax, composed with the scale and checked by evaluating
+// the chain: an index-reading map after a scale map (JAX's causal dot_product_attention), a
+// select against a constant mask (TFLite's), and an additive mask an input-free map makes
+// from the indices, broadcast over the heads (PyTorch's).
+// CHECK-LABEL: func.func @causal_chain
+// CHECK: "ipu.attention"(%arg0, %arg1, %arg2) {causal, scale = 2.500000e-01 : f32}
+// CHECK-NOT: ipu.map
+func.func private @quarter(%s: f32) -> f32 {
+  %c = arith.constant 0.25 : f32
+  %0 = arith.mulf %s, %c : f32
+  return %0 : f32
+}
+func.func private @lower(%s: f32, %b: index, %i: index, %j: index) -> f32 {
+  %ninf = arith.constant -3.40282347E+38 : f32
+  %0 = arith.index_cast %i : index to i64
+  %1 = arith.index_cast %j : index to i64
+  %2 = arith.cmpi sge, %0, %1 : i64
+  %3 = arith.select %2, %s, %ninf : f32
+  return %3 : f32
+}
+func.func @causal_chain(%q: tensor<4x16x16xf32>, %k: tensor<4x16x16xf32>, %v: tensor<4x16x16xf32>) -> tensor<4x16x16xf32> {
+  %s = "ipu.matmul"(%q, %k) {transpose_rhs} : (tensor<4x16x16xf32>, tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
+  %ss = "ipu.map"(%s) {body = @quarter} : (tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
+  %m = "ipu.map"(%ss) {body = @lower} : (tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
+  %p = "ipu.softmax"(%m) : (tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
+  %o = "ipu.matmul"(%p, %v) : (tensor<4x16x16xf32>, tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
+  return %o : tensor<4x16x16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @constant_mask
+// CHECK: "ipu.attention"(%arg0, %arg1, %arg2) {causal, scale = 5.000000e-01 : f32}
+// CHECK-NOT: ipu.map
+func.func private @masked_scale(%keep: f32, %s: f32, %c: f32, %low: f32) -> f32 {
+  %zero = arith.constant 0.0 : f32
+  %0 = arith.mulf %s, %c : f32
+  %1 = arith.cmpf une, %keep, %zero : f32
+  %2 = arith.select %1, %0, %low : f32
+  return %2 : f32
+}
+func.func @constant_mask(%q: tensor<1x4x4xf32>, %k: tensor<1x4x4xf32>, %v: tensor<1x4x4xf32>) -> tensor<1x4x4xf32> {
+  %mask = arith.constant dense<[[[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 0.0, 0.0], [1.0, 1.0, 1.0, 0.0], [1.0, 1.0, 1.0, 1.0]]]> : tensor<1x4x4xf32>
+  %c = arith.constant dense<0.5> : tensor<f32>
+  %low = arith.constant dense<-3.40282347E+38> : tensor<f32>
+  %cb = "ipu.broadcast"(%c) : (tensor<f32>) -> tensor<1x4x4xf32>
+  %lb = "ipu.broadcast"(%low) : (tensor<f32>) -> tensor<1x4x4xf32>
+  %s = "ipu.matmul"(%q, %k) {transpose_rhs} : (tensor<1x4x4xf32>, tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
+  %m = "ipu.map"(%mask, %s, %cb, %lb) {body = @masked_scale} : (tensor<1x4x4xf32>, tensor<1x4x4xf32>, tensor<1x4x4xf32>, tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
+  %p = "ipu.softmax"(%m) : (tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
+  %o = "ipu.matmul"(%p, %v) : (tensor<1x4x4xf32>, tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
+  return %o : tensor<1x4x4xf32>
+}
+
+// -----
+
+// An additive mask of zeros (Hugging Face's attention with no mask given) is no mask; one
+// that is -inf above the diagonal is causal.
+// CHECK-LABEL: func.func @additive_masks
+// CHECK: "ipu.attention"(%arg0, %arg1, %arg2) {scale = 1.000000e+00 : f32}
+// CHECK: "ipu.attention"(%arg0, %arg1, %arg2) {causal, scale = 1.000000e+00 : f32}
+// CHECK-NOT: ipu.add
+func.func private @zeros(%i: index, %j: index, %k: index) -> f32 {
+  %z = arith.constant 0.0 : f32
+  return %z : f32
+}
+func.func private @upper(%i: index, %j: index, %k: index) -> f32 {
+  %z = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %0 = arith.cmpi ugt, %k, %j : index
+  %1 = arith.select %0, %ninf, %z : f32
+  return %1 : f32
+}
+func.func @additive_masks(%q: tensor<2x8x8xf32>, %k: tensor<2x8x8xf32>, %v: tensor<2x8x8xf32>) -> (tensor<2x8x8xf32>, tensor<2x8x8xf32>) {
+  %z = "ipu.map"() {body = @zeros} : () -> tensor<1x8x8xf32>
+  %zb = "ipu.broadcast"(%z) : (tensor<1x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = "ipu.matmul"(%q, %k) {transpose_rhs} : (tensor<2x8x8xf32>, tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %m = "ipu.add"(%s, %zb) : (tensor<2x8x8xf32>, tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %p = "ipu.softmax"(%m) : (tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %o = "ipu.matmul"(%p, %v) : (tensor<2x8x8xf32>, tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %u = "ipu.map"() {body = @upper} : () -> tensor<1x8x8xf32>
+  %ub = "ipu.broadcast"(%u) : (tensor<1x8x8xf32>) -> tensor<2x8x8xf32>
+  %s2 = "ipu.matmul"(%q, %k) {transpose_rhs} : (tensor<2x8x8xf32>, tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %m2 = "ipu.add"(%s2, %ub) : (tensor<2x8x8xf32>, tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %p2 = "ipu.softmax"(%m2) : (tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %o2 = "ipu.matmul"(%p2, %v) : (tensor<2x8x8xf32>, tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  return %o, %o2 : tensor<2x8x8xf32>, tensor<2x8x8xf32>
+}
+
+// -----
+
+// Near miss: a mask that also hides a key on the diagonal is neither none nor causal, and the
+// chain stays.
+// CHECK-LABEL: func.func @not_causal_mask
+// CHECK-NOT: ipu.attention
+// CHECK: ipu.softmax
+func.func private @strict(%i: index, %j: index, %k: index) -> f32 {
+  %z = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %0 = arith.cmpi uge, %k, %j : index
+  %1 = arith.select %0, %ninf, %z : f32
+  return %1 : f32
+}
+func.func @not_causal_mask(%q: tensor<2x8x8xf32>, %k: tensor<2x8x8xf32>, %v: tensor<2x8x8xf32>) -> tensor<2x8x8xf32> {
+  %u = "ipu.map"() {body = @strict} : () -> tensor<1x8x8xf32>
+  %ub = "ipu.broadcast"(%u) : (tensor<1x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = "ipu.matmul"(%q, %k) {transpose_rhs} : (tensor<2x8x8xf32>, tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %m = "ipu.add"(%s, %ub) : (tensor<2x8x8xf32>, tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %p = "ipu.softmax"(%m) : (tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %o = "ipu.matmul"(%p, %v) : (tensor<2x8x8xf32>, tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  return %o : tensor<2x8x8xf32>
+}
