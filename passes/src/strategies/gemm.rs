@@ -14,7 +14,7 @@ use crate::tiling::candidate::operand_scales;
 use crate::tiling::candidate::{all_valid, grids, u32_of, Candidate, Need};
 use crate::tiling::graph::MatmulDims;
 use crate::tiling::layout::{block_size, canonical_dims, Shards};
-use crate::tiling::{Graph, Op, Origin, PlannerOptions, ValueFormat};
+use crate::tiling::{Graph, Op, PlannerOptions, ValueFormat};
 
 /// Bytes one K panel of the AMP-left operand may take per tile (rows x K block, at 2 bytes an
 /// element): K runs in panels, each converted, exchanged and multiplied in turn, so a tile
@@ -191,11 +191,12 @@ pub fn followed_grid(
                 },
             k_steps: 1,
             orientation: Orientation::Normal,
+            weights_resident: false,
             ..
         }) => (*rows, *cols),
         _ => {
             return Err(
-                "plan not implemented by the GEMM lowering (batch or K split, K panels or swapped orientation)"
+                "plan not implemented by the GEMM lowering (batch or K split, K panels, swapped orientation or resident weights)"
                     .into(),
             )
         }
@@ -221,7 +222,7 @@ pub struct GemmOperands<'a> {
 /// The output-stationary candidates for `op` (a plain product of two host operands with one
 /// right matrix): every `[1, rows, cols, 1]` grid over the active tile counts whose operand
 /// blocks fit without K panels and whose plan [`followed_grid`] accepts, for each memory class
-/// of the weights and of the AMP-left operand; constant weights also as resident weights.
+/// of the weights and of the AMP-left operand.
 /// Each is priced by [`GemmGrid::calls_cycles`]: the calls the lowering emits.
 pub fn candidates(
     graph: &Graph,
@@ -269,9 +270,7 @@ pub fn candidates(
             .iter()
             .flat_map(|w| [(w, MemoryClass::Standard), (w, MemoryClass::Interleaved)])
         {
-            out.extend(memory_candidates(
-                graph, op, operands, &priced, &needs, weights, left, options,
-            ));
+            out.push(memory_candidate(operands, &priced, &needs, (weights, left)));
         }
     }
     // Only the grids the GEMM lowering builds as planned.
@@ -334,20 +333,16 @@ fn grid_needs(
     Some([lhs, rhs, output])
 }
 
-/// The candidates of one priced grid with the weights in `weights` and the AMP-left operand in
-/// `left` memory: streamed weights, and resident weights too when they are constants whose
-/// blocks fit half the interleaved budget.
-#[allow(clippy::too_many_arguments)]
-fn memory_candidates(
-    graph: &Graph,
-    op: &Op,
+/// The candidate of one priced grid with the weights and the AMP-left operand in the memory
+/// classes `(weights, left)`, the weights streamed in K-row chunks and exchanged down the grid columns at
+/// every run: the program the GEMM lowering builds. (It has no resident-weights variant; the
+/// split GEMM's resident B is where constant weights stay.)
+fn memory_candidate(
     operands: &GemmOperands,
     priced: &PricedGrid,
     [lhs, rhs, output]: &[Shards; 3],
-    weights: MemoryClass,
-    left: MemoryClass,
-    options: &PlannerOptions,
-) -> Vec<Candidate> {
+    (weights, left): (MemoryClass, MemoryClass),
+) -> Candidate {
     let input = operands.input;
     let [lhs_scale, rhs_scale] = operands.scales;
     let format = |order, memory, scale| ValueFormat::operand(input, order, memory, scale);
@@ -389,7 +384,7 @@ fn memory_candidates(
             .is_fp8()
             .then(|| operand_scales([lhs_format.scale, rhs_format.scale])),
     };
-    let candidate = Candidate {
+    Candidate {
         compute_cycles: priced.compute,
         kernels: priced.kernels.clone(),
         padding_groups,
@@ -411,20 +406,41 @@ fn memory_candidates(
                 format: output_format,
             },
         )
-    };
-    let mut out = Vec::new();
-    let weights_constant = graph.values[op.operands[1]].origin == Origin::Constant;
-    if weights_constant
-        && candidate.needs[1].shards.max_tile_bytes() <= options.interleaved_budget / 2
-    {
-        let mut resident = candidate.clone();
-        resident.resident_weights = true;
-        resident.plan = OperatorPlan::Gemm(GemmPlan {
-            weights_resident: true,
-            ..plan
-        });
-        out.push(resident);
     }
-    out.push(candidate);
-    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A plan that keeps the weights resident is not the output-stationary lowering's (it
+    /// streams them every run): refused with the reason, where the same grid streamed is
+    /// followed.
+    #[test]
+    fn resident_weights_are_not_followed() {
+        let plan = |weights_resident| {
+            OperatorPlan::Gemm(GemmPlan {
+                grid: GemmTileGrid {
+                    batch: 1,
+                    rows: 4,
+                    cols: 2,
+                    k_split: 1,
+                },
+                tiles: 8,
+                k_block: 64,
+                c_block: 16,
+                orientation: Orientation::Normal,
+                weights: element::memory(MemoryClass::Interleaved),
+                left: element::memory(MemoryClass::Interleaved),
+                precision: Precision::F16,
+                k_steps: 1,
+                weights_resident,
+                host_order: false,
+                scales: None,
+            })
+        };
+        assert!(followed_grid((16, 64, 32), &plan(false), 8).is_ok());
+        let refused = followed_grid((16, 64, 32), &plan(true), 8).unwrap_err();
+        assert!(refused.contains("resident weights"), "{refused}");
+    }
 }
