@@ -220,7 +220,7 @@ pub struct GemmOperands<'a> {
 }
 
 /// The output-stationary candidates for `op` (a plain product of two host operands with one
-/// right matrix): every `[1, rows, cols, 1]` grid over the active tile counts whose operand
+/// right matrix, each read by this op alone): every `[1, rows, cols, 1]` grid over the active tile counts whose operand
 /// blocks fit without K panels and whose plan [`followed_grid`] accepts, for each memory class
 /// of the weights and of the AMP-left operand.
 /// Each is priced by [`GemmGrid::calls_cycles`]: the calls the lowering emits.
@@ -232,6 +232,19 @@ pub fn candidates(
     options: &PlannerOptions,
     target: &Target,
 ) -> Vec<Candidate> {
+    // The lowering streams both operands from the host for this op alone (in its chunks and
+    // encoding): a host value another op also reads would be streamed twice, maybe in two
+    // encodings, so such products take the other strategies.
+    let readers = |value: usize| {
+        graph
+            .ops
+            .iter()
+            .filter(|other| other.operands.contains(&value))
+            .count()
+    };
+    if op.operands.iter().any(|&value| readers(value) != 1) || op.operands[0] == op.operands[1] {
+        return Vec::new();
+    }
     let dims = operands.dims;
     let out_dims = canonical_dims(&graph.values[op.results[0]].shape);
     let batch_size = out_dims[0];
