@@ -41,6 +41,26 @@ fn reshaped<'c, 'a>(value: Value<'c, 'a>) -> Option<(OperationRef<'c, 'a>, Value
     Some((op, input))
 }
 
+/// `value` reshaped to `to` by a reshape inserted before `op`; its result.
+fn insert_reshape<'c, 'r>(
+    rewriter: &'r Rewriter<'c>,
+    op: OperationRef<'c, 'r>,
+    value: Value<'c, 'r>,
+    to: Type<'c>,
+) -> Option<Value<'c, 'r>> {
+    let reshape = rewriter.insert_before(op, ReshapeOp::build(op.location(), value, to));
+    reshape.result(0).ok().map(Into::into)
+}
+
+/// The input, result and permutation of `op` if it is an `ipu.rearrange` with a permutation.
+fn rearrange_parts<'c, 'a>(
+    op: OperationRef<'c, 'a>,
+) -> Option<(Value<'c, 'a>, Value<'c, 'a>, Vec<i64>)> {
+    let rearrange = ipu_dialects::ipu::RearrangeOp::try_from(op).ok()?;
+    let (input, permutation) = (rearrange.input()?, rearrange.permutation()?);
+    Some((input, op.result(0).ok()?.into(), permutation))
+}
+
 /// `value` before the plain reshapes that produced it by regrouping only its batch axes (the
 /// last two axes kept).
 pub(super) fn through_batch_reshapes<'c: 'a, 'a>(mut value: Value<'c, 'a>) -> Value<'c, 'a> {
@@ -59,16 +79,9 @@ pub(super) fn through_batch_reshapes<'c: 'a, 'a>(mut value: Value<'c, 'a>) -> Va
 /// `rearrange(x)` whose permutation keeps the order of `x`'s axes longer than 1 (it moves only
 /// unit axes) => `reshape(x)`: the same elements in the same order.
 pub(super) fn fold_unit_axes_rearrange(op: OperationRef, rewriter: &Rewriter) -> bool {
-    use ipu_dialects::ipu::RearrangeOp;
-    let Ok(rearrange) = RearrangeOp::try_from(op) else {
+    let Some((input, result, permutation)) = rearrange_parts(op) else {
         return false;
     };
-    let (Some(input), Ok(result), Some(permutation)) =
-        (rearrange.input(), op.result(0), rearrange.permutation())
-    else {
-        return false;
-    };
-    let result: Value = result.into();
     let (Some(shape), Some(_)) = (plain_shape(input), plain_shape(result)) else {
         return false;
     };
@@ -80,11 +93,10 @@ pub(super) fn fold_unit_axes_rearrange(op: OperationRef, rewriter: &Rewriter) ->
     if permutation.len() != shape.len() || !moved.windows(2).all(|w| w[0] < w[1]) {
         return false;
     }
-    let new = rewriter.insert_before(op, ReshapeOp::build(op.location(), input, result.r#type()));
-    let Ok(new_result) = new.result(0) else {
+    let Some(reshaped) = insert_reshape(rewriter, op, input, result.r#type()) else {
         return false;
     };
-    super::replace_and_clean(rewriter, op, new_result.into(), None);
+    super::replace_and_clean(rewriter, op, reshaped, None);
     true
 }
 
@@ -94,16 +106,9 @@ pub(super) fn fold_unit_axes_rearrange(op: OperationRef, rewriter: &Rewriter) ->
 /// product. The operands' own transposes then fold into the flags
 /// (`fold-transpose-into-matmul`).
 pub(super) fn fold_transpose_of_matmul(op: OperationRef, rewriter: &Rewriter) -> bool {
-    use ipu_dialects::ipu::RearrangeOp;
-    let Ok(rearrange) = RearrangeOp::try_from(op) else {
+    let Some((input, result, permutation)) = rearrange_parts(op) else {
         return false;
     };
-    let (Some(input), Ok(result), Some(permutation)) =
-        (rearrange.input(), op.result(0), rearrange.permutation())
-    else {
-        return false;
-    };
-    let result: Value = result.into();
     let rank = permutation.len();
     let mut swap: Vec<i64> = (0..rank as i64).collect();
     if rank < 2 {
@@ -161,14 +166,10 @@ pub(super) fn fold_transpose_of_matmul(op: OperationRef, rewriter: &Rewriter) ->
     let replacement = if new_result.r#type() == result.r#type() {
         new_result
     } else {
-        let back = rewriter.insert_before(
-            op,
-            ReshapeOp::build(op.location(), new_result, result.r#type()),
-        );
-        let Ok(back) = back.result(0) else {
+        let Some(back) = insert_reshape(rewriter, op, new_result, result.r#type()) else {
             return false;
         };
-        back.into()
+        back
     };
     let old = producer(input);
     rewriter.replace(op, &[replacement]);
@@ -207,11 +208,10 @@ pub(super) fn fold_reshape_of_reshape(op: OperationRef, rewriter: &Rewriter) -> 
     if plain_shape(result.into()).is_none() {
         return false;
     }
-    let new = rewriter.insert_before(op, ReshapeOp::build(op.location(), source, result.r#type()));
-    let Ok(new_result) = new.result(0) else {
+    let Some(reshaped) = insert_reshape(rewriter, op, source, result.r#type()) else {
         return false;
     };
-    super::replace_and_clean(rewriter, op, new_result.into(), Some(inner));
+    super::replace_and_clean(rewriter, op, reshaped, Some(inner));
     true
 }
 
@@ -381,17 +381,14 @@ pub(super) fn sink_reshape(op: OperationRef, rewriter: &Rewriter) -> bool {
         return false;
     };
     let new = rewriter.insert_before(op, new);
-    let Ok(new_result) = new.result(0) else {
+    let Some(back) = new
+        .result(0)
+        .ok()
+        .and_then(|r| insert_reshape(rewriter, op, r.into(), result.r#type()))
+    else {
         return false;
     };
-    let back = rewriter.insert_before(
-        op,
-        ReshapeOp::build(op.location(), new_result.into(), result.r#type()),
-    );
-    let Ok(back) = back.result(0) else {
-        return false;
-    };
-    rewriter.replace(op, &[back.into()]);
+    rewriter.replace(op, &[back]);
     for reshape in reshapes {
         rewriter.erase_dead_tree(reshape);
     }
@@ -446,11 +443,10 @@ pub(super) fn squeeze_unit_batch_rhs(op: OperationRef, rewriter: &Rewriter) -> b
     let Some(two) = with_shape(rhs, &b[b.len() - 2..]) else {
         return false;
     };
-    let squeezed = rewriter.insert_before(op, ReshapeOp::build(op.location(), rhs, two));
-    let Ok(squeezed) = squeezed.result(0) else {
+    let Some(squeezed) = insert_reshape(rewriter, op, rhs, two) else {
         return false;
     };
-    let Some(new) = rebuilt_matmul(rewriter, op, (lhs, squeezed.into()), result.r#type()) else {
+    let Some(new) = rebuilt_matmul(rewriter, op, (lhs, squeezed), result.r#type()) else {
         return false;
     };
     rewriter.replace(op, &[new]);
@@ -495,11 +491,10 @@ pub(super) fn sink_reshape_through_matmul(op: OperationRef, rewriter: &Rewriter)
     let Some(new) = rebuilt_matmul(rewriter, op, (x, rhs), new_type) else {
         return false;
     };
-    let back = rewriter.insert_before(op, ReshapeOp::build(op.location(), new, result.r#type()));
-    let Ok(back) = back.result(0) else {
+    let Some(back) = insert_reshape(rewriter, op, new, result.r#type()) else {
         return false;
     };
-    rewriter.replace(op, &[back.into()]);
+    rewriter.replace(op, &[back]);
     rewriter.erase_dead_tree(reshape);
     true
 }

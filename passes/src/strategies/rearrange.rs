@@ -13,7 +13,7 @@ use ipu_dialects::plan::{OperatorPlan, RearrangePlan};
 
 use crate::strategies::blocks::BlockGrid;
 use crate::tiling::candidate::{grid3, grids, Candidate, Need};
-use crate::tiling::layout::{canonical_dims, split_is_exact_cover, Shards};
+use crate::tiling::layout::{canonical_dims, split_is_exact_cover, Owners, Shards};
 use crate::tiling::{Graph, Op, OpKind, Origin, ValueFormat};
 
 /// Whether `permutation` of a rank-`rank` value swaps its last two axes (and only those).
@@ -241,20 +241,28 @@ fn row_copy_candidates(
         let Ok(blocks) = row_copy_grid(out_dims, &plan) else {
             continue;
         };
-        let spec = KernelSpec::Copy {
-            bytes: blocks
-                .rows_per_block
-                .saturating_mul(blocks.n)
-                .saturating_mul(precision.bytes()),
+        let row_bytes = blocks.n.saturating_mul(precision.bytes());
+        let block_copy = KernelSpec::Copy {
+            bytes: blocks.rows_per_block.saturating_mul(row_bytes),
         };
-        let need = Shards::needed_by_grid(in_dims, precision.bytes(), &grid, &axes);
+        let (need, (compute, kernels)) = match permutation {
+            // Leading axes of a rank above 3 permuted: each input row goes to the tile of the
+            // result row that reads it (not the block at its own position), and the rows a
+            // tile holds are copied in runs of consecutive source rows (one call each).
+            Some(p) if rank > 3 && p.iter().enumerate().any(|(i, &a)| a != i) => {
+                match permuted_rows_need(&input.shape, p, (in_dims, &blocks), precision.bytes()) {
+                    Some((need, runs)) => (need, run_copies(&runs, row_bytes, target)),
+                    None => continue,
+                }
+            }
+            _ => (
+                Shards::needed_by_grid(in_dims, precision.bytes(), &grid, &axes),
+                (cost::kernel_cycles(&block_copy, target), vec![block_copy]),
+            ),
+        };
         out.push(Candidate {
-            compute_cycles: if host {
-                0
-            } else {
-                cost::kernel_cycles(&spec, target)
-            },
-            kernels: if host { Vec::new() } else { vec![spec] },
+            compute_cycles: if host { 0 } else { compute },
+            kernels: if host { Vec::new() } else { kernels },
             ..Candidate::new(
                 OperatorPlan::Rearrange(plan),
                 blocks.tiles(),
@@ -269,9 +277,120 @@ fn row_copy_candidates(
     out
 }
 
+/// The busiest tile's copy calls for `runs` (per tile, the row counts of its runs of
+/// consecutive source rows, each one copy of `row_bytes` per row), and the calls' kernels.
+fn run_copies(runs: &[Vec<u32>], row_bytes: u32, target: &Target) -> (u64, Vec<KernelSpec>) {
+    let copy = |rows: u32| KernelSpec::Copy {
+        bytes: rows.saturating_mul(row_bytes),
+    };
+    let cycles = runs
+        .iter()
+        .map(|tile| {
+            tile.iter()
+                .map(|&rows| cost::kernel_cycles(&copy(rows), target))
+                .sum::<u64>()
+        })
+        .max()
+        .unwrap_or(0);
+    let mut sizes: Vec<u32> = runs.iter().flatten().copied().collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    (cycles, sizes.into_iter().map(copy).collect())
+}
+
+/// The rows of an input of `shape` a row copy permuting its axes by `permutation` (the last
+/// axis kept) reads on each tile of the result's `blocks`: one block per input row (of the
+/// canonical `in_dims`), owned by the tile holding the result row that reads it; and per tile
+/// the lengths of its runs of consecutive source rows. `None` when the rows are too many to
+/// list.
+fn permuted_rows_need(
+    shape: &[u64],
+    permutation: &[usize],
+    (in_dims, blocks): ([u64; 3], &BlockGrid),
+    element_bytes: u32,
+) -> Option<(Shards, Vec<Vec<u32>>)> {
+    const MAX_ROWS: u64 = 1 << 20;
+    let rank = shape.len();
+    let lead = &shape[..rank - 1];
+    let rows: u64 = lead.iter().product();
+    if rows > MAX_ROWS || permutation.len() != rank || permutation[rank - 1] != rank - 1 {
+        return None;
+    }
+    let out_lead: Vec<u64> = permutation[..rank - 1].iter().map(|&a| shape[a]).collect();
+    // Row-major strides of the input's leading axes.
+    let mut strides = vec![1u64; rank - 1];
+    for a in (0..rank.saturating_sub(2)).rev() {
+        strides[a] = strides[a + 1] * lead[a + 1];
+    }
+    let per_block = u64::from(blocks.rows_per_block.max(1));
+    let mut owners = vec![Owners::new(); usize::try_from(rows).ok()?];
+    let mut runs: Vec<Vec<u32>> = vec![Vec::new(); blocks.tiles() as usize];
+    let mut previous: Option<(u32, u64)> = None;
+    let mut index = vec![0u64; rank - 1];
+    for out_row in 0..rows {
+        // Output row `out_row` (multi-index `index` over the result's leading axes) reads
+        // the input row whose axis permutation[k] is index[k].
+        let in_row: u64 = (0..rank - 1)
+            .map(|k| index[k] * strides[permutation[k]])
+            .sum();
+        let tile = u32::try_from(out_row / per_block).ok()?;
+        owners[in_row as usize] = smallvec::smallvec![tile];
+        let tile_runs = runs.get_mut(tile as usize)?;
+        match (previous, tile_runs.last_mut()) {
+            (Some((t, row)), Some(run)) if t == tile && row + 1 == in_row => *run += 1,
+            _ => tile_runs.push(1),
+        }
+        previous = Some((tile, in_row));
+        for k in (0..rank - 1).rev() {
+            index[k] += 1;
+            if index[k] < out_lead[k] {
+                break;
+            }
+            index[k] = 0;
+        }
+    }
+    let need = Shards {
+        dims: in_dims,
+        parts: [
+            u32::try_from(in_dims[0]).ok()?,
+            u32::try_from(in_dims[1]).ok()?,
+            1,
+        ],
+        element_bytes,
+        owners: owners.into(),
+    };
+    Some((need, runs))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Heads split out of a rank-4 value, `[1, 4, 3, 8] -> [1, 3, 4, 8]`: result row
+    /// (h, s) reads input row (s, h), so the tile holding result rows 4h..4h+3 needs input
+    /// rows h, 3 + h, 6 + h and 9 + h, not the rows at its own position.
+    #[test]
+    fn a_leading_axis_permutation_needs_the_rows_it_reads() {
+        let plan = RearrangePlan {
+            grid: [3, 1, 1],
+            tiles: 3,
+            transpose: false,
+        };
+        let out_dims = canonical_dims(&[1, 3, 4, 8]);
+        let blocks = row_copy_grid(out_dims, &plan).expect("a row grid");
+        let in_dims = canonical_dims(&[1, 4, 3, 8]);
+        let (need, runs) = permuted_rows_need(&[1, 4, 3, 8], &[0, 2, 1, 3], (in_dims, &blocks), 4)
+            .expect("a need");
+        // Each tile's four rows come from four places: four one-row copies.
+        assert_eq!(runs, vec![vec![1, 1, 1, 1]; 3]);
+        assert_eq!(need.parts, [4, 3, 1]);
+        let owners: Vec<u32> = need.owners.iter().map(|o| o[0]).collect();
+        // Input row (s, h) = 3 s + h is read by the tile of head h.
+        assert_eq!(owners, vec![0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2]);
+        // The identity-position need (the rank-3 rule) would have said rows 0-3 on tile 0.
+        let naive = Shards::needed_by_grid(in_dims, 4, &[3, 1, 1], &[Some(0), Some(1), Some(2)]);
+        assert_ne!(naive.owners, need.owners);
+    }
 
     #[test]
     fn transpose_work_puts_whole_matrices_on_every_tile() {
