@@ -9,6 +9,7 @@
 //! | `fold-rearrange-of-rearrange` | `rearrange_q(rearrange_p(x))` => `rearrange_{p.q}(x)` (=> `x` when it is the identity) when `p.q` keeps the last axis or swaps the last two (what the tile lowering runs) |
 //! | `fold-transpose-into-matmul` | `matmul(transpose(a), b)` => `matmul(a, b){transpose_lhs ^= 1}`, likewise for `b` (through reshapes that only regroup batch axes) |
 //! | `fold-unit-axes-rearrange` | `rearrange(x)` moving only unit axes => `reshape(x)` |
+//! | `fold-unit-reshape-into-rearrange` | `rearrange_p(reshape(x))` (a reshape adding or dropping unit axes) => `reshape(rearrange_q(x))`, `q` the same order of the long axes on `x`'s shape (when lowered) |
 //! | `fold-transpose-of-matmul` | `transpose(matmul(a, b))` => `matmul(b, a){transpose_lhs = !tr, transpose_rhs = !tl}` (through batch-regrouping reshapes; the product read once) |
 //! | `fold-identity-reshape` | `reshape(x : T -> T)` => `x` |
 //! | `fold-reshape-of-reshape` | `reshape(reshape(x))` => `reshape(x)` |
@@ -99,6 +100,11 @@ pub const PATTERNS: &[Pattern] = &[
         name: "fold-unit-axes-rearrange",
         root: RearrangeOp::NAME,
         rewrite: reshapes::fold_unit_axes_rearrange,
+    },
+    Pattern {
+        name: "fold-unit-reshape-into-rearrange",
+        root: RearrangeOp::NAME,
+        rewrite: reshapes::fold_unit_reshape_into_rearrange,
     },
     Pattern {
         name: "fold-transpose-of-matmul",

@@ -100,6 +100,101 @@ pub(super) fn fold_unit_axes_rearrange(op: OperationRef, rewriter: &Rewriter) ->
     true
 }
 
+/// The axes of `shape` longer than 1, in order.
+fn long_axes(shape: &[i64]) -> Vec<i64> {
+    shape.iter().copied().filter(|&d| d != 1).collect()
+}
+
+/// `rearrange(reshape(x))` where the reshape only adds or drops unit axes => `reshape(
+/// rearrange'(x))`: the same permutation of `x`'s axes longer than 1, written on `x`'s own
+/// shape (its unit axes kept in place), when the tile lowering runs it (the last axis kept, or
+/// the last two swapped). The rearrange then reads `x` itself (a host argument is written
+/// where the result holds it; a unit-axis reshape of it was a value to gather).
+pub(super) fn fold_unit_reshape_into_rearrange(op: OperationRef, rewriter: &Rewriter) -> bool {
+    let Some((input, result, permutation)) = rearrange_parts(op) else {
+        return false;
+    };
+    let Some((reshape, x)) = reshaped(input) else {
+        return false;
+    };
+    let (Some(own), Some(through), Some(out)) =
+        (plain_shape(x), plain_shape(input), plain_shape(result))
+    else {
+        return false;
+    };
+    let long = long_axes(&own);
+    if long != long_axes(&through) || long.is_empty() || permutation.len() != through.len() {
+        return false;
+    }
+    // The long axes of the reshaped value, numbered in order, and the order the result
+    // takes them in.
+    let rank_of_long: Vec<Option<usize>> = {
+        let mut next = 0;
+        through
+            .iter()
+            .map(|&d| {
+                (d != 1).then(|| {
+                    next += 1;
+                    next - 1
+                })
+            })
+            .collect()
+    };
+    let order: Vec<usize> = permutation
+        .iter()
+        .filter_map(|&axis| rank_of_long.get(axis as usize).copied().flatten())
+        .collect();
+    // Positions of x's long axes, filled with them in the result's order.
+    let positions: Vec<usize> = (0..own.len()).filter(|&a| own[a] != 1).collect();
+    let mut new_permutation: Vec<i64> = (0..own.len() as i64).collect();
+    for (slot, &k) in positions.iter().zip(&order) {
+        new_permutation[*slot] = positions[k] as i64;
+    }
+    let rank = own.len();
+    let keeps_last = new_permutation.last() == Some(&(rank as i64 - 1));
+    let swaps_last_two = rank >= 2
+        && new_permutation[..rank - 2]
+            .iter()
+            .enumerate()
+            .all(|(i, &a)| a == i as i64)
+        && new_permutation[rank - 2..] == [rank as i64 - 1, rank as i64 - 2];
+    if !(keeps_last || swaps_last_two)
+        || new_permutation
+            .iter()
+            .enumerate()
+            .all(|(i, &a)| a == i as i64)
+    {
+        return false;
+    }
+    let permuted: Vec<i64> = new_permutation.iter().map(|&a| own[a as usize]).collect();
+    if long_axes(&permuted) != long_axes(&out) {
+        return false;
+    }
+    let Some(permuted_type) = with_shape(x, &permuted) else {
+        return false;
+    };
+    let rearranged = rewriter.insert_before(
+        op,
+        ipu_dialects::ipu::RearrangeOp::build(
+            rewriter.context(),
+            op.location(),
+            x,
+            permuted_type,
+            Some(&new_permutation),
+        ),
+    );
+    let Some(back) = rearranged
+        .result(0)
+        .ok()
+        .and_then(|r| insert_reshape(rewriter, op, r.into(), result.r#type()))
+    else {
+        return false;
+    };
+    rewriter.replace(op, &[back]);
+    rewriter.erase_dead_tree(reshape);
+    true
+}
+
 /// `transpose(matmul(a, b))` => `matmul(b, a)` with the transpose flags swapped and flipped
 /// (`(a b)^T = b^T a^T`), through reshapes that only regroup batch axes between them: a
 /// product computed transposed and transposed back (JAX's `p @ v` as `(v^T p^T)^T`) is the

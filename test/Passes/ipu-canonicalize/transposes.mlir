@@ -43,3 +43,31 @@ func.func @product_read_twice(%a: tensor<4x8x16xf32>, %b: tensor<4x16x16xf32>) -
   %o = "ipu.rearrange"(%m) {permutation = array<i64: 0, 2, 1>} : (tensor<4x8x16xf32>) -> tensor<4x16x8xf32>
   return %o, %m : tensor<4x16x8xf32>, tensor<4x8x16xf32>
 }
+
+// -----
+
+// fold-unit-reshape-into-rearrange: JAX's head split of an argument, a unit axis inserted and
+// the heads moved in front, is the same permutation of the argument's own axes, then a
+// reshape (the rearrange reads the argument itself).
+// CHECK-LABEL: func.func @unit_reshape_then_permutation
+// CHECK-NEXT: %[[R:.*]] = "ipu.rearrange"(%arg0) {permutation = array<i64: 0, 2, 1, 3>} : (tensor<1x16x4x16xf32>) -> tensor<1x4x16x16xf32>
+// CHECK-NEXT: %[[S:.*]] = "ipu.reshape"(%[[R]]) : (tensor<1x4x16x16xf32>) -> tensor<1x4x16x1x16xf32>
+// CHECK-NEXT: return %[[S]]
+func.func @unit_reshape_then_permutation(%x: tensor<1x16x4x16xf32>) -> tensor<1x4x16x1x16xf32> {
+  %0 = "ipu.reshape"(%x) : (tensor<1x16x4x16xf32>) -> tensor<1x16x4x1x16xf32>
+  %1 = "ipu.rearrange"(%0) {permutation = array<i64: 0, 2, 1, 3, 4>} : (tensor<1x16x4x1x16xf32>) -> tensor<1x4x16x1x16xf32>
+  return %1 : tensor<1x4x16x1x16xf32>
+}
+
+// -----
+
+// Near miss: a reshape that regroups long axes ([16, 64] -> [16, 4, 16]) is no unit-axis
+// reshape; the rearrange keeps reading it.
+// CHECK-LABEL: func.func @head_split_stays
+// CHECK-NEXT: %[[R:.*]] = "ipu.reshape"(%arg0) : (tensor<16x64xf32>) -> tensor<16x4x16xf32>
+// CHECK-NEXT: "ipu.rearrange"(%[[R]]) {permutation = array<i64: 1, 0, 2>}
+func.func @head_split_stays(%x: tensor<16x64xf32>) -> tensor<4x16x16xf32> {
+  %0 = "ipu.reshape"(%x) : (tensor<16x64xf32>) -> tensor<16x4x16xf32>
+  %1 = "ipu.rearrange"(%0) {permutation = array<i64: 1, 0, 2>} : (tensor<16x4x16xf32>) -> tensor<4x16x16xf32>
+  return %1 : tensor<4x16x16xf32>
+}
