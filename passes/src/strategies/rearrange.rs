@@ -232,6 +232,24 @@ fn row_copy_candidates(
             candidate_grids.push(grid);
         }
     }
+    // And every matrix on its own tiles, its rows split in any exact way, on at most the
+    // device's tiles (12 heads x 64 row blocks on 1472 tiles, where 12 divides no active
+    // count): a head split at a real model's size needs its rows spread.
+    let most = active.iter().copied().max().unwrap_or(1);
+    if let (Ok(batches), Ok(rows)) = (u32::try_from(out_dims[0]), u32::try_from(out_dims[1])) {
+        for split in (2..=rows).filter(|&r| {
+            split_is_exact_cover(u64::from(rows), r)
+                && (rows.is_multiple_of(r) || r.is_power_of_two())
+        }) {
+            let Some(tiles) = batches.checked_mul(split).filter(|&t| t <= most) else {
+                break;
+            };
+            let grid = vec![batches, split, 1];
+            if tiles > 1 && !candidate_grids.contains(&grid) {
+                candidate_grids.push(grid);
+            }
+        }
+    }
     for grid in candidate_grids {
         let plan = RearrangePlan {
             grid: grid3(&grid),
@@ -390,6 +408,35 @@ mod tests {
         // The identity-position need (the rank-3 rule) would have said rows 0-3 on tile 0.
         let naive = Shards::needed_by_grid(in_dims, 4, &[3, 1, 1], &[Some(0), Some(1), Some(2)]);
         assert_ne!(naive.owners, need.owners);
+    }
+
+    /// BERT-base's head split, `[512, 12, 64] -> [12, 512, 64]` on 1472 tiles (12 divides no
+    /// active count): besides whole heads per tile, grids of every head on its own tiles with
+    /// its rows split, within the tile count.
+    #[test]
+    fn a_head_split_spreads_each_heads_rows() {
+        use crate::tiling::OpKind;
+        let mut graph = Graph::default();
+        let x = graph.add_value(vec![512, 12, 64], Precision::F16, Origin::Argument);
+        let y = graph.add_op(
+            OpKind::Rearrange {
+                permutation: Some(vec![1, 0, 2]),
+            },
+            vec![x],
+            vec![12, 512, 64],
+            Precision::F16,
+        );
+        graph.outputs.push(y);
+        let found = candidates(&graph, &graph.ops[0], &[1472], &Target::c600());
+        let grids: Vec<[u32; 3]> = found
+            .iter()
+            .map(|c| match &c.plan {
+                OperatorPlan::Rearrange(plan) => plan.grid,
+                other => panic!("not a rearrange plan: {other:?}"),
+            })
+            .collect();
+        assert!(grids.contains(&[12, 64, 1]), "{grids:?}");
+        assert!(found.iter().all(|c| c.tiles <= 1472));
     }
 
     #[test]
