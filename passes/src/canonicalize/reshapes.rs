@@ -52,6 +52,30 @@ fn insert_reshape<'c, 'r>(
     reshape.result(0).ok().map(Into::into)
 }
 
+/// Replaces `op` by `produced`'s result reshaped to `to` (the shape `op`'s result had).
+fn replace_reshaped<'c, 'r>(
+    rewriter: &'r Rewriter<'c>,
+    op: OperationRef<'c, 'r>,
+    produced: OperationRef<'c, 'r>,
+    to: Type<'c>,
+) -> bool {
+    let Some(back) = produced
+        .result(0)
+        .ok()
+        .and_then(|r| insert_reshape(rewriter, op, r.into(), to))
+    else {
+        return false;
+    };
+    rewriter.replace(op, &[back]);
+    true
+}
+
+/// The input and result of `op` if it is an `ipu.reshape`.
+fn reshape_parts<'c, 'a>(op: OperationRef<'c, 'a>) -> Option<(Value<'c, 'a>, Value<'c, 'a>)> {
+    let input = ReshapeOp::try_from(op).ok()?.input()?;
+    Some((input, op.result(0).ok()?.into()))
+}
+
 /// The input, result and permutation of `op` if it is an `ipu.rearrange` with a permutation.
 fn rearrange_parts<'c, 'a>(
     op: OperationRef<'c, 'a>,
@@ -183,14 +207,9 @@ pub(super) fn fold_unit_reshape_into_rearrange(op: OperationRef, rewriter: &Rewr
             Some(&new_permutation),
         ),
     );
-    let Some(back) = rearranged
-        .result(0)
-        .ok()
-        .and_then(|r| insert_reshape(rewriter, op, r.into(), result.r#type()))
-    else {
+    if !replace_reshaped(rewriter, op, rearranged, result.r#type()) {
         return false;
-    };
-    rewriter.replace(op, &[back]);
+    }
     rewriter.erase_dead_tree(reshape);
     true
 }
@@ -276,13 +295,10 @@ pub(super) fn fold_transpose_of_matmul(op: OperationRef, rewriter: &Rewriter) ->
 
 /// `reshape(x : T -> T)` => `x`.
 pub(super) fn fold_identity_reshape(op: OperationRef, rewriter: &Rewriter) -> bool {
-    let Ok(reshape) = ReshapeOp::try_from(op) else {
+    let Some((input, result)) = reshape_parts(op) else {
         return false;
     };
-    let (Some(input), Ok(result)) = (reshape.input(), op.result(0)) else {
-        return false;
-    };
-    if type_of(input) != type_of(result.into()) {
+    if type_of(input) != type_of(result) {
         return false;
     }
     super::replace_and_clean(rewriter, op, input, None);
@@ -291,16 +307,13 @@ pub(super) fn fold_identity_reshape(op: OperationRef, rewriter: &Rewriter) -> bo
 
 /// `reshape(reshape(x))` => `reshape(x)` (row-major order is kept by both).
 pub(super) fn fold_reshape_of_reshape(op: OperationRef, rewriter: &Rewriter) -> bool {
-    let Ok(outer) = ReshapeOp::try_from(op) else {
-        return false;
-    };
-    let (Some(middle), Ok(result)) = (outer.input(), op.result(0)) else {
+    let Some((middle, result)) = reshape_parts(op) else {
         return false;
     };
     let Some((inner, source)) = reshaped(middle) else {
         return false;
     };
-    if plain_shape(result.into()).is_none() {
+    if plain_shape(result).is_none() {
         return false;
     }
     let Some(reshaped) = insert_reshape(rewriter, op, source, result.r#type()) else {
@@ -314,13 +327,9 @@ pub(super) fn fold_reshape_of_reshape(op: OperationRef, rewriter: &Rewriter) -> 
 /// (the same elements in row-major order): a host constant stays one, so the strategies that
 /// stream or keep constants resident still see it.
 pub(super) fn fold_reshape_of_constant(op: OperationRef, rewriter: &Rewriter) -> bool {
-    let Ok(reshape) = ReshapeOp::try_from(op) else {
+    let Some((input, result)) = reshape_parts(op) else {
         return false;
     };
-    let (Some(input), Ok(result)) = (reshape.input(), op.result(0)) else {
-        return false;
-    };
-    let result: Value = result.into();
     let Some(constant) = producer(input).filter(|p| op_name(p) == "arith.constant") else {
         return false;
     };
@@ -476,14 +485,9 @@ pub(super) fn sink_reshape(op: OperationRef, rewriter: &Rewriter) -> bool {
         return false;
     };
     let new = rewriter.insert_before(op, new);
-    let Some(back) = new
-        .result(0)
-        .ok()
-        .and_then(|r| insert_reshape(rewriter, op, r.into(), result.r#type()))
-    else {
+    if !replace_reshaped(rewriter, op, new, result.r#type()) {
         return false;
-    };
-    rewriter.replace(op, &[back]);
+    }
     for reshape in reshapes {
         rewriter.erase_dead_tree(reshape);
     }
