@@ -166,16 +166,26 @@ fn scores_map(at: &dyn Fn(f64, i64, i64) -> f64, rows: i64, cols: i64) -> Option
         return None;
     }
     let samples = [-3.5, 0.0, 0.25, 2.0, 17.0];
-    let positions: Vec<(i64, i64)> = (0..rows.min(6))
-        .flat_map(|i| (0..cols.min(6)).map(move |j| (i, j)))
-        .chain([
-            (rows - 1, cols - 1),
-            (rows - 1, 0),
-            (0, cols - 1),
-            (rows / 2, cols / 2 + 1),
-        ])
-        .filter(|&(i, j)| i >= 0 && j >= 0 && i < rows && j < cols)
-        .collect();
+    // Every position of a small score matrix; of a large one, the first rows and columns,
+    // every row's diagonal, its neighbour above and its first and last keys (where masks
+    // differ: causal, sliding windows, padding), and a 64 x 64 grid across it.
+    let (row_step, col_step) = ((rows / 64).max(1), (cols / 64).max(1));
+    let positions: Vec<(i64, i64)> = if rows * cols <= 65_536 {
+        (0..rows)
+            .flat_map(|i| (0..cols).map(move |j| (i, j)))
+            .collect()
+    } else {
+        (0..rows.min(6))
+            .flat_map(|i| (0..cols.min(6)).map(move |j| (i, j)))
+            .chain((0..rows).flat_map(|i| [(i, i), (i, i + 1), (i, 0), (i, cols - 1)]))
+            .chain(
+                (0..rows)
+                    .step_by(row_step as usize)
+                    .flat_map(|i| (0..cols).step_by(col_step as usize).map(move |j| (i, j))),
+            )
+            .filter(|&(i, j)| i >= 0 && j >= 0 && i < rows && j < cols)
+            .collect()
+    };
     let linear = |i, j| {
         samples
             .iter()

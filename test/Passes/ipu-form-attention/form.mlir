@@ -533,3 +533,28 @@ func.func @not_causal_mask(%q: tensor<2x8x8xf32>, %k: tensor<2x8x8xf32>, %v: ten
   %o = "ipu.matmul"(%p, %v) : (tensor<2x8x8xf32>, tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
   return %o : tensor<2x8x8xf32>
 }
+
+// -----
+
+// Near miss: a mask hiding one key in the middle of every row (a padded token at position
+// 100 of 128) is neither none nor causal; every position of a score matrix this size is
+// checked, so the chain stays.
+// CHECK-LABEL: func.func @padding_mask
+// CHECK-NOT: ipu.attention
+// CHECK: ipu.softmax
+func.func private @hide_key_100(%i: index, %j: index, %k: index) -> f32 {
+  %z = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %c100 = arith.constant 100 : index
+  %0 = arith.cmpi eq, %k, %c100 : index
+  %1 = arith.select %0, %ninf, %z : f32
+  return %1 : f32
+}
+func.func @padding_mask(%q: tensor<1x128x16xf32>, %k: tensor<1x128x16xf32>, %v: tensor<1x128x16xf32>) -> tensor<1x128x16xf32> {
+  %u = "ipu.map"() {body = @hide_key_100} : () -> tensor<1x128x128xf32>
+  %s = "ipu.matmul"(%q, %k) {transpose_rhs} : (tensor<1x128x16xf32>, tensor<1x128x16xf32>) -> tensor<1x128x128xf32>
+  %m = "ipu.add"(%s, %u) : (tensor<1x128x128xf32>, tensor<1x128x128xf32>) -> tensor<1x128x128xf32>
+  %p = "ipu.softmax"(%m) : (tensor<1x128x128xf32>) -> tensor<1x128x128xf32>
+  %o = "ipu.matmul"(%p, %v) : (tensor<1x128x128xf32>, tensor<1x128x16xf32>) -> tensor<1x128x16xf32>
+  return %o : tensor<1x128x16xf32>
+}
