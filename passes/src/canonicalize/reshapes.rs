@@ -1,8 +1,12 @@
-//! `ipu-canonicalize`'s reshape patterns: reshapes fold into each other, sink below the
-//! elementwise and row-wise ops they feed, and unit batch axes leave matmuls. Frontends wrap
-//! every op in reshapes that add or drop a leading unit axis (TFLite's `[1, S, D]` around each
-//! dense layer, `torch.export`'s batch-1 weights); sunk below the ops they feed, such pairs meet
-//! and cancel, and the ops between them plan on the layout their neighbours use.
+//! `ipu-canonicalize`'s reshape and transpose patterns: reshapes fold into each other and into
+//! dense constants, sink below the elementwise, row-wise and matmul ops they feed, and unit
+//! batch axes leave matmuls' right operands; rearranges that move only unit axes become
+//! reshapes, unit-axis reshapes fold into the rearranges that read them, and a transposed
+//! product becomes the product. Frontends wrap every op in reshapes that add or drop a leading
+//! unit axis (TFLite's `[1, S, D]` around each dense layer, `torch.export`'s batch-1 weights)
+//! and write products transposed (JAX's `p @ v` as `(v^T p^T)^T`); sunk below the ops they feed,
+//! such pairs meet and cancel, and the ops between them plan on the layout their neighbours
+//! use.
 
 use ipu_dialects::ipu::{op_name, GeluOp, LayerNormOp, MapOp, MatmulOp, ReshapeOp, SoftmaxOp};
 use ipu_dialects::tensor::TensorInfo;
@@ -10,8 +14,7 @@ use melior::ir::{
     attribute::AttributeLike,
     block::BlockLike,
     operation::{OperationBuilder, OperationLike},
-    r#type::TypeLike,
-    r#type::{RankedTensorType, ShapedTypeLike},
+    r#type::{RankedTensorType, ShapedTypeLike, TypeLike},
     OperationRef, RegionLike, Type, Value, ValueLike,
 };
 
