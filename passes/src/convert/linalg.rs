@@ -84,24 +84,25 @@ impl Pass for ConvertLinalgToIpu {
         let context_ref = op.context();
         // SAFETY: the context outlives this pass run.
         let context: &Context = unsafe { context_ref.to_ref() };
-        // Weights stored as resource blobs (the PyTorch route) become dense constants first.
-        let inlined = linalg_general::inline_resource_constants(op);
-        if inlined > 0 {
-            run.statistic(
+        // Weights stored as resource blobs (the PyTorch route) become dense constants first;
+        // boolean and integer tensors reshaped by size-1 axes (a mask built from an iota) are
+        // read by their generic readers directly.
+        let prepared = [
+            (
                 "dense-resource",
                 "Number of resource constants inlined",
-                inlined as u64,
-            );
-        }
-        // Boolean and integer tensors reshaped by size-1 axes (a mask built from an iota) are
-        // read by their generic readers directly.
-        let folded = linalg_general::fold_unit_reshapes(op);
-        if folded > 0 {
-            run.statistic(
+                linalg_general::inline_resource_constants(op),
+            ),
+            (
                 "unit-reshape",
                 "Number of boolean / integer unit-axis reshapes folded into their readers",
-                folded as u64,
-            );
+                linalg_general::fold_unit_reshapes(op),
+            ),
+        ];
+        for (name, help, count) in prepared {
+            if count > 0 {
+                run.statistic(name, help, count as u64);
+            }
         }
         let candidates: Vec<OperationRef> = ops_with_prefix(op, "")
             .into_iter()
