@@ -565,3 +565,81 @@ fn slices_and_joins_move_values_exactly() {
         }
     }
 }
+
+/// A split GEMM whose left operand another op computed gathers it from that op's row-major
+/// blocks (column blocks of 24, 48 and 16: groups straddling two blocks, several per block,
+/// one per block), and hands its result to the next op as a row grid: with a one-hot right
+/// operand (a permutation of A's columns) and distinct f16 inputs every element of the result
+/// is one input doubled twice, compared bit for bit, with and without a K split.
+#[test]
+fn split_gemm_of_device_values_moves_values_exactly() {
+    let dir = scratch("split-device-exact");
+    let model = r#"func.func @mix(%x: tensor<40x96xf16>, %w: tensor<96x48xf16>) -> tensor<40x48xf16> {
+  %d = "ipu.add"(%x, %x) : (tensor<40x96xf16>, tensor<40x96xf16>) -> tensor<40x96xf16>
+  %m = "ipu.matmul"(%d, %w) : (tensor<40x96xf16>, tensor<96x48xf16>) -> tensor<40x48xf16>
+  %r = "ipu.add"(%m, %m) : (tensor<40x48xf16>, tensor<40x48xf16>) -> tensor<40x48xf16>
+  return %r : tensor<40x48xf16>
+}
+"#;
+    std::fs::write(dir.join("mix.mlir"), model).unwrap();
+    let input = distinct_values(&[40, 96], ElementType::F16);
+    // Column n of the product is column (7 n + 3) mod 96 of A.
+    let source = |n: usize| (7 * n + 3) % 96;
+    let mut w = Array::zeros(&[96, 48]);
+    for n in 0..48 {
+        w.data[source(n) * 48 + n] = 1.0;
+    }
+    let inputs = dir.join("inputs");
+    std::fs::create_dir_all(&inputs).unwrap();
+    for (name, array) in [("arg0", &input), ("arg1", &w)] {
+        tensor(array)
+            .write(&inputs.join(format!("{name}.npy")), NpyDtype::F32)
+            .unwrap();
+    }
+    let mut expected = Array::zeros(&[40, 48]);
+    for r in 0..40 {
+        for n in 0..48 {
+            expected.data[r * 48 + n] = 4.0 * input.data[r * 96 + source(n)];
+        }
+    }
+    // (the producer's grid, the split GEMM's kind and grid)
+    let pins = [
+        ([1, 5, 4], "gemm_k_split", [1, 3, 1, 2]),
+        ([1, 8, 2], "gemm_k_split", [1, 2, 3, 4]),
+        ([1, 10, 6], "gemm_output_stationary", [1, 5, 1, 1]),
+    ];
+    for (case, (add, kind, gemm)) in pins.iter().enumerate() {
+        let constraints = dir.join(format!("pins-{case}.json"));
+        std::fs::write(
+            &constraints,
+            format!(
+                r#"{{"ops": [{{"op": 0, "kind": "pointwise_add", "params": {{"grid": {add:?}}}}}, {{"op": 1, "kind": "{kind}", "params": {{"grid": {gemm:?}}}}}]}}"#
+            ),
+        )
+        .unwrap();
+        let outputs = format!("outputs-{case}");
+        let output = ipu_run(
+            &dir,
+            &[
+                "mix.mlir",
+                "--tiles",
+                "64",
+                "--active-tiles",
+                "5,6,16,20,24,60",
+                "--precision",
+                "f16",
+                "--constraints",
+                constraints.to_str().unwrap(),
+                "--inputs",
+                inputs.to_str().unwrap(),
+                "--outputs",
+                &outputs,
+            ],
+        );
+        assert_exit(&output, 0, &format!("case {case}"));
+        let result = Tensor::read(&dir.join(&outputs).join("result0.npy")).expect("result0.npy");
+        let device = Array::from_tensor(&result).unwrap();
+        let check = check_exact(&expected, &device).unwrap();
+        assert!(check.pass(), "case {case} ({add:?}, {gemm:?}): {check}");
+    }
+}

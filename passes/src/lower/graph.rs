@@ -41,7 +41,7 @@ use super::gemm::{self, ASource, GemmGrid, GemmPrecision};
 use super::program::{Arg, BufferId, HostBinding, HostPiece, Place, Run, TileProgram, TileStep};
 use super::{LowerError, LowerOptions};
 use crate::strategies::repeat;
-use crate::strategies::split_gemm::{self, Ranged, SplitEnv, SplitGrid};
+use crate::strategies::split_gemm::{self, DeviceA, Ranged, SplitEnv, SplitGrid};
 use crate::tiling::{Graph, OpKind, Origin, ValueId};
 
 pub(crate) mod general;

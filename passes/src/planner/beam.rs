@@ -573,8 +573,14 @@ fn attach_bodies(
             (&op.kind, finalist.plans[index].body_choices.clone())
         {
             let body_prefix = format!("body:{name}:");
+            // The body's candidates as its planning listed them (`repeat_candidates`), so
+            // the recorded choices name the same candidates.
+            let body_options = PlannerOptions {
+                in_body: true,
+                ..options.clone()
+            };
             let candidates: Vec<Vec<Arc<Candidate>>> = (0..body.ops.len())
-                .map(|i| op_candidates(body, i, &body_prefix, options, target))
+                .map(|i| op_candidates(body, i, &body_prefix, &body_options, target))
                 .collect::<Result<_, _>>()?;
             let chosen: Vec<(usize, Arc<Candidate>)> = choices
                 .iter()

@@ -1,7 +1,8 @@
 //! Matmul candidates: the precision of the policy and the operands' FP8 scales, then the split
-//! GEMM's plans where it applies, else the output-stationary GEMM's
-//! ([`crate::strategies::gemm`]) for plain products of host operands and the general
-//! matmul's for every matmul.
+//! GEMM's plans where its ranged chains take the product, else the output-stationary GEMM's
+//! ([`crate::strategies::gemm`]) for plain products of host operands, the general matmul's
+//! for every matmul, and the split GEMM's beside them for a product of a row-major device
+//! value.
 
 use ipu_device::{MemoryClass, Target};
 
@@ -54,16 +55,24 @@ pub(super) fn gemm_candidates(
         None => vec![MemoryClass::Interleaved, MemoryClass::Standard],
     };
     let scales = [scale_of(lhs_value), scale_of(rhs_value)];
-    if let Some(split) = crate::strategies::split_gemm::candidates(
+    let split = crate::strategies::split_gemm::candidates(
         graph,
         op,
         (input, scales),
         active,
         options,
         target,
-    ) {
-        return split;
-    }
+    );
+    // The ranged chains are the split GEMM's alone; a product of a row-major device value
+    // is offered split beside the general matmul, and the cheaper wins.
+    let index = graph.index_of(op);
+    let ranged = index.is_some_and(|index| {
+        crate::strategies::split_gemm::split_dims(graph, index, input).is_some()
+    });
+    let split = match split {
+        Some(split) if ranged => return split,
+        split => split.unwrap_or_default(),
+    };
     // The GEMM lowering takes plain products of two host operands with one right matrix
     // (output-stationary grids it follows); every other matmul (transposes, batched or
     // device-computed right operands, a device-computed left operand) is the general
@@ -76,6 +85,8 @@ pub(super) fn gemm_candidates(
         options,
         target,
     );
+    let mut general = general;
+    general.extend(split);
     let host = |v: usize| !matches!(graph.values[v].origin, Origin::Op(_));
     let fast = !transpose_lhs
         && !transpose_rhs

@@ -36,17 +36,17 @@
 // x at -5 and W1 at -8 for the first GEMM; the GeLU's result G cast at scale 0 (no scale
 // attribute) keeping its AMP-output ranges' format (scale 0); W2 (arg1) at -2; the second
 // GEMM reads the cast with lhs_scale 0 and W2 with rhs_scale -2.
-// On the general matmul path too (an MLP whose hidden value has another use, so its second
-// matmul is not split), the device casts the hidden value at the policy scale (0 here, no
-// scale attribute), whatever its propagated range: the general matmul converts both
-// operands at the policy scale and its plan records lhs_scale = rhs_scale = that scale, as
-// the host reference casts.
+// On the split path of a row-major left operand too (an MLP whose hidden value has another
+// use, so the hidden value is not held as ranges and the second matmul gathers it from its
+// row-major blocks), the device casts the hidden value at the policy scale (0 here, no scale
+// attribute), whatever its propagated range, and the plan records lhs_scale = that scale, as
+// the host reference casts; W2, a constant, has its own scale (0.25 -> -9).
 // RUN: ipu-opt %S/mlp.mlir -p 'builtin.module(ipu-lower-mid{tiles=16 precision=fp8 calibration=%S/Inputs/calibration/max-abs.json})' | FileCheck %s --check-prefix=SHARED
 // SHARED-LABEL: func.func @mlp_shared(
 // SHARED: "ipu.cast"(%arg0) {ipu.inserted, scale = -5 : i32}
 // SHARED: [[G:%[0-9]+]] = "ipu.gelu"
 // SHARED-NEXT: "ipu.cast"([[G]]) {ipu.inserted} :
-// SHARED: "ipu.matmul"({{.*}}plan = #ipu.plan<"gemm_general", {{.*}}lhs_scale = 0 : i64, precision = "f8", rhs_scale = 0 : i64
+// SHARED: "ipu.matmul"({{.*}}plan = #ipu.plan<"gemm_output_stationary", {{.*}}host_order = true, {{.*}}lhs_scale = 0 : i64, {{.*}}precision = "f8", rhs_scale = -9 : i64
 
 // MAX-LABEL: func.func @mlp
 // MAX: "ipu.cast"(%arg0) {ipu.inserted, scale = -5 : i32} : (tensor<64x128xf16>) -> tensor<64x128xf8E4M3FNUZ>

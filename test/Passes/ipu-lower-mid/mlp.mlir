@@ -4,10 +4,11 @@
 // inserts an ipu.cast (F16 -> F8 at the policy scale, {ipu.inserted}) of the GeLU's result
 // before the second matmul, so the planned module verifies (both matmul operands FP8; ipu-opt
 // runs the ipu verifier on its output, which used to fail here with "'ipu.matmul' op operand
-// element types differ"). The older output-stationary plans (device casts, a row-major GeLU
-// on the first GEMM's grid, its result cast and converted to AMP-left for the second) stay
-// covered at planning level by @mlp_shared, whose hidden value also feeds an add with
-// another full tensor, so neither matmul is split.
+// element types differ"). @mlp_shared's hidden value also feeds an add with another full
+// tensor, so it is not held as ranges: its first matmul is output-stationary from the host
+// (no split plan), the GeLU runs row-major on its grid, and the second matmul gathers the
+// GeLU's result, cast on its owners, from those row-major blocks (a split plan of a row-major
+// left operand, host_order, its result converted to rows; no ranged plan anywhere).
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 precision=fp8})' | FileCheck %s --check-prefix=FP8
 // RUN: env RUST_LOG=info ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 precision=fp8})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=FP8-LOG
 
@@ -39,13 +40,6 @@
 // LOG: planned operator-plan frontier function=mlp frontier_sizes=
 // LOG-NEXT: retained operator-plan finalist finalist=0 values=6 operations=3 {{.*}} conversion_sources=[]
 
-// precision=fp8: the recorded finalists (module attribute, first) of @mlp_shared have no
-// split plan at all (no host_order, no ranged plan).
-// FP8: ipu.finalists = "{\22functions\22:{\22mlp\22:[
-// FP8-SAME: \22mlp_shared\22:[
-// FP8-NOT: {{host_order|ranged}}
-// FP8-SAME: \22options\22:
-
 // precision=fp8, @mlp: two split GEMMs (host_order = true, constant weights resident) on FP8
 // inputs: the first on [1, 2, 8, 1] with x at scale 0 (no fp8-scale, no calibration) and W1 at -8 (its constant
 // 0.5), the GeLU ranged in place on its AMP-output blocks, then the inserted cast of the
@@ -72,14 +66,13 @@
 // FP8-NEXT: return [[R8]] : tensor<128x256xf16>
 
 // precision=fp8, @mlp_shared: the GeLU's result also feeds an add with another full tensor,
-// and nothing is split (no host_order, no ranged plan). x and W1 are cast to F8 (W1 with a
-// scale) and rearranged for the first, output-stationary GEMM; its AMP-output result is
-// converted to row-major for the GeLU, which runs in place on the GEMM's blocks (and so does
-// the add, x fetched onto them). The second matmul reads a device value, so it is the general matmul's; under
-// FP8 its operands are converted where they are: the GeLU's result cast to F8 on its own
-// tiles (scale 0, no scale attribute) and fetched row-major, W2 cast to F8 at the policy
-// scale too (the plan's lhs_scale = rhs_scale = 0) and written by the host in AMP-right
-// order, so the general matmul's tiles fetch F8 and cast nothing.
+// so nothing is held as ranges (no ranged plan). x and W1 are cast to F8 (W1 with a scale) and
+// rearranged for the first, output-stationary GEMM (no host_order: not split); its AMP-output
+// result is converted to row-major for the GeLU, which runs in place on the GEMM's blocks (and
+// so does the add, x fetched onto them). The second matmul reads a device value: the split
+// GEMM gathers it from those row-major blocks (host_order, W2 resident at its own scale -9),
+// after the GeLU's result is cast to F8 where it is at the policy scale (lhs_scale 0), and
+// leaves its result in a row grid (8-row blocks on its 16 tiles), read back from there.
 // FP8-LABEL: func.func @mlp_shared(
 // FP8-NEXT: %cst = arith.constant
 // FP8-NEXT: %cst_0 = arith.constant
@@ -90,11 +83,11 @@
 // FP8-NEXT: [[SH:%[0-9]+]] = "ipu.matmul"([[SXA]], [[SW1A]]) {{.*}}plan = #ipu.plan<"gemm_output_stationary", {c_block = {{[0-9]+}} : i64, grid = [1, [[GM:[0-9]+]], [[GN:[0-9]+]], 1], k_block = {{[0-9]+}} : i64, k_steps = 1 : i64, left = "{{interleaved|standard}}", lhs_scale = 0 : i64, orientation = "normal", precision = "f8", rhs_scale = -8 : i64,
 // FP8-NEXT: [[SHR:%[0-9]+]] = "ipu.rearrange"([[SH]]) {ipu.inserted} : (tensor<128x512xf16, #ipu.format<"amp_output"{{.*}}>>) -> tensor<128x512xf16, #ipu.format<"row_major"
 // FP8-NEXT: [[SG:%[0-9]+]] = "ipu.gelu"([[SHR]]) {{.*}}plan = #ipu.plan<"pointwise_gelu", {in_place = true, precision = "f16"}>} : (tensor<128x512xf16, [[SGF:#ipu.format<"row_major"[^>]*>]]>) -> tensor<128x512xf16, [[SGF]]>
-// FP8-NEXT: [[SG8:%[0-9]+]] = "ipu.cast"([[SG]]) {ipu.inserted} : (tensor<128x512xf16, #ipu.format<"row_major"{{.*}}>>) -> tensor<128x512xf8E4M3FNUZ, #ipu.format<"row_major"
-// FP8-NEXT: [[SGI:%[0-9]+]] = "ipu.rearrange"([[SG8]]) {ipu.inserted} : {{.*}} -> tensor<128x512xf8E4M3FNUZ, #ipu.format<"row_major", {{.*}} "interleaved", 0 : i64>>
-// FP8-NEXT: [[SW28:%[0-9]+]] = "ipu.cast"(%cst_0) {ipu.inserted} : (tensor<512x256xf16>) -> tensor<512x256xf8E4M3FNUZ>
-// FP8-NEXT: [[SW2A:%[0-9]+]] = "ipu.rearrange"([[SW28]]) {ipu.inserted} : {{.*}} -> tensor<512x256xf8E4M3FNUZ, #ipu.format<"amp_right", {{.*}} "interleaved", 0 : i64>>
-// FP8-NEXT: [[SY:%[0-9]+]] = "ipu.matmul"([[SGI]], [[SW2A]]) {{.*}}plan = #ipu.plan<"gemm_general", {cols = {{[0-9]+}} : i64, grid = [1, {{[0-9]+}}, {{[0-9]+}}], lhs_scale = 0 : i64, precision = "f8", rhs_scale = 0 : i64, rows = {{[0-9]+}} : i64, tiles = 16 : i64}>}
+// FP8-NEXT: [[SG8:%[0-9]+]] = "ipu.cast"([[SG]]) {ipu.inserted} : (tensor<128x512xf16, [[SGF]]>) -> tensor<128x512xf8E4M3FNUZ, #ipu.format<"row_major"
+// FP8-NEXT: [[SW28:%[0-9]+]] = "ipu.cast"(%cst_0) {ipu.inserted, scale = -9 : i32} : (tensor<512x256xf16>) -> tensor<512x256xf8E4M3FNUZ>
+// FP8-NEXT: [[SW2A:%[0-9]+]] = "ipu.rearrange"([[SW28]]) {ipu.inserted} : {{.*}} -> tensor<512x256xf8E4M3FNUZ, #ipu.format<"amp_right", {{.*}} "interleaved", -9 : i64>>
+// FP8-NEXT: [[SY:%[0-9]+]] = "ipu.matmul"([[SG8]], [[SW2A]]) {{.*}}plan = #ipu.plan<"gemm_output_stationary", {c_block = {{[0-9]+}} : i64, grid = [1, {{[0-9]+}}, {{[0-9]+}}, 1], host_order = true, {{.*}}lhs_scale = 0 : i64, {{.*}}precision = "f8", rhs_scale = -9 : i64, tiles = 16 : i64, weights = "interleaved", weights_resident = true}
+// FP8-SAME: -> tensor<128x256xf16, #ipu.format<"row_major", [8, 256],
 // FP8-NEXT: [[SZ:%[0-9]+]] = "ipu.rearrange"(%arg1) {ipu.inserted} : (tensor<128x512xf16>) -> tensor<128x512xf16, #ipu.format<"row_major"
 // FP8-NEXT: [[SS:%[0-9]+]] = "ipu.add"([[SG]], [[SZ]]) {{.*}}plan = #ipu.plan<"pointwise_add", {in_place = true, precision = "f16"}>} : (tensor<128x512xf16, [[SGF]]>
 // FP8-NEXT: [[R1:%[0-9]+]] = "ipu.rearrange"([[SY]]) {ipu.inserted} : {{.*}} -> tensor<128x256xf16>

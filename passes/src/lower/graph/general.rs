@@ -447,7 +447,7 @@ impl Lowering<'_> {
 
     /// `blocks` converted to `to` (FP8 at `scale`) where they are: one cast per block on its
     /// owner, in a compute step of op `index` (`<provenance>.convert`) that runs now.
-    fn cast_blocks(
+    pub(in crate::lower::graph) fn cast_blocks(
         &mut self,
         index: usize,
         what: &str,

@@ -3,32 +3,54 @@
 
 use super::*;
 
+/// A split GEMM's device left operand: held as ranges, else in row-major blocks.
+fn device_a<'v>(ranged: Option<&'v Ranged>, blocks: Option<&'v Blocks>) -> Option<DeviceA<'v>> {
+    match (ranged, blocks) {
+        (Some(ranged), _) => Some(DeviceA::Ranged(ranged)),
+        (None, Some(blocks)) => Some(DeviceA::Blocks {
+            grid: &blocks.grid,
+            buffer: blocks.buffer,
+            precision: blocks.precision,
+        }),
+        (None, None) => None,
+    }
+}
+
 impl Lowering<'_> {
-    /// The grid of the split GEMM lowering ([`crate::strategies::split_gemm`]) for matmul `index`, when it
-    /// applies: both operands from the host in the AMP input precision (nothing to convert),
-    /// K and N in whole 16-groups, and a result that is only returned (its C ranges are read
-    /// back where they are reduced). The plan's grid when it is a batch-free, normal
-    /// `gemm_output_stationary` / `gemm_k_split` grid that fits, else the cheapest grid by the
-    /// lowering's own model.
+    /// The grid of the split GEMM lowering ([`crate::strategies::split_gemm`]) for matmul
+    /// `index`, when it applies: a ranged chain's product ([`split_gemm::split_dims`]: the
+    /// plan's grid when it is a batch-free, normal `gemm_output_stationary` /
+    /// `gemm_k_split` grid that fits, else the cheapest grid by the lowering's own model),
+    /// or a product of a row-major device value the plan runs split
+    /// ([`split_gemm::device_split_dims`], its result converted to a row grid).
     pub(super) fn split_grid(
         &self,
         index: usize,
         plan: Option<&OperatorPlan>,
     ) -> Result<Option<SplitGrid>, LowerError> {
         let op = &self.graph.ops[index];
+        let (a, b) = (op.operands[0], op.operands[1]);
         // A host operand an earlier op already streamed is on the device, not the host's.
-        if !self.prefix.is_empty() || op.operands.iter().any(|v| self.placed.contains_key(v)) {
+        let streamed = |v: ValueId| {
+            self.placed.contains_key(&v) && !matches!(self.graph.values[v].origin, Origin::Op(_))
+        };
+        if !self.prefix.is_empty() || streamed(a) || self.placed.contains_key(&b) {
             return Ok(None);
         }
         let input = self.split_input(index);
-        let Some(dims) = split_gemm::split_dims(self.graph, index, input) else {
-            return Ok(None);
+        let (dims, rows_result) = match split_gemm::split_dims(self.graph, index, input) {
+            Some(dims) => (dims, false),
+            None => match split_gemm::device_split_dims(self.graph, index, input) {
+                // Offered beside the general matmul: split only where the plan says so.
+                Some(dims) if matches!(plan, Some(OperatorPlan::Gemm(_))) => (dims, true),
+                _ => return Ok(None),
+            },
         };
         let precision = input;
-        let a_value = self.ranged.get(&op.operands[0]);
+        let a_value = device_a(self.ranged.get(&a), self.placed.get(&a));
         if a_value.is_none()
             && !matches!(
-                self.graph.values[op.operands[0]].origin,
+                self.graph.values[a].origin,
                 Origin::Argument | Origin::Constant
             )
         {
@@ -36,9 +58,15 @@ impl Lowering<'_> {
         }
         // A constant B may stay resident (written at initialization where it is read).
         let b_constant = self.graph.values[op.operands[1]].origin == Origin::Constant;
-        let env = |weights: MemoryClass, b_resident: bool| SplitEnv {
-            b_resident: b_resident && b_constant,
-            ..self.split_env(index, weights, a_value)
+        let env = |weights: MemoryClass, b_resident: bool| {
+            let around = self.split_env(index, weights, a_value);
+            SplitEnv {
+                b_resident: b_resident && b_constant,
+                rows_result,
+                // Converted, the ranges are read by the conversion alone.
+                result: around.result.filter(|_| !rows_result),
+                ..around
+            }
         };
         let target = &self.options.target;
         if let Some(plan) = plan {
@@ -93,13 +121,14 @@ impl Lowering<'_> {
     }
 
     /// The surroundings of split matmul `index` with its B panel in `weights`: A gathered
-    /// from `a_value` (whose bytes stay live across the op), and a result in the class a
-    /// later split GEMM can send from when anything uses it.
+    /// from `a_value` (whose bytes stay live across the op: a ranged value's own, row-major
+    /// blocks' as the planner takes them, [`split_gemm::device_a_share`]), and a result in
+    /// the class a later split GEMM can send from when anything uses it.
     pub(super) fn split_env(
         &self,
         index: usize,
         weights: MemoryClass,
-        a_value: Option<&Ranged>,
+        a_value: Option<DeviceA<'_>>,
     ) -> SplitEnv {
         let c = self.graph.ops[index].results[0];
         let used = self.graph.ops.iter().any(|op| op.operands.contains(&c));
@@ -114,14 +143,21 @@ impl Lowering<'_> {
                 reserved[usize::from(value.class == MemoryClass::Interleaved)] += value.bytes();
             }
         }
-        // A left operand cast to the input precision first (FP8) adds its cast copy.
-        if let Some(value) = a_value {
-            let input = self.split_input(index);
-            if value.precision != input {
+        let input = self.split_input(index);
+        match a_value {
+            // A left operand cast to the input precision first (FP8) adds its cast copy.
+            Some(DeviceA::Ranged(value)) if value.precision != input => {
                 let longest = value.ranges.iter().map(|r| r.len).max().unwrap_or(0);
                 reserved[usize::from(value.class == MemoryClass::Interleaved)] +=
                     longest * input.bytes();
             }
+            Some(DeviceA::Blocks {
+                grid, precision, ..
+            }) => {
+                let dims = (grid.m, grid.n, 0);
+                reserved[0] += split_gemm::device_a_share(dims, self.tiles, (precision, input));
+            }
+            _ => {}
         }
         SplitEnv {
             weights,
@@ -129,6 +165,7 @@ impl Lowering<'_> {
             result: used.then(|| SplitEnv::chained_result_class(weights)),
             reserved,
             b_resident: false,
+            rows_result: false,
         }
     }
 
@@ -220,7 +257,8 @@ impl Lowering<'_> {
         let op = &self.graph.ops[index];
         let (a, b, c) = (op.operands[0], op.operands[1], op.results[0]);
         let precision = self.split_input(index);
-        let scales = self.split_scales(precision, plan, self.ranged.contains_key(&a));
+        let a_device = self.ranged.contains_key(&a) || self.placed.contains_key(&a);
+        let scales = self.split_scales(precision, plan, a_device);
         if self.graph.values[c].element
             != ipu_device::kernels::describe::default_partials(precision)
         {
@@ -242,15 +280,23 @@ impl Lowering<'_> {
             "split GEMM grid"
         );
         let inputs = split_gemm::inputs(&mut self.program, grid, precision, &provenance);
-        // A ranged left operand not in the input precision (F16 partials under the FP8
-        // policy) is cast where it is first.
-        let a_value = self.ranged.get(&a).cloned().map(|value| {
+        // A device left operand not in the input precision (F16 under the FP8 policy) is
+        // cast where it is first.
+        let a_ranged = self.ranged.get(&a).cloned().map(|value| {
             if value.precision == precision {
                 value
             } else {
                 self.cast_ranged(&value, (precision, scales[0]), &provenance)
             }
         });
+        let a_blocks = match (&a_ranged, self.placed.get(&a).cloned()) {
+            (None, Some(blocks)) if blocks.precision != precision => {
+                Some(self.cast_blocks(index, "a.cast", &blocks, (precision, scales[0])))
+            }
+            (None, blocks) => blocks,
+            _ => None,
+        };
+        let a_value = device_a(a_ranged.as_ref(), a_blocks.as_ref());
         // The host streams each operand in the AMP input precision (FP8 at its scale).
         if a_value.is_none() {
             self.stream_encoded(a, inputs.a_pieces.clone(), (precision, scales[0]))?;
@@ -261,9 +307,29 @@ impl Lowering<'_> {
             grid,
             (precision, scales),
             &inputs,
-            a_value.as_ref(),
+            a_value,
             &provenance,
         );
+        if grid.env.rows_result {
+            // Read by other ops as row-major blocks: converted to the row grid.
+            let buffer = split_gemm::convert_to_rows(
+                &mut self.program,
+                grid,
+                &value,
+                grid.rows_class(),
+                &provenance,
+            );
+            self.program.ops.push((provenance, "ipu.matmul".into(), 0));
+            self.placed.insert(
+                c,
+                Blocks {
+                    grid: grid.rows_grid(),
+                    buffer,
+                    precision: value.precision,
+                },
+            );
+            return Ok(());
+        }
         self.program.ops.push((provenance, "ipu.matmul".into(), 0));
         self.ranged.insert(c, value);
         Ok(())

@@ -7,7 +7,7 @@ use ipu_device::{MemoryClass, Precision, Target};
 use ipu_dialects::format::PlanValue;
 use ipu_dialects::plan::{GemmPlan, GemmTileGrid, OperatorPlan, Orientation};
 
-use super::{ranges_max, split_dims, SplitEnv, SplitGrid};
+use super::{device_split_dims, ranges_max, split_dims, SplitEnv, SplitGrid};
 use crate::element;
 use crate::tiling::candidate::operand_scales;
 use crate::tiling::candidate::{generated_phases, Candidate, InternalPhase, Need, PhaseSource};
@@ -34,38 +34,38 @@ pub fn candidates(
         return None;
     }
     let index = graph.index_of(op)?;
-    let dims = split_dims(graph, index, input)?;
+    // Taken by the ranged chains, or offered beside the general matmul with its result
+    // converted to a row grid ("Row-major neighbours").
+    let (dims, rows_result) = match split_dims(graph, index, input) {
+        Some(dims) => (dims, false),
+        None => (device_split_dims(graph, index, input)?, true),
+    };
     let limit = options.candidates_per_op.max(1);
     let weights = options.weight_memory.unwrap_or(MemoryClass::Interleaved);
     // The lowering's surroundings of the op (`Lowering::split_env`): A gathered from a
-    // device value (a split GEMM's ranges, live across the op: its share of every tile,
-    // with a tenth of the tiles idle and a 16-element row of slack), and a result that a
-    // later split GEMM sends when anything uses it.
+    // device value (live across the op: [`device_a_share`]), and a result that a later
+    // split GEMM sends when anything uses it.
     let (a, c) = (op.operands[0], op.results[0]);
     let a_device = !matches!(graph.values[a].origin, Origin::Argument | Origin::Constant);
     let used = graph.ops.iter().any(|o| o.operands.contains(&c));
-    let a_share = (u64::from(dims.0) * u64::from(dims.1))
-        .div_ceil((u64::from(options.tiles) * 9).div_ceil(10).max(1))
-        .next_multiple_of(16)
-        + 16;
     // Under the FP8 policy a device A (F16 partials) is cast to FP8 on its owners first, at
     // the policy's scale, into a copy that is live across the op too.
     let a_element = graph.values[a].element;
     let a_cast = a_device && a_element != input;
-    let a_bytes = u64::from(a_element.bytes()) + if a_cast { u64::from(input.bytes()) } else { 0 };
     let env = SplitEnv {
         weights,
         a_device,
-        result: used.then(|| SplitEnv::chained_result_class(weights)),
+        result: (used && !rows_result).then(|| SplitEnv::chained_result_class(weights)),
         reserved: [
             if a_device {
-                u32::try_from(a_share * a_bytes).unwrap_or(u32::MAX)
+                device_a_share(dims, options.tiles, (a_element, input))
             } else {
                 0
             },
             0,
         ],
         b_resident: false,
+        rows_result,
     };
     // A constant B may instead stay resident: written by the host at initialization where
     // each tile reads it (no B exchange per run, its replicas' memory for the whole program).
@@ -143,6 +143,28 @@ pub fn candidates(
         });
     }
     (!out.is_empty()).then_some(out)
+}
+
+/// The bytes per tile a device left operand of an `m x k` product is taken to hold while the
+/// product runs on at most `tiles` tiles (the planner does not know its layout yet): its
+/// share of a tenth fewer tiles, with a 16-element row of slack, in its element type `host`
+/// plus, when it is cast to the input precision `input` first, its cast copy.
+pub fn device_a_share(
+    (m, k, _): (u32, u32, u32),
+    tiles: u32,
+    (host, input): (Precision, Precision),
+) -> u32 {
+    let share = (u64::from(m) * u64::from(k))
+        .div_ceil((u64::from(tiles) * 9).div_ceil(10).max(1))
+        .next_multiple_of(16)
+        + 16;
+    let bytes = u64::from(host.bytes())
+        + if host != input {
+            u64::from(input.bytes())
+        } else {
+            0
+        };
+    u32::try_from(share * bytes).unwrap_or(u32::MAX)
 }
 
 /// The grid a plan constraint pins for op `index` (its `grid`, `weights` and
@@ -252,7 +274,7 @@ pub(super) fn exchange_phases(
         grid: grid.clone(),
         precision: input,
     });
-    generated_phases(source, 0..=grid.panels, grid.tiles(), target)
+    generated_phases(source, 0..=grid.panels + 1, grid.tiles(), target)
 }
 
 /// Where the operands start (their homes, or, resident, every tile's whole B block) and where
@@ -299,25 +321,43 @@ fn needs(
                 format: format(ElementOrder::AmpRight, grid.classes.b_home, scales[1]),
             },
         ],
-        Need {
-            shards: Shards::homed(
-                [1, u64::from(dims.0), u64::from(dims.2)],
-                [1, gm, gn * gk],
-                partials.bytes(),
-                0,
-            ),
-            format: ValueFormat {
-                precision: partials,
-                ..format(
-                    ElementOrder::AmpOutput,
-                    if gk > 1 {
-                        grid.classes.reduced
-                    } else {
-                        grid.classes.partials
-                    },
+        if grid.env.rows_result {
+            // Converted to the row grid, row-major, in the class the result's ranges are
+            // not in (the conversion phase reads those while it writes these).
+            let rows = grid.rows_grid();
+            Need {
+                shards: Shards::needed_by_grid(
+                    [1, u64::from(dims.0), u64::from(dims.2)],
+                    partials.bytes(),
+                    &[1, rows.mb, 1],
+                    &[Some(0), Some(1), Some(2)],
+                ),
+                format: ValueFormat {
+                    memory: grid.rows_class(),
+                    ..ValueFormat::row_major(partials)
+                },
+            }
+        } else {
+            Need {
+                shards: Shards::homed(
+                    [1, u64::from(dims.0), u64::from(dims.2)],
+                    [1, gm, gn * gk],
+                    partials.bytes(),
                     0,
-                )
-            },
+                ),
+                format: ValueFormat {
+                    precision: partials,
+                    ..format(
+                        ElementOrder::AmpOutput,
+                        if gk > 1 {
+                            grid.classes.reduced
+                        } else {
+                            grid.classes.partials
+                        },
+                        0,
+                    )
+                },
+            }
         },
     )
 }

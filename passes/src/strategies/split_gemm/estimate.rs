@@ -131,6 +131,19 @@ impl SplitGrid {
                 .map(|spec| cost::kernel_cycles(spec, target))
                 .sum::<u64>();
         }
+        if self.env.rows_result {
+            // Converted to the row grid: a row tile receives its rows whole, an owner sends
+            // its largest range (the estimate ranks grids by the thousand; the candidate's
+            // phases carry the exact transfers).
+            let rows = self.rows_grid();
+            let received = u64::from(rows.rows_padded) * u64::from(self.n) * pb;
+            let range = if self.gk > 1 {
+                u64::from(ranges_max(r * c, self.gk))
+            } else {
+                u64::from(r * c)
+            };
+            exchange += cost::exchange_phase_cycles(pair * range * pb, received, target);
+        }
         SplitEstimate {
             gemm,
             copies,

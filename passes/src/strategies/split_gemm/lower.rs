@@ -1,7 +1,9 @@
 //! Lowering a split GEMM on its grid: the host's A and B pieces, the K-panel phases, the
 //! reduce-scatter of the partials, and the result's ranges.
 
+use super::rows::Piece;
 use super::*;
+use crate::strategies::gemm::GemmGrid;
 use crate::tiling::program::push_move;
 
 /// The buffers and host pieces of one split GEMM's operands, made before the host writes.
@@ -93,6 +95,18 @@ pub fn inputs(
     }
 }
 
+/// A device value a split GEMM's left operand is gathered from: another split GEMM's result
+/// ranges, or another op's row-major blocks (module docs, "Row-major neighbours").
+#[derive(Debug, Clone, Copy)]
+pub enum DeviceA<'a> {
+    Ranged(&'a Ranged),
+    Blocks {
+        grid: &'a GemmGrid,
+        buffer: BufferId,
+        precision: Precision,
+    },
+}
+
 /// Emits the panels and the reduction of one split GEMM (see the module docs); A comes from
 /// its homes, or gathered from `a_value` with [`SplitEnv::a_device`]. Returns C, held as
 /// ranges on their owners (in the partials' precision).
@@ -101,7 +115,7 @@ pub fn lower(
     grid: &SplitGrid,
     (precision, scales): (Precision, [i32; 2]),
     homes: &SplitInputs,
-    a_value: Option<&Ranged>,
+    a_value: Option<DeviceA<'_>>,
     provenance: &str,
 ) -> Ranged {
     let mut lowering = SplitLowering {
@@ -114,9 +128,20 @@ pub fn lower(
         provenance,
     };
     let buffers = lowering.panel_buffers(homes);
-    let gathered = a_value.map(|value| GatheredA {
-        value,
-        segments: value.segments_by_group(),
+    let gathered = a_value.map(|value| match value {
+        DeviceA::Ranged(ranged) => GatheredA::Ranged {
+            value: ranged,
+            segments: ranged.segments_by_group(),
+        },
+        DeviceA::Blocks {
+            grid,
+            buffer,
+            precision,
+        } => GatheredA::Blocks {
+            grid,
+            buffer,
+            precision,
+        },
     });
     let mut started = vec![false; grid.tiles() as usize];
     for panel in 0..grid.panels {
@@ -127,6 +152,63 @@ pub fn lower(
     } else {
         lowering.reduce_scatter(buffers.partials)
     }
+}
+
+/// C (`value`, a split GEMM's result ranges) converted to its row grid
+/// ([`SplitGrid::rows_grid`]) in a new buffer of `class`: one exchange phase moving every
+/// run of a row to its row block's tile, and a compute step of the copies that stay on a
+/// tile. Returns the buffer.
+pub fn convert_to_rows(
+    program: &mut TileProgram,
+    grid: &SplitGrid,
+    value: &Ranged,
+    class: MemoryClass,
+    provenance: &str,
+) -> BufferId {
+    let rows = grid.rows_grid();
+    let eb = value.precision.bytes();
+    let buffer = program.buffer(
+        format!("{provenance}.c.rows"),
+        class,
+        (rows.rows_padded * rows.n * eb).max(eb),
+        rows.tiles(),
+    );
+    let mut moves = Vec::new();
+    let mut runs = Vec::new();
+    super::rows::ranges_to_rows(&value.ranges, value.n, &rows, |piece| {
+        let source = Place::at(value.buffer, piece.source * eb);
+        let destination = Place::at(buffer, piece.destination * eb);
+        if piece.owner == piece.tile {
+            local_copy(
+                program,
+                piece.owner,
+                source,
+                destination,
+                piece.len * eb,
+                &mut runs,
+            );
+        } else {
+            push_move(
+                &mut moves,
+                (piece.owner, source),
+                vec![piece.tile],
+                destination,
+                piece.len * eb,
+            );
+        }
+    });
+    if !moves.is_empty() {
+        let phase = program.exchange_phases() as u32;
+        program.run.push(TileStep::Exchange { phase, moves });
+    }
+    if !runs.is_empty() {
+        runs.sort_by_key(|run| run.tile);
+        program.run.push(TileStep::Compute {
+            provenance: format!("{provenance}.rows"),
+            runs,
+        });
+    }
+    buffer
 }
 
 /// Bytes of one K panel's slot in the A and B homes (see [`inputs`]).
@@ -160,10 +242,70 @@ struct PanelBuffers {
     partials: BufferId,
 }
 
-/// A device value A is gathered from, with its segments by 16-column group.
-struct GatheredA<'a> {
-    value: &'a Ranged,
-    segments: Vec<Vec<Segment>>,
+/// A device value A is gathered from: ranges with their segments by 16-column group, or
+/// row-major blocks.
+enum GatheredA<'a> {
+    Ranged {
+        value: &'a Ranged,
+        segments: Vec<Vec<Segment>>,
+    },
+    Blocks {
+        grid: &'a GemmGrid,
+        buffer: BufferId,
+        precision: Precision,
+    },
+}
+
+impl GatheredA<'_> {
+    fn buffer(&self) -> BufferId {
+        match self {
+            GatheredA::Ranged { value, .. } => value.buffer,
+            GatheredA::Blocks { buffer, .. } => *buffer,
+        }
+    }
+
+    fn precision(&self) -> Precision {
+        match self {
+            GatheredA::Ranged { value, .. } => value.precision,
+            GatheredA::Blocks { precision, .. } => *precision,
+        }
+    }
+
+    /// The pieces of rows `[row0, row0 + rows)` and K columns `[k0, k0 + kp)` of A, at their
+    /// places in the AMP-left panel (16-column group after group, each `rows x 16`), in
+    /// panel order (`tile` unused).
+    fn panel_pieces(
+        &self,
+        (row0, rows): (u32, u32),
+        (k0, kp): (u32, u32),
+        visit: impl FnMut(Piece),
+    ) {
+        match self {
+            GatheredA::Blocks { grid, .. } => {
+                super::rows::block_panel_pieces(grid, (row0, rows), (k0, kp), visit)
+            }
+            GatheredA::Ranged { segments, .. } => {
+                let mut visit = visit;
+                for g in k0 / 16..(k0 + kp) / 16 {
+                    let column = g - k0 / 16;
+                    for seg in &segments[g as usize] {
+                        let lo = seg.row.max(row0);
+                        let hi = (seg.row + seg.rows).min(row0 + rows);
+                        if lo >= hi {
+                            continue;
+                        }
+                        visit(Piece {
+                            owner: seg.tile,
+                            source: seg.offset + (lo - seg.row) * 16,
+                            tile: 0,
+                            destination: (column * rows + (lo - row0)) * 16,
+                            len: (hi - lo) * 16,
+                        });
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// One split GEMM being lowered into `program`.
@@ -237,8 +379,7 @@ impl SplitLowering<'_> {
                 self.program,
                 self.grid,
                 panel,
-                gathered.value,
-                &gathered.segments,
+                gathered,
                 buffers.a_panel,
                 &mut moves,
                 &mut runs,
@@ -349,20 +490,8 @@ impl SplitLowering<'_> {
 
     /// Without a K split, C is the partial blocks themselves: one whole block per tile.
     fn partial_blocks(&self, partials: BufferId) -> Ranged {
-        let grid = self.grid;
-        let mut ranges = Vec::new();
-        for (i, &(row0, rows)) in grid.rows.blocks.iter().enumerate() {
-            for (j, &(col0, cols)) in grid.cols.blocks.iter().enumerate() {
-                ranges.push(OwnedRange {
-                    tile: grid.tile(i as u32, j as u32, 0),
-                    first: 0,
-                    len: rows * cols,
-                    rows,
-                    origin: (row0, col0),
-                });
-            }
-        }
-        self.result(partials, grid.classes.partials, ranges)
+        let ranges = self.grid.result_ranges();
+        self.result(partials, self.grid.classes.partials, ranges)
     }
 
     /// Reduce-scatter: range l of every partial block reduced onto tile (i, j, l), in one
@@ -478,22 +607,21 @@ fn address(buffer: BufferId, offset: u32) -> Arg {
 }
 
 /// The moves (and the owners' local copies) that gather the A panel `p` of every tile of
-/// `grid` from the device value `value` (module docs of [`Ranged`]): for every A group
-/// `(i, *, l)` and 16-column group of its panel, the runs of the value's segments inside the
-/// group's rows, each sent by its owner to the group's tiles at its place in the AMP-left
-/// panel. Runs contiguous on both sides are merged into one move.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn gather_a_panel(
+/// `grid` from the device value `value`: for every A group `(i, *, l)`, the value's pieces
+/// inside the group's rows and panel columns ([`GatheredA::panel_pieces`]), each sent by its
+/// owner to the group's tiles at its place in the AMP-left panel. Pieces contiguous on both
+/// sides are merged into one move.
+fn gather_a_panel(
     program: &mut TileProgram,
     grid: &SplitGrid,
     p: u32,
-    value: &Ranged,
-    segments: &[Vec<Segment>],
+    value: &GatheredA,
     a_panel: BufferId,
     moves: &mut Vec<Move>,
     runs: &mut Vec<Run>,
 ) {
-    let eb = value.precision.bytes();
+    let eb = value.precision().bytes();
+    let buffer = value.buffer();
     for l in 0..grid.gk {
         let (k0, kp) = grid.panels_of(l)[p as usize];
         if kp == 0 {
@@ -501,47 +629,34 @@ pub(super) fn gather_a_panel(
         }
         for (i, &(row0, rows)) in grid.rows.blocks.iter().enumerate() {
             let group: Vec<u32> = (0..grid.gn).map(|j| grid.tile(i as u32, j, l)).collect();
-            // (owner, source element, panel element, elements), merged while contiguous.
-            let mut pending: Option<(u32, u32, u32, u32)> = None;
-            let mut flush = |piece: (u32, u32, u32, u32)| {
-                let (owner, src, dst, len) = piece;
-                let source = Place::at(value.buffer, src * eb);
-                let destination = Place::at(a_panel, dst * eb);
-                let destinations: Vec<u32> =
-                    group.iter().copied().filter(|&t| t != owner).collect();
+            let mut merge = super::rows::Merge::new(|piece: Piece| {
+                let source = Place::at(buffer, piece.source * eb);
+                let destination = Place::at(a_panel, piece.destination * eb);
+                let destinations: Vec<u32> = group
+                    .iter()
+                    .copied()
+                    .filter(|&t| t != piece.owner)
+                    .collect();
                 if destinations.len() < group.len() {
-                    local_copy(program, owner, source, destination, len * eb, runs);
+                    local_copy(
+                        program,
+                        piece.owner,
+                        source,
+                        destination,
+                        piece.len * eb,
+                        runs,
+                    );
                 }
-                push_move(moves, (owner, source), destinations, destination, len * eb);
-            };
-            for g in k0 / 16..(k0 + kp) / 16 {
-                let column = g - k0 / 16;
-                for seg in &segments[g as usize] {
-                    let lo = seg.row.max(row0);
-                    let hi = (seg.row + seg.rows).min(row0 + rows);
-                    if lo >= hi {
-                        continue;
-                    }
-                    let src = seg.offset + (lo - seg.row) * 16;
-                    let dst = (column * rows + (lo - row0)) * 16;
-                    let len = (hi - lo) * 16;
-                    pending = match pending {
-                        Some((owner, s0, d0, n))
-                            if owner == seg.tile && s0 + n == src && d0 + n == dst =>
-                        {
-                            Some((owner, s0, d0, n + len))
-                        }
-                        Some(done) => {
-                            flush(done);
-                            Some((seg.tile, src, dst, len))
-                        }
-                        None => Some((seg.tile, src, dst, len)),
-                    };
-                }
-            }
-            if let Some(done) = pending {
-                flush(done);
-            }
+                push_move(
+                    moves,
+                    (piece.owner, source),
+                    destinations,
+                    destination,
+                    piece.len * eb,
+                );
+            });
+            value.panel_pieces((row0, rows), (k0, kp), |piece| merge.push(piece));
+            merge.finish();
         }
     }
 }
@@ -618,21 +733,7 @@ impl Ranged {
     /// Every segment, range by range.
     pub fn segments(&self, mut visit: impl FnMut(Segment)) {
         for range in &self.ranges {
-            let end = range.first + range.len;
-            let mut e = range.first;
-            while e < end {
-                let g = e / (16 * range.rows);
-                let r = (e / 16) % range.rows;
-                let rows = (range.rows - r).min((end - e) / 16);
-                visit(Segment {
-                    tile: range.tile,
-                    offset: e - range.first,
-                    row: range.origin.0 + r,
-                    rows,
-                    group: range.origin.1 / 16 + g,
-                });
-                e += rows * 16;
-            }
+            super::rows::range_segments(range, &mut visit);
         }
     }
 

@@ -48,6 +48,17 @@
 //! a group's rows is contiguous on both sides); under FP8 the owners first cast their ranges
 //! at the policy scale. [`split_dims`] decides, for the planner and the lowering alike, which
 //! matmuls of a graph are lowered so.
+//!
+//! ## Row-major neighbours
+//! A matmul whose left operand another op computed (a layer norm, an attention's merged
+//! heads: row-major blocks of a grid, see `lower::graph`) may run split too
+//! ([`device_split_dims`]), offered beside the general matmul and chosen by cost. Its A
+//! panels are gathered from the producer's blocks in the panel phases: each 16-column group
+//! of a block row is one run on its owner, sent to its place in the AMP-left panel (whole
+//! groups of a 16-column block merge into one run). Its result, which other ops read as
+//! row-major blocks, is converted after the reduction in one more exchange phase: every
+//! 16-column run of a range goes to the tile of its row in the row grid
+//! [`SplitGrid::rows_grid`] (whole rows per tile), where it is read as blocks ([`rows`]).
 
 use ipu_device::kernels::describe::GEMM_MAX_WEIGHT_ELEMENTS;
 use ipu_device::{cost, KernelSpec, MemoryClass, Precision, Target};
@@ -62,15 +73,18 @@ mod analysis;
 mod candidates;
 mod estimate;
 mod lower;
+pub mod rows;
 #[cfg(test)]
 mod tests;
 
-pub use analysis::{bias_operand, ranged_value, split_dims};
+pub use analysis::{bias_operand, device_split_dims, ranged_value, split_dims};
 #[cfg(test)]
 use analysis::{is_host, split_local};
-pub use candidates::candidates;
+pub use candidates::{candidates, device_a_share};
 pub use estimate::SplitEstimate;
-pub use lower::{inputs, lower, OwnedRange, Ranged, Segment, SplitInputs};
+pub use lower::{
+    convert_to_rows, inputs, lower, DeviceA, OwnedRange, Ranged, Segment, SplitInputs,
+};
 
 /// The widest column chunk of one GEMM call.
 const MAX_CALL_COLUMNS: u32 = 256;
@@ -148,6 +162,9 @@ pub struct SplitEnv {
     /// B (a constant) is written by the host at initialization, whole K slice by column
     /// block, on every tile that reads it (see "Resident weights"): no B exchange.
     pub b_resident: bool,
+    /// The result is converted to its row grid after the reduction ("Row-major
+    /// neighbours"): one more exchange phase.
+    pub rows_result: bool,
 }
 
 impl SplitEnv {
@@ -159,6 +176,7 @@ impl SplitEnv {
             result: None,
             reserved: [0, 0],
             b_resident: false,
+            rows_result: false,
         }
     }
 
@@ -450,7 +468,8 @@ impl SplitGrid {
     }
 
     /// Calls `visit(source, destinations, bytes)` for each transfer of exchange phase `phase`:
-    /// K panel `phase` (`phase < panels`), else the reduction (none without a K split).
+    /// K panel `phase` (`phase < panels`), then the reduction (none without a K split), then
+    /// the conversion of the result to its row grid (with [`SplitEnv::rows_result`]).
     pub fn for_each_exchange_transfer(
         &self,
         precision: Precision,
@@ -472,13 +491,19 @@ impl SplitGrid {
                     visit(range.home, &range.destinations, u64::from(range.len) * eb);
                 }
             });
-        } else {
+        } else if phase == self.panels {
             let pb = u64::from(ipu_device::kernels::describe::default_partials(precision).bytes());
             self.reduce_ranges(|range| {
                 for source in range.sources {
                     visit(source, &[range.owner], u64::from(range.len) * pb);
                 }
             });
+        } else if phase == self.panels + 1 && self.env.rows_result {
+            let pb = ipu_device::kernels::describe::default_partials(precision).bytes();
+            let traffic = rows::rows_traffic(&self.result_ranges(), self.n, &self.rows_grid(), pb);
+            for ((owner, tile), bytes) in traffic {
+                visit(owner, &[tile], bytes);
+            }
         }
     }
 

@@ -433,7 +433,14 @@ mod chain_tests {
             let steps = program.run.len();
             let homes2 = inputs(&mut program, &second, Precision::F16, "op1");
             assert!(homes2.a_home.is_none() && homes2.a_pieces.is_empty());
-            lower(&mut program, &second, scales, &homes2, Some(&value), "op1");
+            lower(
+                &mut program,
+                &second,
+                scales,
+                &homes2,
+                Some(DeviceA::Ranged(&value)),
+                "op1",
+            );
             let a_panel = program
                 .buffers
                 .iter()

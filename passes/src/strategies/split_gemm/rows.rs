@@ -1,0 +1,389 @@
+//! Row-major blocks around a split GEMM ("Row-major neighbours" in the module docs): a left
+//! operand gathered from another op's row-major blocks (the general lowering's distribution:
+//! block `(i, j)` of a [`GemmGrid`], row-major on tile `i * nb + j`), and a result converted
+//! from its ranges to a row grid for the ops the ranges do not serve.
+
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::strategies::gemm::GemmGrid;
+use crate::tiling::layout::split_is_exact_cover;
+
+/// The row grid a split GEMM's `m x n` result is converted to when it runs on `tiles` tiles:
+/// whole rows per tile, as many row blocks as rows and tiles allow, each of `ceil(m /
+/// blocks)` rows and none empty (the blocks a grid plan `[1, blocks, 1]` means).
+pub fn result_rows(m: u32, n: u32, tiles: u32) -> GemmGrid {
+    let most = m.min(tiles).max(1);
+    let blocks = (1..=most)
+        .rev()
+        .find(|&b| split_is_exact_cover(u64::from(m), b))
+        .unwrap_or(1);
+    let rows_padded = m.div_ceil(blocks).max(1);
+    GemmGrid {
+        m,
+        k: n,
+        n,
+        cb: n,
+        nb: 1,
+        mb: blocks,
+        rows_padded,
+        kb: n,
+        k_steps: 1,
+    }
+}
+
+/// A run of elements a transfer moves: `len` elements from element `source` of `owner`'s
+/// buffer to element `destination` of `tile`'s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Piece {
+    pub owner: u32,
+    pub source: u32,
+    pub tile: u32,
+    pub destination: u32,
+    pub len: u32,
+}
+
+/// Merges a stream of pieces into the fewest runs contiguous on both sides (same owner and
+/// destination tile), handing each finished run to `emit`.
+pub(super) struct Merge<F: FnMut(Piece)> {
+    pending: Option<Piece>,
+    emit: F,
+}
+
+impl<F: FnMut(Piece)> Merge<F> {
+    pub(super) fn new(emit: F) -> Self {
+        Merge {
+            pending: None,
+            emit,
+        }
+    }
+
+    pub(super) fn push(&mut self, piece: Piece) {
+        match &mut self.pending {
+            Some(run)
+                if run.owner == piece.owner
+                    && run.tile == piece.tile
+                    && run.source + run.len == piece.source
+                    && run.destination + run.len == piece.destination =>
+            {
+                run.len += piece.len;
+            }
+            pending => {
+                if let Some(done) = pending.replace(piece) {
+                    (self.emit)(done);
+                }
+            }
+        }
+    }
+
+    pub(super) fn finish(mut self) {
+        if let Some(done) = self.pending.take() {
+            (self.emit)(done);
+        }
+    }
+}
+
+/// The pieces of an A panel gathered from row-major `blocks`: rows `[row0, row0 + rows)` and
+/// K columns `[k0, k0 + kp)` (whole 16-column groups) into the AMP-left panel (16-column
+/// group after group, each `rows x 16`), in panel order. `tile` of each piece is 0 (the
+/// panel's group of tiles is the caller's).
+pub(super) fn block_panel_pieces(
+    blocks: &GemmGrid,
+    (row0, rows): (u32, u32),
+    (k0, kp): (u32, u32),
+    mut visit: impl FnMut(Piece),
+) {
+    for g in k0 / 16..(k0 + kp) / 16 {
+        let column = g - k0 / 16;
+        for row in row0..row0 + rows {
+            let i = row / blocks.rows_padded;
+            let local = row - blocks.first_row(i);
+            let mut c = g * 16;
+            while c < (g + 1) * 16 {
+                let j = c / blocks.cb;
+                let end = ((j + 1) * blocks.cb).min((g + 1) * 16);
+                visit(Piece {
+                    owner: blocks.tile(i, j),
+                    source: local * blocks.cb + (c - j * blocks.cb),
+                    tile: 0,
+                    destination: (column * rows + (row - row0)) * 16 + (c - g * 16),
+                    len: end - c,
+                });
+                c = end;
+            }
+        }
+    }
+}
+
+/// The pieces that move a value held as `ranges` (AMP-output order, [`OwnedRange`]) of an
+/// `[m x n]` result into the row grid `rows` (row-major, whole rows per tile), merged where
+/// they are contiguous on both sides.
+pub fn ranges_to_rows(ranges: &[OwnedRange], n: u32, rows: &GemmGrid, visit: impl FnMut(Piece)) {
+    let mut merge = Merge::new(visit);
+    for range in ranges {
+        range_segments(range, |seg| {
+            for r in 0..seg.rows {
+                let row = seg.row + r;
+                let i = row / rows.rows_padded;
+                merge.push(Piece {
+                    owner: seg.tile,
+                    source: seg.offset + r * 16,
+                    tile: rows.tile(i, 0),
+                    destination: (row - rows.first_row(i)) * n + seg.group * 16,
+                    len: 16,
+                });
+            }
+        });
+    }
+    merge.finish();
+}
+
+/// Bytes each (owner, row tile) pair moves converting `ranges` to the row grid `rows`
+/// ([`ranges_to_rows`]), at `element_bytes` an element.
+pub fn rows_traffic(
+    ranges: &[OwnedRange],
+    n: u32,
+    rows: &GemmGrid,
+    element_bytes: u32,
+) -> BTreeMap<(u32, u32), u64> {
+    let mut bytes = BTreeMap::new();
+    ranges_to_rows(ranges, n, rows, |piece| {
+        if piece.owner != piece.tile {
+            *bytes.entry((piece.owner, piece.tile)).or_insert(0) +=
+                u64::from(piece.len) * u64::from(element_bytes);
+        }
+    });
+    bytes
+}
+
+/// The runs of rows of one 16-column group in `range` (AMP-output order: group after group,
+/// each `rows x 16`), in range order.
+pub(super) fn range_segments(range: &OwnedRange, mut visit: impl FnMut(Segment)) {
+    let end = range.first + range.len;
+    let mut e = range.first;
+    while e < end {
+        let g = e / (16 * range.rows);
+        let r = (e / 16) % range.rows;
+        let rows = (range.rows - r).min((end - e) / 16);
+        visit(Segment {
+            tile: range.tile,
+            offset: e - range.first,
+            row: range.origin.0 + r,
+            rows,
+            group: range.origin.1 / 16 + g,
+        });
+        e += rows * 16;
+    }
+}
+
+impl SplitGrid {
+    /// The ranges C is left in: without a K split each tile's whole partial block, else the
+    /// reduced ranges ([`SplitGrid::reduce_ranges`]), in the lowering's order.
+    pub fn result_ranges(&self) -> Vec<OwnedRange> {
+        let mut ranges = Vec::new();
+        if self.gk > 1 {
+            self.reduce_ranges(|range| {
+                ranges.push(OwnedRange {
+                    tile: range.owner,
+                    first: range.first,
+                    len: range.len,
+                    rows: range.rows,
+                    origin: range.origin,
+                })
+            });
+        } else {
+            for (i, &(row0, rows)) in self.rows.blocks.iter().enumerate() {
+                for (j, &(col0, cols)) in self.cols.blocks.iter().enumerate() {
+                    ranges.push(OwnedRange {
+                        tile: self.tile(i as u32, j as u32, 0),
+                        first: 0,
+                        len: rows * cols,
+                        rows,
+                        origin: (row0, col0),
+                    });
+                }
+            }
+        }
+        ranges
+    }
+
+    /// The row grid the result is converted to ([`result_rows`] on this grid's tiles).
+    pub fn rows_grid(&self) -> GemmGrid {
+        result_rows(self.m, self.n, self.tiles())
+    }
+
+    /// The memory class of the row grid's buffer: the one the result's ranges are not in
+    /// (the conversion phase sends from those while it receives into it).
+    pub fn rows_class(&self) -> MemoryClass {
+        let ranges = if self.gk > 1 {
+            self.classes.reduced
+        } else {
+            self.classes.partials
+        };
+        SplitEnv::chained_result_class(ranges)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tiling::graph::Graph;
+
+    /// The row grid covers every row exactly once with no empty block, on at most the
+    /// grid's tiles and as many as rows and tiles allow.
+    #[test]
+    fn the_row_grid_covers_every_row_once() {
+        for (m, tiles) in [(512, 1472), (729, 1344), (40, 6), (9, 4), (197, 96), (1, 8)] {
+            let rows = result_rows(m, 64, tiles);
+            assert!(rows.mb <= tiles.min(m), "{m} on {tiles}");
+            assert!(
+                rows.mb >= tiles.min(m) / 2,
+                "{m} on {tiles}: {} blocks",
+                rows.mb
+            );
+            let covered: u32 = (0..rows.mb).map(|i| rows.rows(i)).sum();
+            assert_eq!(covered, m, "{m} on {tiles}");
+            assert!((0..rows.mb).all(|i| rows.rows(i) > 0));
+        }
+    }
+
+    /// Gathering an A panel from row-major blocks takes every panel element once, from the
+    /// block and offset that hold it: column blocks of 24 (groups straddle two blocks), 48
+    /// and 16, row blocks of 7 with a short last one.
+    #[test]
+    fn block_panels_take_every_element_once_from_its_owner() {
+        for cb in [24u32, 48, 16] {
+            let (m, n) = (40u32, 96u32);
+            let blocks = GemmGrid {
+                m,
+                k: n,
+                n,
+                cb,
+                nb: n / cb,
+                mb: m.div_ceil(7),
+                rows_padded: 7,
+                kb: n,
+                k_steps: 1,
+            };
+            let (row0, rows, k0, kp) = (5u32, 17u32, 32u32, 48u32);
+            let mut seen = vec![0u32; (rows * kp) as usize];
+            block_panel_pieces(&blocks, (row0, rows), (k0, kp), |piece| {
+                for e in 0..piece.len {
+                    let d = piece.destination + e;
+                    seen[d as usize] += 1;
+                    // Panel element d is tensor element (row, col) in AMP-left order.
+                    let (column, within) = (d / (16 * rows), d % (16 * rows));
+                    let (row, col) = (row0 + within / 16, k0 + column * 16 + within % 16);
+                    let (i, j) = (row / 7, col / cb);
+                    assert_eq!(piece.owner, blocks.tile(i, j), "cb {cb} element {d}");
+                    let source = piece.source + e;
+                    assert_eq!(
+                        source,
+                        (row - 7 * i) * cb + col - j * cb,
+                        "cb {cb} element {d}"
+                    );
+                }
+            });
+            assert!(seen.iter().all(|&s| s == 1), "cb {cb}: {seen:?}");
+        }
+    }
+
+    /// Converting a split GEMM's result ranges to its row grid writes every result element
+    /// once, on the tile of its row, from the owner and offset that hold it, with and without
+    /// a K split; the traffic sums the moved bytes per (owner, tile) pair.
+    #[test]
+    fn result_ranges_convert_to_rows_element_by_element() {
+        let target = Target::c600();
+        for shape in [(3, 1, 2), (2, 3, 4), (5, 1, 1), (1, 2, 6)] {
+            let grid = SplitGrid::new(
+                (40, 96, 48),
+                shape,
+                Precision::F16,
+                MemoryClass::Interleaved,
+                &target,
+            )
+            .unwrap();
+            let ranges = grid.result_ranges();
+            let rows = grid.rows_grid();
+            // (tile, element of the owner's buffer) of every result element, by AMP order.
+            let mut owner_of = std::collections::HashMap::new();
+            for range in &ranges {
+                for e in 0..range.len {
+                    let at = range.first + e;
+                    let g = at / (16 * range.rows);
+                    let r = (at / 16) % range.rows;
+                    let element = (range.origin.0 + r, range.origin.1 + g * 16 + at % 16);
+                    owner_of.insert(element, (range.tile, e));
+                }
+            }
+            assert_eq!(owner_of.len(), 40 * 48, "{shape:?}");
+            let mut written = vec![0u32; 40 * 48];
+            let mut moved = BTreeMap::new();
+            ranges_to_rows(&ranges, 48, &rows, |piece| {
+                for e in 0..piece.len {
+                    let within = piece.destination + e;
+                    let i = piece.tile;
+                    let (row, col) = (rows.first_row(i) + within / 48, within % 48);
+                    written[(row * 48 + col) as usize] += 1;
+                    assert_eq!(owner_of[&(row, col)], (piece.owner, piece.source + e));
+                }
+                if piece.owner != piece.tile {
+                    *moved.entry((piece.owner, piece.tile)).or_insert(0u64) +=
+                        u64::from(piece.len) * 2;
+                }
+            });
+            assert!(written.iter().all(|&w| w == 1), "{shape:?}");
+            assert_eq!(rows_traffic(&ranges, 48, &rows, 2), moved, "{shape:?}");
+        }
+    }
+
+    /// A product of a value another op computed is offered to the split GEMM beside the
+    /// general matmul (its result converted to rows); the ranged chains keep theirs, and a
+    /// ranged left operand is never a row-major one.
+    #[test]
+    fn device_products_are_offered_beside_the_ranged_chains() {
+        let mut graph = Graph::default();
+        let x = graph.add_value(vec![40, 64], Precision::F16, Origin::Argument);
+        let w = graph.add_value(vec![64, 64], Precision::F16, Origin::Constant);
+        let product = |graph: &mut Graph, a: usize| {
+            graph.add_op(
+                OpKind::Matmul {
+                    transpose_lhs: false,
+                    transpose_rhs: false,
+                },
+                vec![a, w],
+                vec![40, 64],
+                Precision::F16,
+            )
+        };
+        let s = graph.add_op(OpKind::Softmax, vec![x], vec![40, 64], Precision::F16);
+        let from_rows = product(&mut graph, s); // op 1
+        let ranged = product(&mut graph, x); // op 2: returned only
+        let chained = product(&mut graph, ranged); // op 3: of a ranged value
+        graph.outputs.extend([from_rows, chained]);
+        let input = Precision::F16;
+        assert_eq!(device_split_dims(&graph, 1, input), Some((40, 64, 64)));
+        assert_eq!(split_dims(&graph, 1, input), None);
+        assert!(!ranged_value(&graph, from_rows, input));
+        for op in [2, 3] {
+            assert!(split_dims(&graph, op, input).is_some(), "op {op}");
+            assert_eq!(device_split_dims(&graph, op, input), None, "op {op}");
+        }
+        // Not a product the split GEMM runs at all (K not whole 16-groups).
+        let mut odd = Graph::default();
+        let x = odd.add_value(vec![40, 60], Precision::F16, Origin::Argument);
+        let w = odd.add_value(vec![60, 64], Precision::F16, Origin::Constant);
+        let s = odd.add_op(OpKind::Softmax, vec![x], vec![40, 60], Precision::F16);
+        let y = odd.add_op(
+            OpKind::Matmul {
+                transpose_lhs: false,
+                transpose_rhs: false,
+            },
+            vec![s, w],
+            vec![40, 64],
+            Precision::F16,
+        );
+        odd.outputs.push(y);
+        assert_eq!(device_split_dims(&odd, 1, input), None);
+    }
+}
