@@ -56,9 +56,9 @@ fn align_up(value: u32, to: u32) -> u32 {
     value.div_ceil(to) * to
 }
 
-/// Sizes the support memory from the program's steps.
-pub fn support_memory(program: &TileProgram, target: &Target) -> SupportMemory {
-    let memory = &target.memory;
+/// The tile with the most exchange rows (transfers it sends or receives) over the program,
+/// and their count.
+fn busiest_exchange_tile(program: &TileProgram) -> (u32, u32) {
     let mut rows = vec![0u32; program.tiles as usize];
     for (_, moves) in program.exchange_steps() {
         for m in moves {
@@ -69,8 +69,17 @@ pub fn support_memory(program: &TileProgram, target: &Target) -> SupportMemory {
             }
         }
     }
+    rows.into_iter()
+        .enumerate()
+        .max_by_key(|&(tile, r)| (r, std::cmp::Reverse(tile)))
+        .map_or((0, 0), |(tile, r)| (tile as u32, r))
+}
+
+/// Sizes the support memory from the program's steps.
+pub fn support_memory(program: &TileProgram, target: &Target) -> SupportMemory {
+    let memory = &target.memory;
     let steps = program.initialize.len() + program.run.len();
-    let busiest = rows.into_iter().max().unwrap_or(0);
+    let (_, busiest) = busiest_exchange_tile(program);
     let linked_end = memory.standard_start.value + RUNTIME_BYTES;
     let exchange_table_bytes = busiest * EXCHANGE_ROW_BYTES;
     let generated_code_bytes = steps as u32 * STEP_CODE_BYTES;
@@ -106,6 +115,24 @@ pub fn place_storage(
 ) -> Result<SupportMemory, LowerError> {
     program.compute_lifetimes();
     let support = support_memory(program, target);
+    if let Some(&(start, end)) = support.standard_ranges.first() {
+        if start >= end {
+            let (tile, rows) = busiest_exchange_tile(program);
+            let needed = u64::from(start - target.memory.standard_start.value);
+            let room = u64::from(end - target.memory.standard_start.value);
+            return Err(LowerError::OutOfMemory {
+                tile,
+                class: MemoryClass::Standard.name(),
+                buffer: format!(
+                    "support memory (runtime, exchange code of {rows} exchange rows, step code)"
+                ),
+                needed,
+                free: room,
+                shortfall: needed.saturating_sub(room),
+                largest: "none: the support memory alone does not fit".into(),
+            });
+        }
+    }
     info!(
         linked_end = support.linked_end,
         profile_bytes = support.profile_bytes,
@@ -228,8 +255,14 @@ fn out_of_memory(
     tile_sets: &[BTreeSet<u32>],
 ) -> LowerError {
     let buffer = &program.buffers[id];
-    let capacity: u64 = ranges.iter().map(|&(s, e)| u64::from(e - s)).sum();
-    let used: u64 = conflicts.iter().map(|&(s, e)| u64::from(e - s)).sum();
+    let capacity: u64 = ranges
+        .iter()
+        .map(|&(s, e)| u64::from(e.saturating_sub(s)))
+        .sum();
+    let used: u64 = conflicts
+        .iter()
+        .map(|&(s, e)| u64::from(e.saturating_sub(s)))
+        .sum();
     let free = capacity.saturating_sub(used);
     let tile = buffer.tiles.first().copied().unwrap_or(0);
     let mut live: Vec<(u32, String)> = program
@@ -279,5 +312,43 @@ fn out_of_memory(
         } else {
             largest
         },
+    }
+}
+
+#[cfg(test)]
+mod support_tests {
+    use super::*;
+    use crate::tiling::program::{Move, Place, TileStep};
+
+    /// A program whose exchange code (one row per transfer a tile takes part in) leaves no
+    /// standard memory for data is refused with the tile, the rows and the shortfall, not a
+    /// panic (its support range used to end below its start).
+    #[test]
+    fn exchange_code_beyond_the_standard_memory_is_an_out_of_memory_error() {
+        let target = Target::c600();
+        let mut program = TileProgram {
+            tiles: 4,
+            ..TileProgram::default()
+        };
+        let a = program.buffer("a", MemoryClass::Standard, 64, vec![0, 1]);
+        let region = target.memory.standard_end.value - target.memory.standard_start.value;
+        let moves: Vec<Move> = (0..region / EXCHANGE_ROW_BYTES + 1)
+            .map(|i| Move {
+                source_tile: 1,
+                source: Place::at(a, 0),
+                destinations: vec![0],
+                destination: Place::at(a, 32 + (i % 2) * 16),
+                bytes: 16,
+            })
+            .collect();
+        let rows = moves.len();
+        program.run.push(TileStep::Exchange { phase: 0, moves });
+        let error = place_storage(&mut program, &target).unwrap_err();
+        let text = error.to_string();
+        assert!(
+            matches!(error, LowerError::OutOfMemory { tile: 0, .. }),
+            "{text}"
+        );
+        assert!(text.contains(&format!("{rows} exchange rows")), "{text}");
     }
 }

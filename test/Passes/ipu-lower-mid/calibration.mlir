@@ -46,7 +46,7 @@
 // SHARED: "ipu.cast"(%arg0) {ipu.inserted, scale = -5 : i32}
 // SHARED: [[G:%[0-9]+]] = "ipu.gelu"
 // SHARED-NEXT: "ipu.cast"([[G]]) {ipu.inserted} :
-// SHARED: "ipu.matmul"({{.*}}plan = #ipu.plan<"gemm_output_stationary", {{.*}}host_order = true, {{.*}}lhs_scale = 0 : i64, {{.*}}precision = "f8", rhs_scale = -9 : i64
+// SHARED: "ipu.matmul"({{.*}}plan = #ipu.plan<"gemm_{{output_stationary|k_split}}", {{.*}}host_order = true, {{.*}}lhs_scale = 0 : i64, {{.*}}precision = "f8", rhs_scale = -9 : i64
 
 // MAX-LABEL: func.func @mlp
 // MAX: "ipu.cast"(%arg0) {ipu.inserted, scale = -5 : i32} : (tensor<64x128xf16>) -> tensor<64x128xf8E4M3FNUZ>

@@ -86,7 +86,7 @@
 // FP8-NEXT: [[SG8:%[0-9]+]] = "ipu.cast"([[SG]]) {ipu.inserted} : (tensor<128x512xf16, [[SGF]]>) -> tensor<128x512xf8E4M3FNUZ, #ipu.format<"row_major"
 // FP8-NEXT: [[SW28:%[0-9]+]] = "ipu.cast"(%cst_0) {ipu.inserted, scale = -9 : i32} : (tensor<512x256xf16>) -> tensor<512x256xf8E4M3FNUZ>
 // FP8-NEXT: [[SW2A:%[0-9]+]] = "ipu.rearrange"([[SW28]]) {ipu.inserted} : {{.*}} -> tensor<512x256xf8E4M3FNUZ, #ipu.format<"amp_right", {{.*}} "interleaved", -9 : i64>>
-// FP8-NEXT: [[SY:%[0-9]+]] = "ipu.matmul"([[SG8]], [[SW2A]]) {{.*}}plan = #ipu.plan<"gemm_output_stationary", {c_block = {{[0-9]+}} : i64, grid = [1, {{[0-9]+}}, {{[0-9]+}}, 1], host_order = true, {{.*}}lhs_scale = 0 : i64, {{.*}}precision = "f8", rhs_scale = -9 : i64, tiles = 16 : i64, weights = "interleaved", weights_resident = true}
+// FP8-NEXT: [[SY:%[0-9]+]] = "ipu.matmul"([[SG8]], [[SW2A]]) {{.*}}plan = #ipu.plan<"gemm_{{output_stationary|k_split}}", {c_block = {{[0-9]+}} : i64, grid = [1, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}], host_order = true, {{.*}}lhs_scale = 0 : i64, {{.*}}precision = "f8", rhs_scale = -9 : i64, tiles = 16 : i64, weights = "interleaved", weights_resident = true}
 // FP8-SAME: -> tensor<128x256xf16, #ipu.format<"row_major", [8, 256],
 // FP8-NEXT: [[SZ:%[0-9]+]] = "ipu.rearrange"(%arg1) {ipu.inserted} : (tensor<128x512xf16>) -> tensor<128x512xf16, #ipu.format<"row_major"
 // FP8-NEXT: [[SS:%[0-9]+]] = "ipu.add"([[SG]], [[SZ]]) {{.*}}plan = #ipu.plan<"pointwise_add", {in_place = true, precision = "f16"}>} : (tensor<128x512xf16, [[SGF]]>

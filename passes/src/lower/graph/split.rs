@@ -38,7 +38,7 @@ impl Lowering<'_> {
             return Ok(None);
         }
         let input = self.split_input(index);
-        let (dims, rows_result) = match split_gemm::split_dims(self.graph, index, input) {
+        let (dims, row_major) = match split_gemm::split_dims(self.graph, index, input) {
             Some(dims) => (dims, false),
             None => match split_gemm::device_split_dims(self.graph, index, input) {
                 // Offered beside the general matmul: split only where the plan says so.
@@ -62,9 +62,9 @@ impl Lowering<'_> {
             let around = self.split_env(index, weights, a_value);
             SplitEnv {
                 b_resident: b_resident && b_constant,
-                rows_result,
+                row_major,
                 // Converted, the ranges are read by the conversion alone.
-                result: around.result.filter(|_| !rows_result),
+                result: around.result.filter(|_| !row_major),
                 ..around
             }
         };
@@ -165,7 +165,7 @@ impl Lowering<'_> {
             result: used.then(|| SplitEnv::chained_result_class(weights)),
             reserved,
             b_resident: false,
-            rows_result: false,
+            row_major: false,
         }
     }
 
@@ -310,7 +310,7 @@ impl Lowering<'_> {
             a_value,
             &provenance,
         );
-        if grid.env.rows_result {
+        if grid.env.row_major {
             // Read by other ops as row-major blocks: converted to the row grid.
             let buffer = split_gemm::convert_to_rows(
                 &mut self.program,

@@ -36,7 +36,7 @@ pub fn candidates(
     let index = graph.index_of(op)?;
     // Taken by the ranged chains, or offered beside the general matmul with its result
     // converted to a row grid ("Row-major neighbours").
-    let (dims, rows_result) = match split_dims(graph, index, input) {
+    let (dims, row_major) = match split_dims(graph, index, input) {
         Some(dims) => (dims, false),
         None => (device_split_dims(graph, index, input)?, true),
     };
@@ -55,7 +55,7 @@ pub fn candidates(
     let env = SplitEnv {
         weights,
         a_device,
-        result: (used && !rows_result).then(|| SplitEnv::chained_result_class(weights)),
+        result: (used && !row_major).then(|| SplitEnv::chained_result_class(weights)),
         reserved: [
             if a_device {
                 device_a_share(dims, options.tiles, (a_element, input))
@@ -65,7 +65,7 @@ pub fn candidates(
             0,
         ],
         b_resident: false,
-        rows_result,
+        row_major,
     };
     // A constant B may instead stay resident: written by the host at initialization where
     // each tile reads it (no B exchange per run, its replicas' memory for the whole program).
@@ -321,7 +321,7 @@ fn needs(
                 format: format(ElementOrder::AmpRight, grid.classes.b_home, scales[1]),
             },
         ],
-        if grid.env.rows_result {
+        if grid.env.row_major {
             // Converted to the row grid, row-major, in the class the result's ranges are
             // not in (the conversion phase reads those while it writes these).
             let rows = grid.rows_grid();

@@ -131,7 +131,7 @@ impl SplitGrid {
                 .map(|spec| cost::kernel_cycles(spec, target))
                 .sum::<u64>();
         }
-        if self.env.rows_result {
+        if self.env.row_major {
             // Converted to the row grid: a row tile receives its rows whole, an owner sends
             // its largest range (the estimate ranks grids by the thousand; the candidate's
             // phases carry the exact transfers).

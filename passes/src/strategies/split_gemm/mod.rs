@@ -86,6 +86,13 @@ pub use lower::{
     convert_to_rows, inputs, lower, DeviceA, OwnedRange, Ranged, Segment, SplitInputs,
 };
 
+/// The most exchange rows (transfers a tile sends or receives) one split GEMM of a row-major
+/// left operand may add to a tile: gathered 16-column runs of A rows, and the result's runs
+/// sent to its row grid. Each row is an entry of the tile's exchange code (16 bytes,
+/// `lower::place::EXCHANGE_ROW_BYTES`), which lives in the support memory the planned data
+/// budgets leave aside (48 KiB on the C600): one op may take a sixth of it.
+pub const MAX_GATHER_ROWS: u32 = 512;
+
 /// The widest column chunk of one GEMM call.
 const MAX_CALL_COLUMNS: u32 = 256;
 
@@ -162,9 +169,10 @@ pub struct SplitEnv {
     /// B (a constant) is written by the host at initialization, whole K slice by column
     /// block, on every tile that reads it (see "Resident weights"): no B exchange.
     pub b_resident: bool,
-    /// The result is converted to its row grid after the reduction ("Row-major
-    /// neighbours"): one more exchange phase.
-    pub rows_result: bool,
+    /// A product of a row-major device value ("Row-major neighbours"): A is gathered from
+    /// row-major blocks (at most [`MAX_GATHER_ROWS`] exchange rows per tile) and the result
+    /// is converted to its row grid after the reduction, in one more exchange phase.
+    pub row_major: bool,
 }
 
 impl SplitEnv {
@@ -176,7 +184,7 @@ impl SplitEnv {
             result: None,
             reserved: [0, 0],
             b_resident: false,
-            rows_result: false,
+            row_major: false,
         }
     }
 
@@ -334,6 +342,20 @@ impl SplitGrid {
             .ok_or_else(|| format!("{gn} column blocks of 16-groups of N = {n}"))?;
         let ks = Split::new(k, gk, 16).ok_or_else(|| format!("{gk} K slices of K = {k}"))?;
         let (r, c, kt) = (rows.largest(), cols.largest(), ks.largest());
+        if env.row_major {
+            // Every 16-column run of a gathered A row (rows x K slice per tile, at least),
+            // and every 16-column run of a result row on its row tile.
+            let gathered = r * (kt / 16);
+            let rows_grid = rows::result_rows(m, n, gm * gn * gk);
+            let converted = rows_grid.rows_padded * (n / 16);
+            let most = gathered.max(converted);
+            if most > MAX_GATHER_ROWS {
+                return Err(format!(
+                    "a row-major left operand gathered in {r} x {kt} blocks (or the result's {} rows per tile) takes {most} exchange rows per tile, more than {MAX_GATHER_ROWS}",
+                    rows_grid.rows_padded
+                ));
+            }
+        }
         let call_columns = c
             .div_ceil(c.div_ceil(MAX_CALL_COLUMNS))
             .next_multiple_of(16);
@@ -469,7 +491,7 @@ impl SplitGrid {
 
     /// Calls `visit(source, destinations, bytes)` for each transfer of exchange phase `phase`:
     /// K panel `phase` (`phase < panels`), then the reduction (none without a K split), then
-    /// the conversion of the result to its row grid (with [`SplitEnv::rows_result`]).
+    /// the conversion of the result to its row grid (with [`SplitEnv::row_major`]).
     pub fn for_each_exchange_transfer(
         &self,
         precision: Precision,
@@ -498,7 +520,7 @@ impl SplitGrid {
                     visit(source, &[range.owner], u64::from(range.len) * pb);
                 }
             });
-        } else if phase == self.panels + 1 && self.env.rows_result {
+        } else if phase == self.panels + 1 && self.env.row_major {
             let pb = ipu_device::kernels::describe::default_partials(precision).bytes();
             let traffic = rows::rows_traffic(&self.result_ranges(), self.n, &self.rows_grid(), pb);
             for ((owner, tile), bytes) in traffic {

@@ -337,6 +337,27 @@ mod tests {
         }
     }
 
+    /// A row-major left operand is gathered in runs of 16 columns, one exchange row each:
+    /// grids whose tiles would take more than [`MAX_GATHER_ROWS`] of them are refused with
+    /// the count; the same grid with A held as ranges is not limited so.
+    #[test]
+    fn row_major_gathers_are_limited_in_exchange_rows() {
+        let target = Target::c600();
+        let env = |row_major| SplitEnv {
+            a_device: true,
+            row_major,
+            ..SplitEnv::host(MemoryClass::Interleaved)
+        };
+        // 64 rows x K 768 on one row block: 64 x 48 = 3072 runs per tile.
+        let dims = (64, 768, 64);
+        let error =
+            SplitGrid::within(dims, (1, 1, 1), Precision::F16, &env(true), &target).unwrap_err();
+        assert!(error.contains("3072 exchange rows per tile"), "{error}");
+        assert!(SplitGrid::within(dims, (1, 1, 1), Precision::F16, &env(false), &target).is_ok());
+        // 8 row blocks of 8 rows and 4 K slices of 192: 8 x 12 = 96 runs.
+        assert!(SplitGrid::within(dims, (8, 1, 4), Precision::F16, &env(true), &target).is_ok());
+    }
+
     /// A product of a value another op computed is offered to the split GEMM beside the
     /// general matmul (its result converted to rows); the ranged chains keep theirs, and a
     /// ranged left operand is never a row-major one.
