@@ -37,19 +37,34 @@ pub fn binding_seed(seed: u64, binding: &str) -> u64 {
     seed ^ u64::from_le_bytes(word)
 }
 
-/// Seeded Gaussian values for every input of `package` (standard deviation
-/// [`Sigma::INPUT`]).
+/// Seeded Gaussian values for every input and parameter of `package`: inputs at
+/// [`Sigma::INPUT`]; parameters (weights the caller supplies at `initialize`) as
+/// [`parameter_sigma`] says.
 pub fn seeded_inputs(package: &Package, seed: u64) -> BTreeMap<String, Tensor> {
     package
         .bindings
         .iter()
-        .filter(|b| b.role == BindingRole::Input)
-        .map(|b| {
-            let tensor =
-                Tensor::gaussian(b.shape.clone(), Sigma::INPUT, binding_seed(seed, &b.name));
-            (b.name.clone(), tensor)
+        .filter_map(|b| {
+            let sigma = match b.role {
+                BindingRole::Input => Sigma::INPUT,
+                BindingRole::Parameter => parameter_sigma(&b.shape),
+                _ => return None,
+            };
+            let tensor = Tensor::gaussian(b.shape.clone(), sigma, binding_seed(seed, &b.name));
+            Some((b.name.clone(), tensor))
         })
         .collect()
+}
+
+/// The deviation of a generated parameter of `shape`: a matrix `[.., fan_in, out]` (the
+/// right operand of the products these models write) at [`Sigma::weight`] of its fan-in, so
+/// activations keep unit variance through the layers, as trained models keep them; a vector
+/// (a bias, a layer norm's gain or shift) at [`Sigma::INPUT`], the scale of what it is added to.
+pub fn parameter_sigma(shape: &[u64]) -> f64 {
+    match shape {
+        [.., fan_in, _] => Sigma::weight(*fan_in),
+        _ => Sigma::INPUT,
+    }
 }
 
 /// Reads `<dir>/<name>.npy` for every input and weight of `package` whose file exists

@@ -42,7 +42,9 @@ pub type ValueId = usize;
 pub enum Origin {
     /// A function argument: streamed in by the host.
     Argument,
-    /// An `arith.constant`: written by the host at initialization.
+    /// An `arith.constant`: written by the host at initialization. Also a parameter
+    /// ([`Value::parameter`]): an argument of the entry function marked `{ipu.parameter}`,
+    /// whose tensor the caller gives once, at initialization.
     Constant,
     /// The result of op `index`.
     Op(usize),
@@ -68,7 +70,14 @@ pub struct Value {
     /// read with [`read::ReadOptions::decode`] (the reference evaluator); planning reads only
     /// shapes.
     pub data: Option<Arc<[f64]>>,
+    /// A parameter: function argument `Some(n)` marked `{ipu.parameter}` (`PARAMETER_ATTRIBUTE`),
+    /// read as a resident [`Origin::Constant`] without data: the caller gives its tensor once,
+    /// at initialization, as binding `argN`, and every run reads it where it was written.
+    pub parameter: Option<usize>,
 }
+
+/// The argument attribute that marks a weight argument as a parameter ([`Value::parameter`]).
+pub const PARAMETER_ATTRIBUTE: &str = "ipu.parameter";
 
 impl Value {
     /// A constant vector (a bias, a layer norm's gain or shift): the host writes it wherever
@@ -271,6 +280,7 @@ impl Graph {
             max_abs: None,
             scale: 0,
             data: None,
+            parameter: None,
         });
         self.values.len() - 1
     }

@@ -188,6 +188,24 @@ fn tensor_of(value: Value) -> Result<Tensor, String> {
     })
 }
 
+/// Whether argument `index` of function `func` carries the unit attribute `name` in its
+/// `arg_attrs`.
+fn argument_has_attribute(func: OperationRef, index: usize, name: &str) -> bool {
+    let Ok(attrs) = func.attribute("arg_attrs") else {
+        return false;
+    };
+    let Ok(array) = melior::ir::attribute::ArrayAttribute::try_from(attrs) else {
+        return false;
+    };
+    array.element(index).is_ok_and(|dict| {
+        // `{ipu.parameter}` or `{ipu.parameter, other = ...}`: the key as a whole word.
+        let text = dict.to_string();
+        text.trim_matches(|c| c == '{' || c == '}')
+            .split(',')
+            .any(|entry| entry.split('=').next().map(str::trim) == Some(name))
+    })
+}
+
 /// What every nested read of one top-level read shares.
 struct Shared<'c, 'a, 't> {
     table: &'t BTreeMap<String, OperationRef<'c, 'a>>,
@@ -298,12 +316,22 @@ impl<'c, 'a> Reader<'c, 'a, '_, '_> {
                 self.opaque_value(argument.into());
                 continue;
             }
-            self.add(
+            // Parameters are the entry function's; a repeat body's arguments are its carried values.
+            let parameter = self.stack.len() == 1
+                && argument_has_attribute(at, index, super::PARAMETER_ATTRIBUTE);
+            let id = self.add(
                 argument.into(),
-                Origin::Argument,
+                if parameter {
+                    Origin::Constant
+                } else {
+                    Origin::Argument
+                },
                 at,
                 &format!("argument #{index}"),
             )?;
+            if parameter {
+                self.graph.values[id].parameter = Some(index);
+            }
         }
         Ok(())
     }

@@ -7,6 +7,9 @@
 //! bindings map onto it by name:
 //! * `argN` (inputs): argument `N`, with the tensor the device received (generated from
 //!   `--seed`, or read from `--inputs`);
+//! * `argN` (parameters, arguments marked `{ipu.parameter}`): argument `N`, with the tensor
+//!   written at `initialize` (generated from `--seed` at the weights' deviation, or read from
+//!   `--inputs`); the graph reads it as a constant without data, which that tensor fills;
 //! * `constN` (weights): the constant that is value `N` of the function's graph
 //!   (`ipu_dialects::graph`: arguments first, then constants and op results in program order, as
 //!   the compiler numbers them; `<op>.<body>.constN` the constant of repeat body `@body`). The reference uses the module's own values, and the package's weight bytes
@@ -234,7 +237,7 @@ fn bind_values(
                 inputs,
                 &mut bound.arguments,
             )?,
-            BindingRole::Weight => {
+            BindingRole::Weight | BindingRole::Parameter => {
                 if let Some(weight) = given_weight(binding, function_name, inputs)? {
                     bound.given_weights.push(weight);
                 }
@@ -302,10 +305,23 @@ fn given_weight(
     } else {
         tensor.clone()
     };
-    let value = numbered(&binding.name, "const").ok_or_else(|| {
+    // A parameter is argument N (`argN`: arguments are the first values), a weight the
+    // constant that is value N (`constN`).
+    let prefix = if binding.role == BindingRole::Parameter {
+        "arg"
+    } else {
+        "const"
+    };
+    let value = numbered(&binding.name, prefix).ok_or_else(|| {
         anyhow!(
-            "weight binding '{}' names no constant of @{function_name}",
-            binding.name
+            "{} binding '{}' names no {} of @{function_name}",
+            binding.role.name(),
+            binding.name,
+            if prefix == "arg" {
+                "argument"
+            } else {
+                "constant"
+            }
         )
     })?;
     Ok(Some(GivenWeight {

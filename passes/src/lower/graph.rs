@@ -139,9 +139,11 @@ struct Lowering<'g> {
 
 impl<'g> Lowering<'g> {
     fn binding_name(&self, value: ValueId) -> String {
-        match self.graph.values[value].origin {
+        let v = &self.graph.values[value];
+        match (v.origin, v.parameter) {
             // Arguments are the first values, in order: the id is the argument number.
-            Origin::Argument => format!("{}arg{value}", self.prefix),
+            (Origin::Argument, _) => format!("{}arg{value}", self.prefix),
+            (_, Some(argument)) => format!("{}arg{argument}", self.prefix),
             _ => format!("{}const{value}", self.prefix),
         }
     }
@@ -189,7 +191,8 @@ impl<'g> Lowering<'g> {
         }
         let v = &self.graph.values[value];
         let weight = v.origin == Origin::Constant;
-        let data = if weight {
+        // A parameter's tensor is the caller's, given at initialization: no data here.
+        let data = if weight && v.parameter.is_none() {
             let data =
                 self.constants.get(&value).cloned().ok_or_else(|| {
                     LowerError::Input(format!("constant value {value} has no data"))
@@ -218,10 +221,10 @@ impl<'g> Lowering<'g> {
         };
         self.program.bindings.push(HostBinding {
             name,
-            role: if weight {
-                BindingRole::Weight
-            } else {
-                BindingRole::Input
+            role: match (weight, v.parameter) {
+                (true, Some(_)) => BindingRole::Parameter,
+                (true, None) => BindingRole::Weight,
+                (false, _) => BindingRole::Input,
             },
             precision,
             scale_exp,

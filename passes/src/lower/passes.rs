@@ -269,7 +269,8 @@ fn function_constants<'c, 'a>(
         u64::from(target.geometry.tiles.value) * u64::from(target.memory.sram_bytes.value);
     let mut constants = BTreeMap::new();
     for (id, value) in read.graph.values.iter().enumerate() {
-        if value.origin == Origin::Constant {
+        // A parameter's tensor is the caller's, given at initialization.
+        if value.origin == Origin::Constant && value.parameter.is_none() {
             let ir_value = read.values[id];
             let op = OperationResult::try_from(ir_value)
                 .map(|result| result.owner())

@@ -391,11 +391,11 @@ impl TileProgram {
         for (buffer, range) in self.buffers.iter_mut().zip(live) {
             buffer.live = range.unwrap_or((0, 0));
         }
-        // Weights written by `initialize` must survive every run.
+        // Weights and parameters written by `initialize` must survive every run.
         let weights: Vec<BufferId> = self
             .bindings
             .iter()
-            .filter(|b| b.role == BindingRole::Weight)
+            .filter(|b| matches!(b.role, BindingRole::Weight | BindingRole::Parameter))
             .flat_map(|b| b.pieces.iter().map(|p| p.place.buffer))
             .collect();
         let end = self.run.len();

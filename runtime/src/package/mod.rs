@@ -161,6 +161,9 @@ pub enum BindingRole {
     Output,
     /// Initial values shipped in the package, streamed in by `initialize`.
     Weight,
+    /// A parameter: a weight the caller supplies once, streamed in by `initialize` (not
+    /// per `run`) and resident from then on; the package holds no data for it.
+    Parameter,
 }
 
 impl BindingRole {
@@ -169,13 +172,16 @@ impl BindingRole {
             BindingRole::Input => "input",
             BindingRole::Output => "output",
             BindingRole::Weight => "weight",
+            BindingRole::Parameter => "parameter",
         }
     }
 
     /// The stream direction a binding of this role travels.
     pub const fn direction(self) -> StreamDirection {
         match self {
-            BindingRole::Input | BindingRole::Weight => StreamDirection::HostToDevice,
+            BindingRole::Input | BindingRole::Weight | BindingRole::Parameter => {
+                StreamDirection::HostToDevice
+            }
             BindingRole::Output => StreamDirection::DeviceToHost,
         }
     }

@@ -5,10 +5,9 @@
 // before the second matmul, so the planned module verifies (both matmul operands FP8; ipu-opt
 // runs the ipu verifier on its output, which used to fail here with "'ipu.matmul' op operand
 // element types differ"). @mlp_shared's hidden value also feeds an add with another full
-// tensor, so it is not held as ranges: its first matmul is output-stationary from the host
-// (no split plan), the GeLU runs row-major on its grid, and the second matmul gathers the
-// GeLU's result, cast on its owners, from those row-major blocks (a split plan of a row-major
-// left operand, host_order, its result converted to rows; no ranged plan anywhere).
+// tensor, so it is not held as ranges: both matmuls are split GEMMs with their results
+// converted to row grids (host_order, no ranged plan anywhere), the second gathering the
+// GeLU's result, cast on its owners, from its rows.
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 precision=fp8})' | FileCheck %s --check-prefix=FP8
 // RUN: env RUST_LOG=info ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=16 precision=fp8})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=FP8-LOG
 
@@ -66,13 +65,12 @@
 // FP8-NEXT: return [[R8]] : tensor<128x256xf16>
 
 // precision=fp8, @mlp_shared: the GeLU's result also feeds an add with another full tensor,
-// so nothing is held as ranges (no ranged plan). x and W1 are cast to F8 (W1 with a scale) and
-// rearranged for the first, output-stationary GEMM (no host_order: not split); its AMP-output
-// result is converted to row-major for the GeLU, which runs in place on the GEMM's blocks (and
-// so does the add, x fetched onto them). The second matmul reads a device value: the split
-// GEMM gathers it from those row-major blocks (host_order, W2 resident at its own scale -9),
-// after the GeLU's result is cast to F8 where it is at the policy scale (lhs_scale 0), and
-// leaves its result in a row grid (8-row blocks on its 16 tiles), read back from there.
+// so nothing is held as ranges (no ranged plan). Both matmuls are split GEMMs offered beside
+// the other strategies (host_order), each leaving its result in a row grid (8-row blocks on
+// 16 tiles): the first streams x and W1 (at its scale -8) from the host; the GeLU and the add
+// run in place on its rows (x's second use fetched onto them); the second gathers the GeLU's
+// result, cast to F8 where it is at the policy scale (lhs_scale 0), from those rows, with W2
+// resident at its own scale -9. The results are read back from their rows.
 // FP8-LABEL: func.func @mlp_shared(
 // FP8-NEXT: %cst = arith.constant
 // FP8-NEXT: %cst_0 = arith.constant
@@ -80,9 +78,9 @@
 // FP8-NEXT: [[SXA:%[0-9]+]] = "ipu.rearrange"([[SX8]]) {ipu.inserted} : {{.*}} -> tensor<128x256xf8E4M3FNUZ, #ipu.format<"amp_left"
 // FP8-NEXT: [[SW18:%[0-9]+]] = "ipu.cast"(%cst) {ipu.inserted, scale = -8 : i32}
 // FP8-NEXT: [[SW1A:%[0-9]+]] = "ipu.rearrange"([[SW18]]) {ipu.inserted} : {{.*}} -> tensor<256x512xf8E4M3FNUZ, #ipu.format<"amp_right"
-// FP8-NEXT: [[SH:%[0-9]+]] = "ipu.matmul"([[SXA]], [[SW1A]]) {{.*}}plan = #ipu.plan<"gemm_output_stationary", {c_block = {{[0-9]+}} : i64, grid = [1, [[GM:[0-9]+]], [[GN:[0-9]+]], 1], k_block = {{[0-9]+}} : i64, k_steps = 1 : i64, left = "{{interleaved|standard}}", lhs_scale = 0 : i64, orientation = "normal", precision = "f8", rhs_scale = -8 : i64,
-// FP8-NEXT: [[SHR:%[0-9]+]] = "ipu.rearrange"([[SH]]) {ipu.inserted} : (tensor<128x512xf16, #ipu.format<"amp_output"{{.*}}>>) -> tensor<128x512xf16, #ipu.format<"row_major"
-// FP8-NEXT: [[SG:%[0-9]+]] = "ipu.gelu"([[SHR]]) {{.*}}plan = #ipu.plan<"pointwise_gelu", {in_place = true, precision = "f16"}>} : (tensor<128x512xf16, [[SGF:#ipu.format<"row_major"[^>]*>]]>) -> tensor<128x512xf16, [[SGF]]>
+// FP8-NEXT: [[SH:%[0-9]+]] = "ipu.matmul"([[SXA]], [[SW1A]]) {{.*}}plan = #ipu.plan<"gemm_{{output_stationary|k_split}}", {c_block = {{[0-9]+}} : i64, grid = [1, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}], host_order = true, {{.*}}lhs_scale = 0 : i64, orientation = "normal", precision = "f8", rhs_scale = -8 : i64,
+// FP8-SAME: -> tensor<128x512xf16, [[SGF:#ipu.format<"row_major", \[8, 512\][^>]*>]]>
+// FP8-NEXT: [[SG:%[0-9]+]] = "ipu.gelu"([[SH]]) {{.*}}plan = #ipu.plan<"pointwise_gelu", {in_place = true, precision = "f16"}>} : (tensor<128x512xf16, [[SGF]]>) -> tensor<128x512xf16, [[SGF]]>
 // FP8-NEXT: [[SG8:%[0-9]+]] = "ipu.cast"([[SG]]) {ipu.inserted} : (tensor<128x512xf16, [[SGF]]>) -> tensor<128x512xf8E4M3FNUZ, #ipu.format<"row_major"
 // FP8-NEXT: [[SW28:%[0-9]+]] = "ipu.cast"(%cst_0) {ipu.inserted, scale = -9 : i32} : (tensor<512x256xf16>) -> tensor<512x256xf8E4M3FNUZ>
 // FP8-NEXT: [[SW2A:%[0-9]+]] = "ipu.rearrange"([[SW28]]) {ipu.inserted} : {{.*}} -> tensor<512x256xf8E4M3FNUZ, #ipu.format<"amp_right", {{.*}} "interleaved", -9 : i64>>
@@ -98,11 +96,11 @@
 // seventh value (x and the weights are encoded by the host or at compile time).
 // FP8-LOG: planned operator-plan frontier function=mlp frontier_sizes=
 // FP8-LOG-NEXT: retained operator-plan finalist finalist=0 values=7 operations=3 {{.*}} conversion_sources=[%4]
-// @mlp_shared: three device conversions: x (%0) cast and packed, the first product (%4)
-// converted to row-major, the GeLU's result (%5) cast to F8 on its tiles for the general
-// matmul.
+// @mlp_shared: one device conversion, the GeLU's result (%5) cast to F8 on its tiles for the
+// second split GEMM (x and the weights are encoded by the host or at compile time; the first
+// product is left in rows).
 // FP8-LOG: planned operator-plan frontier function=mlp_shared frontier_sizes=
-// FP8-LOG-NEXT: retained operator-plan finalist finalist=0 values=11 operations=4 {{.*}} conversion_sources=[%0,%4,%5]
+// FP8-LOG-NEXT: retained operator-plan finalist finalist=0 values=9 operations=4 {{.*}} conversion_sources=[%5]
 func.func @mlp(%x: tensor<128x256xf16>) -> tensor<128x256xf16> {
   %w1 = arith.constant dense<0.5> : tensor<256x512xf16>
   %w2 = arith.constant dense<0.25> : tensor<512x256xf16>

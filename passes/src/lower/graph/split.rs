@@ -30,15 +30,16 @@ impl Lowering<'_> {
     ) -> Result<Option<SplitGrid>, LowerError> {
         let op = &self.graph.ops[index];
         let (a, b) = (op.operands[0], op.operands[1]);
-        // A host operand an earlier op already streamed is on the device, not the host's.
-        let streamed = |v: ValueId| {
-            self.placed.contains_key(&v) && !matches!(self.graph.values[v].origin, Origin::Op(_))
-        };
-        if !self.prefix.is_empty() || streamed(a) || self.placed.contains_key(&b) {
+        // A host operand an earlier op already streamed is on the device, not the host's:
+        // a ranged chain does not take it; a product of a row-major value gathers it.
+        let streamed =
+            self.placed.contains_key(&a) && !matches!(self.graph.values[a].origin, Origin::Op(_));
+        if !self.prefix.is_empty() || self.placed.contains_key(&b) {
             return Ok(None);
         }
         let input = self.split_input(index);
         let (dims, row_major) = match split_gemm::split_dims(self.graph, index, input) {
+            Some(_) if streamed => return Ok(None),
             Some(dims) => (dims, false),
             None => match split_gemm::device_split_dims(self.graph, index, input) {
                 // Offered beside the general matmul: split only where the plan says so.

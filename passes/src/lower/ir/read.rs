@@ -520,7 +520,7 @@ fn read_stream(stream: StreamOp, reader: &Reader) -> Result<HostBinding, LowerEr
     let role = role_from_name(&role_name).ok_or_else(|| {
         bad(
             op,
-            format!("role '{role_name}': expected input, weight or output"),
+            format!("role '{role_name}': expected input, weight, parameter or output"),
         )
     })?;
     let precision_name = stream.precision()?;

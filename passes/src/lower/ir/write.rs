@@ -186,9 +186,14 @@ pub(super) fn precision_from_name(name: &str) -> Option<Precision> {
 }
 
 pub(super) fn role_from_name(name: &str) -> Option<BindingRole> {
-    [BindingRole::Input, BindingRole::Output, BindingRole::Weight]
-        .into_iter()
-        .find(|r| r.name() == name)
+    [
+        BindingRole::Input,
+        BindingRole::Output,
+        BindingRole::Weight,
+        BindingRole::Parameter,
+    ]
+    .into_iter()
+    .find(|r| r.name() == name)
 }
 
 /// A dense elements attribute holding `data` (C order, `precision` elements) of `shape`;

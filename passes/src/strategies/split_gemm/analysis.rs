@@ -19,18 +19,24 @@ pub fn split_dims(graph: &Graph, index: usize, input: Precision) -> Option<(u32,
 }
 
 /// The `(M, K, N)` of matmul `index` of `graph` when the split GEMM may take it beside the
-/// general matmul ("Row-major neighbours" in the module docs): the op's own conditions of
-/// [`split_dims`], a left operand computed on the device by an op whose result is not held
-/// ranged (so it is in row-major blocks), and not already taken by [`split_dims`]. The result
-/// is converted to its row grid.
+/// other strategies ("Row-major neighbours" in the module docs): the op's own conditions of
+/// [`split_dims`], a left operand from the host or computed on the device by an op whose
+/// result is not held ranged (so it is in row-major blocks), and not already taken by
+/// [`split_dims`]. The result is converted to its row grid.
 pub fn device_split_dims(graph: &Graph, index: usize, input: Precision) -> Option<(u32, u32, u32)> {
     let analysis = split_analysis(graph, input);
     if analysis.split.get(index).copied().flatten().is_some() {
         return None;
     }
     let a = *graph.ops.get(index)?.operands.first()?;
-    let blocks = matches!(graph.values[a].origin, Origin::Op(_)) && !analysis.ranged[a];
-    blocks.then(|| split_local(graph, index, input)).flatten()
+    let row_major = match graph.values[a].origin {
+        Origin::Op(_) => !analysis.ranged[a],
+        Origin::Argument | Origin::Constant => true,
+        Origin::Opaque => false,
+    };
+    row_major
+        .then(|| split_local(graph, index, input))
+        .flatten()
 }
 
 /// [`split_dims`] of every op and [`ranged_value`] of every value of a graph, computed in one

@@ -51,8 +51,10 @@
 //!
 //! ## Row-major neighbours
 //! A matmul whose left operand another op computed (a layer norm, an attention's merged
-//! heads: row-major blocks of a grid, see `lower::graph`) may run split too
-//! ([`device_split_dims`]), offered beside the general matmul and chosen by cost. Its A
+//! heads: row-major blocks of a grid, see `lower::graph`), or a host operand whose result
+//! other ops read, may run split too ([`device_split_dims`]), offered beside the general
+//! matmul and chosen by cost. A host A streams as above (or, already on the device for
+//! another op, is gathered from its blocks); a device A's
 //! panels are gathered from the producer's blocks in the panel phases: each 16-column group
 //! of a block row is one run on its owner, sent to its place in the AMP-left panel (whole
 //! groups of a 16-column block merge into one run). Its result, which other ops read as
@@ -169,9 +171,10 @@ pub struct SplitEnv {
     /// B (a constant) is written by the host at initialization, whole K slice by column
     /// block, on every tile that reads it (see "Resident weights"): no B exchange.
     pub b_resident: bool,
-    /// A product of a row-major device value ("Row-major neighbours"): A is gathered from
-    /// row-major blocks (at most [`MAX_GATHER_ROWS`] exchange rows per tile) and the result
-    /// is converted to its row grid after the reduction, in one more exchange phase.
+    /// A product offered beside the general matmul ("Row-major neighbours"): A, when a
+    /// device value, is gathered from row-major blocks (at most [`MAX_GATHER_ROWS`] exchange
+    /// rows per tile), and the result is converted to its row grid after the reduction, in
+    /// one more exchange phase.
     pub row_major: bool,
 }
 
@@ -345,7 +348,7 @@ impl SplitGrid {
         if env.row_major {
             // Every 16-column run of a gathered A row (rows x K slice per tile, at least),
             // and every 16-column run of a result row on its row tile.
-            let gathered = r * (kt / 16);
+            let gathered = if env.a_device { r * (kt / 16) } else { 0 };
             let rows_grid = rows::result_rows(m, n, gm * gn * gk);
             let converted = rows_grid.rows_padded * (n / 16);
             let most = gathered.max(converted);

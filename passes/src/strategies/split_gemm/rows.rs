@@ -358,9 +358,10 @@ mod tests {
         assert!(SplitGrid::within(dims, (8, 1, 4), Precision::F16, &env(true), &target).is_ok());
     }
 
-    /// A product of a value another op computed is offered to the split GEMM beside the
-    /// general matmul (its result converted to rows); the ranged chains keep theirs, and a
-    /// ranged left operand is never a row-major one.
+    /// A product of a value another op computed, or of a host operand whose result another
+    /// op reads, is offered to the split GEMM beside the other strategies (its result
+    /// converted to rows); the ranged chains keep theirs, and a ranged left operand is never
+    /// a row-major one.
     #[test]
     fn device_products_are_offered_beside_the_ranged_chains() {
         let mut graph = Graph::default();
@@ -381,11 +382,19 @@ mod tests {
         let from_rows = product(&mut graph, s); // op 1
         let ranged = product(&mut graph, x); // op 2: returned only
         let chained = product(&mut graph, ranged); // op 3: of a ranged value
-        graph.outputs.extend([from_rows, chained]);
+        let host = product(&mut graph, x); // op 4: of the host's x, read by a softmax
+        let read = graph.add_op(OpKind::Softmax, vec![host], vec![40, 64], Precision::F16);
+        graph.outputs.extend([from_rows, chained, read]);
         let input = Precision::F16;
-        assert_eq!(device_split_dims(&graph, 1, input), Some((40, 64, 64)));
-        assert_eq!(split_dims(&graph, 1, input), None);
-        assert!(!ranged_value(&graph, from_rows, input));
+        for (op, value) in [(1, from_rows), (4, host)] {
+            assert_eq!(
+                device_split_dims(&graph, op, input),
+                Some((40, 64, 64)),
+                "op {op}"
+            );
+            assert_eq!(split_dims(&graph, op, input), None, "op {op}");
+            assert!(!ranged_value(&graph, value, input), "op {op}");
+        }
         for op in [2, 3] {
             assert!(split_dims(&graph, op, input).is_some(), "op {op}");
             assert_eq!(device_split_dims(&graph, op, input), None, "op {op}");

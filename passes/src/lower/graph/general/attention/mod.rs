@@ -60,6 +60,16 @@ impl Lowering<'_> {
         let qb = self.on_device_in(q, heads_per_tile.map(|h| h * s).or(query_rows))?;
         let kb = self.on_device_in(kv, heads_per_tile.map(|h| h * t).or(key_rows))?;
         let vb = self.on_device_in(vv, heads_per_tile.map(|h| h * t).or(key_rows))?;
+        // Device keys and values a distributing plan reads homed over each head's tiles are
+        // moved there first when their producer left them elsewhere (the conversion the
+        // planner priced before the op).
+        let (kb, vb) = match (heads_per_tile, key_rows) {
+            (None, Some(rows)) => (
+                self.homed_rows(index, "keys", kb, rows)?,
+                self.homed_rows(index, "values", vb, rows)?,
+            ),
+            _ => (kb, vb),
+        };
         let precision = qb.precision;
         if kb.precision != precision
             || vb.precision != precision
@@ -105,6 +115,30 @@ impl Lowering<'_> {
             ) => self.attention_on_plan_grid(&attention, plan, operands),
             _ => self.attention_in_query_blocks(&attention, plan, operands),
         }
+    }
+
+    /// `blocks` as a row grid of `rows` rows per tile: itself when it is one, else gathered
+    /// into one (an exchange phase and a compute step of the local copies, `<op>.<what>`).
+    fn homed_rows(
+        &mut self,
+        index: usize,
+        what: &str,
+        blocks: Blocks,
+        rows: u32,
+    ) -> Result<Blocks, LowerError> {
+        let g = &blocks.grid;
+        if g.nb == 1 && g.rows_padded == rows && g.mb == g.m.div_ceil(rows) {
+            return Ok(blocks);
+        }
+        let (homed, mut copies) = self.rows_of(index, blocks, rows)?;
+        if !copies.is_empty() {
+            copies.sort_by_key(|run| run.tile);
+            self.program.run.push(TileStep::Compute {
+                provenance: format!("{}.{what}", self.provenance(index)),
+                runs: copies,
+            });
+        }
+        Ok(homed)
     }
 
     /// More batch-heads than tiles: whole heads, several per tile, one after the other (the
