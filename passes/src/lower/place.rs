@@ -239,12 +239,35 @@ fn place_in_order(
             }
         }
         let Some(address) = found else {
-            return Err(out_of_memory(program, id, ranges, &conflicts, tile_sets));
+            return Err(out_of_memory(
+                program,
+                id,
+                ranges,
+                &conflicts,
+                tile_sets,
+                support_overrun(support, target),
+            ));
         };
         program.buffers[id].address = Some(address);
         placed.push(id);
     }
     Ok(())
+}
+
+/// How the support memory outgrew its reservation, when it did (the planner's budgets leave
+/// only the reservation to it): its bytes beyond it and its exchange code.
+fn support_overrun(support: &SupportMemory, target: &Target) -> Option<String> {
+    let reserved = target.memory.standard_start.value + target.memory.support_reservation.value;
+    let start = support.standard_ranges.first().map_or(0, |range| range.0);
+    (start > reserved).then(|| {
+        format!(
+            "the support memory takes {} B of standard memory beyond its {} B reservation (exchange code {} B: {} exchange rows on the busiest tile)",
+            start - reserved,
+            target.memory.support_reservation.value,
+            support.exchange_table_bytes,
+            support.exchange_table_bytes / EXCHANGE_ROW_BYTES,
+        )
+    })
 }
 
 fn out_of_memory(
@@ -253,6 +276,7 @@ fn out_of_memory(
     ranges: &[(u32, u32)],
     conflicts: &[(u32, u32)],
     tile_sets: &[BTreeSet<u32>],
+    support: Option<String>,
 ) -> LowerError {
     let buffer = &program.buffers[id];
     let capacity: u64 = ranges
@@ -286,6 +310,11 @@ fn out_of_memory(
         .collect::<Vec<_>>()
         .join(", ");
     let shortfall = u64::from(buffer.bytes).saturating_sub(free);
+    let largest = match (support, buffer.class) {
+        (Some(support), MemoryClass::Standard) if largest.is_empty() => support,
+        (Some(support), MemoryClass::Standard) => format!("{largest}; {support}"),
+        _ => largest,
+    };
     if shortfall == 0 {
         return LowerError::Fragmented {
             tile,
@@ -350,5 +379,38 @@ mod support_tests {
             "{text}"
         );
         assert!(text.contains(&format!("{rows} exchange rows")), "{text}");
+    }
+
+    /// A buffer that no longer fits because the exchange code outgrew the support
+    /// reservation (which the planner's budgets assume) is refused naming that overrun.
+    #[test]
+    fn an_out_of_memory_error_names_support_beyond_its_reservation() {
+        let target = Target::c600();
+        let mut program = TileProgram {
+            tiles: 4,
+            ..TileProgram::default()
+        };
+        let a = program.buffer("a", MemoryClass::Standard, 64, vec![0, 1]);
+        let moves: Vec<Move> = (0..6000u32)
+            .map(|i| Move {
+                source_tile: 1,
+                source: Place::at(a, 0),
+                destinations: vec![0],
+                destination: Place::at(a, 32 + (i % 2) * 16),
+                bytes: 16,
+            })
+            .collect();
+        program.run.push(TileStep::Exchange { phase: 0, moves });
+        program.buffer("big", MemoryClass::Standard, 100_000, vec![0]);
+        let text = place_storage(&mut program, &target)
+            .unwrap_err()
+            .to_string();
+        assert!(text.contains("for big"), "{text}");
+        assert!(
+            text.contains(
+                "beyond its 49152 B reservation (exchange code 96000 B: 6000 exchange rows"
+            ),
+            "{text}"
+        );
     }
 }
