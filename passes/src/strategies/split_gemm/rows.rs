@@ -176,6 +176,27 @@ pub(super) fn range_segments(range: &OwnedRange, mut visit: impl FnMut(Segment))
     }
 }
 
+/// The exchange rows (16 B each of a tile's exchange code, for the whole program) a split
+/// GEMM planned as `plan` for an `m x k` left operand adds to its busiest tile when it gathers
+/// that operand from row-major blocks homed as `a_home`: every 16-column run of a row its
+/// owner sends, and every run a tile of the grid receives (`rows x K slice / 16`). `None` for
+/// other plans.
+pub fn gather_code_rows(
+    plan: &ipu_dialects::plan::OperatorPlan,
+    a_home: &crate::tiling::layout::Shards,
+    (m, k): (u32, u32),
+) -> Option<u64> {
+    let ipu_dialects::plan::OperatorPlan::Gemm(gemm) = plan else {
+        return None;
+    };
+    let (gm, gk) = (gemm.grid.rows.max(1), gemm.grid.k_split.max(1));
+    let elements = a_home.max_tile_bytes() / u64::from(a_home.element_bytes.max(1));
+    let sent = elements.div_ceil(16);
+    let rows = u64::from(m.div_ceil(gm));
+    let k_groups = u64::from((k / 16).div_ceil(gk));
+    Some(sent + rows * k_groups)
+}
+
 impl SplitGrid {
     /// The ranges C is left in: without a K split each tile's whole partial block, else the
     /// reduced ranges ([`SplitGrid::reduce_ranges`]), in the lowering's order.
@@ -356,6 +377,49 @@ mod tests {
         assert!(SplitGrid::within(dims, (1, 1, 1), Precision::F16, &env(false), &target).is_ok());
         // 8 row blocks of 8 rows and 4 K slices of 192: 8 x 12 = 96 runs.
         assert!(SplitGrid::within(dims, (8, 1, 4), Precision::F16, &env(true), &target).is_ok());
+    }
+
+    /// The exchange code a row-major gather adds: the runs the busiest owner sends (its
+    /// block's elements / 16) and the runs each tile receives (rows x K slice / 16).
+    #[test]
+    fn gather_code_counts_sent_and_received_runs() {
+        use ipu_dialects::plan::{GemmPlan, GemmTileGrid, OperatorPlan, Orientation};
+        let plan = OperatorPlan::Gemm(GemmPlan {
+            grid: GemmTileGrid {
+                batch: 1,
+                rows: 4,
+                cols: 1,
+                k_split: 2,
+            },
+            tiles: 8,
+            k_block: 48,
+            c_block: 64,
+            orientation: Orientation::Normal,
+            weights: crate::element::memory(MemoryClass::Interleaved),
+            left: crate::element::memory(MemoryClass::Standard),
+            precision: Precision::F16,
+            k_steps: 1,
+            weights_resident: false,
+            host_order: true,
+            scales: None,
+        });
+        // A 40 x 96 F16 value in 5 row blocks of 8 rows: an owner sends 8 x 96 / 16 = 48 runs;
+        // a tile receives 10 rows x 3 groups (K 96 = 6 groups over 2 slices).
+        let home = crate::tiling::layout::Shards::homed([1, 40, 96], [1, 5, 1], 2, 0);
+        assert_eq!(gather_code_rows(&plan, &home, (40, 96)), Some(48 + 30));
+        let other = OperatorPlan::Gemm(GemmPlan {
+            grid: GemmTileGrid {
+                batch: 1,
+                rows: 1,
+                cols: 1,
+                k_split: 1,
+            },
+            ..match plan {
+                OperatorPlan::Gemm(gemm) => gemm,
+                _ => unreachable!(),
+            }
+        });
+        assert_eq!(gather_code_rows(&other, &home, (40, 96)), Some(48 + 40 * 6));
     }
 
     /// A product of a value another op computed, or of a host operand whose result another
