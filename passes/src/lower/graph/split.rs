@@ -21,8 +21,9 @@ impl Lowering<'_> {
     /// `index`, when it applies: a ranged chain's product ([`split_gemm::split_dims`]: the
     /// plan's grid when it is a batch-free, normal `gemm_output_stationary` /
     /// `gemm_k_split` grid that fits, else the cheapest grid by the lowering's own model),
-    /// or a product of a row-major device value the plan runs split
-    /// ([`split_gemm::device_split_dims`], its result converted to a row grid).
+    /// or a product the plan runs split beside the other strategies
+    /// ([`split_gemm::device_split_dims`]: a row-major device value or a host operand as its
+    /// left operand, its result converted to a row grid).
     pub(super) fn split_grid(
         &self,
         index: usize,
@@ -152,9 +153,15 @@ impl Lowering<'_> {
                 reserved[usize::from(value.class == MemoryClass::Interleaved)] +=
                     longest * input.bytes();
             }
+            // Planned as a device value (a host operand another op put on the device was
+            // planned as the host's, without this reservation).
             Some(DeviceA::Blocks {
                 grid, precision, ..
-            }) => {
+            }) if matches!(
+                self.graph.values[self.graph.ops[index].operands[0]].origin,
+                Origin::Op(_)
+            ) =>
+            {
                 let dims = (grid.m, grid.n, 0);
                 reserved[0] += split_gemm::device_a_share(dims, self.tiles, (precision, input));
             }
