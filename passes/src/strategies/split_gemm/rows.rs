@@ -463,6 +463,20 @@ mod tests {
             assert!(split_dims(&graph, op, input).is_some(), "op {op}");
             assert_eq!(device_split_dims(&graph, op, input), None, "op {op}");
         }
+        // Under FP8 a host operand the host would encode for the product is taken only when
+        // nothing else reads it: x also feeds the softmax (op 0), w's products are alone.
+        assert_eq!(device_split_dims(&graph, 4, Precision::F8E4M3), None);
+        let mut alone = Graph::default();
+        let x = alone.add_value(vec![40, 64], Precision::F16, Origin::Argument);
+        // Value 1, the weight `product` reads.
+        alone.add_value(vec![64, 64], Precision::F16, Origin::Constant);
+        let y = product(&mut alone, x);
+        let z = alone.add_op(OpKind::Softmax, vec![y], vec![40, 64], Precision::F16);
+        alone.outputs.push(z);
+        assert_eq!(
+            device_split_dims(&alone, 0, Precision::F8E4M3),
+            Some((40, 64, 64))
+        );
         // Not a product the split GEMM runs at all (K not whole 16-groups).
         let mut odd = Graph::default();
         let x = odd.add_value(vec![40, 60], Precision::F16, Origin::Argument);
