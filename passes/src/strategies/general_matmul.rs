@@ -73,6 +73,33 @@ pub fn general_source_cast(
     host != input && input.is_fp8() && !transpose_lhs && !transpose_rhs
 }
 
+/// [`general_source_cast`] for product `op` of `graph`: not when a host operand is also read
+/// by an op other than a product (the host streams a value in one encoding; products read it
+/// in the same FP8 encoding, but an add or a layer norm reads it in its own element type), in
+/// which case the tiles cast their blocks instead.
+pub fn general_casts_at_source(
+    graph: &Graph,
+    op: &Op,
+    (host, input): (Precision, Precision),
+    transposes: (bool, bool),
+) -> bool {
+    let shared_host = op
+        .operands
+        .iter()
+        .take(2)
+        .any(|&v| !matches!(graph.values[v].origin, Origin::Op(_)) && read_unencoded(graph, v));
+    general_source_cast(host, input, transposes) && !shared_host
+}
+
+/// Whether an op other than a product reads value `v` (in its own element type, not in the
+/// encoding the host streams a product's operand in).
+pub fn read_unencoded(graph: &Graph, v: usize) -> bool {
+    graph
+        .ops
+        .iter()
+        .any(|o| o.operands.contains(&v) && !matches!(o.kind, crate::tiling::OpKind::Matmul { .. }))
+}
+
 /// Whether the general matmul's right operand is written by the host straight into the
 /// AMP-right order its GEMM calls read: a host tensor (`b_host`: a function argument or
 /// constant), not transposed, already in the AMP input precision (an operand the device
@@ -228,7 +255,7 @@ pub fn candidates(
     // Converted at their source (FP8 without transposes), the operands are fetched and
     // multiplied in the input precision (see `general_source_cast`).
     let transposes = (transpose_lhs, transpose_rhs);
-    let source_cast = general_source_cast(host, input, transposes);
+    let source_cast = general_casts_at_source(graph, op, (host, input), transposes);
     let (fetched_precision, fetched_scale) = if source_cast {
         (input, policy_scale)
     } else {

@@ -31,17 +31,25 @@ pub fn on_home<'h>(
     };
     let home = home_of(*op.operands.get(position)?)?;
     let mut concrete = candidate.clone();
-    let followed = if in_place {
-        Need {
-            shards: home.shards.clone(),
-            format: ValueFormat {
-                order: ElementOrder::RowMajor,
-                transposed: false,
-                ..home.format
-            },
-        }
-    } else {
-        home.clone()
+    // Read where it lives, in the op's own element type (and FP8 scale): a home in another
+    // encoding (a host operand an FP8 product read first, homed as its codes) is converted on
+    // its owners first, never computed on in that encoding.
+    let own = candidate.needs.get(position)?.format;
+    let followed = Need {
+        shards: home.shards.clone(),
+        format: ValueFormat {
+            precision: own.precision,
+            scale: own.scale,
+            ..if in_place {
+                ValueFormat {
+                    order: ElementOrder::RowMajor,
+                    transposed: false,
+                    ..home.format
+                }
+            } else {
+                home.format
+            }
+        },
     };
     concrete.needs[position] = followed.clone();
     let elements = u32::try_from(
@@ -75,7 +83,14 @@ pub fn on_home<'h>(
         }
         _ => {}
     }
-    concrete.output = followed;
+    concrete.output = Need {
+        format: ValueFormat {
+            precision: candidate.output.format.precision,
+            scale: candidate.output.format.scale,
+            ..followed.format
+        },
+        ..followed
+    };
     concrete.tiles = home
         .shards
         .owners

@@ -20,7 +20,7 @@ pub fn split_dims(graph: &Graph, index: usize, input: Precision) -> Option<(u32,
 
 /// The `(M, K, N)` of matmul `index` of `graph` when the split GEMM may take it beside the
 /// other strategies ("Row-major neighbours" in the module docs): the op's own conditions of
-/// [`split_dims`], a left operand from the host (in the input precision, or read by this op
+/// [`split_dims`], a left operand from the host (in the input precision, or read by products
 /// alone) or computed on the device by an op whose result is not held ranged (so it is in
 /// row-major blocks), and not already taken by [`split_dims`]. The result is converted to
 /// its row grid.
@@ -31,17 +31,13 @@ pub fn device_split_dims(graph: &Graph, index: usize, input: Precision) -> Optio
     }
     let a = *graph.ops.get(index)?.operands.first()?;
     // A host operand is homed where its first reader needs it: one the host encodes (FP8)
-    // for this product's AMP order must have no other reader, which would read the codes.
-    let readers = || {
-        graph
-            .ops
-            .iter()
-            .filter(|op| op.operands.contains(&a))
-            .count()
-    };
+    // for the products must have no reader but products, which read the same codes.
     let row_major = match graph.values[a].origin {
         Origin::Op(_) => !analysis.ranged[a],
-        Origin::Argument | Origin::Constant => graph.values[a].element == input || readers() == 1,
+        Origin::Argument | Origin::Constant => {
+            graph.values[a].element == input
+                || !crate::strategies::general_matmul::read_unencoded(graph, a)
+        }
         Origin::Opaque => false,
     };
     row_major

@@ -464,7 +464,7 @@ mod tests {
             assert_eq!(device_split_dims(&graph, op, input), None, "op {op}");
         }
         // Under FP8 a host operand the host would encode for the product is taken only when
-        // nothing else reads it: x also feeds the softmax (op 0), w's products are alone.
+        // products alone read it: x also feeds the softmax (op 0).
         assert_eq!(device_split_dims(&graph, 4, Precision::F8E4M3), None);
         let mut alone = Graph::default();
         let x = alone.add_value(vec![40, 64], Precision::F16, Origin::Argument);

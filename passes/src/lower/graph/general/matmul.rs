@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::strategies::general_matmul::{
-    general_batches_per_tile, general_input, general_matmul_blocks, general_source_cast,
+    general_batches_per_tile, general_casts_at_source, general_input, general_matmul_blocks,
     GeneralTile,
 };
 
@@ -338,7 +338,12 @@ impl Lowering<'_> {
         let b_host = on_host(w);
         let (host, input) = self.general_precisions(index, (x, w, out))?;
         let partials = default_partials(input);
-        let source_cast = general_source_cast(host, input, transposes);
+        let source_cast = general_casts_at_source(
+            self.graph,
+            &self.graph.ops[index],
+            (host, input),
+            transposes,
+        );
         let scale = self.options.fp8_scale;
         let cast_at_source = source_cast.then_some((input, scale));
         let a = match a_host {
