@@ -198,11 +198,8 @@ fn argument_has_attribute(func: OperationRef, index: usize, name: &str) -> bool 
         return false;
     };
     array.element(index).is_ok_and(|dict| {
-        // `{ipu.parameter}` or `{ipu.parameter, other = ...}`: the key as a whole word.
-        let text = dict.to_string();
-        text.trim_matches(|c| c == '{' || c == '}')
-            .split(',')
-            .any(|entry| entry.split('=').next().map(str::trim) == Some(name))
+        melior::ir::attribute::DictionaryAttribute::try_from(dict)
+            .is_ok_and(|dict| dict.element_by_name(name).is_some())
     })
 }
 

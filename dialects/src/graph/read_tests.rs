@@ -248,3 +248,44 @@ func.func @blocks(%x: tensor<4xf32>, %n: index) -> tensor<4xf32> {
     assert!(read.opaque.is_empty());
     assert!(read_block(function, next, &table, ReadOptions::default()).is_err());
 }
+
+/// An entry-function argument with the unit attribute `ipu.parameter` reads as a resident
+/// constant without data that remembers its argument number; an argument whose attribute
+/// dictionary only mentions the name in a value, and a repeat body's argument, stay arguments.
+#[test]
+fn parameter_arguments_read_as_resident_constants() {
+    let text = r#"
+func.func private @layer(%x: tensor<8x16xf16> {ipu.parameter}) -> tensor<8x16xf16> {
+  %0 = "ipu.gelu"(%x) : (tensor<8x16xf16>) -> tensor<8x16xf16>
+  return %0 : tensor<8x16xf16>
+}
+func.func @main(%x: tensor<8x16xf16> {ipu.note = "ipu.parameter"}, %w: tensor<16x16xf16> {ipu.parameter}) -> tensor<8x16xf16> {
+  %0 = "ipu.matmul"(%x, %w) : (tensor<8x16xf16>, tensor<16x16xf16>) -> tensor<8x16xf16>
+  %1 = "ipu.repeat"(%0) {body = @layer, count = 2 : i64} : (tensor<8x16xf16>) -> tensor<8x16xf16>
+  return %1 : tensor<8x16xf16>
+}
+"#;
+    let context = create_context(false).expect("context");
+    let module = parse_module(&context, text).expect("parse");
+    let table = functions(module.as_operation());
+    let Ok(read) = read_function(table["main"], &table) else {
+        panic!("main reads");
+    };
+    let values = &read.graph.values;
+    assert_eq!(
+        (values[0].origin, values[0].parameter),
+        (Origin::Argument, None)
+    );
+    assert_eq!(
+        (values[1].origin, values[1].parameter),
+        (Origin::Constant, Some(1))
+    );
+    assert_eq!(values[1].data, None);
+    let OpKind::Repeat { body, .. } = &read.graph.ops[1].kind else {
+        panic!("op 1 is the repeat");
+    };
+    assert_eq!(
+        (body.values[0].origin, body.values[0].parameter),
+        (Origin::Argument, None)
+    );
+}
