@@ -85,6 +85,12 @@ fn ipu_run(dir: &Path, args: &[&str]) -> Output {
         .expect("the ipu binary starts")
 }
 
+/// The `result0.npy` a run wrote into `outputs`.
+fn result0(outputs: &Path) -> Array {
+    let tensor = Tensor::read(&outputs.join("result0.npy")).expect("result0.npy");
+    Array::from_tensor(&tensor).expect("result0 is an array")
+}
+
 fn stdout_lines(output: &Output) -> Vec<String> {
     text(&output.stdout).lines().map(str::to_string).collect()
 }
@@ -237,8 +243,7 @@ fn run_gemm(dir: &Path, name: &str, lhs: &Array, rhs: &Array) -> Array {
         stdout_lines(&output)[2],
         "referenceMaximumAbsoluteError=0.000000 numericalTest=PASS"
     );
-    let result = Tensor::read(&dir.join(&outputs).join("result0.npy")).expect("result0.npy");
-    Array::from_tensor(&result).unwrap()
+    result0(&dir.join(&outputs))
 }
 
 /// One-hot operands select values without rounding (each output is one FP8 value times 1.0,
@@ -439,9 +444,7 @@ fn reshape_views_move_values_exactly() {
             ],
         );
         assert_exit(&output, 0, &format!("heads on {tiles} tiles"));
-        let result = Tensor::read(&dir.join(&outputs).join("result0.npy")).expect("result0.npy");
-        let device = Array::from_tensor(&result).unwrap();
-        let check = check_exact(&expected, &device).unwrap();
+        let check = check_exact(&expected, &result0(&dir.join(&outputs))).unwrap();
         assert!(check.pass(), "{tiles} tiles: {check}");
     }
 }
@@ -637,9 +640,7 @@ fn split_gemm_of_device_values_moves_values_exactly() {
             ],
         );
         assert_exit(&output, 0, &format!("case {case}"));
-        let result = Tensor::read(&dir.join(&outputs).join("result0.npy")).expect("result0.npy");
-        let device = Array::from_tensor(&result).unwrap();
-        let check = check_exact(&expected, &device).unwrap();
+        let check = check_exact(&expected, &result0(&dir.join(&outputs))).unwrap();
         assert!(check.pass(), "case {case} ({add:?}, {gemm:?}): {check}");
     }
 }

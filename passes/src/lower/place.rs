@@ -349,19 +349,15 @@ mod support_tests {
     use super::*;
     use crate::tiling::program::{Move, Place, TileStep};
 
-    /// A program whose exchange code (one row per transfer a tile takes part in) leaves no
-    /// standard memory for data is refused with the tile, the rows and the shortfall, not a
-    /// panic (its support range used to end below its start).
-    #[test]
-    fn exchange_code_beyond_the_standard_memory_is_an_out_of_memory_error() {
-        let target = Target::c600();
+    /// A 4-tile program whose one exchange phase sends `rows` 16-byte transfers from tile 1
+    /// to tile 0 (one exchange row each on both).
+    fn program_with_rows(rows: u32) -> TileProgram {
         let mut program = TileProgram {
             tiles: 4,
             ..TileProgram::default()
         };
         let a = program.buffer("a", MemoryClass::Standard, 64, vec![0, 1]);
-        let region = target.memory.standard_end.value - target.memory.standard_start.value;
-        let moves: Vec<Move> = (0..region / EXCHANGE_ROW_BYTES + 1)
+        let moves: Vec<Move> = (0..rows)
             .map(|i| Move {
                 source_tile: 1,
                 source: Place::at(a, 0),
@@ -370,8 +366,19 @@ mod support_tests {
                 bytes: 16,
             })
             .collect();
-        let rows = moves.len();
         program.run.push(TileStep::Exchange { phase: 0, moves });
+        program
+    }
+
+    /// A program whose exchange code (one row per transfer a tile takes part in) leaves no
+    /// standard memory for data is refused with the tile, the rows and the shortfall, not a
+    /// panic (its support range used to end below its start).
+    #[test]
+    fn exchange_code_beyond_the_standard_memory_is_an_out_of_memory_error() {
+        let target = Target::c600();
+        let region = target.memory.standard_end.value - target.memory.standard_start.value;
+        let rows = region / EXCHANGE_ROW_BYTES + 1;
+        let mut program = program_with_rows(rows);
         let error = place_storage(&mut program, &target).unwrap_err();
         let text = error.to_string();
         assert!(
@@ -386,21 +393,7 @@ mod support_tests {
     #[test]
     fn an_out_of_memory_error_names_support_beyond_its_reservation() {
         let target = Target::c600();
-        let mut program = TileProgram {
-            tiles: 4,
-            ..TileProgram::default()
-        };
-        let a = program.buffer("a", MemoryClass::Standard, 64, vec![0, 1]);
-        let moves: Vec<Move> = (0..6000u32)
-            .map(|i| Move {
-                source_tile: 1,
-                source: Place::at(a, 0),
-                destinations: vec![0],
-                destination: Place::at(a, 32 + (i % 2) * 16),
-                bytes: 16,
-            })
-            .collect();
-        program.run.push(TileStep::Exchange { phase: 0, moves });
+        let mut program = program_with_rows(6000);
         program.buffer("big", MemoryClass::Standard, 100_000, vec![0]);
         let text = place_storage(&mut program, &target)
             .unwrap_err()

@@ -302,29 +302,11 @@ impl OperandMoves {
             destination_cycles: 0,
             conversions: Vec::new(),
         };
-        // A split GEMM gathering its left operand from row-major blocks adds a row of
-        // exchange code per 16-column run it sends or receives; the code stays for the whole
-        // program (support memory the budgets do not otherwise see), so it is resident from here.
-        if let (Some(_), Some(a_home), Ok(dims)) = (
-            &candidate.follows,
-            candidate.needs.first(),
-            super::graph::MatmulDims::of(graph, op),
-        ) {
-            if a_home.format.order == ipu_device::kernels::spec::ElementOrder::RowMajor {
-                let (m, k) = (dims.batch * dims.m, dims.k);
-                if let (Ok(m), Ok(k)) = (u32::try_from(m), u32::try_from(k)) {
-                    if let Some(rows) = crate::strategies::split_gemm::rows::gather_code_rows(
-                        &candidate.plan,
-                        &a_home.shards,
-                        (m, k),
-                    ) {
-                        let code = rows * u64::from(crate::lower::place::EXCHANGE_ROW_BYTES);
-                        moves.resident = moves
-                            .resident
-                            .plus(MemoryUse::of(code, ipu_device::MemoryClass::Standard));
-                    }
-                }
-            }
+        // Exchange code a split GEMM adds gathering a row-major left operand stays for the
+        // whole program: resident from here.
+        if let Some(code) = crate::strategies::split_gemm::rows::gather_code(graph, op, &candidate)
+        {
+            moves.resident = moves.resident.plus(code);
         }
         let mut phase: Option<PhaseLoad> = None;
         for (position, (operand, need)) in op.operands.iter().zip(&candidate.needs).enumerate() {

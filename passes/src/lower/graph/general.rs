@@ -553,21 +553,23 @@ impl Lowering<'_> {
             return Ok((source, Vec::new()));
         }
         let m = source.grid.m;
-        self.rows_of(index, source, m.div_ceil(self.tiles.min(m)))
+        self.rows_of(index, "rows", source, m.div_ceil(self.tiles.min(m)))
     }
 
-    /// `source` gathered into a row grid of `rows_per_block` rows per tile (its own exchange
-    /// phase and copies; the copies are returned).
+    /// `source` gathered into a row grid of `rows_per_block` rows per tile, in op `index`'s
+    /// buffer `<provenance>.<what>` (its own exchange phase and copies; the copies are
+    /// returned).
     pub(super) fn rows_of(
         &mut self,
         index: usize,
+        what: &str,
         source: Blocks,
         rows_per_block: u32,
     ) -> Result<(Blocks, Vec<Run>), LowerError> {
         let (m, n) = (source.grid.m, source.grid.n);
         let grid = row_grid(m, n, rows_per_block);
         let bytes = grid.rows_padded * n * source.precision.bytes();
-        let buffer = self.op_buffer(index, "rows", &grid.tiles(), bytes);
+        let buffer = self.op_buffer(index, what, &grid.tiles(), bytes);
         let mut transfers = Transfers::default();
         for i in 0..grid.mb {
             transfers.gather(

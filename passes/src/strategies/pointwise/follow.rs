@@ -35,21 +35,17 @@ pub fn on_home<'h>(
     // encoding (a host operand an FP8 product read first, homed as its codes) is converted on
     // its owners first, never computed on in that encoding.
     let own = candidate.needs.get(position)?.format;
+    let mut format = ValueFormat {
+        precision: own.precision,
+        scale: own.scale,
+        ..home.format
+    };
+    if in_place {
+        (format.order, format.transposed) = (ElementOrder::RowMajor, false);
+    }
     let followed = Need {
         shards: home.shards.clone(),
-        format: ValueFormat {
-            precision: own.precision,
-            scale: own.scale,
-            ..if in_place {
-                ValueFormat {
-                    order: ElementOrder::RowMajor,
-                    transposed: false,
-                    ..home.format
-                }
-            } else {
-                home.format
-            }
-        },
+        format,
     };
     concrete.needs[position] = followed.clone();
     let elements = u32::try_from(
@@ -83,14 +79,9 @@ pub fn on_home<'h>(
         }
         _ => {}
     }
-    concrete.output = Need {
-        format: ValueFormat {
-            precision: candidate.output.format.precision,
-            scale: candidate.output.format.scale,
-            ..followed.format
-        },
-        ..followed
-    };
+    let result = candidate.output.format;
+    (format.precision, format.scale) = (result.precision, result.scale);
+    concrete.output = Need { format, ..followed };
     concrete.tiles = home
         .shards
         .owners

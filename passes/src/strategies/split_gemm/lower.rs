@@ -176,26 +176,14 @@ pub fn convert_to_rows(
     let mut moves = Vec::new();
     let mut runs = Vec::new();
     super::rows::ranges_to_rows(&value.ranges, value.n, &rows, |piece| {
-        let source = Place::at(value.buffer, piece.source * eb);
-        let destination = Place::at(buffer, piece.destination * eb);
-        if piece.owner == piece.tile {
-            local_copy(
-                program,
-                piece.owner,
-                source,
-                destination,
-                piece.len * eb,
-                &mut runs,
-            );
-        } else {
-            push_move(
-                &mut moves,
-                (piece.owner, source),
-                vec![piece.tile],
-                destination,
-                piece.len * eb,
-            );
-        }
+        let places = (value.buffer, buffer, eb);
+        send_piece(
+            program,
+            piece,
+            places,
+            &[piece.tile],
+            (&mut moves, &mut runs),
+        );
     });
     if !moves.is_empty() {
         let phase = program.exchange_phases() as u32;
@@ -630,35 +618,36 @@ fn gather_a_panel(
         for (i, &(row0, rows)) in grid.rows.blocks.iter().enumerate() {
             let group: Vec<u32> = (0..grid.gn).map(|j| grid.tile(i as u32, j, l)).collect();
             let mut merge = super::rows::Merge::new(|piece: Piece| {
-                let source = Place::at(buffer, piece.source * eb);
-                let destination = Place::at(a_panel, piece.destination * eb);
-                let destinations: Vec<u32> = group
-                    .iter()
-                    .copied()
-                    .filter(|&t| t != piece.owner)
-                    .collect();
-                if destinations.len() < group.len() {
-                    local_copy(
-                        program,
-                        piece.owner,
-                        source,
-                        destination,
-                        piece.len * eb,
-                        runs,
-                    );
-                }
-                push_move(
-                    moves,
-                    (piece.owner, source),
-                    destinations,
-                    destination,
-                    piece.len * eb,
-                );
+                send_piece(program, piece, (buffer, a_panel, eb), &group, (moves, runs));
             });
             value.panel_pieces((row0, rows), (k0, kp), |piece| merge.push(piece));
             merge.finish();
         }
     }
+}
+
+/// Emits `piece` (elements of `eb` bytes from buffer `from` on its owner to buffer `to`) for
+/// every tile of `tiles`: a local copy on the owner when it is one of them, one move (a
+/// multicast) to the others.
+fn send_piece(
+    program: &mut TileProgram,
+    piece: Piece,
+    (from, to, eb): (BufferId, BufferId, u32),
+    tiles: &[u32],
+    (moves, runs): (&mut Vec<Move>, &mut Vec<Run>),
+) {
+    let source = Place::at(from, piece.source * eb);
+    let destination = Place::at(to, piece.destination * eb);
+    let bytes = piece.len * eb;
+    let others: Vec<u32> = tiles
+        .iter()
+        .copied()
+        .filter(|&t| t != piece.owner)
+        .collect();
+    if others.len() < tiles.len() {
+        local_copy(program, piece.owner, source, destination, bytes, runs);
+    }
+    push_move(moves, (piece.owner, source), others, destination, bytes);
 }
 
 /// A local copy of `bytes` (a multiple of 32) on `tile`, as copies of power-of-two multiples

@@ -176,6 +176,28 @@ pub(super) fn range_segments(range: &OwnedRange, mut visit: impl FnMut(Segment))
     }
 }
 
+/// The exchange code (standard memory for the whole program) split GEMM candidate
+/// `candidate` of product `op` adds to its busiest tile when it follows a row-major left
+/// operand: [`gather_code_rows`] of its plan and that operand's home, 16 B each
+/// (`lower::place::EXCHANGE_ROW_BYTES`). `None` for any other candidate.
+pub fn gather_code(
+    graph: &crate::tiling::Graph,
+    op: &crate::tiling::Op,
+    candidate: &crate::tiling::candidate::Candidate,
+) -> Option<crate::tiling::MemoryUse> {
+    candidate.follows.as_ref()?;
+    let a_home = candidate.needs.first()?;
+    if a_home.format.order != ipu_device::kernels::spec::ElementOrder::RowMajor {
+        return None;
+    }
+    let dims = crate::tiling::graph::MatmulDims::of(graph, op).ok()?;
+    let m = u32::try_from(dims.batch * dims.m).ok()?;
+    let k = u32::try_from(dims.k).ok()?;
+    let rows = gather_code_rows(&candidate.plan, &a_home.shards, (m, k))?;
+    let bytes = rows * u64::from(crate::lower::place::EXCHANGE_ROW_BYTES);
+    Some(crate::tiling::MemoryUse::of(bytes, MemoryClass::Standard))
+}
+
 /// The exchange rows (16 B each of a tile's exchange code, for the whole program) a split
 /// GEMM planned as `plan` for an `m x k` left operand adds to its busiest tile when it gathers
 /// that operand from row-major blocks homed as `a_home`: every 16-column run of a row its

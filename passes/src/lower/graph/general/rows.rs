@@ -164,7 +164,7 @@ impl Lowering<'_> {
                     // The producer left it in another layout: converted into the planned row
                     // grid first (the conversion the planner priced for this operand).
                     let rows = view.input.rows_per_block;
-                    let (source, copies) = self.rows_of(index, source, rows)?;
+                    let (source, copies) = self.rows_of(index, "rows", source, rows)?;
                     if !copies.is_empty() {
                         self.push_compute(format!("{}.rows", self.provenance(index)), copies);
                     }

@@ -118,7 +118,8 @@ impl Lowering<'_> {
     }
 
     /// `blocks` as a row grid of `rows` rows per tile: itself when it is one, else gathered
-    /// into one (an exchange phase and a compute step of the local copies, `<op>.<what>`).
+    /// into buffer `<op>.<what>` (an exchange phase and a compute step of the local copies,
+    /// also `<op>.<what>`).
     fn homed_rows(
         &mut self,
         index: usize,
@@ -130,7 +131,7 @@ impl Lowering<'_> {
         if g.nb == 1 && g.rows_padded == rows && g.mb == g.m.div_ceil(rows) {
             return Ok(blocks);
         }
-        let (homed, mut copies) = self.rows_of(index, blocks, rows)?;
+        let (homed, mut copies) = self.rows_of(index, what, blocks, rows)?;
         if !copies.is_empty() {
             copies.sort_by_key(|run| run.tile);
             self.program.run.push(TileStep::Compute {
