@@ -37,10 +37,11 @@ irdl.dialect @ipu_tile {
   // `precision` and `shape`, and its `pieces`. A piece is `bytes` contiguous bytes of a
   // buffer on a tile, a row (tile, buffer, byte offset in the buffer, byte offset in the
   // C-order tensor, bytes); a strided piece adds (runs, stride): `runs` equal runs of
-  // bytes / runs tensor bytes, run r from tensor byte offset + r * stride (the host gathers
-  // an operand straight into a tile's AMP order). When every piece is contiguous, `pieces`
-  // is one dense array of rows of 5; otherwise an array with one dense array per piece, of
-  // 5 or 7 entries. Weights carry their `value` (a dense elements attribute of the tensor).
+  // bytes / runs device bytes, run r from tensor byte offset + r * stride (the host gathers
+  // an operand straight into a tile's AMP order); a padded piece adds (runs, stride, pad):
+  // the last `pad` bytes of every run are zeros, not tensor bytes (a padded 16-element
+  // group). When every piece is contiguous, `pieces` is one dense array of rows of 5;
+  // otherwise an array with one dense array per piece, of 5, 7 or 8 entries. Weights carry their `value` (a dense elements attribute of the tensor).
   // An FP8 stream (the host encodes the tensor's values in FP8 E4M3 while streaming) may
   // carry an optional `scale_exp` (i64 in -31..=31, value = code * 2^scale_exp; absent: 0),
   // checked by the Rust reader (IRDL lists only the required attributes).

@@ -301,13 +301,18 @@ fn write_sections(out: &mut String, layout: &FileLayout) {
 fn tensor_runs(piece: &BindingPiece) -> String {
     let (start, _) = piece.run_range(0);
     let (_, end) = piece.run_range(piece.runs.max(1) - 1);
+    let padding = if piece.pad == 0 {
+        String::new()
+    } else {
+        format!(" and {} zero bytes", piece.pad)
+    };
     if piece.runs <= 1 {
-        format!("{start}..{end}")
+        format!("{start}..{end}{padding}")
     } else {
         format!(
-            "{start}..{end} in {} runs of {} bytes, stride {}",
+            "{start}..{end} in {} runs of {} bytes{padding}, stride {}",
             piece.runs,
-            piece.run_bytes(),
+            piece.tensor_run_bytes(),
             piece.stride
         )
     }

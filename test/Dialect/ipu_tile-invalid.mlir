@@ -178,7 +178,7 @@ module {
 
 // A strided piece row of 6 entries (runs without a stride).
 module {
-  // expected-error-re@below {{ipu-emit-tile-code: ipu_tile.stream at {{.*}}: piece 1 has 6 entries: expected 5 (tile, buffer, offset, tensor offset, bytes) or 7 (and runs, stride)}}
+  // expected-error-re@below {{ipu-emit-tile-code: ipu_tile.stream at {{.*}}: piece 1 has 6 entries: expected 5 (tile, buffer, offset, tensor offset, bytes), 7 (and runs, stride) or 8 (and pad)}}
   module @t.tiles attributes {ipu_tile.function = "t", ipu_tile.target = "c600", ipu_tile.tiles = 4 : i64} {
     "ipu_tile.buffer"() {address = 360448 : i64, bytes = 4096 : i64, class = "standard", id = 0 : i64, live = array<i64: 0, 0>, name = "x", tiles = array<i32: 0, 2>} : () -> ()
     "ipu_tile.support"() {code_address = 318128 : i64, exchange_table_bytes = 16 : i64, generated_code_bytes = 8 : i64, host_code_bytes = 436 : i64, interleaved_ranges = array<i64: 524288, 949168>, linked_end = 317624 : i64, profile_bytes = 32 : i64, standard_ranges = array<i64: 360448, 524288>} : () -> ()
@@ -195,6 +195,19 @@ module {
     "ipu_tile.buffer"() {address = 360448 : i64, bytes = 4096 : i64, class = "standard", id = 0 : i64, live = array<i64: 0, 0>, name = "x", tiles = array<i32: 0, 2>} : () -> ()
     "ipu_tile.support"() {code_address = 318128 : i64, exchange_table_bytes = 16 : i64, generated_code_bytes = 8 : i64, host_code_bytes = 436 : i64, interleaved_ranges = array<i64: 524288, 949168>, linked_end = 317624 : i64, profile_bytes = 32 : i64, standard_ranges = array<i64: 360448, 524288>} : () -> ()
     "ipu_tile.stream"() {name = "arg0", pieces = [array<i32: 0, 0, 0, 0, 2048>], precision = "f16", role = "input", shape = array<i64: 32, 64>} : () -> ()
+  }
+}
+
+// -----
+
+// A padded piece whose padding is longer than its runs: 32 runs of 64 B, each ending in
+// 80 B of zeros.
+module {
+  // expected-error-re@below {{ipu-emit-tile-code: ipu_tile.stream at {{.*}}: piece 0: 80 B of padding in runs of 64 B}}
+  module @t.tiles attributes {ipu_tile.function = "t", ipu_tile.target = "c600", ipu_tile.tiles = 4 : i64} {
+    "ipu_tile.buffer"() {address = 360448 : i64, bytes = 4096 : i64, class = "standard", id = 0 : i64, live = array<i64: 0, 0>, name = "x", tiles = array<i32: 0, 2>} : () -> ()
+    "ipu_tile.support"() {code_address = 318128 : i64, exchange_table_bytes = 16 : i64, generated_code_bytes = 8 : i64, host_code_bytes = 436 : i64, interleaved_ranges = array<i64: 524288, 949168>, linked_end = 317624 : i64, profile_bytes = 32 : i64, standard_ranges = array<i64: 360448, 524288>} : () -> ()
+    "ipu_tile.stream"() {name = "arg0", pieces = [array<i64: 0, 0, 0, 0, 2048, 32, 128, 80>], precision = "f16", role = "input", shape = array<i64: 32, 64>} : () -> ()
   }
 }
 

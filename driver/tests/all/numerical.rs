@@ -644,3 +644,113 @@ fn split_gemm_of_device_values_moves_values_exactly() {
         assert!(check.pass(), "case {case} ({add:?}, {gemm:?}): {check}");
     }
 }
+
+/// A split GEMM whose K and N are not multiples of 16 runs padded: the host writes each
+/// operand run's padded columns and K rows as zeros and drops the result's padded columns as
+/// it reads them (37 x 21 @ 21 x 19, padded to 32 x 32: column blocks of 16 real columns and
+/// of 3 with 13 padded, K slices of 16 real rows and of 5 with 11 padded). A one-hot right
+/// operand (a permutation of A's columns) makes every element of the result one input,
+/// compared bit for bit, with and without a K split; so does a product whose padded K feeds
+/// an add (its result converted to a row grid).
+#[test]
+fn split_gemm_pads_any_k_and_n_exactly() {
+    let dir = scratch("split-padded-exact");
+    let (m, k) = (37, 21);
+    let input = distinct_values(&[m, k], ElementType::F16);
+    let source = |n: usize| (5 * n + 2) % k;
+    let one_hot = |n_cols: usize| {
+        let mut w = Array::zeros(&[k, n_cols]);
+        for n in 0..n_cols {
+            w.data[source(n) * n_cols + n] = 1.0;
+        }
+        w
+    };
+    let expected = |n_cols: usize, scale: f64| {
+        let mut out = Array::zeros(&[m, n_cols]);
+        for r in 0..m {
+            for n in 0..n_cols {
+                out.data[r * n_cols + n] = scale * input.data[r * k + source(n)];
+            }
+        }
+        out
+    };
+    // (model, N, result scale, the product's pinned (kind, grid)s)
+    let returned = r#"func.func @pad(%x: tensor<37x21xf16>, %w: tensor<21x19xf16>) -> tensor<37x19xf16> {
+  %m = "ipu.matmul"(%x, %w) : (tensor<37x21xf16>, tensor<21x19xf16>) -> tensor<37x19xf16>
+  return %m : tensor<37x19xf16>
+}
+"#;
+    let added = r#"func.func @pad(%x: tensor<37x21xf16>, %w: tensor<21x32xf16>) -> tensor<37x32xf16> {
+  %m = "ipu.matmul"(%x, %w) : (tensor<37x21xf16>, tensor<21x32xf16>) -> tensor<37x32xf16>
+  %r = "ipu.add"(%m, %m) : (tensor<37x32xf16>, tensor<37x32xf16>) -> tensor<37x32xf16>
+  return %r : tensor<37x32xf16>
+}
+"#;
+    type Pins = &'static [(&'static str, [u32; 4])];
+    let cases: [(&str, usize, f64, Pins); 2] = [
+        (
+            returned,
+            19,
+            1.0,
+            &[
+                ("gemm_output_stationary", [1, 3, 2, 1]),
+                ("gemm_k_split", [1, 2, 1, 2]),
+                ("gemm_k_split", [1, 1, 2, 2]),
+            ],
+        ),
+        (
+            added,
+            32,
+            2.0,
+            &[
+                ("gemm_k_split", [1, 2, 2, 2]),
+                ("gemm_output_stationary", [1, 4, 1, 1]),
+            ],
+        ),
+    ];
+    for (model_index, (model, n_cols, scale, pins)) in cases.iter().enumerate() {
+        let case_dir = dir.join(format!("model-{model_index}"));
+        let inputs = case_dir.join("inputs");
+        std::fs::create_dir_all(&inputs).unwrap();
+        std::fs::write(case_dir.join("pad.mlir"), model).unwrap();
+        for (name, array) in [("arg0", &input), ("arg1", &one_hot(*n_cols))] {
+            tensor(array)
+                .write(&inputs.join(format!("{name}.npy")), NpyDtype::F32)
+                .unwrap();
+        }
+        let expected = expected(*n_cols, *scale);
+        for (case, (kind, grid)) in pins.iter().enumerate() {
+            let constraints = case_dir.join(format!("pins-{case}.json"));
+            std::fs::write(
+                &constraints,
+                format!(
+                    r#"{{"ops": [{{"op": 0, "kind": "{kind}", "params": {{"grid": {grid:?}}}}}]}}"#
+                ),
+            )
+            .unwrap();
+            let outputs = format!("outputs-{case}");
+            let output = ipu_run(
+                &case_dir,
+                &[
+                    "pad.mlir",
+                    "--tiles",
+                    "16",
+                    "--precision",
+                    "f16",
+                    "--constraints",
+                    constraints.to_str().unwrap(),
+                    "--inputs",
+                    inputs.to_str().unwrap(),
+                    "--outputs",
+                    &outputs,
+                ],
+            );
+            assert_exit(&output, 0, &format!("model {model_index} case {case}"));
+            let check = check_exact(&expected, &result0(&case_dir.join(&outputs))).unwrap();
+            assert!(
+                check.pass(),
+                "model {model_index} case {case} ({kind} {grid:?}): {check}"
+            );
+        }
+    }
+}

@@ -169,6 +169,7 @@ pub fn b_chunk_pieces(grid: &GemmGrid, buffer: BufferId, host: u32) -> Vec<HostP
                     bytes: grid.cb * host,
                     runs: 1,
                     stride: 0,
+                    pad: 0,
                 });
             }
         }
@@ -195,6 +196,7 @@ pub fn a_chunk_pieces(grid: &GemmGrid, chunk: BufferId, host: u32) -> Vec<HostPi
                     bytes: columns * host,
                     runs: 1,
                     stride: 0,
+                    pad: 0,
                 });
             }
         }

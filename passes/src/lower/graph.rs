@@ -633,6 +633,7 @@ impl<'g> Lowering<'g> {
                         bytes: grid.cb * eb,
                         runs: 1,
                         stride: 0,
+                        pad: 0,
                     })
                 })
                 .collect();

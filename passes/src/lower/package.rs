@@ -248,6 +248,7 @@ pub fn build_package(
                 bytes: piece.bytes,
                 runs: piece.runs,
                 stride: piece.stride,
+                pad: piece.pad,
             });
         }
         image.streams.push(StreamBinding {

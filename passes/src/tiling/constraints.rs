@@ -36,9 +36,11 @@ impl Constraint {
             return true;
         }
         let generic = plan.to_generic();
-        self.params
-            .iter()
-            .all(|(key, value)| generic.params.get(key) == Some(value))
+        // A flag the plan does not carry is false (the attribute omits false flags).
+        self.params.iter().all(|(key, value)| {
+            generic.params.get(key) == Some(value)
+                || (*value == PlanValue::Bool(false) && !generic.params.contains_key(key))
+        })
     }
 }
 
@@ -162,4 +164,47 @@ impl Constraints {
 /// `"body:<function>:"` inside a repeat body).
 pub fn op_key(prefix: &str, index: usize) -> String {
     format!("{prefix}{index}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ipu_dialects::plan::{GemmPlan, GemmTileGrid, Orientation};
+
+    /// A flag's constraint: `true` admits plans carrying it; `false` admits plans without it
+    /// (the plan attribute omits false flags) and refuses those carrying it.
+    #[test]
+    fn false_flags_admit_plans_that_omit_them() {
+        let plan = |host_order| {
+            OperatorPlan::Gemm(GemmPlan {
+                grid: GemmTileGrid {
+                    batch: 1,
+                    rows: 4,
+                    cols: 2,
+                    k_split: 1,
+                },
+                tiles: 8,
+                k_block: 64,
+                c_block: 16,
+                orientation: Orientation::Normal,
+                weights: ipu_dialects::format::Memory::Interleaved,
+                left: ipu_dialects::format::Memory::Interleaved,
+                precision: ipu_device::Precision::F16,
+                k_steps: 1,
+                weights_resident: false,
+                host_order,
+                scales: None,
+            })
+        };
+        let constraint = |flag: bool| {
+            let text = format!(
+                r#"{{"ops": [{{"op": 0, "kind": "gemm_output_stationary", "params": {{"grid": [1, 4, 2, 1], "host_order": {flag}}}}}]}}"#
+            );
+            Constraints::parse(&text).unwrap().get("0").unwrap().clone()
+        };
+        assert!(constraint(false).admits(&plan(false)));
+        assert!(!constraint(false).admits(&plan(true)));
+        assert!(constraint(true).admits(&plan(true)));
+        assert!(!constraint(true).admits(&plan(false)));
+    }
 }

@@ -100,9 +100,11 @@ pub enum TileStep {
 }
 
 /// A piece of a host binding: `bytes` contiguous bytes at `place` on `tile`, made of `runs`
-/// equal runs of `bytes / runs` tensor bytes, run r from tensor byte
+/// equal runs of `bytes / runs` device bytes, run r from tensor byte
 /// `tensor_offset + r * stride` (a strided gather on the host: the host streams an operand
-/// straight into a tile's AMP order). `runs == 1` is one contiguous range.
+/// straight into a tile's AMP order). `runs == 1` is one contiguous range. The last `pad`
+/// bytes of each run are zeros the host writes (an AMP order's padded 16-element group), not
+/// tensor bytes; a run of only padding reads none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HostPiece {
     pub tile: u32,
@@ -111,6 +113,7 @@ pub struct HostPiece {
     pub bytes: u32,
     pub runs: u32,
     pub stride: u64,
+    pub pad: u32,
 }
 
 impl HostPiece {
@@ -123,13 +126,31 @@ impl HostPiece {
             bytes,
             runs: 1,
             stride: 0,
+            pad: 0,
         }
     }
 
-    /// The tensor byte ranges the piece covers, in device order.
+    /// `bytes` of zero padding (no tensor bytes) at `place` on `tile`.
+    pub fn zeros(tile: u32, place: Place, bytes: u32) -> HostPiece {
+        HostPiece {
+            pad: bytes,
+            ..HostPiece::contiguous(tile, place, 0, bytes)
+        }
+    }
+
+    /// Tensor bytes of one run (its device bytes without the padding).
+    pub fn tensor_run_bytes(&self) -> u32 {
+        (self.bytes / self.runs.max(1)).saturating_sub(self.pad)
+    }
+
+    /// The tensor byte ranges the piece covers, in device order (none for padding only).
     pub fn tensor_ranges(&self) -> impl Iterator<Item = std::ops::Range<u64>> + '_ {
-        let runs = self.runs.max(1);
-        let run = u64::from(self.bytes / runs);
+        let runs = if self.tensor_run_bytes() == 0 {
+            0
+        } else {
+            self.runs.max(1)
+        };
+        let run = u64::from(self.tensor_run_bytes());
         (0..u64::from(runs)).map(move |r| {
             let start = self.tensor_offset + r * self.stride;
             start..start + run

@@ -39,11 +39,57 @@ fn package_bytes(source: &str, pipeline: &str, threads: usize) -> Vec<u8> {
     })
 }
 
+/// A binding as format 3 wrote it (pieces without padding); its fields are the package's
+/// bindings section in order.
+#[derive(serde::Serialize)]
+struct Format3Binding {
+    name: String,
+    role: ipu_runtime::BindingRole,
+    stream: String,
+    precision: ipu_device::Precision,
+    scale_exp: i32,
+    shape: Vec<u64>,
+    pieces: Vec<(u32, u32, u64, u32, u32, u64)>,
+    data_bytes: u64,
+}
+
+/// The bindings section of a package as format 3 wrote it, `None` when a piece has padding
+/// (format 5), which format 3 cannot hold.
+fn format_3_bindings(bytes: &[u8]) -> Option<Vec<u8>> {
+    let package = ipu_runtime::Package::from_bytes(bytes).expect("package reads");
+    let bindings: Option<Vec<Format3Binding>> = package
+        .bindings
+        .iter()
+        .map(|b| {
+            let pieces = b
+                .pieces
+                .iter()
+                .map(|p| {
+                    (p.pad == 0).then_some((p.tile, p.address, p.offset, p.bytes, p.runs, p.stride))
+                })
+                .collect::<Option<Vec<_>>>()?;
+            Some(Format3Binding {
+                name: b.name.clone(),
+                role: b.role,
+                stream: b.stream.clone(),
+                precision: b.precision,
+                scale_exp: b.scale_exp,
+                shape: b.shape.clone(),
+                pieces,
+                data_bytes: b.data.len() as u64,
+            })
+        })
+        .collect();
+    Some(postcard::to_stdvec(&bindings?).expect("bindings encode"))
+}
+
 /// A package file as format 3 wrote it: without the `memory` section (kind 10, added by
-/// format 4, descriptive only), the header's version, section count, payload length and
-/// checksum rewritten. The pins below were taken on format 3 files; comparing this keeps them
-/// meaning "same program", the memory plan being checked for determinism with the rest.
+/// format 4, descriptive only), its pieces without format 5's padding, the header's version,
+/// section count, payload length and checksum rewritten. The pins below were taken on format
+/// 3 files; comparing this keeps them meaning "same program", the memory plan being checked
+/// for determinism with the rest.
 fn as_format_3(bytes: &[u8]) -> Vec<u8> {
+    let bindings = format_3_bindings(bytes).expect("no padded pieces in the pinned packages");
     const HEADER: usize = ipu_runtime::container::HEADER_BYTES;
     let count = u32::from_le_bytes(bytes[16..20].try_into().unwrap()) as usize;
     let mut out = bytes[..HEADER].to_vec();
@@ -51,7 +97,12 @@ fn as_format_3(bytes: &[u8]) -> Vec<u8> {
     for _ in 0..count {
         let kind = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
         let length = u64::from_le_bytes(bytes[at + 8..at + 16].try_into().unwrap()) as usize;
-        if kind != 10 {
+        if kind == 4 {
+            out.extend_from_slice(&bytes[at..at + 8]);
+            out.extend_from_slice(&(bindings.len() as u64).to_le_bytes());
+            out.extend_from_slice(&bindings);
+            kept += 1;
+        } else if kind != 10 {
             out.extend_from_slice(&bytes[at..at + 16 + length]);
             kept += 1;
         }

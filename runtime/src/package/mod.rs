@@ -211,9 +211,12 @@ pub struct Binding {
 }
 
 /// One slice of tile memory holding `bytes` bytes of a tensor: `runs` equal runs of
-/// `bytes / runs` bytes, run r from tensor byte `offset + r * stride` (the host gathers and
+/// `bytes / runs` device bytes, run r from tensor byte `offset + r * stride` (the host gathers and
 /// scatters strided runs, so a tile can receive an operand straight in its AMP order).
-/// `runs == 1` (the default) is one contiguous range from `offset`.
+/// `runs == 1` (the default) is one contiguous range from `offset`. The last `pad` bytes of
+/// every run are zero padding, not tensor bytes: the host writes zeros there (an AMP order's
+/// padded 16-element group) and drops them when reading; a run of only padding reads no
+/// tensor bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BindingPiece {
     pub tile: u32,
@@ -222,6 +225,7 @@ pub struct BindingPiece {
     pub bytes: u32,
     pub runs: u32,
     pub stride: u64,
+    pub pad: u32,
 }
 
 impl BindingPiece {
@@ -234,12 +238,19 @@ impl BindingPiece {
             bytes,
             runs: 1,
             stride: 0,
+            pad: 0,
         }
     }
 
-    /// Tensor bytes of one run (0 for a piece of no runs, which validation refuses).
+    /// Device bytes of one run (0 for a piece of no runs, which validation refuses).
     pub fn run_bytes(&self) -> u32 {
         self.bytes.checked_div(self.runs).unwrap_or(0)
+    }
+
+    /// Tensor bytes of one run: its device bytes without the padding (0 when the padding is
+    /// longer, which validation refuses).
+    pub fn tensor_run_bytes(&self) -> u32 {
+        self.run_bytes().saturating_sub(self.pad)
     }
 
     /// The tensor byte range `start..end` of run `run`, saturating instead of overflowing (a
@@ -249,14 +260,19 @@ impl BindingPiece {
         let start = self
             .offset
             .saturating_add(u64::from(run).saturating_mul(step));
-        (start, start.saturating_add(u64::from(self.run_bytes())))
+        (
+            start,
+            start.saturating_add(u64::from(self.tensor_run_bytes())),
+        )
     }
 }
 
 /// The checked runs of one piece, in tensor byte offsets that fit the tensor.
 struct PieceRuns {
     first: usize,
+    /// Tensor bytes of a run, then `pad` zero bytes on the device.
     run_bytes: usize,
+    pad: usize,
     stride: usize,
     runs: usize,
 }
@@ -290,6 +306,7 @@ impl Binding {
             let runs = self.piece_runs(index, piece, tensor.len())?;
             for start in runs.starts() {
                 stream.extend_from_slice(&tensor[start..start + runs.run_bytes]);
+                stream.resize(stream.len() + runs.pad, 0);
             }
         }
         Ok(stream)
@@ -318,7 +335,7 @@ impl Binding {
             for start in runs.starts() {
                 tensor[start..start + runs.run_bytes]
                     .copy_from_slice(&stream[at..at + runs.run_bytes]);
-                at += runs.run_bytes;
+                at += runs.run_bytes + runs.pad;
             }
         }
         Ok(tensor)
@@ -341,6 +358,14 @@ impl Binding {
                 runs: piece.runs,
             });
         }
+        if piece.pad > piece.run_bytes() {
+            return Err(PackageError::BindingPiecePad {
+                binding: self.name.clone(),
+                index,
+                run_bytes: piece.run_bytes(),
+                pad: piece.pad,
+            });
+        }
         let last = piece.runs - 1;
         let (start, end) = piece.run_range(last);
         if end > tensor_len as u64 {
@@ -356,7 +381,8 @@ impl Binding {
         // Every run ends inside the tensor, so these fit in usize.
         Ok(PieceRuns {
             first: piece.offset as usize,
-            run_bytes: piece.run_bytes() as usize,
+            run_bytes: piece.tensor_run_bytes() as usize,
+            pad: piece.pad as usize,
             stride: if piece.runs == 1 {
                 0
             } else {

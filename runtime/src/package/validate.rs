@@ -108,6 +108,13 @@ pub enum PackageError {
         bytes: u32,
         runs: u32,
     },
+    #[error("application package: binding '{binding}' piece {index} pads each of its {run_bytes}-byte runs with {pad} zero bytes: the padding must be whole elements and at most a run")]
+    BindingPiecePad {
+        binding: String,
+        index: usize,
+        run_bytes: u32,
+        pad: u32,
+    },
     #[error("application package: binding '{binding}' piece {index} is one run but records stride {stride} (a one-run piece records stride 0)")]
     BindingPieceStride {
         binding: String,
@@ -430,7 +437,8 @@ impl Package {
                 });
             }
             check_piece_runs(name, index, piece, element_bytes, tensor_bytes)?;
-            if piece.bytes > 0 {
+            // Runs of only padding read no tensor bytes.
+            if piece.tensor_run_bytes() > 0 {
                 runs.extend((0..piece.runs).map(|run| TensorRun::key(piece, index, run)));
             }
         }
@@ -495,6 +503,14 @@ fn check_piece_runs(
             runs: piece.runs,
         });
     }
+    if piece.pad > piece.run_bytes() || !piece.pad.is_multiple_of(element_bytes) {
+        return Err(PackageError::BindingPiecePad {
+            binding: name.to_string(),
+            index,
+            run_bytes: piece.run_bytes(),
+            pad: piece.pad,
+        });
+    }
     if piece.runs == 1 && piece.stride != 0 {
         return Err(PackageError::BindingPieceStride {
             binding: name.to_string(),
@@ -506,7 +522,7 @@ fn check_piece_runs(
     // Run 0 starts at the offset and every run is as long; run 1 is the first the stride
     // moves.
     let misaligned_run = if !piece.offset.is_multiple_of(element)
-        || !piece.run_bytes().is_multiple_of(element_bytes)
+        || !piece.tensor_run_bytes().is_multiple_of(element_bytes)
     {
         Some(0)
     } else if !piece.stride.is_multiple_of(element) {

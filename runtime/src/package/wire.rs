@@ -21,8 +21,9 @@ use crate::container::{self, FormatSpec};
 /// `source` section; version 1 files (without it) are still read, as packages without a
 /// source. Version 3 added `runs` and `stride` to binding pieces; version 1 and 2 pieces
 /// are read as one contiguous run. Version 4 added the `memory` section; older files are read
-/// with an empty memory plan.
-pub const PACKAGE_FORMAT_VERSION: u32 = 4;
+/// with an empty memory plan. Version 5 added `pad` (zero bytes ending each run) to binding
+/// pieces; older pieces are read without padding.
+pub const PACKAGE_FORMAT_VERSION: u32 = 5;
 
 /// The oldest layout this build reads.
 pub const OLDEST_PACKAGE_FORMAT_VERSION: u32 = 1;
@@ -61,6 +62,12 @@ const PACKAGE_SPEC_V2: FormatSpec = FormatSpec {
     ..PACKAGE_SPEC_V3
 };
 
+/// Version 4: the sections of version 5, pieces without padding.
+const PACKAGE_SPEC_V4: FormatSpec = FormatSpec {
+    version: 4,
+    ..PACKAGE_SPEC
+};
+
 /// Version 3: the sections of version 4 without `memory`.
 const PACKAGE_SPEC_V3: FormatSpec = FormatSpec {
     version: 3,
@@ -80,6 +87,7 @@ fn spec_for(bytes: &[u8]) -> &'static FormatSpec {
         Some(1) => &PACKAGE_SPEC_V1,
         Some(2) => &PACKAGE_SPEC_V2,
         Some(3) => &PACKAGE_SPEC_V3,
+        Some(4) => &PACKAGE_SPEC_V4,
         _ => &PACKAGE_SPEC,
     }
 }
@@ -186,21 +194,48 @@ struct LegacyPiece {
     bytes: u32,
 }
 
-impl From<WireBinding<LegacyPiece>> for WireBinding {
-    fn from(b: WireBinding<LegacyPiece>) -> WireBinding {
+impl From<LegacyPiece> for BindingPiece {
+    fn from(p: LegacyPiece) -> BindingPiece {
+        BindingPiece::contiguous(p.tile, p.address, p.offset, p.bytes)
+    }
+}
+
+/// A binding piece of versions 3 and 4: runs without padding.
+#[derive(Deserialize)]
+struct UnpaddedPiece {
+    tile: u32,
+    address: u32,
+    offset: u64,
+    bytes: u32,
+    runs: u32,
+    stride: u64,
+}
+
+impl From<UnpaddedPiece> for BindingPiece {
+    fn from(p: UnpaddedPiece) -> BindingPiece {
+        BindingPiece {
+            runs: p.runs,
+            stride: p.stride,
+            ..BindingPiece::contiguous(p.tile, p.address, p.offset, p.bytes)
+        }
+    }
+}
+
+impl<P> WireBinding<P> {
+    /// The binding with its pieces in the current encoding.
+    fn upgraded(self) -> WireBinding
+    where
+        P: Into<BindingPiece>,
+    {
         WireBinding {
-            name: b.name,
-            role: b.role,
-            stream: b.stream,
-            precision: b.precision,
-            scale_exp: b.scale_exp,
-            shape: b.shape,
-            pieces: b
-                .pieces
-                .into_iter()
-                .map(|p| BindingPiece::contiguous(p.tile, p.address, p.offset, p.bytes))
-                .collect(),
-            data_bytes: b.data_bytes,
+            name: self.name,
+            role: self.role,
+            stream: self.stream,
+            precision: self.precision,
+            scale_exp: self.scale_exp,
+            shape: self.shape,
+            pieces: self.pieces.into_iter().map(Into::into).collect(),
+            data_bytes: self.data_bytes,
         }
     }
 }
@@ -212,7 +247,10 @@ fn decode_bindings(
 ) -> Result<Vec<WireBinding>, PackageError> {
     if spec.version < 3 {
         let legacy: Vec<WireBinding<LegacyPiece>> = container::from_section(spec, section)?;
-        Ok(legacy.into_iter().map(WireBinding::from).collect())
+        Ok(legacy.into_iter().map(WireBinding::upgraded).collect())
+    } else if spec.version < 5 {
+        let unpadded: Vec<WireBinding<UnpaddedPiece>> = container::from_section(spec, section)?;
+        Ok(unpadded.into_iter().map(WireBinding::upgraded).collect())
     } else {
         Ok(container::from_section(spec, section)?)
     }

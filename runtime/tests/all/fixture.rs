@@ -188,6 +188,7 @@ fn pieces(tiles: u32, address: u32, offset_of_tile: impl Fn(u32) -> u64) -> Vec<
             bytes: ROW_BYTES,
             runs: 1,
             stride: 0,
+            pad: 0,
         })
         .collect()
 }

@@ -98,7 +98,13 @@ fn decode_package_report(b: &[u8]) -> (bool, String, usize) {
     )
 }
 
-const PACKAGE_VERSIONS: &[u32] = &[OLDEST_PACKAGE_FORMAT_VERSION, 2, 3, PACKAGE_FORMAT_VERSION];
+const PACKAGE_VERSIONS: &[u32] = &[
+    OLDEST_PACKAGE_FORMAT_VERSION,
+    2,
+    3,
+    4,
+    PACKAGE_FORMAT_VERSION,
+];
 
 fn formats() -> Vec<Format> {
     vec![
@@ -228,17 +234,18 @@ fn section_table(bytes: &[u8]) -> Vec<(u32, usize, usize)> {
 
 /// The bindings section as versions 1 and 2 wrote it: pieces without runs and stride.
 #[derive(Serialize)]
-struct LegacyBinding {
+struct LegacyBinding<P> {
     name: String,
     role: BindingRole,
     stream: String,
     precision: Precision,
     scale_exp: i32,
     shape: Vec<u64>,
-    pieces: Vec<LegacyPiece>,
+    pieces: Vec<P>,
     data_bytes: u64,
 }
 
+/// A piece of versions 1 and 2: one contiguous range.
 #[derive(Serialize)]
 struct LegacyPiece {
     tile: u32,
@@ -247,12 +254,23 @@ struct LegacyPiece {
     bytes: u32,
 }
 
-/// `package` (contiguous pieces only) written as a version 1 or 2 file: the current file
-/// without the `memory` section, with the bindings section re-encoded with the legacy pieces
-/// and, for version 1, without the `source` section.
-fn legacy_package_bytes(package: &Package, version: u32) -> Vec<u8> {
-    let bytes = package.to_bytes().expect("encodes");
-    let legacy: Vec<LegacyBinding> = package
+/// A piece of versions 3 and 4: runs without padding.
+#[derive(Serialize)]
+struct UnpaddedPiece {
+    tile: u32,
+    address: u32,
+    offset: u64,
+    bytes: u32,
+    runs: u32,
+    stride: u64,
+}
+
+/// The bindings section of `package` with each piece encoded by `piece`.
+fn bindings_section<P: Serialize>(
+    package: &Package,
+    piece: impl Fn(&ipu_runtime::package::BindingPiece) -> P,
+) -> Vec<u8> {
+    let bindings: Vec<LegacyBinding<P>> = package
         .bindings
         .iter()
         .map(|b| LegacyBinding {
@@ -262,30 +280,53 @@ fn legacy_package_bytes(package: &Package, version: u32) -> Vec<u8> {
             precision: b.precision,
             scale_exp: b.scale_exp,
             shape: b.shape.clone(),
-            pieces: b
-                .pieces
-                .iter()
-                .map(|p| {
-                    assert_eq!((p.runs, p.stride), (1, 0), "a legacy piece is contiguous");
-                    LegacyPiece {
-                        tile: p.tile,
-                        address: p.address,
-                        offset: p.offset,
-                        bytes: p.bytes,
-                    }
-                })
-                .collect(),
+            pieces: b.pieces.iter().map(&piece).collect(),
             data_bytes: b.data.len() as u64,
         })
         .collect();
-    let bindings = postcard::to_stdvec(&legacy).expect("legacy bindings encode");
+    postcard::to_stdvec(&bindings).expect("older bindings encode")
+}
+
+/// `package` written as an older version's file: versions 1 and 2 with contiguous pieces
+/// only, without the `memory` section and, for version 1, without the `source` section;
+/// version 3 with unpadded pieces, without `memory`; version 4 with unpadded pieces.
+fn legacy_package_bytes(package: &Package, version: u32) -> Vec<u8> {
+    let bytes = package.to_bytes().expect("encodes");
+    let bindings = if version < 3 {
+        bindings_section(package, |p| {
+            assert_eq!(
+                (p.runs, p.stride, p.pad),
+                (1, 0, 0),
+                "a legacy piece is contiguous"
+            );
+            LegacyPiece {
+                tile: p.tile,
+                address: p.address,
+                offset: p.offset,
+                bytes: p.bytes,
+            }
+        })
+    } else {
+        bindings_section(package, |p| {
+            assert_eq!(p.pad, 0, "an older piece has no padding");
+            UnpaddedPiece {
+                tile: p.tile,
+                address: p.address,
+                offset: p.offset,
+                bytes: p.bytes,
+                runs: p.runs,
+                stride: p.stride,
+            }
+        })
+    };
     let mut out = bytes[..HEADER_BYTES].to_vec();
+    let mut sections = 0u32;
     for (kind, at, length) in section_table(&bytes) {
         if version == 1 && kind == 9 {
             assert_eq!(length, 0, "a version 1 package has no source");
             continue;
         }
-        if kind == 10 {
+        if kind == 10 && version < 4 {
             continue;
         }
         let content = if kind == 4 {
@@ -296,8 +337,8 @@ fn legacy_package_bytes(package: &Package, version: u32) -> Vec<u8> {
         out.extend_from_slice(&bytes[at - 16..at - 8]);
         out.extend_from_slice(&(content.len() as u64).to_le_bytes());
         out.extend_from_slice(content);
+        sections += 1;
     }
-    let sections = if version == 1 { 8u32 } else { 9 };
     out[8..12].copy_from_slice(&version.to_le_bytes());
     out[16..20].copy_from_slice(&sections.to_le_bytes());
     let payload = (out.len() - HEADER_BYTES) as u64;
@@ -337,27 +378,11 @@ fn version_2_packages_are_still_read() {
         .all(|p| (p.runs, p.stride) == (1, 0)));
     // The legacy pieces are shorter: the same package is smaller as version 2.
     assert!(bytes.len() < package_with_source_bytes().len());
-    let mut bytes = without_memory(&package_with_source_bytes());
+    let mut bytes = legacy_package_bytes(&package_with_source(), 3);
     bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
     reseal(&mut bytes);
     let (ok, message, _) = decode_package_report(&bytes);
     assert!(!ok && message.contains("bindings"), "{message}");
-}
-
-/// A current package file without its `memory` section, declared as version 3.
-fn without_memory(bytes: &[u8]) -> Vec<u8> {
-    let mut old = bytes[..HEADER_BYTES].to_vec();
-    for (kind, at, length) in section_table(bytes) {
-        if kind != 10 {
-            old.extend_from_slice(&bytes[at - 16..at + length]);
-        }
-    }
-    old[8..12].copy_from_slice(&3u32.to_le_bytes());
-    old[16..20].copy_from_slice(&9u32.to_le_bytes());
-    let payload = (old.len() - HEADER_BYTES) as u64;
-    old[24..32].copy_from_slice(&payload.to_le_bytes());
-    reseal(&mut old);
-    old
 }
 
 /// A version 3 file (no `memory` section) is read with an empty memory plan; a package with
@@ -380,12 +405,36 @@ fn version_3_packages_read_without_a_memory_plan() {
     };
     let bytes = package.to_bytes().expect("encodes");
     assert_eq!(Package::from_bytes(&bytes).expect("reads"), package);
-    let old = without_memory(&bytes);
+    let old = legacy_package_bytes(&package, 3);
     let read = Package::from_bytes(&old).expect("a version 3 package reads");
     assert!(read.memory.is_empty());
     package.memory.buffers[0].tiles = vec![(0, 5000)];
     let error = package.to_bytes().unwrap_err().to_string();
     assert!(error.contains("memory plan: buffer 'x'"), "{error}");
+}
+
+/// A version 4 file (pieces without padding) is read with every piece unpadded, its
+/// strided runs and memory plan intact; a version 4 header over version 5 pieces is refused
+/// by the bindings section.
+#[test]
+fn version_4_packages_read_without_padding() {
+    let package = fixture::transposed_package();
+    assert!(package
+        .bindings
+        .iter()
+        .flat_map(|b| &b.pieces)
+        .any(|p| p.runs > 1));
+    let old = legacy_package_bytes(&package, 4);
+    assert_eq!(&old[8..12], 4u32.to_le_bytes());
+    assert_eq!(
+        Package::from_bytes(&old).expect("a version 4 package reads"),
+        package
+    );
+    let mut bytes = package.to_bytes().expect("encodes");
+    bytes[8..12].copy_from_slice(&4u32.to_le_bytes());
+    reseal(&mut bytes);
+    let (ok, message, _) = decode_package_report(&bytes);
+    assert!(!ok && message.contains("bindings"), "{message}");
 }
 
 /// The runs of a version 1 profile: ops with `ideal_cycles` and no roofline.

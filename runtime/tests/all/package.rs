@@ -2,6 +2,7 @@
 //! adds to its image.
 
 use ipu_device::image::Step;
+use ipu_device::Precision;
 use ipu_runtime::package::{FileLayout, PACKAGE_FORMAT_VERSION};
 use ipu_runtime::{BindingRole, Package, PackageError};
 
@@ -256,8 +257,56 @@ fn strided_pieces_gather_and_scatter_run_by_run() {
 fn strided_packages_round_trip() {
     let package = fixture::transposed_package();
     let bytes = package.to_bytes().unwrap();
-    assert_eq!(&bytes[8..12], 4u32.to_le_bytes());
+    assert_eq!(&bytes[8..12], PACKAGE_FORMAT_VERSION.to_le_bytes());
     assert_eq!(Package::from_bytes(&bytes).unwrap(), package);
+}
+
+/// Padded pieces: each run's last `pad` bytes are zeros on the device, written by the
+/// host and dropped when read back; a piece of padding only carries zeros. A 3 x 3 f32
+/// tensor streamed as 3 runs of 12 tensor bytes and 4 zero bytes, then 8 zero bytes.
+#[test]
+fn padded_pieces_write_zeros_and_drop_them_on_read() {
+    use ipu_runtime::package::{Binding, BindingPiece};
+    let tensor = f32_bytes(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]);
+    let binding = Binding {
+        name: "x".into(),
+        role: BindingRole::Input,
+        stream: "x".into(),
+        precision: Precision::F32,
+        scale_exp: 0,
+        shape: vec![3, 3],
+        pieces: vec![
+            BindingPiece {
+                runs: 3,
+                stride: 12,
+                pad: 4,
+                ..BindingPiece::contiguous(0, 0, 0, 48)
+            },
+            BindingPiece {
+                pad: 8,
+                ..BindingPiece::contiguous(0, 48, 0, 8)
+            },
+        ],
+        data: Vec::new(),
+    };
+    let stream = binding.to_stream(&tensor).unwrap();
+    let expected = f32_bytes(&[
+        1.0, 2.0, 3.0, 0.0, 4.0, 5.0, 6.0, 0.0, 7.0, 8.0, 9.0, 0.0, 0.0, 0.0,
+    ]);
+    assert_eq!(stream, expected);
+    // Read back (whatever the device holds in the padding), the tensor without it.
+    let mut device = stream.clone();
+    device[12..16].copy_from_slice(&f32_bytes(&[42.0]));
+    device[48..56].copy_from_slice(&f32_bytes(&[-1.0, -2.0]));
+    assert_eq!(binding.from_stream(&device).unwrap(), tensor);
+    // Padding longer than a run is refused by the gather, not a panic.
+    let mut long = binding.clone();
+    long.pieces[0].pad = 20;
+    let error = long.to_stream(&tensor).unwrap_err().to_string();
+    assert!(
+        error.contains("pads each of its 16-byte runs with 20 zero bytes"),
+        "{error}"
+    );
 }
 
 /// A change to the fixture package.
@@ -267,7 +316,20 @@ type Mutation = fn(&mut Package);
 /// refuses them and so does the reader of a file an unvalidated writer made.
 #[test]
 fn strided_piece_errors_are_refused() {
-    let cases: [(Mutation, &str); 10] = [
+    let cases: [(Mutation, &str); 13] = [
+        (
+            |p| p.bindings[0].pieces[1].pad = 8,
+            "binding 'x' piece 1 pads each of its 4-byte runs with 8 zero bytes",
+        ),
+        (
+            |p| p.bindings[0].pieces[1].pad = 2,
+            "binding 'x' piece 1 pads each of its 4-byte runs with 2 zero bytes",
+        ),
+        // A run of padding only reads nothing: column 1 comes from nowhere.
+        (
+            |p| p.bindings[0].pieces[1].pad = 4,
+            "binding 'x': tensor bytes 4..8 are in no piece",
+        ),
         (
             |p| p.bindings[0].pieces[1].runs = 0,
             "binding 'x' piece 1 has 0 runs of 32 bytes: runs must be at least 1 and divide the bytes",
@@ -382,6 +444,7 @@ fn a_million_strided_runs_validate_and_stream_quickly() {
                 bytes: COLUMN,
                 runs: N,
                 stride: u64::from(COLUMN),
+                pad: 0,
             })
             .collect();
         image.streams.push(StreamBinding {

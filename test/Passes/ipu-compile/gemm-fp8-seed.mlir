@@ -9,13 +9,13 @@
 // RUN: FileCheck %s < %t.mlir
 // The emitted program is read back and emitted again unchanged.
 // RUN: ipu-opt %t.mlir -p 'builtin.module(ipu-emit-tile-code)' | diff %t.mlir -
-// The output-stationary lowering, with its FP8 casts and AMP packs on the device, K chunks
-// and padded row blocks, stays covered by the same GEMM with K = 200 (not a multiple of 16,
-// so the planner never plans it as a split GEMM; see Inputs/gemm_fp8_k200.mlir). Its
-// finalists are all output-stationary plans (no host_order split):
-// RUN: ipu-opt %S/Inputs/gemm_fp8_k200.mlir -p 'builtin.module(ipu-lower-mid{tiles=64 precision=fp8})' | FileCheck %s --check-prefix=OLD-PLANS
-// RUN: env RUST_LOG=info ipu-opt %S/Inputs/gemm_fp8_k200.mlir -p 'builtin.module(ipu-compile{tiles=64 precision=fp8 compile-kernels=false})' -o %t.k200.mlir 2>&1 | FileCheck %s --check-prefix=OLD-PHASES
-// RUN: FileCheck %s --check-prefix=OLD < %t.k200.mlir
+// The same GEMM with K = 200 (not a multiple of 16; Inputs/gemm_fp8_k200.mlir) is a split
+// GEMM too: the host pads K to 208 as it streams the operands (the output-stationary
+// lowering's device casts and packs stay covered by Runtime/mlp-numerical.test, which pins
+// it). Its finalists are all host_order split plans:
+// RUN: ipu-opt %S/Inputs/gemm_fp8_k200.mlir -p 'builtin.module(ipu-lower-mid{tiles=64 precision=fp8})' | FileCheck %s --check-prefix=PAD-PLANS
+// RUN: env RUST_LOG=info ipu-opt %S/Inputs/gemm_fp8_k200.mlir -p 'builtin.module(ipu-compile{tiles=64 precision=fp8 compile-kernels=false})' -o %t.k200.mlir 2>&1 | FileCheck %s --check-prefix=PAD-PHASES
+// RUN: FileCheck %s --check-prefix=PAD < %t.k200.mlir
 // RUN: ipu-opt %t.k200.mlir -p 'builtin.module(ipu-emit-tile-code)' | diff %t.k200.mlir -
 
 // ipu-compile is the pipeline of its stages: each stage pass ends with its own "pass finished".
@@ -95,70 +95,39 @@
 // CHECK-NEXT: "ipu_tile.code"() {final_cycles = [[REFINED]] : i64, final_exchange = [[REFINED_EXCHANGE]] : i64, tiles = array<i32: 0, 1, 2, {{.*}}, 62, 63>}
 // CHECK-NOT: "ipu_tile.
 
-// K = 200: the four finalists are output-stationary plans on grid [1, 4, 16, 1] (the
-// split GEMM's host_order plans need K and N in whole 16-groups), both FP8 scales 0, in each
-// of the four A / B panel memory-class combinations.
-// OLD-PLANS: ipu.finalists = "{\22functions\22:{\22gemm\22:[
-// OLD-PLANS-SAME: {\22ops\22:[{\22kind\22:\22gemm_output_stationary\22,\22op\22:0,\22params\22:{\22c_block\22:32,\22grid\22:[1,4,16,1],\22k_block\22:{{[0-9]+}},\22k_steps\22:1,\22left\22:\22interleaved\22,\22lhs_scale\22:0,\22orientation\22:\22normal\22,\22precision\22:\22f8\22,\22rhs_scale\22:0,\22tiles\22:64,\22weights\22:\22interleaved\22,\22weights_resident\22:false}}]},
-// OLD-PLANS-SAME: {\22ops\22:[{\22kind\22:\22gemm_output_stationary\22,\22op\22:0,\22params\22:{\22c_block\22:32,\22grid\22:[1,4,16,1],\22k_block\22:{{[0-9]+}},\22k_steps\22:1,\22left\22:\22interleaved\22,\22lhs_scale\22:0,\22orientation\22:\22normal\22,\22precision\22:\22f8\22,\22rhs_scale\22:0,\22tiles\22:64,\22weights\22:\22standard\22,\22weights_resident\22:false}}]},
-// OLD-PLANS-SAME: {\22ops\22:[{\22kind\22:\22gemm_output_stationary\22,\22op\22:0,\22params\22:{\22c_block\22:32,\22grid\22:[1,4,16,1],\22k_block\22:{{[0-9]+}},\22k_steps\22:1,\22left\22:\22standard\22,\22lhs_scale\22:0,\22orientation\22:\22normal\22,\22precision\22:\22f8\22,\22rhs_scale\22:0,\22tiles\22:64,\22weights\22:\22interleaved\22,\22weights_resident\22:false}}]},
-// OLD-PLANS-SAME: {\22ops\22:[{\22kind\22:\22gemm_output_stationary\22,\22op\22:0,\22params\22:{\22c_block\22:32,\22grid\22:[1,4,16,1],\22k_block\22:{{[0-9]+}},\22k_steps\22:1,\22left\22:\22standard\22,\22lhs_scale\22:0,\22orientation\22:\22normal\22,\22precision\22:\22f8\22,\22rhs_scale\22:0,\22tiles\22:64,\22weights\22:\22standard\22,\22weights_resident\22:false}}]}]},
-// OLD-PLANS-SAME: \22options\22:
-// OLD-PLANS-NOT: host_order
-// OLD-PLANS: "ipu.matmul"{{.*}}plan = #ipu.plan<"gemm_output_stationary", {c_block = 32 : i64, grid = [1, 4, 16, 1], k_block = {{[0-9]+}} : i64, k_steps = 1 : i64, left = "interleaved", lhs_scale = 0 : i64,
+// K = 200: the four finalists are split GEMM plans (host_order), K panels of 208 (the
+// padded K), both FP8 scales 0; none is an output-stationary plan the device converts for.
+// PAD-PLANS: ipu.finalists = "{\22functions\22:{\22gemm\22:[
+// PAD-PLANS-SAME: {\22ops\22:[{\22kind\22:\22gemm_output_stationary\22,\22op\22:0,\22params\22:{\22c_block\22:32,\22grid\22:[1,4,16,1],\22host_order\22:true,\22k_block\22:208,
+// PAD-PLANS-NOT: \22grid\22:[{{[0-9,]+}}],\22k_block\22
+// PAD-PLANS: "ipu.matmul"{{.*}}plan = #ipu.plan<"gemm_output_stationary", {c_block = 32 : i64, grid = [1, 4, 16, 1], host_order = true, k_block = 208 : i64, k_steps = 1 : i64, left = "interleaved", lhs_scale = 0 : i64,
 
-// K = 200 keeps the output-stationary lowering: no split GEMM is planned, so the lowering
-// neither builds one nor says it refuses a planned grid (no "split GEMM" line at all), and
-// the lowered program is the older one, with one exchange phase for the converted B chunks.
-// OLD-PHASES: selected physically scheduled operator-plan finalist selected={{[0-3]}}
-// OLD-PHASES-NOT: split GEMM
-// OLD-PHASES: lowered graph for package construction logical_shards={{[0-9]+}} exchange_phases=1
-// Row blocks of 63 rows, the last padded from 61. Each row block's K is converted in chunks of
-// one 16-column group per tile of its grid row, cast to FP8 and rearranged to AMP-left: twelve
-// whole groups and a last one of 8 columns padded to 16 with zeros (K = 208 for the GEMM).
-// B's column blocks of 32 are converted in four chunks of K rows (three of 52, a last of 44
-// padded to 52) and copied from their AMP-right staging; C is rearranged back to row-major.
-// OLD-PHASES: planned kernel specialization kernel=cast_f16_f8_n1008
-// OLD-PHASES-NEXT: planned kernel specialization kernel=rearrange_amp_left_f8_o0_r63_p63_c16_p16
-// OLD-PHASES-NEXT: planned kernel specialization kernel=cast_f16_f8_n976
-// OLD-PHASES-NEXT: planned kernel specialization kernel=rearrange_amp_left_f8_o0_r61_p63_c16_p16
-// OLD-PHASES-NEXT: planned kernel specialization kernel=cast_f16_f8_n504
-// OLD-PHASES-NEXT: planned kernel specialization kernel=rearrange_amp_left_f8_o0_r63_p63_c8_p16
-// OLD-PHASES-NEXT: planned kernel specialization kernel=cast_f16_f8_n488
-// OLD-PHASES-NEXT: planned kernel specialization kernel=rearrange_amp_left_f8_o0_r61_p63_c8_p16
-// OLD-PHASES-NEXT: planned kernel specialization kernel=cast_f16_f8_n1664
-// OLD-PHASES-NEXT: planned kernel specialization kernel=rearrange_amp_right_f8_o0_r52_p52_c32_p32
-// OLD-PHASES-NEXT: planned kernel specialization kernel=copy_b832
-// OLD-PHASES-NEXT: planned kernel specialization kernel=cast_f16_f8_n1408
-// OLD-PHASES-NEXT: planned kernel specialization kernel=rearrange_amp_right_f8_o0_r44_p52_c32_p32
-// OLD-PHASES-NEXT: planned kernel specialization kernel=gemm_f8_interleaved_k208_c32_r63
-// OLD-PHASES-NEXT: planned kernel specialization kernel=rearrange_from_amp_output_f16_o0_r63_p63_c32_p32
-// OLD-PHASES-NEXT: planned kernel specialization kernel=rearrange_from_amp_output_f16_o0_r61_p63_c32_p32
-// OLD-PHASES-NEXT: package build phase finished phase="plan_kernels" elapsed_ms={{[0-9]+}} success=true
-// OLD-PHASES: optimized exchange placement moved_buffers={{[0-9]+}} rescheduled_phases=0 phases=1
-// OLD-PHASES: costed final placed program final_cycles={{[0-9]+}} final_exchange={{[0-9]+}}
-// OLD-PHASES: pass finished pass=ipu-emit-tile-code op=builtin.module elapsed_ms={{[0-9]+}} success=true
+// The lowering builds the planned split grid in one K panel of 208: one exchange phase, the
+// home copies and one GEMM specialization, nothing cast or rearranged on the device; the
+// placed program costs exactly the selection's refined estimate.
+// PAD-PHASES: selected physically scheduled operator-plan finalist selected=0
+// PAD-PHASES: split GEMM grid op=0 grid=[1, 4, 16, 1] panels=1 k_panel=208
+// PAD-PHASES: lowered graph for package construction logical_shards={{[0-9]+}} exchange_phases=1
+// PAD-PHASES-NOT: kernel=cast_
+// PAD-PHASES-NOT: kernel=rearrange_
+// PAD-PHASES: planned kernel specialization kernel=gemm_f8_interleaved_k208_c32_r62_r63
+// PAD-PHASES-NEXT: package build phase finished phase="plan_kernels" elapsed_ms={{[0-9]+}} success=true
+// PAD-PHASES: costed final placed program final_cycles={{[0-9]+}} final_exchange={{[0-9]+}}
 
-// The plan is not host_order; the host writes F16 row-major pieces of A and B to every tile,
-// op0.convert casts (scale 0 as the last argument) and packs them on the device, one
-// exchange phase broadcasts the converted B chunks, op0 runs the GEMM and op0.output
-// rearranges C to row-major for the unpadded 250 x 512 output stream.
-// OLD-LABEL: func.func @gemm
-// OLD: "ipu.matmul"{{.*}}plan = #ipu.plan<"gemm_output_stationary", {c_block = 32 : i64, grid = [1, 4, 16, 1], k_block = {{[0-9]+}} : i64, k_steps = 1 : i64, left = "{{interleaved|standard}}", lhs_scale = 0 : i64, orientation = "normal", precision = "f8", rhs_scale = 0 : i64,
-// OLD: module @gemm.tiles
-// OLD-NEXT: "ipu_tile.op"() {estimate = {{[0-9]+}} : i64, op = "ipu.matmul", provenance = "op0"}
-// OLD-NEXT: "ipu_tile.kernel"() {index = [[CAST:[0-9]+]] : i64, name = "cast_f16_f8_n1008", spec = "{\22Cast\22:{\22from\22:\22F16\22,\22to\22:\22F8E4M3\22,\22elements\22:1008}}"}
-// OLD: "ipu_tile.buffer"() {address = {{[0-9]+}} : i64, bytes = 2016 : i64, class = "standard", id = [[A:[0-9]+]] : i64, {{.*}}name = "op0.a", tiles = array<i32: 0, 1, 2, {{.*}}, 62, 63>}
-// OLD: "ipu_tile.buffer"() {address = {{[0-9]+}} : i64, bytes = 1008 : i64, class = "standard", id = [[A_CAST:[0-9]+]] : i64, {{.*}}name = "op0.a.cast"
-// OLD: "ipu_tile.buffer"() {address = {{[0-9]+}} : i64, bytes = 1664 : i64, class = "standard", id = {{[0-9]+}} : i64, {{.*}}name = "op0.b.cast"
-// OLD: "ipu_tile.buffer"() {address = {{[0-9]+}} : i64, bytes = 1664 : i64, class = "standard", id = {{[0-9]+}} : i64, {{.*}}name = "op0.b.amp_chunk"
-// OLD: "ipu_tile.stream"() {name = "arg0", pieces = array<i64: 0, [[A]], 0, 0, 32, {{.*}}>, precision = "f16", role = "input", shape = array<i64: 250, 200>}
-// OLD-NEXT: "ipu_tile.stream"() {name = "arg1", pieces = array<i64: {{.*}}>, precision = "f16", role = "input", shape = array<i64: 200, 512>}
-// OLD-NEXT: "ipu_tile.stream"() {name = "result0", pieces = array<i64: {{.*}}>, precision = "f16", role = "output", shape = array<i64: 250, 512>}
-// OLD: "ipu_tile.host_write"() {program = "run", stream = "arg1"}
-// OLD-NEXT: "ipu_tile.compute"() {program = "run", provenance = "op0.convert", runs = array<i64: 0, [[CAST]], 3, [[A]], 0, [[A_CAST]], 0, -1, 0, {{.*}}>}
-// OLD-NEXT: "ipu_tile.exchange"() {cycles = {{[0-9]+}} : i64, {{.*}}phase = 0 : i64, program = "run", schedule = array<i64: {{.*}}>, schedule_key = {{-?[0-9]+}} : i64}
-// OLD-NEXT: "ipu_tile.compute"() {program = "run", provenance = "op0", runs
-// OLD-NEXT: "ipu_tile.compute"() {program = "run", provenance = "op0.output", runs
-// OLD-NEXT: "ipu_tile.host_read"() {program = "run", stream = "result0"}
-// OLD-NEXT: "ipu_tile.code"() {final_cycles = {{[0-9]+}} : i64, final_exchange = {{[0-9]+}} : i64, tiles = array<i32: 0, 1, 2, {{.*}}, 62, 63>}
+// The streams are FP8: A's pieces gather 16-byte runs of its 200-byte rows, the last group of
+// each row 8 bytes of the tensor and 8 zero bytes (the 8-entry rows); B's K rows 200..207 of
+// each column group are a piece of zeros (128 bytes: 8 rows x 16). The output stream is the
+// unpadded 250 x 512 F16 result.
+// PAD-LABEL: func.func @gemm
+// PAD-SAME: ipu.refined_estimate = #ipu.estimate<[[REFINED:[0-9]+]] : i64,
+// PAD: module @gemm.tiles
+// PAD-NOT: cast_f16_f8
+// PAD: "ipu_tile.stream"() {name = "arg0", pieces = [{{.*}}array<i64: {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, 200, 8>{{.*}}], precision = "f8", role = "input", shape = array<i64: 250, 200>}
+// PAD-NEXT: "ipu_tile.stream"() {name = "arg1", pieces = [{{.*}}array<i64: {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, 0, 128, 1, 0, 128>{{.*}}], precision = "f8", role = "input", shape = array<i64: 200, 512>}
+// PAD-NEXT: "ipu_tile.stream"() {name = "result0", pieces = [{{.*}}], precision = "f16", role = "output", shape = array<i64: 250, 512>}
+// PAD: "ipu_tile.host_write"() {program = "run", stream = "arg0"}
+// PAD-NEXT: "ipu_tile.host_write"() {program = "run", stream = "arg1"}
+// PAD-NEXT: "ipu_tile.exchange"
+// PAD-NEXT: "ipu_tile.compute"() {program = "run", provenance = "op0"
+// PAD-NEXT: "ipu_tile.host_read"() {program = "run", stream = "result0"}
+// PAD-NEXT: "ipu_tile.code"() {final_cycles = [[REFINED]] : i64,

@@ -4,7 +4,8 @@
 // RUN: ipu-opt %s -p 'builtin.module(ipu-compile{tiles=8 precision=fp8 fp8-scale=-4 compile-kernels=false})' | FileCheck %s --check-prefix=FP8
 // The same option on a GEMM the split lowering does not take (K = 200, see
 // Inputs/gemm_fp8_k200.mlir), which keeps the on-device casts.
-// RUN: ipu-opt %S/Inputs/gemm_fp8_k200.mlir -p 'builtin.module(ipu-compile{tiles=64 precision=fp8 fp8-scale=-4 compile-kernels=false})' | FileCheck %s --check-prefix=FP8-CAST
+// RUN: ipu-opt %S/Inputs/gemm_fp8_k200.mlir -p 'builtin.module(ipu-compile{tiles=64 precision=fp8 fp8-scale=-4 compile-kernels=false})' | FileCheck %s --check-prefix=FP8-PAD
+// RUN: ipu-opt %S/../../Runtime/Inputs/mlp_small_k120.mlir -p 'builtin.module(ipu-compile{tiles=64 precision=fp8 fp8-scale=-4 compile-kernels=false constraints-file=%S/../../Runtime/Inputs/mlp_small_k120-general.json})' | FileCheck %s --check-prefix=FP8-CAST
 // RUN: env RUST_LOG=info ipu-opt %s -p 'builtin.module(ipu-compile{tiles=8 finalists=1 compile-kernels=false})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=FINALISTS
 // function= picks the function lowered to tiles (planning still plans every function).
 // RUN: ipu-opt %s -p 'builtin.module(ipu-compile{tiles=8 function=other compile-kernels=false})' | FileCheck %s --check-prefix=FUNCTION
@@ -49,14 +50,23 @@
 // FP8-NOT: provenance = "op0.convert"
 // FP8: "ipu_tile.code"
 
-// With K = 200 the output-stationary lowering casts A and B on the device: fp8-scale=-4
-// reaches the casts (the last argument of each cast run) and the GEMM calls.
-// FP8-CAST: module @gemm.tiles
-// FP8-CAST: "ipu_tile.kernel"() {index = [[CAST:[0-9]+]] : i64, name = "cast_f16_f8_n1008"
-// FP8-CAST: "ipu_tile.stream"() {name = "arg0", pieces = {{.*}}, precision = "f16", role = "input", shape = array<i64: 250, 200>}
+// With K = 200 (not whole 16-groups) the split GEMM pads K on the host: fp8-scale=-4 reaches
+// the host streams (FP8 at scale -4) and every GEMM call; a strided piece ending in 8 zero
+// bytes per run pads A's last group; nothing is cast on the device.
+// FP8-PAD: module @gemm.tiles
+// FP8-PAD-NOT: cast_f16_f8
+// FP8-PAD: "ipu_tile.stream"() {name = "arg0", pieces = {{.*}}array<i64: {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, 200, 8>{{.*}}, precision = "f8", role = "input", scale_exp = -4 : i64, shape = array<i64: 250, 200>}
+// FP8-PAD-NEXT: "ipu_tile.stream"() {name = "arg1", pieces = {{.*}}, precision = "f8", role = "input", scale_exp = -4 : i64, shape = array<i64: 200, 512>}
+// FP8-PAD: "ipu_tile.compute"() {program = "run", provenance = "op0", runs = array<i64: {{.*}}, 0, -1, {{[0-9]+}}, -1, 4294967292, -1, 4294967292, {{.*}}>}
+// FP8-PAD: "ipu_tile.code"
+
+// Pinned to the output-stationary lowering (Runtime/Inputs/mlp_small_k120.mlir, K = 120, its
+// first matmul pinned with host_order false), the device casts A and B: fp8-scale=-4 reaches
+// the casts (the last argument of each cast run).
+// FP8-CAST: module @mlp.tiles
+// FP8-CAST: "ipu_tile.kernel"() {index = [[CAST:[0-9]+]] : i64, name = "cast_f16_f8_n192"
+// FP8-CAST: "ipu_tile.stream"() {name = "arg0", pieces = {{.*}}, precision = "f16", role = "input", shape = array<i64: 2, 48, 120>}
 // FP8-CAST: "ipu_tile.compute"() {program = "run", provenance = "op0.convert", runs = array<i64: 0, [[CAST]], 3, {{[0-9]+}}, 0, {{[0-9]+}}, 0, -1, 4294967292, {{.*}}>}
-// FP8-CAST-NEXT: "ipu_tile.exchange"
-// FP8-CAST-NEXT: "ipu_tile.compute"() {program = "run", provenance = "op0", runs = array<i64: 0, {{[0-9]+}}, 6, {{[0-9]+}}, 0, {{[0-9]+}}, 0, {{[0-9]+}}, 0, -1, 0, -1, 4294967292, -1, 4294967292, {{.*}}>}
 // FP8-CAST: "ipu_tile.code"
 
 // FINALISTS: retained operator-plan finalist finalist=0

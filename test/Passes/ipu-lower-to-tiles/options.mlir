@@ -1,5 +1,6 @@
 // One RUN per option of ipu-lower-to-tiles, on a module of two GEMMs (and a third whose K is
-// not a multiple of 16, for the FP8 casts of the output-stationary lowering).
+// not a multiple of 16 and whose result an add reads, for the FP8 casts of the
+// output-stationary lowering).
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=16})' | FileCheck %s --check-prefix=TILES
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles)' | FileCheck %s --check-prefix=ALL
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4 precision=fp8 fp8-scale=-3})' | FileCheck %s --check-prefix=FP8
@@ -58,8 +59,9 @@
 // FP8-NOT: rearrange
 // FP8: "ipu_tile.host_read"
 
-// @k_unaligned (32x40x64: K = 40 is not a multiple of 16) keeps the output-stationary
-// lowering under precision=fp8: the host writes F16 row-major pieces and op0.convert casts
+// @k_unaligned (32x40x64: K = 40 is not a multiple of 16, its result read by an add, so
+// unplanned it is not split: the split GEMM pads K only for a result it alone returns, or
+// where a plan says so) keeps the output-stationary lowering under precision=fp8: the host writes F16 row-major pieces and op0.convert casts
 // them to F8E4M3 on the device with the scale exponent (the cast's last argument, -3 as
 // 4294967293) and packs them (K padded with zeros to 48); the GEMM calls get the scales too.
 // FP8-CAST: module @k_unaligned.tiles
@@ -131,5 +133,6 @@ func.func @second(%x: tensor<16x32xf16>, %w: tensor<32x32xf16>) -> tensor<16x32x
 
 func.func @k_unaligned(%x: tensor<32x40xf16>, %w: tensor<40x64xf16>) -> tensor<32x64xf16> {
   %y = "ipu.matmul"(%x, %w) : (tensor<32x40xf16>, tensor<40x64xf16>) -> tensor<32x64xf16>
-  return %y : tensor<32x64xf16>
+  %z = "ipu.add"(%y, %y) : (tensor<32x64xf16>, tensor<32x64xf16>) -> tensor<32x64xf16>
+  return %z : tensor<32x64xf16>
 }

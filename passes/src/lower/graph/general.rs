@@ -318,6 +318,7 @@ impl Lowering<'_> {
                 bytes: grid.rows(i) * n * e,
                 runs: 1,
                 stride: 0,
+                pad: 0,
             })
             .collect();
         self.stream(value, pieces)?;
@@ -436,6 +437,7 @@ impl Lowering<'_> {
                 } else {
                     u64::from(width) * u64::from(e)
                 },
+                pad: 0,
             });
             let destination = Place::at(buffer, offset + a * w * e);
             for &other in tiles {

@@ -43,8 +43,12 @@ impl Lowering<'_> {
             Some(_) if streamed => return Ok(None),
             Some(dims) => (dims, false),
             None => match split_gemm::device_split_dims(self.graph, index, input) {
-                // Offered beside the general matmul: split only where the plan says so.
-                Some(dims) if matches!(plan, Some(OperatorPlan::Gemm(_))) => (dims, true),
+                // Offered beside the general matmul and the output-stationary GEMM: split
+                // only where the plan is the split GEMM's (streamed in host order; the
+                // output-stationary GEMM's plans are not).
+                Some(dims) if matches!(plan, Some(OperatorPlan::Gemm(gemm)) if gemm.host_order) => {
+                    (dims, true)
+                }
                 _ => return Ok(None),
             },
         };

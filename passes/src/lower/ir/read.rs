@@ -92,7 +92,7 @@ impl Reader<'_> {
 }
 
 /// The row of a host piece: (tile, buffer, offset, tensor offset, bytes), and (runs, stride)
-/// for a strided piece.
+/// for a strided piece, and (runs, stride, pad) for a padded one.
 pub(super) fn piece_row(p: &HostPiece) -> Vec<i64> {
     let mut row = vec![
         i64::from(p.tile),
@@ -101,14 +101,17 @@ pub(super) fn piece_row(p: &HostPiece) -> Vec<i64> {
         p.tensor_offset as i64,
         i64::from(p.bytes),
     ];
-    if p.runs != 1 {
+    if p.runs != 1 || p.pad != 0 {
         row.extend([i64::from(p.runs), p.stride as i64]);
+    }
+    if p.pad != 0 {
+        row.push(i64::from(p.pad));
     }
     row
 }
 
 /// The `pieces` rows of a stream: a dense array of rows of 5, or an array of one dense array
-/// per piece (5 entries, or 7 for a strided piece).
+/// per piece (5 entries, 7 for a strided piece, 8 for a padded one).
 pub(super) fn piece_rows(stream: StreamOp) -> Result<Vec<Vec<i64>>, LowerError> {
     let op = stream.operation();
     let value = stream.pieces()?;
@@ -129,11 +132,11 @@ pub(super) fn piece_rows(stream: StreamOp) -> Result<Vec<Vec<i64>>, LowerError> 
             let row: Vec<i64> = (0..row.len())
                 .map(|i| row.element(i).map_err(|e| bad(op, e)))
                 .collect::<Result<_, _>>()?;
-            if row.len() != 5 && row.len() != 7 {
+            if ![5, 7, 8].contains(&row.len()) {
                 return Err(bad(
                     op,
                     format!(
-                        "piece {index} has {} entries: expected 5 (tile, buffer, offset, tensor offset, bytes) or 7 (and runs, stride)",
+                        "piece {index} has {} entries: expected 5 (tile, buffer, offset, tensor offset, bytes), 7 (and runs, stride) or 8 (and pad)",
                         row.len()
                     ),
                 ));
@@ -163,8 +166,12 @@ fn read_piece(
             format!("piece {index}: tensor offset {} is negative", row[3]),
         )
     })?;
-    let (runs, stride) = match *row {
-        [.., runs, stride] if row.len() == 7 => (
+    let pad = match *row {
+        [.., pad] if row.len() == 8 => u32_of(op, "pad", pad)?,
+        _ => 0,
+    };
+    let (runs, stride) = match row[..row.len().min(7)] {
+        [.., runs, stride] if row.len() >= 7 => (
             u32_of(op, "runs", runs)?,
             u64::try_from(stride)
                 .map_err(|_| bad(op, format!("piece {index}: stride {stride} is negative")))?,
@@ -183,11 +190,20 @@ fn read_piece(
             format!("piece {index}: one run with stride {stride} (a one-run piece has stride 0)"),
         ));
     }
+    if pad > bytes / runs {
+        return Err(bad(
+            op,
+            format!(
+                "piece {index}: {pad} B of padding in runs of {} B",
+                bytes / runs
+            ),
+        ));
+    }
     let last = runs - 1;
     let start = u64::from(last)
         .checked_mul(stride)
         .and_then(|s| s.checked_add(tensor_offset));
-    let end = start.and_then(|s| s.checked_add(u64::from(bytes / runs)));
+    let end = start.and_then(|s| s.checked_add(u64::from(bytes / runs - pad)));
     if end.is_none_or(|end| end > tensor_bytes) {
         let detail = if runs == 1 {
             format!("piece at tensor offset {tensor_offset} overruns the {tensor_bytes} B tensor")
@@ -206,6 +222,7 @@ fn read_piece(
         bytes,
         runs,
         stride,
+        pad,
     })
 }
 

@@ -379,8 +379,9 @@ fn write_streams(w: &mut Writer, program: &TileProgram) -> Result<(), LowerError
     let context = w.context;
     for binding in &program.bindings {
         // Contiguous pieces only: one dense array of rows of 5 (the common, compact form);
-        // otherwise one row per piece, strided ones with their runs and stride.
-        let pieces = if binding.pieces.iter().all(|p| p.runs == 1) {
+        // otherwise one row per piece, strided ones with their runs and stride, padded ones
+        // with their padding too.
+        let pieces = if binding.pieces.iter().all(|p| p.runs == 1 && p.pad == 0) {
             let rows: Vec<i64> = binding.pieces.iter().flat_map(piece_row).collect();
             w.i64s(&rows)
         } else {

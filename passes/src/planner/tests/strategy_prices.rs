@@ -78,7 +78,8 @@ fn long_attention_is_planned_flash_style_with_the_lowerings_key_block() {
 /// `gemm_general` candidate covers the result once on `rows x cols` blocks, uses
 /// batches x row blocks x column blocks tiles, is priced with the lowering's own model
 /// (`general_matmul_cycles`), reads exactly the left rows and right columns its blocks need,
-/// and every output-stationary candidate is a grid the GEMM lowering follows.
+/// and every output-stationary candidate is a grid the GEMM lowering follows (or, streamed in
+/// host order, a grid of the split GEMM, which takes the product).
 #[test]
 fn general_matmul_plans_cover_the_result_and_price_the_lowering() {
     let target = Target::c600();
@@ -150,10 +151,24 @@ fn general_matmul_plans_cover_the_result_and_price_the_lowering() {
                     u32::try_from(k).unwrap(),
                     u32::try_from(n).unwrap(),
                 );
-                assert!(
-                    crate::strategies::gemm::followed_grid(dims, plan, tiles).is_ok(),
-                    "case {case}: {plan} is not a grid the GEMM lowering follows"
-                );
+                let split = matches!(plan, OperatorPlan::Gemm(gemm) if gemm.host_order);
+                if split {
+                    let input = plan.precision().unwrap();
+                    let taken = crate::strategies::split_gemm::split_dims(&graph, index, input)
+                        .or_else(|| {
+                            crate::strategies::split_gemm::device_split_dims(&graph, index, input)
+                        });
+                    assert_eq!(
+                        taken,
+                        Some(dims),
+                        "case {case}: {plan} is not the split GEMM's"
+                    );
+                } else {
+                    assert!(
+                        crate::strategies::gemm::followed_grid(dims, plan, tiles).is_ok(),
+                        "case {case}: {plan} is not a grid the GEMM lowering follows"
+                    );
+                }
                 continue;
             };
             generals += 1;

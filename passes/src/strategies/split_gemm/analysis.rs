@@ -8,8 +8,10 @@ use super::*;
 /// `[K, N]` matrix (leading axes of 1); the left one a host tensor or a [`Ranged`] value
 /// ([`ranged_value`]: a split GEMM's result through bias adds and GeLUs), both in the AMP
 /// `input` precision; K and N sizes that fit; and a result whose every use keeps it ranged
-/// (returned, bias adds, GeLUs, the left operand of a split GEMM, recursively). The
-/// planner and the lowering ask the same question here.
+/// (returned, bias adds, GeLUs, the left operand of a split GEMM, recursively). A K or N
+/// that is not a multiple of 16 needs a host A and a result only returned (the host pads
+/// what it writes and drops what it reads; "Padding" in the module docs). The planner and
+/// the lowering ask the same question here.
 pub fn split_dims(graph: &Graph, index: usize, input: Precision) -> Option<(u32, u32, u32)> {
     split_analysis(graph, input)
         .split
@@ -23,7 +25,7 @@ pub fn split_dims(graph: &Graph, index: usize, input: Precision) -> Option<(u32,
 /// [`split_dims`], a left operand from the host (in the input precision, or read by products
 /// alone) or computed on the device by an op whose result is not held ranged (so it is in
 /// row-major blocks), and not already taken by [`split_dims`]. The result is converted to
-/// its row grid.
+/// its row grid, so N must be whole 16-groups; a K that is not needs a host A.
 pub fn device_split_dims(graph: &Graph, index: usize, input: Precision) -> Option<(u32, u32, u32)> {
     let analysis = split_analysis(graph, input);
     if analysis.split.get(index).copied().flatten().is_some() {
@@ -40,9 +42,11 @@ pub fn device_split_dims(graph: &Graph, index: usize, input: Precision) -> Optio
         }
         Origin::Opaque => false,
     };
+    let host_a = matches!(graph.values[a].origin, Origin::Argument | Origin::Constant);
     row_major
         .then(|| split_local(graph, index, input))
         .flatten()
+        .filter(|&(_, k, n)| n % 16 == 0 && (host_a || k % 16 == 0))
 }
 
 /// [`split_dims`] of every op and [`ranged_value`] of every value of a graph, computed in one
@@ -75,10 +79,12 @@ fn split_analysis(graph: &Graph, input: Precision) -> Arc<SplitAnalysis> {
                     let follows = match op.kind {
                         OpKind::Gelu { .. } => true,
                         OpKind::Add => bias_operand(graph, user, v).is_some(),
+                        // A ranged A is gathered on the device: whole 16-groups of K.
                         OpKind::Matmul { .. } => {
                             op.operands[0] == v
                                 && op.operands[1] != v
-                                && split_local(graph, user, input).is_some()
+                                && split_local(graph, user, input)
+                                    .is_some_and(|(_, k, _)| k % 16 == 0)
                         }
                         _ => false,
                     };
@@ -95,8 +101,15 @@ fn split_analysis(graph: &Graph, input: Precision) -> Arc<SplitAnalysis> {
             ranged[out] = match op.kind {
                 OpKind::Matmul { .. } => {
                     let a = op.operands[0];
-                    split[index] = split_local(graph, index, input)
-                        .filter(|_| (is_host(graph, a) || ranged[a]) && ranged_uses[out]);
+                    // Padding (K for a host A, N for a result the host reads) takes a
+                    // product only returned; one other ops read competes beside the
+                    // others ([`device_split_dims`]).
+                    let padded = |(_, k, n): (u32, u32, u32)| {
+                        (k % 16 == 0 && n % 16 == 0) || (is_host(graph, a) && users[out].is_empty())
+                    };
+                    split[index] = split_local(graph, index, input).filter(|&dims| {
+                        (is_host(graph, a) || ranged[a]) && ranged_uses[out] && padded(dims)
+                    });
                     split[index].is_some()
                 }
                 OpKind::Gelu { .. } => ranged[op.operands[0]],
@@ -145,8 +158,9 @@ pub(super) fn split_local(
         return None;
     }
     let (k, n) = (vb.shape[rank - 2], vb.shape[rank - 1]);
-    // Whole 16-element groups of K and N (`SplitGrid::new`).
-    if va.shape.last() != Some(&k) || k % 16 != 0 || n % 16 != 0 {
+    // Whole 16-element groups of K and N, or padded to them where the host writes or reads
+    // the operand ([`split_dims`], [`device_split_dims`]).
+    if va.shape.last() != Some(&k) {
         return None;
     }
     let m: u64 = va.shape[..va.shape.len() - 1].iter().product();

@@ -16,7 +16,8 @@ use crate::tiling::{Graph, MemoryUse, Op, Origin, PlannerOptions, ValueFormat};
 
 /// Candidates of a matmul the split GEMM lowering implements exactly
 /// ([`crate::strategies::split_gemm`]): both operands host tensors in the AMP input precision, one
-/// matrix each, K and N in whole 16-groups, the result only returned, outside repeat bodies.
+/// matrix each, K and N in whole 16-groups (or padded by the host: "Padding" in the module
+/// docs), the result only returned, outside repeat bodies.
 /// Each is one of the lowering's cheapest grids, priced by the lowering's own model (the
 /// kernel calls and copies it emits, its exchange phases as explicit transfers), so the
 /// selection's refined estimate prices the program the lowering builds. The operands' homes

@@ -59,7 +59,7 @@ pub fn inputs(
                             (0, kp * cols),
                             kp,
                             (k0, col0),
-                            grid.n,
+                            (grid.k_real, grid.n_real),
                             eb,
                             &mut b_pieces,
                         );
@@ -70,10 +70,12 @@ pub fn inputs(
     }
     for p in 0..grid.panels {
         grid.panel_ranges(p, |range| {
-            let (home, slot, row_stride, pieces) = match (range.operand, a_home) {
-                (Operand::A, Some(a_home)) => (a_home, a_slot, grid.k, &mut a_pieces),
+            let (home, slot, real, pieces) = match (range.operand, a_home) {
+                (Operand::A, Some(a_home)) => {
+                    (a_home, a_slot, (grid.m, grid.k_real), &mut a_pieces)
+                }
                 (Operand::A, None) => return,
-                (Operand::B, _) => (b_home, b_slot, grid.n, &mut b_pieces),
+                (Operand::B, _) => (b_home, b_slot, (grid.k_real, grid.n_real), &mut b_pieces),
             };
             panel_pieces(
                 range.home,
@@ -81,7 +83,7 @@ pub fn inputs(
                 (range.first, range.len),
                 range.panel_rows,
                 range.origin,
-                row_stride,
+                real,
                 eb,
                 pieces,
             );
@@ -571,6 +573,7 @@ impl SplitLowering<'_> {
         Ranged {
             m: self.grid.m,
             n: self.grid.n,
+            n_real: self.grid.n_real,
             precision: self.partials,
             buffer,
             class,
@@ -700,7 +703,9 @@ pub struct OwnedRange {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ranged {
     pub m: u32,
+    /// Columns in whole 16-groups; the tensor's are `n_real` (the rest zero padding).
     pub n: u32,
+    pub n_real: u32,
     pub precision: Precision,
     pub buffer: BufferId,
     pub class: MemoryClass,
@@ -751,7 +756,7 @@ impl Ranged {
                 (range.first, range.len),
                 range.rows,
                 range.origin,
-                self.n,
+                (self.m, self.n_real),
                 self.precision.bytes(),
                 &mut pieces,
             );

@@ -23,6 +23,16 @@
 //! In the panel's exchange phase every home broadcasts its range to the other tiles of its
 //! group, at the range's place in the panel buffer; the home copies its own range there.
 //!
+//! ## Padding
+//! K and N run in whole 16-element groups (the AMP's): a K or N that is not a multiple of 16
+//! is padded to one. The host writes the padding as it writes the operands (each run of a
+//! partial group ends in zeros, K rows past the tensor's are zeros: [`panel_pieces`]), so
+//! the padded products add zeros and nothing is packed or zeroed on the device; the host
+//! drops a result's padded columns as it reads them. So a padded product needs a host A,
+//! and takes the product alone when its result is only returned ([`split_dims`]); a padded
+//! K whose result other ops read (converted to its row grid) is offered beside the other
+//! strategies ([`device_split_dims`]).
+//!
 //! ## Resident weights
 //! A constant B can instead be written by the host at initialization where it is read
 //! (`SplitEnv::b_resident`): every tile (i, j, l) holds B's block (K slice l, column block j)
@@ -131,12 +141,15 @@ impl Split {
     }
 }
 
-/// How a split GEMM is laid out (see the module docs).
+/// How a split GEMM is laid out (see the module docs). `k` and `n` are the product's K and
+/// N padded to whole 16-element groups (the AMP's); `k_real` and `n_real` the tensors'.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SplitGrid {
     pub m: u32,
     pub k: u32,
     pub n: u32,
+    pub k_real: u32,
+    pub n_real: u32,
     pub gm: u32,
     pub gn: u32,
     pub gk: u32,
@@ -329,16 +342,26 @@ impl SplitGrid {
         SplitGrid::within(dims, shape, precision, &SplitEnv::host(weights), target)
     }
 
-    /// [`SplitGrid::new`] in surroundings `env`.
+    /// [`SplitGrid::new`] in surroundings `env`. A K or N that is not a multiple of 16 is
+    /// padded with zeros where the host writes the operands ("Padding" in the module docs):
+    /// a K only for a host A, an N only for a result the host reads.
     pub fn within(
-        (m, k, n): (u32, u32, u32),
+        (m, k_real, n_real): (u32, u32, u32),
         (gm, gn, gk): (u32, u32, u32),
         precision: Precision,
         env: &SplitEnv,
         target: &Target,
     ) -> Result<SplitGrid, GridError> {
-        if !k.is_multiple_of(16) || !n.is_multiple_of(16) {
-            return Err(format!("K = {k} and N = {n} must be multiples of 16"));
+        let (k, n) = (k_real.next_multiple_of(16), n_real.next_multiple_of(16));
+        if k != k_real && env.a_device {
+            return Err(format!(
+                "K = {k_real} is not a multiple of 16 and A is gathered from the device (only the host pads)"
+            ));
+        }
+        if n != n_real && (env.row_major || env.result.is_some()) {
+            return Err(format!(
+                "N = {n_real} is not a multiple of 16 and the result is read on the device"
+            ));
         }
         let rows = Split::new(m, gm, 1).ok_or_else(|| format!("{gm} row blocks of M = {m}"))?;
         let cols = Split::new(n, gn, 16)
@@ -379,6 +402,8 @@ impl SplitGrid {
                     m,
                     k,
                     n,
+                    k_real,
+                    n_real,
                     gm,
                     gn,
                     gk,
@@ -432,7 +457,7 @@ impl SplitGrid {
         // Grids leaving more than a tenth of the usable tiles idle are never competitive (a
         // small product cannot use more tiles than it has rows x 16-column groups x K groups).
         let (m, k, n) = dims;
-        let usable = u64::from(m) * u64::from(n / 16) * u64::from(k / 16);
+        let usable = u64::from(m) * u64::from(n.div_ceil(16)) * u64::from(k.div_ceil(16));
         let usable = u32::try_from(usable)
             .unwrap_or(u32::MAX)
             .clamp(1, tiles.max(1));
@@ -812,8 +837,10 @@ fn ranges_max(elements: u32, parts: u32) -> u32 {
 
 /// The strided host pieces carrying elements `[first, first + len)` of a 16-column panel
 /// order with `panel_rows` rows (element `(g * panel_rows + r) * 16 + x` is tensor element
-/// `(row0 + r) * row_stride + col0 + g * 16 + x`) into `place` on `tile`: one piece per
-/// 16-column group touched, one run per row.
+/// `(row0 + r) * cols + col0 + g * 16 + x`) into `place` on `tile`: one piece per
+/// 16-column group touched, one run per row. The tensor is `rows x cols` (`real`): elements
+/// past its last column are zero padding at the end of each run, rows past its last row
+/// (a K padded to whole 16-groups) one piece of zeros.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn panel_pieces(
     tile: u32,
@@ -821,30 +848,50 @@ pub(crate) fn panel_pieces(
     (first, len): (u32, u32),
     panel_rows: u32,
     (row0, col0): (u32, u32),
-    row_stride: u32,
+    real: (u32, u32),
     eb: u32,
     out: &mut Vec<HostPiece>,
 ) {
+    let (real_rows, cols) = real;
     let mut e = first;
     let end = first + len;
     while e < end {
         let g = e / (16 * panel_rows);
         let r = (e / 16) % panel_rows;
         let rows = (panel_rows - r).min((end - e) / 16);
-        out.push(HostPiece {
-            tile,
-            place: Place::at(place.buffer, place.offset + (e - first) * eb),
-            tensor_offset: (u64::from(row0 + r) * u64::from(row_stride) + u64::from(col0 + g * 16))
-                * u64::from(eb),
-            bytes: rows * 16 * eb,
-            runs: rows,
-            // A single run is contiguous and records no stride.
-            stride: if rows > 1 {
-                u64::from(row_stride) * u64::from(eb)
-            } else {
-                0
-            },
-        });
+        let at = |e: u32| Place::at(place.buffer, place.offset + (e - first) * eb);
+        // Rows of the tensor, then rows of zeros; columns of the tensor, then zeros.
+        let tensor_rows = real_rows.saturating_sub(row0 + r).min(rows);
+        let tensor_cols = cols.saturating_sub(col0 + g * 16).min(16);
+        if tensor_rows > 0 && tensor_cols > 0 {
+            out.push(HostPiece {
+                tile,
+                place: at(e),
+                tensor_offset: (u64::from(row0 + r) * u64::from(cols) + u64::from(col0 + g * 16))
+                    * u64::from(eb),
+                bytes: tensor_rows * 16 * eb,
+                runs: tensor_rows,
+                // A single run is contiguous and records no stride.
+                stride: if tensor_rows > 1 {
+                    u64::from(cols) * u64::from(eb)
+                } else {
+                    0
+                },
+                pad: (16 - tensor_cols) * eb,
+            });
+        }
+        let zero_rows = if tensor_cols > 0 {
+            rows - tensor_rows
+        } else {
+            rows
+        };
+        if zero_rows > 0 {
+            out.push(HostPiece::zeros(
+                tile,
+                at(e + (rows - zero_rows) * 16),
+                zero_rows * 16 * eb,
+            ));
+        }
         e += rows * 16;
     }
 }

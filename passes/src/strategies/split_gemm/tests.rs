@@ -31,7 +31,16 @@ mod splits {
         // A 5-row panel with 2 groups (32 columns) of a tensor with 100 columns, from row 7
         // and column 48; elements [48, 112) are rows 3..5 of group 0 and 0..2 of group 1.
         let mut out = Vec::new();
-        panel_pieces(3, Place::at(0, 64), (48, 64), 5, (7, 48), 100, 2, &mut out);
+        panel_pieces(
+            3,
+            Place::at(0, 64),
+            (48, 64),
+            5,
+            (7, 48),
+            (100, 100),
+            2,
+            &mut out,
+        );
         assert_eq!(out.len(), 2);
         assert_eq!(out[0].runs, 2);
         assert_eq!(out[0].tensor_offset, ((7 + 3) * 100 + 48) * 2);
@@ -42,6 +51,60 @@ mod splits {
         assert!(out
             .iter()
             .all(|p| p.stride == 200 && p.bytes == p.runs * 32));
+    }
+
+    /// Every device element a list of pieces writes, by element offset in the place's
+    /// buffer: `Some(tensor element)` or `None` for a zero of the padding.
+    fn written(pieces: &[HostPiece], eb: u32) -> std::collections::BTreeMap<u32, Option<u64>> {
+        let mut out = std::collections::BTreeMap::new();
+        for piece in pieces {
+            let run = piece.bytes / piece.runs / eb;
+            let tensor = piece.tensor_run_bytes() / eb;
+            for r in 0..piece.runs {
+                for x in 0..run {
+                    let at = piece.place.offset / eb + r * run + x;
+                    let element = (x < tensor).then(|| {
+                        (piece.tensor_offset + u64::from(r) * piece.stride) / u64::from(eb)
+                            + u64::from(x)
+                    });
+                    assert!(
+                        out.insert(at, element).is_none(),
+                        "element {at} written twice"
+                    );
+                }
+            }
+        }
+        out
+    }
+
+    /// A panel over the edge of a 9 x 20 tensor (rows 7.. of a 5-row panel, columns 0..32):
+    /// rows 7 and 8 are tensor rows, their second group 4 tensor columns and 12 zeros; rows
+    /// 9 to 11 are zeros (K padding). Every panel element is written once, as the tensor
+    /// element at its AMP place or a zero, for every cut of the panel.
+    #[test]
+    fn panel_pieces_pad_partial_groups_and_rows_with_zeros() {
+        let (rows, cols, panel_rows, origin) = (9u32, 20u32, 5u32, (7u32, 0u32));
+        for (first, len) in [(0, 160), (16, 128), (48, 64), (80, 80)] {
+            let mut out = Vec::new();
+            panel_pieces(
+                2,
+                Place::at(0, first * 2),
+                (first, len),
+                panel_rows,
+                origin,
+                (rows, cols),
+                2,
+                &mut out,
+            );
+            let written = written(&out, 2);
+            assert_eq!(written.len() as u32, len, "({first}, {len})");
+            for e in first..first + len {
+                let (g, r, x) = (e / (16 * panel_rows), (e / 16) % panel_rows, e % 16);
+                let (row, col) = (origin.0 + r, origin.1 + g * 16 + x);
+                let expected = (row < rows && col < cols).then(|| u64::from(row * cols + col));
+                assert_eq!(written[&e], expected, "({first}, {len}): element {e}");
+            }
+        }
     }
 }
 
@@ -314,15 +377,90 @@ mod model_tests {
         )
         .unwrap_err();
         assert!(error.contains("does not fit"), "{error}");
-        let error = SplitGrid::new(
-            (64, 40, 64),
-            (1, 1, 1),
+        // K and N padded to whole 16-groups where the host writes the operands and reads the
+        // result; not for an A gathered on the device, nor a result read on the device.
+        let padded = SplitGrid::new(
+            (64, 40, 19),
+            (1, 2, 2),
             Precision::F16,
             MemoryClass::Interleaved,
             &target,
         )
-        .unwrap_err();
-        assert!(error.contains("multiples of 16"), "{error}");
+        .expect("a padded grid fits");
+        assert_eq!(
+            (padded.k, padded.n, padded.k_real, padded.n_real),
+            (48, 32, 40, 19)
+        );
+        let host = SplitEnv::host(MemoryClass::Interleaved);
+        for (env, dims, expected) in [
+            (
+                SplitEnv {
+                    a_device: true,
+                    ..host
+                },
+                (64, 40, 32),
+                "K = 40 is not a multiple of 16 and A is gathered from the device",
+            ),
+            (
+                SplitEnv {
+                    row_major: true,
+                    ..host
+                },
+                (64, 32, 19),
+                "N = 19 is not a multiple of 16 and the result is read on the device",
+            ),
+            (
+                SplitEnv {
+                    result: Some(MemoryClass::Standard),
+                    ..host
+                },
+                (64, 32, 19),
+                "N = 19 is not a multiple of 16",
+            ),
+        ] {
+            let error =
+                SplitGrid::within(dims, (1, 1, 1), Precision::F16, &env, &target).unwrap_err();
+            assert!(error.contains(expected), "{error}");
+        }
+    }
+
+    /// A padded grid's host pieces write every element of A and B once to its home, and the
+    /// padding (the partial last K and N groups, K rows past the tensor) as zeros: the homes
+    /// hold exactly the padded operands' AMP panels' bytes.
+    #[test]
+    fn padded_operands_are_homed_once_with_zeros() {
+        let target = Target::c600();
+        let (m, k, n) = (37, 21, 19);
+        for shape in [(1, 1, 1), (2, 2, 2), (3, 1, 2), (1, 2, 1)] {
+            let grid = SplitGrid::new(
+                (m, k, n),
+                shape,
+                Precision::F16,
+                MemoryClass::Interleaved,
+                &target,
+            )
+            .expect("fits");
+            let mut program = TileProgram::default();
+            let inputs = inputs(&mut program, &grid, Precision::F16, "op0");
+            for (pieces, elements, padded) in [
+                (&inputs.a_pieces, m * k, m * grid.k),
+                (&inputs.b_pieces, k * n, grid.k * grid.n),
+            ] {
+                let mut seen = vec![0u32; elements as usize];
+                let mut zeros = 0u32;
+                for piece in pieces.iter() {
+                    for range in piece.tensor_ranges() {
+                        for byte in range.step_by(2) {
+                            seen[(byte / 2) as usize] += 1;
+                        }
+                    }
+                    let runs_bytes = piece.bytes - piece.runs * piece.tensor_run_bytes();
+                    zeros += runs_bytes / 2;
+                }
+                assert!(seen.iter().all(|&c| c == 1), "{shape:?}: {seen:?}");
+                assert_eq!(elements + zeros, padded, "{shape:?}");
+            }
+        }
     }
 }
 
@@ -587,6 +725,41 @@ mod chain_tests {
             split_dims(&single, 0, Precision::F8E4M3),
             Some((50, 64, 48))
         );
+        // K and N that are not whole 16-groups: split while the host writes A and reads
+        // the result; a padded result read on the device (a GeLU) is not, nor a padded K
+        // gathered from a ranged value.
+        let padded = |gelu: bool| {
+            let mut graph = Graph::default();
+            let a = graph.add_value(vec![50, 21], Precision::F16, Origin::Argument);
+            let b = graph.add_value(vec![21, 19], Precision::F16, Origin::Constant);
+            let c = matmul(&mut graph, a, b, vec![50, 19]);
+            let out = if gelu {
+                graph.add_op(
+                    OpKind::Gelu { tanh: true },
+                    vec![c],
+                    vec![50, 19],
+                    Precision::F16,
+                )
+            } else {
+                c
+            };
+            graph.outputs.push(out);
+            graph
+        };
+        assert_eq!(
+            split_dims(&padded(false), 0, Precision::F16),
+            Some((50, 21, 19))
+        );
+        assert_eq!(split_dims(&padded(true), 0, Precision::F16), None);
+        let mut chained = Graph::default();
+        let a = chained.add_value(vec![50, 32], Precision::F16, Origin::Argument);
+        let b1 = chained.add_value(vec![32, 21], Precision::F16, Origin::Constant);
+        let b2 = chained.add_value(vec![21, 32], Precision::F16, Origin::Constant);
+        let h = matmul(&mut chained, a, b1, vec![50, 21]);
+        let y = matmul(&mut chained, h, b2, vec![50, 32]);
+        chained.outputs.push(y);
+        assert_eq!(split_dims(&chained, 0, Precision::F16), None);
+        assert_eq!(split_dims(&chained, 1, Precision::F16), None);
     }
 
     /// The definitions `split_dims` and `ranged_value` answer from one whole-graph analysis,
@@ -615,10 +788,11 @@ mod chain_tests {
             let follows = match op.kind {
                 OpKind::Gelu { .. } => true,
                 OpKind::Add => bias_operand(graph, index, v).is_some(),
+                // A ranged A: K in whole 16-groups (only the host pads).
                 OpKind::Matmul { .. } => {
                     op.operands[0] == v
                         && op.operands[1] != v
-                        && split_local(graph, index, input).is_some()
+                        && split_local(graph, index, input).is_some_and(|(_, k, _)| k % 16 == 0)
                 }
                 _ => false,
             };
@@ -634,6 +808,10 @@ mod chain_tests {
         let dims = split_local(graph, index, input)?;
         let (a, c) = (graph.ops[index].operands[0], graph.ops[index].results[0]);
         (is_host(graph, a) || ranged_by_recursion(graph, a, input)).then_some(())?;
+        // Padding: a host A and a result nothing reads on the device.
+        let (_, k, n) = dims;
+        let unread = !graph.ops.iter().any(|op| op.operands.contains(&c));
+        ((k % 16 == 0 && n % 16 == 0) || (is_host(graph, a) && unread)).then_some(())?;
         uses_by_recursion(graph, c, input).then_some(dims)
     }
 
@@ -646,7 +824,8 @@ mod chain_tests {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1621);
         for case in 0..200 {
             let mut graph = Graph::default();
-            let width = [32u64, 48, 64][rng.random_range(0..3)];
+            // Widths that are not whole 16-groups are padded where the host allows it.
+            let width = [32u64, 48, 64, 21, 40][rng.random_range(0..5)];
             let mut live = vec![graph.add_value(vec![40, width], Precision::F16, Origin::Argument)];
             for _ in 0..rng.random_range(1..12) {
                 let x = live[rng.random_range(0..live.len())];

@@ -98,6 +98,7 @@ impl Lowering<'_> {
                             bytes: width * e,
                             runs: width,
                             stride: u64::from(stride * e),
+                            pad: 0,
                         }
                     });
                     continue;

@@ -169,7 +169,7 @@ impl Lowering<'_> {
                             (first, len),
                             block,
                             (group * k + k0, j * cb),
-                            n,
+                            (u32::MAX, n),
                             ie,
                             &mut pieces,
                         );

@@ -314,6 +314,7 @@ impl Lowering<'_> {
                     bytes: grid.rows(i) * grid.cb * e,
                     runs,
                     stride: if runs > 1 { u64::from(grid.n * e) } else { 0 },
+                    pad: 0,
                 }
             })
             .collect();
