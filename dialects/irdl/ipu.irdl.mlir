@@ -179,6 +179,34 @@ irdl.dialect @ipu {
     irdl.attributes {"combiner" = %combiner}
   }
 
+  // A per-iteration stack for `scan`: the tensor, viewed as slices along its leading axis.
+  // Every stack has the one type `!ipu.stacked` (IRDL unifies a variadic's types: a scan's
+  // stacks of different shapes could not be its operands as tensors).
+  irdl.type @stacked {
+    irdl.parameters()
+  }
+  irdl.operation @stack {
+    %tensor = irdl.base "!builtin.tensor"
+    %stacked = irdl.base @ipu::@stacked
+    irdl.operands(tensor: %tensor)
+    irdl.results(stack: %stacked)
+  }
+
+  // A structured loop over per-iteration stacks, not unrolled: calls the body function
+  // `body` `count` times, threading the one carried value `init` and giving iteration i
+  // slice i of each stack (a real encoder's per-layer weights); the body takes the carried
+  // value, then the slices, and returns the carried value.
+  irdl.operation @scan {
+    %init = irdl.base "!builtin.tensor"
+    %stacked = irdl.base @ipu::@stacked
+    %result = irdl.base "!builtin.tensor"
+    %body = irdl.base "#builtin.symbol_ref"
+    %count = irdl.base "#builtin.integer"
+    irdl.operands(init: %init, stacks: variadic %stacked)
+    irdl.results(result: %result)
+    irdl.attributes {"body" = %body, "count" = %count}
+  }
+
   // A structured loop, not unrolled: calls the body function `body` `count` times, threading
   // the carried values through it. The body's `func.return` is the loop's yield (IRDL ops
   // cannot be region terminators, so the body is a function, not a region).

@@ -41,10 +41,14 @@ irdl.dialect @ipu_tile {
   // an operand straight into a tile's AMP order); a padded piece adds (runs, stride, pad):
   // the last `pad` bytes of every run are zeros, not tensor bytes (a padded 16-element
   // group). When every piece is contiguous, `pieces` is one dense array of rows of 5;
-  // otherwise an array with one dense array per piece, of 5, 7 or 8 entries. Weights carry their `value` (a dense elements attribute of the tensor).
+  // otherwise an array with one dense array per piece, of 5, 7 or 8 entries. Weights carry
+  // their `value` (a dense elements attribute of the tensor).
   // An FP8 stream (the host encodes the tensor's values in FP8 E4M3 while streaming) may
   // carry an optional `scale_exp` (i64 in -31..=31, value = code * 2^scale_exp; absent: 0),
-  // checked by the Rust reader (IRDL lists only the required attributes).
+  // checked by the Rust reader (IRDL lists only the required attributes). An input stream
+  // may carry an optional `iterations` (i64, the tensor's leading axis): a repeat's
+  // per-iteration stack, its pieces placing one slice and its write, in the repeat's body,
+  // streaming slice e on its e-th execution.
   irdl.operation @stream {
     %name = irdl.base "#builtin.string"
     %role = irdl.base "#builtin.string"

@@ -188,6 +188,8 @@ tile_views! {
         shape: integers -> Vec<i64>,
         /// The FP8 scale exponent, when present ([`StreamOp::has_scale_exp`]).
         scale_exp: integer -> i64,
+        /// Slices streamed one per write, when present ([`StreamOp::has_iterations`]).
+        iterations: integer -> i64,
     }
     /// The host writes a stream into tile memory.
     HostWriteOp = "ipu_tile.host_write" {
@@ -261,6 +263,11 @@ impl<'c> StreamOp<'c, '_> {
     /// Whether the stream names an FP8 scale exponent.
     pub fn has_scale_exp(&self) -> bool {
         self.op.attribute("scale_exp").is_ok()
+    }
+
+    /// Whether the stream is written in slices (a repeat's per-iteration stack).
+    pub fn has_iterations(&self) -> bool {
+        self.op.attribute("iterations").is_ok()
     }
 
     /// The `pieces` attribute (one dense array of rows, or an array of per-piece arrays).

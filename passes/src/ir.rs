@@ -6,7 +6,7 @@
 use ipu_dialects::{ipu::op_name, tensor::ElementType};
 use melior::ir::{
     attribute::AttributeLike,
-    operation::{OperationLike, OperationResult},
+    operation::OperationLike,
     r#type::{DimSize, RankedTensorType, ShapedTypeLike, TypeLike},
     Attribute, OperationRef, Type, Value, ValueLike,
 };
@@ -19,15 +19,7 @@ pub fn key(value: Value) -> usize {
 
 /// The op that defines `value`, if it is an op result.
 pub fn producer<'c, 'a>(value: Value<'c, 'a>) -> Option<OperationRef<'c, 'a>> {
-    // Checked first: melior's failing `try_from` prints the value, which verifies (and so
-    // reads) the whole enclosing op: a data race with passes running on sibling functions.
-    // SAFETY: `value` is live; the predicate only reads its kind.
-    if !unsafe { mlir_sys::mlirValueIsAOpResult(value.to_raw()) } {
-        return None;
-    }
-    OperationResult::try_from(value)
-        .ok()
-        .map(|result| result.owner())
+    ipu_dialects::ipu::producer_of(value)
 }
 
 /// The op that defines `value` if it is named `name`.

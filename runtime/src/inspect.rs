@@ -327,9 +327,18 @@ pub fn bindings(package: &Package, layout: &FileLayout) -> String {
         } else {
             String::new()
         };
+        // A stack streamed one slice per write: the pieces place one slice.
+        let slices = if binding.iterations > 1 {
+            format!(
+                " of one slice, in {} slices (one per write)",
+                binding.iterations
+            )
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "{} {}: {:?}{scale} {}, {} bytes, stream '{}', {} pieces",
+            "{} {}: {:?}{scale} {}, {} bytes, stream '{}', {} pieces{slices}",
             binding.role.name(),
             binding.name,
             binding.precision,

@@ -832,3 +832,70 @@ func.func @concat_axis(%a: tensor<2x8xf16>, %b: tensor<3x8xf16>) -> tensor<5x8xf
   %0 = "ipu.concat"(%a, %b) {axis = 2 : i64} : (tensor<2x8xf16>, tensor<3x8xf16>) -> tensor<5x8xf16>
   return %0 : tensor<5x8xf16>
 }
+
+// -----
+
+func.func private @scan_layer(%x: tensor<4x8xf16>, %w: tensor<8x8xf16>) -> tensor<4x8xf16>
+
+// A stack's leading axis is the count: one slice per iteration.
+func.func @scan_stack_count(%x: tensor<4x8xf16>, %ws: tensor<2x8x8xf16>) -> tensor<4x8xf16> {
+  %s = "ipu.stack"(%ws) : (tensor<2x8x8xf16>) -> !ipu.stacked
+  // expected-error@+1 {{'ipu.scan' op stack #1 has shape [2, 8, 8]: its leading axis must be the count, 3 (slice i is iteration i's)}}
+  %0 = "ipu.scan"(%x, %s) {body = @scan_layer, count = 3 : i64} : (tensor<4x8xf16>, !ipu.stacked) -> tensor<4x8xf16>
+  return %0 : tensor<4x8xf16>
+}
+
+// -----
+
+func.func private @scan_layer(%x: tensor<4x8xf16>, %w: tensor<8x4xf16>) -> tensor<4x8xf16>
+
+// The body takes the carried value, then one slice of each stack.
+func.func @scan_body_inputs(%x: tensor<4x8xf16>, %ws: tensor<3x8x8xf16>) -> tensor<4x8xf16> {
+  %s = "ipu.stack"(%ws) : (tensor<3x8x8xf16>) -> !ipu.stacked
+  // expected-error@+1 {{'ipu.scan' op the carried value and the stacks' slices (tensor<4x8xf16>, tensor<8x8xf16>) do not match the inputs of @scan_layer (tensor<4x8xf16>, tensor<8x4xf16>)}}
+  %0 = "ipu.scan"(%x, %s) {body = @scan_layer, count = 3 : i64} : (tensor<4x8xf16>, !ipu.stacked) -> tensor<4x8xf16>
+  return %0 : tensor<4x8xf16>
+}
+
+// -----
+
+func.func private @scan_layer(%x: tensor<4x8xf16>, %w: tensor<8x8xf16>) -> tensor<4x8xf32>
+
+// The carried type flows through the body unchanged.
+func.func @scan_body_result(%x: tensor<4x8xf16>, %ws: tensor<3x8x8xf16>) -> tensor<4x8xf16> {
+  %s = "ipu.stack"(%ws) : (tensor<3x8x8xf16>) -> !ipu.stacked
+  // expected-error@+1 {{'ipu.scan' op the carried type must flow through @scan_layer unchanged: carried tensor<4x8xf16>, body results (tensor<4x8xf32>), op result tensor<4x8xf16>}}
+  %0 = "ipu.scan"(%x, %s) {body = @scan_layer, count = 3 : i64} : (tensor<4x8xf16>, !ipu.stacked) -> tensor<4x8xf16>
+  return %0 : tensor<4x8xf16>
+}
+
+// -----
+
+func.func private @scan_layer(%x: tensor<4x8xf16>, %w: tensor<8x8xf16>) -> tensor<4x8xf16>
+
+// A stack is made by ipu.stack (its tensor gives the slices' type).
+func.func @scan_stack_argument(%x: tensor<4x8xf16>, %s: !ipu.stacked) -> tensor<4x8xf16> {
+  // expected-error@+1 {{'ipu.scan' op stack #1 is not made by an ipu.stack}}
+  %0 = "ipu.scan"(%x, %s) {body = @scan_layer, count = 3 : i64} : (tensor<4x8xf16>, !ipu.stacked) -> tensor<4x8xf16>
+  return %0 : tensor<4x8xf16>
+}
+
+// -----
+
+func.func private @scan_layer(%x: tensor<4x8xf16>) -> tensor<4x8xf16>
+
+// A scan runs at least once.
+func.func @scan_count_zero(%x: tensor<4x8xf16>) -> tensor<4x8xf16> {
+  // expected-error@+1 {{'ipu.scan' op count must be at least 1, found 0}}
+  %0 = "ipu.scan"(%x) {body = @scan_layer, count = 0 : i64} : (tensor<4x8xf16>) -> tensor<4x8xf16>
+  return %0 : tensor<4x8xf16>
+}
+
+// -----
+
+// A stack needs a leading axis.
+func.func @stack_scalar(%x: tensor<f16>) -> !ipu.stacked {
+  // expected-error@+1 {{'ipu.stack' op the stacked tensor needs a leading axis (its slices)}}
+  %s = "ipu.stack"(%x) : (tensor<f16>) -> !ipu.stacked
+  return %s : !ipu.stacked
+}

@@ -29,3 +29,21 @@ func.func @every_op(%a: tensor<4x16xf16>, %w: tensor<8x16xf16, #ipu.format<"amp_
   %8 = "ipu.repeat"(%3) {body = @body, count = 3 : i64} : (tensor<4x8xf16>) -> tensor<4x8xf16>
   return %8 : tensor<4x8xf16>
 }
+
+// A scan over per-iteration stacks: each stack's slices are the body's arguments after the
+// carried value, all of one type !ipu.stacked so that the variadic stacks unify under IRDL.
+// CHECK-LABEL: func.func @layers
+func.func private @layer(%x: tensor<4x8xf16>, %w: tensor<8x8xf16>, %b: tensor<8xf16>) -> tensor<4x8xf16> {
+  %0 = "ipu.matmul"(%x, %w) : (tensor<4x8xf16>, tensor<8x8xf16>) -> tensor<4x8xf16>
+  %1 = "ipu.add"(%0, %b) : (tensor<4x8xf16>, tensor<8xf16>) -> tensor<4x8xf16>
+  return %1 : tensor<4x8xf16>
+}
+func.func @layers(%x: tensor<4x8xf16>, %ws: tensor<3x8x8xf16>, %bs: tensor<3x8xf16>) -> tensor<4x8xf16> {
+  // CHECK: %[[W:.*]] = "ipu.stack"(%{{.*}}) : (tensor<3x8x8xf16>) -> !ipu.stacked
+  %sw = "ipu.stack"(%ws) : (tensor<3x8x8xf16>) -> !ipu.stacked
+  // CHECK: %[[B:.*]] = "ipu.stack"(%{{.*}}) : (tensor<3x8xf16>) -> !ipu.stacked
+  %sb = "ipu.stack"(%bs) : (tensor<3x8xf16>) -> !ipu.stacked
+  // CHECK: "ipu.scan"(%{{.*}}, %[[W]], %[[B]]) {body = @layer, count = 3 : i64} : (tensor<4x8xf16>, !ipu.stacked, !ipu.stacked) -> tensor<4x8xf16>
+  %y = "ipu.scan"(%x, %sw, %sb) {body = @layer, count = 3 : i64} : (tensor<4x8xf16>, !ipu.stacked, !ipu.stacked) -> tensor<4x8xf16>
+  return %y : tensor<4x8xf16>
+}

@@ -151,11 +151,17 @@ pub enum SimError {
         direction: &'static str,
         operation: &'static str,
     },
-    #[error("stream '{stream}' takes {expected} bytes, the host gave {found}")]
+    #[error("stream '{stream}' takes {expected} bytes per slice (a whole number of slices), the host gave {found}")]
     StreamLength {
         stream: String,
         expected: u64,
         found: u64,
+    },
+    #[error("{at}: stream '{stream}' is written more often in this run than the {slices} slices of its host data")]
+    StreamExhausted {
+        at: StepAt,
+        stream: String,
+        slices: u64,
     },
     #[error("{at}: stream '{stream}' has no host data: call write_stream first")]
     StreamNotWritten { at: StepAt, stream: String },

@@ -195,11 +195,20 @@ impl Simulator {
                 operation: "write_stream",
             });
         }
-        if stream.bytes() != bytes.len() as u64 {
+        // One slice per write, or several (a stack written once per repeat iteration: the
+        // e-th write of a run streams slice e).
+        let slice = stream.bytes();
+        let whole = bytes.len() as u64;
+        let whole_slices = if slice == 0 {
+            whole == 0
+        } else {
+            whole != 0 && whole.is_multiple_of(slice)
+        };
+        if !whole_slices {
             return Err(SimError::StreamLength {
                 stream: name.to_string(),
-                expected: stream.bytes(),
-                found: bytes.len() as u64,
+                expected: slice,
+                found: whole,
             });
         }
         self.host_inputs.insert(name.to_string(), bytes.to_vec());
@@ -288,6 +297,7 @@ impl Simulator {
                 compute: Vec::new(),
                 tile_totals: vec![TileTotals::default(); tiles as usize],
             },
+            writes: BTreeMap::new(),
         };
         run.nodes(&program.nodes)?;
         let total = run.latest();
@@ -360,6 +370,8 @@ struct Run<'a> {
     program: &'a LoadedProgram,
     clocks: Vec<u64>,
     profile: Profile,
+    /// Writes of each host-to-device stream so far in this run (write e streams slice e).
+    writes: BTreeMap<usize, u64>,
 }
 
 impl Run<'_> {
@@ -491,7 +503,21 @@ impl Run<'_> {
                     stream: stream.name.clone(),
                 }
             })?;
-            let mut offset = 0usize;
+            // The e-th write of the run streams slice e of the host data.
+            let write = self.writes.entry(stream_index).or_default();
+            let slices = (data.len() as u64)
+                .checked_div(stream.bytes())
+                .unwrap_or(1)
+                .max(1);
+            if *write >= slices {
+                return Err(SimError::StreamExhausted {
+                    at: self.at(step),
+                    stream: stream.name.clone(),
+                    slices,
+                });
+            }
+            let mut offset = (*write * stream.bytes()) as usize;
+            *write += 1;
             for slice in &stream.slices {
                 let end = offset + slice.bytes as usize;
                 self.sim

@@ -251,6 +251,71 @@ fn host_streams_write_inputs_and_read_outputs() {
     ));
 }
 
+/// A stream given several slices of host data streams slice e on its e-th write of a run:
+/// a write in a repeat of 3 gets the 3 slices in turn (a read after each captures it), the
+/// next run starts again at slice 0, and a fourth write in a run is refused.
+#[test]
+fn sliced_streams_give_one_slice_per_write() {
+    let write_and_read = || {
+        vec![
+            Step::HostWrite {
+                stream: "x".to_string(),
+            },
+            Step::Exchange(ipu_device::image::ExchangePhase::from_transfers(
+                0,
+                &[Transfer {
+                    source_tile: 4,
+                    source_address: ADDR_A,
+                    destinations: vec![9],
+                    destination_address: ADDR_B,
+                    bytes: 8,
+                    slot: 0,
+                }],
+            )),
+        ]
+    };
+    let mut image = image_with(vec![Step::Repeat {
+        count: 3,
+        body: write_and_read(),
+    }]);
+    image.streams.push(StreamBinding {
+        name: "x".to_string(),
+        direction: StreamDirection::HostToDevice,
+        slices: vec![StreamSlice {
+            tile: 4,
+            address: ADDR_A,
+            bytes: 8,
+        }],
+    });
+    let mut sim = simulator();
+    sim.load(&image).expect("loads");
+    assert!(matches!(
+        sim.write_stream("x", &[0; 20]),
+        Err(SimError::StreamLength {
+            expected: 8,
+            found: 20,
+            ..
+        })
+    ));
+    let slices: Vec<u8> = (0..24).collect();
+    sim.write_stream("x", &slices).expect("three slices");
+    for _ in 0..2 {
+        let profile = sim.run("run").expect("runs");
+        // Three host writes, each of one 8-byte slice.
+        let written: u64 = profile.tile_totals[4].bytes_received;
+        assert_eq!(written, 24);
+    }
+    // The last write left slice 2 on tile 4 and the last exchange moved it to tile 9.
+    let landed = sim.read_memory(9, ADDR_B, 8).expect("reads");
+    assert_eq!(landed, (16..24).collect::<Vec<u8>>());
+    // Only two slices for three writes.
+    sim.write_stream("x", &slices[..16]).expect("two slices");
+    assert!(matches!(
+        sim.run("run"),
+        Err(SimError::StreamExhausted { slices: 2, .. })
+    ));
+}
+
 #[test]
 fn untouched_tiles_allocate_nothing() {
     let mut image = image_with(vec![]);

@@ -150,11 +150,14 @@ pub enum OpKind {
     Reduce {
         combiner: crate::ipu::Combiner,
     },
-    /// `count` iterations of `body`, planned once.
+    /// `count` iterations of `body`, planned once. The op's operands are the carried values;
+    /// `iterated` are the per-iteration stacks (leading axis `count`), iteration i's body
+    /// reading slice i as its arguments after the carried ones.
     Repeat {
         count: u64,
         name: String,
         body: Box<Graph>,
+        iterated: Vec<ValueId>,
     },
 }
 
@@ -190,6 +193,17 @@ pub struct Op {
     /// The op's location as MLIR prints it (`loc("model.mlir":4:8)`); empty for ops built by
     /// hand. See [`Graph::describe_op`].
     pub location: String,
+}
+
+impl Op {
+    /// Every value the op reads: its operands, then a repeat's per-iteration stacks.
+    pub fn reads(&self) -> impl Iterator<Item = &ValueId> + '_ {
+        let iterated = match &self.kind {
+            OpKind::Repeat { iterated, .. } => iterated.as_slice(),
+            _ => &[],
+        };
+        self.operands.iter().chain(iterated)
+    }
 }
 
 /// A program in topological (program) order.
@@ -361,7 +375,7 @@ impl Graph {
     pub fn last_uses(&self) -> Vec<Option<usize>> {
         let mut last = vec![None; self.values.len()];
         for (index, op) in self.ops.iter().enumerate() {
-            for &operand in &op.operands {
+            for &operand in op.reads() {
                 last[operand] = Some(index);
             }
         }
@@ -374,7 +388,7 @@ impl Graph {
     /// Checks operand ids, topological order and the shape rules the planner relies on.
     pub fn check(&self) -> Result<(), GraphError> {
         for (index, op) in self.ops.iter().enumerate() {
-            for &operand in &op.operands {
+            for &operand in op.reads() {
                 let Some(value) = self.values.get(operand) else {
                     return Err(GraphError {
                         op: index,

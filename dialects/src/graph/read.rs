@@ -101,12 +101,16 @@ pub fn functions<'c, 'a>(module: OperationRef<'c, 'a>) -> BTreeMap<String, Opera
     table
 }
 
-/// Names of functions used as `ipu.repeat` or `ipu.map` bodies (planned through their op,
-/// never on their own).
+/// Names of functions used as `ipu.repeat`, `ipu.scan` or `ipu.map` bodies (planned through
+/// their op, never on their own).
 pub fn body_names(module: OperationRef) -> Vec<String> {
     referenced(
         module,
-        &[(ops::RepeatOp::NAME, "body"), (ops::MapOp::NAME, "body")],
+        &[
+            (ops::RepeatOp::NAME, "body"),
+            (ops::ScanOp::NAME, "body"),
+            (ops::MapOp::NAME, "body"),
+        ],
     )
 }
 
@@ -115,13 +119,14 @@ pub fn map_body_names(module: OperationRef) -> Vec<String> {
     referenced(module, &[(ops::MapOp::NAME, "body")])
 }
 
-/// Names of functions a `func.call`, an `ipu.repeat` or an `ipu.map` refers to (so not an
-/// entry point).
+/// Names of functions a `func.call`, an `ipu.repeat`, an `ipu.scan` or an `ipu.map` refers
+/// to (so not an entry point).
 pub fn referenced_functions(module: OperationRef) -> Vec<String> {
     referenced(
         module,
         &[
             (ops::RepeatOp::NAME, "body"),
+            (ops::ScanOp::NAME, "body"),
             (ops::MapOp::NAME, "body"),
             ("func.call", "callee"),
         ],
@@ -365,8 +370,9 @@ impl<'c, 'a> Reader<'c, 'a, '_, '_> {
         &mut self,
         op: OperationRef<'c, 'a>,
         name: &str,
-        operands: usize,
+        operand_ids: &[ValueId],
     ) -> Result<OpKind, ReadError<'c, 'a>> {
+        let operands = operand_ids.len();
         Ok(match name {
             ops::MatmulOp::NAME => OpKind::Matmul {
                 transpose_lhs: ops::flag(&op, "transpose_lhs"),
@@ -412,6 +418,7 @@ impl<'c, 'a> Reader<'c, 'a, '_, '_> {
             },
             ops::ReshapeOp::NAME => OpKind::Reshape,
             ops::RepeatOp::NAME => self.repeat(op, operands)?,
+            ops::ScanOp::NAME => self.scan(op, operand_ids)?,
             ops::MapOp::NAME => self.map(op, operands)?,
             ops::BroadcastOp::NAME => OpKind::Broadcast,
             ops::SliceOp::NAME => {
@@ -481,28 +488,66 @@ impl<'c, 'a> Reader<'c, 'a, '_, '_> {
         operands: usize,
     ) -> Result<OpKind, ReadError<'c, 'a>> {
         let repeat = ops::RepeatOp::try_from(op).map_err(|op| fail(op, "is not a repeat"))?;
-        let body_name = repeat
-            .body()
-            .ok_or_else(|| fail(op, "requires a symbol attribute 'body'"))?;
-        let count = repeat
-            .count()
-            .ok_or_else(|| fail(op, "requires an integer attribute 'count'"))?;
+        let (body, count) = (repeat.body(), repeat.count());
+        self.looped(op, (body, count), operands, &[])
+    }
+
+    /// An `ipu.scan`: an `ipu.repeat` of its one carried value whose other operands are
+    /// per-iteration stacks (each read through its `ipu.stack` as the stacked tensor: kept in
+    /// the kind, not as operands, since they are read one slice per iteration, never placed
+    /// whole).
+    fn scan(
+        &mut self,
+        op: OperationRef<'c, 'a>,
+        operand_ids: &[ValueId],
+    ) -> Result<OpKind, ReadError<'c, 'a>> {
+        let scan = ops::ScanOp::try_from(op).map_err(|op| fail(op, "is not a scan"))?;
+        let (body, count) = (scan.body(), scan.count());
+        if scan.stacks().iter().any(Option::is_none) {
+            return Err(fail(op, "a stack operand is not made by an ipu.stack"));
+        }
+        let stacks = operand_ids.get(1..).unwrap_or_default();
+        self.looped(op, (body, count), operand_ids.len().min(1), stacks)
+    }
+
+    /// A repeat (or scan) of `body` `count` times over `carried` operands and `stacks`.
+    fn looped(
+        &mut self,
+        op: OperationRef<'c, 'a>,
+        (body, count): (Option<String>, Option<i64>),
+        carried: usize,
+        stacks: &[ValueId],
+    ) -> Result<OpKind, ReadError<'c, 'a>> {
+        let body_name = body.ok_or_else(|| fail(op, "requires a symbol attribute 'body'"))?;
+        let count = count.ok_or_else(|| fail(op, "requires an integer attribute 'count'"))?;
         let count =
             u64::try_from(count).map_err(|_| fail(op, format!("count {count} is negative")))?;
-        if op.result_count() == 0 || op.result_count() != operands {
+        if op.result_count() == 0 || op.result_count() != carried {
             return Err(fail(
                 op,
                 format!(
-                    "carries {operands} operands into {} results; a repeat returns each carried value",
+                    "carries {carried} operands into {} results; a repeat returns each carried value",
                     op.result_count()
                 ),
             ));
+        }
+        for &stack in stacks {
+            let shape = &self.graph.values[stack].shape;
+            if shape.first() != Some(&count) {
+                return Err(fail(
+                    op,
+                    format!(
+                        "a stack of shape {shape:?}: its leading axis must be the count, {count}"
+                    ),
+                ));
+            }
         }
         let body = self.nested(op, "body", &body_name)?;
         let kind = OpKind::Repeat {
             count,
             name: body_name,
             body: Box::new(body.graph.clone()),
+            iterated: stacks.to_vec(),
         };
         self.bodies.insert(self.ops.len(), body);
         Ok(kind)
@@ -677,8 +722,19 @@ impl<'c, 'a> Reader<'c, 'a, '_, '_> {
             }
             return Ok(());
         }
-        let operands = self.operands(op)?;
-        let kind = self.kind(op, name, operands.len())?;
+        if name == ops::StackOp::NAME {
+            // A stack is its stacked tensor (a scan reads it slice by slice).
+            let source = self.operands(op)?;
+            if let (Some(&source), Ok(result)) = (source.first(), op.result(0)) {
+                self.ids.insert(key(result.into()), source);
+            }
+            return Ok(());
+        }
+        let mut operands = self.operands(op)?;
+        let kind = self.kind(op, name, &operands)?;
+        if let OpKind::Repeat { iterated, .. } = &kind {
+            operands.truncate(operands.len() - iterated.len());
+        }
         if op.result_count() == 0 {
             return Err(fail(op, "has no result"));
         }

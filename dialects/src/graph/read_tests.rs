@@ -55,7 +55,10 @@ fn a_function_reads_as_its_values_ops_and_repeat_bodies() {
         }
     );
     assert_eq!(graph.ops[1].operands, [3, 2]);
-    let OpKind::Repeat { count, name, body } = &graph.ops[2].kind else {
+    let OpKind::Repeat {
+        count, name, body, ..
+    } = &graph.ops[2].kind
+    else {
         panic!("op 2 is the repeat");
     };
     assert_eq!((*count, name.as_str(), body.ops.len()), (3, "layer", 1));
@@ -64,6 +67,67 @@ fn a_function_reads_as_its_values_ops_and_repeat_bodies() {
     assert_eq!((read.ops.len(), read.values.len()), (3, 6));
     assert!(read.bodies.contains_key(&2));
     assert!(graph.check().is_ok());
+}
+
+/// An `ipu.scan` reads as a repeat of its carried value whose stacks are the stacked
+/// tensors (each `ipu.stack` is its tensor, not an op), kept in the kind, not as operands;
+/// its body takes the carried value, then the slices.
+#[test]
+fn a_scan_reads_as_a_repeat_with_its_stacks() {
+    let context = create_context(false).expect("context");
+    let source = r#"
+func.func private @layer(%x: tensor<4x8xf16>, %w: tensor<8x8xf16>, %b: tensor<8xf16>) -> tensor<4x8xf16> {
+  %0 = "ipu.matmul"(%x, %w) : (tensor<4x8xf16>, tensor<8x8xf16>) -> tensor<4x8xf16>
+  %1 = "ipu.add"(%0, %b) : (tensor<4x8xf16>, tensor<8xf16>) -> tensor<4x8xf16>
+  return %1 : tensor<4x8xf16>
+}
+func.func @main(%x: tensor<4x8xf16>, %ws: tensor<3x8x8xf16>, %bs: tensor<3x8xf16>) -> tensor<4x8xf16> {
+  %sw = "ipu.stack"(%ws) : (tensor<3x8x8xf16>) -> !ipu.stacked
+  %sb = "ipu.stack"(%bs) : (tensor<3x8xf16>) -> !ipu.stacked
+  %y = "ipu.scan"(%x, %sw, %sb) {body = @layer, count = 3 : i64} : (tensor<4x8xf16>, !ipu.stacked, !ipu.stacked) -> tensor<4x8xf16>
+  return %y : tensor<4x8xf16>
+}
+"#;
+    let module = parse_module(&context, source).expect("parse");
+    let table = functions(module.as_operation());
+    assert_eq!(body_names(module.as_operation()), ["layer"]);
+    let Ok(read) = read_function(table["main"], &table) else {
+        panic!("main reads");
+    };
+    let graph = &read.graph;
+    assert_eq!(graph.ops.len(), 1);
+    let op = &graph.ops[0];
+    let OpKind::Repeat {
+        count,
+        name,
+        body,
+        iterated,
+    } = &op.kind
+    else {
+        panic!("the scan is a repeat");
+    };
+    assert_eq!(
+        (*count, name.as_str(), iterated.as_slice()),
+        (3, "layer", &[1, 2][..])
+    );
+    assert_eq!(op.operands, [0]);
+    assert_eq!(op.reads().copied().collect::<Vec<_>>(), [0, 1, 2]);
+    assert_eq!(body.arguments().len(), 3);
+    assert!(graph.check().is_ok());
+    // A stack whose leading axis is not the count is refused at the scan.
+    let wrong = source.replace("count = 3", "count = 2");
+    let module = parse_module(&context, &wrong).expect("parse");
+    let table = functions(module.as_operation());
+    let Err(error) = read_function(table["main"], &table) else {
+        panic!("a stack of 3 slices for 2 iterations is refused");
+    };
+    assert!(
+        error
+            .message
+            .contains("its leading axis must be the count, 2"),
+        "{}",
+        error.message
+    );
 }
 
 #[test]

@@ -21,6 +21,19 @@ use melior::{
 
 pub use verify::verify_operation;
 
+/// The op defining `value`, if it is an op result (not a block argument).
+pub fn producer_of<'c, 'a>(value: Value<'c, 'a>) -> Option<OperationRef<'c, 'a>> {
+    // Checked first: melior's failing `try_from` prints the value, which verifies (and so
+    // reads) the whole enclosing op: a data race with passes running on sibling functions.
+    // SAFETY: `value` is live; the predicate only reads its kind.
+    if !unsafe { mlir_sys::mlirValueIsAOpResult(melior::ir::ValueLike::to_raw(&value)) } {
+        return None;
+    }
+    melior::ir::operation::OperationResult::try_from(value)
+        .ok()
+        .map(|result| result.owner())
+}
+
 /// Names of every `ipu` op.
 pub const OP_NAMES: &[&str] = &[
     MatmulOp::NAME,
@@ -33,6 +46,8 @@ pub const OP_NAMES: &[&str] = &[
     RearrangeOp::NAME,
     ReshapeOp::NAME,
     RepeatOp::NAME,
+    StackOp::NAME,
+    ScanOp::NAME,
     MapOp::NAME,
     ReduceOp::NAME,
     BroadcastOp::NAME,
@@ -612,6 +627,62 @@ impl<'c, 'a> RepeatOp<'c, 'a> {
             ])
             .build()
             .expect("ipu.repeat with operands, results and attributes always builds")
+    }
+}
+
+op_view!(
+    /// A per-iteration stack for an [`ScanOp`]: `tensor`, viewed as slices along its leading
+    /// axis, as a `!ipu.stacked` value (one type for every stack, so that a scan's variadic
+    /// stacks unify under IRDL whatever the tensors' shapes).
+    ///
+    /// ```mlir
+    /// %s = "ipu.stack"(%ws) : (tensor<12x768x768xf16>) -> !ipu.stacked
+    /// ```
+    StackOp,
+    "ipu.stack"
+);
+
+impl<'c, 'a> StackOp<'c, 'a> {
+    /// The stacked tensor.
+    pub fn tensor(&self) -> Option<Value<'c, 'a>> {
+        self.op.operand(0).ok()
+    }
+}
+
+op_view!(
+    /// A structured loop over per-iteration stacks, planned once and never unrolled: calls
+    /// the body function `body` `count` times, threading the one carried value `init`, and
+    /// giving iteration i slice i of each stack (made by [`StackOp`], leading axis `count`): a
+    /// real encoder's layers, each with its own weights. The body takes the carried value,
+    /// then one slice per stack, and returns the carried value.
+    ///
+    /// ```mlir
+    /// func.func private @layer(%x: tensor<197x768xf16>, %w: tensor<768x768xf16>, %b: tensor<768xf16>) -> tensor<197x768xf16>
+    /// %y = "ipu.scan"(%x, %sw, %sb) {body = @layer, count = 12 : i64} : (tensor<197x768xf16>, !ipu.stacked, !ipu.stacked) -> tensor<197x768xf16>
+    /// ```
+    ScanOp,
+    "ipu.scan"
+);
+
+impl<'c, 'a> ScanOp<'c, 'a> {
+    pub fn count(&self) -> Option<i64> {
+        int_attribute(&self.op, "count")
+    }
+    /// The body function's symbol name.
+    pub fn body(&self) -> Option<String> {
+        symbol_value(self.op.attribute("body").ok()?)
+    }
+    /// The stacked tensors, in operand order (`None` for a stack no [`StackOp`] made).
+    pub fn stacks(&self) -> Vec<Option<Value<'c, 'a>>> {
+        self.op
+            .operands()
+            .skip(1)
+            .map(|stack| {
+                crate::ipu::producer_of(stack)
+                    .and_then(|op| StackOp::try_from(op).ok())
+                    .and_then(|stack| stack.tensor())
+            })
+            .collect()
     }
 }
 

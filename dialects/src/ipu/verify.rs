@@ -5,7 +5,10 @@
 use std::collections::BTreeMap;
 
 use melior::ir::{
-    attribute::TypeAttribute, block::BlockLike, operation::OperationLike, r#type::FunctionType,
+    attribute::TypeAttribute,
+    block::BlockLike,
+    operation::OperationLike,
+    r#type::{FunctionType, RankedTensorType, ShapedTypeLike},
     OperationRef, RegionLike, Type, ValueLike,
 };
 
@@ -61,8 +64,12 @@ pub fn verify_module<'c, 'a>(root: OperationRef<'c, 'a>) -> bool {
     let mut ok = true;
     root.walk(melior::ir::operation::WalkOrder::PreOrder, |op| {
         let mut result = verify_operation(op, &functions);
-        if result.is_ok() && op_name(&op) == "ipu.repeat" {
-            if let Some(body) = RepeatOp::try_from(op).ok().and_then(|view| view.body()) {
+        if result.is_ok() && matches!(op_name(&op).as_str(), "ipu.repeat" | "ipu.scan") {
+            let body = RepeatOp::try_from(op)
+                .ok()
+                .and_then(|view| view.body())
+                .or_else(|| ScanOp::try_from(op).ok().and_then(|view| view.body()));
+            if let Some(body) = body {
                 if let Some(cycle) = recursive.get(&body) {
                     result = Err(format!(
                         "body @{body} repeats itself ({}): a repeat body may not reach its own repeat",
@@ -104,7 +111,7 @@ fn recursive_functions(module: OperationRef) -> BTreeMap<String, Vec<String>> {
         let callees = calls.entry(name).or_default();
         function.walk(melior::ir::operation::WalkOrder::PreOrder, |op| {
             let callee = match op_name(&op).as_str() {
-                "ipu.repeat" => op.attribute("body").ok(),
+                "ipu.repeat" | "ipu.scan" => op.attribute("body").ok(),
                 "func.call" => op.attribute("callee").ok(),
                 _ => None,
             };
@@ -158,6 +165,8 @@ pub fn verify_operation(op: OperationRef, functions: &FunctionTable) -> Check {
         "rearrange" => verify_rearrange(op),
         "reshape" => verify_reshape(op),
         "repeat" => verify_repeat(op, functions),
+        "stack" => verify_stack(op),
+        "scan" => verify_scan(op, functions),
         "map" => verify_map(op, functions),
         "reduce" => verify_reduce(op),
         "broadcast" => verify_broadcast(op),
@@ -641,6 +650,83 @@ fn verify_repeat(op: OperationRef, functions: &FunctionTable) -> Check {
     }
     for (index, value) in op.operands().enumerate() {
         tensor(value.r#type(), &format!("carried value #{index}"))?;
+    }
+    Ok(())
+}
+
+fn verify_stack(op: OperationRef) -> Check {
+    if op.operand_count() != 1 || op.result_count() != 1 {
+        return Err("takes one tensor and gives one !ipu.stacked".into());
+    }
+    let stacked = operand_info(op, 0, "stacked tensor")?;
+    if stacked.shape.is_empty() {
+        return Err("the stacked tensor needs a leading axis (its slices)".into());
+    }
+    Ok(())
+}
+
+/// The type of slice `slice` of a stacked tensor type: the type without its leading axis.
+fn slice_type(stacked: Type) -> Option<String> {
+    let tensor = RankedTensorType::try_from(stacked).ok()?;
+    let info = TensorInfo::from_type(stacked).ok()?;
+    let shape: Vec<u64> = info.shape.get(1..)?.iter().map(|&d| d as u64).collect();
+    Some(
+        RankedTensorType::new(&shape, ShapedTypeLike::element(&tensor), tensor.encoding())
+            .to_string(),
+    )
+}
+
+fn verify_scan(op: OperationRef, functions: &FunctionTable) -> Check {
+    let count = int_attribute(&op, "count").ok_or("requires an integer attribute 'count'")?;
+    if count < 1 {
+        return Err(format!("count must be at least 1, found {count}"));
+    }
+    let view = ScanOp::try_from(op).map_err(|_| "is not an ipu.scan".to_string())?;
+    let body = view.body().ok_or("requires a symbol attribute 'body'")?;
+    let (inputs, results) = functions
+        .get(&body)
+        .ok_or_else(|| format!("body @{body} is not a func.func in this module"))?;
+    if op.operand_count() < 1 || op.result_count() != 1 {
+        return Err("carries one value (its first operand) into its one result".into());
+    }
+    operand_info(op, 0, "carried value")?;
+    let carried_type = op
+        .operand(0)
+        .map_err(|e| e.to_string())?
+        .r#type()
+        .to_string();
+    let result_type = op
+        .result(0)
+        .map_err(|e| e.to_string())?
+        .r#type()
+        .to_string();
+    let mut expected = vec![carried_type.clone()];
+    for (k, stack) in view.stacks().into_iter().enumerate() {
+        let what = format!("stack #{}", k + 1);
+        let stacked = stack.ok_or_else(|| format!("{what} is not made by an ipu.stack"))?;
+        let info = tensor(stacked.r#type(), &what)?;
+        if info.shape.first() != Some(&count) {
+            return Err(format!(
+                "{what} has shape {}: its leading axis must be the count, {count} (slice i is iteration i's)",
+                shape_text(&info.shape)
+            ));
+        }
+        expected.push(
+            slice_type(stacked.r#type()).ok_or_else(|| format!("{what} is not a ranked tensor"))?,
+        );
+    }
+    if &expected != inputs {
+        return Err(format!(
+            "the carried value and the stacks' slices ({}) do not match the inputs of @{body} ({})",
+            expected.join(", "),
+            inputs.join(", ")
+        ));
+    }
+    if results[..] != [carried_type.clone()] || result_type != carried_type {
+        return Err(format!(
+            "the carried type must flow through @{body} unchanged: carried {carried_type}, body results ({}), op result {result_type}",
+            results.join(", ")
+        ));
     }
     Ok(())
 }

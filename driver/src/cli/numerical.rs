@@ -901,6 +901,7 @@ mod tests {
                 count: 1,
                 name: "gemm".into(),
                 body: Box::new(body),
+                iterated: Vec::new(),
             },
             vec![a, b],
             vec![(vec![2, 3], ElementType::F16)],

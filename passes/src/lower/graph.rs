@@ -135,10 +135,26 @@ struct Lowering<'g> {
     /// Values held as a split GEMM's result ranges ([`split_gemm::Ranged`]) instead of
     /// row-major [`Blocks`].
     ranged: BTreeMap<ValueId, Ranged>,
+    /// In a repeat body: the arguments that are slices of the repeat's per-iteration stacks,
+    /// streamed from the host once per iteration.
+    iterated: BTreeMap<ValueId, IteratedStream>,
+}
+
+/// A repeat body's argument that is slice i of a stacked entry argument in iteration i: the
+/// host streams the stack's binding `name` (of `shape`, `iterations` slices) one slice per
+/// execution of its write.
+#[derive(Debug, Clone)]
+struct IteratedStream {
+    name: String,
+    shape: Vec<u64>,
+    iterations: u32,
 }
 
 impl<'g> Lowering<'g> {
     fn binding_name(&self, value: ValueId) -> String {
+        if let Some(stream) = self.iterated.get(&value) {
+            return stream.name.clone();
+        }
         let v = &self.graph.values[value];
         match (v.origin, v.parameter) {
             // Arguments are the first values, in order: the id is the argument number.
@@ -219,6 +235,11 @@ impl<'g> Lowering<'g> {
         } else {
             Vec::new()
         };
+        // A slice of a per-iteration stack: the stack's binding, one slice per write.
+        let (shape, iterations) = match self.iterated.get(&value) {
+            Some(stream) => (stream.shape.clone(), stream.iterations),
+            None => (v.shape.clone(), 1),
+        };
         self.program.bindings.push(HostBinding {
             name,
             role: match (weight, v.parameter) {
@@ -228,7 +249,8 @@ impl<'g> Lowering<'g> {
             },
             precision,
             scale_exp,
-            shape: v.shape.clone(),
+            shape,
+            iterations,
             pieces,
             data,
         });
@@ -485,9 +507,12 @@ impl<'g> Lowering<'g> {
                 OpKind::Attention { causal, scale } => {
                     self.attention(index, *causal, *scale, plan)?
                 }
-                OpKind::Repeat { count, name, body } => {
-                    self.repeat(index, *count, name, body, plan)?
-                }
+                OpKind::Repeat {
+                    count,
+                    name,
+                    body,
+                    iterated,
+                } => self.repeat(index, (*count, name, body, iterated), plan)?,
             }
         }
         Ok(())
@@ -496,13 +521,13 @@ impl<'g> Lowering<'g> {
     /// `ipu.repeat`: the carried values on the device, then one structured repeat whose body
     /// is the body function lowered once (its ops read the carried buffers) followed by a
     /// step that copies the body's results back into the carried buffers for the next
-    /// iteration. The repeat's results are the carried buffers.
+    /// iteration. The repeat's results are the carried buffers. A per-iteration stack is
+    /// streamed by the host into the body where its slice is read, one slice per iteration
+    /// (the write is a step of the repeat's body).
     fn repeat(
         &mut self,
         index: usize,
-        count: u64,
-        name: &str,
-        body: &'g Graph,
+        (count, name, body, iterated): (u64, &str, &'g Graph, &[ValueId]),
         plan: Option<&OperatorPlan>,
     ) -> Result<(), LowerError> {
         let op = &self.graph.ops[index];
@@ -512,6 +537,9 @@ impl<'g> Lowering<'g> {
             .map_err(|why| not_followed("ipu.repeat", index, plan, why))?;
         let count =
             repeat::repeat_shape(name, count, body.outputs.len(), operands.len()).map_err(fail)?;
+        let streams = self
+            .iterated_streams(iterated, operands.len(), count)
+            .map_err(fail)?;
         let carried = operands
             .iter()
             .map(|&v| self.on_device(v))
@@ -545,6 +573,7 @@ impl<'g> Lowering<'g> {
                 placed: carried.iter().cloned().enumerate().collect(),
                 prefix: prefix.clone(),
                 ranged: BTreeMap::new(),
+                iterated: streams,
             };
             // The body's ops follow their own plans (the body is planned once).
             let lowered = inner.lower_ops(plans).and_then(|()| {
@@ -590,6 +619,45 @@ impl<'g> Lowering<'g> {
         Ok(())
     }
 
+    /// The host streams of a repeat's per-iteration stacks `iterated`, by the body argument
+    /// reading each slice (the arguments after the `carried` ones). Each stack must be an
+    /// entry function argument (the host streams it): not a constant or parameter (written
+    /// once, at initialization), not a value computed on the device, not a stack of a body.
+    fn iterated_streams(
+        &self,
+        iterated: &[ValueId],
+        carried: usize,
+        count: u32,
+    ) -> Result<BTreeMap<ValueId, IteratedStream>, String> {
+        let mut streams = BTreeMap::new();
+        for (k, &stack) in iterated.iter().enumerate() {
+            let value = &self.graph.values[stack];
+            let origin = match (value.origin, value.parameter) {
+                (Origin::Argument, _) if self.prefix.is_empty() => None,
+                (Origin::Argument, _) => Some("an argument of an enclosing repeat body"),
+                (_, Some(_)) => Some("a parameter (written once, at initialization)"),
+                (Origin::Constant, None) => Some("a constant"),
+                (Origin::Op(_), _) => Some("computed on the device"),
+                (Origin::Opaque, _) => Some("from an op the graph does not model"),
+            };
+            if let Some(origin) = origin {
+                return Err(format!(
+                    "iterated operand #{} is {origin}; the host streams per-iteration stacks that are entry function arguments",
+                    carried + k
+                ));
+            }
+            streams.insert(
+                carried + k,
+                IteratedStream {
+                    name: self.binding_name(stack),
+                    shape: value.shape.clone(),
+                    iterations: count,
+                },
+            );
+        }
+        Ok(streams)
+    }
+
     fn outputs(&mut self) -> Result<(), LowerError> {
         let graph: &'g Graph = self.graph;
         for (output, &value) in graph.outputs.iter().enumerate() {
@@ -605,6 +673,7 @@ impl<'g> Lowering<'g> {
                 precision: v.element,
                 scale_exp: 0,
                 shape: v.shape.clone(),
+                iterations: 1,
                 pieces,
                 data: Vec::new(),
             });
@@ -666,6 +735,7 @@ pub fn lower(
         placed: BTreeMap::new(),
         prefix: String::new(),
         ranged: BTreeMap::new(),
+        iterated: BTreeMap::new(),
     };
     lowering.tiles = options.tiles.min(lowering.program.tiles);
     lowering.lower_ops(plans)?;

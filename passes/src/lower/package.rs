@@ -263,6 +263,7 @@ pub fn build_package(
             precision: binding.precision,
             scale_exp: binding.scale_exp,
             shape: binding.shape.clone(),
+            iterations: binding.iterations,
             pieces,
             data: binding.data.clone(),
         });

@@ -156,9 +156,9 @@ fn op_candidates(
 ) -> Result<Vec<Arc<Candidate>>, PlannerError> {
     let op = &graph.ops[index];
     let mut all = match &op.kind {
-        OpKind::Repeat { count, name, body } => {
-            repeat_candidates(*count, name, body, op.operands.len(), options, target)?
-        }
+        OpKind::Repeat {
+            count, name, body, ..
+        } => repeat_candidates(*count, name, body, op.operands.len(), options, target)?,
         _ => candidates::candidates(graph, index, options, target),
     };
     if all.is_empty() {
@@ -173,6 +173,7 @@ fn op_candidates(
                 count,
                 ref name,
                 ref body,
+                ..
             } => repeat::repeat_shape(name, count, body.outputs.len(), op.operands.len()).err(),
             _ => None,
         };
@@ -290,11 +291,15 @@ fn repeat_candidates(
     }
     let body_options = PlannerOptions {
         in_body: true,
+        carried,
         ..options.clone()
     };
     let planned = plan_with_prefix(body, &body_options, target, &format!("body:{name}:"))?;
+    // The body reads the carried values as its first arguments; the arguments after them
+    // are the per-iteration slices, streamed into the body by the host (not carried).
     let arguments: Vec<ValueId> = (0..body.values.len())
         .filter(|&v| body.values[v].origin == Origin::Argument)
+        .take(carried)
         .collect();
     let mut out = Vec::new();
     for finalist in planned.finalists {
@@ -577,6 +582,7 @@ fn attach_bodies(
             // the recorded choices name the same candidates.
             let body_options = PlannerOptions {
                 in_body: true,
+                carried: op.operands.len(),
                 ..options.clone()
             };
             let candidates: Vec<Vec<Arc<Candidate>>> = (0..body.ops.len())

@@ -168,6 +168,10 @@ pub struct HostBinding {
     /// FP8 scale exponent of the encoding (value = code * 2^scale_exp); 0 otherwise.
     pub scale_exp: i32,
     pub shape: Vec<u64>,
+    /// Slices the tensor is streamed in, one per execution of its write (a repeat's
+    /// per-iteration stack: `shape[0]` slices; 1 otherwise). The pieces place one slice:
+    /// write e streams slice e, its tensor offsets moved by e slices.
+    pub iterations: u32,
     pub pieces: Vec<HostPiece>,
     /// Weights: the initial tensor bytes (C order).
     pub data: Vec<u8>,

@@ -204,6 +204,11 @@ pub struct Binding {
     /// FP8 scale exponent (value = code * 2^scale_exp); 0 for other precisions.
     pub scale_exp: i32,
     pub shape: Vec<u64>,
+    /// Slices the tensor is streamed in, one per execution of its write in a run (a repeat's
+    /// per-iteration stack, `shape[0]` slices, an input only; 1 otherwise). The pieces place
+    /// one slice: the stream is the slices' gathers one after the other, slice e's tensor
+    /// offsets moved by e slices.
+    pub iterations: u32,
     /// In stream slice order, one per slice.
     pub pieces: Vec<BindingPiece>,
     /// Weights: the initial device bytes (C order, `tensor_bytes` long). Empty otherwise.
@@ -296,17 +301,36 @@ impl Binding {
             .checked_mul(u64::from(self.precision.bytes()))
     }
 
+    /// Bytes of one slice of the tensor ([`Binding::iterations`]), `None` when they do not
+    /// split evenly.
+    pub fn slice_bytes(&self) -> Option<u64> {
+        let tensor = self.tensor_bytes()?;
+        let slices = u64::from(self.iterations);
+        (slices >= 1 && tensor.is_multiple_of(slices)).then(|| tensor / slices)
+    }
+
     /// Gathers the stream's bytes from the tensor's device bytes (host to device), run by
-    /// run.
+    /// run, slice after slice.
     pub fn to_stream(&self, tensor: &[u8]) -> Result<Vec<u8>, PackageError> {
         self.check_tensor_len(tensor.len())?;
+        let slice = self
+            .slice_bytes()
+            .ok_or_else(|| PackageError::BindingIterations {
+                binding: self.name.clone(),
+                iterations: self.iterations,
+                shape: self.shape.clone(),
+            })? as usize;
         let total: u64 = self.pieces.iter().map(|p| u64::from(p.bytes)).sum();
-        let mut stream = Vec::with_capacity(usize::try_from(total).unwrap_or(0));
-        for (index, piece) in self.pieces.iter().enumerate() {
-            let runs = self.piece_runs(index, piece, tensor.len())?;
-            for start in runs.starts() {
-                stream.extend_from_slice(&tensor[start..start + runs.run_bytes]);
-                stream.resize(stream.len() + runs.pad, 0);
+        let mut stream = Vec::with_capacity(
+            usize::try_from(total.saturating_mul(u64::from(self.iterations))).unwrap_or(0),
+        );
+        for tensor in tensor.chunks(slice.max(1)) {
+            for (index, piece) in self.pieces.iter().enumerate() {
+                let runs = self.piece_runs(index, piece, tensor.len())?;
+                for start in runs.starts() {
+                    stream.extend_from_slice(&tensor[start..start + runs.run_bytes]);
+                    stream.resize(stream.len() + runs.pad, 0);
+                }
             }
         }
         Ok(stream)

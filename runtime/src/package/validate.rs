@@ -108,6 +108,12 @@ pub enum PackageError {
         bytes: u32,
         runs: u32,
     },
+    #[error("application package: binding '{binding}' is streamed in {iterations} slices but its shape is {shape:?}: slices are an input's leading axis")]
+    BindingIterations {
+        binding: String,
+        iterations: u32,
+        shape: Vec<u64>,
+    },
     #[error("application package: binding '{binding}' piece {index} pads each of its {run_bytes}-byte runs with {pad} zero bytes: the padding must be whole elements and at most a run")]
     BindingPiecePad {
         binding: String,
@@ -412,6 +418,17 @@ impl Package {
                 binding: name.clone(),
                 shape: binding.shape.clone(),
             })?;
+        // Pieces place one slice of a stack streamed per write (the whole tensor otherwise).
+        let sliced = binding.iterations == 1
+            || (binding.role == super::BindingRole::Input
+                && binding.shape.first() == Some(&u64::from(binding.iterations)));
+        let slice_bytes = binding.slice_bytes().filter(|_| sliced).ok_or_else(|| {
+            PackageError::BindingIterations {
+                binding: name.clone(),
+                iterations: binding.iterations,
+                shape: binding.shape.clone(),
+            }
+        })?;
         if binding.pieces.len() != stream.slices.len() {
             return Err(PackageError::BindingPieces {
                 binding: name.clone(),
@@ -436,13 +453,13 @@ impl Package {
                     slice_bytes: slice.bytes,
                 });
             }
-            check_piece_runs(name, index, piece, element_bytes, tensor_bytes)?;
+            check_piece_runs(name, index, piece, element_bytes, slice_bytes)?;
             // Runs of only padding read no tensor bytes.
             if piece.tensor_run_bytes() > 0 {
                 runs.extend((0..piece.runs).map(|run| TensorRun::key(piece, index, run)));
             }
         }
-        check_coverage(name, &binding.pieces, runs, stream.direction, tensor_bytes)?;
+        check_coverage(name, &binding.pieces, runs, stream.direction, slice_bytes)?;
         let expected_data = match binding.role {
             super::BindingRole::Weight => tensor_bytes,
             _ => 0,

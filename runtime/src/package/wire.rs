@@ -22,8 +22,9 @@ use crate::container::{self, FormatSpec};
 /// source. Version 3 added `runs` and `stride` to binding pieces; version 1 and 2 pieces
 /// are read as one contiguous run. Version 4 added the `memory` section; older files are read
 /// with an empty memory plan. Version 5 added `pad` (zero bytes ending each run) to binding
-/// pieces; older pieces are read without padding.
-pub const PACKAGE_FORMAT_VERSION: u32 = 5;
+/// pieces; older pieces are read without padding. Version 6 added `iterations` (slices
+/// streamed one per write) to bindings; older bindings are read as one slice.
+pub const PACKAGE_FORMAT_VERSION: u32 = 6;
 
 /// The oldest layout this build reads.
 pub const OLDEST_PACKAGE_FORMAT_VERSION: u32 = 1;
@@ -62,6 +63,12 @@ const PACKAGE_SPEC_V2: FormatSpec = FormatSpec {
     ..PACKAGE_SPEC_V3
 };
 
+/// Version 5: the sections of version 6, bindings without iterations.
+const PACKAGE_SPEC_V5: FormatSpec = FormatSpec {
+    version: 5,
+    ..PACKAGE_SPEC
+};
+
 /// Version 4: the sections of version 5, pieces without padding.
 const PACKAGE_SPEC_V4: FormatSpec = FormatSpec {
     version: 4,
@@ -88,6 +95,7 @@ fn spec_for(bytes: &[u8]) -> &'static FormatSpec {
         Some(2) => &PACKAGE_SPEC_V2,
         Some(3) => &PACKAGE_SPEC_V3,
         Some(4) => &PACKAGE_SPEC_V4,
+        Some(5) => &PACKAGE_SPEC_V5,
         _ => &PACKAGE_SPEC,
     }
 }
@@ -171,7 +179,15 @@ struct WireObject {
     cpu: String,
 }
 
-/// A binding without its data; `P` is the piece of the layout version.
+/// A binding of the current layout without its data: version 5's and its slices.
+#[derive(Serialize, Deserialize)]
+struct SlicedBinding {
+    binding: WireBinding,
+    iterations: u32,
+}
+
+/// A binding without its data or slices (versions up to 5); `P` is the piece of the layout
+/// version.
 #[derive(Serialize, Deserialize)]
 struct WireBinding<P = BindingPiece> {
     name: String,
@@ -240,20 +256,29 @@ impl<P> WireBinding<P> {
     }
 }
 
-/// The bindings section in the piece encoding of `spec`'s version.
+/// The bindings section in the encoding of `spec`'s version.
 fn decode_bindings(
     spec: &FormatSpec,
     section: &container::Section,
-) -> Result<Vec<WireBinding>, PackageError> {
-    if spec.version < 3 {
+) -> Result<Vec<SlicedBinding>, PackageError> {
+    let unsliced: Vec<WireBinding> = if spec.version < 3 {
         let legacy: Vec<WireBinding<LegacyPiece>> = container::from_section(spec, section)?;
-        Ok(legacy.into_iter().map(WireBinding::upgraded).collect())
+        legacy.into_iter().map(WireBinding::upgraded).collect()
     } else if spec.version < 5 {
         let unpadded: Vec<WireBinding<UnpaddedPiece>> = container::from_section(spec, section)?;
-        Ok(unpadded.into_iter().map(WireBinding::upgraded).collect())
+        unpadded.into_iter().map(WireBinding::upgraded).collect()
+    } else if spec.version < 6 {
+        container::from_section(spec, section)?
     } else {
-        Ok(container::from_section(spec, section)?)
-    }
+        return Ok(container::from_section(spec, section)?);
+    };
+    Ok(unsliced
+        .into_iter()
+        .map(|binding| SlicedBinding {
+            binding,
+            iterations: 1,
+        })
+        .collect())
 }
 
 fn flatten(steps: &[Step], out: &mut Vec<WireStep>) {
@@ -404,20 +429,23 @@ pub(super) fn encode(package: &Package) -> Result<Vec<u8>, PackageError> {
         streams: streams.clone(),
         programs: wire_programs,
     };
-    let wire_bindings: Vec<WireBinding> = package
+    let wire_bindings: Vec<SlicedBinding> = package
         .bindings
         .iter()
         .map(|b| {
             data.extend_from_slice(&b.data);
-            WireBinding {
-                name: b.name.clone(),
-                role: b.role,
-                stream: b.stream.clone(),
-                precision: b.precision,
-                scale_exp: b.scale_exp,
-                shape: b.shape.clone(),
-                pieces: b.pieces.clone(),
-                data_bytes: b.data.len() as u64,
+            SlicedBinding {
+                binding: WireBinding {
+                    name: b.name.clone(),
+                    role: b.role,
+                    stream: b.stream.clone(),
+                    precision: b.precision,
+                    scale_exp: b.scale_exp,
+                    shape: b.shape.clone(),
+                    pieces: b.pieces.clone(),
+                    data_bytes: b.data.len() as u64,
+                },
+                iterations: b.iterations,
             }
         })
         .collect();
@@ -568,12 +596,16 @@ fn decode_programs(wire_programs: Vec<WireProgram>) -> Result<Vec<Program>, Pack
 /// Rebuilds the bindings, taking each one's data from the data section and recording where
 /// weights lie.
 fn decode_binding_data(
-    wire_bindings: Vec<WireBinding>,
+    wire_bindings: Vec<SlicedBinding>,
     cursor: &mut DataCursor<'_>,
     layout: &mut FileLayout,
 ) -> Result<Vec<Binding>, PackageError> {
     let mut bindings = Vec::with_capacity(wire_bindings.len());
-    for wire_binding in wire_bindings {
+    for SlicedBinding {
+        binding: wire_binding,
+        iterations,
+    } in wire_bindings
+    {
         let (data, offset) = cursor.take(
             || format!("data of binding '{}'", wire_binding.name),
             wire_binding.data_bytes,
@@ -590,6 +622,7 @@ fn decode_binding_data(
             precision: wire_binding.precision,
             scale_exp: wire_binding.scale_exp,
             shape: wire_binding.shape,
+            iterations,
             pieces: wire_binding.pieces,
             data: data.to_vec(),
         });

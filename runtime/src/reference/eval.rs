@@ -183,9 +183,9 @@ fn evaluate_graph(
                 return Err(invalid(graph, index, over_budget(count)));
             }
         }
+        // A repeat also reads its per-iteration stacks (after the carried values).
         let operands = op
-            .operands
-            .iter()
+            .reads()
             .map(|&id| {
                 values.get(id).and_then(Option::as_ref).ok_or_else(|| {
                     invalid(
@@ -265,7 +265,7 @@ fn needed_ops(graph: &Graph) -> Vec<bool> {
     for (index, op) in graph.ops.iter().enumerate().rev() {
         if op.results.iter().any(|&id| live.get(id) == Some(&true)) {
             needed[index] = true;
-            for &id in &op.operands {
+            for &id in op.reads() {
                 if let Some(flag) = live.get_mut(id) {
                     *flag = true;
                 }
@@ -288,7 +288,7 @@ fn bind_constants(
         .iter()
         .zip(needed)
         .filter(|(_, &needed)| needed)
-        .flat_map(|(op, _)| &op.operands)
+        .flat_map(|(op, _)| op.reads())
         .chain(&graph.outputs);
     for &id in read {
         let Some(value) = graph.values.get(id) else {
@@ -472,9 +472,9 @@ fn run(
                 .collect();
             single(Array::new(shape, operands[0].data.clone()).map_err(|e| e.to_string()))
         }
-        OpKind::Repeat { count, name, body } => {
-            repeat(graph, index, op, (*count, name, body), operands, depth)
-        }
+        OpKind::Repeat {
+            count, name, body, ..
+        } => repeat(graph, index, op, (*count, name, body), operands, depth),
         OpKind::Map { body, .. } => {
             let shape = result_shape(graph, index, op)?;
             single(ops::map(operands, &shape, body))
@@ -522,9 +522,19 @@ fn repeat(
     operands: &[&Array],
     depth: usize,
 ) -> Result<Vec<Array>, ReferenceError> {
-    let mut carried: Vec<Array> = operands.iter().map(|&array| array.clone()).collect();
-    for _ in 0..count {
-        carried = evaluate_graph(body, name, carried, depth + 1)?;
+    // The carried values, then the per-iteration stacks: iteration i reads slice i of each.
+    let (carried_operands, stacks) = operands.split_at(op.operands.len().min(operands.len()));
+    let mut carried: Vec<Array> = carried_operands
+        .iter()
+        .map(|&array| array.clone())
+        .collect();
+    for iteration in 0..count {
+        let mut arguments = carried;
+        for stack in stacks {
+            arguments
+                .push(slice_of(stack, iteration).map_err(|detail| invalid(graph, index, detail))?);
+        }
+        carried = evaluate_graph(body, name, arguments, depth + 1)?;
         if carried.len() != op.operands.len() {
             return Err(invalid(
                 graph,
@@ -538,6 +548,23 @@ fn repeat(
         }
     }
     Ok(carried)
+}
+
+/// Slice `i` of `stack` along its leading axis.
+fn slice_of(stack: &Array, i: u64) -> Result<Array, String> {
+    let (&leading, rest) = stack
+        .shape
+        .split_first()
+        .ok_or_else(|| "an iterated operand has no leading axis".to_string())?;
+    let i = usize::try_from(i).unwrap_or(usize::MAX);
+    if i >= leading {
+        return Err(format!(
+            "iteration {i} reads past the {leading} slices of an iterated operand"
+        ));
+    }
+    let size: usize = rest.iter().product();
+    Array::new(rest.to_vec(), stack.data[i * size..(i + 1) * size].to_vec())
+        .map_err(|e| e.to_string())
 }
 
 /// The shape of op `index`'s (first) result.

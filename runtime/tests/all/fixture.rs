@@ -215,6 +215,7 @@ pub fn package_with(tiles: u32) -> Package {
             precision: Precision::F32,
             scale_exp: 0,
             shape: vec![u64::from(tiles), u64::from(COLS)],
+            iterations: 1,
             pieces: pieces(tiles, X, |tile| u64::from(tile * ROW_BYTES)),
             data: Vec::new(),
         },
@@ -225,6 +226,7 @@ pub fn package_with(tiles: u32) -> Package {
             precision: Precision::F32,
             scale_exp: 0,
             shape: vec![u64::from(COLS)],
+            iterations: 1,
             // Replicated: every tile's slice holds the whole bias.
             pieces: pieces(tiles, B, |_| 0),
             data: bias_bytes,
@@ -236,6 +238,7 @@ pub fn package_with(tiles: u32) -> Package {
             precision: Precision::F32,
             scale_exp: 0,
             shape: vec![u64::from(tiles), u64::from(COLS)],
+            iterations: 1,
             // Tile t received the row of tile t - 1.
             pieces: pieces(tiles, Y, |tile| {
                 u64::from((tile + tiles - 1) % tiles * ROW_BYTES)

@@ -287,12 +287,19 @@ fn bindings_section<P: Serialize>(
     postcard::to_stdvec(&bindings).expect("older bindings encode")
 }
 
-/// `package` written as an older version's file: versions 1 and 2 with contiguous pieces
-/// only, without the `memory` section and, for version 1, without the `source` section;
-/// version 3 with unpadded pieces, without `memory`; version 4 with unpadded pieces.
+/// `package` written as an older version's file (every binding one slice): versions 1 and 2
+/// with contiguous pieces only, without the `memory` section and, for version 1, without the
+/// `source` section; version 3 with unpadded pieces, without `memory`; version 4 with
+/// unpadded pieces; version 5 with bindings without their slice count.
 fn legacy_package_bytes(package: &Package, version: u32) -> Vec<u8> {
     let bytes = package.to_bytes().expect("encodes");
-    let bindings = if version < 3 {
+    let bindings = if version == 5 {
+        assert!(
+            package.bindings.iter().all(|b| b.iterations == 1),
+            "a version 5 binding is one slice"
+        );
+        bindings_section(package, |p| *p)
+    } else if version < 3 {
         bindings_section(package, |p| {
             assert_eq!(
                 (p.runs, p.stride, p.pad),
@@ -432,6 +439,23 @@ fn version_4_packages_read_without_padding() {
     );
     let mut bytes = package.to_bytes().expect("encodes");
     bytes[8..12].copy_from_slice(&4u32.to_le_bytes());
+    reseal(&mut bytes);
+    let (ok, message, _) = decode_package_report(&bytes);
+    assert!(!ok && message.contains("bindings"), "{message}");
+}
+
+/// A version 5 file (bindings without a slice count) is read with every binding one slice;
+/// a version 5 header over version 6 bindings is refused by the bindings section.
+#[test]
+fn version_5_packages_read_as_one_slice() {
+    let package = fixture::transposed_package();
+    let old = legacy_package_bytes(&package, 5);
+    assert_eq!(&old[8..12], 5u32.to_le_bytes());
+    let read = Package::from_bytes(&old).expect("a version 5 package reads");
+    assert_eq!(read, package);
+    assert!(read.bindings.iter().all(|b| b.iterations == 1));
+    let mut bytes = package.to_bytes().expect("encodes");
+    bytes[8..12].copy_from_slice(&5u32.to_le_bytes());
     reseal(&mut bytes);
     let (ok, message, _) = decode_package_report(&bytes);
     assert!(!ok && message.contains("bindings"), "{message}");

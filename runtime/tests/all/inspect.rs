@@ -15,7 +15,7 @@ fn summary_names_everything_once() {
     let (package, layout) = read_back();
     let text = inspect::summary(&package, &layout);
     for expected in [
-        "package add-roll (compiler 0.1.0, format 5,",
+        "package add-roll (compiler 0.1.0, format 6,",
         "target c600 (1472 tiles); 4 tiles with images, 128 segment bytes",
         "kernels: 2 (1 with embedded objects, 1 distinct objects, 1 by spec)",
         "add_f32_r1_c8_b1  by spec",

@@ -275,6 +275,7 @@ fn padded_pieces_write_zeros_and_drop_them_on_read() {
         precision: Precision::F32,
         scale_exp: 0,
         shape: vec![3, 3],
+        iterations: 1,
         pieces: vec![
             BindingPiece {
                 runs: 3,
@@ -309,6 +310,52 @@ fn padded_pieces_write_zeros_and_drop_them_on_read() {
     );
 }
 
+/// A stack streamed one slice per write: the stream is each slice's gather in turn (the
+/// pieces place one slice, slice e's tensor offsets moved by e slices); a binding whose
+/// slices are not its leading axis, or an output in slices, is refused.
+#[test]
+fn sliced_bindings_stream_one_slice_per_write() {
+    use ipu_runtime::package::{Binding, BindingPiece};
+    // A 3 x 2 x 2 f32 stack; each slice is read transposed (two runs of 4 bytes, 8 apart).
+    let tensor = f32_bytes(&(0..12).map(|v| v as f32).collect::<Vec<_>>());
+    let binding = Binding {
+        name: "ws".into(),
+        role: BindingRole::Input,
+        stream: "ws".into(),
+        precision: Precision::F32,
+        scale_exp: 0,
+        shape: vec![3, 2, 2],
+        iterations: 3,
+        pieces: vec![
+            BindingPiece {
+                runs: 2,
+                stride: 8,
+                ..BindingPiece::contiguous(0, 0, 0, 8)
+            },
+            BindingPiece {
+                runs: 2,
+                stride: 8,
+                ..BindingPiece::contiguous(0, 8, 4, 8)
+            },
+        ],
+        data: Vec::new(),
+    };
+    assert_eq!(binding.slice_bytes(), Some(16));
+    let expected: Vec<f32> = [0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11]
+        .iter()
+        .map(|&v| v as f32)
+        .collect();
+    assert_eq!(binding.to_stream(&tensor).unwrap(), f32_bytes(&expected));
+    // Slices that are not the leading axis.
+    let mut uneven = binding.clone();
+    uneven.iterations = 5;
+    let error = uneven.to_stream(&tensor).unwrap_err().to_string();
+    assert!(
+        error.contains("binding 'ws' is streamed in 5 slices but its shape is [3, 2, 2]"),
+        "{error}"
+    );
+}
+
 /// A change to the fixture package.
 type Mutation = fn(&mut Package);
 
@@ -316,7 +363,11 @@ type Mutation = fn(&mut Package);
 /// refuses them and so does the reader of a file an unvalidated writer made.
 #[test]
 fn strided_piece_errors_are_refused() {
-    let cases: [(Mutation, &str); 13] = [
+    let cases: [(Mutation, &str); 14] = [
+        (
+            |p| p.bindings[2].iterations = 2,
+            "binding 'y' is streamed in 2 slices but its shape is",
+        ),
         (
             |p| p.bindings[0].pieces[1].pad = 8,
             "binding 'x' piece 1 pads each of its 4-byte runs with 8 zero bytes",
@@ -466,6 +517,7 @@ fn a_million_strided_runs_validate_and_stream_quickly() {
             precision: Precision::F16,
             scale_exp: 0,
             shape: vec![u64::from(N), u64::from(N)],
+            iterations: 1,
             pieces,
             data: Vec::new(),
         });

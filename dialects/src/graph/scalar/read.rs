@@ -149,7 +149,7 @@ pub fn read_block<'c, 'a>(
                 }
                 None => {
                     // A value from outside the block: only a scalar constant can be captured.
-                    let defining = operand_definer(operand).ok_or_else(|| {
+                    let defining = crate::ipu::producer_of(operand).ok_or_else(|| {
                         error(
                             Some(op),
                             "reads a value defined outside its body that is not a constant".into(),
@@ -344,18 +344,6 @@ const INT_BINARY: [IntBinary; 10] = [
     IntBinary::Or,
     IntBinary::Xor,
 ];
-
-/// The op defining `value`, if it is an op result.
-fn operand_definer<'c, 'a>(value: Value<'c, 'a>) -> Option<OperationRef<'c, 'a>> {
-    // Checked first: a failing `try_from` prints the value (and so reads its enclosing op).
-    // SAFETY: `value` is live; the predicate only reads its kind.
-    if !unsafe { mlir_sys::mlirValueIsAOpResult(value.to_raw()) } {
-        return None;
-    }
-    melior::ir::operation::OperationResult::try_from(value)
-        .ok()
-        .map(|result| result.owner())
-}
 
 /// A scalar `arith.constant` as a leaf op.
 fn constant_leaf(op: OperationRef) -> Result<ScalarOp, String> {

@@ -565,10 +565,27 @@ fn read_stream(stream: StreamOp, reader: &Reader) -> Result<HostBinding, LowerEr
             scale as i32
         }
     };
+    // A stack streamed one slice per write: the pieces place one slice.
+    let iterations = match stream.has_iterations() {
+        false => 1,
+        true => {
+            let iterations = stream.iterations()?;
+            let slices = u32::try_from(iterations).ok().filter(|&n| {
+                n >= 1 && shape.first() == Some(&u64::from(n)) && role == BindingRole::Input
+            });
+            slices.ok_or_else(|| {
+                bad(
+                    op,
+                    format!("'iterations' = {iterations}: an input stack's slices, its leading axis ({shape:?})"),
+                )
+            })?
+        }
+    };
+    let slice_bytes = tensor_bytes / u64::from(iterations);
     let rows = piece_rows(stream)?;
     let mut pieces = Vec::with_capacity(rows.len());
     for (index, row) in rows.iter().enumerate() {
-        pieces.push(read_piece(op, reader, index, row, tensor_bytes)?);
+        pieces.push(read_piece(op, reader, index, row, slice_bytes)?);
     }
     let data = if role == BindingRole::Weight {
         let value = stream.value()?;
@@ -588,6 +605,7 @@ fn read_stream(stream: StreamOp, reader: &Reader) -> Result<HostBinding, LowerEr
         precision,
         scale_exp,
         shape,
+        iterations,
         pieces,
         data,
     })

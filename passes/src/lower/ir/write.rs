@@ -406,6 +406,12 @@ fn write_streams(w: &mut Writer, program: &TileProgram) -> Result<(), LowerError
                 IntegerAttribute::new(w.i64, i64::from(binding.scale_exp)).into(),
             ));
         }
+        if binding.iterations != 1 {
+            attributes.push((
+                "iterations",
+                IntegerAttribute::new(w.i64, i64::from(binding.iterations)).into(),
+            ));
+        }
         if binding.role == BindingRole::Weight {
             attributes.push((
                 "value",

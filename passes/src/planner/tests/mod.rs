@@ -344,6 +344,7 @@ fn repeat_bodies_are_planned_once() {
             count: 10,
             name: "layer".into(),
             body: Box::new(body),
+            iterated: Vec::new(),
         },
         vec![x],
         vec![64, 64],
