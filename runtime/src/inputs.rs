@@ -39,13 +39,17 @@ pub fn binding_seed(seed: u64, binding: &str) -> u64 {
 
 /// Seeded Gaussian values for every input and parameter of `package`: inputs at
 /// [`Sigma::INPUT`]; parameters (weights the caller supplies at `initialize`) as
-/// [`parameter_sigma`] says.
+/// [`parameter_sigma`] says, and so per-layer stacks (inputs streamed one slice per
+/// iteration of a scan: a layer's weights) by their slice's shape.
 pub fn seeded_inputs(package: &Package, seed: u64) -> BTreeMap<String, Tensor> {
     package
         .bindings
         .iter()
         .filter_map(|b| {
             let sigma = match b.role {
+                BindingRole::Input if b.iterations > 1 => {
+                    parameter_sigma(b.shape.get(1..).unwrap_or_default())
+                }
                 BindingRole::Input => Sigma::INPUT,
                 BindingRole::Parameter => parameter_sigma(&b.shape),
                 _ => return None,
