@@ -211,6 +211,10 @@ impl Op {
 pub struct Graph {
     pub values: Vec<Value>,
     pub ops: Vec<Op>,
+    /// In a repeat or scan body: how many of its arguments (the first) are carried device
+    /// values, not host tensors (the others are slices of a scan's stacks, streamed from the
+    /// host); 0 for a function.
+    pub carried: usize,
     /// Values returned by the program (they stay live to the end).
     pub outputs: Vec<ValueId>,
     /// Whole-graph analyses, computed once on first use (see [`Analyses`]).
@@ -286,6 +290,17 @@ impl std::fmt::Debug for Analyses {
 }
 
 impl Graph {
+    /// Whether value `v` comes from the host: a constant, or an argument that is not a
+    /// carried value of a body (arguments are the first values: an argument's id is its
+    /// position).
+    pub fn from_host(&self, v: ValueId) -> bool {
+        match self.values[v].origin {
+            Origin::Constant => true,
+            Origin::Argument => v >= self.carried,
+            Origin::Op(_) | Origin::Opaque => false,
+        }
+    }
+
     pub fn add_value(&mut self, shape: Vec<u64>, element: Precision, origin: Origin) -> ValueId {
         self.values.push(Value {
             shape,

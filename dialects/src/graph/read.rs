@@ -543,10 +543,12 @@ impl<'c, 'a> Reader<'c, 'a, '_, '_> {
             }
         }
         let body = self.nested(op, "body", &body_name)?;
+        let mut graph = body.graph.clone();
+        graph.carried = carried;
         let kind = OpKind::Repeat {
             count,
             name: body_name,
-            body: Box::new(body.graph.clone()),
+            body: Box::new(graph),
             iterated: stacks.to_vec(),
         };
         self.bodies.insert(self.ops.len(), body);

@@ -291,7 +291,6 @@ fn repeat_candidates(
     }
     let body_options = PlannerOptions {
         in_body: true,
-        carried,
         ..options.clone()
     };
     let planned = plan_with_prefix(body, &body_options, target, &format!("body:{name}:"))?;
@@ -582,7 +581,6 @@ fn attach_bodies(
             // the recorded choices name the same candidates.
             let body_options = PlannerOptions {
                 in_body: true,
-                carried: op.operands.len(),
                 ..options.clone()
             };
             let candidates: Vec<Vec<Arc<Candidate>>> = (0..body.ops.len())

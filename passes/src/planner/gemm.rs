@@ -87,7 +87,7 @@ pub(super) fn gemm_candidates(
     );
     let mut general = general;
     general.extend(split);
-    let host = |v: usize| options.from_host(graph, v);
+    let host = |v: usize| graph.from_host(v);
     let fast = !transpose_lhs
         && !transpose_rhs
         && !dims.rhs_batched

@@ -242,11 +242,11 @@ pub fn candidates(
     ) else {
         return Vec::new();
     };
-    let b_host = options.from_host(graph, op.operands[1]);
+    let b_host = graph.from_host(op.operands[1]);
     let b_constant = rhs_value.origin == Origin::Constant;
     let any_argument = op.operands[..2]
         .iter()
-        .any(|&v| graph.values[v].origin == Origin::Argument && options.from_host(graph, v));
+        .any(|&v| graph.values[v].origin == Origin::Argument && graph.from_host(v));
     let policy_scale = if input.is_fp8() {
         options.fp8_scale.unwrap_or(0)
     } else {

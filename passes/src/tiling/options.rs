@@ -76,9 +76,6 @@ pub struct PlannerOptions {
     /// Planning the body of an `ipu.repeat` (its arguments are carried device values, not
     /// host tensors).
     pub in_body: bool,
-    /// In a body: how many of its arguments (the first) are carried device values; the
-    /// others are slices of an `ipu.scan`'s stacks, streamed from the host.
-    pub carried: usize,
 }
 
 impl PlannerOptions {
@@ -98,18 +95,6 @@ impl PlannerOptions {
             total_budget: u64::from(target.planned_budget_bytes()),
             constraints: Constraints::default(),
             in_body: false,
-            carried: 0,
-        }
-    }
-
-    /// Whether value `v` of `graph` comes from the host: a constant, or an argument that is
-    /// not a carried value of the body being planned (arguments are the first values, so an
-    /// argument's id is its position).
-    pub fn from_host(&self, graph: &super::Graph, v: usize) -> bool {
-        match graph.values[v].origin {
-            super::Origin::Constant => true,
-            super::Origin::Argument => !(self.in_body && v < self.carried),
-            super::Origin::Op(_) | super::Origin::Opaque => false,
         }
     }
 

@@ -35,7 +35,7 @@ impl Lowering<'_> {
         // a ranged chain does not take it; a product of a row-major value gathers it.
         let streamed =
             self.placed.contains_key(&a) && !matches!(self.graph.values[a].origin, Origin::Op(_));
-        if !self.prefix.is_empty() || self.placed.contains_key(&b) {
+        if self.placed.contains_key(&b) {
             return Ok(None);
         }
         let input = self.split_input(index);

@@ -209,9 +209,6 @@ pub fn in_place_candidate(graph: &Graph, op: &Op) -> Option<Candidate> {
 /// host).
 pub fn ranged_candidate(graph: &Graph, op: &Op, options: &PlannerOptions) -> Option<Candidate> {
     use crate::strategies::split_gemm::{bias_operand, ranged_value};
-    if options.in_body {
-        return None;
-    }
     let index = graph.index_of(op)?;
     // The AMP input of the split GEMM behind a ranged value of x's type (the product's result
     // type), by the policy's rule (`lower::PrecisionPolicy::input_for`).

@@ -34,15 +34,16 @@ pub fn device_split_dims(graph: &Graph, index: usize, input: Precision) -> Optio
     let a = *graph.ops.get(index)?.operands.first()?;
     // A host operand is homed where its first reader needs it: one the host encodes (FP8)
     // for the products must have no reader but products, which read the same codes.
+    // A carried value of a body is on the device, in row-major blocks like an op's result.
+    let host_a = graph.from_host(a);
     let row_major = match graph.values[a].origin {
-        Origin::Op(_) => !analysis.ranged[a],
-        Origin::Argument | Origin::Constant => {
+        _ if host_a => {
             graph.values[a].element == input
                 || !crate::strategies::general_matmul::read_unencoded(graph, a)
         }
-        Origin::Opaque => false,
+        Origin::Op(_) | Origin::Argument => !analysis.ranged[a],
+        Origin::Constant | Origin::Opaque => false,
     };
-    let host_a = matches!(graph.values[a].origin, Origin::Argument | Origin::Constant);
     row_major
         .then(|| split_local(graph, index, input))
         .flatten()
@@ -125,7 +126,7 @@ fn split_analysis(graph: &Graph, input: Precision) -> Arc<SplitAnalysis> {
 }
 
 pub(super) fn is_host(graph: &Graph, v: usize) -> bool {
-    matches!(graph.values[v].origin, Origin::Argument | Origin::Constant)
+    graph.from_host(v)
 }
 
 /// The conditions of [`split_dims`] on the op itself (not on where A comes from or where C

@@ -17,7 +17,8 @@ use crate::tiling::{Graph, MemoryUse, Op, Origin, PlannerOptions, ValueFormat};
 /// Candidates of a matmul the split GEMM lowering implements exactly
 /// ([`crate::strategies::split_gemm`]): both operands host tensors in the AMP input precision, one
 /// matrix each, K and N in whole 16-groups (or padded by the host: "Padding" in the module
-/// docs), the result only returned, outside repeat bodies.
+/// docs), the result only returned; in a repeat body too (a right operand from the host is
+/// then a constant or a scan's slice, streamed each iteration).
 /// Each is one of the lowering's cheapest grids, priced by the lowering's own model (the
 /// kernel calls and copies it emits, its exchange phases as explicit transfers), so the
 /// selection's refined estimate prices the program the lowering builds. The operands' homes
@@ -31,9 +32,6 @@ pub fn candidates(
     options: &PlannerOptions,
     target: &Target,
 ) -> Option<Vec<Candidate>> {
-    if options.in_body {
-        return None;
-    }
     let index = graph.index_of(op)?;
     // Taken by the ranged chains, or offered beside the general matmul with its result
     // converted to a row grid ("Row-major neighbours").
@@ -47,7 +45,7 @@ pub fn candidates(
     // device value (live across the op: [`device_a_share`]), and a result that a later
     // split GEMM sends when anything uses it.
     let (a, c) = (op.operands[0], op.results[0]);
-    let a_device = !matches!(graph.values[a].origin, Origin::Argument | Origin::Constant);
+    let a_device = !graph.from_host(a);
     let used = graph.ops.iter().any(|o| o.operands.contains(&c));
     // Under the FP8 policy a device A (F16 partials) is cast to FP8 on its owners first, at
     // the policy's scale, into a copy that is live across the op too.
