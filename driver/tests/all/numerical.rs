@@ -85,6 +85,36 @@ fn ipu_run(dir: &Path, args: &[&str]) -> Output {
         .expect("the ipu binary starts")
 }
 
+/// `ipu run` in `dir` with `args`, in F16, under the plan constraints and with the inputs
+/// of `(constraints, inputs)`; it must pass. Returns its `result0` (written under
+/// `dir/outputs-<constraints' stem>`).
+fn run_pinned(
+    dir: &Path,
+    args: &[&str],
+    (constraints, inputs): (&Path, &Path),
+    what: &str,
+) -> Array {
+    let stem = constraints
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("run");
+    let outputs = format!("outputs-{stem}");
+    let mut all = args.to_vec();
+    all.extend([
+        "--precision",
+        "f16",
+        "--constraints",
+        constraints.to_str().unwrap(),
+        "--inputs",
+        inputs.to_str().unwrap(),
+        "--outputs",
+        &outputs,
+    ]);
+    let output = ipu_run(dir, &all);
+    assert_exit(&output, 0, what);
+    result0(&dir.join(&outputs))
+}
+
 /// The `result0.npy` a run wrote into `outputs`.
 fn result0(outputs: &Path) -> Array {
     let tensor = Tensor::read(&outputs.join("result0.npy")).expect("result0.npy");
@@ -620,8 +650,7 @@ fn split_gemm_of_device_values_moves_values_exactly() {
             ),
         )
         .unwrap();
-        let outputs = format!("outputs-{case}");
-        let output = ipu_run(
+        let result = run_pinned(
             &dir,
             &[
                 "mix.mlir",
@@ -629,18 +658,11 @@ fn split_gemm_of_device_values_moves_values_exactly() {
                 "64",
                 "--active-tiles",
                 "5,6,16,20,24,60",
-                "--precision",
-                "f16",
-                "--constraints",
-                constraints.to_str().unwrap(),
-                "--inputs",
-                inputs.to_str().unwrap(),
-                "--outputs",
-                &outputs,
             ],
+            (&constraints, &inputs),
+            &format!("case {case}"),
         );
-        assert_exit(&output, 0, &format!("case {case}"));
-        let check = check_exact(&expected, &result0(&dir.join(&outputs))).unwrap();
+        let check = check_exact(&expected, &result).unwrap();
         assert!(check.pass(), "case {case} ({add:?}, {gemm:?}): {check}");
     }
 }
@@ -728,25 +750,13 @@ fn split_gemm_pads_any_k_and_n_exactly() {
                 ),
             )
             .unwrap();
-            let outputs = format!("outputs-{case}");
-            let output = ipu_run(
+            let result = run_pinned(
                 &case_dir,
-                &[
-                    "pad.mlir",
-                    "--tiles",
-                    "16",
-                    "--precision",
-                    "f16",
-                    "--constraints",
-                    constraints.to_str().unwrap(),
-                    "--inputs",
-                    inputs.to_str().unwrap(),
-                    "--outputs",
-                    &outputs,
-                ],
+                &["pad.mlir", "--tiles", "16"],
+                (&constraints, &inputs),
+                &format!("model {model_index} case {case}"),
             );
-            assert_exit(&output, 0, &format!("model {model_index} case {case}"));
-            let check = check_exact(&expected, &result0(&case_dir.join(&outputs))).unwrap();
+            let check = check_exact(&expected, &result).unwrap();
             assert!(
                 check.pass(),
                 "model {model_index} case {case} ({kind} {grid:?}): {check}"
