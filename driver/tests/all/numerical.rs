@@ -673,7 +673,8 @@ fn split_gemm_of_device_values_moves_values_exactly() {
 /// of 3 with 13 padded, K slices of 16 real rows and of 5 with 11 padded). A one-hot right
 /// operand (a permutation of A's columns) makes every element of the result one input,
 /// compared bit for bit, with and without a K split; so does a product whose padded K feeds
-/// an add (its result converted to a row grid).
+/// an add (its result converted to a row grid), and one whose left operand an add computed
+/// (gathered from its row blocks, the padding zeroed by a fill).
 #[test]
 fn split_gemm_pads_any_k_and_n_exactly() {
     let dir = scratch("split-padded-exact");
@@ -708,8 +709,17 @@ fn split_gemm_pads_any_k_and_n_exactly() {
   return %r : tensor<37x32xf16>
 }
 "#;
+    // The left operand computed on the device (an add's row-major blocks, whole 21-column rows):
+    // gathered with its last 16-group 5 columns short, the rest of that group zeroed.
+    let device = r#"func.func @pad(%x: tensor<37x21xf16>, %w: tensor<21x32xf16>) -> tensor<37x32xf16> {
+  %d = "ipu.add"(%x, %x) : (tensor<37x21xf16>, tensor<37x21xf16>) -> tensor<37x21xf16>
+  %m = "ipu.matmul"(%d, %w) : (tensor<37x21xf16>, tensor<21x32xf16>) -> tensor<37x32xf16>
+  %r = "ipu.add"(%m, %m) : (tensor<37x32xf16>, tensor<37x32xf16>) -> tensor<37x32xf16>
+  return %r : tensor<37x32xf16>
+}
+"#;
     type Pins = &'static [(&'static str, [u32; 4])];
-    let cases: [(&str, usize, f64, Pins); 2] = [
+    let cases: [(&str, usize, f64, Pins); 3] = [
         (
             returned,
             19,
@@ -729,6 +739,15 @@ fn split_gemm_pads_any_k_and_n_exactly() {
                 ("gemm_output_stationary", [1, 4, 1, 1]),
             ],
         ),
+        (
+            device,
+            32,
+            4.0,
+            &[
+                ("gemm_k_split", [1, 2, 2, 2]),
+                ("gemm_output_stationary", [1, 3, 2, 1]),
+            ],
+        ),
     ];
     for (model_index, (model, n_cols, scale, pins)) in cases.iter().enumerate() {
         let case_dir = dir.join(format!("model-{model_index}"));
@@ -743,13 +762,15 @@ fn split_gemm_pads_any_k_and_n_exactly() {
         let expected = expected(*n_cols, *scale);
         for (case, (kind, grid)) in pins.iter().enumerate() {
             let constraints = case_dir.join(format!("pins-{case}.json"));
-            std::fs::write(
-                &constraints,
+            // The product is op 1 after a device add (pinned to blocks of whole rows), else op 0.
+            let pinned = if *model == device {
                 format!(
-                    r#"{{"ops": [{{"op": 0, "kind": "{kind}", "params": {{"grid": {grid:?}}}}}]}}"#
-                ),
-            )
-            .unwrap();
+                    r#"{{"op": 0, "kind": "pointwise_add", "params": {{"grid": [1, 8, 1]}}}}, {{"op": 1, "kind": "{kind}", "params": {{"grid": {grid:?}}}}}"#
+                )
+            } else {
+                format!(r#"{{"op": 0, "kind": "{kind}", "params": {{"grid": {grid:?}}}}}"#)
+            };
+            std::fs::write(&constraints, format!(r#"{{"ops": [{pinned}]}}"#)).unwrap();
             let result = run_pinned(
                 &case_dir,
                 &["pad.mlir", "--tiles", "16"],

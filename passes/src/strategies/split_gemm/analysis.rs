@@ -25,7 +25,8 @@ pub fn split_dims(graph: &Graph, index: usize, input: Precision) -> Option<(u32,
 /// [`split_dims`], a left operand from the host (in the input precision, or read by products
 /// alone) or computed on the device by an op whose result is not held ranged (so it is in
 /// row-major blocks), and not already taken by [`split_dims`]. The result is converted to
-/// its row grid, so N must be whole 16-groups; a K that is not needs a host A.
+/// its row grid, so N must be whole 16-groups; K may be any (the host pads a host A, a
+/// gathered one is zeroed where it pads).
 pub fn device_split_dims(graph: &Graph, index: usize, input: Precision) -> Option<(u32, u32, u32)> {
     let analysis = split_analysis(graph, input);
     if analysis.split.get(index).copied().flatten().is_some() {
@@ -47,7 +48,7 @@ pub fn device_split_dims(graph: &Graph, index: usize, input: Precision) -> Optio
     row_major
         .then(|| split_local(graph, index, input))
         .flatten()
-        .filter(|&(_, k, n)| n % 16 == 0 && (host_a || k % 16 == 0))
+        .filter(|&(_, _, n)| n % 16 == 0)
 }
 
 /// [`split_dims`] of every op and [`ranged_value`] of every value of a graph, computed in one

@@ -171,6 +171,16 @@ impl SplitGrid {
                 per_tile[self.tile(i, j, l) as usize] += cost::kernel_cycles(&copy, target);
             });
         }
+        // The fills zeroing a gathered left operand's padded K.
+        for panel in 0..self.panels {
+            for (tile, _, elements) in self.pad_fills(panel) {
+                let fill = KernelSpec::Fill {
+                    precision,
+                    elements,
+                };
+                per_tile[tile as usize] += cost::kernel_cycles(&fill, target);
+            }
+        }
         per_tile.into_iter().max().unwrap_or(0)
     }
 }

@@ -364,6 +364,36 @@ impl SplitLowering<'_> {
     ) {
         let mut moves = Vec::new();
         let mut runs = Vec::new();
+        // A gathered K padded to whole groups: zero the last group first (the gathers write
+        // its real columns).
+        let fills = self.grid.pad_fills(panel);
+        if !fills.is_empty() {
+            let kernel = self.program.kernel(KernelSpec::Fill {
+                precision: self.precision,
+                elements: fills[0].2,
+            });
+            let eb = self.precision.bytes();
+            let mut fill_runs: Vec<Run> = fills
+                .iter()
+                .map(|&(tile, first, elements)| Run {
+                    tile,
+                    kernel: if elements == fills[0].2 {
+                        kernel
+                    } else {
+                        self.program.kernel(KernelSpec::Fill {
+                            precision: self.precision,
+                            elements,
+                        })
+                    },
+                    args: vec![address(buffers.a_panel, first * eb), Arg::Value(0)],
+                })
+                .collect();
+            fill_runs.sort_by_key(|run| run.tile);
+            self.program.run.push(TileStep::Compute {
+                provenance: self.provenance.to_string(),
+                runs: fill_runs,
+            });
+        }
         if let Some(gathered) = gathered {
             gather_a_panel(
                 self.program,

@@ -31,7 +31,10 @@
 //! drops a result's padded columns as it reads them. So a padded product needs a host A,
 //! and takes the product alone when its result is only returned ([`split_dims`]); a padded
 //! K whose result other ops read (converted to its row grid) is offered beside the other
-//! strategies ([`device_split_dims`]).
+//! strategies ([`device_split_dims`]). A left operand gathered from row-major blocks may
+//! have any K too: its last group's runs are shorter, and each tile whose panel holds that
+//! group zeroes the group's `rows x 16` block with one fill before the panel's exchange
+//! ([`SplitGrid::pad_fills`]).
 //!
 //! ## Resident weights
 //! A constant B can instead be written by the host at initialization where it is read
@@ -353,9 +356,9 @@ impl SplitGrid {
         target: &Target,
     ) -> Result<SplitGrid, GridError> {
         let (k, n) = (k_real.next_multiple_of(16), n_real.next_multiple_of(16));
-        if k != k_real && env.a_device {
+        if k != k_real && env.a_device && !env.row_major {
             return Err(format!(
-                "K = {k_real} is not a multiple of 16 and A is gathered from the device (only the host pads)"
+                "K = {k_real} is not a multiple of 16 and A is gathered from another split GEMM's ranges (only the host and row-major gathers pad)"
             ));
         }
         if n != n_real && (env.row_major || env.result.is_some()) {
@@ -573,6 +576,33 @@ impl SplitGrid {
 
     pub fn tiles(&self) -> u32 {
         self.gm * self.gn * self.gk
+    }
+
+    /// The fills that zero the padding of a left operand gathered from row-major blocks
+    /// whose K is not a multiple of 16, in K panel `panel`: `(tile, first element, elements)`
+    /// of the A panel, the last 16-group's `rows x 16` block on every tile whose panel holds
+    /// it (the gathers then write its real columns). None otherwise.
+    pub fn pad_fills(&self, panel: u32) -> Vec<(u32, u32, u32)> {
+        if !(self.env.a_device && self.env.row_major) || self.k == self.k_real {
+            return Vec::new();
+        }
+        let last = self.k / 16 - 1;
+        let mut fills = Vec::new();
+        for l in 0..self.gk {
+            let Some(&(k0, kp)) = self.panels_of(l).get(panel as usize) else {
+                continue;
+            };
+            if kp == 0 || !(k0 / 16..(k0 + kp) / 16).contains(&last) {
+                continue;
+            }
+            let column = last - k0 / 16;
+            for (i, &(_, rows)) in self.rows.blocks.iter().enumerate() {
+                for j in 0..self.gn {
+                    fills.push((self.tile(i as u32, j, l), column * rows * 16, rows * 16));
+                }
+            }
+        }
+        fills
     }
 
     /// Bytes of one K panel's slot in the B home: a home range, or with resident weights

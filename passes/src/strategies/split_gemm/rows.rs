@@ -86,7 +86,9 @@ impl<F: FnMut(Piece)> Merge<F> {
 /// The pieces of an A panel gathered from row-major `blocks`: rows `[row0, row0 + rows)` and
 /// K columns `[k0, k0 + kp)` (whole 16-column groups) into the AMP-left panel (16-column
 /// group after group, each `rows x 16`), in panel order. `tile` of each piece is 0 (the
-/// panel's group of tiles is the caller's).
+/// panel's group of tiles is the caller's). Columns past the blocks' own (a K padded to
+/// whole groups) are left out: the padding is zeroed by a fill instead
+/// ([`super::SplitGrid::pad_fills`]).
 pub(super) fn block_panel_pieces(
     blocks: &GemmGrid,
     (row0, rows): (u32, u32),
@@ -99,9 +101,10 @@ pub(super) fn block_panel_pieces(
             let i = row / blocks.rows_padded;
             let local = row - blocks.first_row(i);
             let mut c = g * 16;
-            while c < (g + 1) * 16 {
+            let group_end = ((g + 1) * 16).min(blocks.n);
+            while c < group_end {
                 let j = c / blocks.cb;
-                let end = ((j + 1) * blocks.cb).min((g + 1) * 16);
+                let end = ((j + 1) * blocks.cb).min(group_end);
                 visit(Piece {
                     owner: blocks.tile(i, j),
                     source: local * blocks.cb + (c - j * blocks.cb),
@@ -499,21 +502,29 @@ mod tests {
             device_split_dims(&alone, 0, Precision::F8E4M3),
             Some((40, 64, 64))
         );
-        // Not a product the split GEMM runs at all (K not whole 16-groups).
-        let mut odd = Graph::default();
-        let x = odd.add_value(vec![40, 60], Precision::F16, Origin::Argument);
-        let w = odd.add_value(vec![60, 64], Precision::F16, Origin::Constant);
-        let s = odd.add_op(OpKind::Softmax, vec![x], vec![40, 60], Precision::F16);
-        let y = odd.add_op(
-            OpKind::Matmul {
-                transpose_lhs: false,
-                transpose_rhs: false,
-            },
-            vec![s, w],
-            vec![40, 64],
-            Precision::F16,
+        // A K that is not whole 16-groups is gathered padded (the grid zeroes the padding);
+        // an N that is not cannot be converted to a row grid, so that product is not offered.
+        let odd = |k: u64, n: u64| {
+            let mut odd = Graph::default();
+            let x = odd.add_value(vec![40, k], Precision::F16, Origin::Argument);
+            let w = odd.add_value(vec![k, n], Precision::F16, Origin::Constant);
+            let s = odd.add_op(OpKind::Softmax, vec![x], vec![40, k], Precision::F16);
+            let y = odd.add_op(
+                OpKind::Matmul {
+                    transpose_lhs: false,
+                    transpose_rhs: false,
+                },
+                vec![s, w],
+                vec![40, n],
+                Precision::F16,
+            );
+            odd.outputs.push(y);
+            odd
+        };
+        assert_eq!(
+            device_split_dims(&odd(60, 64), 1, input),
+            Some((40, 60, 64))
         );
-        odd.outputs.push(y);
-        assert_eq!(device_split_dims(&odd, 1, input), None);
+        assert_eq!(device_split_dims(&odd(64, 60), 1, input), None);
     }
 }

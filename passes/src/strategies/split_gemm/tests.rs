@@ -378,7 +378,8 @@ mod model_tests {
         .unwrap_err();
         assert!(error.contains("does not fit"), "{error}");
         // K and N padded to whole 16-groups where the host writes the operands and reads the
-        // result; not for an A gathered on the device, nor a result read on the device.
+        // result, K also for an A gathered from row-major blocks (zeroed where it pads); not
+        // for an A gathered from ranges, nor an N whose result is read on the device.
         let padded = SplitGrid::new(
             (64, 40, 19),
             (1, 2, 2),
@@ -399,7 +400,7 @@ mod model_tests {
                     ..host
                 },
                 (64, 40, 32),
-                "K = 40 is not a multiple of 16 and A is gathered from the device",
+                "K = 40 is not a multiple of 16 and A is gathered from another split GEMM's ranges",
             ),
             (
                 SplitEnv {
@@ -421,6 +422,74 @@ mod model_tests {
             let error =
                 SplitGrid::within(dims, (1, 1, 1), Precision::F16, &env, &target).unwrap_err();
             assert!(error.contains(expected), "{error}");
+        }
+    }
+
+    /// A left operand gathered from row-major blocks with K = 21 (padded to 32): on every
+    /// tile and panel, the gathered pieces and the padding fills together write each A panel
+    /// element exactly once, the fills only the padded columns of the last group, and only
+    /// on the tiles whose panel holds that group.
+    #[test]
+    fn gathered_padding_is_filled_once_and_only_there() {
+        let target = Target::c600();
+        let (m, k, n) = (37u32, 21u32, 32u32);
+        let env = SplitEnv {
+            a_device: true,
+            row_major: true,
+            ..SplitEnv::host(MemoryClass::Interleaved)
+        };
+        let blocks = crate::strategies::gemm::GemmGrid {
+            m,
+            k,
+            n: k,
+            cb: 11,
+            nb: 2,
+            mb: m.div_ceil(5),
+            rows_padded: 5,
+            kb: k,
+            k_steps: 1,
+        };
+        for shape in [(1, 1, 1), (2, 2, 2), (3, 1, 2), (2, 2, 1)] {
+            let grid = SplitGrid::within((m, k, n), shape, Precision::F16, &env, &target)
+                .expect("a gathered padded K fits");
+            assert_eq!((grid.k, grid.k_real), (32, 21));
+            let mut filled_tiles = 0;
+            for p in 0..grid.panels {
+                let fills = grid.pad_fills(p);
+                for l in 0..grid.gk {
+                    let (k0, kp) = grid.panels_of(l)[p as usize];
+                    for (i, &(row0, rows)) in grid.rows.blocks.iter().enumerate() {
+                        for j in 0..grid.gn {
+                            let tile = grid.tile(i as u32, j, l);
+                            let size = (rows * kp) as usize;
+                            let (mut gathered, mut filled) = (vec![0u32; size], vec![0u32; size]);
+                            rows::block_panel_pieces(&blocks, (row0, rows), (k0, kp), |piece| {
+                                for e in piece.destination..piece.destination + piece.len {
+                                    gathered[e as usize] += 1;
+                                }
+                            });
+                            for &(_, first, elements) in fills.iter().filter(|f| f.0 == tile) {
+                                filled_tiles += 1;
+                                for e in first..first + elements {
+                                    filled[e as usize] += 1;
+                                }
+                            }
+                            // Real columns are gathered once (over the fill, which runs
+                            // first); padded ones are filled once and never gathered.
+                            for e in 0..size {
+                                let column = k0 + e as u32 / (16 * rows) * 16 + e as u32 % 16;
+                                let ok = if column < k {
+                                    gathered[e] == 1 && filled[e] <= 1
+                                } else {
+                                    gathered[e] == 0 && filled[e] == 1
+                                };
+                                assert!(ok, "{shape:?} tile {tile} panel {p} element {e}");
+                            }
+                        }
+                    }
+                }
+            }
+            assert!(filled_tiles > 0, "{shape:?}");
         }
     }
 
