@@ -881,7 +881,8 @@ func.func @layers(%x: tensor<16x32xf16>, %ws: tensor<3x32x32xf16>, %bs: tensor<3
 }
 
 /// A stack that is a parameter (written once, at initialization) or a constant cannot be
-/// streamed per iteration: the compile says which operand and why.
+/// streamed per iteration, nor one another op reads whole: the compile says which operand
+/// and why.
 #[test]
 fn scan_stacks_must_be_streamed_arguments() {
     let dir = scratch("scan-parameter");
@@ -901,6 +902,26 @@ func.func @layers(%x: tensor<16x32xf16>, %bs: tensor<2x32xf16> {ipu.parameter}) 
     let stderr = text(&output.stderr);
     assert!(
         stderr.contains("iterated operand #1 is a parameter (written once, at initialization)"),
+        "{stderr}"
+    );
+    // A stack also read whole by another op would be one stream in two layouts.
+    let both = r#"func.func private @layer(%x: tensor<8x16xf16>, %b: tensor<16xf16>) -> tensor<8x16xf16> {
+  %y = "ipu.add"(%x, %b) : (tensor<8x16xf16>, tensor<16xf16>) -> tensor<8x16xf16>
+  return %y : tensor<8x16xf16>
+}
+func.func @both(%x: tensor<8x16xf16>, %bs: tensor<8x16xf16>) -> tensor<8x16xf16> {
+  %sb = "ipu.stack"(%bs) : (tensor<8x16xf16>) -> !ipu.stacked
+  %y = "ipu.scan"(%x, %sb) {body = @layer, count = 8 : i64} : (tensor<8x16xf16>, !ipu.stacked) -> tensor<8x16xf16>
+  %z = "ipu.add"(%y, %bs) : (tensor<8x16xf16>, tensor<8x16xf16>) -> tensor<8x16xf16>
+  return %z : tensor<8x16xf16>
+}
+"#;
+    std::fs::write(dir.join("both.mlir"), both).unwrap();
+    let output = ipu_run(&dir, &["both.mlir", "--tiles", "4"]);
+    assert_exit(&output, 1, "a stack read whole too");
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("arg1 is streamed whole and one slice per iteration of a scan"),
         "{stderr}"
     );
 }

@@ -188,12 +188,24 @@ impl<'g> Lowering<'g> {
         // an argument two general matmuls fetch) extends its binding: one stream, written
         // where its first write is (the placement extends the buffers' lifetimes to it).
         let name = self.binding_name(value);
+        let iterations = self
+            .iterated
+            .get(&value)
+            .map_or(1, |stream| stream.iterations);
         if let Some(binding) = self.program.bindings.iter_mut().find(|b| {
             b.name == name
                 && b.precision == precision
                 && b.scale_exp == scale_exp
                 && b.role != BindingRole::Output
         }) {
+            if binding.iterations != iterations {
+                return Err(unsupported(
+                    "host stream",
+                    format!(
+                        "{name} is streamed whole and one slice per iteration of a scan; a stack is read by the scan alone"
+                    ),
+                ));
+            }
             binding.pieces.extend(pieces);
             return Ok(());
         }
