@@ -157,7 +157,7 @@ pub enum SimError {
         expected: u64,
         found: u64,
     },
-    #[error("{at}: stream '{stream}' is written more often in this run than the {slices} slices of its host data")]
+    #[error("{at}: stream '{stream}' is written more often in this run than the {slices} slices of its host data (data of one slice is written by every write)")]
     StreamExhausted {
         at: StepAt,
         stream: String,

@@ -503,20 +503,25 @@ impl Run<'_> {
                     stream: stream.name.clone(),
                 }
             })?;
-            // The e-th write of the run streams slice e of the host data.
+            // The e-th write of the run streams slice e of the host data; data of one slice
+            // is streamed by every write.
             let write = self.writes.entry(stream_index).or_default();
             let slices = (data.len() as u64)
                 .checked_div(stream.bytes())
                 .unwrap_or(1)
                 .max(1);
-            if *write >= slices {
+            if slices > 1 && *write >= slices {
                 return Err(SimError::StreamExhausted {
                     at: self.at(step),
                     stream: stream.name.clone(),
                     slices,
                 });
             }
-            let mut offset = (*write * stream.bytes()) as usize;
+            let mut offset = if slices > 1 {
+                (*write * stream.bytes()) as usize
+            } else {
+                0
+            };
             *write += 1;
             for slice in &stream.slices {
                 let end = offset + slice.bytes as usize;

@@ -252,8 +252,9 @@ fn host_streams_write_inputs_and_read_outputs() {
 }
 
 /// A stream given several slices of host data streams slice e on its e-th write of a run:
-/// a write in a repeat of 3 gets the 3 slices in turn (a read after each captures it), the
-/// next run starts again at slice 0, and a fourth write in a run is refused.
+/// a write in a repeat of 3 gets the 3 slices in turn, the next run starts again at slice
+/// 0, and a write past the slices given is refused; data of one slice is streamed by every
+/// write.
 #[test]
 fn sliced_streams_give_one_slice_per_write() {
     let write_and_read = || {
@@ -314,6 +315,11 @@ fn sliced_streams_give_one_slice_per_write() {
         sim.run("run"),
         Err(SimError::StreamExhausted { slices: 2, .. })
     ));
+    // One slice is streamed by every write.
+    sim.write_stream("x", &slices[8..16]).expect("one slice");
+    sim.run("run").expect("runs");
+    let landed = sim.read_memory(9, ADDR_B, 8).expect("reads");
+    assert_eq!(landed, (8..16).collect::<Vec<u8>>());
 }
 
 #[test]

@@ -321,9 +321,9 @@ impl Binding {
                 shape: self.shape.clone(),
             })? as usize;
         let total: u64 = self.pieces.iter().map(|p| u64::from(p.bytes)).sum();
-        let mut stream = Vec::with_capacity(
-            usize::try_from(total.saturating_mul(u64::from(self.iterations))).unwrap_or(0),
-        );
+        // One slice's worth up front (the pieces' bytes, bounded by the file); the stream
+        // grows with the slices it really gathers.
+        let mut stream = Vec::with_capacity(usize::try_from(total).unwrap_or(0));
         for tensor in tensor.chunks(slice.max(1)) {
             for (index, piece) in self.pieces.iter().enumerate() {
                 let runs = self.piece_runs(index, piece, tensor.len())?;
