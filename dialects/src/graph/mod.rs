@@ -174,6 +174,8 @@ impl OpKind {
             OpKind::Cast { .. } => "ipu.cast",
             OpKind::Rearrange { .. } => "ipu.rearrange",
             OpKind::Reshape => "ipu.reshape",
+            // A scan is a repeat over per-iteration stacks.
+            OpKind::Repeat { iterated, .. } if !iterated.is_empty() => "ipu.scan",
             OpKind::Repeat { .. } => "ipu.repeat",
             OpKind::Map { .. } => "ipu.map",
             OpKind::Reduce { .. } => "ipu.reduce",

@@ -544,9 +544,10 @@ impl<'g> Lowering<'g> {
     ) -> Result<(), LowerError> {
         let op = &self.graph.ops[index];
         let (operands, results) = (op.operands.clone(), op.results.clone());
-        let fail = |detail: String| unsupported("ipu.repeat", format!("op {index}: {detail}"));
+        let name_of_op = op.kind.name();
+        let fail = |detail: String| unsupported(name_of_op, format!("op {index}: {detail}"));
         repeat::followed_plan(plan, count)
-            .map_err(|why| not_followed("ipu.repeat", index, plan, why))?;
+            .map_err(|why| not_followed(name_of_op, index, plan, why))?;
         let count =
             repeat::repeat_shape(name, count, body.outputs.len(), operands.len()).map_err(fail)?;
         let streams = self
@@ -624,7 +625,7 @@ impl<'g> Lowering<'g> {
         }
         self.program
             .ops
-            .push((repeat_provenance, "ipu.repeat".into(), 0));
+            .push((repeat_provenance, name_of_op.into(), 0));
         for (k, &r) in results.iter().enumerate() {
             self.placed.insert(r, carried[k].clone());
         }
