@@ -132,6 +132,10 @@ pub fn kernel_cycles(spec: &KernelSpec, target: &Target) -> u64 {
             partials,
         } => reduce_add_cycles(*partials_precision, *output, *elements, *partials, target),
         KernelSpec::Copy { bytes } => copy_cycles(u64::from(*bytes), target),
+        // Reading the 4-byte counter (and the address arithmetic) is priced as 4 more bytes
+        // copied; advancing it as a 4-byte copy.
+        KernelSpec::CopySlice { bytes, .. } => copy_cycles(u64::from(*bytes) + 4, target),
+        KernelSpec::Count => copy_cycles(4, target),
         KernelSpec::Fill {
             precision,
             elements,

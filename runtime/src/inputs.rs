@@ -39,8 +39,8 @@ pub fn binding_seed(seed: u64, binding: &str) -> u64 {
 
 /// Seeded Gaussian values for every input and parameter of `package`: inputs at
 /// [`Sigma::INPUT`]; parameters (weights the caller supplies at `initialize`) as
-/// [`parameter_sigma`] says, and so per-layer stacks (inputs streamed one slice per
-/// iteration of a scan: a layer's weights) by their slice's shape.
+/// [`parameter_sigma`] says, and so per-layer stacks (a scan's per-iteration weights, streamed
+/// one slice per iteration or resident) by their slice's shape.
 pub fn seeded_inputs(package: &Package, seed: u64) -> BTreeMap<String, Tensor> {
     package
         .bindings
@@ -51,6 +51,10 @@ pub fn seeded_inputs(package: &Package, seed: u64) -> BTreeMap<String, Tensor> {
                     parameter_sigma(b.shape.get(1..).unwrap_or_default())
                 }
                 BindingRole::Input => Sigma::INPUT,
+                // A resident per-iteration stack: by its slice's shape too.
+                BindingRole::Parameter if b.iterations > 1 => {
+                    parameter_sigma(b.shape.get(1..).unwrap_or_default())
+                }
                 BindingRole::Parameter => parameter_sigma(&b.shape),
                 _ => return None,
             };

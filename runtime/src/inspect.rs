@@ -327,14 +327,12 @@ pub fn bindings(package: &Package, layout: &FileLayout) -> String {
         } else {
             String::new()
         };
-        // A stack streamed one slice per write: the pieces place one slice.
-        let slices = if binding.iterations > 1 {
-            format!(
-                " of one slice, in {} slices (one per write)",
-                binding.iterations
-            )
-        } else {
-            String::new()
+        // A stack streamed one slice per write: the pieces place one slice; a resident one
+        // is written whole.
+        let slices = match (binding.iterations, binding.slices_per_write()) {
+            (1, _) => String::new(),
+            (n, 1) => format!(", a resident stack of {n} slices (one per iteration)"),
+            (n, _) => format!(" of one slice, in {n} slices (one per write)"),
         };
         let _ = writeln!(
             out,

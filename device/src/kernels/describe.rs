@@ -148,6 +148,12 @@ impl KernelSpec {
                 output.short_name()
             ),
             KernelSpec::Copy { bytes } => format!("copy_b{bytes}"),
+            KernelSpec::CopySlice {
+                bytes,
+                stride,
+                slices,
+            } => format!("copy_slice_b{bytes}_s{stride}_n{slices}"),
+            KernelSpec::Count => "count".to_string(),
             KernelSpec::Fill {
                 precision,
                 elements,
@@ -234,6 +240,8 @@ impl KernelSpec {
             KernelSpec::LayerNorm { .. } => "layer_norm.mlir",
             KernelSpec::ReduceAdd { .. } => "reduce_add.mlir",
             KernelSpec::Copy { .. } => "copy.mlir",
+            KernelSpec::CopySlice { .. } => "copy_slice.mlir",
+            KernelSpec::Count => "count.mlir",
             KernelSpec::Fill { .. } => "fill.mlir",
             KernelSpec::Transpose { .. } => "transpose.mlir",
             KernelSpec::Scale { .. } => "scale.mlir",
@@ -340,6 +348,16 @@ impl KernelSpec {
                 ("partials", i64::from(*partials)),
             ],
             KernelSpec::Copy { bytes } => vec![("bytes", i64::from(*bytes))],
+            KernelSpec::CopySlice {
+                bytes,
+                stride,
+                slices,
+            } => vec![
+                ("bytes", i64::from(*bytes)),
+                ("stride", i64::from(*stride)),
+                ("slices", i64::from(*slices)),
+            ],
+            KernelSpec::Count => Vec::new(),
             KernelSpec::Fill {
                 precision,
                 elements,
@@ -525,6 +543,26 @@ impl KernelSpec {
                 self.require_positive("partials", *partials)?;
             }
             KernelSpec::Copy { bytes } => self.require_positive("bytes", *bytes)?,
+            KernelSpec::CopySlice {
+                bytes,
+                stride,
+                slices,
+            } => {
+                self.require_positive("bytes", *bytes)?;
+                self.require_positive("slices", *slices)?;
+                if *slices > 1 && stride < bytes {
+                    return Err(self.invalid(format!(
+                        "a store's slices are {stride} bytes apart, less than the {bytes} bytes copied: slices would overlap"
+                    )));
+                }
+                let span = u64::from(*slices - 1) * u64::from(*stride) + u64::from(*bytes);
+                if span > u64::from(u32::MAX) {
+                    return Err(self.invalid(format!(
+                        "a store of {slices} slices {stride} bytes apart spans {span} bytes, beyond the 32-bit address space"
+                    )));
+                }
+            }
+            KernelSpec::Count => {}
             KernelSpec::Fill { elements, .. } => self.require_positive("elements", *elements)?,
             // Raw bytes: every precision moves, FP8 included.
             KernelSpec::Transpose { rows, cols, .. } => {

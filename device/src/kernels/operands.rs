@@ -57,7 +57,8 @@ impl KernelSpec {
             KernelSpec::Add { .. } | KernelSpec::Scale { .. } => 3,
             KernelSpec::LayerNorm { .. } | KernelSpec::AddGroupBias { .. } => 4,
             KernelSpec::AttentionBlock { .. } => 8,
-            KernelSpec::AttentionFinish { .. } => 3,
+            KernelSpec::AttentionFinish { .. } | KernelSpec::CopySlice { .. } => 3,
+            KernelSpec::Count => 1,
             KernelSpec::Rearrange { .. }
             | KernelSpec::Gelu { .. }
             | KernelSpec::ReduceAdd { .. }
@@ -161,6 +162,44 @@ impl KernelSpec {
                 operand(1, "dst", Access::Write, *output, count(elements)),
             ],
             KernelSpec::Copy { bytes } => copy_operands(*bytes),
+            KernelSpec::CopySlice {
+                bytes,
+                stride,
+                slices,
+            } => {
+                // The store as a whole: which slice is read is known only at run time.
+                let span = u64::from(slices.saturating_sub(1)) * u64::from(*stride);
+                vec![
+                    Operand {
+                        arg: 0,
+                        what: "store",
+                        access: Access::Read,
+                        element_bytes: 1,
+                        elements: span + u64::from(*bytes),
+                    },
+                    Operand {
+                        arg: 1,
+                        what: "dst",
+                        access: Access::Write,
+                        element_bytes: 1,
+                        elements: count(bytes),
+                    },
+                    Operand {
+                        arg: 2,
+                        what: "counter",
+                        access: Access::Read,
+                        element_bytes: 4,
+                        elements: 1,
+                    },
+                ]
+            }
+            KernelSpec::Count => vec![Operand {
+                arg: 0,
+                what: "counter",
+                access: Access::ReadWrite,
+                element_bytes: 4,
+                elements: 1,
+            }],
             KernelSpec::Fill {
                 precision,
                 elements,

@@ -30,6 +30,11 @@ const SOURCES: &[(&str, &str)] = &[
         include_str!("../../kernels/reduce_add.mlir"),
     ),
     ("copy.mlir", include_str!("../../kernels/copy.mlir")),
+    (
+        "copy_slice.mlir",
+        include_str!("../../kernels/copy_slice.mlir"),
+    ),
+    ("count.mlir", include_str!("../../kernels/count.mlir")),
     ("fill.mlir", include_str!("../../kernels/fill.mlir")),
     (
         "transpose.mlir",

@@ -267,6 +267,22 @@ pub enum KernelSpec {
         rows: u32,
         cols: u32,
     },
+    // Added after format 6's variants: postcard numbers variants in order, so new ones go
+    // last (packages written before them keep decoding).
+    /// Copies slice `n` of a store of `slices` slices `stride` bytes apart: `bytes` bytes from
+    /// `store_offset + min(n, slices - 1) * stride` to `dst_offset`, where `n` is the u32 at
+    /// `counter_offset` (a repeat's iteration counter: a resident per-layer stack read by the
+    /// iteration it belongs to). The source range stays inside the store whatever the
+    /// counter holds. Store and destination must not overlap.
+    /// Args: [store_offset, dst_offset, counter_offset].
+    CopySlice {
+        bytes: u32,
+        stride: u32,
+        slices: u32,
+    },
+    /// Advances a repeat's iteration counter: the u32 at `counter_offset` plus one (wrapping).
+    /// Args: [counter_offset].
+    Count,
 }
 
 /// Most inputs of one map kernel (the importer's fusion keeps chains within it).

@@ -235,6 +235,43 @@ fn copy_and_fill_move_exact_bytes() {
     }
 }
 
+/// `copy_slice` reads the slice its counter names (clamped to the store's last slice) and
+/// nothing else; `count` advances the counter by one, wrapping.
+#[test]
+fn copy_slice_reads_the_counted_slice_and_count_advances_the_counter() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0x5c1e);
+    let before: Vec<u8> = (0..4096).map(|_| rng.random()).collect();
+    let spec = KernelSpec::CopySlice {
+        bytes: 40,
+        stride: 48,
+        slices: 5,
+    };
+    // Store at 1000 (5 slices of 48 bytes), destination 3000, counter at 2000.
+    for (counter, slice) in [(0u32, 0usize), (3, 3), (4, 4), (9, 4), (u32::MAX, 4)] {
+        let mut memory = before.clone();
+        memory[2000..2004].copy_from_slice(&counter.to_le_bytes());
+        let unchanged = memory.clone();
+        run(&spec, &mut memory, &[1000, 3000, 2000]);
+        let from = 1000 + slice * 48;
+        assert_eq!(
+            &memory[3000..3040],
+            &unchanged[from..from + 40],
+            "counter {counter}"
+        );
+        assert_eq!(&memory[..3000], &unchanged[..3000], "counter {counter}");
+        assert_eq!(&memory[3040..], &unchanged[3040..], "counter {counter}");
+    }
+    let mut memory = before.clone();
+    memory[64..68].copy_from_slice(&41u32.to_le_bytes());
+    run(&KernelSpec::Count, &mut memory, &[64]);
+    assert_eq!(&memory[64..68], &42u32.to_le_bytes());
+    assert_eq!(&memory[..64], &before[..64]);
+    assert_eq!(&memory[68..], &before[68..]);
+    memory[64..68].copy_from_slice(&u32::MAX.to_le_bytes());
+    run(&KernelSpec::Count, &mut memory, &[64]);
+    assert_eq!(&memory[64..68], &0u32.to_le_bytes());
+}
+
 /// Destination bytes of a transpose: element (r, c) of the row-major `rows x cols` source
 /// goes to element (c, r) of the row-major `cols x rows` destination, bytes unchanged.
 fn transpose_reference(src: &[u8], rows: usize, cols: usize, element_bytes: usize) -> Vec<u8> {
@@ -509,4 +546,39 @@ fn scale_multiplies_in_f32_and_rounds_once_saturating() {
             .len(),
         2
     );
+}
+
+/// A store whose slices would overlap, or that spans more than a 32-bit address, is refused
+/// by name before any code is built.
+#[test]
+fn copy_slice_refuses_overlapping_or_huge_stores() {
+    let ok = KernelSpec::CopySlice {
+        bytes: 64,
+        stride: 64,
+        slices: 27,
+    };
+    assert!(ok.validate().is_ok());
+    let overlapping = KernelSpec::CopySlice {
+        bytes: 64,
+        stride: 48,
+        slices: 2,
+    };
+    let error = overlapping.validate().unwrap_err().to_string();
+    assert!(
+        error.contains("48 bytes apart, less than the 64 bytes"),
+        "{error}"
+    );
+    let huge = KernelSpec::CopySlice {
+        bytes: 64,
+        stride: 1 << 30,
+        slices: 8,
+    };
+    let error = huge.validate().unwrap_err().to_string();
+    assert!(error.contains("beyond the 32-bit address space"), "{error}");
+    let empty = KernelSpec::CopySlice {
+        bytes: 64,
+        stride: 64,
+        slices: 0,
+    };
+    assert!(empty.validate().is_err());
 }

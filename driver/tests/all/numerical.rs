@@ -789,12 +789,13 @@ fn split_gemm_pads_any_k_and_n_exactly() {
 /// An `ipu.scan` over per-layer weights: three layers, each `x W_i + b_i` with W_i a
 /// permutation (one-hot) and b_i small integers, on integer inputs, so every element of the
 /// result is exact in f16 and compared bit for bit: a layer reading another layer's slice
-/// (or a slice in the wrong order) gives a different result. The stacks are streamed one
-/// slice per iteration; `ipu inspect --bindings` shows them in 3 slices.
+/// (or a slice in the wrong order) gives a different result. As inputs the stacks are
+/// streamed one slice per iteration (`ipu inspect --bindings` shows them in 3 slices); as
+/// parameters they are resident, each iteration reading its slice by the loop's counter.
 #[test]
 fn scan_reads_each_layers_weights_exactly() {
     let dir = scratch("scan-exact");
-    let model = r#"func.func private @layer(%x: tensor<16x32xf16>, %w: tensor<32x32xf16>, %b: tensor<32xf16>) -> tensor<16x32xf16> {
+    let streamed = r#"func.func private @layer(%x: tensor<16x32xf16>, %w: tensor<32x32xf16>, %b: tensor<32xf16>) -> tensor<16x32xf16> {
   %h = "ipu.matmul"(%x, %w) : (tensor<16x32xf16>, tensor<32x32xf16>) -> tensor<16x32xf16>
   %y = "ipu.add"(%h, %b) : (tensor<16x32xf16>, tensor<32xf16>) -> tensor<16x32xf16>
   return %y : tensor<16x32xf16>
@@ -806,7 +807,13 @@ func.func @layers(%x: tensor<16x32xf16>, %ws: tensor<3x32x32xf16>, %bs: tensor<3
   return %y : tensor<16x32xf16>
 }
 "#;
-    std::fs::write(dir.join("layers.mlir"), model).unwrap();
+    std::fs::write(dir.join("layers.mlir"), streamed).unwrap();
+    let resident = streamed.replace(
+        "%ws: tensor<3x32x32xf16>, %bs: tensor<3x32xf16>",
+        "%ws: tensor<3x32x32xf16> {ipu.parameter}, %bs: tensor<3x32xf16> {ipu.parameter}",
+    );
+    assert_ne!(resident, streamed);
+    std::fs::write(dir.join("resident.mlir"), resident).unwrap();
     let (rows, cols, layers) = (16, 32, 3);
     // Layer i: column n of x W_i is column source(i, n) of x.
     let source = |i: usize, n: usize| (n * (2 * i + 3) + i + 1) % cols;
@@ -839,12 +846,17 @@ func.func @layers(%x: tensor<16x32xf16>, %ws: tensor<3x32x32xf16>, %bs: tensor<3
             .write(&inputs.join(format!("{name}.npy")), NpyDtype::F32)
             .unwrap();
     }
-    for tiles in ["4", "16"] {
-        let outputs = format!("outputs-{tiles}");
+    for (model, tiles) in [
+        ("layers.mlir", "4"),
+        ("layers.mlir", "16"),
+        ("resident.mlir", "4"),
+        ("resident.mlir", "16"),
+    ] {
+        let outputs = format!("outputs-{model}-{tiles}");
         let output = ipu_run(
             &dir,
             &[
-                "layers.mlir",
+                model,
                 "--tiles",
                 tiles,
                 "--inputs",
@@ -855,14 +867,14 @@ func.func @layers(%x: tensor<16x32xf16>, %ws: tensor<3x32x32xf16>, %bs: tensor<3
                 "artifacts",
             ],
         );
-        assert_exit(&output, 0, &format!("scan on {tiles} tiles"));
+        assert_exit(&output, 0, &format!("{model} on {tiles} tiles"));
         assert!(
             text(&output.stdout).contains("numericalTest=PASS"),
             "{}",
             text(&output.stdout)
         );
         let check = check_exact(&expected, &result0(&dir.join(&outputs))).unwrap();
-        assert!(check.pass(), "{tiles} tiles: {check}");
+        assert!(check.pass(), "{model}, {tiles} tiles: {check}");
     }
     let inspect = Command::new(IPU)
         .args([
@@ -878,47 +890,59 @@ func.func @layers(%x: tensor<16x32xf16>, %ws: tensor<3x32x32xf16>, %bs: tensor<3
         listing.contains("input arg1: F16 [3, 32, 32]") && listing.contains("in 3 slices"),
         "{listing}"
     );
+    let inspect = Command::new(IPU)
+        .args([
+            "inspect",
+            "--bindings",
+            "artifacts/resident/model-final.ipuexe",
+        ])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let listing = text(&inspect.stdout);
+    assert!(
+        listing.contains("parameter arg1: F16 [3, 32, 32]")
+            && listing.contains("a resident stack of 3 slices (one per iteration)"),
+        "{listing}"
+    );
 }
 
-/// A stack that is a parameter (written once, at initialization) or a constant cannot be
-/// streamed per iteration, nor one another op reads whole: the compile says which operand
-/// and why.
+/// A stack that is a parameter (written once, at initialization) stays resident: the scan
+/// runs and matches the reference, also when another op reads the stack whole; a stack that
+/// is an input cannot be both streamed per iteration and read whole by another op (one
+/// stream in two layouts): the compile says which operand and why.
 #[test]
-fn scan_stacks_must_be_streamed_arguments() {
+fn scan_parameter_stacks_are_resident_and_input_stacks_are_streamed() {
     let dir = scratch("scan-parameter");
-    let model = r#"func.func private @layer(%x: tensor<16x32xf16>, %b: tensor<32xf16>) -> tensor<16x32xf16> {
-  %y = "ipu.add"(%x, %b) : (tensor<16x32xf16>, tensor<32xf16>) -> tensor<16x32xf16>
-  return %y : tensor<16x32xf16>
-}
-func.func @layers(%x: tensor<16x32xf16>, %bs: tensor<2x32xf16> {ipu.parameter}) -> tensor<16x32xf16> {
-  %sb = "ipu.stack"(%bs) : (tensor<2x32xf16>) -> !ipu.stacked
-  %y = "ipu.scan"(%x, %sb) {body = @layer, count = 2 : i64} : (tensor<16x32xf16>, !ipu.stacked) -> tensor<16x32xf16>
-  return %y : tensor<16x32xf16>
-}
-"#;
-    std::fs::write(dir.join("layers.mlir"), model).unwrap();
-    let output = ipu_run(&dir, &["layers.mlir", "--tiles", "4"]);
-    assert_exit(&output, 1, "a parameter stack");
-    let stderr = text(&output.stderr);
-    assert!(
-        stderr.contains("iterated operand #1 is a parameter (written once, at initialization)"),
-        "{stderr}"
-    );
-    // A stack also read whole by another op would be one stream in two layouts.
-    let both = r#"func.func private @layer(%x: tensor<8x16xf16>, %b: tensor<16xf16>) -> tensor<8x16xf16> {
+    let layer = r#"func.func private @layer(%x: tensor<8x16xf16>, %b: tensor<16xf16>) -> tensor<8x16xf16> {
   %y = "ipu.add"(%x, %b) : (tensor<8x16xf16>, tensor<16xf16>) -> tensor<8x16xf16>
   return %y : tensor<8x16xf16>
 }
-func.func @both(%x: tensor<8x16xf16>, %bs: tensor<8x16xf16>) -> tensor<8x16xf16> {
+"#;
+    let model = |marker: &str| {
+        format!(
+            r#"{layer}func.func @both(%x: tensor<8x16xf16>, %bs: tensor<8x16xf16>{marker}) -> tensor<8x16xf16> {{
   %sb = "ipu.stack"(%bs) : (tensor<8x16xf16>) -> !ipu.stacked
-  %y = "ipu.scan"(%x, %sb) {body = @layer, count = 8 : i64} : (tensor<8x16xf16>, !ipu.stacked) -> tensor<8x16xf16>
+  %y = "ipu.scan"(%x, %sb) {{body = @layer, count = 8 : i64}} : (tensor<8x16xf16>, !ipu.stacked) -> tensor<8x16xf16>
   %z = "ipu.add"(%y, %bs) : (tensor<8x16xf16>, tensor<8x16xf16>) -> tensor<8x16xf16>
   return %z : tensor<8x16xf16>
-}
-"#;
-    std::fs::write(dir.join("both.mlir"), both).unwrap();
+}}
+"#
+        )
+    };
+    std::fs::write(dir.join("resident.mlir"), model(" {ipu.parameter}")).unwrap();
+    for tiles in ["1", "4"] {
+        let output = ipu_run(&dir, &["resident.mlir", "--tiles", tiles]);
+        assert_exit(&output, 0, "a parameter stack");
+        let stdout = text(&output.stdout);
+        assert!(
+            stdout.contains("numericalTest=PASS"),
+            "{tiles} tiles: {stdout}"
+        );
+    }
+    std::fs::write(dir.join("both.mlir"), model("")).unwrap();
     let output = ipu_run(&dir, &["both.mlir", "--tiles", "4"]);
-    assert_exit(&output, 1, "a stack read whole too");
+    assert_exit(&output, 1, "an input stack read whole too");
     let stderr = text(&output.stderr);
     assert!(
         stderr.contains("arg1 is streamed whole and one slice per iteration of a scan"),

@@ -47,6 +47,7 @@ use crate::tiling::{Graph, OpKind, Origin, ValueId};
 pub(crate) mod general;
 mod pointwise;
 mod split;
+mod stacks;
 
 /// A device value: row-major blocks over a grid (see the module docs).
 #[derive(Debug, Clone)]
@@ -138,6 +139,9 @@ struct Lowering<'g> {
     /// In a repeat body: the arguments that are slices of the repeat's per-iteration stacks,
     /// streamed from the host once per iteration.
     iterated: BTreeMap<ValueId, IteratedStream>,
+    /// In a repeat body reading resident stacks: the repeat's iteration counter
+    /// ([`stacks`]).
+    counter: Option<BufferId>,
 }
 
 /// A repeat body's argument that is slice i of a stacked entry argument in iteration i: the
@@ -148,6 +152,9 @@ struct IteratedStream {
     name: String,
     shape: Vec<u64>,
     iterations: u32,
+    /// A parameter or constant stack, resident on the device ([`stacks`]); `None`: an
+    /// argument streamed by the host one slice per iteration.
+    resident: Option<stacks::ResidentStack>,
 }
 
 impl<'g> Lowering<'g> {
@@ -187,6 +194,13 @@ impl<'g> Lowering<'g> {
         // A value streamed again in the same encoding (a constant vector several ops read,
         // an argument two general matmuls fetch) extends its binding: one stream, written
         // where its first write is (the placement extends the buffers' lifetimes to it).
+        if let Some(resident) = self
+            .iterated
+            .get(&value)
+            .and_then(|stream| stream.resident.clone())
+        {
+            return self.stream_resident(value, pieces, (precision, scale_exp), resident);
+        }
         let name = self.binding_name(value);
         let iterations = self
             .iterated
@@ -198,7 +212,9 @@ impl<'g> Lowering<'g> {
                 && b.scale_exp == scale_exp
                 && b.role != BindingRole::Output
         }) {
-            if binding.iterations != iterations {
+            // An input stack is streamed one slice per write: not also whole. A resident
+            // stack is written whole anyway (its pieces place every slice).
+            if binding.iterations != iterations && binding.role == BindingRole::Input {
                 return Err(unsupported(
                     "host stream",
                     format!(
@@ -574,7 +590,7 @@ impl<'g> Lowering<'g> {
                 runs: Vec::new(),
             });
         } else {
-            let header = self.program.run.len();
+            let mut header = self.program.run.len();
             self.program.run.push(TileStep::Repeat { count, steps: 0 });
             let mut inner = Lowering {
                 graph: body,
@@ -587,6 +603,7 @@ impl<'g> Lowering<'g> {
                 prefix: prefix.clone(),
                 ranged: BTreeMap::new(),
                 iterated: streams,
+                counter: None,
             };
             // The body's ops follow their own plans (the body is planned once).
             let lowered = inner.lower_ops(plans).and_then(|()| {
@@ -609,17 +626,34 @@ impl<'g> Lowering<'g> {
                     }
                 }
                 // The repeat op's own step (its profile entry): the carry's local copies,
-                // possibly none.
+                // possibly none, and the advance of the iteration counter.
                 let mut copies = inner.flush(transfers);
+                let mut fills = Vec::new();
+                if let Some(counter) = inner.counter {
+                    let (fill, mut counts) = inner.counter_runs(counter);
+                    copies.append(&mut counts);
+                    fills = fill;
+                }
                 copies.sort_by_key(|r| r.tile);
                 inner.program.run.push(TileStep::Compute {
                     provenance: repeat_provenance.clone(),
                     runs: copies,
                 });
-                Ok(())
+                Ok(fills)
             });
             self.program = inner.program;
-            lowered?;
+            let fills = lowered?;
+            if !fills.is_empty() {
+                // The counter starts at zero before the loop.
+                self.program.run.insert(
+                    header,
+                    TileStep::Compute {
+                        provenance: format!("{repeat_provenance}.counter"),
+                        runs: fills,
+                    },
+                );
+                header += 1;
+            }
             let steps = self.program.run.len() - header - 1;
             self.program.run[header] = TileStep::Repeat { count, steps };
         }
@@ -645,26 +679,40 @@ impl<'g> Lowering<'g> {
         let mut streams = BTreeMap::new();
         for (k, &stack) in iterated.iter().enumerate() {
             let value = &self.graph.values[stack];
+            let entry = self.prefix.is_empty();
             let origin = match (value.origin, value.parameter) {
-                (Origin::Argument, _) if self.prefix.is_empty() => None,
-                (Origin::Argument, _) => Some("an argument of an enclosing repeat body"),
-                (_, Some(_)) => Some("a parameter (written once, at initialization)"),
-                (Origin::Constant, None) => Some("a constant"),
-                (Origin::Op(_), _) => Some("computed on the device"),
-                (Origin::Opaque, _) => Some("from an op the graph does not model"),
+                (Origin::Argument, _) if entry => Ok(None),
+                // Written once, at initialization: resident.
+                (Origin::Constant, Some(_)) if entry => Ok(Some(stacks::ResidentStack {
+                    role: BindingRole::Parameter,
+                    data: None,
+                })),
+                (Origin::Constant, None) if entry => match self.constants.get(&stack) {
+                    Some(data) => Ok(Some(stacks::ResidentStack {
+                        role: BindingRole::Weight,
+                        data: Some((data.clone(), value.element)),
+                    })),
+                    None => Err("a constant without data"),
+                },
+                (Origin::Argument | Origin::Constant, _) => {
+                    Err("a value of an enclosing repeat body")
+                }
+                (Origin::Op(_), _) => Err("computed on the device"),
+                (Origin::Opaque, _) => Err("from an op the graph does not model"),
             };
-            if let Some(origin) = origin {
-                return Err(format!(
-                    "iterated operand #{} is {origin}; the host streams per-iteration stacks that are entry function arguments",
+            let resident = origin.map_err(|origin| {
+                format!(
+                    "iterated operand #{} is {origin}; per-iteration stacks are entry function arguments (streamed per iteration), parameters or constants (resident)",
                     carried + k
-                ));
-            }
+                )
+            })?;
             streams.insert(
                 carried + k,
                 IteratedStream {
                     name: self.binding_name(stack),
                     shape: value.shape.clone(),
                     iterations: count,
+                    resident,
                 },
             );
         }
@@ -749,6 +797,7 @@ pub fn lower(
         prefix: String::new(),
         ranged: BTreeMap::new(),
         iterated: BTreeMap::new(),
+        counter: None,
     };
     lowering.tiles = options.tiles.min(lowering.program.tiles);
     lowering.lower_ops(plans)?;

@@ -157,8 +157,26 @@ fn op_candidates(
     let op = &graph.ops[index];
     let mut all = match &op.kind {
         OpKind::Repeat {
-            count, name, body, ..
-        } => repeat_candidates(*count, name, body, op.operands.len(), options, target)?,
+            count,
+            name,
+            body,
+            iterated,
+        } => {
+            // Stacks written once (parameters, constants) stay resident; arguments are
+            // streamed by the host each iteration.
+            let resident: Vec<bool> = iterated
+                .iter()
+                .map(|&v| prefix.is_empty() && graph.values[v].origin == Origin::Constant)
+                .collect();
+            let repeat = RepeatOp {
+                count: *count,
+                name,
+                body,
+                carried: op.operands.len(),
+                resident: &resident,
+            };
+            repeat_candidates(&repeat, options, target)?
+        }
         _ => candidates::candidates(graph, index, options, target),
     };
     if all.is_empty() {
@@ -275,17 +293,33 @@ fn op_candidates(
         .collect())
 }
 
+/// An `ipu.repeat` (or `ipu.scan`) op as its planning sees it.
+struct RepeatOp<'g> {
+    count: u64,
+    name: &'g str,
+    body: &'g Graph,
+    /// Carried operands (the body's first arguments).
+    carried: usize,
+    /// Per iterated stack (the body's arguments after the carried ones): whether it is
+    /// resident (written once) rather than streamed per iteration.
+    resident: &'g [bool],
+}
+
 /// An `ipu.repeat` is planned through its body, once: each body finalist becomes a candidate
 /// costing `count` iterations, plus moving the carried values from where the body leaves them
 /// to where it reads them, between iterations.
 fn repeat_candidates(
-    count: u64,
-    name: &str,
-    body: &Graph,
-    carried: usize,
+    repeat: &RepeatOp,
     options: &PlannerOptions,
     target: &Target,
 ) -> Result<Vec<Candidate>, PlannerError> {
+    let &RepeatOp {
+        count,
+        name,
+        body,
+        carried,
+        resident,
+    } = repeat;
     if repeat::repeat_shape(name, count, body.outputs.len(), carried).is_err() {
         return Ok(Vec::new());
     }
@@ -296,10 +330,18 @@ fn repeat_candidates(
     let planned = plan_with_prefix(body, &body_options, target, &format!("body:{name}:"))?;
     // The body reads the carried values as its first arguments; the arguments after them
     // are the per-iteration slices, streamed into the body by the host (not carried).
-    let arguments: Vec<ValueId> = (0..body.values.len())
+    let all_arguments: Vec<ValueId> = (0..body.values.len())
         .filter(|&v| body.values[v].origin == Origin::Argument)
-        .take(carried)
         .collect();
+    let arguments = &all_arguments[..carried.min(all_arguments.len())];
+    let stack_slices: Vec<ValueId> = all_arguments
+        .iter()
+        .skip(carried)
+        .zip(resident)
+        .filter(|(_, &resident)| resident)
+        .map(|(&v, _)| v)
+        .collect();
+    let slices = u32::try_from(count).unwrap_or(u32::MAX);
     let mut out = Vec::new();
     for finalist in planned.finalists {
         let home_of = |value: ValueId| -> Need {
@@ -325,6 +367,13 @@ fn repeat_candidates(
             leaves.push(home_of(0));
         }
         let estimate = finalist.estimate;
+        // Where the body's ops read each resident stack's slice (unread slices cost nothing).
+        let stack_homes: Vec<(&Shards, u32)> = stack_slices
+            .iter()
+            .filter_map(|&v| finalist.homes[v].as_deref())
+            .map(|need| (&need.shards, slices))
+            .collect();
+        let stacks = repeat::ResidentStacks::of(&stack_homes, options.tiles, target);
         let planned_body = PlannedBody {
             cycles: estimate.cycles,
             exchange_cycles: estimate.exchange_cycles,
@@ -348,6 +397,7 @@ fn repeat_candidates(
                 .flat_map(|plan| plan.kernels.clone())
                 .collect(),
             choices: finalist.choices.clone(),
+            stacks,
         };
         out.push(repeat::candidate(
             count,

@@ -13,7 +13,7 @@ use ipu_device::{KernelSpec, Target};
 use ipu_dialects::plan::{OperatorPlan, RepeatPlan};
 
 use crate::tiling::candidate::{Candidate, Need};
-use crate::tiling::layout::PhaseLoad;
+use crate::tiling::layout::{PhaseLoad, Shards};
 use crate::tiling::MemoryUse;
 
 /// Why a repeat of `count` iterations over a body returning `body_results` values cannot run
@@ -78,6 +78,89 @@ impl Carry {
     }
 }
 
+/// What resident per-iteration stacks add to every iteration (the lowering's
+/// `lower::graph::stacks`): each block of a stack's slice is stored once, on its least
+/// loaded reader, which copies the iteration's slice of it out of its store (`CopySlice`)
+/// and multicasts it to the block's other readers in one exchange phase; the holders advance
+/// the iteration counter (`Count`). The stores stay resident: `slices` copies of every held
+/// block.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResidentStacks {
+    /// Compute cycles per iteration of the busiest holder (copies and the counter's advance).
+    pub compute_cycles: u64,
+    /// Cycles per iteration of the multicast phase (0 when no block has several readers).
+    pub exchange_cycles: u64,
+    /// Encoded exchange-row bytes of the busiest tile in that phase.
+    pub row_bytes: u64,
+    /// Store bytes of the busiest holder.
+    pub store_bytes: u64,
+}
+
+/// Stores are laid out in 16-byte units (as the lowering lays them out).
+const STORE_ALIGNMENT: u64 = 16;
+
+impl ResidentStacks {
+    /// The price of stacks read at `homes` (each slice's shards, where the body's ops read
+    /// it), each with `slices` slices, on `tiles` tiles.
+    pub fn of(homes: &[(&Shards, u32)], tiles: u32, target: &Target) -> ResidentStacks {
+        if homes.is_empty() {
+            return ResidentStacks::default();
+        }
+        let mut copy_cycles: Vec<u64> = vec![0; tiles as usize];
+        let mut held: Vec<u64> = vec![0; tiles as usize];
+        let mut store: Vec<u64> = vec![0; tiles as usize];
+        let mut load = PhaseLoad::new(tiles);
+        for &(shards, slices) in homes {
+            let mut holders = Vec::with_capacity(shards.owners.len());
+            for (block, owners) in shards.owners.iter().enumerate() {
+                let bytes = shards
+                    .block_ranges(block)
+                    .iter()
+                    .map(|(a, b)| b - a)
+                    .product::<u64>()
+                    * u64::from(shards.element_bytes);
+                let Some(&holder) = owners
+                    .iter()
+                    .filter(|&&t| t < tiles)
+                    .min_by_key(|&&t| (held[t as usize], t))
+                else {
+                    holders.push(smallvec::smallvec![owners.first().copied().unwrap_or(0)]);
+                    continue;
+                };
+                let aligned = bytes.div_ceil(STORE_ALIGNMENT) * STORE_ALIGNMENT;
+                held[holder as usize] += aligned;
+                store[holder as usize] += aligned * u64::from(slices);
+                let spec = KernelSpec::CopySlice {
+                    bytes: u32::try_from(bytes).unwrap_or(u32::MAX),
+                    stride: 1,
+                    slices: 1,
+                };
+                copy_cycles[holder as usize] += ipu_device::cost::kernel_cycles(&spec, target);
+                holders.push(smallvec::smallvec![holder]);
+            }
+            let source = Shards {
+                owners: holders.into(),
+                ..shards.clone()
+            };
+            load.add(&source, shards);
+        }
+        let count = ipu_device::cost::kernel_cycles(&KernelSpec::Count, target);
+        let compute_cycles = copy_cycles
+            .iter()
+            .zip(&held)
+            .filter(|(_, &h)| h > 0)
+            .map(|(&c, _)| c + count)
+            .max()
+            .unwrap_or(0);
+        ResidentStacks {
+            compute_cycles,
+            exchange_cycles: load.cycles(target),
+            row_bytes: load.max_row_bytes(),
+            store_bytes: store.into_iter().max().unwrap_or(0),
+        }
+    }
+}
+
 /// The body as planned once: its estimate and the homes of its arguments and results.
 pub struct PlannedBody {
     /// Whole-body cycles, exchange included.
@@ -97,6 +180,8 @@ pub struct PlannedBody {
     pub kernels: Vec<KernelSpec>,
     /// The position of each body op's plan among that op's candidates.
     pub choices: Vec<usize>,
+    /// Its resident per-iteration stacks.
+    pub stacks: ResidentStacks,
 }
 
 /// What `count` iterations of a planned body cost.
@@ -112,11 +197,13 @@ impl RepeatPrice {
     pub fn of(count: u64, body: &PlannedBody, carry_tiles: u32, target: &Target) -> RepeatPrice {
         let iterations = count.max(1);
         let carry = Carry::between(&body.leaves, &body.reads, carry_tiles);
+        let stacks = &body.stacks;
         RepeatPrice {
-            compute_cycles: (body.cycles - body.exchange_cycles) * iterations,
-            exchange_cycles: body.exchange_cycles * iterations
+            compute_cycles: (body.cycles - body.exchange_cycles + stacks.compute_cycles)
+                * iterations,
+            exchange_cycles: (body.exchange_cycles + stacks.exchange_cycles) * iterations
                 + carry.cycles(target) * (iterations - 1),
-            row_bytes: body.exchange_row_bytes + carry.max_row_bytes(),
+            row_bytes: body.exchange_row_bytes + carry.max_row_bytes() + stacks.row_bytes,
         }
     }
 }
@@ -129,14 +216,22 @@ pub fn candidate(count: u64, body: PlannedBody, carry_tiles: u32, target: &Targe
     let PlannedBody {
         cycles,
         exchange_cycles,
-        memory,
+        mut memory,
         reads,
         mut leaves,
         tiles,
         kernels,
         choices,
+        stacks,
         ..
     } = body;
+    // The stores stay for the whole program; counted with the body's peak.
+    memory.standard += stacks.store_bytes;
+    memory.largest_standard = memory.largest_standard.max(stacks.store_bytes);
+    let (cycles, exchange_cycles) = (
+        cycles + stacks.compute_cycles + stacks.exchange_cycles,
+        exchange_cycles + stacks.exchange_cycles,
+    );
     let plan = OperatorPlan::Repeat(RepeatPlan {
         count,
         body_choices: choices
@@ -185,7 +280,52 @@ mod tests {
             tiles: 16,
             kernels: Vec::new(),
             choices: vec![0, 2],
+            stacks: ResidentStacks::default(),
         }
+    }
+
+    /// A slice read once per block is copied out of its stores and moves nowhere; one read
+    /// by every tile of a grid row is stored once per block and multicast; the stores hold
+    /// every slice of what each tile holds.
+    #[test]
+    fn resident_stacks_copy_their_slice_and_multicast_replicated_blocks() {
+        let target = Target::c600();
+        // A 64 x 256 F16 slice in 16 row blocks, one per tile: 2 KiB each.
+        let spread = Shards::homed([1, 64, 256], [1, 16, 1], 2, 0);
+        let alone = ResidentStacks::of(&[(&spread, 27)], 16, &target);
+        assert_eq!(alone.exchange_cycles, 0);
+        assert_eq!(alone.row_bytes, 0);
+        assert_eq!(alone.store_bytes, 27 * 2048);
+        let copy = ipu_device::cost::kernel_cycles(
+            &KernelSpec::CopySlice {
+                bytes: 2048,
+                stride: 2048,
+                slices: 27,
+            },
+            &target,
+        );
+        let count = ipu_device::cost::kernel_cycles(&KernelSpec::Count, &target);
+        assert_eq!(alone.compute_cycles, copy + count);
+        // The same slice needed by a 4 x 4 grid whose rows replicate it (each of 4 column
+        // blocks read by 4 tiles): 4 blocks of 8 KiB, stored once each on 4 distinct tiles.
+        let replicated = Shards::needed_by_grid([1, 64, 256], 2, &[4, 4], &[None, Some(2)]);
+        let shared = ResidentStacks::of(&[(&replicated, 27)], 16, &target);
+        assert_eq!(shared.store_bytes, 27 * 8192);
+        assert!(shared.exchange_cycles > 0 && shared.row_bytes > 0);
+        // Two stacks: the second's blocks go to the tiles the first left least loaded (no
+        // tile stores more), in the same phase (twice the rows of its busiest tile; the
+        // phase is bound by the holders' shared buses either way).
+        let both = ResidentStacks::of(&[(&replicated, 27), (&replicated, 27)], 16, &target);
+        assert_eq!(both.store_bytes, 27 * 8192);
+        assert_eq!(both.row_bytes, 2 * shared.row_bytes);
+        assert!(
+            both.exchange_cycles >= shared.exchange_cycles,
+            "{both:?} {shared:?}"
+        );
+        assert_eq!(
+            ResidentStacks::of(&[], 16, &target),
+            ResidentStacks::default()
+        );
     }
 
     #[test]

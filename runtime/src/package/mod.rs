@@ -204,10 +204,11 @@ pub struct Binding {
     /// FP8 scale exponent (value = code * 2^scale_exp); 0 for other precisions.
     pub scale_exp: i32,
     pub shape: Vec<u64>,
-    /// Slices the tensor is streamed in, one per execution of its write in a run (a repeat's
-    /// per-iteration stack, `shape[0]` slices, an input only; 1 otherwise). The pieces place
-    /// one slice: the stream is the slices' gathers one after the other, slice e's tensor
-    /// offsets moved by e slices.
+    /// A repeat's per-iteration stack has `shape[0]` slices, one per iteration; 1 otherwise.
+    /// An input stack is streamed one slice per execution of its write in a run: the pieces
+    /// place one slice, and the stream is the slices' gathers one after the other, slice e's
+    /// tensor offsets moved by e slices. A parameter or weight stack is resident: written
+    /// whole at `initialize`, its pieces placing every slice.
     pub iterations: u32,
     /// In stream slice order, one per slice.
     pub pieces: Vec<BindingPiece>,
@@ -301,11 +302,21 @@ impl Binding {
             .checked_mul(u64::from(self.precision.bytes()))
     }
 
-    /// Bytes of one slice of the tensor ([`Binding::iterations`]), `None` when they do not
-    /// split evenly.
+    /// Slices one write of the binding streams the tensor in: an input stack's slices (one
+    /// per write), 1 for everything else (a resident stack is written whole).
+    pub fn slices_per_write(&self) -> u32 {
+        if self.role == BindingRole::Input {
+            self.iterations
+        } else {
+            1
+        }
+    }
+
+    /// Bytes of what one write streams ([`Binding::slices_per_write`]), `None` when the
+    /// slices do not split the tensor evenly.
     pub fn slice_bytes(&self) -> Option<u64> {
         let tensor = self.tensor_bytes()?;
-        let slices = u64::from(self.iterations);
+        let slices = u64::from(self.slices_per_write());
         (slices >= 1 && tensor.is_multiple_of(slices)).then(|| tensor / slices)
     }
 

@@ -108,7 +108,7 @@ pub enum PackageError {
         bytes: u32,
         runs: u32,
     },
-    #[error("application package: binding '{binding}' is streamed in {iterations} slices but its shape is {shape:?}: slices are an input's leading axis")]
+    #[error("application package: binding '{binding}' is streamed in {iterations} slices but its shape is {shape:?}: a stack's slices are its leading axis (outputs are never stacks)")]
     BindingIterations {
         binding: String,
         iterations: u32,
@@ -419,8 +419,9 @@ impl Package {
                 shape: binding.shape.clone(),
             })?;
         // Pieces place one slice of a stack streamed per write (the whole tensor otherwise).
+        // A stack's slices are its leading axis (a resident stack's pieces place them all).
         let sliced = binding.iterations == 1
-            || (binding.role == super::BindingRole::Input
+            || (binding.role != super::BindingRole::Output
                 && binding.shape.first() == Some(&u64::from(binding.iterations)));
         let slice_bytes = binding.slice_bytes().filter(|_| sliced).ok_or_else(|| {
             PackageError::BindingIterations {

@@ -565,23 +565,29 @@ fn read_stream(stream: StreamOp, reader: &Reader) -> Result<HostBinding, LowerEr
             scale as i32
         }
     };
-    // A stack streamed one slice per write: the pieces place one slice.
+    // A stack's slices: an input streamed one slice per write (the pieces place one slice),
+    // or a parameter or weight resident whole (the pieces place every slice).
     let iterations = match stream.has_iterations() {
         false => 1,
         true => {
             let iterations = stream.iterations()?;
             let slices = u32::try_from(iterations).ok().filter(|&n| {
-                n >= 1 && shape.first() == Some(&u64::from(n)) && role == BindingRole::Input
+                n >= 1 && shape.first() == Some(&u64::from(n)) && role != BindingRole::Output
             });
             slices.ok_or_else(|| {
                 bad(
                     op,
-                    format!("'iterations' = {iterations}: an input stack's slices, its leading axis ({shape:?})"),
+                    format!("'iterations' = {iterations}: a stack's slices, its leading axis ({shape:?}), of an input, parameter or weight"),
                 )
             })?
         }
     };
-    let slice_bytes = tensor_bytes / u64::from(iterations);
+    let per_write = if role == BindingRole::Input {
+        iterations
+    } else {
+        1
+    };
+    let slice_bytes = tensor_bytes / u64::from(per_write);
     let rows = piece_rows(stream)?;
     let mut pieces = Vec::with_capacity(rows.len());
     for (index, row) in rows.iter().enumerate() {
