@@ -142,6 +142,8 @@ struct Lowering<'g> {
     /// In a repeat body reading resident stacks: the repeat's iteration counter
     /// ([`stacks`]).
     counter: Option<BufferId>,
+    /// In a repeat body reading resident stacks: which tiles store their pieces.
+    holders: Option<repeat::Holders>,
 }
 
 /// A repeat body's argument that is slice i of a stacked entry argument in iteration i: the
@@ -604,6 +606,7 @@ impl<'g> Lowering<'g> {
                 ranged: BTreeMap::new(),
                 iterated: streams,
                 counter: None,
+                holders: None,
             };
             // The body's ops follow their own plans (the body is planned once).
             let lowered = inner.lower_ops(plans).and_then(|()| {
@@ -798,6 +801,7 @@ pub fn lower(
         ranged: BTreeMap::new(),
         iterated: BTreeMap::new(),
         counter: None,
+        holders: None,
     };
     lowering.tiles = options.tiles.min(lowering.program.tiles);
     lowering.lower_ops(plans)?;

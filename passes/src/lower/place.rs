@@ -163,20 +163,50 @@ pub fn place_storage(
     let mut by_size_up = ids();
     by_size_up.sort_by_key(|&b| (program.buffers[b].bytes, b));
     let mut first_error = None;
-    for order in [by_size, by_start, by_size_up] {
-        for buffer in &mut program.buffers {
+    let classes: Vec<MemoryClass> = program.buffers.iter().map(|b| b.class).collect();
+    let reset = |program: &mut TileProgram| {
+        for (buffer, &class) in program.buffers.iter_mut().zip(&classes) {
             buffer.address = None;
+            buffer.class = class;
         }
+    };
+    for order in [by_size, by_start, by_size_up] {
+        reset(program);
+        // Interleaved buffers (GEMM weights the AMP streams) first, so a standard buffer that
+        // spills into interleaved memory never takes their room.
+        let order: Vec<usize> = order
+            .iter()
+            .copied()
+            .filter(|&b| classes[b] == MemoryClass::Interleaved)
+            .chain(
+                order
+                    .iter()
+                    .copied()
+                    .filter(|&b| classes[b] == MemoryClass::Standard),
+            )
+            .collect();
         match place_in_order(program, &support, &order, &tile_sets, target) {
-            Ok(()) => return Ok(support),
+            Ok(()) => {
+                let spilled = program
+                    .buffers
+                    .iter()
+                    .zip(&classes)
+                    .filter(|(b, &class)| b.class != class)
+                    .count();
+                if spilled > 0 {
+                    info!(
+                        spilled,
+                        "standard buffers placed in interleaved memory (standard memory is full)"
+                    );
+                }
+                return Ok(support);
+            }
             Err(error) => {
                 first_error.get_or_insert(error);
             }
         }
     }
-    for buffer in &mut program.buffers {
-        buffer.address = None;
-    }
+    reset(program);
     Err(first_error.unwrap_or_else(|| LowerError::Input("placement failed".into())))
 }
 
@@ -188,11 +218,52 @@ fn place_in_order(
     tile_sets: &[BTreeSet<u32>],
     target: &Target,
 ) -> Result<(), LowerError> {
-    let element = target.memory.element_bytes.value;
     let mut placed: Vec<usize> = Vec::new();
     for &id in order {
+        let class = program.buffers[id].class;
+        let address = match first_fit(program, support, (id, class), &placed, tile_sets, target) {
+            Ok(address) => address,
+            // Data needs no instruction fetch: a standard buffer that does not fit standard
+            // memory may live in interleaved memory (every kernel and the exchange read and
+            // write both); only code must stay standard.
+            Err(error) if class == MemoryClass::Standard => {
+                match first_fit(
+                    program,
+                    support,
+                    (id, MemoryClass::Interleaved),
+                    &placed,
+                    tile_sets,
+                    target,
+                ) {
+                    Ok(address) => {
+                        program.buffers[id].class = MemoryClass::Interleaved;
+                        address
+                    }
+                    Err(_) => return Err(error),
+                }
+            }
+            Err(error) => return Err(error),
+        };
+        program.buffers[id].address = Some(address);
+        placed.push(id);
+    }
+    Ok(())
+}
+
+/// The lowest address of `class`'s ranges where buffer `id` fits beside the `placed` buffers
+/// it overlaps (in tiles and lifetime), or the out-of-memory error naming it there.
+fn first_fit(
+    program: &TileProgram,
+    support: &SupportMemory,
+    (id, class): (usize, MemoryClass),
+    placed: &[usize],
+    tile_sets: &[BTreeSet<u32>],
+    target: &Target,
+) -> Result<u32, LowerError> {
+    let element = target.memory.element_bytes.value;
+    {
         let buffer = &program.buffers[id];
-        let ranges = match buffer.class {
+        let ranges = match class {
             MemoryClass::Standard => &support.standard_ranges,
             MemoryClass::Interleaved => &support.interleaved_ranges,
         };
@@ -200,7 +271,7 @@ fn place_in_order(
             .iter()
             .filter(|&&other| {
                 let o = &program.buffers[other];
-                o.class == buffer.class
+                o.class == class
                     && o.live.0 <= buffer.live.1
                     && buffer.live.0 <= o.live.1
                     && !tile_sets[id].is_disjoint(&tile_sets[other])
@@ -238,20 +309,17 @@ fn place_in_order(
                 break;
             }
         }
-        let Some(address) = found else {
-            return Err(out_of_memory(
+        found.ok_or_else(|| {
+            out_of_memory(
                 program,
                 id,
                 ranges,
                 &conflicts,
                 tile_sets,
                 support_overrun(support, target),
-            ));
-        };
-        program.buffers[id].address = Some(address);
-        placed.push(id);
+            )
+        })
     }
-    Ok(())
 }
 
 /// How the support memory outgrew its reservation, when it did (the planner's budgets leave
@@ -394,7 +462,8 @@ mod support_tests {
     fn an_out_of_memory_error_names_support_beyond_its_reservation() {
         let target = Target::c600();
         let mut program = program_with_rows(6000);
-        program.buffer("big", MemoryClass::Standard, 100_000, vec![0]);
+        // Larger than the interleaved memory too: it cannot spill there.
+        program.buffer("big", MemoryClass::Standard, 500_000, vec![0]);
         let text = place_storage(&mut program, &target)
             .unwrap_err()
             .to_string();
@@ -404,6 +473,97 @@ mod support_tests {
                 "beyond its 49152 B reservation (exchange code 96000 B: 6000 exchange rows"
             ),
             "{text}"
+        );
+    }
+
+    /// Standard buffers that do not fit standard memory spill into interleaved memory (data
+    /// needs no instruction fetch), after the interleaved buffers took their room; what fits
+    /// neither is refused in standard memory's terms.
+    #[test]
+    fn standard_data_spills_into_interleaved_memory_after_the_interleaved_buffers() {
+        let target = Target::c600();
+        let standard = target.memory.standard_budget.value;
+        let interleaved = target.memory.interleaved_budget.value;
+        let mut program = TileProgram {
+            tiles: 2,
+            ..TileProgram::default()
+        };
+        // Three standard buffers of 60 % of the standard budget, live together on tile 0,
+        // and one interleaved buffer of half the interleaved budget.
+        let ids: Vec<usize> = (0..3)
+            .map(|i| {
+                program.buffer(
+                    format!("s{i}"),
+                    MemoryClass::Standard,
+                    standard / 10 * 6,
+                    vec![0],
+                )
+            })
+            .collect();
+        let weights = program.buffer("w", MemoryClass::Interleaved, interleaved / 2, vec![0]);
+        let runs = ids
+            .iter()
+            .chain([&weights])
+            .map(|&b| crate::tiling::program::Run {
+                tile: 0,
+                kernel: 0,
+                args: vec![crate::tiling::program::Arg::Address(Place::at(b, 0))],
+            })
+            .collect();
+        program.kernels.push(ipu_device::KernelSpec::Count);
+        program.run.push(TileStep::Compute {
+            provenance: "op0".into(),
+            runs,
+        });
+        place_storage(&mut program, &target).unwrap();
+        let classes: Vec<MemoryClass> = ids.iter().map(|&b| program.buffers[b].class).collect();
+        let spilled = classes
+            .iter()
+            .filter(|&&c| c == MemoryClass::Interleaved)
+            .count();
+        assert_eq!(spilled, 2, "{classes:?}");
+        assert_eq!(program.buffers[weights].class, MemoryClass::Interleaved);
+        // Every interleaved buffer lies in the interleaved range, none overlapping.
+        let mut spans: Vec<(u32, u32)> = program
+            .buffers
+            .iter()
+            .filter(|b| b.class == MemoryClass::Interleaved)
+            .map(|b| {
+                let at = b.address.unwrap();
+                assert!(at >= target.memory.interleaved_start.value, "{}", b.name);
+                (at, at + b.bytes)
+            })
+            .collect();
+        spans.sort_unstable();
+        assert!(spans.windows(2).all(|w| w[0].1 <= w[1].0), "{spans:?}");
+        // A fourth standard buffer fits nowhere: refused as standard memory, on tile 0.
+        let mut program_full = program.clone();
+        let extra = program_full.buffer("s3", MemoryClass::Standard, standard / 10 * 6, vec![0]);
+        if let TileStep::Compute { runs, .. } = &mut program_full.run[0] {
+            runs.push(crate::tiling::program::Run {
+                tile: 0,
+                kernel: 0,
+                args: vec![crate::tiling::program::Arg::Address(Place::at(extra, 0))],
+            });
+        }
+        for buffer in &mut program_full.buffers {
+            buffer.class = if buffer.name == "w" {
+                MemoryClass::Interleaved
+            } else {
+                MemoryClass::Standard
+            };
+        }
+        let error = place_storage(&mut program_full, &target).unwrap_err();
+        assert!(
+            matches!(
+                error,
+                LowerError::OutOfMemory {
+                    tile: 0,
+                    class: "standard",
+                    ..
+                }
+            ),
+            "{error}"
         );
     }
 }

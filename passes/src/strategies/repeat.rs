@@ -79,8 +79,8 @@ impl Carry {
 }
 
 /// What resident per-iteration stacks add to every iteration (the lowering's
-/// `lower::graph::stacks`): each block of a stack's slice is stored once, on its least
-/// loaded reader, which copies the iteration's slice of it out of its store (`CopySlice`)
+/// `lower::graph::stacks`): each block of a stack's slice is stored once, cut into one piece
+/// per reader, each piece on its least loaded reader, which copies the iteration's slice of it out of its store (`CopySlice`)
 /// and multicasts it to the block's other readers in one exchange phase; the holders advance
 /// the iteration counter (`Count`). The stores stay resident: `slices` copies of every held
 /// block.
@@ -96,8 +96,99 @@ pub struct ResidentStacks {
     pub store_bytes: u64,
 }
 
-/// Stores are laid out in 16-byte units (as the lowering lays them out).
-const STORE_ALIGNMENT: u64 = 16;
+/// Stores are laid out in 16-byte units.
+pub const STORE_ALIGNMENT: u64 = 16;
+
+/// The most bytes of a stack's slice a holder takes while another tile can: twice an even
+/// share of the slice's `slice_bytes` over `tiles` tiles.
+pub fn holder_cap(slice_bytes: u64, tiles: u32) -> u64 {
+    2 * slice_bytes
+        .div_ceil(u64::from(tiles.max(1)))
+        .div_ceil(STORE_ALIGNMENT)
+        * STORE_ALIGNMENT
+}
+
+/// The size pieces of a resident stack read by one tile are cut to (bytes of a slice of
+/// `slice_bytes` on `tiles` tiles): twice an even share, at least 256 bytes, so a block the
+/// planner homes whole on one tile (a bias vector) spreads over several holders while a
+/// weight block of a GEMM grid stays whole on its reader.
+pub fn piece_bytes(slice_bytes: u64, tiles: u32) -> u64 {
+    (2 * slice_bytes.div_ceil(u64::from(tiles.max(1)))).max(256)
+}
+
+/// Which tile stores each piece of the resident stacks, for the planner and the lowering
+/// alike: a piece goes to its least loaded reader (it copies its own slice, no exchange),
+/// unless some other tile stores at least the piece's bytes less, which then holds it and
+/// multicasts it to every reader (so vectors every op reads from one tile do not pile up
+/// there). Each tile's pieces follow each other in 16-byte units.
+pub struct Holders {
+    load: Vec<u64>,
+    by_load: std::collections::BTreeSet<(u64, u32)>,
+}
+
+impl Holders {
+    pub fn new(tiles: u32) -> Holders {
+        Holders {
+            load: vec![0; tiles.max(1) as usize],
+            by_load: (0..tiles.max(1)).map(|t| (0, t)).collect(),
+        }
+    }
+
+    /// The holder of a piece of `bytes` read by `readers`, one of the pieces of a stack whose
+    /// pieces so far `stack` records (bytes per holder), and the piece's offset in that
+    /// holder's part of the stack's slice. A stack's store is one buffer as large on every
+    /// holder as on its busiest, so no holder's part may pass `cap` while another tile can
+    /// take the piece: the piece goes to its least loaded reader whose part stays within
+    /// `cap` (a local copy, no exchange), else to the least loaded tile holding none of the
+    /// stack yet (which multicasts it to the readers).
+    pub fn place(
+        &mut self,
+        readers: &[u32],
+        bytes: u64,
+        (stack, cap): (&mut std::collections::BTreeMap<u32, u64>, u64),
+    ) -> (u32, u64) {
+        let aligned = bytes.div_ceil(STORE_ALIGNMENT) * STORE_ALIGNMENT;
+        let tiles = self.load.len() as u32;
+        let part = |t: u32| stack.get(&t).copied().unwrap_or(0);
+        let reader = readers
+            .iter()
+            .copied()
+            .filter(|&t| t < tiles && part(t) + aligned <= cap.max(aligned))
+            .min_by_key(|&t| (self.load[t as usize], t));
+        let holder = reader.unwrap_or_else(|| {
+            self.by_load
+                .iter()
+                .find(|(_, t)| !stack.contains_key(t))
+                .or(self.by_load.first())
+                .map_or(0, |&(_, t)| t)
+        });
+        let load = self.load[holder as usize];
+        self.by_load.remove(&(load, holder));
+        self.load[holder as usize] = load + aligned;
+        self.by_load.insert((load + aligned, holder));
+        let part = stack.entry(holder).or_default();
+        let offset = *part;
+        *part += aligned;
+        (holder, offset)
+    }
+
+    /// Bytes of a slice the busiest tile stores.
+    pub fn max(&self) -> u64 {
+        self.load.iter().copied().max().unwrap_or(0)
+    }
+
+    /// The tiles storing anything, ascending.
+    pub fn tiles(&self) -> Vec<u32> {
+        (0..self.load.len() as u32)
+            .filter(|&t| self.load[t as usize] > 0)
+            .collect()
+    }
+
+    /// Bytes of a slice tile `tile` stores.
+    pub fn load(&self, tile: u32) -> u64 {
+        self.load.get(tile as usize).copied().unwrap_or(0)
+    }
+}
 
 impl ResidentStacks {
     /// The price of stacks read at `homes` (each slice's shards, where the body's ops read
@@ -107,56 +198,71 @@ impl ResidentStacks {
             return ResidentStacks::default();
         }
         let mut copy_cycles: Vec<u64> = vec![0; tiles as usize];
-        let mut held: Vec<u64> = vec![0; tiles as usize];
-        let mut store: Vec<u64> = vec![0; tiles as usize];
+        let mut holders = Holders::new(tiles);
         let mut load = PhaseLoad::new(tiles);
-        for &(shards, slices) in homes {
-            let mut holders = Vec::with_capacity(shards.owners.len());
-            for (block, owners) in shards.owners.iter().enumerate() {
-                let bytes = shards
+        let mut stores: Vec<u64> = vec![0; tiles as usize];
+        for &(read, slices) in homes {
+            let slice_bytes = read.dims.iter().product::<u64>() * u64::from(read.element_bytes);
+            let unit = piece_bytes(slice_bytes, tiles);
+            let cap = holder_cap(slice_bytes, tiles);
+            let mut part: std::collections::BTreeMap<u32, u64> = Default::default();
+            for (block, owners) in read.owners.iter().enumerate() {
+                let bytes = read
                     .block_ranges(block)
                     .iter()
                     .map(|(a, b)| b - a)
                     .product::<u64>()
-                    * u64::from(shards.element_bytes);
-                let Some(&holder) = owners
-                    .iter()
-                    .filter(|&&t| t < tiles)
-                    .min_by_key(|&&t| (held[t as usize], t))
-                else {
-                    holders.push(smallvec::smallvec![owners.first().copied().unwrap_or(0)]);
-                    continue;
-                };
-                let aligned = bytes.div_ceil(STORE_ALIGNMENT) * STORE_ALIGNMENT;
-                held[holder as usize] += aligned;
-                store[holder as usize] += aligned * u64::from(slices);
-                let spec = KernelSpec::CopySlice {
-                    bytes: u32::try_from(bytes).unwrap_or(u32::MAX),
-                    stride: 1,
-                    slices: 1,
-                };
-                copy_cycles[holder as usize] += ipu_device::cost::kernel_cycles(&spec, target);
-                holders.push(smallvec::smallvec![holder]);
+                    * u64::from(read.element_bytes);
+                // Cut into one piece per reader, or into pieces of about `unit` bytes.
+                let pieces = (owners.len() as u64).max(bytes.div_ceil(unit)).max(1);
+                let per = bytes.div_ceil(pieces).div_ceil(8) * 8;
+                let mut first = 0;
+                while first < bytes {
+                    let piece = per.min(bytes - first);
+                    first += piece;
+                    let (holder, _) = holders.place(owners, piece, (&mut part, cap));
+                    let spec = KernelSpec::CopySlice {
+                        bytes: u32::try_from(piece).unwrap_or(u32::MAX),
+                        stride: 1,
+                        slices: 1,
+                    };
+                    if let Some(c) = copy_cycles.get_mut(holder as usize) {
+                        *c += ipu_device::cost::kernel_cycles(&spec, target);
+                    }
+                    let receivers: Vec<u32> =
+                        owners.iter().copied().filter(|&t| t != holder).collect();
+                    if !receivers.is_empty() {
+                        load.add_transfer(holder, &receivers, piece);
+                    }
+                }
             }
-            let source = Shards {
-                owners: holders.into(),
-                ..shards.clone()
-            };
-            load.add(&source, shards);
+            // Each stack's store is one buffer on its holders sized by its busiest holder's
+            // part, `slices` times.
+            let most = part
+                .values()
+                .copied()
+                .max()
+                .unwrap_or(0)
+                .max(STORE_ALIGNMENT);
+            for &tile in part.keys() {
+                if let Some(bytes) = stores.get_mut(tile as usize) {
+                    *bytes += most * u64::from(slices);
+                }
+            }
         }
         let count = ipu_device::cost::kernel_cycles(&KernelSpec::Count, target);
         let compute_cycles = copy_cycles
             .iter()
-            .zip(&held)
-            .filter(|(_, &h)| h > 0)
-            .map(|(&c, _)| c + count)
+            .enumerate()
+            .filter(|&(t, _)| holders.load(t as u32) > 0)
+            .map(|(_, &c)| c + count)
             .max()
             .unwrap_or(0);
         ResidentStacks {
             compute_cycles,
             exchange_cycles: load.cycles(target),
             row_bytes: load.max_row_bytes(),
-            store_bytes: store.into_iter().max().unwrap_or(0),
+            store_bytes: stores.into_iter().max().unwrap_or(0),
         }
     }
 }
@@ -225,6 +331,14 @@ pub fn candidate(count: u64, body: PlannedBody, carry_tiles: u32, target: &Targe
         stacks,
         ..
     } = body;
+    // The carried values the body reads are homed where the repeat reads them, which the
+    // program's own accounting holds already: the body's peak counts them once more.
+    if stacks.store_bytes > 0 {
+        for read in &reads {
+            let carried = crate::tiling::format::shard_memory(&read.shards, &read.format);
+            memory = memory.minus(carried);
+        }
+    }
     // The stores stay for the whole program; counted with the body's peak.
     memory.standard += stacks.store_bytes;
     memory.largest_standard = memory.largest_standard.max(stacks.store_bytes);
@@ -307,19 +421,18 @@ mod tests {
         let count = ipu_device::cost::kernel_cycles(&KernelSpec::Count, &target);
         assert_eq!(alone.compute_cycles, copy + count);
         // The same slice needed by a 4 x 4 grid whose rows replicate it (each of 4 column
-        // blocks read by 4 tiles): 4 blocks of 8 KiB, stored once each on 4 distinct tiles.
+        // blocks of 8 KiB read by 4 tiles): each block cut into a 2 KiB piece per reader,
+        // every tile storing one piece and multicasting it to the block's 3 other readers.
         let replicated = Shards::needed_by_grid([1, 64, 256], 2, &[4, 4], &[None, Some(2)]);
         let shared = ResidentStacks::of(&[(&replicated, 27)], 16, &target);
-        assert_eq!(shared.store_bytes, 27 * 8192);
+        assert_eq!(shared.store_bytes, 27 * 2048);
         assert!(shared.exchange_cycles > 0 && shared.row_bytes > 0);
-        // Two stacks: the second's blocks go to the tiles the first left least loaded (no
-        // tile stores more), in the same phase (twice the rows of its busiest tile; the
-        // phase is bound by the holders' shared buses either way).
+        // Two such stacks: two pieces per tile, in the same phase.
         let both = ResidentStacks::of(&[(&replicated, 27), (&replicated, 27)], 16, &target);
-        assert_eq!(both.store_bytes, 27 * 8192);
+        assert_eq!(both.store_bytes, 2 * 27 * 2048);
         assert_eq!(both.row_bytes, 2 * shared.row_bytes);
         assert!(
-            both.exchange_cycles >= shared.exchange_cycles,
+            both.exchange_cycles > shared.exchange_cycles,
             "{both:?} {shared:?}"
         );
         assert_eq!(

@@ -19,6 +19,7 @@ use ipu_runtime::package::BindingRole;
 use super::{unsupported, Lowering};
 use crate::lower::program::{Arg, BufferId, HostBinding, HostPiece, Place, Run, TileStep};
 use crate::lower::LowerError;
+use crate::strategies::repeat::{Holders, STORE_ALIGNMENT};
 use crate::tiling::ValueId;
 
 use super::general::Transfers;
@@ -45,7 +46,46 @@ struct Content {
     pad: u32,
 }
 
+/// Parts of a content are cut at multiples of this many bytes within one run.
+const PART_UNIT: u32 = 8;
+
 impl Content {
+    /// The content cut into at most `count` parts: whole runs each, or, for one run without
+    /// padding, ranges of whole 8-byte units (the last part takes the rest).
+    fn parts(self, count: u32) -> Vec<Content> {
+        let count = count.max(1);
+        if self.runs > 1 {
+            let run_bytes = self.bytes / self.runs;
+            let per = self.runs.div_ceil(count);
+            return (0..self.runs)
+                .step_by(per as usize)
+                .map(|first| {
+                    let runs = per.min(self.runs - first);
+                    Content {
+                        offset: self.offset + first * run_bytes,
+                        tensor_offset: self.tensor_offset + u64::from(first) * self.stride,
+                        bytes: runs * run_bytes,
+                        runs,
+                        ..self
+                    }
+                })
+                .collect();
+        }
+        if self.pad > 0 || self.bytes <= PART_UNIT {
+            return vec![self];
+        }
+        let per = self.bytes.div_ceil(count).div_ceil(PART_UNIT) * PART_UNIT;
+        (0..self.bytes)
+            .step_by(per as usize)
+            .map(|first| Content {
+                offset: self.offset + first,
+                tensor_offset: self.tensor_offset + u64::from(first),
+                bytes: per.min(self.bytes - first),
+                ..self
+            })
+            .collect()
+    }
+
     fn of(piece: &HostPiece) -> Content {
         Content {
             buffer: piece.place.buffer,
@@ -58,9 +98,6 @@ impl Content {
         }
     }
 }
-
-/// Stores are laid out in 16-byte units.
-const STORE_ALIGNMENT: u64 = 16;
 
 impl Lowering<'_> {
     /// Places `pieces` of iterated value `value` (one slice, as the reading op asks for it)
@@ -85,20 +122,30 @@ impl Lowering<'_> {
                 tiles.push(piece.tile);
             }
         }
-        // Each content on its least loaded reader (ties: the lowest tile), at the next
-        // aligned offset of that tile's part of a slice.
+        // A content several tiles read is cut into one part per reader, and any content into
+        // parts of about `repeat::piece_bytes` (whole runs, or 8-byte units of one run), so
+        // the stores spread over the tiles.
+        let unit = crate::strategies::repeat::piece_bytes(slice_bytes, self.tiles);
+        let parts: Vec<(Content, &Vec<u32>)> = readers
+            .iter()
+            .flat_map(|(content, tiles)| {
+                let count = (tiles.len() as u64).max(u64::from(content.bytes).div_ceil(unit));
+                content
+                    .parts(u32::try_from(count).unwrap_or(u32::MAX))
+                    .into_iter()
+                    .map(move |part| (part, tiles))
+            })
+            .collect();
+        // Which tile holds each part: `repeat::Holders`, shared with the planner. The holders
+        // spread the parts of every stack of the scan over all tiles; this stack's store is
+        // one buffer on its holders, each part at its offset in the holder's part of a slice.
+        let cap = crate::strategies::repeat::holder_cap(slice_bytes, self.tiles);
+        let holders = self.holders.get_or_insert_with(|| Holders::new(self.tiles));
         let mut load: BTreeMap<u32, u64> = BTreeMap::new();
-        let mut held = Vec::with_capacity(readers.len());
-        for (content, tiles) in &readers {
-            let holder = tiles
-                .iter()
-                .copied()
-                .min_by_key(|&t| (load.get(&t).copied().unwrap_or(0), t))
-                .unwrap_or(0);
-            let at = load.entry(holder).or_default();
-            let offset = *at;
-            *at += u64::from(content.bytes).div_ceil(STORE_ALIGNMENT) * STORE_ALIGNMENT;
-            held.push((*content, holder, offset));
+        let mut held = Vec::with_capacity(parts.len());
+        for &(content, tiles) in &parts {
+            let (holder, offset) = holders.place(tiles, u64::from(content.bytes), (&mut load, cap));
+            held.push((content, holder, offset, tiles));
         }
         let part = load
             .values()
@@ -127,7 +174,7 @@ impl Lowering<'_> {
         // The host writes every slice of every content into its holder's store.
         let mut stored = Vec::with_capacity(held.len() * slices as usize);
         for slice in 0..slices {
-            for &(content, holder, offset) in &held {
+            for &(content, holder, offset, _) in &held {
                 let in_store = u64::from(slice) * part + offset;
                 stored.push(HostPiece {
                     tile: holder,
@@ -144,10 +191,37 @@ impl Lowering<'_> {
         // Each iteration: the holders copy their pieces of this iteration's slice where the
         // op reads them, then multicast them to the other readers.
         let counter = self.iteration_counter(&holders);
+        // A holder that does not read its part copies it into a staging buffer of its own
+        // (its place in the reading buffer may hold other bytes there) and sends it from
+        // there.
+        let mut staged: BTreeMap<u32, u32> = BTreeMap::new();
+        let mut staging_of = Vec::with_capacity(held.len());
+        for &(content, holder, _, readers) in &held {
+            if readers.contains(&holder) {
+                staging_of.push(None);
+            } else {
+                let at = staged.entry(holder).or_default();
+                staging_of.push(Some(*at));
+                *at += content.bytes.div_ceil(STORE_ALIGNMENT as u32) * STORE_ALIGNMENT as u32;
+            }
+        }
+        let staging = (!staged.is_empty()).then(|| {
+            let bytes = staged.values().copied().max().unwrap_or(0);
+            self.program.buffer(
+                format!("{name}.staging"),
+                ipu_device::MemoryClass::Standard,
+                bytes,
+                staged.keys().copied().collect(),
+            )
+        });
         let mut copies = Vec::with_capacity(held.len());
         let mut transfers = Transfers::default();
-        for &(content, holder, offset) in &held {
+        for (&(content, holder, offset, readers), staged_at) in held.iter().zip(staging_of) {
             let place = Place::at(content.buffer, content.offset);
+            let source = match (staging, staged_at) {
+                (Some(staging), Some(at)) => Place::at(staging, at),
+                _ => place,
+            };
             copies.push(Run {
                 tile: holder,
                 kernel: self.program.kernel(KernelSpec::CopySlice {
@@ -157,13 +231,13 @@ impl Lowering<'_> {
                 }),
                 args: vec![
                     Arg::Address(Place::at(store, offset as u32)),
-                    Arg::Address(place),
+                    Arg::Address(source),
                     Arg::Address(Place::at(counter, 0)),
                 ],
             });
-            for &tile in &readers[&content] {
+            for &tile in readers {
                 if tile != holder {
-                    transfers.add(holder, place, tile, place, content.bytes);
+                    transfers.add(holder, source, tile, place, content.bytes);
                 }
             }
         }
