@@ -316,20 +316,63 @@ fn first_fit(
                 ranges,
                 &conflicts,
                 tile_sets,
-                support_overrun(support, target),
+                support_overrun(program, support, target),
             )
         })
     }
 }
 
+/// The ops whose exchange phases give `tile` the most exchange rows, largest first (at most
+/// `count`): each phase counted for the compute step that follows it (the op it feeds).
+fn exchange_rows_by_op(program: &TileProgram, tile: u32, count: usize) -> Vec<(String, u32)> {
+    let mut rows: std::collections::BTreeMap<String, u32> = std::collections::BTreeMap::new();
+    let mut pending = 0u32;
+    for step in program.initialize.iter().chain(&program.run) {
+        match step {
+            super::program::TileStep::Exchange { moves, .. } => {
+                pending += moves
+                    .iter()
+                    .map(|m| {
+                        u32::from(m.source_tile == tile)
+                            + m.destinations.iter().filter(|&&t| t == tile).count() as u32
+                    })
+                    .sum::<u32>();
+            }
+            super::program::TileStep::Compute { provenance, .. } if pending > 0 => {
+                *rows.entry(provenance.clone()).or_default() += pending;
+                pending = 0;
+            }
+            _ => {}
+        }
+    }
+    if pending > 0 {
+        *rows.entry("the end of the program".into()).or_default() += pending;
+    }
+    let mut rows: Vec<(String, u32)> = rows.into_iter().collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    rows.truncate(count);
+    rows
+}
+
 /// How the support memory outgrew its reservation, when it did (the planner's budgets leave
-/// only the reservation to it): its bytes beyond it and its exchange code.
-fn support_overrun(support: &SupportMemory, target: &Target) -> Option<String> {
+/// only the reservation to it): its bytes beyond it and its exchange code, with the ops that
+/// give the busiest tile most of its rows.
+fn support_overrun(
+    program: &TileProgram,
+    support: &SupportMemory,
+    target: &Target,
+) -> Option<String> {
     let reserved = target.memory.standard_start.value + target.memory.support_reservation.value;
     let start = support.standard_ranges.first().map_or(0, |range| range.0);
     (start > reserved).then(|| {
+        let (busiest, _) = busiest_exchange_tile(program);
+        let shares = exchange_rows_by_op(program, busiest, 3)
+            .into_iter()
+            .map(|(op, rows)| format!("{op} {rows}"))
+            .collect::<Vec<_>>()
+            .join(", ");
         format!(
-            "the support memory takes {} B of standard memory beyond its {} B reservation (exchange code {} B: {} exchange rows on the busiest tile)",
+            "the support memory takes {} B of standard memory beyond its {} B reservation (exchange code {} B: {} exchange rows on the busiest tile, tile {busiest}; most from {shares})",
             start - reserved,
             target.memory.support_reservation.value,
             support.exchange_table_bytes,
@@ -470,7 +513,7 @@ mod support_tests {
         assert!(text.contains("for big"), "{text}");
         assert!(
             text.contains(
-                "beyond its 49152 B reservation (exchange code 96000 B: 6000 exchange rows"
+                "beyond its 49152 B reservation (exchange code 96000 B: 6000 exchange rows on the busiest tile, tile 0; most from the end of the program 6000)"
             ),
             "{text}"
         );
