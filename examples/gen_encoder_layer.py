@@ -8,6 +8,7 @@ examples/layers/<name>_x<N>.mlir.
     python3 examples/gen_encoder_layer.py --layers 12 vit_b16   # ViT-B/16's 12-layer encoder
     python3 examples/gen_encoder_layer.py --out DIR tiny        # into DIR instead
     python3 examples/gen_encoder_layer.py --layers 3 --streamed tiny  # weights streamed per layer
+    python3 examples/gen_encoder_layer.py --batch 4 siglip_so400m   # 4 images' tokens at once
 
 Each layer is pre-norm, as ViT, SigLIP and GPT-2 write it, or post-norm as BERT does:
 x + proj(attention(LN1(x))) then + MLP(LN2(.)), heads split by reshape and rearrange, one
@@ -36,8 +37,10 @@ LAYERS = {
 }
 
 
-def layer(name, layers=1, streamed=False):
+def layer(name, layers=1, streamed=False, batch=1):
     s, d, h, f, gelu, eps, causal, post_norm, what = LAYERS[name]
+    # A batch runs its images' tokens stacked: every 2-D tensor has batch x tokens rows.
+    tokens = batch * s
     e = "f16"
     dh = d // h
 
@@ -56,9 +59,9 @@ def layer(name, layers=1, streamed=False):
     ]
     kind = f"{'causal ' if causal else ''}transformer layer"
     head = (
-        [f"// {what}: one {kind} at its real size, F16."]
+        [f"// {what}: one {kind} at its real size, F16" + (f", batch {batch} (the images' tokens stacked)." if batch > 1 else ".")]
         if layers == 1
-        else [f"// {what}: {layers} {kind}s (an encoder), each with its own weights, F16."]
+        else [f"// {what}: {layers} {kind}s (an encoder), each with its own weights, F16" + (f", batch {batch}." if batch > 1 else ".")]
     )
     lines = head + [
         f"// Tokens {s}, hidden {d}, {h} heads of {dh}, MLP {f} with {gelu} GeLU, layer norms epsilon {eps:g},",
@@ -76,14 +79,14 @@ def layer(name, layers=1, streamed=False):
     if layers == 1:
         lines.append(
             "func.func @main("
-            + ", ".join([f"%x: {t(s, d)}"] + [f"%{n}: {t(*dims)} {{ipu.parameter}}" for n, dims in weights])
-            + f") -> {t(s, d)} {{"
+            + ", ".join([f"%x: {t(tokens, d)}"] + [f"%{n}: {t(*dims)} {{ipu.parameter}}" for n, dims in weights])
+            + f") -> {t(tokens, d)} {{"
         )
     else:
         lines.append(
             "func.func private @layer("
-            + ", ".join([f"%x: {t(s, d)}"] + [f"%{n}: {t(*dims)}" for n, dims in weights])
-            + f") -> {t(s, d)} {{"
+            + ", ".join([f"%x: {t(tokens, d)}"] + [f"%{n}: {t(*dims)}" for n, dims in weights])
+            + f") -> {t(tokens, d)} {{"
         )
     body_start = len(lines)
     eps_attr = f"{{epsilon = {eps:.6e} : f32}}"
@@ -96,39 +99,47 @@ def layer(name, layers=1, streamed=False):
         )
 
     def linear(result, x, w, b, n_in, n_out):
-        op(result + "_m", "ipu.matmul", [x, w], [t(s, n_in), t(n_in, n_out)], t(s, n_out))
-        op(result, "ipu.add", [result + "_m", b], [t(s, n_out), t(n_out)], t(s, n_out))
+        op(result + "_m", "ipu.matmul", [x, w], [t(tokens, n_in), t(n_in, n_out)], t(tokens, n_out))
+        op(result, "ipu.add", [result + "_m", b], [t(tokens, n_out), t(n_out)], t(tokens, n_out))
 
     attn_in = "x"
     if not post_norm:
-        op("ln1", "ipu.layer_norm", ["x", "ln1_g", "ln1_b"], [t(s, d), t(d), t(d)], t(s, d), " " + eps_attr)
+        op("ln1", "ipu.layer_norm", ["x", "ln1_g", "ln1_b"], [t(tokens, d), t(d), t(d)], t(tokens, d), " " + eps_attr)
         attn_in = "ln1"
+    # Heads split as [tokens, heads, head dim] -> [heads, tokens, head dim], with a batch
+    # [batch, tokens, heads, head dim] -> [batch, heads, tokens, head dim].
+    if batch == 1:
+        split, heads = (s, h, dh), (h, s, dh)
+        perm = " {permutation = array<i64: 1, 0, 2>}"
+    else:
+        split, heads = (batch, s, h, dh), (batch, h, s, dh)
+        perm = " {permutation = array<i64: 0, 2, 1, 3>}"
     for p in "qkv":
         linear(p, attn_in, "w" + p, "b" + p, d, d)
-        op(p + "s", "ipu.reshape", [p], [t(s, d)], t(s, h, dh))
-        op(p + "h", "ipu.rearrange", [p + "s"], [t(s, h, dh)], t(h, s, dh), " {permutation = array<i64: 1, 0, 2>}")
+        op(p + "s", "ipu.reshape", [p], [t(tokens, d)], t(*split))
+        op(p + "h", "ipu.rearrange", [p + "s"], [t(*split)], t(*heads), perm)
     causal_attr = " {causal}" if causal else ""
-    op("att", "ipu.attention", ["qh", "kh", "vh"], [t(h, s, dh)] * 3, t(h, s, dh), causal_attr)
-    op("om", "ipu.rearrange", ["att"], [t(h, s, dh)], t(s, h, dh), " {permutation = array<i64: 1, 0, 2>}")
-    op("merged", "ipu.reshape", ["om"], [t(s, h, dh)], t(s, d))
+    op("att", "ipu.attention", ["qh", "kh", "vh"], [t(*heads)] * 3, t(*heads), causal_attr)
+    op("om", "ipu.rearrange", ["att"], [t(*heads)], t(*split), perm)
+    op("merged", "ipu.reshape", ["om"], [t(*split)], t(tokens, d))
     linear("proj", "merged", "wo", "bo", d, d)
-    op("res1", "ipu.add", ["x", "proj"], [t(s, d), t(s, d)], t(s, d))
+    op("res1", "ipu.add", ["x", "proj"], [t(tokens, d), t(tokens, d)], t(tokens, d))
     mlp_in = "res1"
     if post_norm:
-        op("ln1", "ipu.layer_norm", ["res1", "ln1_g", "ln1_b"], [t(s, d), t(d), t(d)], t(s, d), " " + eps_attr)
+        op("ln1", "ipu.layer_norm", ["res1", "ln1_g", "ln1_b"], [t(tokens, d), t(d), t(d)], t(tokens, d), " " + eps_attr)
         mlp_in = "ln1"
     else:
-        op("ln2", "ipu.layer_norm", ["res1", "ln2_g", "ln2_b"], [t(s, d), t(d), t(d)], t(s, d), " " + eps_attr)
+        op("ln2", "ipu.layer_norm", ["res1", "ln2_g", "ln2_b"], [t(tokens, d), t(d), t(d)], t(tokens, d), " " + eps_attr)
         mlp_in = "ln2"
     linear("hid", mlp_in, "w1", "b1", d, f)
-    op("g", "ipu.gelu", ["hid"], [t(s, f)], t(s, f), gelu_attr)
+    op("g", "ipu.gelu", ["hid"], [t(tokens, f)], t(tokens, f), gelu_attr)
     linear("mlp", "g", "w2", "b2", f, d)
-    op("res2", "ipu.add", [mlp_in if post_norm else "res1", "mlp"], [t(s, d), t(s, d)], t(s, d))
+    op("res2", "ipu.add", [mlp_in if post_norm else "res1", "mlp"], [t(tokens, d), t(tokens, d)], t(tokens, d))
     out = "res2"
     if post_norm:
-        op("ln2", "ipu.layer_norm", ["res2", "ln2_g", "ln2_b"], [t(s, d), t(d), t(d)], t(s, d), " " + eps_attr)
+        op("ln2", "ipu.layer_norm", ["res2", "ln2_g", "ln2_b"], [t(tokens, d), t(d), t(d)], t(tokens, d), " " + eps_attr)
         out = "ln2"
-    lines.append(f"  return %{out} : {t(s, d)}")
+    lines.append(f"  return %{out} : {t(tokens, d)}")
     lines.append("}")
     assert len(lines) > body_start
     if layers > 1:
@@ -136,8 +147,8 @@ def layer(name, layers=1, streamed=False):
         marker = "" if streamed else " {ipu.parameter}"
         lines.append(
             "func.func @main("
-            + ", ".join([f"%x: {t(s, d)}"] + [f"%{n}s: {t(layers, *dims)}{marker}" for n, dims in weights])
-            + f") -> {t(s, d)} {{"
+            + ", ".join([f"%x: {t(tokens, d)}"] + [f"%{n}s: {t(layers, *dims)}{marker}" for n, dims in weights])
+            + f") -> {t(tokens, d)} {{"
         )
         for n, dims in weights:
             lines.append(f'  %{n} = "ipu.stack"(%{n}s) : ({t(layers, *dims)}) -> !ipu.stacked')
@@ -145,10 +156,10 @@ def layer(name, layers=1, streamed=False):
             '  %y = "ipu.scan"(%x, '
             + ", ".join("%" + n for n, _ in weights)
             + f") {{body = @layer, count = {layers} : i64}} : ("
-            + ", ".join([t(s, d)] + ["!ipu.stacked"] * len(weights))
-            + f") -> {t(s, d)}"
+            + ", ".join([t(tokens, d)] + ["!ipu.stacked"] * len(weights))
+            + f") -> {t(tokens, d)}"
         )
-        lines.append(f"  return %y : {t(s, d)}")
+        lines.append(f"  return %y : {t(tokens, d)}")
         lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -158,17 +169,21 @@ def main():
     layers = 1
     streamed = False
     root = pathlib.Path(__file__).resolve().parent / "layers"
-    while args[:1] in (["--layers"], ["--out"], ["--streamed"]):
+    batch = 1
+    while args[:1] in (["--layers"], ["--out"], ["--streamed"], ["--batch"]):
         if args[0] == "--streamed":
             streamed = True
             args = args[1:]
             continue
         if len(args) < 2:
             sys.exit(f"gen_encoder_layer.py: {args[0]} takes a value")
-        if args[0] == "--layers":
+        if args[0] in ("--layers", "--batch"):
             if not args[1].isdigit() or int(args[1]) < 1:
-                sys.exit("gen_encoder_layer.py: --layers takes a count of at least 1")
-            layers = int(args[1])
+                sys.exit(f"gen_encoder_layer.py: {args[0]} takes a count of at least 1")
+            if args[0] == "--layers":
+                layers = int(args[1])
+            else:
+                batch = int(args[1])
         else:
             root = pathlib.Path(args[1])
         args = args[2:]
@@ -180,8 +195,9 @@ def main():
         if streamed and layers == 1:
             sys.exit("gen_encoder_layer.py: --streamed applies to an encoder (--layers N, N > 1)")
         suffix = "" if layers == 1 else f"_x{layers}" + ("_streamed" if streamed else "")
+        suffix += "" if batch == 1 else f"_b{batch}"
         path = root / f"{name}{suffix}.mlir"
-        path.write_text(layer(name, layers, streamed))
+        path.write_text(layer(name, layers, streamed, batch))
         print(path)
 
 
