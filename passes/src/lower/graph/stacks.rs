@@ -1,12 +1,15 @@
 //! Resident per-iteration stacks of an `ipu.scan`.
 //!
 //! A stack that is a parameter or a constant (written once, at `initialize`) stays on the
-//! device for every run: each slice a body op reads is stored once, on one of the tiles that
-//! read it, in a store holding that piece of every iteration's slice. In iteration `i` the
-//! holder copies piece `i` of its store where the op reads it (a `CopySlice` indexed by the
-//! repeat's iteration counter) and multicasts it to the other tiles that read the same bytes
-//! at the same place, in one exchange phase. The host writes the whole stack once, in the
-//! layout the reading op asked for (strided runs, zero padding), slice after slice.
+//! device for every run. The bytes a body op reads of one slice are cut into parts (one per
+//! reader of the same bytes, and parts of about twice an even share), each stored once on a
+//! holder ([`Holders`]: a reader when it holds no more than its share of the stack, else the
+//! least loaded tile) in a store holding that part of every iteration's slice. In iteration
+//! `i` each holder copies part `i` of its store (a `CopySlice` indexed by the repeat's
+//! iteration counter) where it reads it, or into a staging buffer when it does not read it,
+//! and multicasts it to the other readers in one exchange phase. The host writes the whole
+//! stack once, in the layout the reading op asked for (strided runs, zero padding), slice
+//! after slice.
 //!
 //! The counter is a 4-byte buffer on the holding tiles: filled with zero before the repeat
 //! and advanced (`Count`) by the repeat's last step of each iteration.
