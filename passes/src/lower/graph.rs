@@ -122,6 +122,34 @@ fn single_matrix(shape: &[u64]) -> Option<(u64, u64)> {
         .then(|| (shape[rank - 2], shape[rank - 1]))
 }
 
+/// A constant's bytes (`data`, in `element`) as the host streams them: encoded once, here,
+/// as the host would encode an argument, in `precision` (FP8 at scale `scale_exp`); `what`
+/// names the constant in the error.
+fn encode_constant(
+    data: Vec<u8>,
+    element: Precision,
+    (precision, scale_exp): (Precision, i32),
+    what: &str,
+) -> Result<Vec<u8>, LowerError> {
+    if precision == element {
+        return Ok(data);
+    }
+    ipu_device::numerics::decode_bytes(&data, element, 0)
+        .and_then(|values| {
+            ipu_device::numerics::encode_bytes(
+                &values,
+                precision,
+                scale_exp,
+                ipu_device::numerics::Rounding::NearestEvenSaturating,
+            )
+        })
+        .map_err(|e| {
+            LowerError::Input(format!(
+                "{what}: cannot encode as {precision:?} at scale {scale_exp}: {e}"
+            ))
+        })
+}
+
 struct Lowering<'g> {
     graph: &'g Graph,
     constants: &'g BTreeMap<ValueId, Vec<u8>>,
@@ -243,25 +271,12 @@ impl<'g> Lowering<'g> {
                 self.constants.get(&value).cloned().ok_or_else(|| {
                     LowerError::Input(format!("constant value {value} has no data"))
                 })?;
-            if precision == v.element {
-                data
-            } else {
-                // Constants are encoded once, here, as the host would encode an argument.
-                let encode = || {
-                    let values = ipu_device::numerics::decode_bytes(&data, v.element, 0)?;
-                    ipu_device::numerics::encode_bytes(
-                        &values,
-                        precision,
-                        scale_exp,
-                        ipu_device::numerics::Rounding::NearestEvenSaturating,
-                    )
-                };
-                encode().map_err(|e| {
-                    LowerError::Input(format!(
-                        "constant value {value}: cannot encode as {precision:?} at scale {scale_exp}: {e}"
-                    ))
-                })?
-            }
+            encode_constant(
+                data,
+                v.element,
+                (precision, scale_exp),
+                &format!("constant value {value}"),
+            )?
         } else {
             Vec::new()
         };

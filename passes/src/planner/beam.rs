@@ -340,8 +340,7 @@ fn repeat_candidates(
         .filter(|(_, &resident)| resident)
         .map(|(&v, _)| v)
         .collect();
-    let slices = u32::try_from(count).unwrap_or(u32::MAX);
-    let mut out = repeat_finalists(
+    let (mut out, mut stores) = repeat_finalists(
         repeat,
         &planned,
         (arguments, &stack_slices),
@@ -377,13 +376,8 @@ fn repeat_candidates(
             break;
         }
         let budget = if attempt == 0 {
-            let stores = planned
-                .finalists
-                .iter()
-                .map(|f| stack_store_bytes(f, &stack_slices, slices, options, target))
-                .min()
-                .unwrap_or(0);
-            options.total_budget.saturating_sub(stores)
+            let least = stores.iter().copied().min().unwrap_or(0);
+            options.total_budget.saturating_sub(least)
         } else {
             body_options.total_budget.saturating_sub(overrun)
         };
@@ -395,7 +389,7 @@ fn repeat_candidates(
             Ok(again) => planned = again,
             Err(_) => break,
         }
-        out = repeat_finalists(
+        (out, stores) = repeat_finalists(
             repeat,
             &planned,
             (arguments, &stack_slices),
@@ -406,33 +400,19 @@ fn repeat_candidates(
     Ok(out)
 }
 
-/// The store bytes per tile of the resident stacks `stack_slices` a body `finalist` reads.
-fn stack_store_bytes(
-    finalist: &Finalist,
-    stack_slices: &[ValueId],
-    slices: u32,
-    options: &PlannerOptions,
-    target: &Target,
-) -> u64 {
-    let homes: Vec<(&Shards, u32)> = stack_slices
-        .iter()
-        .filter_map(|&v| finalist.homes[v].as_deref())
-        .map(|need| (&need.shards, slices))
-        .collect();
-    repeat::ResidentStacks::of(&homes, options.tiles, target).store_bytes
-}
-
-/// The repeat candidates of a body's planned finalists.
+/// The repeat candidates of a body's planned finalists, and the store bytes per tile of the
+/// resident stacks `stack_slices` each reads.
 fn repeat_finalists(
     repeat: &RepeatOp,
     planned: &Planned,
     (arguments, stack_slices): (&[ValueId], &[ValueId]),
     options: &PlannerOptions,
     target: &Target,
-) -> Vec<Candidate> {
+) -> (Vec<Candidate>, Vec<u64>) {
     let &RepeatOp { count, body, .. } = repeat;
     let slices = u32::try_from(count).unwrap_or(u32::MAX);
     let mut out = Vec::new();
+    let mut stores = Vec::new();
     for finalist in &planned.finalists {
         let home_of = |value: ValueId| -> Need {
             finalist.homes[value]
@@ -464,6 +444,7 @@ fn repeat_finalists(
             .map(|need| (&need.shards, slices))
             .collect();
         let stacks = repeat::ResidentStacks::of(&stack_homes, options.tiles, target);
+        stores.push(stacks.store_bytes);
         let planned_body = PlannedBody {
             cycles: estimate.cycles,
             exchange_cycles: estimate.exchange_cycles,
@@ -500,7 +481,7 @@ fn repeat_finalists(
             target,
         ));
     }
-    out
+    (out, stores)
 }
 
 /// Plans `graph`: the finalists (best first), the candidates and the frontier sizes.

@@ -115,10 +115,10 @@ impl PlannerOptions {
     }
 }
 
-/// Which memory class a plan runs out of.
+/// Which budget a plan runs out of: interleaved-only data, or the total (standard data beyond
+/// the standard budget spills into interleaved memory, so it has no budget of its own).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum BudgetClass {
-    Standard,
     Interleaved,
     Total,
 }
@@ -126,7 +126,6 @@ pub enum BudgetClass {
 impl BudgetClass {
     pub fn name(self) -> &'static str {
         match self {
-            BudgetClass::Standard => "standard",
             BudgetClass::Interleaved => "interleaved",
             BudgetClass::Total => "total",
         }

@@ -279,24 +279,12 @@ impl Lowering<'_> {
         }
         let data = match resident.data {
             None => Vec::new(),
-            Some((data, element)) if element == precision => data,
-            Some((data, element)) => {
-                let values = ipu_device::numerics::decode_bytes(&data, element, 0);
-                values
-                    .and_then(|values| {
-                        ipu_device::numerics::encode_bytes(
-                            &values,
-                            precision,
-                            scale_exp,
-                            ipu_device::numerics::Rounding::NearestEvenSaturating,
-                        )
-                    })
-                    .map_err(|e| {
-                        LowerError::Input(format!(
-                            "constant stack {name}: cannot encode as {precision:?} at scale {scale_exp}: {e}"
-                        ))
-                    })?
-            }
+            Some((data, element)) => super::encode_constant(
+                data,
+                element,
+                (precision, scale_exp),
+                &format!("constant stack {name}"),
+            )?,
         };
         self.program.bindings.push(HostBinding {
             name: name.clone(),
