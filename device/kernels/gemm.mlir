@@ -2,6 +2,7 @@
 //
 // Layouts (all three are 16-column panel orders, see @ipu_panel_index in common.mlir):
 //   A, amp_left:   (r, kk) at ((kk / 16) * rows + r) * 16 + kk % 16  -- K in groups of 16
+//      or, with a_row_major (the gemm_..._arow kernels): (r, kk) at r * k + kk
 //   B, amp_right:  (kk, j) at ((j / 16) * k + kk) * 16 + j % 16      -- 16-column groups,
 //                                                                        K-major inside a group
 //   C, amp_output: (r, j)  at ((j / 16) * rows + r) * 16 + j % 16    -- 16-column groups
@@ -44,15 +45,19 @@ func.func private @gemm_store(%mem: memref<?xi8>, %c_off: index, %rows: index, %
   return
 }
 
-// Widens rows [r0, r0 + n) of A into scratch rows 0..n (row-major, k per row).
-func.func private @gemm_widen_a(%mem: memref<?xi8>, %a_off: index, %rows: index, %r0: index, %n: index, %k: index, %in: index, %scale: i32, %scratch: memref<?xf32>) {
+// Widens rows [r0, r0 + n) of A into scratch rows 0..n (row-major, k per row); A is in
+// amp_left order, or row-major (k per row) when %row_major is set.
+func.func private @gemm_widen_a(%mem: memref<?xi8>, %a_off: index, %rows: index, %r0: index, %n: index, %k: index, %in: index, %scale: i32, %scratch: memref<?xf32>, %row_major: i1) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   scf.for %i = %c0 to %n step %c1 {
     %r = arith.addi %r0, %i : index
     %row_base = arith.muli %i, %k : index
+    %a_row = arith.muli %r, %k : index
     scf.for %kk = %c0 to %k step %c1 {
-      %src = func.call @ipu_panel_index(%r, %kk, %rows) : (index, index, index) -> index
+      %panel = func.call @ipu_panel_index(%r, %kk, %rows) : (index, index, index) -> index
+      %plain = arith.addi %a_row, %kk : index
+      %src = arith.select %row_major, %plain, %panel : index
       %v = func.call @ipu_load(%mem, %a_off, %src, %in, %scale) : (memref<?xi8>, index, index, index, i32) -> f32
       %dst = arith.addi %row_base, %kk : index
       memref.store %v, %scratch[%dst] : memref<?xf32>
@@ -67,6 +72,7 @@ func.func private @body(%mem: memref<?xi8>, %args: memref<?xi32>, %rows: index) 
   %in = arith.constant {ipu.param = "input_precision"} 1 : index
   %out = arith.constant {ipu.param = "partials_precision"} 1 : index
   %accumulate = arith.constant {ipu.param = "accumulate"} false
+  %row_major = arith.constant {ipu.param = "a_row_major"} false
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -96,7 +102,7 @@ func.func private @body(%mem: memref<?xi8>, %args: memref<?xi32>, %rows: index) 
   %quads = arith.divui %rows, %c4 : index
   %rows4 = arith.muli %quads, %c4 : index
   scf.for %r0 = %c0 to %rows4 step %c4 {
-    func.call @gemm_widen_a(%mem, %a_off, %rows, %r0, %c4, %k, %in, %a_scale, %a32) : (memref<?xi8>, index, index, index, index, index, index, i32, memref<?xf32>) -> ()
+    func.call @gemm_widen_a(%mem, %a_off, %rows, %r0, %c4, %k, %in, %a_scale, %a32, %row_major) : (memref<?xi8>, index, index, index, index, index, index, i32, memref<?xf32>, i1) -> ()
     scf.for %g = %c0 to %groups step %c1 {
       %gk = arith.muli %g, %k : index
       %s:4 = scf.for %kk = %c0 to %k step %c1 iter_args(%x0 = %zero, %x1 = %zero, %x2 = %zero, %x3 = %zero) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
@@ -131,7 +137,7 @@ func.func private @body(%mem: memref<?xi8>, %args: memref<?xi32>, %rows: index) 
   }
   // Remaining rows one at a time.
   scf.for %r = %rows4 to %rows step %c1 {
-    func.call @gemm_widen_a(%mem, %a_off, %rows, %r, %c1, %k, %in, %a_scale, %a32) : (memref<?xi8>, index, index, index, index, index, index, i32, memref<?xf32>) -> ()
+    func.call @gemm_widen_a(%mem, %a_off, %rows, %r, %c1, %k, %in, %a_scale, %a32, %row_major) : (memref<?xi8>, index, index, index, index, index, index, i32, memref<?xf32>, i1) -> ()
     scf.for %g = %c0 to %groups step %c1 {
       %gk = arith.muli %g, %k : index
       %s = scf.for %kk = %c0 to %k step %c1 iter_args(%x0 = %zero) -> (vector<16xf32>) {

@@ -88,6 +88,14 @@ pub fn kernel_cycles(spec: &KernelSpec, target: &Target) -> u64 {
             c,
             rows,
             ..
+        }
+        | KernelSpec::GemmRowA {
+            input,
+            weights,
+            k,
+            c,
+            rows,
+            ..
         } => {
             let max_rows = rows.iter().copied().max().unwrap_or(0);
             gemm_call_cycles(*input, *weights, *k, *c, max_rows, target)
@@ -217,6 +225,14 @@ pub fn kernel_call_cycles(
 ) -> Result<u64, CostError> {
     match spec {
         KernelSpec::Gemm {
+            input,
+            weights,
+            k,
+            c,
+            rows,
+            ..
+        }
+        | KernelSpec::GemmRowA {
             input,
             weights,
             k,

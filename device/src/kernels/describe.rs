@@ -65,8 +65,26 @@ impl KernelSpec {
                 c,
                 rows,
                 accumulate,
+            }
+            | KernelSpec::GemmRowA {
+                input,
+                partials,
+                weights,
+                k,
+                c,
+                rows,
+                accumulate,
             } => {
-                let mut name = format!("gemm_{}_{}_k{k}_c{c}", input.short_name(), weights.name());
+                let a = if matches!(self, KernelSpec::GemmRowA { .. }) {
+                    "_arow"
+                } else {
+                    ""
+                };
+                let mut name = format!(
+                    "gemm_{}_{}{a}_k{k}_c{c}",
+                    input.short_name(),
+                    weights.name()
+                );
                 for r in rows {
                     name.push_str(&format!("_r{r}"));
                 }
@@ -231,7 +249,7 @@ impl KernelSpec {
     /// body is generated ([`super::source::map_body`]) after the shared helpers of this file.
     pub const fn source_file(&self) -> &'static str {
         match self {
-            KernelSpec::Gemm { .. } => "gemm.mlir",
+            KernelSpec::Gemm { .. } | KernelSpec::GemmRowA { .. } => "gemm.mlir",
             KernelSpec::Cast { .. } => "cast.mlir",
             KernelSpec::Rearrange { .. } => "rearrange.mlir",
             KernelSpec::Add { .. } => "add.mlir",
@@ -264,12 +282,24 @@ impl KernelSpec {
                 c,
                 accumulate,
                 ..
+            }
+            | KernelSpec::GemmRowA {
+                input,
+                partials,
+                k,
+                c,
+                accumulate,
+                ..
             } => vec![
                 ("k", i64::from(*k)),
                 ("c", i64::from(*c)),
                 ("input_precision", p(*input)),
                 ("partials_precision", p(*partials)),
                 ("accumulate", i64::from(*accumulate)),
+                (
+                    "a_row_major",
+                    i64::from(matches!(self, KernelSpec::GemmRowA { .. })),
+                ),
             ],
             KernelSpec::Cast { from, to, elements } => vec![
                 ("elements", i64::from(*elements)),
@@ -432,7 +462,7 @@ impl KernelSpec {
     pub fn entries(&self) -> Vec<(String, u32)> {
         let name = self.name();
         match self {
-            KernelSpec::Gemm { rows, .. } => {
+            KernelSpec::Gemm { rows, .. } | KernelSpec::GemmRowA { rows, .. } => {
                 rows.iter().map(|r| (format!("{name}_r{r}"), *r)).collect()
             }
             _ => vec![(name, 0)],
@@ -477,6 +507,14 @@ impl KernelSpec {
     fn validate_parameters(&self) -> Result<(), KernelError> {
         match self {
             KernelSpec::Gemm {
+                input,
+                partials,
+                k,
+                c,
+                rows,
+                ..
+            }
+            | KernelSpec::GemmRowA {
                 input,
                 partials,
                 k,
@@ -783,7 +821,9 @@ impl KernelSpec {
 
     fn max_rows(&self) -> u32 {
         match self {
-            KernelSpec::Gemm { rows, .. } => rows.iter().copied().max().unwrap_or(0),
+            KernelSpec::Gemm { rows, .. } | KernelSpec::GemmRowA { rows, .. } => {
+                rows.iter().copied().max().unwrap_or(0)
+            }
             _ => 0,
         }
     }

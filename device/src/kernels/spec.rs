@@ -283,6 +283,53 @@ pub enum KernelSpec {
     /// Advances a repeat's iteration counter: the u32 at `counter_offset` plus one (wrapping).
     /// Args: [counter_offset].
     Count,
+    /// [`KernelSpec::Gemm`] with A row-major: A is a dense `rows x k` block, element (r, kk)
+    /// at `r * k + kk` (B and C as in `Gemm`). Same parameters, numerics, arguments and
+    /// cost: every 16-element group of an A row is still contiguous, and the AMP steps from
+    /// one row to the next with a load stride, as the 1x1 convolution partials step input
+    /// positions (`ld2x64pace` strides). A left operand gathered from row-major blocks
+    /// arrives as whole row runs into this order instead of one run per 16 columns.
+    GemmRowA {
+        input: Precision,
+        partials: Precision,
+        weights: MemoryClass,
+        k: u32,
+        c: u32,
+        rows: Vec<u32>,
+        accumulate: bool,
+    },
+}
+
+impl KernelSpec {
+    /// Whether this is a GEMM call ([`KernelSpec::Gemm`] or [`KernelSpec::GemmRowA`]).
+    pub const fn is_gemm(&self) -> bool {
+        matches!(self, KernelSpec::Gemm { .. } | KernelSpec::GemmRowA { .. })
+    }
+
+    /// This GEMM call reading a row-major A ([`KernelSpec::GemmRowA`]); any other kernel
+    /// is returned as it is.
+    pub fn with_row_major_a(self) -> KernelSpec {
+        match self {
+            KernelSpec::Gemm {
+                input,
+                partials,
+                weights,
+                k,
+                c,
+                rows,
+                accumulate,
+            } => KernelSpec::GemmRowA {
+                input,
+                partials,
+                weights,
+                k,
+                c,
+                rows,
+                accumulate,
+            },
+            other => other,
+        }
+    }
 }
 
 /// Most inputs of one map kernel (the importer's fusion keeps chains within it).

@@ -54,6 +54,16 @@ fn names_follow_the_seed() {
             "gemm_f8_interleaved_k32_c64_r32_r34_r34"
         ]
     );
+    // The row-major-A form: its own name, the same source and cost.
+    let row_a = gemm.clone().with_row_major_a();
+    assert_eq!(row_a.name(), "gemm_f8_interleaved_arow_k32_c64_r32_r34");
+    assert_eq!(row_a.source_file(), gemm.source_file());
+    assert!(row_a.is_gemm() && gemm.is_gemm());
+    let target = ipu_device::Target::c600();
+    assert_eq!(
+        ipu_device::cost::kernel_cycles(&row_a, &target),
+        ipu_device::cost::kernel_cycles(&gemm, &target)
+    );
     for (rows, padded, name) in [
         (31, 32, "rearrange_amp_left_f16_o0_r31_p32_c32_p32"),
         (32, 32, "rearrange_amp_left_f16_o0_r32_p32_c32_p32"),
@@ -128,8 +138,9 @@ struct GemmCase {
     b_scale: i32,
 }
 
-fn gemm_spec(case: &GemmCase) -> KernelSpec {
-    KernelSpec::Gemm {
+/// The case's kernel: [`KernelSpec::Gemm`], or with `row_a` [`KernelSpec::GemmRowA`].
+fn gemm_spec(case: &GemmCase, row_a: bool) -> KernelSpec {
+    let spec = KernelSpec::Gemm {
         input: case.input,
         partials: case.partials,
         weights: case.weights,
@@ -137,14 +148,19 @@ fn gemm_spec(case: &GemmCase) -> KernelSpec {
         c: case.c,
         rows: case.rows.clone(),
         accumulate: case.accumulate,
+    };
+    if row_a {
+        spec.with_row_major_a()
+    } else {
+        spec
     }
 }
 
 /// Runs every row entry of the case on fresh random data and compares bit for bit with the
 /// reference: f32 fused multiply-adds in order over the K block, then one rounding into the
-/// partials (after adding the old partial when accumulating).
-fn check_gemm(case: &GemmCase, rng: &mut ChaCha8Rng) {
-    let spec = gemm_spec(case);
+/// partials (after adding the old partial when accumulating). With `row_a` A is row-major.
+fn check_gemm(case: &GemmCase, row_a: bool, rng: &mut ChaCha8Rng) {
+    let spec = gemm_spec(case, row_a);
     let (k, c) = (case.k as usize, case.c as usize);
     for (index, &rows) in case.rows.iter().enumerate() {
         let rows = rows as usize;
@@ -163,7 +179,12 @@ fn check_gemm(case: &GemmCase, rng: &mut ChaCha8Rng) {
             for j in 0..c {
                 let mut sum = 0f32;
                 for kk in 0..k {
-                    let x = load(&memory, a_off, panel(r, kk, rows), case.input, case.a_scale);
+                    let at = if row_a {
+                        r * k + kk
+                    } else {
+                        panel(r, kk, rows)
+                    };
+                    let x = load(&memory, a_off, at, case.input, case.a_scale);
                     let y = load(&memory, b_off, panel(kk, j, k), case.input, case.b_scale);
                     sum = x.mul_add(y, sum);
                 }
@@ -269,7 +290,8 @@ fn gemm_matches_reference_for_every_input_precision_memory_class_and_mode() {
         b_scale: 0,
     });
     for case in &cases {
-        check_gemm(case, &mut rng);
+        check_gemm(case, false, &mut rng);
+        check_gemm(case, true, &mut rng);
     }
 }
 

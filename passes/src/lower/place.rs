@@ -324,19 +324,22 @@ fn first_fit(
 
 /// The ops whose exchange phases give `tile` the most exchange rows, largest first (at most
 /// `count`): each phase counted for the compute step that follows it (the op it feeds).
+/// With `debug` tracing on, every phase's sends and receives on `tile` are logged.
 fn exchange_rows_by_op(program: &TileProgram, tile: u32, count: usize) -> Vec<(String, u32)> {
     let mut rows: std::collections::BTreeMap<String, u32> = std::collections::BTreeMap::new();
     let mut pending = 0u32;
     for step in program.initialize.iter().chain(&program.run) {
         match step {
-            super::program::TileStep::Exchange { moves, .. } => {
-                pending += moves
+            super::program::TileStep::Exchange { moves, phase } => {
+                let sends = moves.iter().filter(|m| m.source_tile == tile).count() as u32;
+                let receives = moves
                     .iter()
-                    .map(|m| {
-                        u32::from(m.source_tile == tile)
-                            + m.destinations.iter().filter(|&&t| t == tile).count() as u32
-                    })
+                    .map(|m| m.destinations.iter().filter(|&&t| t == tile).count() as u32)
                     .sum::<u32>();
+                if sends + receives > 0 {
+                    tracing::debug!(tile, phase, sends, receives, "exchange rows");
+                }
+                pending += sends + receives;
             }
             super::program::TileStep::Compute { provenance, .. } if pending > 0 => {
                 *rows.entry(provenance.clone()).or_default() += pending;

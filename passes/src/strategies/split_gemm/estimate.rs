@@ -34,7 +34,7 @@ impl SplitGrid {
         columns: u32,
         accumulate: bool,
     ) -> KernelSpec {
-        KernelSpec::Gemm {
+        let call = KernelSpec::Gemm {
             input: precision,
             partials: ipu_device::kernels::describe::default_partials(precision),
             weights: self.weights_class(),
@@ -42,6 +42,11 @@ impl SplitGrid {
             c: columns,
             rows: self.row_entries(),
             accumulate,
+        };
+        if self.a_row_major() {
+            call.with_row_major_a()
+        } else {
+            call
         }
     }
 
@@ -89,7 +94,8 @@ impl SplitGrid {
         let mut call = self.gemm_call(precision, 0, 0, true);
         for &(_, kp) in panels.iter().filter(|p| p.1 > 0) {
             for &(_, cc) in &chunks {
-                if let KernelSpec::Gemm { k, c, .. } = &mut call {
+                if let KernelSpec::Gemm { k, c, .. } | KernelSpec::GemmRowA { k, c, .. } = &mut call
+                {
                     (*k, *c) = (kp, cc);
                 }
                 gemm += cost::kernel_cycles(&call, target);

@@ -143,6 +143,7 @@ pub fn lower(
             grid,
             buffer,
             precision,
+            row_major: lowering.grid.a_row_major(),
         },
     });
     let mut started = vec![false; grid.tiles() as usize];
@@ -243,6 +244,8 @@ enum GatheredA<'a> {
         grid: &'a GemmGrid,
         buffer: BufferId,
         precision: Precision,
+        /// Into a row-major panel ([`SplitGrid::a_row_major`]), else an AMP-left one.
+        row_major: bool,
     },
 }
 
@@ -262,8 +265,8 @@ impl GatheredA<'_> {
     }
 
     /// The pieces of rows `[row0, row0 + rows)` and K columns `[k0, k0 + kp)` of A, at their
-    /// places in the AMP-left panel (16-column group after group, each `rows x 16`), in
-    /// panel order (`tile` unused).
+    /// places in the panel (AMP-left: 16-column group after group, each `rows x 16`; or
+    /// row-major), in panel order (`tile` unused).
     fn panel_pieces(
         &self,
         (row0, rows): (u32, u32),
@@ -271,9 +274,9 @@ impl GatheredA<'_> {
         visit: impl FnMut(Piece),
     ) {
         match self {
-            GatheredA::Blocks { grid, .. } => {
-                super::rows::block_panel_pieces(grid, (row0, rows), (k0, kp), visit)
-            }
+            GatheredA::Blocks {
+                grid, row_major, ..
+            } => super::rows::block_panel_pieces(grid, (row0, rows), (k0, kp), *row_major, visit),
             GatheredA::Ranged { segments, .. } => {
                 let mut visit = visit;
                 for g in k0 / 16..(k0 + kp) / 16 {
@@ -321,8 +324,13 @@ impl SplitLowering<'_> {
         let all = grid.all_tiles();
         let (rows, cols) = (grid.rows.largest(), grid.cols.largest());
         let provenance = self.provenance;
+        let order = if grid.a_row_major() {
+            "row_major"
+        } else {
+            "amp_left"
+        };
         let a_panel = self.program.buffer(
-            format!("{provenance}.a.amp_left"),
+            format!("{provenance}.a.{order}"),
             grid.classes.a_panel,
             rows * grid.kp * element_bytes,
             all.clone(),

@@ -111,6 +111,20 @@ pub const MAX_GATHER_ROWS: u32 = 512;
 /// The widest column chunk of one GEMM call.
 const MAX_CALL_COLUMNS: u32 = 256;
 
+/// The `panels` K panels of the K slice `(first, len)` (whole 16-groups): `(first K row,
+/// length)` each, some empty when the slice is short ([`SplitGrid::panels_of`]).
+fn slice_panels((first, len): (u32, u32), panels: u32) -> Vec<(u32, u32)> {
+    let groups = len / 16;
+    let step = groups.div_ceil(panels).max(1);
+    (0..panels)
+        .map(|p| {
+            let g0 = (p * step).min(groups);
+            let g1 = ((p + 1) * step).min(groups);
+            (first + g0 * 16, (g1 - g0) * 16)
+        })
+        .collect()
+}
+
 /// One axis split into blocks: `(first, len)` per block.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Split {
@@ -371,18 +385,27 @@ impl SplitGrid {
             .ok_or_else(|| format!("{gn} column blocks of 16-groups of N = {n}"))?;
         let ks = Split::new(k, gk, 16).ok_or_else(|| format!("{gk} K slices of K = {k}"))?;
         let (r, c, kt) = (rows.largest(), cols.largest(), ks.largest());
+        // The exchange rows per tile of gathering a row-major A (with `panels` K panels):
+        // every 16-column run of a row into AMP-left panels (a padded K), else (row-major
+        // panels, from blocks of whole rows) one run per row and panel.
+        let gathered = |panels: u32| match (env.row_major && env.a_device, k == k_real) {
+            (false, _) => 0,
+            (true, false) => r * (kt / 16),
+            (true, true) => r * panels,
+        };
+        let too_many = |most: u32, rows_padded: u32| {
+            format!(
+                "a row-major left operand gathered in {r} x {kt} blocks (or the result's {rows_padded} rows per tile) takes {most} exchange rows per tile, more than {MAX_GATHER_ROWS}"
+            )
+        };
+        let rows_grid = rows::result_rows(m, n, gm * gn * gk);
         if env.row_major {
-            // Every 16-column run of a gathered A row (rows x K slice per tile, at least),
-            // and every 16-column run of a result row on its row tile.
-            let gathered = if env.a_device { r * (kt / 16) } else { 0 };
-            let rows_grid = rows::result_rows(m, n, gm * gn * gk);
+            // Every 16-column run of a result row on its row tile, and the fewest gathered
+            // runs any K panel gives.
             let converted = rows_grid.rows_padded * (n / 16);
-            let most = gathered.max(converted);
+            let most = gathered(1).max(converted);
             if most > MAX_GATHER_ROWS {
-                return Err(format!(
-                    "a row-major left operand gathered in {r} x {kt} blocks (or the result's {} rows per tile) takes {most} exchange rows per tile, more than {MAX_GATHER_ROWS}",
-                    rows_grid.rows_padded
-                ));
+                return Err(too_many(most, rows_grid.rows_padded));
             }
         }
         let call_columns = c
@@ -400,6 +423,9 @@ impl SplitGrid {
             let panels = kt.div_ceil(kp);
             let kp_even = (kt / 16).div_ceil(panels) * 16;
             let bytes = buffer_bytes((r, c, kp_even, panels), (gm, gn, gk), precision, env);
+            if gathered(panels) > MAX_GATHER_ROWS {
+                return Err(too_many(gathered(panels), rows_grid.rows_padded));
+            }
             if let Some(classes) = assign_classes(bytes, gk > 1, env, target) {
                 return Ok(SplitGrid {
                     m,
@@ -578,6 +604,13 @@ impl SplitGrid {
         self.gm * self.gn * self.gk
     }
 
+    /// Whether the A panels are row-major (`rows x kp`, read by the `GemmRowA` kernels)
+    /// rather than AMP-left: a left operand gathered from row-major blocks whose K needs no
+    /// padding arrives as one run per row and source block ("Row-major neighbours").
+    pub fn a_row_major(&self) -> bool {
+        self.env.a_device && self.env.row_major && self.k == self.k_real
+    }
+
     /// The fills that zero the padding of a left operand gathered from row-major blocks
     /// whose K is not a multiple of 16, in K panel `panel`: `(tile, first element, elements)`
     /// of the A panel, the last 16-group's `rows x 16` block on every tile whose panel holds
@@ -627,16 +660,7 @@ impl SplitGrid {
     /// The panels of K slice l: `(first K row, length)`, `panels` of them (some may be
     /// empty when the slice is short).
     pub fn panels_of(&self, l: u32) -> Vec<(u32, u32)> {
-        let (first, len) = self.ks.blocks[l as usize];
-        let groups = len / 16;
-        let step = groups.div_ceil(self.panels).max(1);
-        (0..self.panels)
-            .map(|p| {
-                let g0 = (p * step).min(groups);
-                let g1 = ((p + 1) * step).min(groups);
-                (first + g0 * 16, (g1 - g0) * 16)
-            })
-            .collect()
+        slice_panels(self.ks.blocks[l as usize], self.panels)
     }
 
     /// Visits every non-empty home range of panel `p` (see the module docs), with the tiles

@@ -84,17 +84,41 @@ impl<F: FnMut(Piece)> Merge<F> {
 }
 
 /// The pieces of an A panel gathered from row-major `blocks`: rows `[row0, row0 + rows)` and
-/// K columns `[k0, k0 + kp)` (whole 16-column groups) into the AMP-left panel (16-column
-/// group after group, each `rows x 16`), in panel order. `tile` of each piece is 0 (the
+/// K columns `[k0, k0 + kp)` (whole 16-column groups), in panel order. With `row_major` the
+/// panel is a row-major `rows x kp` block (the `GemmRowA` kernels' A): one piece per row and
+/// source column block. Otherwise it is AMP-left (16-column group after group, each
+/// `rows x 16`): one piece per row and 16-column group. `tile` of each piece is 0 (the
 /// panel's group of tiles is the caller's). Columns past the blocks' own (a K padded to
 /// whole groups) are left out: the padding is zeroed by a fill instead
-/// ([`super::SplitGrid::pad_fills`]).
+/// ([`super::SplitGrid::pad_fills`], AMP-left panels only).
 pub(super) fn block_panel_pieces(
     blocks: &GemmGrid,
     (row0, rows): (u32, u32),
     (k0, kp): (u32, u32),
+    row_major: bool,
     mut visit: impl FnMut(Piece),
 ) {
+    if row_major {
+        for row in row0..row0 + rows {
+            let i = row / blocks.rows_padded;
+            let local = row - blocks.first_row(i);
+            let mut c = k0;
+            let end = (k0 + kp).min(blocks.n);
+            while c < end {
+                let j = c / blocks.cb;
+                let run_end = ((j + 1) * blocks.cb).min(end);
+                visit(Piece {
+                    owner: blocks.tile(i, j),
+                    source: local * blocks.cb + (c - j * blocks.cb),
+                    tile: 0,
+                    destination: (row - row0) * kp + (c - k0),
+                    len: run_end - c,
+                });
+                c = run_end;
+            }
+        }
+        return;
+    }
     for g in k0 / 16..(k0 + kp) / 16 {
         let column = g - k0 / 16;
         for row in row0..row0 + rows {
@@ -203,9 +227,11 @@ pub fn gather_code(
 
 /// The exchange rows (16 B each of a tile's exchange code, for the whole program) a split
 /// GEMM planned as `plan` for an `m x k` left operand adds to its busiest tile when it gathers
-/// that operand from row-major blocks homed as `a_home`: every 16-column run of a row its
-/// owner sends, and every run a tile of the grid receives (`rows x K slice / 16`). `None` for
-/// other plans.
+/// that operand from row-major blocks homed as `a_home`: the runs the busiest owner sends
+/// plus the runs a tile of the grid receives. Into row-major panels (K a multiple of 16,
+/// [`super::SplitGrid::a_row_major`]) a run is a row's part in one K panel and source column
+/// block; into AMP-left panels (a padded K) every 16-column run of a row. `None` for other
+/// plans.
 pub fn gather_code_rows(
     plan: &ipu_dialects::plan::OperatorPlan,
     a_home: &crate::tiling::layout::Shards,
@@ -216,10 +242,46 @@ pub fn gather_code_rows(
     };
     let (gm, gk) = (gemm.grid.rows.max(1), gemm.grid.k_split.max(1));
     let elements = a_home.max_tile_bytes() / u64::from(a_home.element_bytes.max(1));
-    let sent = elements.div_ceil(16);
     let rows = u64::from(m.div_ceil(gm));
-    let k_groups = u64::from((k / 16).div_ceil(gk));
-    Some(sent + rows * k_groups)
+    if k % 16 != 0 {
+        let k_groups = u64::from((k / 16).div_ceil(gk));
+        return Some(elements.div_ceil(16) + rows * k_groups);
+    }
+    // The K panels of every slice, and the source blocks' column windows.
+    let slices = Split::new(k, gk, 16)?;
+    let panels: Vec<Vec<(u32, u32)>> = slices
+        .blocks
+        .iter()
+        .map(|&slice| slice_panels(slice, gemm.k_steps.max(1)))
+        .collect();
+    let cb = crate::tiling::layout::block_size(a_home.dims[2], a_home.parts[2]).max(1);
+    let cb = u32::try_from(cb).ok()?;
+    let crossing = |(c0, c1): (u32, u32), (p0, p1): (u32, u32)| c0 < p1 && p0 < c1;
+    // A row of a source block sends one run per K panel its columns cross.
+    let sent_per_row = (0..k.div_ceil(cb))
+        .map(|j| {
+            let window = (j * cb, ((j + 1) * cb).min(k));
+            panels
+                .iter()
+                .flatten()
+                .filter(|&&(p0, len)| len > 0 && crossing(window, (p0, p0 + len)))
+                .count() as u64
+        })
+        .max()
+        .unwrap_or(0);
+    // A tile receives one run per row, K panel of its slice and source block crossed.
+    let received_per_row = panels
+        .iter()
+        .map(|slice| {
+            slice
+                .iter()
+                .filter(|p| p.1 > 0)
+                .map(|&(p0, len)| u64::from((p0 + len - 1) / cb - p0 / cb + 1))
+                .sum::<u64>()
+        })
+        .max()
+        .unwrap_or(0);
+    Some(elements.div_ceil(u64::from(cb)) * sent_per_row + rows * received_per_row)
 }
 
 impl SplitGrid {
@@ -294,11 +356,16 @@ mod tests {
     }
 
     /// Gathering an A panel from row-major blocks takes every panel element once, from the
-    /// block and offset that hold it: column blocks of 24 (groups straddle two blocks), 48
-    /// and 16, row blocks of 7 with a short last one.
+    /// block and offset that hold it, into AMP-left or row-major panels: column blocks of 24
+    /// (groups straddle two blocks), 48 and 16, row blocks of 7 with a short last one. A
+    /// row-major panel takes one piece per row and source column block, an AMP-left one one
+    /// per row and 16-column group (or part of one).
     #[test]
     fn block_panels_take_every_element_once_from_its_owner() {
-        for cb in [24u32, 48, 16] {
+        for (cb, row_major) in [24u32, 48, 16]
+            .into_iter()
+            .flat_map(|cb| [(cb, false), (cb, true)])
+        {
             let (m, n) = (40u32, 96u32);
             let blocks = GemmGrid {
                 m,
@@ -313,13 +380,19 @@ mod tests {
             };
             let (row0, rows, k0, kp) = (5u32, 17u32, 32u32, 48u32);
             let mut seen = vec![0u32; (rows * kp) as usize];
-            block_panel_pieces(&blocks, (row0, rows), (k0, kp), |piece| {
+            let mut pieces = 0;
+            block_panel_pieces(&blocks, (row0, rows), (k0, kp), row_major, |piece| {
+                pieces += 1;
                 for e in 0..piece.len {
                     let d = piece.destination + e;
                     seen[d as usize] += 1;
-                    // Panel element d is tensor element (row, col) in AMP-left order.
-                    let (column, within) = (d / (16 * rows), d % (16 * rows));
-                    let (row, col) = (row0 + within / 16, k0 + column * 16 + within % 16);
+                    // Panel element d is tensor element (row, col) in the panel's order.
+                    let (row, col) = if row_major {
+                        (row0 + d / kp, k0 + d % kp)
+                    } else {
+                        let (column, within) = (d / (16 * rows), d % (16 * rows));
+                        (row0 + within / 16, k0 + column * 16 + within % 16)
+                    };
                     let (i, j) = (row / 7, col / cb);
                     assert_eq!(piece.owner, blocks.tile(i, j), "cb {cb} element {d}");
                     let source = piece.source + e;
@@ -331,6 +404,17 @@ mod tests {
                 }
             });
             assert!(seen.iter().all(|&s| s == 1), "cb {cb}: {seen:?}");
+            // Column blocks the panel's columns [32, 80) cross, and the runs per row.
+            let crossed = (k0 + kp - 1) / cb - k0 / cb + 1;
+            let inside_groups = (k0 + 1..k0 + kp)
+                .filter(|b| b % cb == 0 && b % 16 != 0)
+                .count() as u32;
+            let per_row = if row_major {
+                crossed
+            } else {
+                kp / 16 + inside_groups
+            };
+            assert_eq!(pieces, rows * per_row, "cb {cb} row-major {row_major}");
         }
     }
 
@@ -383,9 +467,10 @@ mod tests {
         }
     }
 
-    /// A row-major left operand is gathered in runs of 16 columns, one exchange row each:
-    /// grids whose tiles would take more than [`MAX_GATHER_ROWS`] of them are refused with
-    /// the count; the same grid with A held as ranges is not limited so.
+    /// A row-major left operand is gathered in runs, one exchange row each: into AMP-left
+    /// panels (a padded K) one per 16 columns of a row, into row-major panels one per row and
+    /// K panel. Grids whose tiles would take more than [`MAX_GATHER_ROWS`] of them are
+    /// refused with the count; the same grid with A held as ranges is not limited so.
     #[test]
     fn row_major_gathers_are_limited_in_exchange_rows() {
         let target = Target::c600();
@@ -394,18 +479,31 @@ mod tests {
             row_major,
             ..SplitEnv::host(MemoryClass::Interleaved)
         };
-        // 64 rows x K 768 on one row block: 64 x 48 = 3072 runs per tile.
-        let dims = (64, 768, 64);
-        let error =
-            SplitGrid::within(dims, (1, 1, 1), Precision::F16, &env(true), &target).unwrap_err();
+        let within = |dims, shape, row_major| {
+            SplitGrid::within(dims, shape, Precision::F16, &env(row_major), &target)
+        };
+        // 64 rows x K 760 (padded to 768, AMP-left panels) on one row block: 64 x 48 = 3072
+        // runs per tile; K 768 takes row-major panels: 64 runs per K panel.
+        let error = within((64, 760, 64), (1, 1, 1), true).unwrap_err();
         assert!(error.contains("3072 exchange rows per tile"), "{error}");
-        assert!(SplitGrid::within(dims, (1, 1, 1), Precision::F16, &env(false), &target).is_ok());
-        // 8 row blocks of 8 rows and 4 K slices of 192: 8 x 12 = 96 runs.
-        assert!(SplitGrid::within(dims, (8, 1, 4), Precision::F16, &env(true), &target).is_ok());
+        let grid = within((64, 768, 64), (1, 1, 1), true).unwrap();
+        assert!(grid.a_row_major() && 64 * grid.panels <= MAX_GATHER_ROWS);
+        assert!(!within((64, 768, 64), (1, 1, 1), false)
+            .unwrap()
+            .a_row_major());
+        // 8 row blocks of 8 rows and 4 K slices of 190 (AMP-left): 8 x 12 = 96 runs.
+        assert!(within((64, 760, 64), (8, 1, 4), true).is_ok());
+        // K 16384 in panels of at most 1024 (the kernel's 65,536 weights over 64 columns):
+        // 128 rows x 16 panels = 2048 runs; over 16 K slices of 1024, 128 a panel.
+        let error = within((128, 16384, 64), (1, 1, 1), true).unwrap_err();
+        assert!(error.contains("2048 exchange rows per tile"), "{error}");
+        let grid = within((128, 16384, 64), (1, 1, 16), true).unwrap();
+        assert!(grid.a_row_major() && 128 * grid.panels <= MAX_GATHER_ROWS);
     }
 
-    /// The exchange code a row-major gather adds: the runs the busiest owner sends (its
-    /// block's elements / 16) and the runs each tile receives (rows x K slice / 16).
+    /// The exchange code a row-major gather adds: the runs the busiest owner sends and the
+    /// runs each tile receives; into row-major panels one per row, K panel and source block,
+    /// into AMP-left ones (a padded K) one per 16 columns.
     #[test]
     fn gather_code_counts_sent_and_received_runs() {
         use ipu_dialects::plan::{GemmPlan, GemmTileGrid, OperatorPlan, Orientation};
@@ -428,10 +526,17 @@ mod tests {
             host_order: true,
             scales: None,
         });
-        // A 40 x 96 F16 value in 5 row blocks of 8 rows: an owner sends 8 x 96 / 16 = 48 runs;
-        // a tile receives 10 rows x 3 groups (K 96 = 6 groups over 2 slices).
-        let home = crate::tiling::layout::Shards::homed([1, 40, 96], [1, 5, 1], 2, 0);
-        assert_eq!(gather_code_rows(&plan, &home, (40, 96)), Some(48 + 30));
+        // A 40 x 96 F16 value in 5 row blocks of 8 rows, K in 2 slices of one 48-panel each:
+        // an owner sends 8 rows x 2 panels; a tile receives 10 rows x 1 panel.
+        let homed = |dims, parts| crate::tiling::layout::Shards::homed(dims, parts, 2, 0);
+        let home = homed([1, 40, 96], [1, 5, 1]);
+        assert_eq!(gather_code_rows(&plan, &home, (40, 96)), Some(8 * 2 + 10));
+        // Column blocks of 48: each owner's rows cross one panel.
+        let columns = homed([1, 40, 96], [1, 5, 2]);
+        assert_eq!(gather_code_rows(&plan, &columns, (40, 96)), Some(8 + 10));
+        // K 90 (padded, AMP-left panels): 8 x 90 / 16 runs sent, 10 rows x 3 groups received.
+        let padded = homed([1, 40, 90], [1, 5, 1]);
+        assert_eq!(gather_code_rows(&plan, &padded, (40, 90)), Some(45 + 30));
         let other = OperatorPlan::Gemm(GemmPlan {
             grid: GemmTileGrid {
                 batch: 1,
@@ -444,7 +549,8 @@ mod tests {
                 _ => unreachable!(),
             }
         });
-        assert_eq!(gather_code_rows(&other, &home, (40, 96)), Some(48 + 40 * 6));
+        // One slice, one panel of 96: a row is one run on both sides.
+        assert_eq!(gather_code_rows(&other, &home, (40, 96)), Some(8 + 40));
     }
 
     /// A product of a value another op computed, or of a host operand whose result another

@@ -463,11 +463,17 @@ mod model_tests {
                             let tile = grid.tile(i as u32, j, l);
                             let size = (rows * kp) as usize;
                             let (mut gathered, mut filled) = (vec![0u32; size], vec![0u32; size]);
-                            rows::block_panel_pieces(&blocks, (row0, rows), (k0, kp), |piece| {
-                                for e in piece.destination..piece.destination + piece.len {
-                                    gathered[e as usize] += 1;
-                                }
-                            });
+                            rows::block_panel_pieces(
+                                &blocks,
+                                (row0, rows),
+                                (k0, kp),
+                                false,
+                                |piece| {
+                                    for e in piece.destination..piece.destination + piece.len {
+                                        gathered[e as usize] += 1;
+                                    }
+                                },
+                            );
                             for &(_, first, elements) in fills.iter().filter(|f| f.0 == tile) {
                                 filled_tiles += 1;
                                 for e in first..first + elements {

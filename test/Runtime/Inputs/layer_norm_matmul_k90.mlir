@@ -1,0 +1,7 @@
+// A layer norm feeding a product (test/Runtime/split-gemm-row-a.test, K 90): the product's left
+// operand is another op's row-major result, gathered into the split GEMM's panels.
+func.func @ln_matmul(%x: tensor<40x90xf16>, %s: tensor<90xf16>, %t: tensor<90xf16>, %w: tensor<90x64xf16>) -> tensor<40x64xf16> {
+  %0 = "ipu.layer_norm"(%x, %s, %t) {epsilon = 1.0e-05 : f32} : (tensor<40x90xf16>, tensor<90xf16>, tensor<90xf16>) -> tensor<40x90xf16>
+  %1 = "ipu.matmul"(%0, %w) : (tensor<40x90xf16>, tensor<90x64xf16>) -> tensor<40x64xf16>
+  return %1 : tensor<40x64xf16>
+}
