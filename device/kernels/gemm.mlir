@@ -6,6 +6,7 @@
 //   B, amp_right:  (kk, j) at ((j / 16) * k + kk) * 16 + j % 16      -- 16-column groups,
 //                                                                        K-major inside a group
 //   C, amp_output: (r, j)  at ((j / 16) * rows + r) * 16 + j % 16    -- 16-column groups
+//      or, with c_row_major (the gemm_..._crow kernels): (r, j) at r * c + j
 // `rows` is the row count of the entry point (one entry per row count); A and C hold exactly
 // `rows` rows (pad with rearrange first). k and c are multiples of 16.
 //
@@ -21,15 +22,20 @@
 
 // ipu.include "common.mlir"
 
-// Stores one 16-wide output vector at row r, column group g.
-func.func private @gemm_store(%mem: memref<?xi8>, %c_off: index, %rows: index, %g: index, %r: index, %sum: vector<16xf32>, %out: index, %accumulate: i1) {
+// Stores one 16-wide output vector at row r, column group g (C in amp_output order, or
+// row-major with %cols columns when %row_major is set).
+func.func private @gemm_store(%mem: memref<?xi8>, %c_off: index, %rows: index, %g: index, %r: index, %sum: vector<16xf32>, %out: index, %accumulate: i1, %row_major: i1, %cols: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c16 = arith.constant 16 : index
   %s0 = arith.constant 0 : i32
   %g_rows = arith.muli %g, %rows : index
   %row = arith.addi %g_rows, %r : index
-  %base = arith.muli %row, %c16 : index
+  %panel_base = arith.muli %row, %c16 : index
+  %r_cols = arith.muli %r, %cols : index
+  %g16 = arith.muli %g, %c16 : index
+  %plain_base = arith.addi %r_cols, %g16 : index
+  %base = arith.select %row_major, %plain_base, %panel_base : index
   scf.for %j = %c0 to %c16 step %c1 {
     %x = vector.extract %sum[%j] : f32 from vector<16xf32>
     %idx = arith.addi %base, %j : index
@@ -73,6 +79,7 @@ func.func private @body(%mem: memref<?xi8>, %args: memref<?xi32>, %rows: index) 
   %out = arith.constant {ipu.param = "partials_precision"} 1 : index
   %accumulate = arith.constant {ipu.param = "accumulate"} false
   %row_major = arith.constant {ipu.param = "a_row_major"} false
+  %c_row_major = arith.constant {ipu.param = "c_row_major"} false
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -129,10 +136,10 @@ func.func private @body(%mem: memref<?xi8>, %args: memref<?xi32>, %rows: index) 
       %r1 = arith.addi %r0, %c1 : index
       %r2 = arith.addi %r1, %c1 : index
       %r3 = arith.addi %r2, %c1 : index
-      func.call @gemm_store(%mem, %c_off, %rows, %g, %r0, %s#0, %out, %accumulate) : (memref<?xi8>, index, index, index, index, vector<16xf32>, index, i1) -> ()
-      func.call @gemm_store(%mem, %c_off, %rows, %g, %r1, %s#1, %out, %accumulate) : (memref<?xi8>, index, index, index, index, vector<16xf32>, index, i1) -> ()
-      func.call @gemm_store(%mem, %c_off, %rows, %g, %r2, %s#2, %out, %accumulate) : (memref<?xi8>, index, index, index, index, vector<16xf32>, index, i1) -> ()
-      func.call @gemm_store(%mem, %c_off, %rows, %g, %r3, %s#3, %out, %accumulate) : (memref<?xi8>, index, index, index, index, vector<16xf32>, index, i1) -> ()
+      func.call @gemm_store(%mem, %c_off, %rows, %g, %r0, %s#0, %out, %accumulate, %c_row_major, %c) : (memref<?xi8>, index, index, index, index, vector<16xf32>, index, i1, i1, index) -> ()
+      func.call @gemm_store(%mem, %c_off, %rows, %g, %r1, %s#1, %out, %accumulate, %c_row_major, %c) : (memref<?xi8>, index, index, index, index, vector<16xf32>, index, i1, i1, index) -> ()
+      func.call @gemm_store(%mem, %c_off, %rows, %g, %r2, %s#2, %out, %accumulate, %c_row_major, %c) : (memref<?xi8>, index, index, index, index, vector<16xf32>, index, i1, i1, index) -> ()
+      func.call @gemm_store(%mem, %c_off, %rows, %g, %r3, %s#3, %out, %accumulate, %c_row_major, %c) : (memref<?xi8>, index, index, index, index, vector<16xf32>, index, i1, i1, index) -> ()
     }
   }
   // Remaining rows one at a time.
@@ -149,7 +156,7 @@ func.func private @body(%mem: memref<?xi8>, %args: memref<?xi32>, %rows: index) 
         %y0 = vector.fma %v0, %bv, %x0 : vector<16xf32>
         scf.yield %y0 : vector<16xf32>
       }
-      func.call @gemm_store(%mem, %c_off, %rows, %g, %r, %s, %out, %accumulate) : (memref<?xi8>, index, index, index, index, vector<16xf32>, index, i1) -> ()
+      func.call @gemm_store(%mem, %c_off, %rows, %g, %r, %s, %out, %accumulate, %c_row_major, %c) : (memref<?xi8>, index, index, index, index, vector<16xf32>, index, i1, i1, index) -> ()
     }
   }
   return

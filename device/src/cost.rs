@@ -89,7 +89,7 @@ pub fn kernel_cycles(spec: &KernelSpec, target: &Target) -> u64 {
             rows,
             ..
         }
-        | KernelSpec::GemmRowA {
+        | KernelSpec::GemmRowMajor {
             input,
             weights,
             k,
@@ -232,7 +232,7 @@ pub fn kernel_call_cycles(
             rows,
             ..
         }
-        | KernelSpec::GemmRowA {
+        | KernelSpec::GemmRowMajor {
             input,
             weights,
             k,

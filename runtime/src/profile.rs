@@ -394,7 +394,7 @@ fn invalid_run(run: &ProgramRun, detail: String) -> ProfileError {
 /// the largest entry) times K times C; 0 for any other kernel.
 pub fn gemm_macs(spec: &KernelSpec, args: &[u32]) -> u128 {
     match spec {
-        KernelSpec::Gemm { k, c, rows, .. } | KernelSpec::GemmRowA { k, c, rows, .. } => {
+        KernelSpec::Gemm { k, c, rows, .. } | KernelSpec::GemmRowMajor { k, c, rows, .. } => {
             let selected = args
                 .get(3)
                 .and_then(|&i| rows.get(i as usize))
@@ -413,7 +413,7 @@ pub fn gemm_macs(spec: &KernelSpec, args: &[u32]) -> u128 {
 /// already written at the calibrated peak rate and only the launch is overhead.
 pub fn peak_cycles(spec: &KernelSpec, args: &[u32], target: &Target) -> u64 {
     match spec {
-        KernelSpec::Gemm { input, .. } | KernelSpec::GemmRowA { input, .. } => {
+        KernelSpec::Gemm { input, .. } | KernelSpec::GemmRowMajor { input, .. } => {
             let macs = gemm_macs(spec, args);
             let rate = u128::from(target.amp.macs_per_cycle(*input).max(1));
             u64::try_from(macs.div_ceil(rate)).unwrap_or(u64::MAX)
@@ -594,7 +594,8 @@ impl ProgramRun {
                         let peak = peak_cycles(spec, args, target);
                         *modelled.entry(provenance).or_default() += u128::from(peak);
                         match spec {
-                            KernelSpec::Gemm { input, .. } | KernelSpec::GemmRowA { input, .. } => {
+                            KernelSpec::Gemm { input, .. }
+                            | KernelSpec::GemmRowMajor { input, .. } => {
                                 *op.amp_macs.entry(*input).or_default() += gemm_macs(spec, args);
                             }
                             _ => op.vector_peak_cycles += u128::from(peak),

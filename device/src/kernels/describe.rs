@@ -66,7 +66,7 @@ impl KernelSpec {
                 rows,
                 accumulate,
             }
-            | KernelSpec::GemmRowA {
+            | KernelSpec::GemmRowMajor {
                 input,
                 partials,
                 weights,
@@ -74,11 +74,14 @@ impl KernelSpec {
                 c,
                 rows,
                 accumulate,
+                ..
             } => {
-                let a = if matches!(self, KernelSpec::GemmRowA { .. }) {
-                    "_arow"
-                } else {
-                    ""
+                let (row_a, row_c) = self.gemm_row_major();
+                let a = match (row_a, row_c) {
+                    (false, false) => "",
+                    (true, false) => "_arow",
+                    (false, true) => "_crow",
+                    (true, true) => "_arow_crow",
                 };
                 let mut name = format!(
                     "gemm_{}_{}{a}_k{k}_c{c}",
@@ -249,7 +252,7 @@ impl KernelSpec {
     /// body is generated ([`super::source::map_body`]) after the shared helpers of this file.
     pub const fn source_file(&self) -> &'static str {
         match self {
-            KernelSpec::Gemm { .. } | KernelSpec::GemmRowA { .. } => "gemm.mlir",
+            KernelSpec::Gemm { .. } | KernelSpec::GemmRowMajor { .. } => "gemm.mlir",
             KernelSpec::Cast { .. } => "cast.mlir",
             KernelSpec::Rearrange { .. } => "rearrange.mlir",
             KernelSpec::Add { .. } => "add.mlir",
@@ -283,7 +286,7 @@ impl KernelSpec {
                 accumulate,
                 ..
             }
-            | KernelSpec::GemmRowA {
+            | KernelSpec::GemmRowMajor {
                 input,
                 partials,
                 k,
@@ -296,10 +299,8 @@ impl KernelSpec {
                 ("input_precision", p(*input)),
                 ("partials_precision", p(*partials)),
                 ("accumulate", i64::from(*accumulate)),
-                (
-                    "a_row_major",
-                    i64::from(matches!(self, KernelSpec::GemmRowA { .. })),
-                ),
+                ("a_row_major", i64::from(self.gemm_row_major().0)),
+                ("c_row_major", i64::from(self.gemm_row_major().1)),
             ],
             KernelSpec::Cast { from, to, elements } => vec![
                 ("elements", i64::from(*elements)),
@@ -457,12 +458,25 @@ impl KernelSpec {
         }
     }
 
+    /// Whether a GEMM call reads A and writes C row-major (`(false, false)` for
+    /// [`KernelSpec::Gemm`] and any other kernel).
+    pub fn gemm_row_major(&self) -> (bool, bool) {
+        match self {
+            KernelSpec::GemmRowMajor {
+                row_major_a,
+                row_major_c,
+                ..
+            } => (*row_major_a, *row_major_c),
+            _ => (false, false),
+        }
+    }
+
     /// Entry points of the compiled object: (symbol, value of the body's variant argument).
     /// GEMM has one per row count (`<name>_r<rows>`, variant = rows); the others one (`<name>`).
     pub fn entries(&self) -> Vec<(String, u32)> {
         let name = self.name();
         match self {
-            KernelSpec::Gemm { rows, .. } | KernelSpec::GemmRowA { rows, .. } => {
+            KernelSpec::Gemm { rows, .. } | KernelSpec::GemmRowMajor { rows, .. } => {
                 rows.iter().map(|r| (format!("{name}_r{r}"), *r)).collect()
             }
             _ => vec![(name, 0)],
@@ -514,7 +528,7 @@ impl KernelSpec {
                 rows,
                 ..
             }
-            | KernelSpec::GemmRowA {
+            | KernelSpec::GemmRowMajor {
                 input,
                 partials,
                 k,
@@ -821,7 +835,7 @@ impl KernelSpec {
 
     fn max_rows(&self) -> u32 {
         match self {
-            KernelSpec::Gemm { rows, .. } | KernelSpec::GemmRowA { rows, .. } => {
+            KernelSpec::Gemm { rows, .. } | KernelSpec::GemmRowMajor { rows, .. } => {
                 rows.iter().copied().max().unwrap_or(0)
             }
             _ => 0,

@@ -87,7 +87,7 @@ impl LoadedKernel {
     pub fn run(&self, tile_memory: &mut [u8], args: &[u32]) -> Result<(), KernelRunError> {
         self.spec.check_call(tile_memory.len(), args)?;
         let entry = match &self.spec {
-            KernelSpec::Gemm { .. } | KernelSpec::GemmRowA { .. } => args[3] as usize,
+            KernelSpec::Gemm { .. } | KernelSpec::GemmRowMajor { .. } => args[3] as usize,
             _ => 0,
         };
         let function = self

@@ -52,7 +52,7 @@ impl KernelSpec {
         match self {
             KernelSpec::Map { inputs, .. } => inputs.len() + 3,
             KernelSpec::Reduce { .. } => 2,
-            KernelSpec::Gemm { .. } | KernelSpec::GemmRowA { .. } => 6,
+            KernelSpec::Gemm { .. } | KernelSpec::GemmRowMajor { .. } => 6,
             KernelSpec::Cast { .. } | KernelSpec::Softmax { .. } => 3,
             KernelSpec::Add { .. } | KernelSpec::Scale { .. } => 3,
             KernelSpec::LayerNorm { .. } | KernelSpec::AddGroupBias { .. } => 4,
@@ -71,7 +71,7 @@ impl KernelSpec {
     /// Indices of the arguments that are signed scale exponents.
     pub const fn scale_args(&self) -> &'static [usize] {
         match self {
-            KernelSpec::Gemm { .. } | KernelSpec::GemmRowA { .. } => &[4, 5],
+            KernelSpec::Gemm { .. } | KernelSpec::GemmRowMajor { .. } => &[4, 5],
             KernelSpec::Cast { .. } => &[2],
             _ => &[],
         }
@@ -105,7 +105,7 @@ impl KernelSpec {
                 accumulate,
                 ..
             }
-            | KernelSpec::GemmRowA {
+            | KernelSpec::GemmRowMajor {
                 input,
                 partials,
                 k,
@@ -310,7 +310,7 @@ impl KernelSpec {
     /// The GEMM row count a call selects with its `row_count_index` argument (0 for others).
     pub fn call_rows(&self, args: &[u32]) -> Result<u32, KernelRunError> {
         match self {
-            KernelSpec::Gemm { rows, .. } | KernelSpec::GemmRowA { rows, .. } => {
+            KernelSpec::Gemm { rows, .. } | KernelSpec::GemmRowMajor { rows, .. } => {
                 let index = *args
                     .get(3)
                     .ok_or_else(|| self.bad_arg(3, "row_count_index", "missing".into()))?;

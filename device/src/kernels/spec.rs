@@ -283,13 +283,15 @@ pub enum KernelSpec {
     /// Advances a repeat's iteration counter: the u32 at `counter_offset` plus one (wrapping).
     /// Args: [counter_offset].
     Count,
-    /// [`KernelSpec::Gemm`] with A row-major: A is a dense `rows x k` block, element (r, kk)
-    /// at `r * k + kk` (B and C as in `Gemm`). Same parameters, numerics, arguments and
-    /// cost: every 16-element group of an A row is still contiguous, and the AMP steps from
-    /// one row to the next with a load stride, as the 1x1 convolution partials step input
-    /// positions (`ld2x64pace` strides). A left operand gathered from row-major blocks
-    /// arrives as whole row runs into this order instead of one run per 16 columns.
-    GemmRowA {
+    /// [`KernelSpec::Gemm`] with A or C (or both) row-major instead of in their AMP orders:
+    /// with `row_major_a` A is a dense `rows x k` block, element (r, kk) at `r * k + kk`; with
+    /// `row_major_c` C is a dense `rows x c` block, element (r, j) at `r * c + j` (B as in
+    /// `Gemm`). Same numerics, arguments and cost: every 16-element group of an A or C row
+    /// is still contiguous, and the AMP steps from one row to the next with a load or store
+    /// stride, as the 1x1 convolution partials step their positions (`ld2x64pace` strides).
+    /// An operand gathered from or sent to row-major blocks then moves as whole row runs
+    /// instead of one run per 16 columns (the name says `_arow`, `_crow`).
+    GemmRowMajor {
         input: Precision,
         partials: Precision,
         weights: MemoryClass,
@@ -297,35 +299,43 @@ pub enum KernelSpec {
         c: u32,
         rows: Vec<u32>,
         accumulate: bool,
+        row_major_a: bool,
+        row_major_c: bool,
     },
 }
 
 impl KernelSpec {
-    /// Whether this is a GEMM call ([`KernelSpec::Gemm`] or [`KernelSpec::GemmRowA`]).
+    /// Whether this is a GEMM call ([`KernelSpec::Gemm`] or [`KernelSpec::GemmRowMajor`]).
     pub const fn is_gemm(&self) -> bool {
-        matches!(self, KernelSpec::Gemm { .. } | KernelSpec::GemmRowA { .. })
+        matches!(
+            self,
+            KernelSpec::Gemm { .. } | KernelSpec::GemmRowMajor { .. }
+        )
     }
 
-    /// This GEMM call reading a row-major A ([`KernelSpec::GemmRowA`]); any other kernel
-    /// is returned as it is.
-    pub fn with_row_major_a(self) -> KernelSpec {
+    /// This [`KernelSpec::Gemm`] call reading A (`a`) or writing C (`c`) row-major
+    /// ([`KernelSpec::GemmRowMajor`]); unchanged when neither is, or for any other kernel.
+    pub fn with_row_major(self, a: bool, c: bool) -> KernelSpec {
         match self {
+            gemm @ KernelSpec::Gemm { .. } if !(a || c) => gemm,
             KernelSpec::Gemm {
                 input,
                 partials,
                 weights,
                 k,
-                c,
+                c: columns,
                 rows,
                 accumulate,
-            } => KernelSpec::GemmRowA {
+            } => KernelSpec::GemmRowMajor {
                 input,
                 partials,
                 weights,
                 k,
-                c,
+                c: columns,
                 rows,
                 accumulate,
+                row_major_a: a,
+                row_major_c: c,
             },
             other => other,
         }

@@ -55,15 +55,23 @@ fn names_follow_the_seed() {
         ]
     );
     // The row-major-A form: its own name, the same source and cost.
-    let row_a = gemm.clone().with_row_major_a();
-    assert_eq!(row_a.name(), "gemm_f8_interleaved_arow_k32_c64_r32_r34");
-    assert_eq!(row_a.source_file(), gemm.source_file());
-    assert!(row_a.is_gemm() && gemm.is_gemm());
     let target = ipu_device::Target::c600();
-    assert_eq!(
-        ipu_device::cost::kernel_cycles(&row_a, &target),
-        ipu_device::cost::kernel_cycles(&gemm, &target)
-    );
+    assert_eq!(gemm.clone().with_row_major(false, false), gemm);
+    for (a, c, name) in [
+        (true, false, "gemm_f8_interleaved_arow_k32_c64_r32_r34"),
+        (false, true, "gemm_f8_interleaved_crow_k32_c64_r32_r34"),
+        (true, true, "gemm_f8_interleaved_arow_crow_k32_c64_r32_r34"),
+    ] {
+        let rows = gemm.clone().with_row_major(a, c);
+        assert_eq!(rows.name(), name);
+        assert_eq!(rows.gemm_row_major(), (a, c));
+        assert_eq!(rows.source_file(), gemm.source_file());
+        assert!(rows.is_gemm() && gemm.is_gemm());
+        assert_eq!(
+            ipu_device::cost::kernel_cycles(&rows, &target),
+            ipu_device::cost::kernel_cycles(&gemm, &target)
+        );
+    }
     for (rows, padded, name) in [
         (31, 32, "rearrange_amp_left_f16_o0_r31_p32_c32_p32"),
         (32, 32, "rearrange_amp_left_f16_o0_r32_p32_c32_p32"),
@@ -138,8 +146,9 @@ struct GemmCase {
     b_scale: i32,
 }
 
-/// The case's kernel: [`KernelSpec::Gemm`], or with `row_a` [`KernelSpec::GemmRowA`].
-fn gemm_spec(case: &GemmCase, row_a: bool) -> KernelSpec {
+/// The case's kernel: [`KernelSpec::Gemm`], or with a row-major A or C (`row_major`)
+/// [`KernelSpec::GemmRowMajor`].
+fn gemm_spec(case: &GemmCase, (row_a, row_c): (bool, bool)) -> KernelSpec {
     let spec = KernelSpec::Gemm {
         input: case.input,
         partials: case.partials,
@@ -149,18 +158,16 @@ fn gemm_spec(case: &GemmCase, row_a: bool) -> KernelSpec {
         rows: case.rows.clone(),
         accumulate: case.accumulate,
     };
-    if row_a {
-        spec.with_row_major_a()
-    } else {
-        spec
-    }
+    spec.with_row_major(row_a, row_c)
 }
 
 /// Runs every row entry of the case on fresh random data and compares bit for bit with the
 /// reference: f32 fused multiply-adds in order over the K block, then one rounding into the
-/// partials (after adding the old partial when accumulating). With `row_a` A is row-major.
-fn check_gemm(case: &GemmCase, row_a: bool, rng: &mut ChaCha8Rng) {
-    let spec = gemm_spec(case, row_a);
+/// partials (after adding the old partial when accumulating). `row_major`: whether A and C
+/// are row-major.
+fn check_gemm(case: &GemmCase, row_major: (bool, bool), rng: &mut ChaCha8Rng) {
+    let (row_a, row_c) = row_major;
+    let spec = gemm_spec(case, row_major);
     let (k, c) = (case.k as usize, case.c as usize);
     for (index, &rows) in case.rows.iter().enumerate() {
         let rows = rows as usize;
@@ -188,7 +195,7 @@ fn check_gemm(case: &GemmCase, row_a: bool, rng: &mut ChaCha8Rng) {
                     let y = load(&memory, b_off, panel(kk, j, k), case.input, case.b_scale);
                     sum = x.mul_add(y, sum);
                 }
-                let at = panel(r, j, rows);
+                let at = if row_c { r * c + j } else { panel(r, j, rows) };
                 let value = if case.accumulate {
                     load(&memory, c_off, at, case.partials, 0) + sum
                 } else {
@@ -290,8 +297,9 @@ fn gemm_matches_reference_for_every_input_precision_memory_class_and_mode() {
         b_scale: 0,
     });
     for case in &cases {
-        check_gemm(case, false, &mut rng);
-        check_gemm(case, true, &mut rng);
+        for row_major in [(false, false), (true, false), (false, true), (true, true)] {
+            check_gemm(case, row_major, &mut rng);
+        }
     }
 }
 

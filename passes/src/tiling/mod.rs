@@ -13,6 +13,7 @@
 //! * [`program`]: the tile program strategies' work is emitted into.
 
 pub mod candidate;
+pub mod carried;
 pub mod constraints;
 pub mod format;
 pub mod layout;

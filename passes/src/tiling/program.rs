@@ -401,13 +401,20 @@ impl TileProgram {
             };
         visit(&self.initialize, Some(0), &mut mark);
         visit(&self.run, None, &mut mark);
-        // A buffer used inside a repeat lives over the whole repeat: the next iteration
-        // reads what this one left (carried values) and must not find it overwritten.
+        // A buffer used inside a repeat that the next iteration reads where this one left
+        // it (a carried value: `super::carried`), or that lives on before the repeat, lives
+        // over the whole repeat and must not be overwritten. The body's other buffers are
+        // each iteration's own (written before they are read): they live from their first
+        // to their last use, and share memory like buffers outside a repeat (one read after
+        // the repeat keeps the last iteration's bytes from its write on).
         for (index, step) in self.run.iter().enumerate() {
             if let TileStep::Repeat { steps, .. } = *step {
-                let end = index + steps;
-                for range in live.iter_mut().flatten() {
-                    if range.0 <= end && range.1 > index {
+                let end = (index + steps).min(self.run.len().saturating_sub(1));
+                let carried = super::carried::carried_buffers(self, &self.run[index + 1..=end]);
+                for (buffer, range) in live.iter_mut().enumerate() {
+                    let Some(range) = range else { continue };
+                    let inside = range.0 <= end && range.1 > index;
+                    if inside && (range.0 <= index || carried.contains(&buffer)) {
                         *range = (range.0.min(index), range.1.max(end));
                     }
                 }

@@ -43,11 +43,7 @@ impl SplitGrid {
             rows: self.row_entries(),
             accumulate,
         };
-        if self.a_row_major() {
-            call.with_row_major_a()
-        } else {
-            call
-        }
+        call.with_row_major(self.a_row_major(), self.c_row_major())
     }
 
     /// The calls that reduce a range of `elements` partials on its owner: the sum of the
@@ -94,7 +90,8 @@ impl SplitGrid {
         let mut call = self.gemm_call(precision, 0, 0, true);
         for &(_, kp) in panels.iter().filter(|p| p.1 > 0) {
             for &(_, cc) in &chunks {
-                if let KernelSpec::Gemm { k, c, .. } | KernelSpec::GemmRowA { k, c, .. } = &mut call
+                if let KernelSpec::Gemm { k, c, .. } | KernelSpec::GemmRowMajor { k, c, .. } =
+                    &mut call
                 {
                     (*k, *c) = (kp, cc);
                 }

@@ -178,7 +178,8 @@ pub fn convert_to_rows(
     );
     let mut moves = Vec::new();
     let mut runs = Vec::new();
-    super::rows::ranges_to_rows(&value.ranges, value.n, &rows, |piece| {
+    let row_major = grid.c_row_major();
+    super::rows::ranges_to_rows(&value.ranges, value.n, &rows, row_major, |piece| {
         let places = (value.buffer, buffer, eb);
         send_piece(
             program,
@@ -602,6 +603,7 @@ impl SplitLowering<'_> {
             first: range.first,
             len: range.len,
             rows: range.rows,
+            cols: range.cols,
             origin: range.origin,
         }
     }
@@ -722,14 +724,17 @@ pub(super) fn local_copy(
 }
 
 /// One range of a [`Ranged`] value on its owner: elements `[first, first + len)` of the
-/// AMP-output order of the block with `rows` rows whose first element is tensor element
-/// `origin` (row, column), stored from byte 0 of the value's buffer.
+/// AMP-output order of the `rows x cols` block whose first element is tensor element
+/// `origin` (row, column), stored from byte 0 of the value's buffer. (A split GEMM whose
+/// result goes to its row grid keeps its blocks row-major instead:
+/// [`SplitGrid::c_row_major`].)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OwnedRange {
     pub tile: u32,
     pub first: u32,
     pub len: u32,
     pub rows: u32,
+    pub cols: u32,
     pub origin: (u32, u32),
 }
 

@@ -399,18 +399,20 @@ impl SplitGrid {
             )
         };
         let rows_grid = rows::result_rows(m, n, gm * gn * gk);
+        let call_columns = c
+            .div_ceil(c.div_ceil(MAX_CALL_COLUMNS))
+            .next_multiple_of(16);
         if env.row_major {
-            // Every 16-column run of a result row on its row tile, and the fewest gathered
-            // runs any K panel gives.
-            let converted = rows_grid.rows_padded * (n / 16);
+            // The runs of a result row on its row tile (one per column block from row-major
+            // blocks, [`SplitGrid::c_row_major`], else one per 16 columns), and the fewest
+            // gathered runs any K panel gives.
+            let per_row = if c <= call_columns { gn } else { n / 16 };
+            let converted = rows_grid.rows_padded * per_row;
             let most = gathered(1).max(converted);
             if most > MAX_GATHER_ROWS {
                 return Err(too_many(most, rows_grid.rows_padded));
             }
         }
-        let call_columns = c
-            .div_ceil(c.div_ceil(MAX_CALL_COLUMNS))
-            .next_multiple_of(16);
         let kp_kernel = (GEMM_MAX_WEIGHT_ELEMENTS / call_columns / 16 * 16).min(kt);
         // The longest K panel whose buffers fit (fewer panels: fewer exchange phases).
         let mut kp = kp_kernel;
@@ -579,7 +581,13 @@ impl SplitGrid {
             });
         } else if phase == self.panels + 1 && self.env.row_major {
             let pb = ipu_device::kernels::describe::default_partials(precision).bytes();
-            let traffic = rows::rows_traffic(&self.result_ranges(), self.n, &self.rows_grid(), pb);
+            let traffic = rows::rows_traffic(
+                &self.result_ranges(),
+                self.n,
+                &self.rows_grid(),
+                self.c_row_major(),
+                pb,
+            );
             for ((owner, tile), bytes) in traffic {
                 visit(owner, &[tile], bytes);
             }
@@ -604,11 +612,19 @@ impl SplitGrid {
         self.gm * self.gn * self.gk
     }
 
-    /// Whether the A panels are row-major (`rows x kp`, read by the `GemmRowA` kernels)
+    /// Whether the A panels are row-major (`rows x kp`, read by the `GemmRowMajor` kernels)
     /// rather than AMP-left: a left operand gathered from row-major blocks whose K needs no
     /// padding arrives as one run per row and source block ("Row-major neighbours").
     pub fn a_row_major(&self) -> bool {
         self.env.a_device && self.env.row_major && self.k == self.k_real
+    }
+
+    /// Whether the partial blocks (and so the result's ranges) are row-major (`rows x cols`,
+    /// written by the `GemmRowMajor` kernels) rather than AMP-output: a result converted to
+    /// its row grid whose blocks take one GEMM call each moves as one run per row and range
+    /// ("Row-major neighbours").
+    pub fn c_row_major(&self) -> bool {
+        self.env.row_major && self.cols.largest() <= self.call_columns
     }
 
     /// The fills that zero the padding of a left operand gathered from row-major blocks
@@ -762,6 +778,7 @@ impl SplitGrid {
                             first,
                             len,
                             rows,
+                            cols,
                             origin: (row0, col0),
                         });
                     }
@@ -830,6 +847,7 @@ pub struct ReduceRange {
     pub first: u32,
     pub len: u32,
     pub rows: u32,
+    pub cols: u32,
     pub origin: (u32, u32),
 }
 

@@ -85,7 +85,7 @@ impl<F: FnMut(Piece)> Merge<F> {
 
 /// The pieces of an A panel gathered from row-major `blocks`: rows `[row0, row0 + rows)` and
 /// K columns `[k0, k0 + kp)` (whole 16-column groups), in panel order. With `row_major` the
-/// panel is a row-major `rows x kp` block (the `GemmRowA` kernels' A): one piece per row and
+/// panel is a row-major `rows x kp` block (the `GemmRowMajor` kernels' A): one piece per row and
 /// source column block. Otherwise it is AMP-left (16-column group after group, each
 /// `rows x 16`): one piece per row and 16-column group. `tile` of each piece is 0 (the
 /// panel's group of tiles is the caller's). Columns past the blocks' own (a K padded to
@@ -142,12 +142,38 @@ pub(super) fn block_panel_pieces(
     }
 }
 
-/// The pieces that move a value held as `ranges` (AMP-output order, [`OwnedRange`]) of an
-/// `[m x n]` result into the row grid `rows` (row-major, whole rows per tile), merged where
-/// they are contiguous on both sides.
-pub fn ranges_to_rows(ranges: &[OwnedRange], n: u32, rows: &GemmGrid, visit: impl FnMut(Piece)) {
+/// The pieces that move a value held as `ranges` ([`OwnedRange`]: of AMP-output blocks, or
+/// with `row_major` of row-major ones) of an `[m x n]` result into the row grid `rows`
+/// (row-major, whole rows per tile), merged where they are contiguous on both sides: one
+/// per row and 16-column group of an AMP-output range, one per row of a row-major one.
+pub fn ranges_to_rows(
+    ranges: &[OwnedRange],
+    n: u32,
+    rows: &GemmGrid,
+    row_major: bool,
+    visit: impl FnMut(Piece),
+) {
     let mut merge = Merge::new(visit);
     for range in ranges {
+        if row_major {
+            let (end, cols) = (range.first + range.len, range.cols.max(1));
+            let mut e = range.first;
+            while e < end {
+                let (r, c) = (e / cols, e % cols);
+                let len = (cols - c).min(end - e);
+                let row = range.origin.0 + r;
+                let i = row / rows.rows_padded;
+                merge.push(Piece {
+                    owner: range.tile,
+                    source: e - range.first,
+                    tile: rows.tile(i, 0),
+                    destination: (row - rows.first_row(i)) * n + range.origin.1 + c,
+                    len,
+                });
+                e += len;
+            }
+            continue;
+        }
         range_segments(range, |seg| {
             for r in 0..seg.rows {
                 let row = seg.row + r;
@@ -165,16 +191,17 @@ pub fn ranges_to_rows(ranges: &[OwnedRange], n: u32, rows: &GemmGrid, visit: imp
     merge.finish();
 }
 
-/// Bytes each (owner, row tile) pair moves converting `ranges` to the row grid `rows`
-/// ([`ranges_to_rows`]), at `element_bytes` an element.
+/// Bytes each (owner, row tile) pair moves converting `ranges` (row-major blocks with
+/// `row_major`) to the row grid `rows` ([`ranges_to_rows`]), at `element_bytes` an element.
 pub fn rows_traffic(
     ranges: &[OwnedRange],
     n: u32,
     rows: &GemmGrid,
+    row_major: bool,
     element_bytes: u32,
 ) -> BTreeMap<(u32, u32), u64> {
     let mut bytes = BTreeMap::new();
-    ranges_to_rows(ranges, n, rows, |piece| {
+    ranges_to_rows(ranges, n, rows, row_major, |piece| {
         if piece.owner != piece.tile {
             *bytes.entry((piece.owner, piece.tile)).or_insert(0) +=
                 u64::from(piece.len) * u64::from(element_bytes);
@@ -296,6 +323,7 @@ impl SplitGrid {
                     first: range.first,
                     len: range.len,
                     rows: range.rows,
+                    cols: range.cols,
                     origin: range.origin,
                 })
             });
@@ -307,6 +335,7 @@ impl SplitGrid {
                         first: 0,
                         len: rows * cols,
                         rows,
+                        cols,
                         origin: (row0, col0),
                     });
                 }
@@ -420,11 +449,14 @@ mod tests {
 
     /// Converting a split GEMM's result ranges to its row grid writes every result element
     /// once, on the tile of its row, from the owner and offset that hold it, with and without
-    /// a K split; the traffic sums the moved bytes per (owner, tile) pair.
+    /// a K split, from AMP-output and from row-major blocks; the traffic sums the moved bytes
+    /// per (owner, tile) pair. Row-major blocks move in one piece
+    /// per row of a range, AMP-output ones in one per row and 16-column group.
     #[test]
     fn result_ranges_convert_to_rows_element_by_element() {
         let target = Target::c600();
-        for shape in [(3, 1, 2), (2, 3, 4), (5, 1, 1), (1, 2, 6)] {
+        let shapes = [(3, 1, 2), (2, 3, 4), (5, 1, 1), (1, 2, 6)];
+        for (shape, row_major) in shapes.into_iter().flat_map(|s| [(s, false), (s, true)]) {
             let grid = SplitGrid::new(
                 (40, 96, 48),
                 shape,
@@ -435,21 +467,35 @@ mod tests {
             .unwrap();
             let ranges = grid.result_ranges();
             let rows = grid.rows_grid();
-            // (tile, element of the owner's buffer) of every result element, by AMP order.
+            // (tile, element of the owner's buffer) of every result element, by the blocks'
+            // order; and the rows each range touches.
             let mut owner_of = std::collections::HashMap::new();
+            let mut row_runs = 0;
             for range in &ranges {
+                let mut touched = std::collections::BTreeSet::new();
                 for e in 0..range.len {
                     let at = range.first + e;
-                    let g = at / (16 * range.rows);
-                    let r = (at / 16) % range.rows;
-                    let element = (range.origin.0 + r, range.origin.1 + g * 16 + at % 16);
+                    let element = if row_major {
+                        (
+                            range.origin.0 + at / range.cols,
+                            range.origin.1 + at % range.cols,
+                        )
+                    } else {
+                        let g = at / (16 * range.rows);
+                        let r = (at / 16) % range.rows;
+                        (range.origin.0 + r, range.origin.1 + g * 16 + at % 16)
+                    };
+                    touched.insert(element.0);
                     owner_of.insert(element, (range.tile, e));
                 }
+                row_runs += touched.len();
             }
             assert_eq!(owner_of.len(), 40 * 48, "{shape:?}");
             let mut written = vec![0u32; 40 * 48];
             let mut moved = BTreeMap::new();
-            ranges_to_rows(&ranges, 48, &rows, |piece| {
+            let mut pieces = 0;
+            ranges_to_rows(&ranges, 48, &rows, row_major, |piece| {
+                pieces += 1;
                 for e in 0..piece.len {
                     let within = piece.destination + e;
                     let i = piece.tile;
@@ -463,7 +509,17 @@ mod tests {
                 }
             });
             assert!(written.iter().all(|&w| w == 1), "{shape:?}");
-            assert_eq!(rows_traffic(&ranges, 48, &rows, 2), moved, "{shape:?}");
+            assert_eq!(
+                rows_traffic(&ranges, 48, &rows, row_major, 2),
+                moved,
+                "{shape:?}"
+            );
+            if row_major {
+                assert!(
+                    pieces <= row_runs,
+                    "{shape:?}: {pieces} pieces, {row_runs} row runs"
+                );
+            }
         }
     }
 
