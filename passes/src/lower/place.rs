@@ -148,6 +148,31 @@ pub fn place_storage(
         .iter()
         .map(|b| b.tiles.iter().copied().collect())
         .collect();
+    if tracing::enabled!(tracing::Level::DEBUG) {
+        // Bytes per tile of the buffers that live over the whole run (weights, parameters,
+        // resident stores): their busiest tile bounds every buffer spanning it.
+        let end = program.run.len();
+        let mut resident = vec![0u64; program.tiles as usize];
+        for buffer in program.buffers.iter().filter(|b| b.live == (0, end)) {
+            for &tile in &buffer.tiles {
+                if let Some(bytes) = resident.get_mut(tile as usize) {
+                    *bytes += u64::from(buffer.bytes);
+                }
+            }
+        }
+        let (busiest, most) = resident
+            .iter()
+            .enumerate()
+            .max_by_key(|&(tile, bytes)| (*bytes, std::cmp::Reverse(tile)))
+            .map_or((0, 0), |(tile, bytes)| (tile, *bytes));
+        let mean = resident.iter().sum::<u64>() / resident.len().max(1) as u64;
+        tracing::debug!(
+            busiest,
+            most,
+            mean,
+            "bytes per tile living over the whole run"
+        );
+    }
     // First fit in a few orders: largest first, then by first use (buffers that live early
     // pack below those that live late), then smallest first (small buffers that must not
     // straddle an element take the element tails). The first order that places everything

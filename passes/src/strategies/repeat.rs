@@ -117,10 +117,11 @@ pub fn piece_bytes(slice_bytes: u64, tiles: u32) -> u64 {
 }
 
 /// Which tile stores each piece of the resident stacks, for the planner and the lowering
-/// alike: a piece goes to its least loaded reader (it copies its own slice, no exchange),
-/// unless some other tile stores at least the piece's bytes less, which then holds it and
-/// multicasts it to every reader (so vectors every op reads from one tile do not pile up
-/// there). Each tile's pieces follow each other in 16-byte units.
+/// alike: a piece goes to its least loaded reader whose part of the stack stays within the
+/// stack's cap (it copies its own slice, no exchange), else to the least loaded tile holding
+/// none of the stack yet, which multicasts it to every reader (so a vector one tile reads
+/// puts one piece per stack there, and its other pieces elsewhere). Each tile's pieces
+/// follow each other in 16-byte units.
 pub struct Holders {
     load: Vec<u64>,
     by_load: std::collections::BTreeSet<(u64, u32)>,

@@ -42,6 +42,30 @@ impl Written {
 /// One access of a step: buffer, tile, byte range inside the buffer.
 type Access = (BufferId, u32, (u32, u32));
 
+/// Records accesses that happen together: each read not covered by what this iteration
+/// wrote before makes its buffer carried; then the writes are added.
+fn note(
+    written: &mut HashMap<(BufferId, u32), Written>,
+    carried: &mut BTreeSet<BufferId>,
+    reads: Vec<Access>,
+    writes: Vec<Access>,
+) {
+    for (buffer, tile, span) in reads {
+        if !carried.contains(&buffer)
+            && !written
+                .get(&(buffer, tile))
+                .is_some_and(|bytes| bytes.covers(span))
+        {
+            carried.insert(buffer);
+        }
+    }
+    for (buffer, tile, span) in writes {
+        if !carried.contains(&buffer) {
+            written.entry((buffer, tile)).or_default().add(span);
+        }
+    }
+}
+
 /// The buffers some step of `body` (a repeat's steps) reads on a tile before the same
 /// iteration wrote those bytes there.
 pub fn carried_buffers(program: &TileProgram, body: &[TileStep]) -> BTreeSet<BufferId> {
@@ -51,8 +75,11 @@ pub fn carried_buffers(program: &TileProgram, body: &[TileStep]) -> BTreeSet<Buf
         let (mut reads, mut writes): (Vec<Access>, Vec<Access>) = (Vec::new(), Vec::new());
         match step {
             TileStep::Compute { runs, .. } => {
+                // A tile's runs execute in order: each reads what the runs before it wrote.
                 for run in runs {
-                    run_accesses(program, run, &mut reads, &mut writes, &mut carried);
+                    let (mut run_reads, mut run_writes) = (Vec::new(), Vec::new());
+                    run_accesses(program, run, &mut run_reads, &mut run_writes, &mut carried);
+                    note(&mut written, &mut carried, run_reads, run_writes);
                 }
             }
             TileStep::Exchange { moves, .. } => {
@@ -86,20 +113,7 @@ pub fn carried_buffers(program: &TileProgram, body: &[TileStep]) -> BTreeSet<Buf
             }
             TileStep::Sync | TileStep::Repeat { .. } => {}
         }
-        for (buffer, tile, span) in reads {
-            if !carried.contains(&buffer)
-                && !written
-                    .get(&(buffer, tile))
-                    .is_some_and(|bytes| bytes.covers(span))
-            {
-                carried.insert(buffer);
-            }
-        }
-        for (buffer, tile, span) in writes {
-            if !carried.contains(&buffer) {
-                written.entry((buffer, tile)).or_default().add(span);
-            }
-        }
+        note(&mut written, &mut carried, reads, writes);
     }
     carried
 }
@@ -233,9 +247,12 @@ mod tests {
             copies(&[(1, at(2, 16), at(3, 0))]),
         ];
         assert!(!carried_buffers(&p, &whole).contains(&2));
-        // Read and written in one step (the reads come first): carried.
-        let same_step = vec![copies(&[(1, at(1, 0), at(2, 0)), (1, at(2, 0), at(3, 0))])];
-        assert!(carried_buffers(&p, &same_step).contains(&2));
+        // A tile's runs of one step execute in order: written then read is the iteration's
+        // own, read then written is carried.
+        let in_order = vec![copies(&[(1, at(1, 0), at(2, 0)), (1, at(2, 0), at(3, 0))])];
+        assert!(!carried_buffers(&p, &in_order).contains(&2));
+        let reversed = vec![copies(&[(1, at(2, 0), at(3, 0)), (1, at(1, 0), at(2, 0))])];
+        assert!(carried_buffers(&p, &reversed).contains(&2));
     }
 
     /// Lifetimes in a repeat: the body's own buffers live from their first to their last

@@ -191,8 +191,9 @@ fn repeat_package_is_identical_with_1_and_2_threads() {
         // read their argument vectors where the planner homes them (each reader its piece,
         // exchanged among the readers) instead of one tile broadcasting; same plans, same
         // 13,434 final cycles. Since the body's own buffers live only from first to last
-        // use (tiling::carried): other addresses, the same plans and 13,434 cycles.
-        "797d0d691ffcd2e1a4f014758d5309a162c9051ddc07274cb09df1dfa346a44e",
+        // use (tiling::carried; a tile's runs of one step in order): other addresses, the
+        // same plans and 13,434 cycles.
+        "510a2d8d53a4f942abfe54b4240269176273a2c934a4d03f65b0bdc53e778fb8",
     );
 }
 
