@@ -12,6 +12,7 @@
 //! Exchange: each op's operand moves form one phase priced by the endpoint rule of the target
 //! table (`exchange_phase_cycles`), plus the op's internal phases.
 
+use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -609,8 +610,9 @@ pub fn derive(
         .iter()
         .any(|op| matches!(op.kind, OpKind::Repeat { .. }))
     {
+        // The sets are planned independently, in parallel (results in set order).
         return sets
-            .iter()
+            .par_iter()
             .map(|set| {
                 // The finalist count stays: a repeat's candidates are its body's finalists,
                 // and the pinned body choices may name any of them.
