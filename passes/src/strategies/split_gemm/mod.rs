@@ -68,12 +68,16 @@
 //! other ops read, may run split too ([`device_split_dims`]), offered beside the general
 //! matmul and chosen by cost. A host A streams as above (or, already on the device for
 //! another op, is gathered from its blocks); a device A's
-//! panels are gathered from the producer's blocks in the panel phases: each 16-column group
-//! of a block row is one run on its owner, sent to its place in the AMP-left panel (whole
-//! groups of a 16-column block merge into one run). Its result, which other ops read as
-//! row-major blocks, is converted after the reduction in one more exchange phase: every
-//! 16-column run of a range goes to the tile of its row in the row grid
-//! [`SplitGrid::rows_grid`] (whole rows per tile), where it is read as blocks ([`rows`]).
+//! panels are gathered from the producer's blocks in the panel phases. With K a multiple of
+//! 16 the panels are row-major (`rows x kp`, [`SplitGrid::a_row_major`]) and the GEMM calls
+//! read them so (`KernelSpec::GemmRowMajor`): a block row's part in a K panel is one run on
+//! its owner, sent to its place in the panel. A padded K keeps AMP-left panels, one run per
+//! 16-column group of a block row. Its result, which other ops read as row-major blocks, is
+//! converted after the reduction in one more exchange phase to the row grid
+//! [`SplitGrid::rows_grid`] (whole rows per tile), where it is read as blocks ([`rows`]):
+//! when a tile's block is one GEMM call wide the partial blocks are row-major too
+//! ([`SplitGrid::c_row_major`]) and each row of a range is one run, else every 16-column run
+//! of a range goes to the tile of its row. Each run is a row of the tiles' exchange code.
 
 use ipu_device::kernels::describe::GEMM_MAX_WEIGHT_ELEMENTS;
 use ipu_device::{cost, KernelSpec, MemoryClass, Precision, Target};
