@@ -209,6 +209,11 @@ fn follow<'h>(
             ..home.format
         },
     };
+    // A split GEMM gathering its left operand from row-major blocks sends it from where
+    // they are.
+    if position == 0 && home.format.order == ipu_device::kernels::spec::ElementOrder::RowMajor {
+        crate::strategies::split_gemm::rebind_gather(&mut concrete, &home.shards, target);
+    }
     Arc::new(concrete)
 }
 

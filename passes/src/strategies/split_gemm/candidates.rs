@@ -239,17 +239,28 @@ fn pinned_grid(
     None
 }
 
-/// A split GEMM grid at an input precision, as the source of its exchange phases.
+/// A split GEMM grid at an input precision, as the source of its exchange phases; with
+/// `a_home`, a left operand gathered from row-major blocks is sent from the tiles that hold
+/// them ([`rebind_gather`]), else modelled as sent from outside each A group.
 #[derive(Debug, PartialEq)]
 struct SplitPhases {
     grid: SplitGrid,
     precision: Precision,
+    a_home: Option<Shards>,
 }
 
 impl PhaseSource for SplitPhases {
     fn for_each_transfer(&self, phase: u32, visit: &mut dyn FnMut(u32, &[u32], u64)) {
+        let Some(home) = self.a_home.as_ref().filter(|_| phase < self.grid.panels) else {
+            self.grid
+                .for_each_exchange_transfer(self.precision, phase, visit);
+            return;
+        };
+        // B's ranges as the grid sends them; A from its owners' blocks.
         self.grid
-            .for_each_exchange_transfer(self.precision, phase, visit)
+            .exchange_transfers(self.precision, phase, false, visit);
+        self.grid
+            .for_each_gather_transfer(home, self.precision, phase, visit);
     }
 
     fn as_any(&self) -> &dyn std::any::Any {
@@ -272,8 +283,39 @@ pub(super) fn exchange_phases(
     let source: std::sync::Arc<dyn PhaseSource> = std::sync::Arc::new(SplitPhases {
         grid: grid.clone(),
         precision: input,
+        a_home: None,
     });
     generated_phases(source, 0..=grid.panels + 1, grid.tiles(), target)
+}
+
+/// `candidate` (a split GEMM that gathers its left operand from row-major blocks, made
+/// concrete where that operand lives: `home`) with its panel phases sending A from the tiles
+/// of `home` instead of from outside each A group: its internal phases, their cycles and row
+/// bytes. Any other candidate is left as it is.
+pub fn rebind_gather(candidate: &mut Candidate, home: &Shards, target: &Target) {
+    let Some(InternalPhase::Generated(first)) = candidate.internal_phases.first() else {
+        return;
+    };
+    let Some(split) = first.source.as_any().downcast_ref::<SplitPhases>() else {
+        return;
+    };
+    let grid = &split.grid;
+    if !(grid.env.a_device && grid.env.row_major) || home.dims[0] != 1 {
+        return;
+    }
+    if home.dims[1] != u64::from(grid.m) || home.dims[2] != u64::from(grid.k_real) {
+        return;
+    }
+    let source: std::sync::Arc<dyn PhaseSource> = std::sync::Arc::new(SplitPhases {
+        grid: grid.clone(),
+        precision: split.precision,
+        a_home: Some(home.clone()),
+    });
+    let (phases, cycles, row_bytes) =
+        generated_phases(source, 0..=grid.panels + 1, grid.tiles(), target);
+    candidate.internal_phases = phases;
+    candidate.internal_exchange_cycles = cycles;
+    candidate.internal_row_bytes = row_bytes;
 }
 
 /// Where the operands start (their homes, or, resident, every tile's whole B block) and where

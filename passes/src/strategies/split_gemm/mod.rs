@@ -99,7 +99,7 @@ mod tests;
 pub use analysis::{bias_operand, device_split_dims, ranged_value, split_dims};
 #[cfg(test)]
 use analysis::{is_host, split_local};
-pub use candidates::{candidates, device_a_share};
+pub use candidates::{candidates, device_a_share, rebind_gather};
 pub use estimate::SplitEstimate;
 pub use lower::{
     convert_to_rows, inputs, lower, DeviceA, OwnedRange, Ranged, Segment, SplitInputs,
@@ -561,9 +561,24 @@ impl SplitGrid {
         phase: u32,
         mut visit: impl FnMut(u32, &[u32], u64),
     ) {
+        self.exchange_transfers(precision, phase, true, &mut visit)
+    }
+
+    /// [`SplitGrid::for_each_exchange_transfer`] without a gathered A's transfers (with
+    /// `with_a` false: the caller sends A from where it is).
+    pub fn exchange_transfers(
+        &self,
+        precision: Precision,
+        phase: u32,
+        with_a: bool,
+        visit: &mut dyn FnMut(u32, &[u32], u64),
+    ) {
         if phase < self.panels {
             let eb = u64::from(precision.bytes());
             self.panel_ranges(phase, |mut range| {
+                if range.operand == Operand::A && self.env.a_device && !with_a {
+                    return;
+                }
                 if range.operand == Operand::A && self.env.a_device {
                     // Gathered from a device value's owners, which the grid does not know:
                     // modelled as sent by a tile outside the group to all of it.

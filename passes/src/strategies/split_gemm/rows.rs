@@ -312,6 +312,54 @@ pub fn gather_code_rows(
 }
 
 impl SplitGrid {
+    /// Calls `visit(source, destinations, bytes)` for the A transfers of panel phase `phase`
+    /// when A is gathered from row-major blocks homed as `home` (`[1, m, k]`): each block's
+    /// part in an A group's rows and the panel's K columns, sent by the block's first owner to
+    /// the group's other tiles (bytes as the lowering moves them, one transfer per block and
+    /// group).
+    pub fn for_each_gather_transfer(
+        &self,
+        home: &crate::tiling::layout::Shards,
+        precision: Precision,
+        phase: u32,
+        visit: &mut dyn FnMut(u32, &[u32], u64),
+    ) {
+        let eb = u64::from(precision.bytes());
+        let blocks: Vec<([(u64, u64); 3], u32)> = (0..home.owners.len())
+            .filter_map(|b| Some((home.block_ranges(b), *home.owners[b].first()?)))
+            .collect();
+        let mut others = Vec::with_capacity(self.gn as usize);
+        for l in 0..self.gk {
+            let Some(&(k0, kp)) = self.panels_of(l).get(phase as usize) else {
+                continue;
+            };
+            if kp == 0 {
+                continue;
+            }
+            let (k0, k1) = (u64::from(k0), u64::from(k0 + kp));
+            for (i, &(row0, rows)) in self.rows.blocks.iter().enumerate() {
+                let (r0, r1) = (u64::from(row0), u64::from(row0 + rows));
+                for &(ranges, owner) in &blocks {
+                    let [_, (b0, b1), (c0, c1)] = ranges;
+                    let rows = r1.min(b1).saturating_sub(r0.max(b0));
+                    let cols = k1.min(c1).saturating_sub(k0.max(c0));
+                    if rows == 0 || cols == 0 {
+                        continue;
+                    }
+                    others.clear();
+                    others.extend(
+                        (0..self.gn)
+                            .map(|j| self.tile(i as u32, j, l))
+                            .filter(|&t| t != owner),
+                    );
+                    if !others.is_empty() {
+                        visit(owner, &others, rows * cols * eb);
+                    }
+                }
+            }
+        }
+    }
+
     /// The ranges C is left in: without a K split each tile's whole partial block, else the
     /// reduced ranges ([`SplitGrid::reduce_ranges`]), in the lowering's order.
     pub fn result_ranges(&self) -> Vec<OwnedRange> {
@@ -607,6 +655,60 @@ mod tests {
         });
         // One slice, one panel of 96: a row is one run on both sides.
         assert_eq!(gather_code_rows(&other, &home, (40, 96)), Some(8 + 40));
+    }
+
+    /// A left operand gathered from row-major blocks, priced where it is: every tile of the
+    /// grid gets its A panel (rows x panel columns) whole, from the blocks' owners, a tile
+    /// owning a block keeping its part; with K split over 3 slices and row blocks that cut
+    /// the home's blocks. The owners' sends replace the model's sends from outside each group.
+    #[test]
+    fn a_gathered_from_its_home_reaches_every_tile_of_its_group() {
+        let target = Target::c600();
+        let env = SplitEnv {
+            a_device: true,
+            row_major: true,
+            ..SplitEnv::host(MemoryClass::Interleaved)
+        };
+        let grid =
+            SplitGrid::within((40, 96, 64), (3, 2, 3), Precision::F16, &env, &target).unwrap();
+        // Five blocks of 8 rows, on tiles 4, 5, .., 8 (inside and outside the grid).
+        let home = crate::tiling::layout::Shards::homed([1, 40, 96], [1, 5, 1], 2, 4);
+        for phase in 0..grid.panels {
+            let mut received = vec![0u64; grid.tiles() as usize + 8];
+            grid.for_each_gather_transfer(&home, Precision::F16, phase, &mut |from, to, bytes| {
+                assert!((4..9).contains(&from), "sent by {from}, not an owner");
+                for &t in to {
+                    assert_ne!(t, from);
+                    received[t as usize] += bytes;
+                }
+            });
+            for l in 0..grid.gk {
+                let (_, kp) = grid.panels_of(l)[phase as usize];
+                for (i, &(row0, rows)) in grid.rows.blocks.iter().enumerate() {
+                    for j in 0..grid.gn {
+                        let tile = grid.tile(i as u32, j, l);
+                        // The rows of the panel the tile owns itself (home block tile - 4).
+                        let own = if (4..9).contains(&tile) {
+                            let (b0, b1) = ((tile - 4) * 8, (tile - 3) * 8);
+                            (row0 + rows).min(b1).saturating_sub(row0.max(b0))
+                        } else {
+                            0
+                        };
+                        assert_eq!(
+                            received[tile as usize],
+                            u64::from((rows - own) * kp * 2),
+                            "tile {tile} phase {phase}"
+                        );
+                    }
+                }
+            }
+            // Without A, the panel phase keeps only B's transfers.
+            let mut with_a = 0;
+            let mut without_a = 0;
+            grid.exchange_transfers(Precision::F16, phase, true, &mut |_, _, _| with_a += 1);
+            grid.exchange_transfers(Precision::F16, phase, false, &mut |_, _, _| without_a += 1);
+            assert!(without_a < with_a);
+        }
     }
 
     /// A product of a value another op computed, or of a host operand whose result another
