@@ -20,7 +20,7 @@ use super::beam::{Conversion, Finalist, OpEstimate, ProgramEstimate};
 use super::candidates::{self, need_memory, Candidate, Need};
 use super::cost::{conversion_cycles, MemoryUse, ValueFormat};
 use super::graph::{Graph, Op, Origin, ValueId};
-use super::layout::{PhaseLoad, Shards};
+use super::layout::{Owners, PhaseLoad, Shards};
 use super::{BudgetClass, PlannerOptions};
 
 /// The records of one op in a partial plan, linked to the previous op's.
@@ -89,8 +89,15 @@ pub(super) struct Loads<'m> {
     outputs: HashMap<*const Candidate, Arc<Need>>,
     /// Homes made for host-written values, by value and the need they were made for.
     host_homes: Vec<(ValueId, Need, Arc<Need>)>,
+    /// A split GEMM candidate's phases gathering its left operand from a home
+    /// (`split_gemm::gather_phases`), by candidate and home.
+    gathers: HashMap<GatherKey, Option<GatherPhases>>,
     memo: &'m mut TransferMemo,
 }
+
+/// A candidate and the blocking of the home it gathers from.
+type GatherKey = (*const Candidate, *const Owners, [u64; 3], [u32; 3]);
+type GatherPhases = (Vec<crate::tiling::candidate::InternalPhase>, u64, u64);
 
 impl<'m> Loads<'m> {
     pub(super) fn new(memo: &'m mut TransferMemo) -> Loads<'m> {
@@ -98,6 +105,7 @@ impl<'m> Loads<'m> {
             transfers: HashMap::new(),
             outputs: HashMap::new(),
             host_homes: Vec::new(),
+            gathers: HashMap::new(),
             memo,
         }
     }
@@ -180,6 +188,7 @@ fn follow<'h>(
     (graph, op): (&Graph, &Op),
     home_of: impl Fn(ValueId) -> Option<&'h Need>,
     target: &Target,
+    gathers: &mut HashMap<GatherKey, Option<GatherPhases>>,
 ) -> Arc<Candidate> {
     if let Some(spec) = spec {
         return match crate::strategies::pointwise::on_home(
@@ -212,7 +221,21 @@ fn follow<'h>(
     // A split GEMM gathering its left operand from row-major blocks sends it from where
     // they are.
     if position == 0 && home.format.order == ipu_device::kernels::spec::ElementOrder::RowMajor {
-        crate::strategies::split_gemm::rebind_gather(&mut concrete, &home.shards, target);
+        let shards = &home.shards;
+        let key = (
+            Arc::as_ptr(candidate),
+            Arc::as_ptr(&shards.owners).cast::<Owners>(),
+            shards.dims,
+            shards.parts,
+        );
+        let phases = gathers.entry(key).or_insert_with(|| {
+            crate::strategies::split_gemm::gather_phases(candidate, shards, target)
+        });
+        if let Some((phases, cycles, row_bytes)) = phases {
+            concrete.internal_phases = phases.clone();
+            concrete.internal_exchange_cycles = *cycles;
+            concrete.internal_row_bytes = *row_bytes;
+        }
     }
     Arc::new(concrete)
 }
@@ -271,6 +294,7 @@ impl OperandMoves {
                 (graph, op),
                 |v| home_of(v).map(|h| &**h),
                 target,
+                &mut loads.gathers,
             ),
             None => candidate.clone(),
         };

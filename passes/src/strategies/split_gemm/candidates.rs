@@ -288,34 +288,48 @@ pub(super) fn exchange_phases(
     generated_phases(source, 0..=grid.panels + 1, grid.tiles(), target)
 }
 
-/// `candidate` (a split GEMM that gathers its left operand from row-major blocks, made
-/// concrete where that operand lives: `home`) with its panel phases sending A from the tiles
-/// of `home` instead of from outside each A group: its internal phases, their cycles and row
-/// bytes. Any other candidate is left as it is.
-pub fn rebind_gather(candidate: &mut Candidate, home: &Shards, target: &Target) {
+/// The internal phases of `candidate` (a split GEMM that gathers its left operand from
+/// row-major blocks) when that operand lives at `home`, with its panel phases sending A from
+/// the tiles of `home` instead of from outside each A group: the phases, their cycles and
+/// row bytes ([`generated_phases`]; only the panel phases are generated again, the
+/// reduction's and the conversion's stay). `None` for any other candidate.
+pub fn gather_phases(
+    candidate: &Candidate,
+    home: &Shards,
+    target: &Target,
+) -> Option<(Vec<InternalPhase>, u64, u64)> {
     let Some(InternalPhase::Generated(first)) = candidate.internal_phases.first() else {
-        return;
+        return None;
     };
-    let Some(split) = first.source.as_any().downcast_ref::<SplitPhases>() else {
-        return;
-    };
+    let split = first.source.as_any().downcast_ref::<SplitPhases>()?;
     let grid = &split.grid;
     if !(grid.env.a_device && grid.env.row_major) || home.dims[0] != 1 {
-        return;
+        return None;
     }
     if home.dims[1] != u64::from(grid.m) || home.dims[2] != u64::from(grid.k_real) {
-        return;
+        return None;
     }
     let source: std::sync::Arc<dyn PhaseSource> = std::sync::Arc::new(SplitPhases {
         grid: grid.clone(),
         precision: split.precision,
         a_home: Some(home.clone()),
     });
-    let (phases, cycles, row_bytes) =
-        generated_phases(source, 0..=grid.panels + 1, grid.tiles(), target);
-    candidate.internal_phases = phases;
-    candidate.internal_exchange_cycles = cycles;
-    candidate.internal_row_bytes = row_bytes;
+    let (_, modelled, _) =
+        generated_phases(first.source.clone(), 0..grid.panels, grid.tiles(), target);
+    let (mut phases, cycles, row_bytes) =
+        generated_phases(source, 0..grid.panels, grid.tiles(), target);
+    phases.extend(
+        candidate
+            .internal_phases
+            .iter()
+            .filter(|phase| matches!(phase, InternalPhase::Generated(g) if g.phase >= grid.panels))
+            .cloned(),
+    );
+    Some((
+        phases,
+        candidate.internal_exchange_cycles.saturating_sub(modelled) + cycles,
+        candidate.internal_row_bytes.max(row_bytes),
+    ))
 }
 
 /// Where the operands start (their homes, or, resident, every tile's whole B block) and where

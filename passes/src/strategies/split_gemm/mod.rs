@@ -99,7 +99,7 @@ mod tests;
 pub use analysis::{bias_operand, device_split_dims, ranged_value, split_dims};
 #[cfg(test)]
 use analysis::{is_host, split_local};
-pub use candidates::{candidates, device_a_share, rebind_gather};
+pub use candidates::{candidates, device_a_share, gather_phases};
 pub use estimate::SplitEstimate;
 pub use lower::{
     convert_to_rows, inputs, lower, DeviceA, OwnedRange, Ranged, Segment, SplitInputs,
