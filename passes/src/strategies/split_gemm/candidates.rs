@@ -241,7 +241,7 @@ fn pinned_grid(
 
 /// A split GEMM grid at an input precision, as the source of its exchange phases; with
 /// `a_home`, a left operand gathered from row-major blocks is sent from the tiles that hold
-/// them ([`rebind_gather`]), else modelled as sent from outside each A group.
+/// them ([`gather_phases`]), else modelled as sent from outside each A group.
 #[derive(Debug, PartialEq)]
 struct SplitPhases {
     grid: SplitGrid,
