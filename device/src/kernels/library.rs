@@ -86,9 +86,11 @@ impl LoadedKernel {
     /// Runs the kernel after checking every argument ([`KernelSpec::check_call`]).
     pub fn run(&self, tile_memory: &mut [u8], args: &[u32]) -> Result<(), KernelRunError> {
         self.spec.check_call(tile_memory.len(), args)?;
-        let entry = match &self.spec {
-            KernelSpec::Gemm { .. } | KernelSpec::GemmRowMajor { .. } => args[3] as usize,
-            _ => 0,
+        // A GEMM object holds an entry per row count, selected by argument 3.
+        let entry = if self.spec.is_gemm() {
+            args[3] as usize
+        } else {
+            0
         };
         let function = self
             .entries

@@ -143,7 +143,6 @@ pub fn lower(
             grid,
             buffer,
             precision,
-            row_major: lowering.grid.a_row_major(),
         },
     });
     let mut started = vec![false; grid.tiles() as usize];
@@ -245,8 +244,6 @@ enum GatheredA<'a> {
         grid: &'a GemmGrid,
         buffer: BufferId,
         precision: Precision,
-        /// Into a row-major panel ([`SplitGrid::a_row_major`]), else an AMP-left one.
-        row_major: bool,
     },
 }
 
@@ -266,18 +263,20 @@ impl GatheredA<'_> {
     }
 
     /// The pieces of rows `[row0, row0 + rows)` and K columns `[k0, k0 + kp)` of A, at their
-    /// places in the panel (AMP-left: 16-column group after group, each `rows x 16`; or
-    /// row-major), in panel order (`tile` unused).
+    /// places in the panel (AMP-left: 16-column group after group, each `rows x 16`; or, for
+    /// blocks with `row_major` ([`SplitGrid::a_row_major`]), row-major), in panel order
+    /// (`tile` unused).
     fn panel_pieces(
         &self,
         (row0, rows): (u32, u32),
         (k0, kp): (u32, u32),
+        row_major: bool,
         visit: impl FnMut(Piece),
     ) {
         match self {
-            GatheredA::Blocks {
-                grid, row_major, ..
-            } => super::rows::block_panel_pieces(grid, (row0, rows), (k0, kp), *row_major, visit),
+            GatheredA::Blocks { grid, .. } => {
+                super::rows::block_panel_pieces(grid, (row0, rows), (k0, kp), row_major, visit)
+            }
             GatheredA::Ranged { segments, .. } => {
                 let mut visit = visit;
                 for g in k0 / 16..(k0 + kp) / 16 {
@@ -663,7 +662,9 @@ fn gather_a_panel(
             let mut merge = super::rows::Merge::new(|piece: Piece| {
                 send_piece(program, piece, (buffer, a_panel, eb), &group, (moves, runs));
             });
-            value.panel_pieces((row0, rows), (k0, kp), |piece| merge.push(piece));
+            value.panel_pieces((row0, rows), (k0, kp), grid.a_row_major(), |piece| {
+                merge.push(piece)
+            });
             merge.finish();
         }
     }

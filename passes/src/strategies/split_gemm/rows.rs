@@ -100,45 +100,62 @@ pub(super) fn block_panel_pieces(
 ) {
     if row_major {
         for row in row0..row0 + rows {
-            let i = row / blocks.rows_padded;
-            let local = row - blocks.first_row(i);
-            let mut c = k0;
-            let end = (k0 + kp).min(blocks.n);
-            while c < end {
-                let j = c / blocks.cb;
-                let run_end = ((j + 1) * blocks.cb).min(end);
+            block_row_runs(blocks, row, (k0, k0 + kp), |owner, source, c, len| {
                 visit(Piece {
-                    owner: blocks.tile(i, j),
-                    source: local * blocks.cb + (c - j * blocks.cb),
+                    owner,
+                    source,
                     tile: 0,
                     destination: (row - row0) * kp + (c - k0),
-                    len: run_end - c,
-                });
-                c = run_end;
-            }
+                    len,
+                })
+            });
         }
         return;
     }
     for g in k0 / 16..(k0 + kp) / 16 {
         let column = g - k0 / 16;
         for row in row0..row0 + rows {
-            let i = row / blocks.rows_padded;
-            let local = row - blocks.first_row(i);
-            let mut c = g * 16;
-            let group_end = ((g + 1) * 16).min(blocks.n);
-            while c < group_end {
-                let j = c / blocks.cb;
-                let end = ((j + 1) * blocks.cb).min(group_end);
-                visit(Piece {
-                    owner: blocks.tile(i, j),
-                    source: local * blocks.cb + (c - j * blocks.cb),
-                    tile: 0,
-                    destination: (column * rows + (row - row0)) * 16 + (c - g * 16),
-                    len: end - c,
-                });
-                c = end;
-            }
+            block_row_runs(
+                blocks,
+                row,
+                (g * 16, (g + 1) * 16),
+                |owner, source, c, len| {
+                    visit(Piece {
+                        owner,
+                        source,
+                        tile: 0,
+                        destination: (column * rows + (row - row0)) * 16 + (c - g * 16),
+                        len,
+                    })
+                },
+            );
         }
+    }
+}
+
+/// Columns `[from, to)` of tensor row `row` (cut at the blocks' own columns) as runs of
+/// `blocks`: `visit(owner, element in the owner's block, first column, length)` per block
+/// the columns cross.
+fn block_row_runs(
+    blocks: &GemmGrid,
+    row: u32,
+    (from, to): (u32, u32),
+    mut visit: impl FnMut(u32, u32, u32, u32),
+) {
+    let i = row / blocks.rows_padded;
+    let local = row - blocks.first_row(i);
+    let end = to.min(blocks.n);
+    let mut c = from;
+    while c < end {
+        let j = c / blocks.cb;
+        let run_end = ((j + 1) * blocks.cb).min(end);
+        visit(
+            blocks.tile(i, j),
+            local * blocks.cb + (c - j * blocks.cb),
+            c,
+            run_end - c,
+        );
+        c = run_end;
     }
 }
 
