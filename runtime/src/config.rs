@@ -30,7 +30,7 @@ pub enum Register {
     ClockHz,
     /// Cycles of a global sync.
     ExchangeSyncCycles,
-    /// Fixed cycles of one exchange phase (global sync plus row start).
+    /// Fixed cycles of one exchange phase (global sync, row start and receive latency).
     ExchangePhaseCycles,
     /// Exchange bandwidth per tile in bytes per cycle.
     ExchangeBytesPerCycle,

@@ -3,7 +3,9 @@
 //!
 //! Source tags (see `shared/design/IPU21.md`): `HwC600` calibrated on C600 hardware by a public
 //! calibration project; `HwBow` measured on Bow hardware; `PopLibs` from the vendor library's
-//! source; `Doc` vendor documentation; `Derived` arithmetic from the others.
+//! source; `Doc` vendor documentation; `Derived` arithmetic from the others; `Fitted(replay)`
+//! fitted to one of the anchor's hardware measurements (`shared/design/ANCHOR-PLANS.md`), named
+//! by the replay it came from (`device/tests/all/fidelity.rs` replays it).
 
 mod memory;
 mod topology;
@@ -23,6 +25,15 @@ pub enum Source {
     PopLibs,
     Doc,
     Derived,
+    Fitted(Replay),
+}
+
+/// The anchor's hardware measurements a constant can be fitted to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Replay {
+    /// Root tile 0 multicasting 1-4,148 words to tiles 32 and 53 (commit e4eb9ab): each
+    /// receiver's cycles are a fixed part plus one per word.
+    Multicast,
 }
 
 /// A constant and its source tag.
@@ -74,7 +85,9 @@ pub struct MemoryMap {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Exchange {
     pub bytes_per_cycle: Sourced<u32>,
-    /// Cost of one exchange phase: global sync plus row start.
+    /// Cost of one exchange phase: global sync, row start and receive latency (fitted: the
+    /// least-squares fixed part of the multicast replay's eight receive times, 530-554 cycles
+    /// after subtracting one cycle per word; Poplar's 600 before).
     pub phase_cycles: Sourced<u32>,
     /// The two components PopLibs heuristics use, recorded beside the calibrated total.
     pub sync_cycles: Sourced<u32>,
@@ -249,7 +262,7 @@ impl Target {
             },
             exchange: Exchange {
                 bytes_per_cycle: sourced(4, PopLibs),
-                phase_cycles: sourced(600, HwC600),
+                phase_cycles: sourced(542, Fitted(Replay::Multicast)),
                 sync_cycles: sourced(90, PopLibs),
                 phase_fixed_cycles: sourced(100, PopLibs),
                 latency_events: sourced(112, HwC600),

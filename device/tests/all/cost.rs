@@ -185,10 +185,11 @@ fn ideal_gemm_and_the_published_4096_cube_anchor() {
 #[test]
 fn exchange_phase_is_fixed_cost_plus_busiest_endpoint() {
     let c600 = Target::c600();
-    assert_eq!(exchange_phase_cycles(0, 0, &c600), 600);
-    assert_eq!(exchange_phase_cycles(1000, 4000, &c600), 1600);
-    assert_eq!(exchange_phase_cycles(4001, 4000, &c600), 1601);
-    assert_eq!(exchange_phase_cycles(8, 3, &c600), 602);
+    let fixed = u64::from(c600.exchange.phase_cycles.value);
+    assert_eq!(exchange_phase_cycles(0, 0, &c600), fixed);
+    assert_eq!(exchange_phase_cycles(1000, 4000, &c600), fixed + 1000);
+    assert_eq!(exchange_phase_cycles(4001, 4000, &c600), fixed + 1001);
+    assert_eq!(exchange_phase_cycles(8, 3, &c600), fixed + 2);
 }
 
 #[test]
@@ -680,7 +681,7 @@ fn extreme_sizes_saturate_instead_of_overflowing() {
     }
     assert_eq!(
         exchange_phase_cycles(u64::MAX, 0, &c600),
-        600 + u64::MAX / 4 + 1
+        u64::from(c600.exchange.phase_cycles.value) + u64::MAX / 4 + 1
     );
     assert!(ideal_gemm_cycles(u64::MAX, u64::MAX, u64::MAX, Precision::F16, 1, &c600) == u64::MAX);
 }

@@ -20,9 +20,11 @@ const MULTICAST: [(u32, u64, u64, u64); 4] = [
     (4_148, 4_350, 4_698, 4_680),
 ];
 
-/// The band of `simulated / hardware - 1` the current model holds for the receivers (its
-/// fixed 600-cycle phase cost against the measured 533-551 plus one cycle per word).
-const MULTICAST_BAND: (f64, f64) = (0.0, 0.13);
+/// The band of `simulated / hardware - 1` the current model holds for the receivers: its
+/// fixed phase cost is fitted to these rows (542, the mean of the measured 530-554 fixed
+/// parts), so what remains is the 18-22 cycles tile 32 receives after tile 53 (a route time
+/// by position the model does not have): -1.9 % to +2.0 %. Issue 19's target is 5 %.
+const MULTICAST_BAND: (f64, f64) = (-0.025, 0.025);
 
 /// Cycles of one exchange phase multicasting `words` words from tile 0 to tiles 32 and 53.
 fn simulated_multicast(words: u32) -> u64 {
@@ -84,4 +86,23 @@ fn the_multicast_timing_table_replays_within_its_band() {
             "slope {slope} between {w0} and {w1} words"
         );
     }
+}
+
+#[test]
+fn the_fitted_phase_cost_is_the_multicast_replays_least_squares_fixed_part() {
+    // The model prices a receive at `phase_cycles + words`: the least-squares `phase_cycles`
+    // over the eight measured receive times is the mean of `receive - words`.
+    let fixed: Vec<f64> = MULTICAST
+        .iter()
+        .flat_map(|&(words, _, tile_32, tile_53)| {
+            [tile_32, tile_53].map(|cycles| cycles as f64 - f64::from(words))
+        })
+        .collect();
+    let fitted = (fixed.iter().sum::<f64>() / fixed.len() as f64).round() as u32;
+    let target = Target::c600();
+    assert_eq!(target.exchange.phase_cycles.value, fitted);
+    assert_eq!(
+        target.exchange.phase_cycles.source,
+        ipu_device::target::Source::Fitted(ipu_device::target::Replay::Multicast)
+    );
 }
