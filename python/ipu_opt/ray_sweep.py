@@ -62,6 +62,8 @@ RESULT_FIELDS = (
     "expected",
     "expected_max_abs_error",
     "expected_tolerance",
+    "hardware_cycles",
+    "fidelity_error_percent",
 )
 
 # What Rust's `str::trim` removes: the characters of Unicode's White_Space property.

@@ -504,6 +504,19 @@ impl ProgramRun {
             .sum()
     }
 
+    /// Cycles of the run's exchange steps (sync, fixed cost and transfers of each phase).
+    pub fn exchange_cycles(&self) -> u64 {
+        self.executed
+            .iter()
+            .filter(|e| {
+                self.steps
+                    .get(e.step as usize)
+                    .is_some_and(|info| matches!(info.kind, StepKind::Exchange))
+            })
+            .map(|e| e.end.saturating_sub(e.start))
+            .sum()
+    }
+
     /// Cycles of the device program alone: the run without its host steps, the quantity the
     /// compiler's `final_cycles` and refined estimate describe.
     pub fn device_cycles(&self) -> u64 {

@@ -9,6 +9,7 @@ mod inspect;
 pub mod numerical;
 mod profile;
 mod progress;
+pub mod replay;
 pub mod run;
 pub mod run_result;
 pub mod sweep;
@@ -90,7 +91,7 @@ Exit codes:
   0  the sweep ran (failed points are in the results)
   2  usage or input error (bad arguments, malformed or empty sweep file, unreadable model)";
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct CompileOptions {
     /// Tiles the program may use (default: the whole device).
     #[arg(long)]
@@ -226,6 +227,11 @@ pub struct RunArgs {
     /// test results) to FILE as one JSON object, for tools that compare runs.
     #[arg(long, value_name = "FILE")]
     pub result_json: Option<PathBuf>,
+    /// Replay a measured run: FILE pins every op's whole plan and names the hardware
+    /// measurement (`examples/replay/<name>.plan.json`); the run compiles exactly that plan and
+    /// prints `hardwareCycles=... fidelityError=...` against the simulated device program.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["plan_constraints", "dump_plans"])]
+    pub plan: Option<PathBuf>,
     #[command(flatten)]
     pub compile: CompileOptions,
 }

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! profile=artifacts/model/profile-final.ipuprof tiles=1472 samples=1472
-//! simulatedCycles=189943 deviceProgramCycles=15170 hostExchangeCycles=174773 refinedEstimate=15170 finalCycles=15170 refinedError=+0.00% estimateTest=PASS (bound 5 %)
+//! simulatedCycles=189711 deviceProgramCycles=15112 hostExchangeCycles=174599 refinedEstimate=15112 finalCycles=15112 refinedError=+0.00% estimateTest=PASS (bound 5 %)
 //! referenceMaximumAbsoluteError=0.019749 numericalTest=PASS
 //! package=artifacts/model/model-final.ipuexe tiles=1472 hardwareTest=PASS
 //! ```
@@ -30,8 +30,9 @@ use ipu_runtime::profile::ProgramRun;
 
 use super::expected::{self, Expected};
 use super::progress::Steps;
+use super::replay::{self, Replay, ReplayFiles};
 use super::run_result::RunResult;
-use super::{compile, numerical, Failure, RunArgs};
+use super::{compile, numerical, CompileOptions, Failure, RunArgs};
 
 /// The package's file name inside the run's artifact directory.
 pub const PACKAGE_FILE: &str = "model-final.ipuexe";
@@ -73,8 +74,25 @@ fn lock_dir(root: &Path, device: &str) -> PathBuf {
 }
 
 /// The package: compiled from a `.mlir` (with the compiler's cycle estimates), read otherwise.
-fn load_input(args: &RunArgs) -> Result<(Package, Option<CompileEstimates>), Failure> {
+fn load_input(
+    args: &RunArgs,
+    replay: Option<(&Replay, &ReplayFiles)>,
+) -> Result<(Package, Option<CompileEstimates>), Failure> {
     let is_model = args.input.extension().is_some_and(|e| e == "mlir");
+    if let (Some((replay, files)), Some(plan)) = (replay, &args.plan) {
+        // Compiled with the replay's plans as constraints, then checked to be exactly them.
+        let options = CompileOptions {
+            plan_constraints: Some(files.constraints.clone()),
+            dump_plans: Some(files.dumped.clone()),
+            ..args.compile.clone()
+        };
+        let compiled = compile::compile_with_estimates(&args.input, &options)?;
+        let dumped = std::fs::read_to_string(&files.dumped)
+            .with_context(|| format!("reading '{}'", files.dumped.display()))
+            .map_err(Failure::failed)?;
+        replay::check_pinned(replay, plan, &dumped)?;
+        return Ok((compiled.0, Some(compiled.1)));
+    }
     if is_model {
         return compile::compile_with_estimates(&args.input, &args.compile)
             .map(|(package, estimates)| (package, Some(estimates)));
@@ -535,18 +553,42 @@ pub fn command(args: &RunArgs) -> Result<(), Failure> {
     } else {
         None
     };
+    // A replay is read (and refused when malformed) before anything is compiled.
+    let replay = match &args.plan {
+        Some(plan) => {
+            if args.input.extension().is_none_or(|e| e != "mlir") {
+                return Err(Failure::input(anyhow!(
+                    "--plan replays a model's plan: the input must be a model (.mlir), not '{}'",
+                    args.input.display()
+                )));
+            }
+            Some(Replay::read(plan)?)
+        }
+        None => None,
+    };
     steps.step("reading the package");
     let mut result = RunResult::default();
+    let dir = args.artifacts.join(&name);
+    let create_dir = || {
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("creating '{}'", dir.display()))
+            .map_err(Failure::Input)
+    };
+    // A replay writes its constraints and the compile's plan dump into the run's directory.
+    let replay_files = match &replay {
+        Some(replay) => {
+            create_dir()?;
+            Some(ReplayFiles::write(replay, &dir)?)
+        }
+        None => None,
+    };
     let started = Instant::now();
-    let (package, estimates) = load_input(args)?;
+    let (package, estimates) = load_input(args, replay.as_ref().zip(replay_files.as_ref()))?;
     if let Some(estimates) = &estimates {
         result.compile_seconds = Some(started.elapsed().as_secs_f64());
         result.set_estimates(estimates);
     }
-    let dir = args.artifacts.join(&name);
-    std::fs::create_dir_all(&dir)
-        .with_context(|| format!("creating '{}'", dir.display()))
-        .map_err(Failure::Input)?;
+    create_dir()?;
     let package_path = dir.join(PACKAGE_FILE);
     // Written and read back, as every run does: what runs is what the file holds. A package
     // run from its own artifact path is that file already, and is never written over.
@@ -609,6 +651,16 @@ pub fn command(args: &RunArgs) -> Result<(), Failure> {
     if let Some(run) = ran.profile.runs.iter().rev().find(|r| r.program == "run") {
         println!("{}", cycles_line(run, estimates.as_ref()));
         result.set_run(run);
+        if let Some(replay) = &replay {
+            let device = run.device_cycles();
+            println!(
+                "{}",
+                replay::fidelity_line(replay, device, run.exchange_cycles())
+            );
+            result.hardware_cycles = Some(replay.hardware.cycles);
+            result.fidelity_error_percent =
+                Some(replay::error_percent(device, replay.hardware.cycles));
+        }
     }
     let mut numerical_pass = numerical_test(&reference, &ran.outputs, &mut result);
     if let Some(source) = &oracle_source {

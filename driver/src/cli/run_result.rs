@@ -43,6 +43,11 @@ pub struct RunResult {
     pub expected_max_abs_error: Option<f64>,
     #[serde(default)]
     pub expected_tolerance: Option<f64>,
+    /// `--plan`: the measured cycles and `simulated / hardware - 1` in percent.
+    #[serde(default)]
+    pub hardware_cycles: Option<u64>,
+    #[serde(default)]
+    pub fidelity_error_percent: Option<f64>,
 }
 
 impl RunResult {

@@ -46,7 +46,22 @@ pub fn candidates(
             crate::strategies::gather::candidates(graph, op, &active, target)
         }
         OpKind::Attention { causal, .. } => {
-            crate::strategies::attention::candidates(graph, op, *causal, &active, options, target)
+            // A key block a constraint pins (a replay's plan) is the streamed plans' block.
+            let key_block = options
+                .constraints
+                .get(&crate::tiling::constraints::op_key("", index))
+                .and_then(|constraint| match constraint.params.get("key_block") {
+                    Some(PlanValue::Int(block)) => u32::try_from(*block).ok(),
+                    _ => None,
+                });
+            crate::strategies::attention::candidates(
+                graph,
+                op,
+                *causal,
+                &active,
+                (options, key_block),
+                target,
+            )
         }
         OpKind::Repeat { .. } => Vec::new(),
     }

@@ -74,6 +74,88 @@ fn long_attention_is_planned_flash_style_with_the_lowerings_key_block() {
     assert!(!all.iter().any(|c| c.plan.kind() == "attention_flash"));
 }
 
+/// A key block a constraint pins (a replay's plan) is the flash plans' block on every
+/// query-block grid, priced with it, even where whole score rows fit (the short attention
+/// above has no flash plan of its own); a pin that is not whole 16-key panels within the keys
+/// gives no flash plan, so the planner reports the constraint unmet.
+#[test]
+fn a_pinned_key_block_is_the_flash_plans_block() {
+    let target = Target::c600();
+    let mut graph = Graph::default();
+    let shape = vec![2, 256, 64];
+    let q = graph.add_value(shape.clone(), Precision::F32, Origin::Argument);
+    let out = graph.add_op(
+        OpKind::Attention {
+            causal: false,
+            scale: None,
+        },
+        vec![q, q, q],
+        shape,
+        Precision::F32,
+    );
+    graph.outputs.push(out);
+    let mut options = options(64);
+    options.precision = PrecisionPolicy::F32;
+    let pin = |block: i64| {
+        Constraints::parse(&format!(
+            r#"{{"ops": [{{"op": 0, "kind": "attention_flash", "params": {{"key_block": {block}}}}}]}}"#
+        ))
+        .expect("parses")
+    };
+    options.constraints = pin(64);
+    let all = candidates::candidates(&graph, 0, &options, &target);
+    let flash: Vec<&Candidate> = all
+        .iter()
+        .filter(|c| c.plan.kind() == "attention_flash")
+        .collect();
+    assert!(flash.len() > 1, "{} flash candidates", flash.len());
+    for candidate in &flash {
+        let OperatorPlan::Attention(plan) = &candidate.plan else {
+            unreachable!()
+        };
+        assert_eq!(plan.schedule, AttentionSchedule::Flash { key_block: 64 });
+        assert_eq!(candidate.k_steps, 4, "{}", candidate.plan);
+    }
+    let on_32 = flash
+        .iter()
+        .find(|c| matches!(&c.plan, OperatorPlan::Attention(p) if p.grid == [2, 32]))
+        .expect("grid [2, 32]");
+    let keys = crate::strategies::attention::DistributedKeys::of(
+        2,
+        32,
+        crate::strategies::attention::StreamedTile {
+            rows: 8,
+            d: 64,
+            keys: 256,
+            width: 64,
+            key_block: 64,
+            precision: Precision::F32,
+            causal: false,
+            home_keys: None,
+        },
+    )
+    .expect("256 keys split over 32 tiles")
+    .packed();
+    assert_eq!(on_32.compute_cycles, keys.tile.cycles(&target));
+    let planned = plan(&graph, &options, &target).expect("plans with the pin");
+    assert!(matches!(
+        &planned.finalists[0].plans[0].plan,
+        OperatorPlan::Attention(AttentionPlan {
+            schedule: AttentionSchedule::Flash { key_block: 64 },
+            ..
+        })
+    ));
+    for bad in [0, 8, 40, 512] {
+        options.constraints = pin(bad);
+        let all = candidates::candidates(&graph, 0, &options, &target);
+        assert!(
+            !all.iter().any(|c| c.plan.kind() == "attention_flash"),
+            "key block {bad}"
+        );
+        assert!(plan(&graph, &options, &target).is_err(), "key block {bad}");
+    }
+}
+
 /// Seeded batched matmuls (transposed or not, host or device operands, f32/f16/FP8): every
 /// `gemm_general` candidate covers the result once on `rows x cols` blocks, uses
 /// batches x row blocks x column blocks tiles, is priced with the lowering's own model

@@ -22,13 +22,15 @@ use crate::tiling::{Graph, MemoryUse, Op, PlannerOptions, ValueFormat};
 /// Every plan is priced with the lowering's own kernel model (whole score rows per tile, the
 /// materialized grid, or, when a tile's whole rows do not fit, the keys streamed in blocks
 /// through the online-softmax kernels: `attention_flash`), and generated only in the shapes
-/// the lowering follows.
+/// the lowering follows. A `key_block` a plan constraint pins (a replay's) replaces the
+/// streamed plans' own and makes every query-block grid streamed; a pin that is not a whole
+/// number of 16-key panels within the keys gives no streamed candidate.
 pub fn candidates(
     graph: &Graph,
     op: &Op,
     causal: bool,
     active: &[u32],
-    options: &PlannerOptions,
+    (options, key_block): (&PlannerOptions, Option<u32>),
     target: &Target,
 ) -> Vec<Candidate> {
     let shape = AttentionShape::of(graph, op, causal, options);
@@ -50,11 +52,9 @@ pub fn candidates(
             (Some(heads), false) => vec![vec![u32_of(q[0].div_ceil(u64::from(heads))), 1]],
             (Some(_), true) => Vec::new(),
         };
-        out.extend(
-            shaped
-                .into_iter()
-                .filter_map(|grid| grid_candidate(&shape, grid, materialized, options, target)),
-        );
+        out.extend(shaped.into_iter().filter_map(|grid| {
+            grid_candidate(&shape, grid, materialized, (options, key_block), target)
+        }));
     }
     out
 }
@@ -138,7 +138,7 @@ fn grid_candidate(
     shape: &AttentionShape,
     grid: Vec<u32>,
     materialized: bool,
-    options: &PlannerOptions,
+    (options, pinned_key_block): (&PlannerOptions, Option<u32>),
     target: &Target,
 ) -> Option<Candidate> {
     let (q, s, d, t, e) = (shape.q, shape.q[1], shape.q[2], shape.k[1], shape.v[2]);
@@ -219,10 +219,17 @@ fn grid_candidate(
     let mut k_steps = 1;
     let mut keys_exchange = None;
     let mut distributed = false;
-    let streamed = match shape.heads_per_tile {
-        Some(_) => Some(wave_key_block(sizes, precision)),
-        None if ragged => Some(wave_key_block(sizes, precision)),
-        None => streamed_key_block(sizes, precision),
+    let streamed = match (pinned_key_block, shape.heads_per_tile) {
+        (Some(block), _) if materialized => Some(block),
+        (Some(block), _) => {
+            if block < 16 || !block.is_multiple_of(16) || block > sizes.2.next_multiple_of(16) {
+                return None;
+            }
+            Some(block)
+        }
+        (None, Some(_)) => Some(wave_key_block(sizes, precision)),
+        (None, None) if ragged => Some(wave_key_block(sizes, precision)),
+        (None, None) => streamed_key_block(sizes, precision),
     };
     if let (false, true, Some(block)) = (materialized, bb == 1 || !one_head_per_row, streamed) {
         schedule = AttentionSchedule::Flash { key_block: block };
