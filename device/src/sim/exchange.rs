@@ -4,8 +4,9 @@
 //! Timing model (see `image` for the encoding): a send of `bytes` starting at exchange cycle
 //! `slot` occupies its sender's bus, and each matching receiver, for
 //! `ceil(bytes / bytes_per_cycle)` cycles, moving `bytes_per_cycle` bytes per cycle in address
-//! order. Physical tiles `t` and `t ^ pair_mask` share one send bus [HW-C600]; receives are
-//! independent per tile. Receive latency and column-distance route time are treated as part of
+//! order. Each tile sends on its own bus (`Target::send_bus`; physical tiles `t` and
+//! `t ^ pair_mask` share one only on a table with `exchange.send_bus_tiles` = 2); receives
+//! are independent per tile. Receive latency and column-distance route time are treated as part of
 //! the fixed phase cost. A phase costs `phase_cycles` plus its horizon, the last cycle any
 //! transfer is busy.
 //!
@@ -155,7 +156,7 @@ fn send_cycles(target: &Target, send: &SendRow) -> (u64, u64) {
     )
 }
 
-/// Refuses two sends on one physical send bus at once.
+/// Refuses two sends on one send bus at once (one tile's, or a pair's where they share one).
 fn check_sender_buses(target: &Target, sends: &[SendRow], at: &StepAt) -> Result<(), SimError> {
     let mut buses = Vec::with_capacity(sends.len());
     for (row, send) in sends.iter().enumerate() {

@@ -34,6 +34,10 @@ pub enum Replay {
     /// Root tile 0 multicasting 1-4,148 words to tiles 32 and 53 (commit e4eb9ab): each
     /// receiver's cycles are a fixed part plus one per word.
     Multicast,
+    /// The SigLIP MLP's up-projection exchange (commit 5caa8bf): 18 phases in which 18
+    /// consecutive tiles (nine physical pairs) each multicast 2 x 16,384 B to 80 tiles,
+    /// measured at 159,852 cycles.
+    SiglipMlpUpProjection,
 }
 
 /// A constant and its source tag.
@@ -95,11 +99,23 @@ pub struct Exchange {
     /// Receivers select the source about this many events after phase start.
     pub latency_events: Sourced<u32>,
     pub max_transfer_words: Sourced<u32>,
-    /// Physical tile t and t ^ pair_mask share a send bus.
+    /// Physical tiles t and t ^ pair_mask are a pair (they share the 64-bit exchange resources
+    /// of paired transfers).
     pub pair_mask: Sourced<u32>,
+    /// Tiles whose sends share one send bus: 1 (each tile sends at `bytes_per_cycle` on its
+    /// own) or 2 (a physical pair's sends serialize). Fitted: in the SigLIP MLP's measured
+    /// up-projection (ANCHOR-PLANS.md section 4) nine pairs send 32 KiB each concurrently and
+    /// the 18 phases took 159,852 cycles; with pairs serialized they could not take under
+    /// 18 x 16,384 (device/tests/all/fidelity.rs replays it).
+    #[serde(default = "one_tile_per_send_bus")]
+    pub send_bus_tiles: Sourced<u32>,
     /// Bytes per second over the host link (host <-> device streams, all tiles together):
     /// ipu-stack uploaded 453,752,832 B in 76 batches in ~116 ms on a C600.
     pub host_link_bytes_per_second: Sourced<u64>,
+}
+
+fn one_tile_per_send_bus() -> Sourced<u32> {
+    sourced(1, Source::Fitted(Replay::SiglipMlpUpProjection))
 }
 
 /// AMP (accumulating matrix product) rates.
@@ -268,6 +284,7 @@ impl Target {
                 latency_events: sourced(112, HwC600),
                 max_transfer_words: sourced(4148, HwC600),
                 pair_mask: sourced(2, HwC600),
+                send_bus_tiles: one_tile_per_send_bus(),
                 host_link_bytes_per_second: sourced(453_752_832 * 1000 / 116, HwC600),
             },
             amp: Amp {

@@ -2,11 +2,13 @@
 //!
 //! The physical grid is `physical_rows` x `physical_columns` (23 x 64 on IPU21) with physical
 //! index `row * columns + column`. Physical tiles `t` and `t ^ pair_mask` (mask 2: columns `c`
-//! and `c ^ 2` of one row) share one exchange send bus [HW-C600], so they form a *physical pair*.
+//! and `c ^ 2` of one row) form a *physical pair*: they share the resources of 64-bit paired
+//! transfers [HW-C600]. Their 32-bit sends are independent (`exchange.send_bus_tiles` = 1,
+//! fitted to the SigLIP MLP replay); a table may make a pair share one send bus instead.
 //!
 //! Logical tiles are laid out as a snake over those pairs, so that logical tiles `2k` and
 //! `2k + 1` always land on one physical pair (a planner that gives a pair of shards to
-//! neighbouring logical tiles knows they share a bus), and consecutive logical tiles stay close
+//! neighbouring logical tiles knows they are a pair), and consecutive logical tiles stay close
 //! in column (route time grows with column distance [HW-C600]):
 //!
 //! * logical row `r = l / columns`, position `i = l % columns`;
@@ -99,7 +101,7 @@ impl Target {
         Ok(tile)
     }
 
-    /// The physical tile sharing `index`'s exchange send bus (`index ^ pair_mask`).
+    /// The physical tile paired with `index` (`index ^ pair_mask`).
     pub fn physical_pair(&self, index: u32) -> Result<u32, TargetError> {
         if index >= self.physical_tiles() {
             return Err(TargetError::PhysicalTileOutOfRange {
@@ -113,13 +115,19 @@ impl Target {
         Ok(index ^ self.exchange.pair_mask.value)
     }
 
-    /// Identifier of the send bus physical tile `index` uses: the lower index of its pair.
-    /// The simulator charges sender occupancy per bus.
+    /// Identifier of the send bus physical tile `index` uses: its own index, or the lower index
+    /// of its pair when a pair shares one (`exchange.send_bus_tiles` = 2). The simulator
+    /// charges sender occupancy per bus.
     pub fn send_bus(&self, physical_index: u32) -> u32 {
-        physical_index & !self.exchange.pair_mask.value
+        if self.exchange.send_bus_tiles.value >= 2 {
+            physical_index & !self.exchange.pair_mask.value
+        } else {
+            physical_index
+        }
     }
 
-    /// Whether physical tiles `a` and `b` send over the same bus (equal, or a physical pair).
+    /// Whether physical tiles `a` and `b` send over the same bus (equal, or a physical pair
+    /// when pairs share one).
     pub fn same_bus(&self, a: u32, b: u32) -> bool {
         self.send_bus(a) == self.send_bus(b)
     }

@@ -106,3 +106,98 @@ fn the_fitted_phase_cost_is_the_multicast_replays_least_squares_fixed_part() {
         ipu_device::target::Source::Fitted(ipu_device::target::Replay::Multicast)
     );
 }
+
+/// The anchor's SigLIP MLP up-projection exchange (ANCHOR-PLANS.md section 4, commit 5caa8bf,
+/// measured on a C600): 18 phases; in phase k the 18 tiles `k * 18 ..= k * 18 + 17` (nine
+/// physical pairs) each multicast two 16,384 B transfers, one slot after the other, to the 80
+/// other tiles of their column (tiles `r * 18 + c`, 81 rows); 32,768 B received per tile.
+const SIGLIP_UP_PHASES: u32 = 18;
+const SIGLIP_UP_MEASURED: u64 = 159_852;
+
+/// The band of the SigLIP up-projection replay's error under the current model: each phase
+/// is receive-bound (8,192 cycles plus the fixed cost), the anchor's own schedule had
+/// 8,437-8,481-cycle horizons (receive latency and route time, which our model keeps in
+/// the fixed cost), and the hardware took 159,852: -1.65 %.
+const SIGLIP_UP_BAND: (f64, f64) = (-0.03, 0.0);
+
+/// Simulated exchange cycles of the up-projection's 18 phases on `target`, each transfer at
+/// the earliest slot its send bus and receivers allow (the anchor's slot rule).
+fn simulated_siglip_up_projection(target: &Target) -> u64 {
+    const HALF: u32 = 16_384;
+    let mut steps = Vec::new();
+    let mut senders = Vec::new();
+    for k in 0..SIGLIP_UP_PHASES {
+        let mut transfers = Vec::new();
+        let mut bus_free = std::collections::BTreeMap::<u32, u32>::new();
+        for c in 0..18 {
+            let sender = k * 18 + c;
+            senders.push(sender);
+            let receivers: Vec<u32> = (0..81).filter(|&r| r != k).map(|r| r * 18 + c).collect();
+            let bus = target.send_bus(target.logical_to_physical(sender).unwrap().index);
+            for half in 0..2 {
+                // Each receiver takes its column's two transfers one after the other, and a
+                // send waits for its bus.
+                let receivers_free = half * (HALF / 4);
+                let slot = receivers_free.max(bus_free.get(&bus).copied().unwrap_or(0));
+                bus_free.insert(bus, slot + HALF / 4);
+                transfers.push(Transfer {
+                    source_tile: sender,
+                    source_address: ADDR_A + half * HALF,
+                    destinations: receivers.clone(),
+                    destination_address: 0x60000 + half * HALF,
+                    bytes: HALF,
+                    slot,
+                });
+            }
+        }
+        steps.push(exchange(k, &transfers));
+    }
+    let mut image = image_with(steps);
+    for sender in senders {
+        image.add_segment(sender, ADDR_A, vec![sender as u8; 2 * HALF as usize]);
+    }
+    let mut sim = ipu_device::sim::Simulator::new(
+        target.clone(),
+        std::sync::Arc::new(crate::sim_support::RustKernels),
+    );
+    sim.load(&image).expect("the up-projection exchange loads");
+    let profile = sim.run("run").expect("the up-projection exchange runs");
+    // Tile 1,445 (row 80, column 5) holds what the last phase's column-5 sender (tile 311)
+    // multicast.
+    let copy = sim
+        .read_memory(80 * 18 + 5, 0x60000, 2 * HALF as usize)
+        .expect("a receiver's copy");
+    assert!(copy.iter().all(|&byte| byte == (17 * 18 + 5) as u8));
+    profile.cycles_of(StepKind::Exchange)
+}
+
+#[test]
+fn the_siglip_mlp_up_projection_exchange_replays_within_its_band() {
+    let target = Target::c600();
+    let simulated = simulated_siglip_up_projection(&target);
+    let error = simulated as f64 / SIGLIP_UP_MEASURED as f64 - 1.0;
+    eprintln!(
+        "SigLIP up-projection exchange: hardware {SIGLIP_UP_MEASURED}, simulated {simulated}, error {:+.2} %",
+        100.0 * error
+    );
+    assert!(
+        (SIGLIP_UP_BAND.0..=SIGLIP_UP_BAND.1).contains(&error),
+        "error {:+.2} % left the documented band {SIGLIP_UP_BAND:?}",
+        100.0 * error
+    );
+    // Why the table's pairs do not share a send bus: with them shared, each phase's nine
+    // pairs serialize their 32 KiB sends, and the replay is 90 % over the hardware.
+    let mut shared = Target::c600();
+    shared.exchange.send_bus_tiles.value = 2;
+    let serialized = simulated_siglip_up_projection(&shared);
+    let shared_error = serialized as f64 / SIGLIP_UP_MEASURED as f64 - 1.0;
+    eprintln!(
+        "with pairs sharing a send bus: simulated {serialized}, error {:+.2} %",
+        100.0 * shared_error
+    );
+    assert!(shared_error > 0.85, "{:+.2} %", 100.0 * shared_error);
+    assert_eq!(
+        target.exchange.send_bus_tiles.source,
+        ipu_device::target::Source::Fitted(ipu_device::target::Replay::SiglipMlpUpProjection)
+    );
+}

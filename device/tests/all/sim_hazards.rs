@@ -4,8 +4,8 @@ use ipu_device::image::{
     AddressRange, ComputeStep, ImageError, KernelRun, ReceiveRow, SendRow, Step, Transfer,
 };
 use ipu_device::image::{DeviceImage, ExchangePhase};
-use ipu_device::sim::SimError;
-use ipu_device::KernelSpec;
+use ipu_device::sim::{SimError, Simulator};
+use ipu_device::{KernelSpec, Target};
 
 use crate::sim_support::*;
 
@@ -64,18 +64,25 @@ fn two_writes_to_the_same_bytes_are_refused() {
 }
 
 #[test]
-fn a_physical_pair_sending_at_once_is_refused() {
-    // Logical tiles 2 and 3 land on one physical pair: one send bus.
-    let error = refused(
-        exchange(
-            0,
-            &[
-                transfer(2, ADDR_A, &[10], ADDR_B, 64, 0),
-                transfer(3, ADDR_A, &[11], ADDR_B, 64, 8),
-            ],
-        ),
-        |_| {},
+fn a_physical_pair_sending_at_once_is_refused_where_pairs_share_a_bus() {
+    // Logical tiles 2 and 3 land on one physical pair. On the C600 each sends on its own bus:
+    // overlapping sends are fine.
+    let pair = exchange(
+        0,
+        &[
+            transfer(2, ADDR_A, &[10], ADDR_B, 64, 0),
+            transfer(3, ADDR_A, &[11], ADDR_B, 64, 8),
+        ],
     );
+    simulator()
+        .load(&image_with(vec![pair.clone()]))
+        .expect("a pair's sends may overlap on the C600");
+    // On a table whose pairs share one send bus they are refused.
+    let mut shared = Target::c600();
+    shared.exchange.send_bus_tiles.value = 2;
+    let error = Simulator::new(shared.clone(), std::sync::Arc::new(RustKernels))
+        .load(&image_with(vec![pair]))
+        .expect_err("one bus, two sends at once");
     assert!(
         matches!(
             error,
@@ -87,7 +94,7 @@ fn a_physical_pair_sending_at_once_is_refused() {
         ),
         "{error}"
     );
-    // Tiles 3 and 4 are on different buses: the same schedule is fine.
+    // Tiles 3 and 4 are on different buses there too: the same schedule is fine.
     let image = image_with(vec![exchange(
         0,
         &[
@@ -95,7 +102,7 @@ fn a_physical_pair_sending_at_once_is_refused() {
             transfer(4, ADDR_A, &[11], ADDR_B, 64, 8),
         ],
     )]);
-    simulator()
+    Simulator::new(shared, std::sync::Arc::new(RustKernels))
         .load(&image)
         .expect("different buses may overlap");
 }

@@ -124,9 +124,11 @@ pub fn f32_values(bytes: &[u8]) -> Vec<f32> {
         .collect()
 }
 
-/// Send bus of a logical tile under the documented snake: logical 2k and 2k+1 share a bus.
+/// Send bus of a logical tile under the C600 table (its own: pairs do not share one).
 pub fn bus_of(tile: u32) -> u32 {
-    tile / 2
+    let target = Target::c600();
+    let physical = target.logical_to_physical(tile).expect("a C600 tile");
+    target.send_bus(physical.index)
 }
 
 /// Gives each transfer the earliest slot at which its sender's bus and all its receivers are

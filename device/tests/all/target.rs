@@ -51,8 +51,11 @@ fn logical_to_physical_is_a_bijection_and_inverts() {
 }
 
 #[test]
-fn logical_pairs_share_a_send_bus() {
+fn logical_pairs_are_physical_pairs_and_share_a_bus_only_where_the_table_says() {
     let target = Target::c600();
+    assert_eq!(target.exchange.send_bus_tiles.value, 1);
+    let mut shared = Target::c600();
+    shared.exchange.send_bus_tiles.value = 2;
     assert_eq!(target.exchange.pair_mask.value, 2);
     for k in 0..target.geometry.tiles.value / 2 {
         let even = target.logical_to_physical(2 * k).expect("in range");
@@ -63,13 +66,15 @@ fn logical_pairs_share_a_send_bus() {
             "logical pair {k}"
         );
         assert_eq!(even.index ^ 2, odd.index);
-        assert!(target.same_bus(even.index, odd.index));
-        assert!(target.logical_same_bus(2 * k, 2 * k + 1));
+        assert!(!target.same_bus(even.index, odd.index));
+        assert!(!target.logical_same_bus(2 * k, 2 * k + 1));
+        assert!(shared.same_bus(even.index, odd.index));
+        assert!(shared.logical_same_bus(2 * k, 2 * k + 1));
         assert_eq!(even.row, odd.row);
     }
-    // Neighbouring pairs do not share a bus.
-    assert!(!target.logical_same_bus(1, 2));
-    assert!(!target.same_bus(0, 1));
+    // Neighbouring pairs never share a bus; a tile is on its own.
+    assert!(!shared.logical_same_bus(1, 2));
+    assert!(!shared.same_bus(0, 1));
     assert!(target.same_bus(5, 5));
 }
 

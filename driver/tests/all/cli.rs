@@ -425,12 +425,13 @@ fn a_hazard_fails_the_hardware_test() {
     let mut package = fixture::package();
     let base = ipu_device::Target::c600().memory.sram_base.value;
     let row_bytes = fixture::COLS * 4;
-    let transfers: Vec<Transfer> = (0..fixture::TILES)
+    // Every other tile sends to tile 0 at slot 0: tile 0 would receive them all at once.
+    let transfers: Vec<Transfer> = (1..fixture::TILES)
         .map(|tile| Transfer {
             source_tile: tile,
             source_address: base + 0xC000,
-            destinations: vec![(tile + 1) % fixture::TILES],
-            destination_address: base + 0x10000,
+            destinations: vec![0],
+            destination_address: base + 0x10000 + (tile - 1) * row_bytes,
             bytes: row_bytes,
             slot: 0,
         })
@@ -456,7 +457,7 @@ fn a_hazard_fails_the_hardware_test() {
         "package=artifacts/model/model-final.ipuexe tiles=1472 hardwareTest=FAIL"
     );
     assert!(
-        text(&output.stderr).contains("send bus"),
+        text(&output.stderr).contains("tile 0 receives from tiles"),
         "{}",
         text(&output.stderr)
     );

@@ -2,9 +2,10 @@
 //! tiles, bytes), assigns every transfer a start cycle so that no send bus and no receiver is
 //! used by two transfers at once. The timing model is the simulator's (`ipu_device::sim`):
 //! a transfer of `bytes` occupies its sender's bus and each receiver for
-//! `ceil(bytes / bytes_per_cycle)` cycles (4 B/cycle on the C600 [PopLibs, HW-C600]); physical
-//! tiles `t` and `t ^ pair_mask` share one send bus [HW-C600]; receives are independent per
-//! tile; the phase costs `phase_cycles` plus its horizon (the last busy cycle).
+//! `ceil(bytes / bytes_per_cycle)` cycles (4 B/cycle on the C600 [PopLibs, HW-C600]); each tile
+//! sends on its own bus (`Target::send_bus`: a physical pair shares one only on a table with
+//! `exchange.send_bus_tiles` = 2); receives are independent per tile; the phase costs
+//! `phase_cycles` plus its horizon (the last busy cycle).
 //!
 //! Transfers longer than the largest single transfer (`max_transfer_words` words) are cut
 //! into pieces. Pieces are placed longest-first on the most loaded resources (the classic
@@ -469,17 +470,24 @@ mod tests {
     }
 
     #[test]
-    fn a_physical_pair_shares_its_send_bus() {
+    fn a_physical_pair_sends_at_once_unless_the_table_shares_its_bus() {
         let target = Target::c600();
-        // Logical 0 and 1 are a physical pair: their sends serialize.
+        // Logical 0 and 1 are a physical pair; on the C600 each sends on its own bus (the
+        // SigLIP MLP replay's measurement): they overlap.
         let transfers = [request(0, &[10], 400), request(1, &[11], 400)];
         let schedule = schedule_phase(&transfers, &target).expect("schedules");
-        assert_eq!(schedule.horizon, 200);
+        assert_eq!(schedule.horizon, 100);
         let fixed = u64::from(target.exchange.phase_cycles.value);
-        assert_eq!(schedule.cycles, fixed + 200);
-        // Logical 0 and 2 are on different buses: they overlap.
+        assert_eq!(schedule.cycles, fixed + 100);
+        check_schedule(&transfers, &schedule, &target).expect("hazard-free");
+        // A table whose pairs share one send bus serializes them; other pairs still overlap.
+        let mut shared = Target::c600();
+        shared.exchange.send_bus_tiles.value = 2;
+        let schedule = schedule_phase(&transfers, &shared).expect("schedules");
+        assert_eq!(schedule.horizon, 200);
+        check_schedule(&transfers, &schedule, &shared).expect("hazard-free");
         let transfers = [request(0, &[10], 400), request(2, &[11], 400)];
-        let schedule = schedule_phase(&transfers, &target).expect("schedules");
+        let schedule = schedule_phase(&transfers, &shared).expect("schedules");
         assert_eq!(schedule.horizon, 100);
     }
 

@@ -286,8 +286,9 @@ pub const RECEIVE_ROW_BYTES: u64 = 20;
 /// Endpoint loads of moving a set of tensors in one exchange phase.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PhaseLoad {
-    /// Bytes sent per send bus (logical tiles `2k` and `2k + 1` share bus `k`).
-    pub bus_out: Vec<u64>,
+    /// Bytes sent per tile (logical tiles `2k` and `2k + 1` are a physical pair: one send bus
+    /// when the target's pairs share one, see [`PhaseLoad::max_bus_out`]).
+    pub tile_out: Vec<u64>,
     pub tile_in: Vec<u64>,
     /// Encoded row bytes per tile.
     pub row_bytes: Vec<u64>,
@@ -297,7 +298,7 @@ impl PhaseLoad {
     pub fn new(tiles: u32) -> PhaseLoad {
         let tiles = tiles as usize;
         PhaseLoad {
-            bus_out: vec![0; tiles.div_ceil(2)],
+            tile_out: vec![0; tiles],
             tile_in: vec![0; tiles],
             row_bytes: vec![0; tiles],
         }
@@ -320,7 +321,7 @@ impl PhaseLoad {
                 *a += b;
             }
         };
-        add(&mut self.bus_out, &other.bus_out);
+        add(&mut self.tile_out, &other.tile_out);
         add(&mut self.tile_in, &other.tile_in);
         add(&mut self.row_bytes, &other.row_bytes);
     }
@@ -337,9 +338,8 @@ impl PhaseLoad {
                 vector.resize(index + 1, 0);
             }
         };
-        let bus = (home / 2) as usize;
-        grow(&mut self.bus_out, bus);
-        self.bus_out[bus] += bytes;
+        grow(&mut self.tile_out, home as usize);
+        self.tile_out[home as usize] += bytes;
         grow(&mut self.row_bytes, home as usize);
         self.row_bytes[home as usize] += SEND_ROW_BYTES * count;
         for &tile in receivers {
@@ -350,8 +350,18 @@ impl PhaseLoad {
         }
     }
 
-    pub fn max_bus_out(&self) -> u64 {
-        self.bus_out.iter().copied().max().unwrap_or(0)
+    /// The most bytes one send bus carries: a tile's own, or a physical pair's (logical `2k`
+    /// and `2k + 1`) when the target's pairs share a bus (`exchange.send_bus_tiles`).
+    pub fn max_bus_out(&self, target: &ipu_device::Target) -> u64 {
+        if target.exchange.send_bus_tiles.value >= 2 {
+            self.tile_out
+                .chunks(2)
+                .map(|pair| pair.iter().sum::<u64>())
+                .max()
+                .unwrap_or(0)
+        } else {
+            self.tile_out.iter().copied().max().unwrap_or(0)
+        }
     }
 
     pub fn max_tile_in(&self) -> u64 {
@@ -363,7 +373,7 @@ impl PhaseLoad {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.max_bus_out() == 0 && self.max_tile_in() == 0
+        self.tile_out.iter().all(|&bytes| bytes == 0) && self.max_tile_in() == 0
     }
 
     /// The phase's cycles by the target table's endpoint rule (0 when nothing moves: no phase).
@@ -371,7 +381,11 @@ impl PhaseLoad {
         if self.is_empty() {
             0
         } else {
-            ipu_device::cost::exchange_phase_cycles(self.max_bus_out(), self.max_tile_in(), target)
+            ipu_device::cost::exchange_phase_cycles(
+                self.max_bus_out(target),
+                self.max_tile_in(),
+                target,
+            )
         }
     }
 }

@@ -80,9 +80,12 @@ fn exchange_and_conversion_terms_are_the_table_formulas() {
     let mut load = PhaseLoad::new(8);
     load.add_transfer(0, &[2, 4], 400);
     load.add_transfer(1, &[4], 100);
-    // Bus 0 (logical 0 and 1) sends 500 bytes; tile 4 receives 500: the fixed phase cost
-    // plus 500 / 4.
-    assert_eq!(load.max_bus_out(), 500);
+    // Tile 0 sends 400 bytes, its pair partner 1 100 (one bus of 500 only on a table whose
+    // pairs share one); tile 4 receives 500: the fixed phase cost plus 500 / 4.
+    assert_eq!(load.max_bus_out(&target), 400);
+    let mut shared = target.clone();
+    shared.exchange.send_bus_tiles.value = 2;
+    assert_eq!(load.max_bus_out(&shared), 500);
     assert_eq!(load.max_tile_in(), 500);
     let fixed = u64::from(target.exchange.phase_cycles.value);
     assert_eq!(load.cycles(&target), fixed + 125);
