@@ -2,6 +2,7 @@
 
 mod cost;
 mod fidelity;
+mod fidelity_siglip;
 mod kernels;
 mod kernels_attention;
 mod kernels_cache;
