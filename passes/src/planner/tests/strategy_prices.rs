@@ -42,7 +42,7 @@ fn long_attention_is_planned_flash_style_with_the_lowerings_key_block() {
         })
     ));
     assert_eq!(flash.k_steps, 3);
-    let modelled = crate::strategies::attention::StreamedTile {
+    let streamed = crate::strategies::attention::StreamedTile {
         rows: 8,
         d: 64,
         keys: 256,
@@ -50,11 +50,17 @@ fn long_attention_is_planned_flash_style_with_the_lowerings_key_block() {
         key_block: 112,
         precision: Precision::F32,
         causal: true,
-        // 8 keys per tile are not whole 16-key panels: each block is packed where it arrives.
         home_keys: None,
-    }
-    .cycles(&target);
-    assert_eq!(flash.compute_cycles, modelled);
+    };
+    // 8 keys per tile are not whole 16-key panels: the keys are packed once in panels on the
+    // head's first 16 tiles, and every block arrives packed.
+    let keys = crate::strategies::attention::DistributedKeys::of(2, 32, streamed)
+        .expect("256 keys split over 32 tiles")
+        .packed();
+    assert!(keys.panels);
+    assert_eq!(keys.tile.home_keys, Some(16));
+    assert_eq!(flash.compute_cycles, keys.tile.cycles(&target));
+    assert!(keys.tile.cycles(&target) < streamed.cycles(&target));
     // 32 keys fit whole: no flash candidate.
     let mut short = Graph::default();
     let shape = vec![2, 32, 64];

@@ -219,6 +219,7 @@ fn grid_candidate(
     let mut k_steps = 1;
     let mut keys_exchange = None;
     let mut distributed = false;
+    let mut panel_bytes = 0;
     let streamed = match (pinned_key_block, shape.heads_per_tile) {
         (Some(block), _) if materialized => Some(block),
         (Some(block), _) => {
@@ -252,6 +253,10 @@ fn grid_candidate(
         if let Some(keys) = DistributedKeys::of(gb, gs, streamed_tile).filter(|_| one_head_per_row)
         {
             let keys = keys.packed();
+            if keys.panels {
+                // Each panel's tile gathers its 16 keys before packing them.
+                panel_bytes = 16 * u64::from(keys.tile.d) * u64::from(precision.bytes());
+            }
             streamed_tile = keys.tile;
             compute = streamed_tile.cycles(target);
             let (phases, cycles, row_bytes) = keys.exchange_phases(target);
@@ -285,7 +290,7 @@ fn grid_candidate(
         if !all_valid(&kernels) {
             return None;
         }
-        score_bytes = streamed_tile.working_bytes();
+        score_bytes = streamed_tile.working_bytes() + panel_bytes;
     }
     let plan = OperatorPlan::Attention(AttentionPlan {
         schedule,

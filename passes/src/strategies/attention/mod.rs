@@ -259,12 +259,20 @@ impl StreamedTile {
 /// out), so no tile holds a whole head. Every key block is then one exchange phase: its keys
 /// and values multicast from the tiles that hold them to the head's other tiles (the owner
 /// copies its own), as the lowering's fetches of each block from that home move them.
+///
+/// Packed in panels (`panels`): where a tile's home keys are not whole 16-key panels, the
+/// keys are packed once anyway, panel by panel: panel `p` of a head (keys `[16 p, 16 p + 16)`,
+/// the last one shorter and padded) is gathered from the homes to the head's tile `p` in one
+/// exchange phase before the first key block, packed there, and every key block then
+/// multicasts its packed panels from those tiles; the values still move from their homes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DistributedKeys {
     pub heads: u32,
     pub tiles_per_head: u32,
     /// A tile's calls (its keys, head size, value width, key block and precision).
     pub tile: StreamedTile,
+    /// The keys are packed in 16-key panels on the head's first tiles, not at their homes.
+    pub panels: bool,
 }
 
 impl DistributedKeys {
@@ -276,6 +284,7 @@ impl DistributedKeys {
                 heads,
                 tiles_per_head,
                 tile,
+                panels: false,
             },
         )
     }
@@ -296,13 +305,28 @@ impl DistributedKeys {
             home_keys: Some(home),
             ..self.tile
         };
+        let one_call =
+            |tile: &StreamedTile, keys: u32| tile.scores(keys).k_block() >= pad16(tile.d);
         let fits = whole(home)
+            && tile
+                .key_blocks()
+                .iter()
+                .all(|&(first, keys)| whole(first) && whole(keys) && one_call(&tile, keys));
+        if fits {
+            self.tile = tile;
+            return self;
+        }
+        // In 16-key panels on the head's first tiles: every block starts at a panel and all
+        // but the last are whole panels; the last panel of the keys is padded.
+        tile.home_keys = Some(16);
+        let panels = tile.keys.div_ceil(16) <= self.tiles_per_head
             && tile.key_blocks().iter().all(|&(first, keys)| {
-                whole(first) && whole(keys) && tile.scores(keys).k_block() >= pad16(tile.d)
+                whole(first) && (whole(keys) || first + keys == tile.keys) && one_call(&tile, keys)
             });
-        if !fits {
+        if !panels {
             tile.home_keys = None;
         }
+        self.panels = panels;
         self.tile = tile;
         self
     }
@@ -310,7 +334,7 @@ impl DistributedKeys {
     /// The op's exchange phases, one per key block: the phases, their cycles by the endpoint
     /// rule and the largest encoded row bytes of a tile in one of them.
     pub fn exchange_phases(&self, target: &Target) -> (Vec<InternalPhase>, u64, u64) {
-        let blocks = self.tile.key_blocks().len() as u32;
+        let blocks = self.tile.key_blocks().len() as u32 + u32::from(self.panels);
         let tiles = self.heads * self.tiles_per_head;
         generated_phases(Arc::new(*self), 0..blocks, tiles, target)
     }
@@ -328,15 +352,54 @@ pub struct BlockPiece {
 
 impl DistributedKeys {
     /// Calls `visit` with each home tile's piece of keys `[first, first + count)` of `head`,
-    /// in key order: the pieces the lowering moves and [`PhaseSource::for_each_transfer`]
-    /// prices.
+    /// in key order: the pieces of the values (and of keys packed at home) the lowering moves
+    /// and [`PhaseSource::for_each_transfer`] prices.
     pub fn for_each_block_piece(
         &self,
         head: u32,
+        range: (u32, u32),
+        visit: impl FnMut(BlockPiece),
+    ) {
+        self.for_each_piece(head, range, self.rows_per_tile(), visit);
+    }
+
+    /// The packed keys' pieces of keys `[first, first + count)` of `head`: from their homes, or,
+    /// packed in panels, one per panel from the panel's tile.
+    pub fn for_each_key_piece(&self, head: u32, range: (u32, u32), visit: impl FnMut(BlockPiece)) {
+        let per_tile = if self.panels {
+            16
+        } else {
+            self.rows_per_tile()
+        };
+        self.for_each_piece(head, range, per_tile, visit);
+    }
+
+    /// Bytes a packed key piece of `keys` keys moves: a panel moves whole (the last one of the
+    /// keys padded to 16: AMP-right order keeps each 16-key panel contiguous).
+    pub fn packed_piece_bytes(&self, keys: u32) -> u64 {
+        let keys = if self.panels { pad16(keys) } else { keys };
+        u64::from(keys) * u64::from(self.tile.packed_key_bytes())
+    }
+
+    /// Keys `[16 p, ...)` of a head gathered to its tile `p` before packing (panels only), as
+    /// `(panel, first key, keys)`.
+    pub fn panels_of_head(&self) -> Vec<(u32, u32, u32)> {
+        if !self.panels {
+            return Vec::new();
+        }
+        (0..self.tile.keys.div_ceil(16))
+            .map(|p| (p, 16 * p, 16.min(self.tile.keys - 16 * p)))
+            .collect()
+    }
+
+    fn for_each_piece(
+        &self,
+        head: u32,
         (first, count): (u32, u32),
+        per_tile: u32,
         mut visit: impl FnMut(BlockPiece),
     ) {
-        let per_tile = self.rows_per_tile().max(1);
+        let per_tile = per_tile.max(1);
         let mut key = first;
         while key < first + count {
             let owner = key / per_tile;
@@ -355,31 +418,50 @@ impl DistributedKeys {
 impl PhaseSource for DistributedKeys {
     /// Key block `phase` of every head: for each tile holding some of its keys, the keys and
     /// then the values it holds, to the head's other tiles.
+    /// With panels, phase `key blocks` is the gather of each panel's keys to its tile.
     fn for_each_transfer(&self, phase: u32, visit: &mut dyn FnMut(u32, &[u32], u64)) {
-        let Some(&(first, count)) = self.tile.key_blocks().get(phase as usize) else {
-            return;
-        };
         let e = u64::from(self.tile.precision.bytes());
-        let key_bytes = match self.tile.home_keys {
-            Some(_) => u64::from(self.tile.packed_key_bytes()),
-            None => u64::from(self.tile.d) * e,
+        let blocks = self.tile.key_blocks();
+        if self.panels && phase as usize == blocks.len() {
+            for head in 0..self.heads {
+                for (panel, first, keys) in self.panels_of_head() {
+                    let packer = head * self.tiles_per_head + panel;
+                    self.for_each_block_piece(head, (first, keys), |piece| {
+                        if piece.owner != packer {
+                            let bytes = u64::from(piece.keys) * u64::from(self.tile.d) * e;
+                            visit(piece.owner, &[packer], bytes);
+                        }
+                    });
+                }
+            }
+            return;
+        }
+        let Some(&(first, count)) = blocks.get(phase as usize) else {
+            return;
         };
         let mut receivers = Vec::with_capacity(self.tiles_per_head as usize);
         for head in 0..self.heads {
             let head_tiles = head * self.tiles_per_head..(head + 1) * self.tiles_per_head;
-            self.for_each_block_piece(head, (first, count), |piece| {
-                let keys = u64::from(piece.keys);
+            // A head on one tile moves nothing (its owner copies).
+            let mut send = |owner: u32, bytes: u64| {
                 receivers.clear();
-                receivers.extend(head_tiles.clone().filter(|&tile| tile != piece.owner));
-                // A head on one tile moves nothing (its owner copies).
+                receivers.extend(head_tiles.clone().filter(|&tile| tile != owner));
                 if !receivers.is_empty() {
-                    visit(piece.owner, &receivers, keys * key_bytes);
-                    visit(
-                        piece.owner,
-                        &receivers,
-                        keys * u64::from(self.tile.width) * e,
-                    );
+                    visit(owner, &receivers, bytes);
                 }
+            };
+            self.for_each_key_piece(head, (first, count), |piece| {
+                let bytes = match self.tile.home_keys {
+                    Some(_) => self.packed_piece_bytes(piece.keys),
+                    None => u64::from(piece.keys) * u64::from(self.tile.d) * e,
+                };
+                send(piece.owner, bytes);
+            });
+            self.for_each_block_piece(head, (first, count), |piece| {
+                send(
+                    piece.owner,
+                    u64::from(piece.keys) * u64::from(self.tile.width) * e,
+                );
             });
         }
     }
@@ -654,8 +736,9 @@ mod tests {
         assert!(packed.tile.scores(32).b_packed);
         let mut bytes = Vec::new();
         packed.for_each_transfer(0, &mut |_, _, b| bytes.push(b));
-        // Tiles 0 and 1 of each head hold block 0: 16 packed keys, then 16 values of 32.
-        assert_eq!(bytes, [1536, 1024, 1536, 1024, 1536, 1024, 1536, 1024]);
+        // Tiles 0 and 1 of each head hold block 0: per head their 16 packed keys each, then
+        // their 16 values of 32 each.
+        assert_eq!(bytes, [1536, 1536, 1024, 1024, 1536, 1536, 1024, 1024]);
         // Packed, a tile transposes and packs its 16 home keys once instead of transposing and
         // packing each of its two blocks of 32: its cycles differ from the unpacked tile's by
         // exactly those calls.
@@ -692,9 +775,11 @@ mod tests {
             packed.tile.working_bytes() + 8 * block * 2 + 8 * 32 * 4 + 8 * 8,
             sixteen_rows.working_bytes() + 16 * 40 * 2
         );
-        // Eight keys per tile (or a block not of whole panels) are packed where they arrive.
+        // Eight keys per tile are packed in 16-key panels on the head's first tiles; a block not
+        // of whole panels is packed where it arrives.
         let eight = DistributedKeys::of(2, 8, base).expect("splits").packed();
-        assert_eq!(eight.tile.home_keys, None);
+        assert_eq!(eight.tile.home_keys, Some(16));
+        assert!(eight.panels);
         let ragged = DistributedKeys::of(2, 4, tile(64, 24))
             .expect("splits")
             .packed();
@@ -708,12 +793,78 @@ mod tests {
         let keys_home = DistributedKeys::of(2, 4, tile(64, 32)).expect("splits");
         let (phases, cycles, row_bytes) = keys_home.exchange_phases(&target);
         assert_eq!(phases.len(), 2);
-        // Block 0 is held by tiles 0 and 1 of each head, which share a send bus: it sends their
-        // 32 keys of 16 + 32 columns once, and tiles 2 and 3 each receive all of them.
+        // Block 0 is held by tiles 0 and 1 of each head, which send their 32 keys of 16 + 32
+        // columns once, and tiles 2 and 3 each receive all of them.
         let busiest = 32 * (16 + 32) * 2;
         let phase = ipu_device::cost::exchange_phase_cycles(busiest, busiest, &target);
         assert_eq!(cycles, 2 * phase);
         assert!(row_bytes > 0);
+    }
+
+    /// Keys that split evenly but not in whole panels (9 per tile, as SigLIP's 729 over 81
+    /// tiles) are packed once in 16-key panels: one phase gathers panel p of every head to the
+    /// head's tile p from the homes, and each key block then moves whole packed panels from
+    /// those tiles (the last panel of the keys padded to 16) and the values from their homes.
+    #[test]
+    fn keys_not_in_whole_panels_are_packed_in_panels_on_the_heads_first_tiles() {
+        let (heads, per_head) = (2u32, 9u32);
+        let base = StreamedTile {
+            d: 40,
+            ..tile(81, 48)
+        };
+        let keys = DistributedKeys::of(heads, per_head, base)
+            .expect("81 keys split over 9 tiles")
+            .packed();
+        assert!(keys.panels);
+        assert_eq!(keys.tile.home_keys, Some(16));
+        assert_eq!(keys.panels_of_head().len(), 6);
+        assert_eq!(keys.panels_of_head()[5], (5, 80, 1));
+        let (d, width, e) = (40u64, 32u64, 2u64);
+        let packed = u64::from(keys.tile.packed_key_bytes());
+        assert_eq!(packed, 48 * 2);
+        // The gather (the phase after the two key blocks): every key reaches its panel's tile
+        // once, unless that tile is its home.
+        let blocks = keys.tile.key_blocks();
+        assert_eq!(blocks, [(0, 48), (48, 33)]);
+        let mut gathered = vec![0u64; (heads * per_head) as usize];
+        keys.for_each_transfer(2, &mut |home, receivers, bytes| {
+            assert_eq!(receivers.len(), 1);
+            let packer = receivers[0];
+            assert_ne!(home, packer);
+            assert_eq!(home / per_head, packer / per_head, "stays in the head");
+            gathered[packer as usize] += bytes;
+        });
+        for head in 0..heads {
+            for (panel, first, count) in keys.panels_of_head() {
+                // Keys of the panel already on its tile (home j holds keys 9j..9j+9).
+                let own = (first..first + count).filter(|k| k / 9 == panel).count() as u64;
+                let packer = (head * per_head + panel) as usize;
+                assert_eq!(gathered[packer], (u64::from(count) - own) * d * e);
+            }
+        }
+        // Block 1 (keys 48..81): panels 3, 4 and the padded panel 5, each to the other eight
+        // tiles; the values from their homes (tiles 5..8 of each head).
+        let mut key_sends = Vec::new();
+        let mut value_bytes = 0;
+        keys.for_each_transfer(1, &mut |home, receivers, bytes| {
+            assert_eq!(receivers.len() as u32, per_head - 1);
+            if bytes % packed == 0 && bytes / packed == 16 {
+                key_sends.push(home % per_head);
+            } else {
+                value_bytes += bytes;
+            }
+        });
+        assert_eq!(key_sends, [3, 4, 5, 3, 4, 5]);
+        assert_eq!(value_bytes, 2 * 33 * width * e);
+        assert_eq!(keys.packed_piece_bytes(1), 16 * packed);
+        // Priced: a gather phase more than the key blocks.
+        let (phases, ..) = keys.exchange_phases(&Target::c600());
+        assert_eq!(phases.len(), 3);
+        // More panels than the head has tiles: not packed.
+        let wide = DistributedKeys::of(1, 3, tile(81, 48))
+            .expect("splits")
+            .packed();
+        assert!(!wide.panels && wide.tile.home_keys.is_none());
     }
 
     /// Ragged blocks cover each head's queries once (the last block shorter), and the phase

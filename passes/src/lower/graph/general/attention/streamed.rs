@@ -77,16 +77,42 @@ impl Lowering<'_> {
 
     /// Packs every tile's home keys once (transpose, then AMP-right order), in a compute step of
     /// its own before the first key block moves them; nothing when the keys are not packed.
+    /// Packed in panels, one exchange phase first gathers each panel's keys to its tile, and
+    /// only those tiles pack.
     fn pack_home_keys(&mut self, op: &StreamedOp, tiles: &[u32]) {
         let (Some(packed), Some([transpose, rearrange])) =
             (op.buffers.home_packed, op.work.pack_home())
         else {
             return;
         };
-        let keys = op.operands.keys.buffer;
+        let (mut keys, mut packers) = (op.operands.keys.buffer, tiles.to_vec());
+        if let (Some(home), Some(panel)) = (op.attention.keys_home, op.buffers.key_panel) {
+            let (_, head_size, total, _) = op.attention.sizes;
+            let mut transfers = Transfers::default();
+            packers.clear();
+            for head in 0..home.heads {
+                for (p, first, count) in home.panels_of_head() {
+                    let packer = head * home.tiles_per_head + p;
+                    packers.push(packer);
+                    transfers.gather(
+                        op.operands.keys,
+                        Fetch::rows(
+                            packer,
+                            (head * total + first, count),
+                            head_size,
+                            Place::at(panel, 0),
+                        ),
+                    );
+                }
+            }
+            let copies = self.flush(transfers);
+            let provenance = format!("{}.key_panels", self.provenance(op.attention.index));
+            self.push_compute(provenance, copies);
+            keys = panel;
+        }
         let transposed = op.buffers.key_block_transposed;
         let mut runs = Vec::new();
-        for &tile in tiles {
+        for &tile in &packers {
             runs.push(Run {
                 tile,
                 kernel: self.program.kernel(transpose.clone()),
@@ -195,6 +221,9 @@ impl Lowering<'_> {
         });
         let home_packed =
             home_keys.map(|home| self.op_buffer(index, "k_home", &tiles, home * key_bytes));
+        let panels = attention.keys_home.is_some_and(|keys| keys.panels);
+        let key_panel = panels
+            .then(|| self.op_buffer(index, "k_panel", &tiles, 16 * head_size * element_bytes));
         let value_block = self.op_buffer(index, "v_block", &tiles, block * width * element_bytes);
         let scores = self.op_buffer(index, "scores", &tiles, rows * block * element_bytes);
         let row_max = self.op_buffer(index, "row_max", &tiles, rows * 4);
@@ -205,6 +234,7 @@ impl Lowering<'_> {
             key_block,
             key_block_transposed: transposed.unwrap_or(output),
             home_packed,
+            key_panel,
             value_block,
             scores,
             row_max,
@@ -396,6 +426,11 @@ impl StreamedAttention {
             heads_per_tile = waves,
             key_block = self.key_block.min(keys),
             key_blocks,
+            keys_packed = match self.keys_home {
+                Some(home) if home.panels => "in panels",
+                Some(home) if home.tile.home_keys.is_some() => "at home",
+                _ => "per block",
+            },
             "attention lowered with keys streamed in blocks (online softmax), one tile per batch-head query block"
         );
     }
@@ -421,6 +456,8 @@ struct StreamedBuffers {
     result: BufferId,
     /// The tile's home keys packed (when the strategy packs them there).
     home_packed: Option<BufferId>,
+    /// Packed in panels: the panel's raw keys, gathered to its tile before the packing.
+    key_panel: Option<BufferId>,
 }
 
 /// One streamed attention as its steps share it.
@@ -456,14 +493,16 @@ impl StreamedOp<'_> {
             let key_rows = (slot.head * keys + block.first_key, block.width);
             match (buffers.home_packed, self.attention.keys_home) {
                 (Some(packed), Some(home)) => {
-                    home.for_each_block_piece(slot.head, (block.first_key, block.width), |piece| {
+                    home.for_each_key_piece(slot.head, (block.first_key, block.width), |piece| {
                         let key_bytes = self.work.packed_key_bytes();
+                        let bytes =
+                            u32::try_from(home.packed_piece_bytes(piece.keys)).unwrap_or(u32::MAX);
                         transfers.add(
                             piece.owner,
                             Place::at(packed, piece.offset_in_owner * key_bytes),
                             slot.tile,
                             Place::at(buffers.key_block, piece.offset_in_block * key_bytes),
-                            piece.keys * key_bytes,
+                            bytes,
                         )
                     })
                 }
