@@ -414,7 +414,7 @@ fn run_waits_for_device_ownership() {
     assert_exit(&ipu(&dir, &args), 0, "ipu run after ownership is released");
 }
 
-/// A package whose exchange the simulator refuses (tiles 0 and 2 share a send bus and send in
+/// A package whose exchange the simulator refuses (tile 0 receives from every other tile in
 /// the same slot) fails the hardware test: the final line says so and the exit code is 1.
 #[test]
 fn a_hazard_fails_the_hardware_test() {

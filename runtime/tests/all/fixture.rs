@@ -144,7 +144,8 @@ pub fn image(tiles: u32) -> DeviceImage {
             args: vec![X, B, SUM],
         })
         .collect();
-    // Sends in separate slots: tiles t and t^2 share a send bus.
+    // Sends in separate slots, one after the other (valid on any table, also one whose
+    // physical pairs share a send bus).
     let transfers: Vec<Transfer> = (0..tiles)
         .map(|tile| Transfer {
             source_tile: tile,

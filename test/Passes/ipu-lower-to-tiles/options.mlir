@@ -22,10 +22,12 @@
 // RUN: not ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=8 precision=fp8}, ipu-select-finalist, ipu-lower-to-tiles{tiles=4 precision=native})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=TOO-FEW
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-to-tiles{tiles=4}, ipu-lower-to-tiles{tiles=4 function=second})' | FileCheck %s --check-prefix=BOTH
 
-// tiles=16: the split GEMM lowering's grid [1, 4, 4, 1] (8 rows x 16 columns per tile; each
-// A home holds 8 rows x 16 of K), every buffer on tiles 0..15.
+// tiles=16: the split GEMM lowering's grid [1, 1, 4, 4] (all 32 rows x 16 columns x 16 of K
+// per tile, the partials reduce-added; each A home holds 8 rows x 16 of K), every buffer on
+// tiles 0..15. (With a physical pair's sends sharing one bus, its ranking estimate preferred
+// [1, 4, 4, 1]: a K split's reduce-scatter sends from every tile of a pair at once.)
 // TILES: module @gemm.tiles
-// TILES: "ipu_tile.kernel"() {index = 2 : i64, name = "gemm_f16_interleaved_k64_c16_r8"
+// TILES: "ipu_tile.kernel"() {index = 2 : i64, name = "gemm_f16_interleaved_k16_c16_r32"
 // TILES: "ipu_tile.buffer"() {bytes = 256 : i64, {{.*}}name = "op0.a.home", tiles = array<i32: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15>}
 // TILES-NOT: module @second.tiles
 

@@ -331,8 +331,9 @@ impl DistributedKeys {
         self
     }
 
-    /// The op's exchange phases, one per key block: the phases, their cycles by the endpoint
-    /// rule and the largest encoded row bytes of a tile in one of them.
+    /// The op's exchange phases, one per key block (and, packed in panels, the gather of the
+    /// panels): the phases, their cycles by the endpoint rule and the largest encoded row
+    /// bytes of a tile in one of them.
     pub fn exchange_phases(&self, target: &Target) -> (Vec<InternalPhase>, u64, u64) {
         let blocks = self.tile.key_blocks().len() as u32 + u32::from(self.panels);
         let tiles = self.heads * self.tiles_per_head;
@@ -416,9 +417,10 @@ impl DistributedKeys {
 }
 
 impl PhaseSource for DistributedKeys {
-    /// Key block `phase` of every head: for each tile holding some of its keys, the keys and
-    /// then the values it holds, to the head's other tiles.
-    /// With panels, phase `key blocks` is the gather of each panel's keys to its tile.
+    /// Key block `phase` of every head: its keys from the tiles holding them (their homes, or
+    /// the panels' tiles), then its values from their homes, to the head's other tiles. With
+    /// panels, phase `key blocks` (after the last block) is the gather of each panel's keys to
+    /// its tile.
     fn for_each_transfer(&self, phase: u32, visit: &mut dyn FnMut(u32, &[u32], u64)) {
         let e = u64::from(self.tile.precision.bytes());
         let blocks = self.tile.key_blocks();

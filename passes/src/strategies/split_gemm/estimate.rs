@@ -78,7 +78,13 @@ impl SplitGrid {
         let partials = ipu_device::kernels::describe::default_partials(precision);
         let pb = u64::from(partials.bytes());
         let (r, c) = (self.rows.largest(), self.cols.largest());
-        let pair = if self.tiles() > 1 { 2 } else { 1 };
+        // Tiles sharing a send bus (`exchange.send_bus_tiles`: one on the C600, a physical
+        // pair on a table whose pairs share one) all send as much as the busiest tile.
+        let pair = if self.tiles() > 1 {
+            u64::from(target.exchange.send_bus_tiles.value.max(1))
+        } else {
+            1
+        };
         let mut gemm = 0u64;
         let mut exchange = 0u64;
         let mut copies = 0u64;
@@ -113,8 +119,7 @@ impl SplitGrid {
             let received =
                 (a - a_own.min(a)) * u64::from(a_moves) + (b - b_own.min(b)) * u64::from(b_moves);
             // A tile sends one A range (its home's, or, gathered, about one range's worth
-            // of the device value) and its B home range; the two tiles of a physical pair
-            // share one send bus.
+            // of the device value) and its B home range, on its send bus.
             let a_range = u64::from(ranges_max(r * kp, self.gn)) * eb;
             let sent = a_range * u64::from(a_moves) + b_own * u64::from(b_moves);
             if received > 0 {
