@@ -2,6 +2,24 @@
 
 use super::*;
 
+/// A graph of one self-attention `softmax(x x^T) x` over `shape` (batch-heads, sequence, head
+/// size) in f32.
+fn self_attention(shape: Vec<u64>, causal: bool) -> Graph {
+    let mut graph = Graph::default();
+    let x = graph.add_value(shape.clone(), Precision::F32, Origin::Argument);
+    let out = graph.add_op(
+        OpKind::Attention {
+            causal,
+            scale: None,
+        },
+        vec![x, x, x],
+        shape,
+        Precision::F32,
+    );
+    graph.outputs.push(out);
+    graph
+}
+
 /// Attention whose whole score rows do not fit a tile streams the keys in blocks: the
 /// candidate for one batch-head query block per tile is `attention_flash` with the lowering's
 /// key block, priced by the lowering's own model (one exchange phase per key block).
@@ -62,19 +80,7 @@ fn long_attention_is_planned_flash_style_with_the_lowerings_key_block() {
     assert_eq!(flash.compute_cycles, keys.tile.cycles(&target));
     assert!(keys.tile.cycles(&target) < streamed.cycles(&target));
     // 32 keys fit whole: no flash candidate.
-    let mut short = Graph::default();
-    let shape = vec![2, 32, 64];
-    let q = short.add_value(shape.clone(), Precision::F32, Origin::Argument);
-    let out = short.add_op(
-        OpKind::Attention {
-            causal: true,
-            scale: None,
-        },
-        vec![q, q, q],
-        shape,
-        Precision::F32,
-    );
-    short.outputs.push(out);
+    let short = self_attention(vec![2, 32, 64], true);
     let all = candidates::candidates(&short, 0, &options, &target);
     assert!(all.iter().any(|c| c.plan.kind() == "attention_blocked"));
     assert!(!all.iter().any(|c| c.plan.kind() == "attention_flash"));
@@ -87,19 +93,7 @@ fn long_attention_is_planned_flash_style_with_the_lowerings_key_block() {
 #[test]
 fn a_pinned_key_block_is_the_flash_plans_block() {
     let target = Target::c600();
-    let mut graph = Graph::default();
-    let shape = vec![2, 256, 64];
-    let q = graph.add_value(shape.clone(), Precision::F32, Origin::Argument);
-    let out = graph.add_op(
-        OpKind::Attention {
-            causal: false,
-            scale: None,
-        },
-        vec![q, q, q],
-        shape,
-        Precision::F32,
-    );
-    graph.outputs.push(out);
+    let graph = self_attention(vec![2, 256, 64], false);
     let mut options = options(64);
     options.precision = PrecisionPolicy::F32;
     let pin = |block: i64| {

@@ -425,8 +425,9 @@ impl PhaseSource for DistributedKeys {
         let e = u64::from(self.tile.precision.bytes());
         let blocks = self.tile.key_blocks();
         if self.panels && phase as usize == blocks.len() {
+            let panels = self.panels_of_head();
             for head in 0..self.heads {
-                for (panel, first, keys) in self.panels_of_head() {
+                for &(panel, first, keys) in &panels {
                     let packer = head * self.tiles_per_head + panel;
                     self.for_each_block_piece(head, (first, keys), |piece| {
                         if piece.owner != packer {

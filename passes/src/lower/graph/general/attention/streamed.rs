@@ -90,8 +90,9 @@ impl Lowering<'_> {
             let (_, head_size, total, _) = op.attention.sizes;
             let mut transfers = Transfers::default();
             packers.clear();
+            let panels = home.panels_of_head();
             for head in 0..home.heads {
-                for (p, first, count) in home.panels_of_head() {
+                for &(p, first, count) in &panels {
                     let packer = head * home.tiles_per_head + p;
                     packers.push(packer);
                     transfers.gather(
