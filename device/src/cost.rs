@@ -346,10 +346,11 @@ pub fn host_link_cycles(bytes: u64, target: &Target) -> u64 {
     clamp(cycles.ceil() as u128)
 }
 
-/// One exchange phase: the fixed phase cost (global sync + row start, 600 on the C600
-/// [HW-C600]) plus the busiest endpoint at 4 bytes/cycle. Sends of a physical pair share one
-/// bus, so `max_bus_bytes_out` is the largest total over a pair's sends; receives are
-/// independent per tile.
+/// One exchange phase: the fixed phase cost (global sync, row start and the first source
+/// selection: `exchange.phase_cycles`) plus the busiest endpoint at 4 bytes/cycle.
+/// `max_bus_bytes_out` is the largest total over one send bus (a tile's, or a physical
+/// pair's on a table whose pairs share one); `max_tile_bytes_in` the largest receive load,
+/// counting each source switch as its select latency in bytes ([`receive_load`]).
 pub fn exchange_phase_cycles(
     max_bus_bytes_out: u64,
     max_tile_bytes_in: u64,
@@ -361,6 +362,16 @@ pub fn exchange_phase_cycles(
             u128::from(busiest),
             u128::from(target.exchange.bytes_per_cycle.value),
         )
+}
+
+/// A receiver's load in bytes at the exchange rate: the `bytes` it receives plus, for each of
+/// its `sources` after the first, the select latency (`exchange.latency_events` [HW-C600])
+/// as the bytes it could have received meanwhile.
+pub fn receive_load(bytes: u64, sources: u64, target: &Target) -> u64 {
+    bytes
+        + sources.saturating_sub(1)
+            * u64::from(target.exchange.latency_events.value)
+            * u64::from(target.exchange.bytes_per_cycle.value)
 }
 
 /// Cast: `(input bytes + output bytes) / 8 + launch` [HW-C600].

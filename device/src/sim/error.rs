@@ -90,6 +90,18 @@ pub enum SimError {
         range: AddressRange,
         other_range: AddressRange,
     },
+    #[error("{at}: tile {tile} starts receiving from tile {from_tile} at exchange cycle {start}, {gap} cycles after its receive from tile {other_from} ended; selecting a new source takes {latency} (into {range}, after {other_range})")]
+    ReceiveSelectTooSoon {
+        at: StepAt,
+        tile: u32,
+        from_tile: u32,
+        other_from: u32,
+        start: u64,
+        gap: u64,
+        latency: u64,
+        range: AddressRange,
+        other_range: AddressRange,
+    },
     #[error("{at}: tile {tile} is written twice in one phase: {range} (from tile {from_tile}) overlaps {other_range} (from tile {other_from})")]
     OverlappingWrites {
         at: StepAt,

@@ -6,13 +6,17 @@
 //! `ceil(bytes / bytes_per_cycle)` cycles, moving `bytes_per_cycle` bytes per cycle in address
 //! order. Each tile sends on its own bus (`Target::send_bus`; physical tiles `t` and
 //! `t ^ pair_mask` share one only on a table with `exchange.send_bus_tiles` = 2); receives
-//! are independent per tile. Receive latency and column-distance route time are treated as part of
-//! the fixed phase cost. A phase costs `phase_cycles` plus its horizon, the last cycle any
-//! transfer is busy.
+//! are independent per tile. A receiver selects its source before each receive: the first
+//! selection is part of the fixed phase cost, and a receive from another tile than the
+//! tile's previous receive starts at least `exchange.latency_events` cycles after that one
+//! ended (the select latency, paid per source switch). Column-distance route time is treated
+//! as part of the fixed phase cost. A phase costs `phase_cycles` plus its horizon, the last
+//! cycle any transfer is busy.
 //!
 //! Hazards, each refused with tile, step and address range:
 //! * two sends on one bus at once (scheduler assigned overlapping slots to a physical pair);
-//! * a tile receiving two transfers at once;
+//! * a tile receiving two transfers at once, or switching source sooner than the select
+//!   latency after its previous receive;
 //! * two receives writing the same bytes of one tile in one phase;
 //! * a tile sending bytes it also receives in the same phase (the result would depend on
 //!   timing; with this refused, reading every payload before writing any is exact);
@@ -243,7 +247,9 @@ fn match_receives(
     })
 }
 
-/// Refuses a tile receiving two transfers at once.
+/// Refuses a tile receiving two transfers at once, or starting a receive from a new source
+/// less than the receive-select latency (`exchange.latency_events`) after its previous
+/// receive (from another tile) ended.
 fn check_receiver_occupancy(
     target: &Target,
     matched: &[(ReceiveRow, usize)],
@@ -277,6 +283,26 @@ fn check_receiver_occupancy(
             range: range(second.address, second.bytes),
             other_range: range(first.address, first.bytes),
         });
+    }
+    // `first_overlap` left `busy` sorted by (tile, start) and found no overlap, so each
+    // receive's predecessor on its tile is the one before it.
+    let latency = u64::from(target.exchange.latency_events.value);
+    for pair in busy.windows(2) {
+        let (a, b) = (pair[0], pair[1]);
+        let (first, second) = (&matched[a.row].0, &matched[b.row].0);
+        if a.key == b.key && first.from_tile != second.from_tile && b.start < a.end + latency {
+            return Err(SimError::ReceiveSelectTooSoon {
+                at: at.clone(),
+                tile: second.tile,
+                from_tile: second.from_tile,
+                other_from: first.from_tile,
+                start: b.start,
+                gap: b.start - a.end,
+                latency,
+                range: range(second.address, second.bytes),
+                other_range: range(first.address, first.bytes),
+            });
+        }
     }
     Ok(())
 }

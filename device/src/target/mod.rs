@@ -96,7 +96,12 @@ pub struct Exchange {
     /// The two components PopLibs heuristics use, recorded beside the calibrated total.
     pub sync_cycles: Sourced<u32>,
     pub phase_fixed_cycles: Sourced<u32>,
-    /// Receivers select the source about this many events after phase start.
+    /// Receivers select the source about this many events after phase start. Paid again by
+    /// a receiver each time it switches to another sending tile within a phase (the first
+    /// selection is in `phase_cycles`): the SigLIP MLP's measured exchange (ANCHOR-PLANS.md
+    /// section 4), whose weight and reduction phases chain 4-20 senders into one tile, is
+    /// 5 % above a model charging it once per phase and within 2.5 % charging it per switch
+    /// (device/tests/all/fidelity_siglip.rs).
     pub latency_events: Sourced<u32>,
     pub max_transfer_words: Sourced<u32>,
     /// Physical tiles t and t ^ pair_mask are a pair (they share the 64-bit exchange resources

@@ -9,8 +9,9 @@
 //! the phase's transfers touch each, then receivers, then size, then the lower sender tile),
 //! coloured first-fit so no two transfers of a colour share a tile, and timed colour by
 //! colour as the anchor timed them (a transfer starts one cycle after the last of its tiles,
-//! sender or receiver, and its send bus are free, and holds them until it ends), each lasting `bytes / 4`
-//! cycles by our model. The simulator then runs them; its exchange cycles (each phase its
+//! sender or receiver, and its send bus are free, and holds them until it ends; a receiver
+//! switching sender also waits the select latency), each lasting `bytes / 4` cycles by our
+//! model. The simulator then runs them; its exchange cycles (each phase its
 //! fixed cost plus its horizon) are compared with the measured ones.
 
 use std::collections::BTreeMap;
@@ -31,10 +32,9 @@ const MEASURED_UP: u64 = 159_852;
 const SCHEDULED_EXCHANGE: u64 = 472_282;
 
 /// The bands of `simulated / measured - 1` the current model holds (BENCHMARKS.md,
-/// "Fidelity"): the up-projection -1.64 %, the whole exchange -4.99 % (issue 19's target is
-/// 3 %; the test below shows what the rest is).
+/// "Fidelity"): the up-projection -1.64 %, the whole exchange -2.41 % (issue 19's target: 3 %).
 const UP_BAND: (f64, f64) = (-0.03, 0.0);
-const WHOLE_BAND: (f64, f64) = (-0.06, -0.04);
+const WHOLE_BAND: (f64, f64) = (-0.03, 0.03);
 
 /// Standard-memory areas of the replay: senders' blocks and partials, receive buffers.
 const WEIGHTS: u32 = 0x50000;
@@ -53,10 +53,9 @@ struct Planned {
 }
 
 /// Orders, colours and times one phase's transfers as described in the module docs, and
-/// returns them with their slots.
-/// `gap` cycles are added to every transfer's occupancy (0: our model; the receive latency in
-/// the what-if of the test below).
-fn schedule(planned: Vec<Planned>, target: &Target, gap: u32) -> Vec<Transfer> {
+/// returns them with their slots. A receiver switching to another sender waits the target's
+/// select latency (`exchange.latency_events`) after its previous receive.
+fn schedule(planned: Vec<Planned>, target: &Target) -> Vec<Transfer> {
     let mut pressure: BTreeMap<u32, u64> = BTreeMap::new();
     for transfer in &planned {
         for &tile in std::iter::once(&transfer.from).chain(&transfer.to) {
@@ -102,11 +101,14 @@ fn schedule(planned: Vec<Planned>, target: &Target, gap: u32) -> Vec<Transfer> {
     coloured.sort_by_key(|&(colour, _)| colour);
     // Timed colour by colour as the anchor timed its schedule: a transfer starts one cycle
     // after the last of its tiles (sender and receivers alike) is free, and holds them all
-    // until it ends; it lasts `bytes / 4` cycles (our model: latency is in the fixed cost).
-    // A table whose physical pairs share a send bus also waits for the sender's bus.
+    // until it ends; it lasts `bytes / 4` cycles. A receiver whose last receive came from
+    // another tile also waits the select latency. A table whose physical pairs share a send
+    // bus also waits for the sender's bus.
     let bus = |tile: u32| target.send_bus(target.logical_to_physical(tile).unwrap().index);
+    let latency = target.exchange.latency_events.value;
     let mut bus_free: BTreeMap<u32, u32> = BTreeMap::new();
     let mut free: BTreeMap<u32, u32> = BTreeMap::new();
+    let mut last_source: BTreeMap<u32, u32> = BTreeMap::new();
     let cycles = |bytes: u32| bytes.div_ceil(target.exchange.bytes_per_cycle.value);
     coloured
         .into_iter()
@@ -114,15 +116,31 @@ fn schedule(planned: Vec<Planned>, target: &Target, gap: u32) -> Vec<Transfer> {
             let t = &planned[i];
             let tiles = || std::iter::once(&t.from).chain(&t.to);
             let sender_bus = bus(t.from);
+            let select = |tile: &u32| match last_source.get(tile) {
+                Some(&from) if from != t.from => latency,
+                _ => 0,
+            };
             let busy = tiles()
                 .map(|tile| free.get(tile).copied().unwrap_or(0))
                 .chain(bus_free.get(&sender_bus).copied())
                 .max()
                 .unwrap_or(0);
-            let slot = if busy == 0 { 0 } else { busy + 1 };
-            let end = slot + cycles(t.bytes) + gap;
+            let selected =
+                t.to.iter()
+                    .filter_map(|tile| free.get(tile).map(|&end| end + select(tile)))
+                    .max()
+                    .unwrap_or(0);
+            let slot = if busy == 0 {
+                0
+            } else {
+                (busy + 1).max(selected)
+            };
+            let end = slot + cycles(t.bytes);
             for &tile in tiles() {
                 free.insert(tile, end);
+            }
+            for &tile in &t.to {
+                last_source.insert(tile, t.from);
             }
             bus_free.insert(sender_bus, end);
             Transfer {
@@ -255,7 +273,7 @@ fn simulate(phases: Vec<Vec<Planned>>, target: &Target) -> u64 {
         for transfer in &planned {
             senders.insert(transfer.from, ());
         }
-        steps.push(exchange(index as u32, &schedule(planned, target, 0)));
+        steps.push(exchange(index as u32, &schedule(planned, target)));
     }
     let mut image = image_with(steps);
     for &tile in senders.keys() {
@@ -341,36 +359,24 @@ fn the_siglip_mlp_exchange_replays_within_its_band() {
         "whole exchange {:+.2} % left {WHOLE_BAND:?}",
         100.0 * whole_error
     );
-    // What the remaining error is: the receive-select latency (the table's `latency_events`,
-    // 112), which our model charges once per phase inside the fixed cost, while the anchor's
-    // weight and reduction phases chain 4-20 transfers into one tile, each selecting a new
-    // source. Charged per transfer (the fixed cost less one latency, each transfer its bytes
-    // plus one), the same schedule comes within 1 % of the hardware.
-    let latency = target.exchange.latency_events.value;
-    let fixed = u64::from(target.exchange.phase_cycles.value - latency);
-    let per_transfer: u64 = up_projection()
-        .into_iter()
-        .chain(down_projection())
-        .map(|phase| {
-            let timed = schedule(phase, &target, latency);
-            let horizon = timed
-                .iter()
-                .map(|t| t.slot + t.bytes.div_ceil(4) + latency)
-                .max()
-                .unwrap_or(0);
-            fixed + u64::from(horizon)
-        })
-        .sum();
-    let per_transfer_error = error(per_transfer, MEASURED_EXCHANGE);
+    // What the select latency per source switch is worth: charged once per phase only (inside
+    // the fixed cost, the model before it was fitted here), the weight and reduction phases'
+    // chains of 4-20 transfers from different senders into one tile come out 5 % short.
+    let mut once = Target::c600();
+    once.exchange.latency_events.value = 0;
+    let once_per_phase = simulate(
+        up_projection()
+            .into_iter()
+            .chain(down_projection())
+            .collect(),
+        &once,
+    );
+    let once_error = error(once_per_phase, MEASURED_EXCHANGE);
     eprintln!(
-        "with the receive-select latency per transfer: simulated {per_transfer} ({:+.2} %)",
-        100.0 * per_transfer_error
+        "with the select latency once per phase: simulated {once_per_phase} ({:+.2} %)",
+        100.0 * once_error
     );
-    assert!(
-        per_transfer_error.abs() < 0.01,
-        "{:+.2} %",
-        100.0 * per_transfer_error
-    );
+    assert!(once_error < -0.04, "{:+.2} %", 100.0 * once_error);
     // Why a physical pair's sends do not share a bus: with them shared, the up-projection's
     // nine sending pairs per phase serialize and the replay is 90 % over the hardware.
     let mut shared = Target::c600();

@@ -43,7 +43,8 @@ fn two_writes_to_the_same_bytes_are_refused() {
             3,
             &[
                 transfer(0, ADDR_A, &[9], ADDR_B, 64, 0),
-                transfer(4, ADDR_A, &[9], ADDR_B + 32, 64, 16),
+                // After the first ends (cycle 16) and the select latency (112).
+                transfer(4, ADDR_A, &[9], ADDR_B + 32, 64, 128),
             ],
         ),
         |_| {},
@@ -127,6 +128,49 @@ fn a_receiver_taking_two_transfers_at_once_is_refused() {
         error.to_string().contains("exchange cycles 15..16"),
         "{error}"
     );
+}
+
+#[test]
+fn a_receiver_switching_source_within_the_select_latency_is_refused() {
+    // 64 B take 16 cycles: the next receive from another tile may start at 16 + 112.
+    let latency = Target::c600().exchange.latency_events.value;
+    let error = refused(
+        exchange(
+            0,
+            &[
+                transfer(0, ADDR_A, &[9], ADDR_B, 64, 0),
+                transfer(4, ADDR_A, &[9], ADDR_C, 64, 16 + latency - 1),
+            ],
+        ),
+        |_| {},
+    );
+    assert!(
+        matches!(
+            error,
+            SimError::ReceiveSelectTooSoon { tile: 9, from_tile: 4, other_from: 0, gap, .. }
+                if gap == u64::from(latency) - 1
+        ),
+        "{error}"
+    );
+    assert!(
+        error
+            .to_string()
+            .contains("selecting a new source takes 112"),
+        "{error}"
+    );
+    // At the latency it loads; from the same tile no latency is needed.
+    for (from, slot) in [(4, 16 + latency), (0, 16)] {
+        let image = image_with(vec![exchange(
+            0,
+            &[
+                transfer(0, ADDR_A, &[9], ADDR_B, 64, 0),
+                transfer(from, ADDR_A + 64, &[9], ADDR_C, 64, slot),
+            ],
+        )]);
+        Simulator::new(Target::c600(), std::sync::Arc::new(RustKernels))
+            .load(&image)
+            .unwrap_or_else(|e| panic!("from tile {from} at {slot}: {e}"));
+    }
 }
 
 #[test]

@@ -132,10 +132,13 @@ pub fn bus_of(tile: u32) -> u32 {
 }
 
 /// Gives each transfer the earliest slot at which its sender's bus and all its receivers are
-/// free (in list order). Returns the horizon: the last busy exchange cycle.
+/// free (in list order; a receiver switching source waits the C600's select latency).
+/// Returns the horizon: the last busy exchange cycle.
 pub fn assign_slots(transfers: &mut [Transfer], bytes_per_cycle: u64) -> u64 {
+    let latency = u64::from(Target::c600().exchange.latency_events.value);
     let mut bus_free: BTreeMap<u32, u64> = BTreeMap::new();
-    let mut receiver_free: BTreeMap<u32, u64> = BTreeMap::new();
+    // Per receiver: when its last receive ends, and from which tile.
+    let mut receiver_free: BTreeMap<u32, (u64, u32)> = BTreeMap::new();
     let mut horizon = 0;
     for transfer in transfers.iter_mut() {
         let mut slot = bus_free
@@ -143,12 +146,19 @@ pub fn assign_slots(transfers: &mut [Transfer], bytes_per_cycle: u64) -> u64 {
             .copied()
             .unwrap_or(0);
         for d in &transfer.destinations {
-            slot = slot.max(receiver_free.get(d).copied().unwrap_or(0));
+            if let Some(&(end, from)) = receiver_free.get(d) {
+                let select = if from == transfer.source_tile {
+                    0
+                } else {
+                    latency
+                };
+                slot = slot.max(end + select);
+            }
         }
         let end = slot + u64::from(transfer.bytes).div_ceil(bytes_per_cycle);
         bus_free.insert(bus_of(transfer.source_tile), end);
         for d in &transfer.destinations {
-            receiver_free.insert(*d, end);
+            receiver_free.insert(*d, (end, transfer.source_tile));
         }
         transfer.slot = slot as u32;
         horizon = horizon.max(end);

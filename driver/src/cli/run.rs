@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! profile=artifacts/model/profile-final.ipuprof tiles=1472 samples=1472
-//! simulatedCycles=189711 deviceProgramCycles=15112 hostExchangeCycles=174599 refinedEstimate=15112 finalCycles=15112 refinedError=+0.00% estimateTest=PASS (bound 5 %)
+//! simulatedCycles=191839 deviceProgramCycles=17240 hostExchangeCycles=174599 refinedEstimate=17240 finalCycles=17240 refinedError=+0.00% estimateTest=PASS (bound 5 %)
 //! referenceMaximumAbsoluteError=0.019749 numericalTest=PASS
 //! package=artifacts/model/model-final.ipuexe tiles=1472 hardwareTest=PASS
 //! ```

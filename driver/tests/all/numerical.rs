@@ -345,7 +345,7 @@ fn run_from_mlir_checks_the_numbers() {
     // Compiled in the run: the refined estimate is compared with the simulated device program.
     assert_eq!(
         lines[1],
-        "simulatedCycles=189711 deviceProgramCycles=15112 hostExchangeCycles=174599 refinedEstimate=15112 finalCycles=15112 refinedError=+0.00% estimateTest=PASS (bound 5 %)"
+        "simulatedCycles=191839 deviceProgramCycles=17240 hostExchangeCycles=174599 refinedEstimate=17240 finalCycles=17240 refinedError=+0.00% estimateTest=PASS (bound 5 %)"
     );
     let package = Package::read(&dir.join("artifacts/gemm/model-final.ipuexe")).unwrap();
     assert_eq!(package.source.map(|s| s.function), Some("gemm".into()));

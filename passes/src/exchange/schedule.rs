@@ -4,14 +4,17 @@
 //! a transfer of `bytes` occupies its sender's bus and each receiver for
 //! `ceil(bytes / bytes_per_cycle)` cycles (4 B/cycle on the C600 [PopLibs, HW-C600]); each tile
 //! sends on its own bus (`Target::send_bus`: a physical pair shares one only on a table with
-//! `exchange.send_bus_tiles` = 2); receives are independent per tile; the phase costs
+//! `exchange.send_bus_tiles` = 2); receives are independent per tile, and a receive from
+//! another tile than the receiver's previous one starts `exchange.latency_events` cycles
+//! after it at the earliest (the receiver selects its new source); the phase costs
 //! `phase_cycles` plus its horizon (the last busy cycle).
 //!
 //! Transfers longer than the largest single transfer (`max_transfer_words` words) are cut
 //! into pieces. Pieces are placed longest-first on the most loaded resources (the classic
 //! list-scheduling order for makespan), each at the earliest cycle where its bus and all its
-//! receivers are free, filling gaps left by earlier placements. Ties break on transfer index,
-//! so the schedule is deterministic. `ipu-select-finalist` prices finalists with this and
+//! receivers are free, filling gaps left by earlier placements. Ties break on sending tile (a
+//! receiver then takes one sender's transfers back to back, selecting it once), then on
+//! transfer index, so the schedule is deterministic. `ipu-select-finalist` prices finalists with this and
 //! `ipu-lower-exchanges` encodes its output as exchange rows.
 
 use std::collections::BTreeMap;
@@ -109,19 +112,34 @@ pub(crate) fn elements(target: &Target, address: u32, bytes: u64) -> Vec<u32> {
     out
 }
 
-/// Busy intervals of one resource, disjoint, keyed by start.
+/// Busy intervals of one resource, disjoint, keyed by start, each with the tile whose
+/// transfer holds it.
 #[derive(Debug, Default)]
-struct Busy(BTreeMap<u64, u64>);
+struct Busy(BTreeMap<u64, (u64, u32)>);
 
 impl Busy {
-    /// The end of an interval overlapping `[start, start + length)`, if any.
-    fn conflict(&self, start: u64, length: u64) -> Option<u64> {
-        let (_, &end) = self.0.range(..start + length).next_back()?;
-        (end > start).then_some(end)
+    /// The first cycle at or after which `[start, start + length)` may go past the interval
+    /// it conflicts with, if it conflicts with one. Intervals held by a transfer from a tile
+    /// other than `source` must keep `gap` cycles away on either side (a receiver's
+    /// select latency; 0 on buses and memory elements).
+    fn conflict(&self, start: u64, length: u64, source: u32, gap: u64) -> Option<u64> {
+        let pad = |holder: u32| if holder == source { 0 } else { gap };
+        // Intervals are disjoint, so their ends grow with their starts: walking back from
+        // the last one starting before the padded window, stop once none can reach `start`.
+        for (&begin, &(end, holder)) in self.0.range(..start + length + gap).rev() {
+            if end + gap <= start {
+                break;
+            }
+            let pad = pad(holder);
+            if begin < start + length + pad && end + pad > start {
+                return Some(end + pad);
+            }
+        }
+        None
     }
 
-    fn insert(&mut self, start: u64, end: u64) {
-        self.0.insert(start, end);
+    fn insert(&mut self, start: u64, end: u64, source: u32) {
+        self.0.insert(start, (end, source));
     }
 }
 
@@ -279,15 +297,29 @@ fn schedule_with(
     priority: Priority,
 ) -> Result<PhaseSchedule, ScheduleError> {
     let max_piece = u64::from(target.exchange.max_transfer_words.value.max(1)) * 4;
+    let select_latency = u64::from(target.exchange.latency_events.value);
     let mut used = Vec::with_capacity(transfers.len());
     let mut load: BTreeMap<Resource, u64> = BTreeMap::new();
+    // Each receiver's sources: one select latency per source after its first.
+    let mut sources: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
     for (index, request) in transfers.iter().enumerate() {
         let resources = resources(request, index, target)?;
         let cycles = transfer_cycles(request.bytes, target);
         for resource in &resources {
             *load.entry(*resource).or_default() += cycles;
+            if let Resource::Receiver(tile) = resource {
+                if request.bytes > 0 {
+                    sources.entry(*tile).or_default().push(request.source);
+                }
+            }
         }
         used.push(resources);
+    }
+    for (tile, mut from) in sources {
+        from.sort_unstable();
+        from.dedup();
+        let switches = from.len() as u64 - 1;
+        *load.entry(Resource::Receiver(tile)).or_default() += switches * select_latency;
     }
     let lower_bound = load.values().copied().max().unwrap_or(0);
     // Longest pressure first: the busiest resource a transfer touches, then its length.
@@ -301,11 +333,15 @@ fn schedule_with(
             .max()
             .unwrap_or(0)
     };
+    // Ties go by sending tile, so a receiver takes one sender's transfers back to back
+    // (no select latency between them).
+    let source = |i: usize| transfers[i].source;
     match priority {
         Priority::Pressure => order.sort_by_key(|&i| {
             (
                 std::cmp::Reverse(pressure(i)),
                 std::cmp::Reverse(transfers[i].bytes),
+                source(i),
                 i,
             )
         }),
@@ -313,10 +349,13 @@ fn schedule_with(
             (
                 std::cmp::Reverse(used[i].len()),
                 std::cmp::Reverse(transfers[i].bytes),
+                source(i),
                 i,
             )
         }),
-        Priority::Length => order.sort_by_key(|&i| (std::cmp::Reverse(transfers[i].bytes), i)),
+        Priority::Length => {
+            order.sort_by_key(|&i| (std::cmp::Reverse(transfers[i].bytes), source(i), i))
+        }
     }
     let mut busy: BTreeMap<Resource, Busy> = BTreeMap::new();
     let mut pieces = Vec::new();
@@ -345,11 +384,18 @@ fn schedule_with(
                 }
             }
             let piece_resources = || used[index].iter().chain(&touched);
+            let gap = |resource: &Resource| match resource {
+                Resource::Receiver(_) => select_latency,
+                _ => 0,
+            };
             let mut start = earliest;
             loop {
                 let mut moved = false;
                 for resource in piece_resources() {
-                    if let Some(end) = busy.get(resource).and_then(|b| b.conflict(start, length)) {
+                    if let Some(end) = busy
+                        .get(resource)
+                        .and_then(|b| b.conflict(start, length, request.source, gap(resource)))
+                    {
                         start = end;
                         moved = true;
                     }
@@ -361,7 +407,7 @@ fn schedule_with(
             for resource in piece_resources() {
                 busy.entry(*resource)
                     .or_default()
-                    .insert(start, start + length);
+                    .insert(start, start + length, request.source);
             }
             if offset == 0 {
                 starts[index] = start;
@@ -402,7 +448,7 @@ pub fn check_schedule(
     target: &Target,
 ) -> Result<(), String> {
     let mut covered = vec![0u64; transfers.len()];
-    let mut intervals: BTreeMap<Resource, Vec<(u64, u64, usize)>> = BTreeMap::new();
+    let mut intervals: BTreeMap<Resource, Vec<(u64, u64, usize, u32)>> = BTreeMap::new();
     for piece in &schedule.pieces {
         let request = transfers.get(piece.transfer).ok_or_else(|| {
             format!(
@@ -421,10 +467,12 @@ pub fn check_schedule(
         }
         covered[piece.transfer] += piece.bytes;
         for resource in resources(request, piece.transfer, target).map_err(|e| e.to_string())? {
-            intervals
-                .entry(resource)
-                .or_default()
-                .push((piece.start, piece.end, piece.transfer));
+            intervals.entry(resource).or_default().push((
+                piece.start,
+                piece.end,
+                piece.transfer,
+                request.source,
+            ));
         }
         if piece.end > schedule.horizon {
             return Err(format!(
@@ -441,6 +489,7 @@ pub fn check_schedule(
             ));
         }
     }
+    let latency = u64::from(target.exchange.latency_events.value);
     for (resource, mut list) in intervals {
         list.sort_unstable();
         for pair in list.windows(2) {
@@ -448,6 +497,17 @@ pub fn check_schedule(
                 return Err(format!(
                     "{resource:?}: transfers {} and {} overlap at cycle {}",
                     pair[0].2, pair[1].2, pair[1].0
+                ));
+            }
+            let switch = pair[0].3 != pair[1].3;
+            if matches!(resource, Resource::Receiver(_))
+                && switch
+                && pair[1].0 < pair[0].1 + latency
+            {
+                return Err(format!(
+                    "{resource:?}: transfer {} from tile {} starts at cycle {}, within the \
+                     select latency ({latency}) of transfer {} from tile {} ending at {}",
+                    pair[1].2, pair[1].3, pair[1].0, pair[0].2, pair[0].3, pair[0].1
                 ));
             }
         }
@@ -494,10 +554,47 @@ mod tests {
     #[test]
     fn a_receiver_takes_one_transfer_at_a_time_and_multicast_is_one_send() {
         let target = Target::c600();
+        let latency = u64::from(target.exchange.latency_events.value);
+        // Tile 5 takes 10 cycles from tile 0, then selects tile 2 (the select latency) and
+        // takes 10 more.
         let transfers = [request(0, &[5, 6, 7], 40), request(2, &[5], 40)];
+        let schedule = schedule_phase(&transfers, &target).expect("schedules");
+        assert_eq!(schedule.horizon, 20 + latency);
+        assert_eq!(schedule.lower_bound, 20 + latency);
+        check_schedule(&transfers, &schedule, &target).expect("hazard-free");
+        // Two transfers from one sender follow each other without it; a third sender's
+        // transfer to another receiver overlaps them.
+        let transfers = [
+            request(0, &[5], 40),
+            request(0, &[5], 40),
+            request(2, &[6], 40),
+        ];
         let schedule = schedule_phase(&transfers, &target).expect("schedules");
         assert_eq!(schedule.horizon, 20);
         check_schedule(&transfers, &schedule, &target).expect("hazard-free");
+        // The sending tile breaks ties: A, B, A into one receiver are placed A, A, B (one
+        // select), not in request order (two).
+        let transfers = [
+            request(3, &[5], 40),
+            request(4, &[5], 40),
+            request(3, &[5], 40),
+        ];
+        let schedule = schedule_phase(&transfers, &target).expect("schedules");
+        assert_eq!(schedule.horizon, 30 + latency);
+        check_schedule(&transfers, &schedule, &target).expect("hazard-free");
+        // A schedule switching sources sooner is refused by the check.
+        let mut early = schedule_phase(&[request(0, &[5], 40)], &target).expect("schedules");
+        early.pieces.push(ScheduledPiece {
+            transfer: 1,
+            offset: 0,
+            bytes: 40,
+            start: 10 + latency - 1,
+            end: 20 + latency - 1,
+        });
+        early.horizon = 20 + latency;
+        let both = [request(0, &[5], 40), request(2, &[5], 40)];
+        let error = check_schedule(&both, &early, &target).expect_err("too soon");
+        assert!(error.contains("select latency"), "{error}");
     }
 
     #[test]

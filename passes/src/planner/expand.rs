@@ -226,23 +226,32 @@ fn expand_into(
     }
 }
 
-/// Endpoint loads of a phase on the physical grid: bytes out per send bus (physical pairs
-/// share one) and bytes in per tile. Tiles outside the target are skipped.
+/// Endpoint loads of a phase on the physical grid: bytes out per send bus and the largest
+/// receive load (`cost::receive_load`: bytes in plus a select latency per extra source).
+/// Tiles outside the target are skipped.
 pub fn physical_loads(transfers: &[TransferRequest], target: &Target) -> (u64, u64) {
     let mut bus_out = std::collections::BTreeMap::<u32, u64>::new();
-    let mut tile_in = std::collections::BTreeMap::<u32, u64>::new();
+    let mut tile_in = std::collections::BTreeMap::<u32, (u64, Vec<u32>)>::new();
     for transfer in transfers {
         if let Ok(physical) = target.logical_to_physical(transfer.source) {
             *bus_out.entry(target.send_bus(physical.index)).or_default() += transfer.bytes;
         }
         for &destination in &transfer.destinations {
-            *tile_in.entry(destination).or_default() += transfer.bytes;
+            let (bytes, sources) = tile_in.entry(destination).or_default();
+            *bytes += transfer.bytes;
+            sources.push(transfer.source);
         }
     }
-    (
-        bus_out.values().copied().max().unwrap_or(0),
-        tile_in.values().copied().max().unwrap_or(0),
-    )
+    let receive = tile_in
+        .into_values()
+        .map(|(bytes, mut sources)| {
+            sources.sort_unstable();
+            sources.dedup();
+            cost::receive_load(bytes, sources.len() as u64, target)
+        })
+        .max()
+        .unwrap_or(0);
+    (bus_out.values().copied().max().unwrap_or(0), receive)
 }
 
 /// The expansion's cycles by the endpoint rule on physical buses: compute plus each phase's

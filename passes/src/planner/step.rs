@@ -218,9 +218,15 @@ fn follow<'h>(
             ..home.format
         },
     };
-    // A split GEMM gathering its left operand from row-major blocks sends it from where
-    // they are.
-    if position == 0 && home.format.order == ipu_device::kernels::spec::ElementOrder::RowMajor {
+    // A split GEMM gathering its left operand from a device value's blocks (row-major, or a
+    // chained split GEMM's AMP-output partial blocks) sends it from where they are.
+    use ipu_device::kernels::spec::ElementOrder;
+    if position == 0
+        && matches!(
+            home.format.order,
+            ElementOrder::RowMajor | ElementOrder::AmpOutput
+        )
+    {
         let shards = &home.shards;
         let key = (
             Arc::as_ptr(candidate),
@@ -341,6 +347,7 @@ impl OperandMoves {
         for (position, (operand, need)) in op.operands.iter().zip(&candidate.needs).enumerate() {
             let value = &graph.values[*operand];
             let made = moves.new_homes.iter().find(|(v, _)| v == operand);
+            let written_here = home_of(*operand).is_none();
             let home = match home_of(*operand).or(made.map(|(_, h)| h)) {
                 Some(home) => home.clone(),
                 None => {
@@ -374,6 +381,14 @@ impl OperandMoves {
                 moves.resident = moves.resident.plus(memory);
                 moves.largest = moves.largest.max(memory.largest_standard);
                 continue;
+            }
+            // A row vector the host writes here in pieces: a reader holding a piece has it
+            // written into a staging buffer, sends it from there and copies it into place
+            // (sent from the buffer the other pieces arrive in, the device would serialize
+            // the phase).
+            if written_here && super::layout::canonical_dims(&value.shape)[..2] == [1, 1] {
+                moves.destination_cycles +=
+                    ipu_device::cost::copy_cycles(home.shards.padded_block_bytes(), target);
             }
             let load = loads
                 .transfers

@@ -290,6 +290,9 @@ pub struct PhaseLoad {
     /// when the target's pairs share one, see [`PhaseLoad::max_bus_out`]).
     pub tile_out: Vec<u64>,
     pub tile_in: Vec<u64>,
+    /// The distinct sending tiles each tile receives from, sorted (each source after a
+    /// tile's first costs it a select latency: `cost::receive_load`).
+    pub tile_sources: Vec<Vec<u32>>,
     /// Encoded row bytes per tile.
     pub row_bytes: Vec<u64>,
 }
@@ -300,6 +303,7 @@ impl PhaseLoad {
         PhaseLoad {
             tile_out: vec![0; tiles],
             tile_in: vec![0; tiles],
+            tile_sources: vec![Vec::new(); tiles],
             row_bytes: vec![0; tiles],
         }
     }
@@ -324,6 +328,17 @@ impl PhaseLoad {
         add(&mut self.tile_out, &other.tile_out);
         add(&mut self.tile_in, &other.tile_in);
         add(&mut self.row_bytes, &other.row_bytes);
+        if self.tile_sources.len() < other.tile_sources.len() {
+            self.tile_sources
+                .resize(other.tile_sources.len(), Vec::new());
+        }
+        for (mine, theirs) in self.tile_sources.iter_mut().zip(&other.tile_sources) {
+            for &home in theirs {
+                if let Err(at) = mine.binary_search(&home) {
+                    mine.insert(at, home);
+                }
+            }
+        }
     }
 
     pub fn add_transfer(&mut self, home: u32, receivers: &[u32], bytes: u64) {
@@ -346,6 +361,13 @@ impl PhaseLoad {
             grow(&mut self.tile_in, tile as usize);
             grow(&mut self.row_bytes, tile as usize);
             self.tile_in[tile as usize] += bytes;
+            if self.tile_sources.len() <= tile as usize {
+                self.tile_sources.resize(tile as usize + 1, Vec::new());
+            }
+            let sources = &mut self.tile_sources[tile as usize];
+            if let Err(at) = sources.binary_search(&home) {
+                sources.insert(at, home);
+            }
             self.row_bytes[tile as usize] += RECEIVE_ROW_BYTES * count;
         }
     }
@@ -368,6 +390,20 @@ impl PhaseLoad {
         self.tile_in.iter().copied().max().unwrap_or(0)
     }
 
+    /// The largest receive load: bytes in plus a select latency per source after a tile's
+    /// first (`cost::receive_load`).
+    pub fn max_receive_load(&self, target: &ipu_device::Target) -> u64 {
+        let none = Vec::new();
+        self.tile_in
+            .iter()
+            .zip(self.tile_sources.iter().chain(std::iter::repeat(&none)))
+            .map(|(&bytes, sources)| {
+                ipu_device::cost::receive_load(bytes, sources.len() as u64, target)
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
     pub fn max_row_bytes(&self) -> u64 {
         self.row_bytes.iter().copied().max().unwrap_or(0)
     }
@@ -383,7 +419,7 @@ impl PhaseLoad {
         } else {
             ipu_device::cost::exchange_phase_cycles(
                 self.max_bus_out(target),
-                self.max_tile_in(),
+                self.max_receive_load(target),
                 target,
             )
         }

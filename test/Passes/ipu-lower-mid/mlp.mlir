@@ -14,7 +14,7 @@
 // An F16 MLP: x and both weights (constants, laid out at compile time) are in the AMP input
 // precision and each product is only used by the GeLU or the second matmul's left operand,
 // so both matmuls are split GEMMs (host_order = true): the first output-stationary on grid
-// [1, 2, 8, 1], the second a K split on [1, 1, 4, 4], both keeping their constant weights
+// [1, 2, 8, 1], the second a K split on [1, 1, 2, 8], both keeping their constant weights
 // resident (weights_resident = true: written at initialization where each tile reads them). The GeLU gets a ranged plan (no grid:
 // it runs in place on the ranges of the first GEMM's AMP-output blocks, so its result keeps
 // that format), and the second matmul takes the GeLU's result as its left operand directly:
@@ -29,7 +29,7 @@
 // CHECK-SAME: -> tensor<128x512xf16, [[HFMT:#ipu.format<"amp_output", \[64, 64\], \[2, 8\], \[0, 0\], "standard", 0 : i64>]]>
 // CHECK-NEXT: [[G:%[0-9]+]] = "ipu.gelu"([[H]]) {approximate = "tanh", estimate = #ipu.estimate<{{[0-9]+}} : i64, {{[0-9, :i]+}}>, plan = #ipu.plan<"pointwise_gelu", {precision = "f16", ranged = true}>} : (tensor<128x512xf16, [[HFMT]]>) -> tensor<128x512xf16, [[HFMT]]>
 // CHECK-NEXT: [[W2:%[0-9]+]] = "ipu.rearrange"(%cst_0) {ipu.inserted} : (tensor<512x256xf16>) -> tensor<512x256xf16, #ipu.format<"amp_right"
-// CHECK-NEXT: [[Y:%[0-9]+]] = "ipu.matmul"([[G]], [[W2]]) {estimate = #ipu.estimate<{{[0-9]+}} : i64, {{[0-9, :i]+}}>, plan = #ipu.plan<"gemm_k_split", {c_block = 64 : i64, grid = [1, 1, 4, 4], host_order = true, k_block = 128 : i64, k_steps = 1 : i64, left = "interleaved", orientation = "normal", precision = "f16", tiles = 16 : i64, weights = "interleaved", weights_resident = true}>} : (tensor<128x512xf16, [[HFMT]]>,
+// CHECK-NEXT: [[Y:%[0-9]+]] = "ipu.matmul"([[G]], [[W2]]) {estimate = #ipu.estimate<{{[0-9]+}} : i64, {{[0-9, :i]+}}>, plan = #ipu.plan<"gemm_k_split", {c_block = 128 : i64, grid = [1, 1, 2, 8], host_order = true, k_block = 64 : i64, k_steps = 1 : i64, left = "interleaved", orientation = "normal", precision = "f16", tiles = 16 : i64, weights = "interleaved", weights_resident = true}>} : (tensor<128x512xf16, [[HFMT]]>,
 // CHECK-SAME: -> tensor<128x256xf16, #ipu.format<"amp_output"
 // CHECK-NEXT: [[R:%[0-9]+]] = "ipu.rearrange"([[Y]]) {ipu.inserted} : {{.*}} -> tensor<128x256xf16>
 // CHECK-NEXT: return [[R]] : tensor<128x256xf16>

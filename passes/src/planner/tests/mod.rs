@@ -81,14 +81,20 @@ fn exchange_and_conversion_terms_are_the_table_formulas() {
     load.add_transfer(0, &[2, 4], 400);
     load.add_transfer(1, &[4], 100);
     // Tile 0 sends 400 bytes, its pair partner 1 100 (one bus of 500 only on a table whose
-    // pairs share one); tile 4 receives 500: the fixed phase cost plus 500 / 4.
+    // pairs share one); tile 4 receives 500 from two tiles: the fixed phase cost plus 500 / 4
+    // plus one select latency.
     assert_eq!(load.max_bus_out(&target), 400);
     let mut shared = target.clone();
     shared.exchange.send_bus_tiles.value = 2;
     assert_eq!(load.max_bus_out(&shared), 500);
     assert_eq!(load.max_tile_in(), 500);
     let fixed = u64::from(target.exchange.phase_cycles.value);
-    assert_eq!(load.cycles(&target), fixed + 125);
+    let latency = u64::from(target.exchange.latency_events.value);
+    assert_eq!(load.cycles(&target), fixed + 125 + latency);
+    // More from a tile it already receives from selects nothing new.
+    load.add_transfer(0, &[4], 400);
+    assert_eq!(load.tile_sources[4], [0, 1]);
+    assert_eq!(load.cycles(&target), fixed + 225 + latency);
     assert_eq!(PhaseLoad::new(8).cycles(&target), 0);
     let f16 = ValueFormat::row_major(Precision::F16);
     let f8 = ValueFormat::row_major(Precision::F8E4M3);

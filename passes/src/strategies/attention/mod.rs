@@ -797,9 +797,10 @@ mod tests {
         let (phases, cycles, row_bytes) = keys_home.exchange_phases(&target);
         assert_eq!(phases.len(), 2);
         // Block 0 is held by tiles 0 and 1 of each head, which send their 32 keys of 16 + 32
-        // columns once, and tiles 2 and 3 each receive all of them.
+        // columns once, and tiles 2 and 3 each receive all of them, from those two tiles.
         let busiest = 32 * (16 + 32) * 2;
-        let phase = ipu_device::cost::exchange_phase_cycles(busiest, busiest, &target);
+        let received = ipu_device::cost::receive_load(busiest, 2, &target);
+        let phase = ipu_device::cost::exchange_phase_cycles(busiest, received, &target);
         assert_eq!(cycles, 2 * phase);
         assert!(row_bytes > 0);
     }

@@ -288,8 +288,9 @@ pub(super) fn exchange_phases(
     generated_phases(source, 0..=grid.panels + 1, grid.tiles(), target)
 }
 
-/// The internal phases of `candidate` (a split GEMM that gathers its left operand from
-/// row-major blocks) when that operand lives at `home`, with its panel phases sending A from
+/// The internal phases of `candidate` (a split GEMM that gathers its left operand from a
+/// device value's blocks: row-major, or a chained split GEMM's partial blocks) when that
+/// operand lives at `home`, with its panel phases sending A from
 /// the tiles of `home` instead of from outside each A group: the phases, their cycles and
 /// row bytes ([`generated_phases`]; only the panel phases are generated again, the
 /// reduction's and the conversion's stay). `None` for any other candidate.
@@ -303,7 +304,7 @@ pub fn gather_phases(
     };
     let split = first.source.as_any().downcast_ref::<SplitPhases>()?;
     let grid = &split.grid;
-    if !(grid.env.a_device && grid.env.row_major) || home.dims[0] != 1 {
+    if !grid.env.a_device || home.dims[0] != 1 {
         return None;
     }
     if home.dims[1] != u64::from(grid.m) || home.dims[2] != u64::from(grid.k_real) {

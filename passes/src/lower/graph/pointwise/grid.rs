@@ -372,12 +372,18 @@ impl Lowering<'_> {
         // A constant vector is written by the host wherever it is read (at initialization);
         // an argument where the planner homes it ([`host_home`]: each column block once, cut
         // into one piece per reader where it splits), the readers exchanging their pieces.
+        // A piece a tile sends is written into a staging buffer (`<op>.<what>_stage`), sent
+        // from there and copied locally into place (as `host_fetches` stages): sent from the
+        // buffer the other pieces arrive in, its reads and their writes would share a memory
+        // element, and the device serializes them.
         let home = if self.graph.values[value].written_where_read() {
             need.clone()
         } else {
             host_home(&need, e)
         };
         let column_bytes = u64::from(grid.cb * e);
+        let stage = (home != need)
+            .then(|| self.op_buffer(index, &format!("{what}_stage"), &tiles, grid.cb * e));
         let mut pieces = Vec::new();
         for (block, owners) in home.owners.iter().enumerate() {
             let [_, _, (first, end)] = home.block_ranges(block);
@@ -386,21 +392,26 @@ impl Lowering<'_> {
             let bytes = to_u32(end - first)?;
             let column = first / column_bytes;
             for &tile in owners {
+                let readers = &need.owners[column as usize];
+                let mut others = readers.iter().filter(|&&r| !owners.contains(&r)).peekable();
+                let (Some(stage), Some(_)) = (stage, others.peek()) else {
+                    pieces.push(HostPiece::contiguous(
+                        tile,
+                        Place::at(buffer, at),
+                        first,
+                        bytes,
+                    ));
+                    continue;
+                };
                 pieces.push(HostPiece::contiguous(
                     tile,
-                    Place::at(buffer, at),
+                    Place::at(stage, at),
                     first,
                     bytes,
                 ));
-                let readers = &need.owners[column as usize];
-                for &reader in readers.iter().filter(|&&r| !owners.contains(&r)) {
-                    transfers.add(
-                        tile,
-                        Place::at(buffer, at),
-                        reader,
-                        Place::at(buffer, at),
-                        bytes,
-                    );
+                let from = Place::at(stage, at);
+                for &reader in others.chain(readers.contains(&tile).then_some(&tile)) {
+                    transfers.add(tile, from, reader, Place::at(buffer, at), bytes);
                 }
             }
         }

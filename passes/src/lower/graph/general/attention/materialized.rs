@@ -16,7 +16,7 @@ impl Lowering<'_> {
     pub(in crate::lower::graph) fn attention_materialized(
         &mut self,
         shape: &MaterializedAttention,
-        operands: AttentionOperands,
+        operands: &AttentionInputs,
     ) -> Result<(), LowerError> {
         let work = shape.tile();
         let tiles = shape.tiles();
@@ -30,7 +30,7 @@ impl Lowering<'_> {
             operands,
             buffers,
         };
-        self.materialized_scores(&op, &tiles, &scores_scratch);
+        self.materialized_scores(&op, &tiles, &scores_scratch)?;
         let mut runs = self.reshard_score_rows(&op, &tiles);
         for &tile in &tiles {
             self.push_softmax_values(&mut runs, &op, tile, &values_scratch);
@@ -109,14 +109,27 @@ impl Lowering<'_> {
         op: &MaterializedOp,
         tiles: &[u32],
         scores_scratch: &GemmScratch,
-    ) {
+    ) -> Result<(), LowerError> {
         let MaterializedOp {
             shape,
             work,
             buffers,
             ..
         } = op;
-        let transfers = op.fetches();
+        let (mut transfers, host) = op.fetches();
+        let inputs = [&op.operands.queries, &op.operands.keys, &op.operands.values];
+        for ((input, fetches), what) in inputs.into_iter().zip(host).zip(["q", "k", "v"]) {
+            if let (AttentionInput::Host(value), false) = (input, fetches.is_empty()) {
+                let what = format!("{what}_stage");
+                self.host_fetches(
+                    (shape.index, &what),
+                    *value,
+                    &fetches,
+                    (shape.precision, 0),
+                    &mut transfers,
+                )?;
+            }
+        }
         let mut runs = self.flush(transfers);
         for &tile in tiles {
             self.push_scores(
@@ -143,6 +156,7 @@ impl Lowering<'_> {
         }
         let provenance = format!("{}.scores", self.provenance(shape.index));
         self.push_compute(provenance, runs);
+        Ok(())
     }
 
     /// The exchange phase that reshards the score blocks to whole rows (tile (h, i, j) takes
@@ -327,17 +341,30 @@ struct MaterializedOp<'a> {
     shape: &'a MaterializedAttention,
     /// A tile's calls.
     work: MaterializedTile,
-    operands: AttentionOperands<'a>,
+    operands: &'a AttentionInputs,
     buffers: MaterializedBuffers,
 }
 
 impl MaterializedOp<'_> {
     /// The fetches of every tile (h, i, j): query block i and key block j of head h, and all
-    /// of the head's values.
-    fn fetches(&self) -> Transfers {
+    /// of the head's values: gathered from the device operands' blocks, and for each operand
+    /// still on the host (query, key, value) the fetches the host writes.
+    fn fetches(&self) -> (Transfers, [Vec<Fetch>; 3]) {
         let (shape, work, buffers) = (self.shape, &self.work, &self.buffers);
         let (queries, head_size, keys, width) = shape.sizes;
         let mut transfers = Transfers::default();
+        let mut host: [Vec<Fetch>; 3] = Default::default();
+        let mut fetch = |operand: usize, fetch: Fetch| {
+            let input = [
+                &self.operands.queries,
+                &self.operands.keys,
+                &self.operands.values,
+            ][operand];
+            match input {
+                AttentionInput::Device(blocks) => transfers.gather(blocks, fetch),
+                AttentionInput::Host(_) => host[operand].push(fetch),
+            }
+        };
         for head in 0..shape.batches {
             for query_block in 0..shape.query_blocks() {
                 for key_block in 0..shape.key_blocks() {
@@ -345,21 +372,21 @@ impl MaterializedOp<'_> {
                     let query_rows = (head * queries + query_block * work.rows, work.rows);
                     let key_rows = (head * keys + key_block * work.key_rows, work.key_rows);
                     let value_rows = (head * keys, keys);
-                    transfers.gather(
-                        self.operands.queries,
+                    fetch(
+                        0,
                         Fetch::rows(tile, query_rows, head_size, Place::at(buffers.queries, 0)),
                     );
-                    transfers.gather(
-                        self.operands.keys,
+                    fetch(
+                        1,
                         Fetch::rows(tile, key_rows, head_size, Place::at(buffers.key_block, 0)),
                     );
-                    transfers.gather(
-                        self.operands.values,
+                    fetch(
+                        2,
                         Fetch::rows(tile, value_rows, width, Place::at(buffers.values, 0)),
                     );
                 }
             }
         }
-        transfers
+        (transfers, host)
     }
 }

@@ -57,22 +57,49 @@ impl Lowering<'_> {
         // A planned streamed attention with one batch-head per grid row reads its operands
         // split over each head's tiles: host operands are streamed in those blocks.
         let (query_rows, key_rows) = flash_split(plan, batches, (s, t));
-        let qb = self.on_device_in(q, heads_per_tile.map(|h| h * s).or(query_rows))?;
-        let kb = self.on_device_in(kv, heads_per_tile.map(|h| h * t).or(key_rows))?;
-        let vb = self.on_device_in(vv, heads_per_tile.map(|h| h * t).or(key_rows))?;
+        // A materialized or blocked plan's host operands are written by the host where its
+        // tiles read them, as the planner homes host values (`host_fetches`); every other
+        // operand is brought onto the device first.
+        let materialized = heads_per_tile.is_none()
+            && matches!(
+                plan,
+                Some(OperatorPlan::Attention(AttentionPlan {
+                    schedule: AttentionSchedule::Materialized | AttentionSchedule::Blocked,
+                    ..
+                }))
+            );
+        let deferred = |this: &Self, v: ValueId| {
+            materialized
+                && !this.placed.contains_key(&v)
+                && !matches!(this.graph.values[v].origin, crate::tiling::Origin::Op(_))
+        };
+        let input = |this: &mut Self, v: ValueId, rows: Option<u32>| {
+            if deferred(this, v) {
+                Ok(AttentionInput::Host(v))
+            } else {
+                this.on_device_in(v, rows).map(AttentionInput::Device)
+            }
+        };
+        let qb = input(self, q, heads_per_tile.map(|h| h * s).or(query_rows))?;
+        let kb = input(self, kv, heads_per_tile.map(|h| h * t).or(key_rows))?;
+        let vb = input(self, vv, heads_per_tile.map(|h| h * t).or(key_rows))?;
         // Device keys and values a distributing plan reads homed over each head's tiles are
         // moved there first when their producer left them elsewhere (the conversion the
         // planner priced before the op).
-        let (kb, vb) = match (heads_per_tile, key_rows) {
-            (None, Some(rows)) => (
-                self.homed_rows(index, "keys", kb, rows)?,
-                self.homed_rows(index, "values", vb, rows)?,
+        let (kb, vb) = match (heads_per_tile, key_rows, kb, vb) {
+            (None, Some(rows), AttentionInput::Device(kb), AttentionInput::Device(vb)) => (
+                AttentionInput::Device(self.homed_rows(index, "keys", kb, rows)?),
+                AttentionInput::Device(self.homed_rows(index, "values", vb, rows)?),
             ),
-            _ => (kb, vb),
+            (_, _, kb, vb) => (kb, vb),
         };
-        let precision = qb.precision;
-        if kb.precision != precision
-            || vb.precision != precision
+        let precision_of = |input: &AttentionInput| match input {
+            AttentionInput::Device(blocks) => blocks.precision,
+            AttentionInput::Host(v) => self.graph.values[*v].element,
+        };
+        let precision = precision_of(&qb);
+        if precision_of(&kb) != precision
+            || precision_of(&vb) != precision
             || self.graph.values[out].element != precision
         {
             return Err(fail(
@@ -98,13 +125,13 @@ impl Lowering<'_> {
             causal,
             scale: scale.unwrap_or(1.0 / f64::from(d).sqrt()) as f32,
         };
-        let operands = AttentionOperands {
-            queries: &qb,
-            keys: &kb,
-            values: &vb,
+        let operands = AttentionInputs {
+            queries: qb,
+            keys: kb,
+            values: vb,
         };
         if let Some(heads) = heads_per_tile {
-            return self.attention_in_waves(&attention, heads, plan, operands);
+            return self.attention_in_waves(&attention, heads, plan, operands.device(index)?);
         }
         match plan {
             Some(
@@ -112,8 +139,8 @@ impl Lowering<'_> {
                     schedule: AttentionSchedule::Materialized,
                     ..
                 },
-            ) => self.attention_on_plan_grid(&attention, plan, operands),
-            _ => self.attention_in_query_blocks(&attention, plan, operands),
+            ) => self.attention_on_plan_grid(&attention, plan, &operands),
+            _ => self.attention_in_query_blocks(&attention, plan, &operands),
         }
     }
 
@@ -184,7 +211,7 @@ impl Lowering<'_> {
         &mut self,
         attention: &AttentionOp,
         plan: &AttentionPlan,
-        operands: AttentionOperands,
+        operands: &AttentionInputs,
     ) -> Result<(), LowerError> {
         let AttentionOp {
             index,
@@ -227,7 +254,7 @@ impl Lowering<'_> {
         &mut self,
         attention: &AttentionOp,
         plan: Option<&AttentionPlan>,
-        operands: AttentionOperands,
+        inputs: &AttentionInputs,
     ) -> Result<(), LowerError> {
         let AttentionOp {
             index,
@@ -289,6 +316,7 @@ impl Lowering<'_> {
             },
         };
         if let Some(key_block) = key_block {
+            let operands = inputs.device(index)?;
             let mut shape = attention.streamed(qr, key_block);
             shape.padded_queries = per_head * qr;
             shape.keys_home = distributed_keys(&shape, batches, per_head, operands);
@@ -303,7 +331,7 @@ impl Lowering<'_> {
         }
         // Whole score rows per tile: the materialized attention with one key block.
         let shape = attention.materialized((per_head, 1));
-        self.attention_materialized(&shape, operands)
+        self.attention_materialized(&shape, inputs)
     }
 }
 
@@ -526,4 +554,38 @@ pub(in crate::lower::graph) struct AttentionOperands<'a> {
     queries: &'a Blocks,
     keys: &'a Blocks,
     values: &'a Blocks,
+}
+
+/// An attention operand: on the device, or still on the host (a materialized plan's, written
+/// where its tiles read it).
+pub(in crate::lower::graph) enum AttentionInput {
+    Device(Blocks),
+    Host(ValueId),
+}
+
+/// The query, key and value operands of an attention op.
+pub(in crate::lower::graph) struct AttentionInputs {
+    queries: AttentionInput,
+    keys: AttentionInput,
+    values: AttentionInput,
+}
+
+impl AttentionInputs {
+    /// The operands on the device (every path but the materialized one reads them there;
+    /// only a materialized plan leaves them on the host).
+    fn device<'a>(&'a self, index: usize) -> Result<AttentionOperands<'a>, LowerError> {
+        let device = |input: &'a AttentionInput| {
+            match input {
+            AttentionInput::Device(blocks) => Ok(blocks),
+            AttentionInput::Host(value) => Err(LowerError::Input(format!(
+                "op {index}: attention operand {value} was left on the host for a materialized plan, but the lowering streams its keys"
+            ))),
+        }
+        };
+        Ok(AttentionOperands {
+            queries: device(&self.queries)?,
+            keys: device(&self.keys)?,
+            values: device(&self.values)?,
+        })
+    }
 }
