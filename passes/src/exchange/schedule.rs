@@ -12,9 +12,11 @@
 //! Transfers longer than the largest single transfer (`max_transfer_words` words) are cut
 //! into pieces. Pieces are placed longest-first on the most loaded resources (the classic
 //! list-scheduling order for makespan), each at the earliest cycle where its bus and all its
-//! receivers are free, filling gaps left by earlier placements. Ties break on sending tile (a
-//! receiver then takes one sender's transfers back to back, selecting it once), then on
-//! transfer index, so the schedule is deterministic. `ipu-select-finalist` prices finalists with this and
+//! receivers are free, filling gaps left by earlier placements. Transfers with the same sender
+//! and receivers go together, ordered as one by their total length (however finely a program
+//! cuts a block, its receivers select the sender once). Ties break on sending tile (a
+//! receiver then takes one sender's transfers back to back), then on transfer index, so the
+//! schedule is deterministic. `ipu-select-finalist` prices finalists with this and
 //! `ipu-lower-exchanges` encodes its output as exchange rows.
 
 use std::collections::BTreeMap;
@@ -333,29 +335,34 @@ fn schedule_with(
             .max()
             .unwrap_or(0)
     };
-    // Ties go by sending tile, so a receiver takes one sender's transfers back to back
-    // (no select latency between them).
-    let source = |i: usize| transfers[i].source;
+    // Transfers with one sender and one set of receivers are a group, placed one after
+    // another and ordered by the group's total length: a program that moves a block in many
+    // row pieces is scheduled as one that moves it whole (its receivers select the sender
+    // once). Ties go by sending tile, so a receiver takes one sender's groups back to back.
+    let mut group_of: BTreeMap<(u32, &[u32]), usize> = BTreeMap::new();
+    let group: Vec<usize> = transfers
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            *group_of
+                .entry((t.source, t.destinations.as_slice()))
+                .or_insert(i)
+        })
+        .collect();
+    let mut group_bytes = vec![0u64; transfers.len()];
+    for (i, t) in transfers.iter().enumerate() {
+        group_bytes[group[i]] += t.bytes;
+    }
+    let length = |i: usize| std::cmp::Reverse(group_bytes[group[i]]);
+    let tie = |i: usize| (transfers[i].source, group[i], i);
     match priority {
-        Priority::Pressure => order.sort_by_key(|&i| {
-            (
-                std::cmp::Reverse(pressure(i)),
-                std::cmp::Reverse(transfers[i].bytes),
-                source(i),
-                i,
-            )
-        }),
-        Priority::Fanout => order.sort_by_key(|&i| {
-            (
-                std::cmp::Reverse(used[i].len()),
-                std::cmp::Reverse(transfers[i].bytes),
-                source(i),
-                i,
-            )
-        }),
-        Priority::Length => {
-            order.sort_by_key(|&i| (std::cmp::Reverse(transfers[i].bytes), source(i), i))
+        Priority::Pressure => {
+            order.sort_by_key(|&i| (std::cmp::Reverse(pressure(i)), length(i), tie(i)))
         }
+        Priority::Fanout => {
+            order.sort_by_key(|&i| (std::cmp::Reverse(used[i].len()), length(i), tie(i)))
+        }
+        Priority::Length => order.sort_by_key(|&i| (length(i), tie(i))),
     }
     let mut busy: BTreeMap<Resource, Busy> = BTreeMap::new();
     let mut pieces = Vec::new();

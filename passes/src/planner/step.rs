@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
+use ipu_device::kernels::spec::ElementOrder;
 use ipu_device::{KernelSpec, Target};
 
 use super::beam::{Conversion, Finalist, OpEstimate, ProgramEstimate};
@@ -220,7 +221,6 @@ fn follow<'h>(
     };
     // A split GEMM gathering its left operand from a device value's blocks (row-major, or a
     // chained split GEMM's AMP-output partial blocks) sends it from where they are.
-    use ipu_device::kernels::spec::ElementOrder;
     if position == 0
         && matches!(
             home.format.order,
@@ -292,6 +292,18 @@ impl OperandMoves {
         loads: &mut Loads<'_>,
     ) -> OperandMoves {
         let op = &graph.ops[index];
+        // A host value the host streamed into an op's AMP order (a GEMM's operand panels) is
+        // not a device value other ops read: each of them has the host write it where it
+        // reads it, as the lowering does.
+        let home_of = move |v: ValueId| {
+            home_of(v).filter(|home| {
+                !(matches!(graph.values[v].origin, Origin::Argument | Origin::Constant)
+                    && matches!(
+                        home.format.order,
+                        ElementOrder::AmpLeft | ElementOrder::AmpRight
+                    ))
+            })
+        };
         let candidate = match &candidate.follows {
             Some((position, spec)) => follow(
                 candidate,
