@@ -124,13 +124,31 @@ fn transfers_between(
     mapping: &Mapping,
     out: &mut Vec<TransferRequest>,
 ) {
-    super::layout::for_each_transfer(home, need, |source, destinations, bytes| {
-        out.push(TransferRequest {
-            source: mapping.map(source),
-            destinations: destinations.iter().map(|&d| mapping.map(d)).collect(),
-            bytes,
-        });
-    });
+    transfers_within(home, need, None, mapping, out);
+}
+
+/// [`transfers_between`] of the part of `need` inside `window` (`(axis, first, end)`).
+fn transfers_within(
+    home: &Shards,
+    need: &Shards,
+    window: Option<(usize, u64, u64)>,
+    mapping: &Mapping,
+    out: &mut Vec<TransferRequest>,
+) {
+    super::layout::for_each_transfer_within(
+        home,
+        need,
+        window,
+        |source, destinations, bytes, count| {
+            for _ in 0..count {
+                out.push(TransferRequest {
+                    source: mapping.map(source),
+                    destinations: destinations.iter().map(|&d| mapping.map(d)).collect(),
+                    bytes,
+                });
+            }
+        },
+    );
 }
 
 /// Expands `finalist` of `graph` under `mapping`.
@@ -168,16 +186,51 @@ fn expand_into(
         }
         let estimate = finalist.ops.get(index).copied().unwrap_or_default();
         plan.compute_cycles += runs * (estimate.cycles - estimate.exchange_cycles);
-        let mut transfers = Vec::new();
-        for (operand, need) in op.operands.iter().zip(&candidate.needs) {
+        // The operands' (home, need) pairs that move.
+        let moved: Vec<(usize, &Shards, &Shards)> = op
+            .operands
+            .iter()
+            .zip(&candidate.needs)
+            .enumerate()
             // The host writes constant vectors where they are read (as the beam prices them).
-            if graph.values[*operand].written_where_read() {
-                continue;
-            }
-            if let Some(home) = &finalist.homes[*operand] {
-                if home.shards != need.shards || home.format != need.format {
-                    transfers_between(&home.shards, &need.shards, mapping, &mut transfers);
+            .filter(|(_, (operand, _))| !graph.values[**operand].written_where_read())
+            .filter_map(|(position, (operand, need))| {
+                let home = finalist.homes[*operand].as_ref()?;
+                (home.shards != need.shards || home.format != need.format).then_some((
+                    position,
+                    &home.shards,
+                    &need.shards,
+                ))
+            })
+            .collect();
+        let steps = candidate.k_steps.max(1);
+        if steps > 1 && !candidate.step_slices.is_empty() {
+            // Each step moves its slice of each operand (the first also the unsliced ones).
+            for step in 0..steps {
+                let mut transfers = Vec::new();
+                for &(position, home, need) in &moved {
+                    let window = match candidate.step_slices.get(position).copied().flatten() {
+                        Some((axis, length)) => {
+                            Some((axis, u64::from(step) * length, u64::from(step + 1) * length))
+                        }
+                        None if step == 0 => None,
+                        None => continue,
+                    };
+                    transfers_within(home, need, window, mapping, &mut transfers);
                 }
+                if !transfers.is_empty() {
+                    plan.phases.push(ExpandedPhase {
+                        op: reported,
+                        transfers,
+                        runs,
+                    });
+                }
+            }
+        }
+        let mut transfers = Vec::new();
+        if steps <= 1 || candidate.step_slices.is_empty() {
+            for &(_, home, need) in &moved {
+                transfers_between(home, need, mapping, &mut transfers);
             }
         }
         if !transfers.is_empty() {

@@ -155,6 +155,11 @@ pub struct Candidate {
     /// The operand exchange runs in this many phases, each bringing the next K panel
     /// (double-buffered), so the operand blocks never have to fit a tile whole.
     pub k_steps: u32,
+    /// With `k_steps` > 1, what each operand moves per step: `Some((axis, length))`, the
+    /// need's slice `[s * length, (s + 1) * length)` along `axis` in step `s` (an attention's
+    /// key blocks); `None`, all of it in the first step. Empty: each step moves an equal share
+    /// of every operand.
+    pub step_slices: Vec<Option<(usize, u64)>>,
     /// The right operand is a constant the host writes, replicated, exactly where this plan
     /// reads it (at initialization, so runs move no weights; it costs its replicas' memory
     /// for the whole program).
@@ -194,6 +199,7 @@ impl Candidate {
             internal_row_bytes: 0,
             internal_phases: Vec::new(),
             k_steps: 1,
+            step_slices: Vec::new(),
             resident_weights: false,
             transient: MemoryUse::default(),
             kernels: Vec::new(),

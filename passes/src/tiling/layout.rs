@@ -219,11 +219,29 @@ pub fn for_each_transfer(
 pub fn for_each_transfer_counted(
     source: &Shards,
     destination: &Shards,
+    visit: impl FnMut(u32, &[u32], u64, u64),
+) {
+    for_each_transfer_within(source, destination, None, visit);
+}
+
+/// [`for_each_transfer_counted`] of the part of `destination` inside `window`
+/// (`(axis, first, end)`: elements `first..end` along `axis`; `None`: all of it).
+pub fn for_each_transfer_within(
+    source: &Shards,
+    destination: &Shards,
+    window: Option<(usize, u64, u64)>,
     mut visit: impl FnMut(u32, &[u32], u64, u64),
 ) {
     let mut receivers = Vec::new();
     for (block, owners) in destination.owners.iter().enumerate() {
-        let ranges = destination.block_ranges(block);
+        let mut ranges = destination.block_ranges(block);
+        if let Some((axis, first, end)) = window.filter(|w| w.0 < 3) {
+            let (lo, hi) = (ranges[axis].0.max(first), ranges[axis].1.min(end));
+            if lo >= hi {
+                continue;
+            }
+            ranges[axis] = (lo, hi);
+        }
         let spans: Vec<(u32, u32)> = (0..3)
             .map(|axis| {
                 overlapping_blocks(

@@ -74,6 +74,31 @@ fn gemm_term_is_the_calibrated_call() {
     }
 }
 
+/// A window along one axis moves only the part of the need inside it, from the homes that
+/// hold that part.
+#[test]
+fn transfers_within_a_window_come_from_its_homes() {
+    // 16 rows homed 4 per tile on tiles 0-3, needed whole by tile 5.
+    let home = Shards::homed([1, 16, 8], [1, 4, 1], 2, 0);
+    let need = Shards::homed([1, 16, 8], [1, 1, 1], 2, 5);
+    let collect = |window| {
+        let mut seen = Vec::new();
+        super::layout::for_each_transfer_within(&home, &need, window, |from, to, bytes, count| {
+            seen.push((from, to.to_vec(), bytes * count))
+        });
+        seen
+    };
+    assert_eq!(collect(None).len(), 4);
+    // Rows 4..8: tile 1's block alone; rows 6..10: half of tile 1's and half of tile 2's.
+    assert_eq!(collect(Some((1, 4, 8))), [(1, vec![5], 4 * 8 * 2)]);
+    assert_eq!(
+        collect(Some((1, 6, 10))),
+        [(1, vec![5], 2 * 8 * 2), (2, vec![5], 2 * 8 * 2)]
+    );
+    // A window past the rows moves nothing.
+    assert!(collect(Some((1, 16, 32))).is_empty());
+}
+
 #[test]
 fn exchange_and_conversion_terms_are_the_table_formulas() {
     let target = Target::c600();

@@ -79,6 +79,29 @@ fn long_attention_is_planned_flash_style_with_the_lowerings_key_block() {
     assert_eq!(keys.tile.home_keys, Some(16));
     assert_eq!(flash.compute_cycles, keys.tile.cycles(&target));
     assert!(keys.tile.cycles(&target) < streamed.cycles(&target));
+    // Keys homed over the head's tiles move there whole, before the key blocks; the queries
+    // move with the first block. Keys not homed so (250 keys on a ragged grid of 32 query
+    // blocks per head: 8 keys per tile do not cover them evenly) move one key block per phase.
+    assert_eq!(flash.step_slices, [None, None, None]);
+    let uneven = self_attention(vec![2, 250, 64], false);
+    let all = candidates::candidates(&uneven, 0, &options, &target);
+    let ragged = all
+        .iter()
+        .find(|c| {
+            matches!(&c.plan, OperatorPlan::Attention(plan)
+                if matches!(plan.schedule, AttentionSchedule::Flash { .. }) && plan.grid == [2, 32])
+        })
+        .expect("a flash candidate on a ragged grid");
+    let OperatorPlan::Attention(AttentionPlan {
+        schedule: AttentionSchedule::Flash { key_block },
+        ..
+    }) = ragged.plan
+    else {
+        unreachable!()
+    };
+    let block = Some((1, u64::from(key_block)));
+    assert_eq!(ragged.step_slices, [None, block, block]);
+    assert_eq!(ragged.k_steps, 250u32.div_ceil(key_block));
     // 32 keys fit whole: no flash candidate.
     let short = self_attention(vec![2, 32, 64], true);
     let all = candidates::candidates(&short, 0, &options, &target);

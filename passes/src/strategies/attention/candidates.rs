@@ -217,6 +217,7 @@ fn grid_candidate(
     // run in waves.
     let sizes = (u32_of(sb), u32_of(d), u32_of(t), u32_of(e));
     let mut k_steps = 1;
+    let mut step_slices = Vec::new();
     let mut keys_exchange = None;
     let mut distributed = false;
     let mut panel_bytes = 0;
@@ -285,6 +286,14 @@ fn grid_candidate(
         }
         k_steps =
             u32_of(t.div_ceil(u64::from(block)) * u64::from(shape.heads_per_tile.unwrap_or(1)));
+        if shape.heads_per_tile.is_none() {
+            // The queries move with the first key block; each key block's phase moves that
+            // block of the keys and values (the key axis of [batch-heads, keys, width]).
+            // Keys and values homed over the head's tiles are moved there first, whole (the
+            // key blocks are multicast from there in the internal phases).
+            let keys = (!distributed).then_some((1, u64::from(block)));
+            step_slices = vec![None, keys, keys];
+        }
         kernels = vec![streamed_tile.update(block.min(sizes.2))];
         kernels.extend(streamed_tile.pack_home().into_iter().flatten());
         if !all_valid(&kernels) {
@@ -319,6 +328,7 @@ fn grid_candidate(
             .max(keys_exchange.map_or(0, |(_, row_bytes)| row_bytes)),
         internal_phases,
         k_steps,
+        step_slices,
         transient: MemoryUse::of(score_bytes, MemoryClass::Standard),
         kernels,
         ..Candidate::new(plan, tiles, operand_needs, result_need)
