@@ -533,7 +533,7 @@ fn plan_with_prefix(
                         index,
                         candidate,
                         |v| state.home(v),
-                        target,
+                        (target, options.in_body),
                         &mut loads,
                     )
                 });
@@ -741,7 +741,7 @@ pub fn evaluate(
             index,
             candidate,
             |v| state.home(v),
-            target,
+            (target, options.in_body),
             &mut Loads::new(&mut TransferMemo::default()),
         );
         state = state

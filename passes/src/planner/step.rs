@@ -288,20 +288,21 @@ impl OperandMoves {
         index: usize,
         candidate: &Arc<Candidate>,
         home_of: impl Fn(ValueId) -> Option<&'h Arc<Need>> + Copy,
-        target: &Target,
+        (target, in_body): (&Target, bool),
         loads: &mut Loads<'_>,
     ) -> OperandMoves {
         let op = &graph.ops[index];
         // A host value the host streamed into an op's AMP order (a GEMM's operand panels) is
         // not a device value other ops read: each of them has the host write it where it
-        // reads it, as the lowering does.
+        // reads it, as the lowering does. (A repeat body's arguments are device values.)
         let home_of = move |v: ValueId| {
             home_of(v).filter(|home| {
-                !(matches!(graph.values[v].origin, Origin::Argument | Origin::Constant)
-                    && matches!(
-                        home.format.order,
-                        ElementOrder::AmpLeft | ElementOrder::AmpRight
-                    ))
+                in_body
+                    || !(matches!(graph.values[v].origin, Origin::Argument | Origin::Constant)
+                        && matches!(
+                            home.format.order,
+                            ElementOrder::AmpLeft | ElementOrder::AmpRight
+                        ))
             })
         };
         let candidate = match &candidate.follows {

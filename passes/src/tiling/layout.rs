@@ -444,9 +444,16 @@ impl PhaseLoad {
     }
 }
 
+/// The smallest piece [`host_home`] cuts a replicated block into: a reader selects each
+/// piece's sender (the C600's select latency, 112 cycles, is 448 bytes at 4 bytes per cycle),
+/// so pieces below twice that cost their readers more in selects than in bytes.
+pub const MIN_HOST_PIECE_BYTES: u64 = 1024;
+
 /// Where the host writes a value its first consumer reads as `need`: each block once, spread
 /// over the block's readers (a replicated block is cut along its longest splittable axis into
-/// one piece per reader), so host-written data occupies every reading tile evenly.
+/// one piece per reader, or for a small row vector's block (a bias, a layer norm's scale) into
+/// pieces of at least [`MIN_HOST_PIECE_BYTES`] held by readers spread evenly over its
+/// readers), so host-written data occupies the reading tiles evenly.
 pub fn host_home(need: &Shards, element_bytes: u32) -> Shards {
     let replicas = need
         .owners
@@ -457,6 +464,21 @@ pub fn host_home(need: &Shards, element_bytes: u32) -> Shards {
         .owners
         .iter()
         .all(|owners| owners.len() as u32 == replicas);
+    // Each reader selects every piece's sender in turn: a small row vector's block (a bias, a
+    // layer norm's scale) is cut into pieces of at least MIN_HOST_PIECE_BYTES, held by
+    // readers spread over its readers.
+    let block_bytes = if need.dims[..2] == [1, 1] {
+        need.padded_block_bytes() / u64::from(need.element_bytes.max(1)) * u64::from(element_bytes)
+    } else {
+        u64::MAX
+    };
+    let pieces = replicas.min(
+        u32::try_from(block_bytes / MIN_HOST_PIECE_BYTES)
+            .unwrap_or(u32::MAX)
+            .max(1),
+    );
+    let replicas_all = replicas;
+    let replicas = pieces;
     let axis = (0..3)
         .filter(|&axis| split_is_exact_cover(need.dims[axis], need.parts[axis] * replicas))
         .max_by_key(|&axis| {
@@ -473,7 +495,8 @@ pub fn host_home(need: &Shards, element_bytes: u32) -> Shards {
             let mut owners = vec![Owners::new(); blocks];
             for (block, readers) in need.owners.iter().enumerate() {
                 let coordinates = need.block_coordinates(block);
-                for (piece, &reader) in readers.iter().enumerate() {
+                for piece in 0..replicas as usize {
+                    let reader = readers[piece * replicas_all as usize / replicas as usize];
                     let mut c = coordinates;
                     c[axis] = c[axis] * replicas + piece as u32;
                     let index = ((c[0] * parts[1] + c[1]) * parts[2] + c[2]) as usize;

@@ -30,9 +30,11 @@
 // CHECK-NEXT: "ipu_tile.compute"() {program = "run", provenance = "op0", runs = array<i64: {{.*}}, [[COUNT]], 1,
 // CHECK-NEXT: "ipu_tile.host_read"() {program = "run", stream = "result0"}
 
-// The stores hold three slices and live for the whole program (a parameter survives every run).
+// The stores hold three slices and live for the whole program (a parameter survives every run):
+// each tile's 512-byte piece of each weight slice, and a bias slice (64 values, 128 bytes:
+// under 1 KiB) held whole by its first reader, tile 0, which multicasts it to the others.
 // PLACED: "ipu_tile.buffer"() {address = {{[0-9]+}} : i64, bytes = 1536 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 0, [[END:[0-9]+]]>, name = "arg1.store"
-// PLACED: "ipu_tile.buffer"() {address = {{[0-9]+}} : i64, bytes = 48 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 0, [[END]]>, name = "arg2.store"
+// PLACED: "ipu_tile.buffer"() {address = {{[0-9]+}} : i64, bytes = 384 : i64, class = "standard", id = {{[0-9]+}} : i64, live = array<i64: 0, [[END]]>, name = "arg2.store", tiles = array<i32: 0>
 
 func.func private @layer(%x: tensor<32x64xf16>, %w: tensor<64x64xf16>, %b: tensor<64xf16>) -> tensor<32x64xf16> {
   %h = "ipu.matmul"(%x, %w) : (tensor<32x64xf16>, tensor<64x64xf16>) -> tensor<32x64xf16>

@@ -74,6 +74,39 @@ fn gemm_term_is_the_calibrated_call() {
     }
 }
 
+/// The host writes a replicated block once, one piece per reader, but a small row vector's
+/// block in pieces of at least `MIN_HOST_PIECE_BYTES`, held by readers spread over its
+/// readers.
+#[test]
+fn host_homes_cut_small_blocks_in_fewer_pieces() {
+    use super::layout::{host_home, MIN_HOST_PIECE_BYTES};
+    let replicated = |dims: [u64; 3], readers: u32| Shards {
+        dims,
+        parts: [1, 1, 1],
+        element_bytes: 2,
+        owners: vec![(0..readers).collect()].into(),
+    };
+    // A 3,072-element F16 vector read by 512 tiles: 6 KiB in 6 pieces on tiles 0, 85, ...
+    let home = host_home(&replicated([1, 1, 3072], 512), 2);
+    assert_eq!(home.parts, [1, 1, 6]);
+    let holders: Vec<u32> = home.owners.iter().map(|o| o[0]).collect();
+    assert_eq!(holders, [0, 85, 170, 256, 341, 426]);
+    assert_eq!(home.padded_block_bytes(), MIN_HOST_PIECE_BYTES);
+    // Under 1 KiB: one piece, on the first reader.
+    let home = host_home(&replicated([1, 1, 256], 64), 2);
+    assert_eq!(home.parts, [1, 1, 1]);
+    assert_eq!(home.owners[0][0], 0);
+    // A matrix block (small or large): one piece per reader, as before.
+    let home = host_home(&replicated([1, 4, 64], 16), 2);
+    assert_eq!(home.parts, [1, 1, 16]);
+    let home = host_home(&replicated([1, 64, 1024], 16), 2);
+    assert_eq!(home.parts, [1, 1, 16]);
+    assert_eq!(
+        home.owners.iter().map(|o| o[0]).collect::<Vec<_>>(),
+        (0..16).collect::<Vec<_>>()
+    );
+}
+
 /// A window along one axis moves only the part of the need inside it, from the homes that
 /// hold that part.
 #[test]
