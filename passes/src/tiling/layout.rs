@@ -477,28 +477,26 @@ pub fn host_home(need: &Shards, element_bytes: u32) -> Shards {
             .unwrap_or(u32::MAX)
             .max(1),
     );
-    let replicas_all = replicas;
-    let replicas = pieces;
     let axis = (0..3)
-        .filter(|&axis| split_is_exact_cover(need.dims[axis], need.parts[axis] * replicas))
+        .filter(|&axis| split_is_exact_cover(need.dims[axis], need.parts[axis] * pieces))
         .max_by_key(|&axis| {
             (
                 block_size(need.dims[axis], need.parts[axis]),
                 std::cmp::Reverse(axis),
             )
         });
-    match (uniform && replicas > 1, axis) {
+    match (uniform && pieces > 1, axis) {
         (true, Some(axis)) => {
             let mut parts = need.parts;
-            parts[axis] *= replicas;
+            parts[axis] *= pieces;
             let blocks = parts.iter().map(|&p| p.max(1)).product::<u32>() as usize;
             let mut owners = vec![Owners::new(); blocks];
             for (block, readers) in need.owners.iter().enumerate() {
                 let coordinates = need.block_coordinates(block);
-                for piece in 0..replicas as usize {
-                    let reader = readers[piece * replicas_all as usize / replicas as usize];
+                for piece in 0..pieces as usize {
+                    let reader = readers[piece * replicas as usize / pieces as usize];
                     let mut c = coordinates;
-                    c[axis] = c[axis] * replicas + piece as u32;
+                    c[axis] = c[axis] * pieces + piece as u32;
                     let index = ((c[0] * parts[1] + c[1]) * parts[2] + c[2]) as usize;
                     owners[index] = smallvec::smallvec![reader];
                 }
