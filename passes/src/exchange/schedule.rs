@@ -562,13 +562,18 @@ mod tests {
     fn a_receiver_takes_one_transfer_at_a_time_and_multicast_is_one_send() {
         let target = Target::c600();
         let latency = u64::from(target.exchange.latency_events.value);
+        // The horizon of a hazard-free schedule of `transfers`.
+        let horizon = |transfers: &[TransferRequest]| {
+            let schedule = schedule_phase(transfers, &target).expect("schedules");
+            check_schedule(transfers, &schedule, &target).expect("hazard-free");
+            schedule.horizon
+        };
         // Tile 5 takes 10 cycles from tile 0, then selects tile 2 (the select latency) and
         // takes 10 more.
         let transfers = [request(0, &[5, 6, 7], 40), request(2, &[5], 40)];
+        assert_eq!(horizon(&transfers), 20 + latency);
         let schedule = schedule_phase(&transfers, &target).expect("schedules");
-        assert_eq!(schedule.horizon, 20 + latency);
         assert_eq!(schedule.lower_bound, 20 + latency);
-        check_schedule(&transfers, &schedule, &target).expect("hazard-free");
         // Two transfers from one sender follow each other without it; a third sender's
         // transfer to another receiver overlaps them.
         let transfers = [
@@ -576,9 +581,7 @@ mod tests {
             request(0, &[5], 40),
             request(2, &[6], 40),
         ];
-        let schedule = schedule_phase(&transfers, &target).expect("schedules");
-        assert_eq!(schedule.horizon, 20);
-        check_schedule(&transfers, &schedule, &target).expect("hazard-free");
+        assert_eq!(horizon(&transfers), 20);
         // The sending tile breaks ties: A, B, A into one receiver are placed A, A, B (one
         // select), not in request order (two).
         let transfers = [
@@ -586,9 +589,7 @@ mod tests {
             request(4, &[5], 40),
             request(3, &[5], 40),
         ];
-        let schedule = schedule_phase(&transfers, &target).expect("schedules");
-        assert_eq!(schedule.horizon, 30 + latency);
-        check_schedule(&transfers, &schedule, &target).expect("hazard-free");
+        assert_eq!(horizon(&transfers), 30 + latency);
         // A schedule switching sources sooner is refused by the check.
         let mut early = schedule_phase(&[request(0, &[5], 40)], &target).expect("schedules");
         early.pieces.push(ScheduledPiece {

@@ -20,6 +20,14 @@ fn self_attention(shape: Vec<u64>, causal: bool) -> Graph {
     graph
 }
 
+/// The `attention_flash` candidate of `all` on `grid`.
+fn flash_on<'a>(all: &'a [Candidate], grid: &[u32]) -> Option<&'a Candidate> {
+    all.iter().find(|c| {
+        matches!(&c.plan, OperatorPlan::Attention(plan)
+            if matches!(plan.schedule, AttentionSchedule::Flash { .. }) && plan.grid == grid)
+    })
+}
+
 /// Attention whose whole score rows do not fit a tile streams the keys in blocks: the
 /// candidate for one batch-head query block per tile is `attention_flash` with the lowering's
 /// key block, priced by the lowering's own model (one exchange phase per key block).
@@ -44,13 +52,7 @@ fn long_attention_is_planned_flash_style_with_the_lowerings_key_block() {
     let mut options = options(64);
     options.precision = PrecisionPolicy::F32;
     let all = candidates::candidates(&graph, 0, &options, &target);
-    let flash = all
-        .iter()
-        .find(|c| {
-            matches!(&c.plan, OperatorPlan::Attention(plan)
-                if matches!(plan.schedule, AttentionSchedule::Flash { .. }) && plan.grid == [2, 32])
-        })
-        .expect("a flash candidate with 8 query rows per tile");
+    let flash = flash_on(&all, &[2, 32]).expect("a flash candidate with 8 query rows per tile");
     // 8 rows x 256 keys x 64 do not fit 96 KiB; the key block is 112 (blocks 112, 112, 32).
     assert!(matches!(
         &flash.plan,
@@ -85,13 +87,7 @@ fn long_attention_is_planned_flash_style_with_the_lowerings_key_block() {
     assert_eq!(flash.step_slices, [None, None, None]);
     let uneven = self_attention(vec![2, 250, 64], false);
     let all = candidates::candidates(&uneven, 0, &options, &target);
-    let ragged = all
-        .iter()
-        .find(|c| {
-            matches!(&c.plan, OperatorPlan::Attention(plan)
-                if matches!(plan.schedule, AttentionSchedule::Flash { .. }) && plan.grid == [2, 32])
-        })
-        .expect("a flash candidate on a ragged grid");
+    let ragged = flash_on(&all, &[2, 32]).expect("a flash candidate on a ragged grid");
     let OperatorPlan::Attention(AttentionPlan {
         schedule: AttentionSchedule::Flash { key_block },
         ..
