@@ -138,10 +138,16 @@ pub fn schedule_finalist(
     target: &Target,
 ) -> Result<Scheduled, String> {
     let candidates = mappings(tiles, target.geometry.physical_columns.value, limit);
+    // Expanded once; each mapping relabels the tiles.
+    let grid = expand(graph, finalist, &Mapping::identity(tiles));
     let screened: Vec<(u64, u64, u64, ExpandedPlan)> = candidates
         .par_iter()
         .map(|mapping| {
-            let plan = expand(graph, finalist, mapping);
+            let plan = if mapping.is_identity() {
+                grid.clone()
+            } else {
+                grid.remapped(mapping)
+            };
             let (cycles, exchange, pressure) = model(&plan, target);
             (cycles, exchange, pressure, plan)
         })

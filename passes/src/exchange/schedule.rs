@@ -86,7 +86,7 @@ pub struct TransferAddresses {
 }
 
 /// What a piece occupies: the sender's bus and each receiver.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) enum Resource {
     Bus(u32),
     Receiver(u32),
@@ -140,8 +140,78 @@ impl Busy {
         None
     }
 
-    fn insert(&mut self, start: u64, end: u64, source: u32) {
+    /// The first cycle at or after `start` at which `[s, s + length)` conflicts with no
+    /// interval ([`Busy::conflict`]).
+    fn earliest(&self, start: u64, length: u64, source: u32, gap: u64) -> u64 {
+        let mut start = start;
+        while let Some(end) = self.conflict(start, length, source, gap) {
+            start = end;
+        }
+        start
+    }
+
+    /// Marks `[start, end)` busy for `source`'s transfer. An interval that touches a
+    /// neighbour merges with it where the merged interval conflicts exactly as the two did
+    /// (same holder, or no gap on this resource), so a resource kept busy back to back is
+    /// one interval however many pieces fill it.
+    fn insert(&mut self, start: u64, end: u64, source: u32, gap: u64) {
+        let (mut start, mut end) = (start, end);
+        let merges = |holder: u32| gap == 0 || holder == source;
+        if let Some((&begin, &(before_end, holder))) = self.0.range(..start).next_back() {
+            if before_end == start && merges(holder) {
+                self.0.remove(&begin);
+                start = begin;
+            }
+        }
+        if let Some(&(after_end, holder)) = self.0.get(&end) {
+            if merges(holder) {
+                self.0.remove(&end);
+                end = after_end;
+            }
+        }
         self.0.insert(start, (end, source));
+    }
+}
+
+/// The busy intervals of every resource of a phase: buses and receivers by index, memory
+/// elements by tile and element.
+#[derive(Debug, Default)]
+struct BusyTable {
+    buses: Vec<Busy>,
+    receivers: Vec<Busy>,
+    elements: std::collections::HashMap<(u32, u32), Busy>,
+}
+
+impl BusyTable {
+    fn get(&self, resource: &Resource) -> Option<&Busy> {
+        match *resource {
+            Resource::Bus(bus) => self.buses.get(bus as usize),
+            Resource::Receiver(tile) => self.receivers.get(tile as usize),
+            Resource::Element { tile, element } => self.elements.get(&(tile, element)),
+        }
+    }
+
+    fn get_mut(&mut self, resource: &Resource) -> &mut Busy {
+        let slot = |list: &mut Vec<Busy>, at: u32| -> usize {
+            let at = at as usize;
+            if list.len() <= at {
+                list.resize_with(at + 1, Busy::default);
+            }
+            at
+        };
+        match *resource {
+            Resource::Bus(bus) => {
+                let at = slot(&mut self.buses, bus);
+                &mut self.buses[at]
+            }
+            Resource::Receiver(tile) => {
+                let at = slot(&mut self.receivers, tile);
+                &mut self.receivers[at]
+            }
+            Resource::Element { tile, element } => {
+                self.elements.entry((tile, element)).or_default()
+            }
+        }
     }
 }
 
@@ -202,8 +272,11 @@ enum Priority {
 }
 
 /// Schedules kept by [`schedule_phase_cached`]: by hash of (target, requests), each entry with
-/// its requests (compared in full on a hit) and schedule.
-type ScheduleCache = BTreeMap<u64, Vec<(String, Vec<TransferRequest>, PhaseSchedule)>>;
+/// its requests (compared in full on a hit) and its schedule, set once by the first asker
+/// (concurrent askers wait for it).
+type ScheduleCache = BTreeMap<u64, Vec<(String, Vec<TransferRequest>, ScheduleCell)>>;
+
+type ScheduleCell = std::sync::Arc<std::sync::OnceLock<Result<PhaseSchedule, ScheduleError>>>;
 
 /// Entries kept before the cache starts over (a process compiles a handful of graphs; this
 /// bounds memory for one that compiles many).
@@ -212,8 +285,9 @@ const SCHEDULE_CACHE_ENTRIES: usize = 4096;
 static SCHEDULE_CACHE: std::sync::Mutex<ScheduleCache> = std::sync::Mutex::new(BTreeMap::new());
 
 /// [`schedule_phase`] through a process-wide cache: a phase with the same requests on the
-/// same target (the near-identical finalists `ipu-select-finalist` schedules, repeated
-/// compiles) is scheduled once. The schedule depends only on the requests and the target.
+/// same target (the near-identical finalists `ipu-select-finalist` schedules in parallel,
+/// repeated compiles) is scheduled once, by the first to ask; the others wait for it. The
+/// schedule depends only on the requests and the target.
 pub fn schedule_phase_cached(
     transfers: &[TransferRequest],
     target: &Target,
@@ -223,27 +297,36 @@ pub fn schedule_phase_cached(
     target.name.hash(&mut hasher);
     transfers.hash(&mut hasher);
     let key = hasher.finish();
-    if let Ok(cache) = SCHEDULE_CACHE.lock() {
-        if let Some((_, _, hit)) = cache.get(&key).and_then(|entries| {
+    let cell: ScheduleCell = {
+        // A poisoned lock only means a panic elsewhere; the entries are whole.
+        let mut cache = SCHEDULE_CACHE
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let found = cache.get(&key).and_then(|entries| {
             entries
                 .iter()
                 .find(|(t, r, _)| *t == target.name && r == transfers)
-        }) {
-            return Ok(hit.clone());
+                .map(|(.., cell)| cell.clone())
+        });
+        match found {
+            Some(cell) => cell,
+            None => {
+                if cache.len() >= SCHEDULE_CACHE_ENTRIES {
+                    cache.clear();
+                }
+                let cell = ScheduleCell::default();
+                cache.entry(key).or_default().push((
+                    target.name.clone(),
+                    transfers.to_vec(),
+                    cell.clone(),
+                ));
+                cell
+            }
         }
-    }
-    let schedule = schedule_phase(transfers, target)?;
-    if let Ok(mut cache) = SCHEDULE_CACHE.lock() {
-        if cache.len() >= SCHEDULE_CACHE_ENTRIES {
-            cache.clear();
-        }
-        cache.entry(key).or_default().push((
-            target.name.clone(),
-            transfers.to_vec(),
-            schedule.clone(),
-        ));
-    }
-    Ok(schedule)
+    };
+    // The scheduler uses no rayon, so a waiting asker cannot be the scheduling one.
+    cell.get_or_init(|| schedule_phase(transfers, target))
+        .clone()
 }
 
 /// Schedules one phase (see the module documentation): list scheduling under a few priority
@@ -279,9 +362,10 @@ fn schedule_best(
     addresses: Option<&[TransferAddresses]>,
     target: &Target,
 ) -> Result<PhaseSchedule, ScheduleError> {
+    let plan = Placement::of(transfers, target)?;
     let mut best: Option<PhaseSchedule> = None;
     for priority in [Priority::Pressure, Priority::Fanout, Priority::Length] {
-        let schedule = schedule_with(transfers, addresses, target, priority)?;
+        let schedule = schedule_with(transfers, addresses, target, &plan, priority);
         if best.as_ref().is_none_or(|b| schedule.horizon < b.horizon) {
             best = Some(schedule);
         }
@@ -292,79 +376,119 @@ fn schedule_best(
     Ok(best.unwrap_or_default())
 }
 
+/// What every placement order of one phase shares: each transfer's resources, its
+/// pressure (the busiest resource it touches), its group (the first transfer with the same
+/// sender and receivers) and the groups' bytes, and the phase's lower bound.
+struct Placement {
+    used: Vec<Vec<Resource>>,
+    pressure: Vec<u64>,
+    group: Vec<usize>,
+    group_bytes: Vec<u64>,
+    lower_bound: u64,
+}
+
+impl Placement {
+    fn of(transfers: &[TransferRequest], target: &Target) -> Result<Placement, ScheduleError> {
+        let select_latency = u64::from(target.exchange.latency_events.value);
+        let mut used = Vec::with_capacity(transfers.len());
+        let mut load: std::collections::HashMap<Resource, u64> = Default::default();
+        // Each receiver's sources: one select latency per source after its first.
+        let mut sources: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+        for (index, request) in transfers.iter().enumerate() {
+            let resources = resources(request, index, target)?;
+            let cycles = transfer_cycles(request.bytes, target);
+            for resource in &resources {
+                *load.entry(*resource).or_default() += cycles;
+                if let Resource::Receiver(tile) = resource {
+                    if request.bytes > 0 {
+                        let from = sources.entry(*tile).or_default();
+                        if from.last() != Some(&request.source) {
+                            from.push(request.source);
+                        }
+                    }
+                }
+            }
+            used.push(resources);
+        }
+        for (tile, mut from) in sources {
+            from.sort_unstable();
+            from.dedup();
+            let switches = from.len() as u64 - 1;
+            *load.entry(Resource::Receiver(tile)).or_default() += switches * select_latency;
+        }
+        let lower_bound = load.values().copied().max().unwrap_or(0);
+        let pressure = used
+            .iter()
+            .map(|resources: &Vec<Resource>| {
+                resources
+                    .iter()
+                    .map(|r| load.get(r).copied().unwrap_or(0))
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        // Transfers with one sender and one set of receivers are a group, placed one after
+        // another and ordered by the group's total length: a program that moves a block in
+        // many row pieces is scheduled as one that moves it whole (its receivers select the
+        // sender once).
+        let mut group_of: std::collections::HashMap<(u32, &[u32]), usize> = Default::default();
+        let group: Vec<usize> = transfers
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                *group_of
+                    .entry((t.source, t.destinations.as_slice()))
+                    .or_insert(i)
+            })
+            .collect();
+        let mut group_bytes = vec![0u64; transfers.len()];
+        for (i, t) in transfers.iter().enumerate() {
+            group_bytes[group[i]] += t.bytes;
+        }
+        Ok(Placement {
+            used,
+            pressure,
+            group,
+            group_bytes,
+            lower_bound,
+        })
+    }
+}
+
 fn schedule_with(
     transfers: &[TransferRequest],
     addresses: Option<&[TransferAddresses]>,
     target: &Target,
+    plan: &Placement,
     priority: Priority,
-) -> Result<PhaseSchedule, ScheduleError> {
+) -> PhaseSchedule {
     let max_piece = u64::from(target.exchange.max_transfer_words.value.max(1)) * 4;
     let select_latency = u64::from(target.exchange.latency_events.value);
-    let mut used = Vec::with_capacity(transfers.len());
-    let mut load: BTreeMap<Resource, u64> = BTreeMap::new();
-    // Each receiver's sources: one select latency per source after its first.
-    let mut sources: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-    for (index, request) in transfers.iter().enumerate() {
-        let resources = resources(request, index, target)?;
-        let cycles = transfer_cycles(request.bytes, target);
-        for resource in &resources {
-            *load.entry(*resource).or_default() += cycles;
-            if let Resource::Receiver(tile) = resource {
-                if request.bytes > 0 {
-                    sources.entry(*tile).or_default().push(request.source);
-                }
-            }
-        }
-        used.push(resources);
-    }
-    for (tile, mut from) in sources {
-        from.sort_unstable();
-        from.dedup();
-        let switches = from.len() as u64 - 1;
-        *load.entry(Resource::Receiver(tile)).or_default() += switches * select_latency;
-    }
-    let lower_bound = load.values().copied().max().unwrap_or(0);
+    let Placement {
+        used,
+        pressure,
+        group,
+        group_bytes,
+        lower_bound,
+    } = plan;
+    let lower_bound = *lower_bound;
     // Longest pressure first: the busiest resource a transfer touches, then its length.
     let mut order: Vec<usize> = (0..transfers.len())
         .filter(|&i| transfers[i].bytes > 0)
         .collect();
-    let pressure = |i: usize| {
-        used[i]
-            .iter()
-            .map(|r| load.get(r).copied().unwrap_or(0))
-            .max()
-            .unwrap_or(0)
-    };
-    // Transfers with one sender and one set of receivers are a group, placed one after
-    // another and ordered by the group's total length: a program that moves a block in many
-    // row pieces is scheduled as one that moves it whole (its receivers select the sender
-    // once). Ties go by sending tile, so a receiver takes one sender's groups back to back.
-    let mut group_of: BTreeMap<(u32, &[u32]), usize> = BTreeMap::new();
-    let group: Vec<usize> = transfers
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            *group_of
-                .entry((t.source, t.destinations.as_slice()))
-                .or_insert(i)
-        })
-        .collect();
-    let mut group_bytes = vec![0u64; transfers.len()];
-    for (i, t) in transfers.iter().enumerate() {
-        group_bytes[group[i]] += t.bytes;
-    }
+    // Ties go by sending tile, so a receiver takes one sender's groups back to back.
     let length = |i: usize| std::cmp::Reverse(group_bytes[group[i]]);
     let tie = |i: usize| (transfers[i].source, group[i], i);
     match priority {
         Priority::Pressure => {
-            order.sort_by_key(|&i| (std::cmp::Reverse(pressure(i)), length(i), tie(i)))
+            order.sort_by_key(|&i| (std::cmp::Reverse(pressure[i]), length(i), tie(i)))
         }
         Priority::Fanout => {
             order.sort_by_key(|&i| (std::cmp::Reverse(used[i].len()), length(i), tie(i)))
         }
         Priority::Length => order.sort_by_key(|&i| (length(i), tie(i))),
     }
-    let mut busy: BTreeMap<Resource, Busy> = BTreeMap::new();
+    let mut busy = BusyTable::default();
     let mut pieces = Vec::new();
     let mut starts = vec![0u64; transfers.len()];
     let mut horizon = 0u64;
@@ -395,16 +519,15 @@ fn schedule_with(
                 Resource::Receiver(_) => select_latency,
                 _ => 0,
             };
+            // Each resource in turn moves the start to where it is free, until all agree.
             let mut start = earliest;
             loop {
                 let mut moved = false;
                 for resource in piece_resources() {
-                    if let Some(end) = busy
-                        .get(resource)
-                        .and_then(|b| b.conflict(start, length, request.source, gap(resource)))
-                    {
-                        start = end;
-                        moved = true;
+                    if let Some(busy) = busy.get(resource) {
+                        let free = busy.earliest(start, length, request.source, gap(resource));
+                        moved |= free != start;
+                        start = free;
                     }
                 }
                 if !moved {
@@ -412,9 +535,8 @@ fn schedule_with(
                 }
             }
             for resource in piece_resources() {
-                busy.entry(*resource)
-                    .or_default()
-                    .insert(start, start + length, request.source);
+                busy.get_mut(resource)
+                    .insert(start, start + length, request.source, gap(resource));
             }
             if offset == 0 {
                 starts[index] = start;
@@ -438,13 +560,13 @@ fn schedule_with(
     } else {
         u64::from(target.exchange.phase_cycles.value) + horizon
     };
-    Ok(PhaseSchedule {
+    PhaseSchedule {
         pieces,
         starts,
         horizon,
         cycles,
         lower_bound,
-    })
+    }
 }
 
 /// Checks a schedule against its requests: every byte of every transfer scheduled once, and
@@ -603,6 +725,68 @@ mod tests {
         let both = [request(0, &[5], 40), request(2, &[5], 40)];
         let error = check_schedule(&both, &early, &target).expect_err("too soon");
         assert!(error.contains("select latency"), "{error}");
+    }
+
+    #[test]
+    fn busy_intervals_merge_only_where_the_merged_one_conflicts_alike() {
+        let latency = 112;
+        // A receiver: back-to-back pieces from one sender are one interval; another
+        // sender's stays apart (the select latency pads it on both sides).
+        let mut receiver = Busy::default();
+        receiver.insert(0, 10, 1, latency);
+        receiver.insert(10, 20, 1, latency);
+        assert_eq!(receiver.0.len(), 1);
+        receiver.insert(20 + latency, 30 + latency, 2, latency);
+        assert_eq!(receiver.0.len(), 2);
+        // Tile 1 cannot follow its own pieces at 20 (tile 2 would follow it too soon):
+        // past tile 2's interval and the latency.
+        assert_eq!(receiver.earliest(0, 5, 1, latency), 30 + 2 * latency);
+        // Tile 2 goes a latency after tile 1, straight after its own.
+        assert_eq!(receiver.earliest(0, 5, 2, latency), 30 + latency);
+        // A third sender: a latency after everything.
+        assert_eq!(receiver.earliest(0, 5, 3, latency), 30 + 2 * latency);
+        // A short piece fits a gap when no other sender is within the latency.
+        let mut gapped = Busy::default();
+        gapped.insert(0, 10, 1, latency);
+        gapped.insert(500, 510, 1, latency);
+        assert_eq!(gapped.earliest(0, 5, 1, latency), 10);
+        assert_eq!(gapped.earliest(0, 5, 2, latency), 10 + latency);
+        assert_eq!(gapped.earliest(0, 300, 2, latency), 510 + latency);
+        // A bus has no gap: any senders' back-to-back intervals merge; gaps are filled.
+        let mut bus = Busy::default();
+        bus.insert(0, 10, 1, 0);
+        bus.insert(10, 20, 2, 0);
+        bus.insert(30, 40, 3, 0);
+        assert_eq!(bus.0.len(), 2);
+        assert_eq!(bus.earliest(0, 10, 4, 0), 20);
+        assert_eq!(bus.earliest(0, 11, 4, 0), 40);
+        bus.insert(20, 30, 4, 0);
+        assert_eq!(bus.0.len(), 1);
+        assert_eq!(bus.0.get(&0), Some(&(40, 4)));
+    }
+
+    #[test]
+    fn concurrent_askers_of_one_phase_share_one_schedule() {
+        let target = Target::c600();
+        let mut random = ChaCha8Rng::seed_from_u64(0x5eed_0019);
+        let transfers: Vec<TransferRequest> = (0..300)
+            .map(|_| {
+                let source = random.random_range(0..64);
+                let destination = (source + random.random_range(1..64)) % 64;
+                request(source, &[destination], random.random_range(1..2000))
+            })
+            .collect();
+        let alone = schedule_phase(&transfers, &target).expect("schedules");
+        let answers: Vec<PhaseSchedule> = std::thread::scope(|scope| {
+            let asks: Vec<_> = (0..4)
+                .map(|_| scope.spawn(|| schedule_phase_cached(&transfers, &target)))
+                .collect();
+            asks.into_iter()
+                .map(|ask| ask.join().expect("asks").expect("schedules"))
+                .collect()
+        });
+        assert!(answers.iter().all(|answer| *answer == alone));
+        check_schedule(&transfers, &alone, &target).expect("hazard-free");
     }
 
     #[test]

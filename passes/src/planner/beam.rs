@@ -177,8 +177,11 @@ fn op_candidates(
                 resident: &resident,
             };
             repeat_candidates(&repeat, options, target)?
+                .into_iter()
+                .map(Arc::new)
+                .collect()
         }
-        _ => candidates::candidates(graph, index, options, target),
+        _ => candidates::memoized(graph, index, options, target).to_vec(),
     };
     if all.is_empty() {
         let rule = match op.kind {
@@ -207,8 +210,14 @@ fn op_candidates(
     let key = op_key(prefix, index);
     if let Some(constraint) = options.constraints.get(&key) {
         if options.fp8_scale.is_none() {
-            for candidate in &mut all {
-                candidates::pin_scales(candidate, constraint);
+            let pins_scales = candidates::SCALE_PARAMS
+                .iter()
+                .any(|name| constraint.params.contains_key(*name));
+            // Shared with the memo: copied only where a scale is pinned.
+            if pins_scales {
+                for candidate in all.iter_mut().filter(|c| c.plan.scales().is_some()) {
+                    candidates::pin_scales(Arc::make_mut(candidate), constraint);
+                }
             }
         }
         // A repeat's `body_choices` are positions in its body ops' candidate lists, which the
@@ -247,7 +256,7 @@ fn op_candidates(
         let memory = candidates::standalone_memory(c);
         memory.interleaved <= options.interleaved_budget && memory.total() <= options.total_budget
     };
-    let mut scored: Vec<(u64, u64, String, Candidate)> = all
+    let mut scored: Vec<(u64, u64, String, Arc<Candidate>)> = all
         .into_iter()
         .map(|c| {
             (
@@ -285,12 +294,9 @@ fn op_candidates(
         let (a, b) = (&scored[a], &scored[b]);
         (a.0, &a.2).cmp(&(b.0, &b.2))
     });
-    let mut scored: Vec<Option<Candidate>> = scored.into_iter().map(|(.., c)| Some(c)).collect();
-    Ok(kept
-        .into_iter()
-        .filter_map(|k| scored[k].take())
-        .map(Arc::new)
-        .collect())
+    let mut scored: Vec<Option<Arc<Candidate>>> =
+        scored.into_iter().map(|(.., c)| Some(c)).collect();
+    Ok(kept.into_iter().filter_map(|k| scored[k].take()).collect())
 }
 
 /// An `ipu.repeat` (or `ipu.scan`) op as its planning sees it.

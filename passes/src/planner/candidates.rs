@@ -2,8 +2,13 @@
 //! candidate would call is checked with `KernelSpec::validate` and the candidate is dropped
 //! if one is not supported (FP8 arithmetic outside the GEMM, oversized weight blocks, ...).
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
 use ipu_device::Target;
 use ipu_dialects::format::PlanValue;
+use ipu_dialects::graph::Analyses;
+use ipu_dialects::ElementType as Precision;
 
 use crate::strategies::pointwise::{self};
 
@@ -65,6 +70,86 @@ pub fn candidates(
         }
         OpKind::Repeat { .. } => Vec::new(),
     }
+}
+
+/// The candidates of `graph.ops[index]` ([`candidates`]), generated once per graph and
+/// question: a repeat body is planned again when its stores tighten the budget, re-derived for
+/// each finalist and, in `ipu-select-finalist`, for each recorded plan (in parallel), and
+/// every time asks for the same lists. Keyed by the op, every option [`candidates`] reads
+/// (constraints only through an attention's pinned `key_block`) and the target table; held
+/// by the graph ([`super::graph::Analyses`], so a graph edited in place must be a new graph).
+/// Concurrent askers of one key wait for the first to generate it.
+pub fn memoized(
+    graph: &Graph,
+    index: usize,
+    options: &PlannerOptions,
+    target: &Target,
+) -> Arc<Vec<Arc<Candidate>>> {
+    let memo = Analyses::get(
+        graph,
+        "planner-candidates",
+        Precision::F32,
+        CandidateMemo::default,
+    );
+    let cell = {
+        let mut cells = memo
+            .cells
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        cells
+            .entry(memo_key(index, options, target))
+            .or_default()
+            .clone()
+    };
+    // No candidate generation uses rayon, so a waiting asker cannot be the generating one.
+    cell.get_or_init(|| {
+        Arc::new(
+            candidates(graph, index, options, target)
+                .into_iter()
+                .map(Arc::new)
+                .collect(),
+        )
+    })
+    .clone()
+}
+
+type MemoCell = Arc<OnceLock<Arc<Vec<Arc<Candidate>>>>>;
+
+#[derive(Default)]
+struct CandidateMemo {
+    cells: Mutex<HashMap<(usize, String, u64), MemoCell>>,
+}
+
+/// What [`candidates`] reads besides the graph and the op: every option but the constraints
+/// (destructured, so a new option cannot be left out), the attention key block they pin, and
+/// the target table (hashed).
+fn memo_key(index: usize, options: &PlannerOptions, target: &Target) -> (usize, String, u64) {
+    let PlannerOptions {
+        tiles,
+        active_tiles,
+        precision,
+        fp8_scale,
+        weight_memory,
+        beam_width,
+        candidates_per_op,
+        finalists,
+        standard_budget,
+        interleaved_budget,
+        total_budget,
+        constraints,
+        in_body,
+    } = options;
+    let key_block = constraints
+        .get(&crate::tiling::constraints::op_key("", index))
+        .and_then(|constraint| constraint.params.get("key_block"));
+    let text = format!(
+        "{tiles} {active_tiles:?} {precision:?} {fp8_scale:?} {weight_memory:?} {beam_width} \
+         {candidates_per_op} {finalists} {standard_budget} {interleaved_budget} {total_budget} \
+         {in_body} {key_block:?}"
+    );
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    std::hash::Hasher::write(&mut hasher, format!("{target:?}").as_bytes());
+    (index, text, std::hash::Hasher::finish(&hasher))
 }
 
 /// Plan parameters holding the FP8 scale of a GEMM operand, by operand position.

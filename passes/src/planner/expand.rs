@@ -28,6 +28,34 @@ pub struct ExpandedPlan {
     pub compute_cycles: u64,
 }
 
+impl ExpandedPlan {
+    /// The plan with every tile relabelled by `mapping`: what [`expand`] under `mapping`
+    /// gives when this plan is the expansion under the identity (expansion names a tile only
+    /// through the mapping), without generating the transfers again.
+    pub fn remapped(&self, mapping: &Mapping) -> ExpandedPlan {
+        ExpandedPlan {
+            phases: self
+                .phases
+                .iter()
+                .map(|phase| ExpandedPhase {
+                    op: phase.op,
+                    transfers: phase
+                        .transfers
+                        .iter()
+                        .map(|t| TransferRequest {
+                            source: mapping.map(t.source),
+                            destinations: t.destinations.iter().map(|&d| mapping.map(d)).collect(),
+                            bytes: t.bytes,
+                        })
+                        .collect(),
+                    runs: phase.runs,
+                })
+                .collect(),
+            compute_cycles: self.compute_cycles,
+        }
+    }
+}
+
 /// A tile mapping: virtual tile `v` of the plans runs on logical tile `mapping[v]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mapping {
@@ -283,20 +311,32 @@ fn expand_into(
 /// receive load (`cost::receive_load`: bytes in plus a select latency per extra source).
 /// Tiles outside the target are skipped.
 pub fn physical_loads(transfers: &[TransferRequest], target: &Target) -> (u64, u64) {
-    let mut bus_out = std::collections::BTreeMap::<u32, u64>::new();
-    let mut tile_in = std::collections::BTreeMap::<u32, (u64, Vec<u32>)>::new();
+    // Indexed by bus and tile (grown as met); a receiver's senders listed once per run.
+    let mut bus_out: Vec<u64> = Vec::new();
+    let mut tile_in: Vec<(u64, Vec<u32>)> = Vec::new();
     for transfer in transfers {
         if let Ok(physical) = target.logical_to_physical(transfer.source) {
-            *bus_out.entry(target.send_bus(physical.index)).or_default() += transfer.bytes;
+            let bus = target.send_bus(physical.index) as usize;
+            if bus_out.len() <= bus {
+                bus_out.resize(bus + 1, 0);
+            }
+            bus_out[bus] += transfer.bytes;
         }
         for &destination in &transfer.destinations {
-            let (bytes, sources) = tile_in.entry(destination).or_default();
+            let at = destination as usize;
+            if tile_in.len() <= at {
+                tile_in.resize_with(at + 1, Default::default);
+            }
+            let (bytes, sources) = &mut tile_in[at];
             *bytes += transfer.bytes;
-            sources.push(transfer.source);
+            if sources.last() != Some(&transfer.source) {
+                sources.push(transfer.source);
+            }
         }
     }
     let receive = tile_in
-        .into_values()
+        .into_iter()
+        .filter(|(_, sources)| !sources.is_empty())
         .map(|(bytes, mut sources)| {
             sources.sort_unstable();
             sources.dedup();
@@ -304,7 +344,7 @@ pub fn physical_loads(transfers: &[TransferRequest], target: &Target) -> (u64, u
         })
         .max()
         .unwrap_or(0);
-    (bus_out.values().copied().max().unwrap_or(0), receive)
+    (bus_out.into_iter().max().unwrap_or(0), receive)
 }
 
 /// The expansion's cycles by the endpoint rule on physical buses: compute plus each phase's

@@ -383,8 +383,16 @@ impl PhaseLoad {
                 self.tile_sources.resize(tile as usize + 1, Vec::new());
             }
             let sources = &mut self.tile_sources[tile as usize];
-            if let Err(at) = sources.binary_search(&home) {
-                sources.insert(at, home);
+            // Senders mostly come in order: appending is the common case.
+            match sources.last() {
+                Some(&last) if last == home => {}
+                None => sources.push(home),
+                Some(&last) if last < home => sources.push(home),
+                Some(_) => {
+                    if let Err(at) = sources.binary_search(&home) {
+                        sources.insert(at, home);
+                    }
+                }
             }
             self.row_bytes[tile as usize] += RECEIVE_ROW_BYTES * count;
         }

@@ -485,6 +485,14 @@ fn expansion_under_the_grid_order_reproduces_the_estimate() {
         let planned = plan(&graph, &options(tiles), &target).expect("plans");
         for finalist in &planned.finalists {
             let expanded = expand::expand(&graph, finalist, &expand::Mapping::identity(tiles));
+            // Every screened mapping's expansion is this one relabelled.
+            let mut moved = 0;
+            for mapping in expand::mappings(tiles, 64, 100) {
+                let direct = expand::expand(&graph, finalist, &mapping);
+                assert_eq!(expanded.remapped(&mapping), direct, "{}", mapping.name);
+                moved += usize::from(direct != expanded);
+            }
+            assert!(moved > 0, "no mapping moved a transfer");
             let (cycles, exchange, _) = expand::model(&expanded, &target);
             assert_eq!(exchange, finalist.estimate.exchange_cycles);
             assert_eq!(cycles, finalist.estimate.cycles);
@@ -740,4 +748,5 @@ fn long_chains_plan_without_recursing_along_them() {
 }
 
 mod fp8_scales;
+mod memo;
 mod strategy_prices;
