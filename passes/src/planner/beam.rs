@@ -349,7 +349,7 @@ fn repeat_candidates(
         .collect();
     let (mut out, mut stores) = repeat_finalists(
         repeat,
-        &planned,
+        (&planned, body_options.total_budget),
         (arguments, &stack_slices),
         options,
         target,
@@ -398,7 +398,7 @@ fn repeat_candidates(
         }
         (out, stores) = repeat_finalists(
             repeat,
-            &planned,
+            (&planned, body_options.total_budget),
             (arguments, &stack_slices),
             options,
             target,
@@ -407,11 +407,11 @@ fn repeat_candidates(
     Ok(out)
 }
 
-/// The repeat candidates of a body's planned finalists, and the store bytes per tile of the
-/// resident stacks `stack_slices` each reads.
+/// The repeat candidates of a body's finalists, planned within `body_budget` per tile, and the
+/// store bytes per tile of the resident stacks `stack_slices` each reads.
 fn repeat_finalists(
     repeat: &RepeatOp,
-    planned: &Planned,
+    (planned, body_budget): (&Planned, u64),
     (arguments, stack_slices): (&[ValueId], &[ValueId]),
     options: &PlannerOptions,
     target: &Target,
@@ -481,12 +481,10 @@ fn repeat_finalists(
             choices: finalist.choices.clone(),
             stacks,
         };
-        out.push(repeat::candidate(
-            count,
-            planned_body,
-            options.tiles,
-            target,
-        ));
+        out.push(Candidate {
+            body_budget: Some(body_budget),
+            ..repeat::candidate(count, planned_body, options.tiles, target)
+        });
     }
     (out, stores)
 }
@@ -714,6 +712,9 @@ fn attach_bodies(
             // the recorded choices name the same candidates.
             let body_options = PlannerOptions {
                 in_body: true,
+                total_budget: finalist.plans[index]
+                    .body_budget
+                    .unwrap_or(options.total_budget),
                 ..options.clone()
             };
             let candidates: Vec<Vec<Arc<Candidate>>> = (0..body.ops.len())

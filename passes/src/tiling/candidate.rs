@@ -173,6 +173,10 @@ pub struct Candidate {
     pub padding_groups: Vec<u64>,
     /// For `ipu.repeat`: the body's plan choices.
     pub body_choices: Option<Vec<usize>>,
+    /// For `ipu.repeat`: the per-tile total budget the body was planned within (tighter than
+    /// the program's when resident stacks take memory), which the choices' candidate lists
+    /// depend on.
+    pub body_budget: Option<u64>,
     pub body_cycles: Option<(u64, u64)>,
     /// Where the results after the first live (an `ipu.repeat` carrying several values).
     pub extra_outputs: Vec<Need>,
@@ -205,6 +209,7 @@ impl Candidate {
             kernels: Vec::new(),
             padding_groups: Vec::new(),
             body_choices: None,
+            body_budget: None,
             body_cycles: None,
             extra_outputs: Vec::new(),
             follows: None,
