@@ -260,6 +260,15 @@ impl Analyses {
         }
         let result = Arc::new(compute());
         let mut results = graph.analyses.lock();
+        // Another asker may have finished first: every asker gets the first result stored
+        // (an analysis holding state, like a memo, must be one per graph).
+        let stored = results
+            .iter()
+            .find(|(n, p, s, _)| *n == name && *p == precision && *s == size)
+            .and_then(|(.., result)| result.clone().downcast::<T>().ok());
+        if let Some(stored) = stored {
+            return stored;
+        }
         results.retain(|(n, p, ..)| !(*n == name && *p == precision));
         results.push((name, precision, size, result.clone()));
         result
@@ -485,5 +494,39 @@ impl MatmulDims {
             n,
             rhs_batched,
         })
+    }
+}
+
+#[cfg(test)]
+mod analyses_tests {
+    use super::*;
+
+    /// Askers that all miss and compute at once get the one result stored first.
+    #[test]
+    fn concurrent_askers_of_one_analysis_share_the_first_result() {
+        let mut graph = Graph::default();
+        graph.add_value(vec![4, 4], Precision::F16, Origin::Argument);
+        let askers = 4;
+        let all_computing = std::sync::Barrier::new(askers);
+        let results: Vec<Arc<Mutex<u32>>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..askers)
+                .map(|_| {
+                    scope.spawn(|| {
+                        Analyses::get(&graph, "test-state", Precision::F16, || {
+                            all_computing.wait();
+                            Mutex::new(0u32)
+                        })
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("asks"))
+                .collect()
+        });
+        assert!(results.iter().all(|r| Arc::ptr_eq(r, &results[0])));
+        // Asked again: the stored one, not computed again.
+        let again = Analyses::get(&graph, "test-state", Precision::F16, || Mutex::new(1u32));
+        assert!(Arc::ptr_eq(&again, &results[0]));
     }
 }

@@ -505,6 +505,14 @@ fn plan_with_prefix(
     prefix: &str,
 ) -> Result<Planned, PlannerError> {
     graph.check()?;
+    // The ops' candidate lists do not depend on the beam: generated for every op at once,
+    // in parallel (a repeat's are planned through its body, in the beam's order).
+    (0..graph.ops.len())
+        .into_par_iter()
+        .filter(|&index| !matches!(graph.ops[index].kind, OpKind::Repeat { .. }))
+        .for_each(|index| {
+            candidates::memoized(graph, index, options, target);
+        });
     let last_uses = graph.last_uses();
     let mut states = vec![State::empty()];
     let mut memo = TransferMemo::default();
