@@ -249,24 +249,20 @@ impl Analyses {
         compute: impl FnOnce() -> T,
     ) -> Arc<T> {
         let size = [graph.values.len(), graph.ops.len(), graph.outputs.len()];
-        let found = graph
-            .analyses
-            .lock()
-            .iter()
-            .find(|(n, p, s, _)| *n == name && *p == precision && *s == size)
-            .and_then(|(.., result)| result.clone().downcast::<T>().ok());
-        if let Some(found) = found {
+        let stored = |results: &[AnalysisEntry]| {
+            results
+                .iter()
+                .find(|(n, p, s, _)| *n == name && *p == precision && *s == size)
+                .and_then(|(.., result)| result.clone().downcast::<T>().ok())
+        };
+        if let Some(found) = stored(&graph.analyses.lock()) {
             return found;
         }
         let result = Arc::new(compute());
         let mut results = graph.analyses.lock();
         // Another asker may have finished first: every asker gets the first result stored
         // (an analysis holding state, like a memo, must be one per graph).
-        let stored = results
-            .iter()
-            .find(|(n, p, s, _)| *n == name && *p == precision && *s == size)
-            .and_then(|(.., result)| result.clone().downcast::<T>().ok());
-        if let Some(stored) = stored {
+        if let Some(stored) = stored(&results) {
             return stored;
         }
         results.retain(|(n, p, ..)| !(*n == name && *p == precision));

@@ -42,11 +42,7 @@ impl ExpandedPlan {
                     transfers: phase
                         .transfers
                         .iter()
-                        .map(|t| TransferRequest {
-                            source: mapping.map(t.source),
-                            destinations: t.destinations.iter().map(|&d| mapping.map(d)).collect(),
-                            bytes: t.bytes,
-                        })
+                        .map(|t| mapping.transfer(t.source, &t.destinations, t.bytes))
                         .collect(),
                     runs: phase.runs,
                 })
@@ -73,6 +69,16 @@ impl Mapping {
 
     pub fn map(&self, tile: u32) -> u32 {
         self.tiles.get(tile as usize).copied().unwrap_or(tile)
+    }
+
+    /// The transfer of `bytes` from virtual tile `source` to `destinations`, on the mapped
+    /// tiles.
+    pub fn transfer(&self, source: u32, destinations: &[u32], bytes: u64) -> TransferRequest {
+        TransferRequest {
+            source: self.map(source),
+            destinations: destinations.iter().map(|&d| self.map(d)).collect(),
+            bytes,
+        }
     }
 
     pub fn is_identity(&self) -> bool {
@@ -146,16 +152,8 @@ pub fn mappings(tiles: u32, columns: u32, limit: usize) -> Vec<Mapping> {
     out
 }
 
-fn transfers_between(
-    home: &Shards,
-    need: &Shards,
-    mapping: &Mapping,
-    out: &mut Vec<TransferRequest>,
-) {
-    transfers_within(home, need, None, mapping, out);
-}
-
-/// [`transfers_between`] of the part of `need` inside `window` (`(axis, first, end)`).
+/// The transfers turning `home` into the part of `need` inside `window` (`(axis, first,
+/// end)`; `None`: all of it), on the mapped tiles.
 fn transfers_within(
     home: &Shards,
     need: &Shards,
@@ -169,11 +167,7 @@ fn transfers_within(
         window,
         |source, destinations, bytes, count| {
             for _ in 0..count {
-                out.push(TransferRequest {
-                    source: mapping.map(source),
-                    destinations: destinations.iter().map(|&d| mapping.map(d)).collect(),
-                    bytes,
-                });
+                out.push(mapping.transfer(source, destinations, bytes));
             }
         },
     );
@@ -232,10 +226,11 @@ fn expand_into(
             })
             .collect();
         let steps = candidate.k_steps.max(1);
+        let mut transfers = Vec::new();
         if steps > 1 && !candidate.step_slices.is_empty() {
             // Each step moves its slice of each operand (the first also the unsliced ones).
             for step in 0..steps {
-                let mut transfers = Vec::new();
+                let mut step_transfers = Vec::new();
                 for &(position, home, need) in &moved {
                     let window = match candidate.step_slices.get(position).copied().flatten() {
                         Some((axis, length)) => {
@@ -244,21 +239,19 @@ fn expand_into(
                         None if step == 0 => None,
                         None => continue,
                     };
-                    transfers_within(home, need, window, mapping, &mut transfers);
+                    transfers_within(home, need, window, mapping, &mut step_transfers);
                 }
-                if !transfers.is_empty() {
+                if !step_transfers.is_empty() {
                     plan.phases.push(ExpandedPhase {
                         op: reported,
-                        transfers,
+                        transfers: step_transfers,
                         runs,
                     });
                 }
             }
-        }
-        let mut transfers = Vec::new();
-        if steps <= 1 || candidate.step_slices.is_empty() {
+        } else {
             for &(_, home, need) in &moved {
-                transfers_between(home, need, mapping, &mut transfers);
+                transfers_within(home, need, None, mapping, &mut transfers);
             }
         }
         if !transfers.is_empty() {
@@ -290,11 +283,7 @@ fn expand_into(
         for internal in &candidate.internal_phases {
             let mut transfers = Vec::new();
             internal.for_each_transfer(|source, destinations, bytes| {
-                transfers.push(TransferRequest {
-                    source: mapping.map(source),
-                    destinations: destinations.iter().map(|&d| mapping.map(d)).collect(),
-                    bytes,
-                });
+                transfers.push(mapping.transfer(source, destinations, bytes));
             });
             if !transfers.is_empty() {
                 plan.phases.push(ExpandedPhase {

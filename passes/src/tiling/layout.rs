@@ -386,13 +386,12 @@ impl PhaseLoad {
             // Senders mostly come in order: appending is the common case.
             match sources.last() {
                 Some(&last) if last == home => {}
-                None => sources.push(home),
-                Some(&last) if last < home => sources.push(home),
-                Some(_) => {
+                Some(&last) if last > home => {
                     if let Err(at) = sources.binary_search(&home) {
                         sources.insert(at, home);
                     }
                 }
+                _ => sources.push(home),
             }
             self.row_bytes[tile as usize] += RECEIVE_ROW_BYTES * count;
         }
