@@ -37,6 +37,27 @@ pub const EXCHANGE_ROW_BYTES: u32 = 16;
 pub const STEP_CODE_BYTES: u32 = 8;
 /// Alignment of every buffer (128-bit loads from interleaved memory).
 pub const ALIGNMENT: u32 = 16;
+/// Steps (calls and exchange dispatches) the planner leaves room for in the support
+/// reservation: planning does not know a program's steps; real programs have a few per op
+/// (the 27-layer encoder, a scan, 140; the So400m layer at batch 4, 136).
+pub const PLANNED_STEPS: u32 = 256;
+
+/// Bytes of standard memory the support memory takes beyond its reservation on every tile
+/// when the busiest tile's exchange code is `code_bytes` and the program has
+/// [`PLANNED_STEPS`] steps, as [`support_memory`] lays it out (the runtime, the profile
+/// counters, the exchange code, the host code and the steps' code, the planned data starting
+/// at the next memory element): what the planner charges against the planned data.
+pub fn support_beyond_reservation(code_bytes: u64, target: &Target) -> u64 {
+    let memory = &target.memory;
+    let start = u64::from(memory.standard_start.value);
+    let code_address =
+        (start + u64::from(RUNTIME_BYTES + PROFILE_BYTES + HOST_CODE_BYTES) + code_bytes)
+            .next_multiple_of(u64::from(ALIGNMENT));
+    let end = code_address + u64::from(PLANNED_STEPS * STEP_CODE_BYTES);
+    let reserved = start + u64::from(memory.support_reservation.value);
+    end.next_multiple_of(u64::from(memory.element_bytes.value.max(1)))
+        .saturating_sub(reserved)
+}
 
 /// The support memory of every tile (see the module docs).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -485,6 +506,29 @@ fn out_of_memory(
 
 #[cfg(test)]
 mod support_tests {
+
+    #[test]
+    fn support_beyond_its_reservation_is_what_support_memory_lays_out() {
+        let target = Target::c600();
+        let reservation = u64::from(target.memory.support_reservation.value);
+        let element = u64::from(target.memory.element_bytes.value);
+        // What the reservation holds beside the runtime, profile, host code and steps' code.
+        let fixed = u64::from(
+            RUNTIME_BYTES + PROFILE_BYTES + HOST_CODE_BYTES + PLANNED_STEPS * STEP_CODE_BYTES,
+        );
+        let room = reservation - fixed;
+        assert_eq!(support_beyond_reservation(0, &target), 0);
+        assert_eq!(support_beyond_reservation(room - 64, &target), 0);
+        // One byte over takes a whole memory element; one element more, two.
+        assert_eq!(support_beyond_reservation(room + 1, &target), element);
+        assert_eq!(
+            support_beyond_reservation(room + element + 1, &target),
+            2 * element
+        );
+        // The 4,558-row exchange code of the batch-4 So400m layer's first plan: 32 KiB, as
+        // storage placement laid it out (with its 140 steps).
+        assert_eq!(support_beyond_reservation(4558 * 16, &target), 2 * element);
+    }
     use super::*;
     use crate::tiling::program::{Move, Place, TileStep};
 

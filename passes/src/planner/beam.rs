@@ -95,8 +95,14 @@ fn order_key(state: &State) -> ([u64; 5], (usize, usize)) {
 }
 
 /// Keeps the Pareto front of each group, at most `beam_width` per group and `beam_width^2`,
-/// ranked by their choices for the next step's ties.
+/// and the state holding the least memory into the ops after it (resident weights and live
+/// values: a lineage that later, larger ops can still fit beside, when the fronts chose by
+/// cycles and peaks so far), ranked by their choices for the next step's ties.
 fn prune(states: Vec<State>, beam_width: usize) -> Vec<State> {
+    let leanest = states
+        .iter()
+        .min_by_key(|state| (state.live_total(), order_key(state)))
+        .cloned();
     let mut groups: HashMap<GroupKey, Vec<State>> = HashMap::new();
     let mut tile_counts = HashMap::new();
     for state in states {
@@ -126,6 +132,11 @@ fn prune(states: Vec<State>, beam_width: usize) -> Vec<State> {
     // Lineages are distinct, so this order does not depend on the groups' order.
     kept.sort_by_key(order_key);
     kept.truncate(beam_width.max(1) * beam_width.max(1));
+    if let Some(leanest) = leanest {
+        if kept.iter().all(|state| state.lineage != leanest.lineage) {
+            kept.push(leanest);
+        }
+    }
     let mut by_choices: Vec<usize> = (0..kept.len()).collect();
     by_choices.sort_by_key(|&i| kept[i].lineage);
     for (rank, i) in by_choices.into_iter().enumerate() {
@@ -549,7 +560,7 @@ fn plan_with_prefix(
                         &mut loads,
                     )
                 });
-                match state.extend(graph, index, choice, moves, &last_uses, options) {
+                match state.extend(graph, index, choice, moves, &last_uses, (options, target)) {
                     Ok(extended) => next.push(extended),
                     Err(shortfall) => {
                         if best_shortfall.as_ref().is_none_or(|best| {
@@ -760,7 +771,7 @@ pub fn evaluate(
             &mut Loads::new(&mut TransferMemo::default()),
         );
         state = state
-            .extend(graph, index, *choice, &moves, &last_uses, options)
+            .extend(graph, index, *choice, &moves, &last_uses, (options, target))
             .map_err(|s| PlannerError::OutOfMemory {
                 op: index,
                 name: graph.ops[index].kind.name().into(),

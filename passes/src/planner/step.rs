@@ -173,6 +173,8 @@ pub(super) struct OperandMoves {
     largest: u64,
     phase_cycles: u64,
     phase_row_bytes: u64,
+    /// Exchange code the op's phases add beyond what their transfers count.
+    code_row_bytes: u64,
     source_cycles: u64,
     destination_cycles: u64,
     conversions: Vec<(ValueId, ValueFormat, ValueFormat)>,
@@ -346,15 +348,16 @@ impl OperandMoves {
             largest: 0,
             phase_cycles: 0,
             phase_row_bytes: 0,
+            code_row_bytes: 0,
             source_cycles: 0,
             destination_cycles: 0,
             conversions: Vec::new(),
         };
-        // Exchange code a split GEMM adds gathering a row-major left operand stays for the
-        // whole program: resident from here.
+        // The exchange code of a split GEMM gathering a row-major left operand: its runs (the
+        // panel phases' transfers count a block's runs as one).
         if let Some(code) = crate::strategies::split_gemm::rows::gather_code(graph, op, &candidate)
         {
-            moves.resident = moves.resident.plus(code);
+            moves.code_row_bytes = code;
         }
         let mut phase: Option<PhaseLoad> = None;
         for (position, (operand, need)) in op.operands.iter().zip(&candidate.needs).enumerate() {
@@ -437,6 +440,14 @@ impl OperandMoves {
     }
 }
 
+impl OperandMoves {
+    /// Encoded exchange-row bytes the op adds to the busiest tile's code: its operand phase,
+    /// its internal phases and the code they count apart.
+    fn row_bytes(&self) -> u64 {
+        self.phase_row_bytes + self.candidate.internal_row_bytes + self.code_row_bytes
+    }
+}
+
 impl State {
     pub(super) fn empty() -> State {
         State {
@@ -469,7 +480,7 @@ impl State {
         choice: usize,
         moves: &OperandMoves,
         last_uses: &[Option<usize>],
-        options: &PlannerOptions,
+        (options, target): (&PlannerOptions, &Target),
     ) -> Result<State, Shortfall> {
         let op = &graph.ops[index];
         let candidate = &moves.candidate;
@@ -510,11 +521,26 @@ impl State {
         let estimate = &mut next.estimate;
         estimate.cycles += cycles;
         estimate.exchange_cycles += exchange;
-        estimate.exchange_row_bytes += moves.phase_row_bytes + candidate.internal_row_bytes;
+        let row_bytes = moves.row_bytes();
+        estimate.exchange_row_bytes += row_bytes;
         estimate.peak_standard = estimate.peak_standard.max(at_op.standard);
         estimate.peak_interleaved = estimate.peak_interleaved.max(at_op.interleaved);
         estimate.peak_total = estimate.peak_total.max(at_op.total());
         estimate.maximum_standard_allocation = estimate.maximum_standard_allocation.max(largest);
+        // Exchange code beyond the support reservation takes standard memory on every tile for
+        // the whole program, so from the data at its peak (which spills into interleaved).
+        let code_beyond =
+            crate::lower::place::support_beyond_reservation(estimate.exchange_row_bytes, target);
+        let needed = estimate.peak_total + code_beyond;
+        if code_beyond > 0 && needed > options.total_budget {
+            return Err(Shortfall {
+                class: BudgetClass::ExchangeCode,
+                short: needed - options.total_budget,
+                needed,
+                budget: options.total_budget,
+                candidate: candidate.clone(),
+            });
+        }
         if !next.active_tile_counts.contains(&candidate.tiles) {
             Arc::make_mut(&mut next.active_tile_counts).insert(candidate.tiles);
         }
@@ -587,6 +613,11 @@ impl State {
             conversions,
         }));
         Ok(next)
+    }
+
+    /// Bytes per tile the state holds into the next op (live values, resident weights).
+    pub(super) fn live_total(&self) -> u64 {
+        self.live.total()
     }
 
     pub(super) fn objectives(&self) -> [u64; 5] {

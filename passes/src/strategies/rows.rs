@@ -9,7 +9,7 @@ use ipu_dialects::plan::{OperatorPlan, RowOp, RowsPlan};
 
 use crate::strategies::blocks::{operand_roles, operands_of_type, GridWork, OperandRole};
 use crate::tiling::candidate::{grid3, grids, op_vector_precision, Candidate, Need};
-use crate::tiling::layout::canonical_dims;
+use crate::tiling::layout::{canonical_dims, split_is_exact_cover};
 use crate::tiling::{Graph, Op, OpKind, PlannerOptions, ValueFormat};
 
 /// The row op of `op`, if it is one.
@@ -103,8 +103,35 @@ pub fn why_unplannable(graph: &Graph, op: &Op, options: &PlannerOptions) -> Opti
     op_rules(graph, op, op_vector_precision(graph, op, options.precision)).err()
 }
 
-/// The candidates of a row op: every `[batch, rows, 1]` grid over the active tile counts whose
-/// work exists ([`rows_work`]), priced from that work.
+/// The `[batch, rows, 1]` grids of a row op over `[batches, rows, cols]`: those of the active
+/// tile counts, and every whole batch on its own tiles with its rows split in any exact way on
+/// at most the device's tiles (2916 rows - four images of 729 tokens - split exactly over no
+/// divisor of 1472 above 92: 2 rows per tile take 1458 tiles).
+fn row_grids(active: &[u32], [batches, rows, _]: [u64; 3]) -> Vec<Vec<u32>> {
+    let mut out = grids(active, &[batches, rows, 1]);
+    let most = u64::from(active.iter().copied().max().unwrap_or(1));
+    if batches == 0 || batches > most {
+        return out;
+    }
+    let mut per_tile = rows.div_ceil(most / batches).max(1);
+    while per_tile <= rows {
+        let split = rows.div_ceil(per_tile);
+        if let (Ok(b), Ok(s)) = (u32::try_from(batches), u32::try_from(split)) {
+            let grid = vec![b, s, 1];
+            if split_is_exact_cover(rows, s) && !out.contains(&grid) {
+                out.push(grid);
+            }
+        }
+        // The next row count per tile that changes the split.
+        per_tile = rows
+            .div_ceil(split.saturating_sub(1).max(1))
+            .max(per_tile + 1);
+    }
+    out
+}
+
+/// The candidates of a row op: every grid of [`row_grids`] whose work exists
+/// ([`rows_work`]), priced from that work.
 pub fn candidates(
     graph: &Graph,
     op: &Op,
@@ -119,7 +146,7 @@ pub fn candidates(
     let precision = op_vector_precision(graph, op, options.precision);
     let format = ValueFormat::row_major(precision);
     let mut out = Vec::new();
-    for grid in grids(active, &[out_dims[0], out_dims[1], 1]) {
+    for grid in row_grids(active, out_dims) {
         let plan = RowsPlan {
             op: kind,
             grid: grid3(&grid),
@@ -195,6 +222,50 @@ mod tests {
         let target = Target::c600();
         let one = ipu_device::cost::kernel_cycles(&work.runs[0].kernel, &target);
         assert_eq!(work.compute_cycles(&target), one);
+    }
+
+    #[test]
+    fn rows_split_over_counts_that_divide_no_active_count() {
+        // Four images of 729 tokens on 1472 tiles: no divisor of 1472 above 92 splits 2916
+        // rows exactly, 2 rows per tile on 1458 tiles does.
+        let grids = row_grids(&[1472], [1, 2916, 1152]);
+        assert!(
+            grids.contains(&vec![1, 92, 1]),
+            "the active count's grids stay"
+        );
+        assert!(grids.contains(&vec![1, 1458, 1]));
+        assert!(grids.contains(&vec![1, 972, 1]));
+        assert!(
+            !grids.contains(&vec![1, 184, 1]),
+            "184 blocks of 16 rows cover 182.25"
+        );
+        for grid in &grids {
+            assert!(grid.iter().product::<u32>() <= 1472, "{grid:?}");
+            assert!(split_is_exact_cover(2916, grid[1]), "{grid:?}");
+        }
+        // Every exact split up to the device's tiles is there, once.
+        let splits: Vec<u32> = (1..=1472)
+            .filter(|&s| split_is_exact_cover(2916, s))
+            .collect();
+        let mut found: Vec<u32> = grids.iter().map(|g| g[1]).collect();
+        found.sort_unstable();
+        let before = found.len();
+        found.dedup();
+        assert_eq!(found.len(), before, "no grid twice");
+        assert_eq!(found, splits);
+        // A batch of heads splits its rows within each batch's tiles.
+        let grids = row_grids(&[1472], [12, 197, 64]);
+        assert!(grids.contains(&vec![12, 99, 1]), "2 rows per tile");
+        assert!(grids.iter().all(|g| g[0] * g[1] <= 1472));
+        // The layer norm offers the 1458-tile plan and its lowering follows it.
+        let graph = layer_norm((1, 2916, 1152));
+        let options = PlannerOptions::new(1472, &Target::c600());
+        let all = candidates(&graph, &graph.ops[0], &[1472], &options, &Target::c600());
+        assert!(
+            all.iter().any(|c| c.tiles == 1458),
+            "no 1458-tile layer norm"
+        );
+        assert!(rows_work(&graph, &graph.ops[0], &plan([1, 1458, 1])).is_ok());
     }
 
     #[test]

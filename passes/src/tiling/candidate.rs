@@ -65,15 +65,17 @@ pub trait PhaseSource: std::fmt::Debug + Send + Sync + 'static {
 }
 
 /// Phases `phases` of `source` on an op of `tiles` tiles, those that move anything: the
-/// phases, their cycles by the endpoint rule over their transfers, and the largest encoded row
-/// bytes of a tile in one of them.
+/// phases, their cycles by the endpoint rule over their transfers, and the encoded row bytes
+/// of the tile with the most over all of them (a tile's exchange code holds the rows of every
+/// phase of the program at once, so a tile's rows add up over the phases).
 pub fn generated_phases(
     source: std::sync::Arc<dyn PhaseSource>,
     phases: impl IntoIterator<Item = u32>,
     tiles: u32,
     target: &ipu_device::Target,
 ) -> (Vec<InternalPhase>, u64, u64) {
-    let (mut cycles, mut row_bytes) = (0, 0);
+    let mut cycles = 0;
+    let mut row_bytes: Vec<u64> = Vec::new();
     let mut kept = Vec::new();
     for phase in phases {
         let phase = InternalPhase::Generated(GeneratedPhase {
@@ -87,12 +89,17 @@ pub fn generated_phases(
             transfers += 1;
         });
         if transfers > 0 {
-            row_bytes = row_bytes.max(load.max_row_bytes());
+            if row_bytes.len() < load.row_bytes.len() {
+                row_bytes.resize(load.row_bytes.len(), 0);
+            }
+            for (total, bytes) in row_bytes.iter_mut().zip(&load.row_bytes) {
+                *total += bytes;
+            }
             cycles += load.cycles(target);
             kept.push(phase);
         }
     }
-    (kept, cycles, row_bytes)
+    (kept, cycles, row_bytes.into_iter().max().unwrap_or(0))
 }
 
 /// Phase `phase` of `source`'s exchange phases.
@@ -339,4 +346,41 @@ pub(crate) fn product_input(
 /// Whether value `v` of `graph` is only returned (no op reads it).
 pub(crate) fn returned_only(graph: &Graph, v: usize) -> bool {
     graph.outputs.contains(&v) && !graph.ops.iter().any(|op| op.operands.contains(&v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tiling::layout::{RECEIVE_ROW_BYTES, SEND_ROW_BYTES};
+
+    /// Phase p: tile p sends to tile 3 (each phase a different sender, one receiver for all).
+    #[derive(Debug, PartialEq)]
+    struct IntoThree;
+
+    impl PhaseSource for IntoThree {
+        fn for_each_transfer(&self, phase: u32, visit: &mut dyn FnMut(u32, &[u32], u64)) {
+            if phase < 3 {
+                visit(phase, &[3], 64);
+            }
+        }
+        fn as_any(&self) -> &dyn std::any::Any {
+            self
+        }
+        fn same_as(&self, other: &dyn PhaseSource) -> bool {
+            other.as_any().downcast_ref::<IntoThree>() == Some(self)
+        }
+    }
+
+    #[test]
+    fn a_tiles_exchange_rows_add_up_over_the_phases() {
+        let target = ipu_device::Target::c600();
+        let (phases, cycles, row_bytes) =
+            generated_phases(std::sync::Arc::new(IntoThree), 0..5, 4, &target);
+        // Phases 3 and 4 move nothing: not kept.
+        assert_eq!(phases.len(), 3);
+        assert!(cycles > 0);
+        // Tile 3 holds a receive row for each of the three phases; each sender one send row.
+        assert_eq!(row_bytes, 3 * RECEIVE_ROW_BYTES);
+        assert!(row_bytes > SEND_ROW_BYTES);
+    }
 }

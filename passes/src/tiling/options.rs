@@ -121,6 +121,8 @@ impl PlannerOptions {
 pub enum BudgetClass {
     Interleaved,
     Total,
+    /// The total with the exchange code beyond the support reservation.
+    ExchangeCode,
 }
 
 impl BudgetClass {
@@ -128,6 +130,7 @@ impl BudgetClass {
         match self {
             BudgetClass::Interleaved => "interleaved",
             BudgetClass::Total => "total",
+            BudgetClass::ExchangeCode => "exchange code and total",
         }
     }
 }

@@ -335,6 +335,36 @@ fn finalists_costs_equal_a_recomputation() {
 }
 
 #[test]
+fn exchange_code_beyond_the_support_reservation_is_charged_to_the_total() {
+    let mut target = Target::c600();
+    let graph = mlp(128, 256, 512);
+    let roomy = plan(&graph, &options(64), &target).expect("plans");
+    let best = roomy.finalists[0].clone();
+    assert!(best.estimate.exchange_row_bytes > 0);
+    // A reservation with room for no exchange code: every row byte is charged, and a total
+    // the roomy best plan's data fits but not with its code.
+    target.memory.support_reservation.value = 0;
+    let beyond = |rows: u64| crate::lower::place::support_beyond_reservation(rows, &target);
+    let mut tight = options(64);
+    tight.total_budget = best.estimate.peak_total + beyond(best.estimate.exchange_row_bytes) - 1;
+    assert!(best.estimate.peak_total <= tight.total_budget);
+    match plan(&graph, &tight, &target) {
+        Ok(planned) => {
+            for finalist in &planned.finalists {
+                let estimate = &finalist.estimate;
+                assert!(
+                    estimate.peak_total + beyond(estimate.exchange_row_bytes) <= tight.total_budget,
+                    "{estimate:?}"
+                );
+                assert_ne!(finalist.choices, best.choices);
+            }
+        }
+        Err(PlannerError::OutOfMemory { short, .. }) => assert!(short > 0),
+        Err(other) => panic!("expected a plan or out of memory, got {other}"),
+    }
+}
+
+#[test]
 fn a_graph_that_cannot_fit_names_the_class_and_shortfall() {
     let target = Target::c600();
     let graph = mlp(4096, 4096, 4096);

@@ -279,10 +279,7 @@ fn grid_candidate(
             let (keys_cycles, keys_rows) = keys_exchange.unwrap_or((0, 0));
             let key_phases = u64::from(u32_of(t.div_ceil(u64::from(block))) - 1)
                 * u64::from(target.exchange.phase_cycles.value);
-            keys_exchange = Some((
-                cycles + keys_cycles.max(key_phases),
-                row_bytes.max(keys_rows),
-            ));
+            keys_exchange = Some((cycles + keys_cycles.max(key_phases), row_bytes + keys_rows));
         }
         k_steps =
             u32_of(t.div_ceil(u64::from(block)) * u64::from(shape.heads_per_tile.unwrap_or(1)));
@@ -323,9 +320,9 @@ fn grid_candidate(
     Some(Candidate {
         compute_cycles: compute,
         internal_exchange_cycles: internal.cycles(target) + panel_phases,
-        internal_row_bytes: internal
-            .max_row_bytes()
-            .max(keys_exchange.map_or(0, |(_, row_bytes)| row_bytes)),
+        // Every phase's rows are in a tile's exchange code at once.
+        internal_row_bytes: internal.max_row_bytes()
+            + keys_exchange.map_or(0, |(_, row_bytes)| row_bytes),
         internal_phases,
         k_steps,
         step_slices,

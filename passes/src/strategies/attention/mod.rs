@@ -332,8 +332,8 @@ impl DistributedKeys {
     }
 
     /// The op's exchange phases, one per key block (and, packed in panels, the gather of the
-    /// panels): the phases, their cycles by the endpoint rule and the largest encoded row
-    /// bytes of a tile in one of them.
+    /// panels): the phases, their cycles by the endpoint rule and the encoded row bytes of
+    /// the tile with the most over all of them.
     pub fn exchange_phases(&self, target: &Target) -> (Vec<InternalPhase>, u64, u64) {
         let blocks = self.tile.key_blocks().len() as u32 + u32::from(self.panels);
         let tiles = self.heads * self.tiles_per_head;
@@ -520,7 +520,7 @@ impl RaggedHeads {
     }
 
     /// The two phases (queries out, results home), their cycles by the endpoint rule and the
-    /// largest encoded row bytes of a tile in one of them.
+    /// encoded row bytes of the tile with the most over both.
     pub fn exchange_phases(&self, target: &Target) -> (Vec<InternalPhase>, u64, u64) {
         let tiles = self.heads * self.tiles_per_head;
         generated_phases(Arc::new(*self), 0..2, tiles, target)

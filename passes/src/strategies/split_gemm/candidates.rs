@@ -274,7 +274,7 @@ impl PhaseSource for SplitPhases {
 
 /// The op's internal exchange phases (each panel's and the reduction's, those that move
 /// anything): the phases, their cycles by the endpoint rule over the transfers the lowering
-/// emits, and the largest bytes a tile receives in one of them.
+/// emits, and the encoded row bytes of the tile with the most over all of them.
 pub(super) fn exchange_phases(
     grid: &SplitGrid,
     input: Precision,
@@ -315,7 +315,7 @@ pub fn gather_phases(
         precision: split.precision,
         a_home: Some(home.clone()),
     });
-    let (_, modelled, _) =
+    let (_, modelled, modelled_rows) =
         generated_phases(first.source.clone(), 0..grid.panels, grid.tiles(), target);
     let (mut phases, cycles, row_bytes) =
         generated_phases(source, 0..grid.panels, grid.tiles(), target);
@@ -329,7 +329,9 @@ pub fn gather_phases(
     Some((
         phases,
         candidate.internal_exchange_cycles.saturating_sub(modelled) + cycles,
-        candidate.internal_row_bytes.max(row_bytes),
+        // The panel phases' rows replaced (the reduction's kept): the busiest tile of the
+        // whole may differ from each part's, so the parts' rows add up as an upper bound.
+        candidate.internal_row_bytes.saturating_sub(modelled_rows) + row_bytes,
     ))
 }
 

@@ -247,15 +247,15 @@ pub(super) fn range_segments(range: &OwnedRange, mut visit: impl FnMut(Segment))
     }
 }
 
-/// The exchange code (standard memory for the whole program) split GEMM candidate
-/// `candidate` of product `op` adds to its busiest tile when it follows a row-major left
-/// operand: [`gather_code_rows`] of its plan and that operand's home, 16 B each
+/// The exchange code bytes (held for the whole program) split GEMM candidate `candidate` of
+/// product `op` adds to its busiest tile when it follows a row-major left operand:
+/// [`gather_code_rows`] of its plan and that operand's home, 16 B each
 /// (`lower::place::EXCHANGE_ROW_BYTES`). `None` for any other candidate.
 pub fn gather_code(
     graph: &crate::tiling::Graph,
     op: &crate::tiling::Op,
     candidate: &crate::tiling::candidate::Candidate,
-) -> Option<crate::tiling::MemoryUse> {
+) -> Option<u64> {
     candidate.follows.as_ref()?;
     let a_home = candidate.needs.first()?;
     if a_home.format.order != ipu_device::kernels::spec::ElementOrder::RowMajor {
@@ -265,8 +265,7 @@ pub fn gather_code(
     let m = u32::try_from(dims.batch * dims.m).ok()?;
     let k = u32::try_from(dims.k).ok()?;
     let rows = gather_code_rows(&candidate.plan, &a_home.shards, (m, k))?;
-    let bytes = rows * u64::from(crate::lower::place::EXCHANGE_ROW_BYTES);
-    Some(crate::tiling::MemoryUse::of(bytes, MemoryClass::Standard))
+    Some(rows * u64::from(crate::lower::place::EXCHANGE_ROW_BYTES))
 }
 
 /// The exchange rows (16 B each of a tile's exchange code, for the whole program) a split
