@@ -102,7 +102,8 @@ impl Scheduled {
     }
 }
 
-/// Identical phases (the panels of a K-streamed GEMM) are scheduled once.
+/// Identical phases (the panels of a K-streamed GEMM) are scheduled once; exchange the plan
+/// prices without expanding it is added as priced.
 pub fn scheduled_exchange_cycles(plan: &ExpandedPlan, target: &Target) -> Result<u64, String> {
     let mut unique: Vec<(&crate::planner::expand::ExpandedPhase, u64)> = Vec::new();
     let mut index: BTreeMap<&[crate::exchange::TransferRequest], usize> = BTreeMap::new();
@@ -123,7 +124,7 @@ pub fn scheduled_exchange_cycles(plan: &ExpandedPlan, target: &Target) -> Result
                 .map_err(|e| format!("op {}: {e}", phase.op))
         })
         .collect();
-    Ok(cycles?.into_iter().sum())
+    Ok(cycles?.into_iter().sum::<u64>() + plan.priced_exchange_cycles)
 }
 
 /// Screens mappings for `finalist` (the busiest endpoint's load summed over phases, then the

@@ -42,21 +42,38 @@ pub const ALIGNMENT: u32 = 16;
 /// (the 27-layer encoder, a scan, 140; the So400m layer at batch 4, 136).
 pub const PLANNED_STEPS: u32 = 256;
 
-/// Bytes of standard memory the support memory takes beyond its reservation on every tile
-/// when the busiest tile's exchange code is `code_bytes` and the program has
-/// [`PLANNED_STEPS`] steps, as [`support_memory`] lays it out (the runtime, the profile
-/// counters, the exchange code, the host code and the steps' code, the planned data starting
-/// at the next memory element): what the planner charges against the planned data.
-pub fn support_beyond_reservation(code_bytes: u64, target: &Target) -> u64 {
+/// Where the support memory's code starts and the planned data in standard memory starts, for
+/// `exchange_table_bytes` of exchange code and `generated_code_bytes` of step code: after the
+/// runtime, the profile counters, the exchange table and the host code, the code, and the
+/// data from the next memory element at or beyond the reservation.
+fn support_layout(
+    exchange_table_bytes: u64,
+    generated_code_bytes: u64,
+    target: &Target,
+) -> (u64, u64) {
     let memory = &target.memory;
     let start = u64::from(memory.standard_start.value);
     let code_address =
-        (start + u64::from(RUNTIME_BYTES + PROFILE_BYTES + HOST_CODE_BYTES) + code_bytes)
+        (start + u64::from(RUNTIME_BYTES + PROFILE_BYTES + HOST_CODE_BYTES) + exchange_table_bytes)
             .next_multiple_of(u64::from(ALIGNMENT));
-    let end = code_address + u64::from(PLANNED_STEPS * STEP_CODE_BYTES);
-    let reserved = start + u64::from(memory.support_reservation.value);
-    end.next_multiple_of(u64::from(memory.element_bytes.value.max(1)))
-        .saturating_sub(reserved)
+    let support_end = (code_address + generated_code_bytes)
+        .max(start + u64::from(memory.support_reservation.value));
+    let standard_start = support_end.next_multiple_of(u64::from(memory.element_bytes.value.max(1)));
+    (code_address, standard_start)
+}
+
+/// Bytes of standard memory the support memory takes beyond its reservation on every tile
+/// when the busiest tile's exchange code is `code_bytes` and the program has
+/// [`PLANNED_STEPS`] steps, as [`support_memory`] lays it out: what the planner charges
+/// against the planned data.
+pub fn support_beyond_reservation(code_bytes: u64, target: &Target) -> u64 {
+    let memory = &target.memory;
+    let step_code = u64::from(PLANNED_STEPS * STEP_CODE_BYTES);
+    let (_, standard_start) = support_layout(code_bytes, step_code, target);
+    let reserved =
+        u64::from(memory.standard_start.value) + u64::from(memory.support_reservation.value);
+    standard_start
+        .saturating_sub(reserved.next_multiple_of(u64::from(memory.element_bytes.value.max(1))))
 }
 
 /// The support memory of every tile (see the module docs).
@@ -104,13 +121,13 @@ pub fn support_memory(program: &TileProgram, target: &Target) -> SupportMemory {
     let linked_end = memory.standard_start.value + RUNTIME_BYTES;
     let exchange_table_bytes = busiest * EXCHANGE_ROW_BYTES;
     let generated_code_bytes = steps as u32 * STEP_CODE_BYTES;
-    let code_address = align_up(
-        linked_end + PROFILE_BYTES + exchange_table_bytes + HOST_CODE_BYTES,
-        ALIGNMENT,
+    let (code_address, standard_start) = support_layout(
+        u64::from(exchange_table_bytes),
+        u64::from(generated_code_bytes),
+        target,
     );
-    let support_end = (code_address + generated_code_bytes)
-        .max(memory.standard_start.value + memory.support_reservation.value);
-    let standard_start = align_up(support_end, memory.element_bytes.value);
+    let address = |a: u64| u32::try_from(a).unwrap_or(u32::MAX);
+    let (code_address, standard_start) = (address(code_address), address(standard_start));
     SupportMemory {
         linked_end,
         profile_bytes: PROFILE_BYTES,

@@ -789,3 +789,29 @@ pub fn evaluate(
 pub fn memory_name(class: MemoryClass) -> &'static str {
     class.name()
 }
+
+#[cfg(test)]
+mod prune_tests {
+    use super::*;
+    use crate::tiling::MemoryUse;
+    use ipu_device::MemoryClass;
+
+    #[test]
+    fn the_state_holding_least_memory_outlives_the_fronts() {
+        let live = |bytes| MemoryUse::of(bytes, MemoryClass::Interleaved);
+        // One group (no homes): the front of width 1 keeps the fastest; the slowest holds
+        // the least memory into the next op and is kept beside it.
+        let states = vec![
+            State::holding(100, live(300_000), (0, 0)),
+            State::holding(200, live(200_000), (0, 1)),
+            State::holding(300, live(10_000), (0, 2)),
+        ];
+        let kept = prune(states, 1);
+        let mut lineages: Vec<(usize, usize)> = kept.iter().map(|s| s.lineage).collect();
+        lineages.sort_unstable();
+        assert_eq!(lineages, [(0, 0), (0, 2)]);
+        // The leanest already in the front is not kept twice.
+        let kept = prune(vec![State::holding(100, live(1), (0, 0))], 1);
+        assert_eq!(kept.len(), 1);
+    }
+}

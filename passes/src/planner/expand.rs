@@ -26,6 +26,10 @@ pub struct ExpandedPlan {
     pub phases: Vec<ExpandedPhase>,
     /// Compute (and conversion) cycles, summed over ops, of each op's busiest tile.
     pub compute_cycles: u64,
+    /// Exchange cycles the plan prices but does not expand into transfers (a repeat's
+    /// resident stacks' multicasts and the carry between its iterations), counted as priced
+    /// by the modelled and the scheduled exchange alike.
+    pub priced_exchange_cycles: u64,
 }
 
 impl ExpandedPlan {
@@ -48,6 +52,7 @@ impl ExpandedPlan {
                 })
                 .collect(),
             compute_cycles: self.compute_cycles,
+            priced_exchange_cycles: self.priced_exchange_cycles,
         }
     }
 }
@@ -196,14 +201,28 @@ fn expand_into(
         if let (OpKind::Repeat { count, body, .. }, Some(body_plan)) =
             (&op.kind, finalist.bodies.get(&index))
         {
+            let iterations = *count.max(&1);
             expand_into(
                 body,
                 body_plan,
                 mapping,
-                runs * count.max(&1),
+                runs * iterations,
                 Some(reported),
                 plan,
             );
+            // What the repeat adds to its bodies (the resident stacks' slice copies and
+            // multicasts, the carry between iterations, its operands' moves), as priced:
+            // not expanded into transfers, counted whole.
+            let repeat = finalist.ops.get(index).copied().unwrap_or_default();
+            let body = &body_plan.estimate;
+            let compute = |cycles: u64, exchange: u64| cycles.saturating_sub(exchange);
+            plan.compute_cycles += runs
+                * compute(repeat.cycles, repeat.exchange_cycles)
+                    .saturating_sub(iterations * compute(body.cycles, body.exchange_cycles));
+            plan.priced_exchange_cycles += runs
+                * repeat
+                    .exchange_cycles
+                    .saturating_sub(iterations * body.exchange_cycles);
             continue;
         }
         let estimate = finalist.ops.get(index).copied().unwrap_or_default();
@@ -340,7 +359,7 @@ pub fn physical_loads(transfers: &[TransferRequest], target: &Target) -> (u64, u
 /// `exchange_phase_cycles`. Also returns the exchange part and the pressure (the busiest
 /// endpoint's cycles summed over phase runs, without the fixed phase cost).
 pub fn model(plan: &ExpandedPlan, target: &Target) -> (u64, u64, u64) {
-    let mut exchange = 0u64;
+    let mut exchange = plan.priced_exchange_cycles;
     let mut pressure = 0u64;
     for phase in &plan.phases {
         let (bus, tile) = physical_loads(&phase.transfers, target);

@@ -620,6 +620,17 @@ impl State {
         self.live.total()
     }
 
+    /// A state of `cycles` holding `live` into the next op, at `lineage` (for tests of the
+    /// beam's pruning).
+    #[cfg(test)]
+    pub(super) fn holding(cycles: u64, live: MemoryUse, lineage: (usize, usize)) -> State {
+        let mut state = State::empty();
+        state.estimate.cycles = cycles;
+        state.live = live;
+        state.lineage = lineage;
+        state
+    }
+
     pub(super) fn objectives(&self) -> [u64; 5] {
         let e = &self.estimate;
         [

@@ -89,12 +89,7 @@ pub fn generated_phases(
             transfers += 1;
         });
         if transfers > 0 {
-            if row_bytes.len() < load.row_bytes.len() {
-                row_bytes.resize(load.row_bytes.len(), 0);
-            }
-            for (total, bytes) in row_bytes.iter_mut().zip(&load.row_bytes) {
-                *total += bytes;
-            }
+            super::layout::add_per_tile(&mut row_bytes, &load.row_bytes);
             cycles += load.cycles(target);
             kept.push(phase);
         }

@@ -301,6 +301,16 @@ pub fn for_each_transfer_within(
 pub const SEND_ROW_BYTES: u64 = 16;
 pub const RECEIVE_ROW_BYTES: u64 = 20;
 
+/// Adds per-tile figures `from` into `into` (grown to hold every tile of `from`).
+pub fn add_per_tile(into: &mut Vec<u64>, from: &[u64]) {
+    if into.len() < from.len() {
+        into.resize(from.len(), 0);
+    }
+    for (a, b) in into.iter_mut().zip(from) {
+        *a += b;
+    }
+}
+
 /// Endpoint loads of moving a set of tensors in one exchange phase.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PhaseLoad {
@@ -335,17 +345,9 @@ impl PhaseLoad {
 
     /// Adds the loads of `other` (another part of the same phase).
     pub fn merge(&mut self, other: &PhaseLoad) {
-        let add = |into: &mut Vec<u64>, from: &[u64]| {
-            if into.len() < from.len() {
-                into.resize(from.len(), 0);
-            }
-            for (a, b) in into.iter_mut().zip(from) {
-                *a += b;
-            }
-        };
-        add(&mut self.tile_out, &other.tile_out);
-        add(&mut self.tile_in, &other.tile_in);
-        add(&mut self.row_bytes, &other.row_bytes);
+        add_per_tile(&mut self.tile_out, &other.tile_out);
+        add_per_tile(&mut self.tile_in, &other.tile_in);
+        add_per_tile(&mut self.row_bytes, &other.row_bytes);
         if self.tile_sources.len() < other.tile_sources.len() {
             self.tile_sources
                 .resize(other.tile_sources.len(), Vec::new());

@@ -458,6 +458,42 @@ fn repeat_bodies_are_planned_once() {
 }
 
 #[test]
+fn exchange_priced_without_transfers_is_modelled_and_scheduled_as_priced() {
+    // A repeat's stacks and carry are priced, not expanded into transfers: the model and the
+    // schedule add them to the phases they do expand.
+    let target = Target::c600();
+    let phase = expand::ExpandedPhase {
+        op: 0,
+        transfers: vec![crate::exchange::TransferRequest {
+            source: 0,
+            destinations: vec![1],
+            bytes: 4096,
+        }],
+        runs: 2,
+    };
+    let alone = expand::ExpandedPlan {
+        phases: vec![phase],
+        compute_cycles: 10,
+        priced_exchange_cycles: 0,
+    };
+    let priced = expand::ExpandedPlan {
+        priced_exchange_cycles: 777,
+        ..alone.clone()
+    };
+    let (total, exchange, pressure) = expand::model(&alone, &target);
+    assert_eq!(
+        expand::model(&priced, &target),
+        (total + 777, exchange + 777, pressure)
+    );
+    let schedule = |plan| crate::select_finalist::scheduled_exchange_cycles(plan, &target);
+    assert_eq!(
+        schedule(&priced),
+        Ok(schedule(&alone).expect("schedules") + 777)
+    );
+    assert_eq!(priced.remapped(&expand::Mapping::identity(2)), priced);
+}
+
+#[test]
 fn attention_and_row_ops_have_plans() {
     let target = Target::c600();
     let mut graph = Graph::default();
