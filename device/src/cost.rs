@@ -159,6 +159,15 @@ pub fn kernel_cycles(spec: &KernelSpec, target: &Target) -> u64 {
         KernelSpec::AttentionFinish { rows, width, .. } => {
             attention_finish_cycles(*rows, *width, target)
         }
+        KernelSpec::AttentionColumns {
+            keys,
+            queries,
+            width,
+            ..
+        } => attention_columns_cycles(*queries, *keys, *width, target),
+        KernelSpec::AttentionFinishColumns { queries, width, .. } => {
+            transpose_cycles(*queries, *width, target)
+        }
         KernelSpec::AddGroupBias {
             precision,
             elements,
@@ -432,6 +441,22 @@ pub fn attention_block_cycles(rows: u32, keys: u32, width: u32, target: &Target)
     let rate = u128::from(vector_elements_per_cycle(Precision::F32, target));
     let vector_ops = u128::from(div_ceil(rows * (keys * width + width), rate));
     clamp(exps + vector_ops + launch128(target))
+}
+
+/// One key block of the column formulation ([`KernelSpec::AttentionColumns`]): `queries *
+/// keys` exps, as the row form, and at the F32 vector rate two passes over the padded score
+/// block (the maximum, then the exps' stores and sum) and the rescale of the `width x
+/// queries` output: `queries * keys * exp + ceil((2 * pad16(keys) * pad16(queries) + width *
+/// pad16(queries)) / f32 rate) + launch`. The products with the values run on the AMP (a
+/// GEMM call of their own), not here.
+pub fn attention_columns_cycles(queries: u32, keys: u32, width: u32, target: &Target) -> u64 {
+    let pad = |n: u32| u128::from(n.div_ceil(16) * 16);
+    let exps = u128::from(queries)
+        * u128::from(keys)
+        * u128::from(target.kernels.exp_cycles_per_element.value);
+    let rate = u128::from(vector_elements_per_cycle(Precision::F32, target));
+    let passes = 2 * pad(keys) * pad(queries) + u128::from(width) * pad(queries);
+    clamp(exps + u128::from(div_ceil(passes, rate)) + launch128(target))
 }
 
 /// Final normalization of blocked attention: `width` f32 divisions per row at the F32 vector

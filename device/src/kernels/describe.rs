@@ -217,6 +217,29 @@ impl KernelSpec {
                     precision.short_name()
                 )
             }
+            KernelSpec::AttentionColumns {
+                precision,
+                keys,
+                queries,
+                width,
+                causal,
+            } => {
+                let causal = if *causal { "_causal" } else { "" };
+                format!(
+                    "attention_columns_{}_q{queries}_k{keys}_w{width}{causal}",
+                    precision.short_name()
+                )
+            }
+            KernelSpec::AttentionFinishColumns {
+                precision,
+                queries,
+                width,
+            } => {
+                format!(
+                    "attention_finish_columns_{}_q{queries}_w{width}",
+                    precision.short_name()
+                )
+            }
             KernelSpec::AddGroupBias {
                 precision,
                 rows,
@@ -268,6 +291,8 @@ impl KernelSpec {
             KernelSpec::Scale { .. } => "scale.mlir",
             KernelSpec::AttentionBlock { .. } => "attention_block.mlir",
             KernelSpec::AttentionFinish { .. } => "attention_finish.mlir",
+            KernelSpec::AttentionColumns { .. } => "attention_columns.mlir",
+            KernelSpec::AttentionFinishColumns { .. } => "attention_finish_columns.mlir",
             KernelSpec::AddGroupBias { .. } => "add_group_bias.mlir",
             KernelSpec::Map { .. } => "common.mlir",
             KernelSpec::Reduce { .. } => "reduce.mlir",
@@ -431,6 +456,30 @@ impl KernelSpec {
             } => vec![
                 ("precision", p(*precision)),
                 ("rows", i64::from(*rows)),
+                ("width", i64::from(*width)),
+            ],
+            KernelSpec::AttentionColumns {
+                precision,
+                keys,
+                queries,
+                width,
+                causal,
+            } => vec![
+                ("precision", p(*precision)),
+                ("partials", p(default_partials(*precision))),
+                ("keys", i64::from(*keys)),
+                ("queries", i64::from(*queries)),
+                ("width", i64::from(*width)),
+                ("causal", i64::from(*causal)),
+            ],
+            KernelSpec::AttentionFinishColumns {
+                precision,
+                queries,
+                width,
+            } => vec![
+                ("precision", p(*precision)),
+                ("partials", p(default_partials(*precision))),
+                ("queries", i64::from(*queries)),
                 ("width", i64::from(*width)),
             ],
             KernelSpec::AddGroupBias {
@@ -642,6 +691,22 @@ impl KernelSpec {
             } => {
                 self.require_arithmetic("element", *precision)?;
                 self.require_positive("rows", *rows)?;
+                self.require_positive("width", *width)?;
+            }
+            KernelSpec::AttentionColumns {
+                precision,
+                keys,
+                queries,
+                width,
+                ..
+            } => self.validate_attention_block(*precision, *queries, *keys, *width)?,
+            KernelSpec::AttentionFinishColumns {
+                precision,
+                queries,
+                width,
+            } => {
+                self.require_arithmetic("element", *precision)?;
+                self.require_positive("queries", *queries)?;
                 self.require_positive("width", *width)?;
             }
             KernelSpec::AddGroupBias {

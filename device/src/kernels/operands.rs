@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use super::describe::AMP_GROUP;
+use super::describe::{default_partials, AMP_GROUP};
 use super::spec::{KernelRunError, KernelSpec};
 use crate::numerics::SCALE_RANGE;
 use crate::precision::Precision;
@@ -56,8 +56,10 @@ impl KernelSpec {
             KernelSpec::Cast { .. } | KernelSpec::Softmax { .. } => 3,
             KernelSpec::Add { .. } | KernelSpec::Scale { .. } => 3,
             KernelSpec::LayerNorm { .. } | KernelSpec::AddGroupBias { .. } => 4,
-            KernelSpec::AttentionBlock { .. } => 8,
-            KernelSpec::AttentionFinish { .. } | KernelSpec::CopySlice { .. } => 3,
+            KernelSpec::AttentionBlock { .. } | KernelSpec::AttentionColumns { .. } => 8,
+            KernelSpec::AttentionFinish { .. }
+            | KernelSpec::AttentionFinishColumns { .. }
+            | KernelSpec::CopySlice { .. } => 3,
             KernelSpec::Count => 1,
             KernelSpec::Rearrange { .. }
             | KernelSpec::Gelu { .. }
@@ -240,6 +242,31 @@ impl KernelSpec {
                 rows,
                 width,
             } => attention_finish_operands(*precision, *rows, *width),
+            KernelSpec::AttentionColumns {
+                precision,
+                keys,
+                queries,
+                width,
+                ..
+            } => attention_columns_operands(*precision, *keys, *queries, *width),
+            KernelSpec::AttentionFinishColumns {
+                precision,
+                queries,
+                width,
+            } => {
+                let (queries, width) = (count(queries), count(width));
+                vec![
+                    operand(
+                        0,
+                        "o",
+                        Access::Read,
+                        default_partials(*precision),
+                        pad16(queries) * width,
+                    ),
+                    operand(1, "l", Access::Read, Precision::F32, queries),
+                    operand(2, "dst", Access::Write, *precision, queries * width),
+                ]
+            }
             KernelSpec::AddGroupBias {
                 precision,
                 rows,
@@ -585,6 +612,31 @@ fn attention_block_operands(
         operand(3, "l", Access::ReadWrite, Precision::F32, rows),
         operand(4, "o", Access::ReadWrite, Precision::F32, rows * width),
     ]
+}
+
+/// One key block of the column formulation: the transposed scores read, the probabilities
+/// written, the running maximum, sum and unnormalized output (all queries padded to whole
+/// 16-column panels, the keys of s and p to whole 16-row groups) read and written.
+fn attention_columns_operands(
+    precision: Precision,
+    keys: u32,
+    queries: u32,
+    width: u32,
+) -> Vec<Operand> {
+    let (keys, queries, width) = (pad16(count(&keys)), count(&queries), count(&width));
+    let partials = default_partials(precision);
+    vec![
+        operand(0, "s", Access::Read, partials, keys * pad16(queries)),
+        operand(1, "p", Access::Write, precision, keys * pad16(queries)),
+        operand(2, "m", Access::ReadWrite, Precision::F32, queries),
+        operand(3, "l", Access::ReadWrite, Precision::F32, queries),
+        operand(4, "o", Access::ReadWrite, partials, width * pad16(queries)),
+    ]
+}
+
+/// `n` rounded up to whole 16-element groups.
+fn pad16(n: u64) -> u64 {
+    n.div_ceil(16) * 16
 }
 
 /// A rearrangement between a dense block of `dense_elements` and an AMP block of

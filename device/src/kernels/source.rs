@@ -50,6 +50,14 @@ const SOURCES: &[(&str, &str)] = &[
         include_str!("../../kernels/attention_finish.mlir"),
     ),
     (
+        "attention_columns.mlir",
+        include_str!("../../kernels/attention_columns.mlir"),
+    ),
+    (
+        "attention_finish_columns.mlir",
+        include_str!("../../kernels/attention_finish_columns.mlir"),
+    ),
+    (
         "add_group_bias.mlir",
         include_str!("../../kernels/add_group_bias.mlir"),
     ),

@@ -302,6 +302,42 @@ pub enum KernelSpec {
         row_major_a: bool,
         row_major_c: bool,
     },
+    // Packages store kernel specs by variant index: new variants go last.
+    /// One key block of flash attention in the column formulation: the scores arrive
+    /// transposed, keys as AMP rows and queries as columns (`s = K_blk Q^T` from the AMP), and
+    /// the probabilities leave as the AMP weights of `o^T += V_blk^T p^T`. Every block is in
+    /// the AMP's 16-column panel order ([`ElementOrder`]) with the queries as its columns,
+    /// padded to `qp = ceil(queries / 16) * 16`: `s` (the unscaled q.k, in the partials
+    /// precision [`crate::kernels::describe::default_partials`]) and `p` (in `precision`) with
+    /// `kp = ceil(keys / 16) * 16` panel rows (the keys), `o` (the unnormalized output, in the
+    /// partials precision) with `width` panel rows; the running maximum `m` and sum `l` are f32,
+    /// one per query. Key `key_offset + r` is hidden from query `query_offset + j` when
+    /// `causal` and `key_offset + r > query_offset + j`. Per query column j < `queries` with a
+    /// visible key, over the visible keys r in order: x_r = scale * s[r][j];
+    /// m' = max(m[j], max_r x_r); c = exp(m[j] - m') (0 when m[j] is -inf); p[r][j] = exp(x_r -
+    /// m') rounded once to `precision`; l[j] = l[j] * c + the sum of the rounded p[r][j];
+    /// o[e][j] = o[e][j] * c rounded to the partials precision (0 when m[j] was -inf, whatever
+    /// o held); m[j] = m'. Every other p element (hidden keys, padding rows and columns) is
+    /// written 0; a column with no visible key keeps its m, l and o. All arithmetic in f32
+    /// (exp is libm expf). `s` and `p` may not overlap each other or m, l, o.
+    /// Args: [s_offset, p_offset, m_offset, l_offset, o_offset, scale_bits, query_offset,
+    /// key_offset].
+    AttentionColumns {
+        precision: Precision,
+        keys: u32,
+        queries: u32,
+        width: u32,
+        causal: bool,
+    },
+    /// out[j][e] = o[e][j] / l[j] for `queries` rows of `width` (row-major, `precision`), o in
+    /// the panel order of [`KernelSpec::AttentionColumns`] (`width` panel rows, the partials
+    /// precision of `precision`), l f32; each quotient formed in f32 and rounded once; 0 where
+    /// l[j] is 0. Args: [o_offset, l_offset, dst_offset].
+    AttentionFinishColumns {
+        precision: Precision,
+        queries: u32,
+        width: u32,
+    },
 }
 
 impl KernelSpec {

@@ -86,7 +86,7 @@ fn attention_block_reference(
     }
 }
 
-fn f32_bytes(values: &[f32]) -> Vec<u8> {
+pub(crate) fn f32_bytes(values: &[f32]) -> Vec<u8> {
     values.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
@@ -98,7 +98,7 @@ fn f32_values(bytes: &[u8]) -> Vec<f32> {
 }
 
 /// Offsets of consecutive regions of these byte sizes, each 64-byte aligned, and the total.
-fn layout(sizes: &[usize]) -> (Vec<usize>, usize) {
+pub(crate) fn layout(sizes: &[usize]) -> (Vec<usize>, usize) {
     let mut at = 0;
     let offsets = sizes
         .iter()

@@ -5,6 +5,7 @@ mod fidelity;
 mod fidelity_siglip;
 mod kernels;
 mod kernels_attention;
+mod kernels_attention_columns;
 mod kernels_cache;
 mod kernels_map;
 mod kernels_runner;

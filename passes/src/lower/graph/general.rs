@@ -51,9 +51,9 @@ mod matmul;
 mod rows;
 
 use crate::strategies::attention::{
-    heads_per_tile as attention_heads_per_tile, materialized_fits, query_blocks_allowed,
-    streamed_key_block, wave_key_block, DistributedKeys, MaterializedTile, RaggedHeads,
-    StreamedTile,
+    heads_per_tile as attention_heads_per_tile, home_tiles, materialized_fits,
+    query_blocks_allowed, streamed_key_block, wave_key_block, DistributedKeys, MaterializedTile,
+    RaggedHeads, StreamedTile,
 };
 
 /// Rows `[rows.0, rows.1)` and columns `[cols.0, cols.1)` of a value's 2-D view, wanted dense

@@ -71,6 +71,7 @@ fn long_attention_is_planned_flash_style_with_the_lowerings_key_block() {
         precision: Precision::F32,
         causal: true,
         home_keys: None,
+        columns: false,
     };
     // 8 keys per tile are not whole 16-key panels: the keys are packed once in panels on the
     // head's first 16 tiles, and every block arrives packed.
@@ -82,10 +83,16 @@ fn long_attention_is_planned_flash_style_with_the_lowerings_key_block() {
     assert_eq!(flash.compute_cycles, keys.tile.cycles(&target));
     assert!(keys.tile.cycles(&target) < streamed.cycles(&target));
     // Keys homed over the head's tiles move there whole, before the key blocks; the queries
-    // move with the first block. Keys not homed so (250 keys on a ragged grid of 32 query
-    // blocks per head: 8 keys per tile do not cover them evenly) move one key block per phase.
+    // move with the first block. Keys that no tile count from half the head's query tiles up
+    // divides (251 keys, prime, on a ragged grid of 32 query blocks per head) are not homed so
+    // and move one key block per phase; 250 keys are homed over 25 tiles per head (10 each).
     assert_eq!(flash.step_slices, [None, None, None]);
-    let uneven = self_attention(vec![2, 250, 64], false);
+    let homes = crate::strategies::attention::home_tiles;
+    assert_eq!(
+        (homes(250, 32), homes(251, 32), homes(256, 32)),
+        (Some(25), None, Some(32))
+    );
+    let uneven = self_attention(vec![2, 251, 64], false);
     let all = candidates::candidates(&uneven, 0, &options, &target);
     let ragged = flash_on(&all, &[2, 32]).expect("a flash candidate on a ragged grid");
     let OperatorPlan::Attention(AttentionPlan {
@@ -97,7 +104,7 @@ fn long_attention_is_planned_flash_style_with_the_lowerings_key_block() {
     };
     let block = Some((1, u64::from(key_block)));
     assert_eq!(ragged.step_slices, [None, block, block]);
-    assert_eq!(ragged.k_steps, 250u32.div_ceil(key_block));
+    assert_eq!(ragged.k_steps, 251u32.div_ceil(key_block));
     // 32 keys fit whole: no flash candidate.
     let short = self_attention(vec![2, 32, 64], true);
     let all = candidates::candidates(&short, 0, &options, &target);
@@ -151,6 +158,7 @@ fn a_pinned_key_block_is_the_flash_plans_block() {
             precision: Precision::F32,
             causal: false,
             home_keys: None,
+            columns: false,
         },
     )
     .expect("256 keys split over 32 tiles")

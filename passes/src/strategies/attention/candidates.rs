@@ -219,7 +219,8 @@ fn grid_candidate(
     let mut k_steps = 1;
     let mut step_slices = Vec::new();
     let mut keys_exchange = None;
-    let mut distributed = false;
+    // Tiles homing each head's keys and values when they are distributed.
+    let mut distributed = None;
     let mut panel_bytes = 0;
     let streamed = match (pinned_key_block, shape.heads_per_tile) {
         (Some(block), _) if materialized => Some(block),
@@ -244,6 +245,7 @@ fn grid_candidate(
             precision,
             causal: shape.causal,
             home_keys: None,
+            columns: false,
         };
         compute = match shape.heads_per_tile {
             Some(heads) => streamed_tile.waves_cycles(heads, target),
@@ -254,8 +256,9 @@ fn grid_candidate(
         if let Some(keys) = DistributedKeys::of(gb, gs, streamed_tile).filter(|_| one_head_per_row)
         {
             let keys = keys.packed();
-            if keys.panels {
-                // Each panel's tile gathers its 16 keys before packing them.
+            if keys.panels && !keys.tile.columns {
+                // Each panel's tile gathers its 16 keys before packing them (the column
+                // formulation counts its panel buffers in its working bytes).
                 panel_bytes = 16 * u64::from(keys.tile.d) * u64::from(precision.bytes());
             }
             streamed_tile = keys.tile;
@@ -263,7 +266,7 @@ fn grid_candidate(
             let (phases, cycles, row_bytes) = keys.exchange_phases(target);
             internal_phases.extend(phases);
             keys_exchange = Some((cycles, row_bytes));
-            distributed = true;
+            distributed = Some(keys.home_tiles);
         }
         if ragged {
             let heads = RaggedHeads {
@@ -288,11 +291,15 @@ fn grid_candidate(
             // block of the keys and values (the key axis of [batch-heads, keys, width]).
             // Keys and values homed over the head's tiles are moved there first, whole (the
             // key blocks are multicast from there in the internal phases).
-            let keys = (!distributed).then_some((1, u64::from(block)));
+            let keys = distributed.is_none().then_some((1, u64::from(block)));
             step_slices = vec![None, keys, keys];
         }
-        kernels = vec![streamed_tile.update(block.min(sizes.2))];
-        kernels.extend(streamed_tile.pack_home().into_iter().flatten());
+        if streamed_tile.columns {
+            kernels = streamed_tile.column_kernels();
+        } else {
+            kernels = vec![streamed_tile.update(block.min(sizes.2))];
+            kernels.extend(streamed_tile.pack_home().into_iter().flatten());
+        }
         if !all_valid(&kernels) {
             return None;
         }
@@ -309,8 +316,7 @@ fn grid_candidate(
         || u64::from(k_steps - 1) * u64::from(target.exchange.phase_cycles.value),
         |(cycles, _)| cycles,
     );
-    let keys_split = distributed;
-    let (mut operand_needs, mut result_need) = needs(shape, &grid, materialized, keys_split);
+    let (mut operand_needs, mut result_need) = needs(shape, &grid, materialized, distributed);
     if ragged {
         // Each head's queries and result whole on tile `head`.
         let bytes = shape.vector.bytes();
@@ -333,33 +339,32 @@ fn grid_candidate(
 }
 
 /// The blocks of the query, key and value each tile of `grid` fetches, and the result blocks
-/// it leaves (a row grid after a materialized attention's reshard). With `keys_split` the keys
-/// and values are homed split over the head's tiles ([`DistributedKeys`]) and fetched block by
-/// block from there.
+/// it leaves (a row grid after a materialized attention's reshard). With `home_tiles` the keys
+/// and values are homed split over that many tiles per head ([`DistributedKeys`]: a row grid
+/// `[batch-heads, home_tiles]`) and fetched block by block from there.
 fn needs(
     shape: &AttentionShape,
     grid: &[u32],
     materialized: bool,
-    keys_split: bool,
+    home_tiles: Option<u32>,
 ) -> (Vec<Need>, Need) {
     let bytes = shape.vector.bytes();
-    let kv_axes: &[Option<usize>] = if materialized {
-        &[Some(0), None, Some(1)]
-    } else if keys_split {
-        &[Some(0), Some(1)]
-    } else {
-        &[Some(0), None]
+    let kv = |shape: [u64; 3]| match home_tiles {
+        Some(tiles) => Shards::needed_by_grid(shape, bytes, &[grid[0], tiles], &[Some(0), Some(1)]),
+        None if materialized => {
+            Shards::needed_by_grid(shape, bytes, grid, &[Some(0), None, Some(1)])
+        }
+        None => Shards::needed_by_grid(shape, bytes, grid, &[Some(0), None]),
     };
     // The value rows a tile multiplies by are all keys of its batch (or, split, its share).
-    let v_axes = if keys_split {
-        kv_axes
-    } else {
-        &[Some(0), None, None][..grid.len()]
+    let values = match home_tiles {
+        Some(_) => kv(shape.v),
+        None => Shards::needed_by_grid(shape.v, bytes, grid, &[Some(0), None, None][..grid.len()]),
     };
     let shards = [
         Shards::needed_by_grid(shape.q, bytes, grid, &[Some(0), Some(1), None]),
-        Shards::needed_by_grid(shape.k, bytes, grid, kv_axes),
-        Shards::needed_by_grid(shape.v, bytes, grid, v_axes),
+        kv(shape.k),
+        values,
     ];
     let operands = shards
         .into_iter()

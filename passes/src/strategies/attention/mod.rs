@@ -8,6 +8,7 @@
 //! them and [`candidates`] prices them with the device cost model.
 
 mod candidates;
+mod columns;
 
 pub use candidates::candidates;
 
@@ -87,6 +88,9 @@ pub struct StreamedTile {
     /// once, transposed into AMP-right order ([`StreamedTile::pack_home`]), so each key block
     /// arrives ready for the score GEMM (no transpose or rearrange per block).
     pub home_keys: Option<u32>,
+    /// The column formulation ([`columns`]): keys as the AMP's rows, queries as its columns,
+    /// the products with the values on the AMP, keys and values packed in panels by the head.
+    pub columns: bool,
 }
 
 impl StreamedTile {
@@ -136,10 +140,17 @@ impl StreamedTile {
     /// range is one contiguous run of bytes).
     pub fn pack_home(&self) -> Option<[KernelSpec; 2]> {
         let home = self.home_keys?;
-        Some([
+        Some(self.transposed_weights(home, home))
+    }
+
+    /// The packing of a `[rows, d]` block of this tile's precision as AMP weights: its
+    /// transpose, then into AMP-right order with `d` padded to whole 16-row groups and the
+    /// `rows` as `cols_padded` columns.
+    pub fn transposed_weights(&self, rows: u32, cols_padded: u32) -> [KernelSpec; 2] {
+        [
             KernelSpec::Transpose {
                 precision: self.precision,
-                rows: home,
+                rows,
                 cols: self.d,
             },
             KernelSpec::Rearrange {
@@ -149,10 +160,10 @@ impl StreamedTile {
                 offset: 0,
                 rows: self.d,
                 rows_padded: pad16(self.d),
-                cols: home,
-                cols_padded: home,
+                cols: rows,
+                cols_padded,
             },
-        ])
+        ]
     }
 
     /// Bytes of one packed key of a key block (its head dimension padded to 16).
@@ -183,6 +194,9 @@ impl StreamedTile {
     /// Modelled cycles of the tile's calls: the fills, per key block its transpose, scores and
     /// update, then the finish.
     pub fn cycles(&self, target: &Target) -> u64 {
+        if self.columns {
+            return self.column_cycles(target);
+        }
         let fills: u64 = self.fills().iter().map(|spec| cost(spec, target)).sum();
         let pack: u64 = self
             .pack_home()
@@ -210,6 +224,9 @@ impl StreamedTile {
     /// Packed at home: the key block packed (no transpose), the home keys packed and their
     /// transpose.
     pub fn working_bytes(&self) -> u64 {
+        if self.columns {
+            return self.column_working_bytes();
+        }
         let [rows, d, width, block] =
             [self.rows, self.d, self.width, self.key_block].map(u64::from);
         let e = u64::from(self.precision.bytes());
@@ -253,10 +270,12 @@ impl StreamedTile {
     }
 }
 
-/// The streamed attention's keys and values homed on the query tiles: each batch-head's `keys`
-/// rows split evenly over its `tiles_per_head` tiles (tile `head * tiles_per_head + j` holds
-/// keys `[j * keys / tiles_per_head, ...)`, as a row grid over the stacked heads lays them
-/// out), so no tile holds a whole head. Every key block is then one exchange phase: its keys
+/// The streamed attention's keys and values homed over the tiles: each batch-head's `keys`
+/// rows split evenly over `home_tiles` tiles (tile `head * home_tiles + j` holds keys
+/// `[j * keys / home_tiles, ...)`, as a row grid over the stacked heads lays them out), so no
+/// tile holds a whole head. `home_tiles` is the head's query tiles (`tiles_per_head`) when
+/// they divide the keys, else the most tiles up to them that do ([`home_tiles`]): the homes
+/// are then not the head's own query tiles, which does not matter to a multicast. Every key block is then one exchange phase: its keys
 /// and values multicast from the tiles that hold them to the head's other tiles (the owner
 /// copies its own), as the lowering's fetches of each block from that home move them.
 ///
@@ -268,7 +287,10 @@ impl StreamedTile {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DistributedKeys {
     pub heads: u32,
+    /// The head's query tiles (`head * tiles_per_head + j`), every key block's receivers.
     pub tiles_per_head: u32,
+    /// Tiles homing each head's keys and values.
+    pub home_tiles: u32,
     /// A tile's calls (its keys, head size, value width, key block and precision).
     pub tile: StreamedTile,
     /// The keys are packed in 16-key panels on the head's first tiles, not at their homes.
@@ -276,28 +298,27 @@ pub struct DistributedKeys {
 }
 
 impl DistributedKeys {
-    /// The layout when the keys split exactly over the head's tiles; `None` otherwise (the
-    /// row grid's blocks would cross heads).
+    /// The layout over [`home_tiles`] tiles per head; `None` when there are none.
     pub fn of(heads: u32, tiles_per_head: u32, tile: StreamedTile) -> Option<DistributedKeys> {
-        (tiles_per_head > 0 && tile.keys.is_multiple_of(tiles_per_head)).then_some(
-            DistributedKeys {
-                heads,
-                tiles_per_head,
-                tile,
-                panels: false,
-            },
-        )
+        home_tiles(tile.keys, tiles_per_head).map(|home_tiles| DistributedKeys {
+            heads,
+            tiles_per_head,
+            home_tiles,
+            tile,
+            panels: false,
+        })
     }
 
     /// Keys per home block.
     pub fn rows_per_tile(&self) -> u32 {
-        self.tile.keys / self.tiles_per_head.max(1)
+        self.tile.keys / self.home_tiles.max(1)
     }
 
     /// The tile with its home keys packed ([`StreamedTile::home_keys`]) when the home blocks and
     /// key blocks are whole 16-key panels and every block's score GEMM is one call (its packed
     /// keys one contiguous weight buffer); else the tile as it is (each block transposed and
-    /// packed where it arrives).
+    /// packed where it arrives). Packed either way, the tile takes the column formulation
+    /// wherever it fits ([`StreamedTile::columns_fit`]).
     pub fn packed(mut self) -> DistributedKeys {
         let home = self.rows_per_tile();
         let whole = |keys: u32| keys.is_multiple_of(16);
@@ -313,6 +334,7 @@ impl DistributedKeys {
                 .iter()
                 .all(|&(first, keys)| whole(first) && whole(keys) && one_call(&tile, keys));
         if fits {
+            tile.columns = tile.columns_fit();
             self.tile = tile;
             return self;
         }
@@ -326,6 +348,7 @@ impl DistributedKeys {
         if !panels {
             tile.home_keys = None;
         }
+        tile.columns = tile.columns_fit();
         self.panels = panels;
         self.tile = tile;
         self
@@ -339,6 +362,17 @@ impl DistributedKeys {
         let tiles = self.heads * self.tiles_per_head;
         generated_phases(Arc::new(*self), 0..blocks, tiles, target)
     }
+}
+
+/// Tiles homing each head's keys when it has `tiles_per_head` query tiles: all of them when
+/// they divide the keys, else the most that do, if at least half of them (fewer would leave a
+/// few tiles sending every key block to all the head's tiles; the keys are then fetched from
+/// wherever their producer left them).
+pub fn home_tiles(keys: u32, tiles_per_head: u32) -> Option<u32> {
+    (1..=tiles_per_head)
+        .rev()
+        .take_while(|&tiles| 2 * tiles >= tiles_per_head)
+        .find(|&tiles| keys.is_multiple_of(tiles))
 }
 
 /// The part of one key block one home tile holds: `keys` keys from key `offset_in_owner` of
@@ -361,23 +395,31 @@ impl DistributedKeys {
         range: (u32, u32),
         visit: impl FnMut(BlockPiece),
     ) {
-        self.for_each_piece(head, range, self.rows_per_tile(), visit);
+        self.for_each_piece(head, range, (self.rows_per_tile(), self.home_tiles), visit);
     }
 
     /// The packed keys' pieces of keys `[first, first + count)` of `head`: from their homes, or,
     /// packed in panels, one per panel from the panel's tile.
     pub fn for_each_key_piece(&self, head: u32, range: (u32, u32), visit: impl FnMut(BlockPiece)) {
-        let per_tile = if self.panels {
-            16
+        let holders = if self.panels {
+            (16, self.tiles_per_head)
         } else {
-            self.rows_per_tile()
+            (self.rows_per_tile(), self.home_tiles)
         };
-        self.for_each_piece(head, range, per_tile, visit);
+        self.for_each_piece(head, range, holders, visit);
     }
 
     /// Bytes a packed key piece of `keys` keys moves: a panel moves whole (the last one of the
     /// keys padded to 16: AMP-right order keeps each 16-key panel contiguous).
+    /// In the column formulation every panel moves whole with its packed values transposed
+    /// (`16 x (pad16(d) + width)` elements).
     pub fn packed_piece_bytes(&self, keys: u32) -> u64 {
+        if self.tile.columns {
+            let row = pad16(self.tile.d) + self.tile.width;
+            return u64::from(pad16(keys))
+                * u64::from(row)
+                * u64::from(self.tile.precision.bytes());
+        }
         let keys = if self.panels { pad16(keys) } else { keys };
         u64::from(keys) * u64::from(self.tile.packed_key_bytes())
     }
@@ -393,11 +435,13 @@ impl DistributedKeys {
             .collect()
     }
 
+    /// Calls `visit` with each holder's piece of keys `[first, first + count)` of `head`, the
+    /// holders `per_tile` keys each from tile `head * tiles + 0`.
     fn for_each_piece(
         &self,
         head: u32,
         (first, count): (u32, u32),
-        per_tile: u32,
+        (per_tile, tiles): (u32, u32),
         mut visit: impl FnMut(BlockPiece),
     ) {
         let per_tile = per_tile.max(1);
@@ -406,7 +450,7 @@ impl DistributedKeys {
             let owner = key / per_tile;
             let end = ((owner + 1) * per_tile).min(first + count);
             visit(BlockPiece {
-                owner: head * self.tiles_per_head + owner,
+                owner: head * tiles + owner,
                 offset_in_owner: key - owner * per_tile,
                 offset_in_block: key - first,
                 keys: end - key,
@@ -429,9 +473,16 @@ impl PhaseSource for DistributedKeys {
             for head in 0..self.heads {
                 for &(panel, first, keys) in &panels {
                     let packer = head * self.tiles_per_head + panel;
+                    // The column formulation packs the panel's values there too.
+                    let row = self.tile.d
+                        + if self.tile.columns {
+                            self.tile.width
+                        } else {
+                            0
+                        };
                     self.for_each_block_piece(head, (first, keys), |piece| {
                         if piece.owner != packer {
-                            let bytes = u64::from(piece.keys) * u64::from(self.tile.d) * e;
+                            let bytes = u64::from(piece.keys) * u64::from(row) * e;
                             visit(piece.owner, &[packer], bytes);
                         }
                     });
@@ -460,6 +511,10 @@ impl PhaseSource for DistributedKeys {
                 };
                 send(piece.owner, bytes);
             });
+            if self.tile.columns {
+                // The values move packed with their keys (see `packed_piece_bytes`).
+                continue;
+            }
             self.for_each_block_piece(head, (first, count), |piece| {
                 send(
                     piece.owner,
@@ -693,6 +748,7 @@ mod tests {
             precision: Precision::F16,
             causal: false,
             home_keys: None,
+            columns: false,
         }
     }
 
@@ -722,18 +778,33 @@ mod tests {
         assert!(received
             .iter()
             .all(|&bytes| bytes == others * (d + width) * e));
-        // Keys that do not split evenly over the head's tiles are not homed this way.
-        assert_eq!(DistributedKeys::of(heads, 5, tile(keys, 24)), None);
+        // Keys that do not split evenly over the head's tiles are homed over the most tiles up
+        // to them that they do (64 keys over 4 of 5), if at least half of them; prime keys are
+        // not homed this way.
+        let homed = DistributedKeys::of(heads, 5, tile(keys, 24)).expect("4 of 5 tiles");
+        assert_eq!((homed.home_tiles, homed.rows_per_tile()), (4, 16));
+        // Head h's keys come from its homes, tiles 4h..4h+3, to its query tiles 5h..5h+4.
+        let mut sent = 0;
+        homed.for_each_transfer(0, &mut |home, receivers, _| {
+            let head = home / 4;
+            assert!(receivers.iter().all(|&r| r / 5 == head && r != home));
+            sent += 1;
+        });
+        assert!(sent > 0);
+        assert_eq!(DistributedKeys::of(heads, 5, tile(61, 24)), None);
     }
 
     /// Home keys are packed once when home blocks and key blocks are whole 16-key panels; the
     /// packed keys then move with the head dimension padded to 16, and no block is transposed.
+    /// (The row formulation, which FP8 keeps: F16 takes the column one, tested below.)
     #[test]
     fn keys_are_packed_at_home_only_in_whole_panels() {
         let target = Target::c600();
         let mut base = tile(64, 32);
         base.d = 40;
-        let packed = DistributedKeys::of(2, 4, base).expect("splits").packed();
+        let mut packed = DistributedKeys::of(2, 4, base).expect("splits").packed();
+        assert!(packed.tile.columns);
+        packed.tile.columns = false;
         assert_eq!(packed.tile.home_keys, Some(16));
         assert_eq!(packed.tile.packed_key_bytes(), 48 * 2);
         assert!(packed.tile.scores(32).b_packed);
@@ -816,9 +887,11 @@ mod tests {
             d: 40,
             ..tile(81, 48)
         };
-        let keys = DistributedKeys::of(heads, per_head, base)
+        let mut keys = DistributedKeys::of(heads, per_head, base)
             .expect("81 keys split over 9 tiles")
             .packed();
+        // The row formulation (FP8's); the column one is tested below.
+        keys.tile.columns = false;
         assert!(keys.panels);
         assert_eq!(keys.tile.home_keys, Some(16));
         assert_eq!(keys.panels_of_head().len(), 6);
@@ -868,7 +941,45 @@ mod tests {
         let wide = DistributedKeys::of(1, 3, tile(81, 48))
             .expect("splits")
             .packed();
-        assert!(!wide.panels && wide.tile.home_keys.is_none());
+        assert!(!wide.panels && wide.tile.home_keys.is_none() && !wide.tile.columns);
+    }
+
+    /// In the column formulation a panel's tile gathers its keys and values, and every key
+    /// block multicasts whole packed panels - keys padded to 16 columns and the values
+    /// transposed, 16 keys each even when the last panel of the keys is short - from those
+    /// tiles alone; FP8 keeps the row formulation.
+    #[test]
+    fn column_panels_move_keys_and_values_together_from_their_tile() {
+        let (heads, per_head) = (2u32, 9u32);
+        let base = StreamedTile {
+            d: 40,
+            ..tile(81, 48)
+        };
+        let keys = DistributedKeys::of(heads, per_head, base)
+            .expect("81 keys split over 9 tiles")
+            .packed();
+        assert!(keys.panels && keys.tile.columns);
+        let (d, width, e) = (40u64, 32u64, 2u64);
+        let mut gathered = 0;
+        keys.for_each_transfer(2, &mut |_, _, bytes| gathered += bytes);
+        // Every key not already on its panel's tile, with its values.
+        let own: u64 = (0..81u32).filter(|k| k / 16 == k / 9).count() as u64;
+        assert_eq!(gathered, u64::from(heads) * (81 - own) * (d + width) * e);
+        let mut sends = Vec::new();
+        keys.for_each_transfer(1, &mut |home, receivers, bytes| {
+            assert_eq!(receivers.len() as u32, per_head - 1);
+            sends.push((home % per_head, bytes));
+        });
+        let panel = 16 * (48 + width) * e;
+        assert_eq!(sends, [3, 4, 5, 3, 4, 5].map(|tile| (tile, panel)));
+        let fp8 = StreamedTile {
+            precision: Precision::F8E4M3,
+            ..base
+        };
+        let fp8 = DistributedKeys::of(heads, per_head, fp8)
+            .expect("splits")
+            .packed();
+        assert!(fp8.panels && !fp8.tile.columns);
     }
 
     /// Ragged blocks cover each head's queries once (the last block shorter), and the phase

@@ -3,6 +3,7 @@
 
 use super::*;
 
+mod columns;
 mod materialized;
 mod streamed;
 
@@ -321,9 +322,9 @@ impl Lowering<'_> {
             shape.padded_queries = per_head * qr;
             shape.keys_home = distributed_keys(&shape, batches, per_head, operands);
             if let (Some(plan), None) = (plan, &shape.keys_home) {
-                if DistributedKeys::of(batches, per_head, shape.tile()).is_some() {
+                if let Some(keys) = DistributedKeys::of(batches, per_head, shape.tile()) {
                     return Err(attention_not_followed(index, plan,
-                        format!("its keys and values must be homed over each head's {per_head} tiles ({} keys per tile)", t / per_head),
+                        format!("its keys and values must be homed over {} tiles per head ({} keys per tile)", keys.home_tiles, keys.rows_per_tile()),
                     ));
                 }
             }
@@ -381,8 +382,9 @@ impl AttentionOp {
 
 /// The host rows per tile of the queries and of the keys and values of an `attention_flash`
 /// plan on `[batches, gs]`: queries split exactly in `s / gs` rows, or in ragged blocks homed
-/// whole per head (`s` rows, [`RaggedHeads`]); keys and values `t / gs` rows when they split
-/// exactly ([`DistributedKeys`]). `None` where the plan says nothing of it.
+/// whole per head (`s` rows, [`RaggedHeads`]); keys and values `t / home` rows over the
+/// head's home tiles ([`DistributedKeys`], [`home_tiles`]). `None` where the plan says nothing
+/// of it.
 fn flash_split(
     plan: Option<&OperatorPlan>,
     batches: u32,
@@ -394,7 +396,7 @@ fn flash_split(
     match (&plan.schedule, plan.grid.as_slice()) {
         (AttentionSchedule::Flash { .. }, &[rows, gs]) if rows == batches && gs > 0 => {
             let queries = if s.is_multiple_of(gs) { s / gs } else { s };
-            (Some(queries), t.is_multiple_of(gs).then(|| t / gs))
+            (Some(queries), home_tiles(t, gs).map(|home| t / home))
         }
         _ => (None, None),
     }
@@ -412,7 +414,9 @@ fn distributed_keys(
     let keys = DistributedKeys::of(heads, per_head, shape.tile())?;
     let homed = |blocks: &Blocks| {
         let grid = &blocks.grid;
-        grid.nb == 1 && grid.rows_padded == keys.rows_per_tile() && grid.mb == heads * per_head
+        grid.nb == 1
+            && grid.rows_padded == keys.rows_per_tile()
+            && grid.mb == heads * keys.home_tiles
     };
     (homed(operands.keys) && homed(operands.values)).then(|| keys.packed())
 }

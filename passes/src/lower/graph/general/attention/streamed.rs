@@ -17,6 +17,9 @@ impl Lowering<'_> {
         operands: AttentionOperands,
     ) -> Result<(), LowerError> {
         let work = attention.tile();
+        if work.columns {
+            return self.attention_columns(attention, grid, operands);
+        }
         let buffers = self.streamed_buffers(attention, grid);
         let key_blocks = work.key_blocks();
         let scratches = self.key_block_scratches(attention.index, &work, &grid.tiles());
@@ -34,7 +37,7 @@ impl Lowering<'_> {
         let name = self.provenance(attention.index);
         self.pack_home_keys(&op, &grid.tiles());
         if attention.is_ragged() {
-            self.fetch_ragged_queries(&op, grid);
+            self.fetch_ragged_queries(attention, op.operands, op.buffers.queries, grid);
         }
         let mut finish_runs = Vec::new();
         for wave in 0..waves.count() {
@@ -57,22 +60,34 @@ impl Lowering<'_> {
             finish_runs = self.streamed_finish(&op, &slots, wave);
         }
         attention.log(grid, waves.count(), key_blocks.len());
+        self.finish_streamed(attention, grid, op.buffers.result, finish_runs);
+        Ok(())
+    }
+
+    /// Ends a streamed attention: the finish runs (a compute step) leave the tiles' result
+    /// blocks as the op's result, brought home whole per head when the query blocks are ragged.
+    pub(super) fn finish_streamed(
+        &mut self,
+        attention: &StreamedAttention,
+        grid: &GemmGrid,
+        result: BufferId,
+        runs: Vec<Run>,
+    ) {
         let blocks = Blocks {
             grid: grid.clone(),
-            buffer: op.buffers.result,
+            buffer: result,
             precision: attention.precision,
         };
         self.finish(
             attention.index,
             "ipu.attention",
-            finish_runs,
+            runs,
             attention.out,
             blocks,
         );
         if attention.is_ragged() {
-            self.bring_ragged_results_home(&op, grid);
+            self.bring_ragged_results_home(attention, result, grid);
         }
-        Ok(())
     }
 
     /// Packs every tile's home keys once (transpose, then AMP-right order), in a compute step of
@@ -85,7 +100,12 @@ impl Lowering<'_> {
         else {
             return;
         };
-        let (mut keys, mut packers) = (op.operands.keys.buffer, tiles.to_vec());
+        // The home tiles pack their keys (the head's query tiles, or fewer: `home_tiles`).
+        let homes = op
+            .attention
+            .keys_home
+            .map_or(tiles.len() as u32, |home| home.heads * home.home_tiles);
+        let (mut keys, mut packers) = (op.operands.keys.buffer, (0..homes).collect::<Vec<u32>>());
         if let (Some(home), Some(panel)) = (op.attention.keys_home, op.buffers.key_panel) {
             let (_, head_size, total, _) = op.attention.sizes;
             let mut transfers = Transfers::default();
@@ -131,8 +151,13 @@ impl Lowering<'_> {
 
     /// Ragged query blocks ([`RaggedHeads`]): one exchange phase brings every query tile its
     /// rows (the last block of a head fewer) from the head's queries, before the key blocks.
-    fn fetch_ragged_queries(&mut self, op: &StreamedOp, grid: &GemmGrid) {
-        let attention = op.attention;
+    pub(super) fn fetch_ragged_queries(
+        &mut self,
+        attention: &StreamedAttention,
+        operands: AttentionOperands,
+        queries: BufferId,
+        grid: &GemmGrid,
+    ) {
         let ragged = attention.ragged(grid);
         let mut transfers = Transfers::default();
         for head in 0..ragged.heads {
@@ -140,12 +165,12 @@ impl Lowering<'_> {
                 let (first, rows) = ragged.block(block);
                 if rows > 0 {
                     transfers.gather(
-                        op.operands.queries,
+                        operands.queries,
                         Fetch::rows(
                             ragged.tile(head, block),
                             (head * ragged.queries + first, rows),
                             ragged.d,
-                            Place::at(op.buffers.queries, 0),
+                            Place::at(queries, 0),
                         ),
                     );
                 }
@@ -159,8 +184,12 @@ impl Lowering<'_> {
     /// Ragged query blocks ([`RaggedHeads`]): one exchange phase brings every block's result
     /// rows to its head's whole result on tile `head` (a block on that tile copies), which
     /// becomes the op's result.
-    fn bring_ragged_results_home(&mut self, op: &StreamedOp, grid: &GemmGrid) {
-        let attention = op.attention;
+    pub(super) fn bring_ragged_results_home(
+        &mut self,
+        attention: &StreamedAttention,
+        result: BufferId,
+        grid: &GemmGrid,
+    ) {
         let ragged = attention.ragged(grid);
         let (queries, width) = (ragged.queries, ragged.width);
         let e = attention.precision.bytes();
@@ -173,7 +202,7 @@ impl Lowering<'_> {
                 if rows > 0 {
                     transfers.add(
                         ragged.tile(head, block),
-                        Place::at(op.buffers.result, 0),
+                        Place::at(result, 0),
                         head,
                         Place::at(buffer, first * width * e),
                         rows * width * e,
@@ -271,11 +300,22 @@ impl Lowering<'_> {
     /// and output 0.
     fn streamed_fills(&mut self, op: &StreamedOp, slots: &[WaveSlot]) -> Vec<Run> {
         let buffers = &op.buffers;
-        let [fill_max, fill_sum, fill_output] = op.work.fills();
+        let state = [buffers.row_max, buffers.row_sum, buffers.output];
+        self.state_fills(op.work.fills(), state, slots)
+    }
+
+    /// The runs of `fills` (the maxima's, the sums' and the output's) that start every slot's
+    /// `state` (those three buffers) empty: maxima -inf, sums and output 0.
+    pub(super) fn state_fills(
+        &mut self,
+        [fill_max, fill_sum, fill_output]: [KernelSpec; 3],
+        [row_max, row_sum, output]: [BufferId; 3],
+        slots: &[WaveSlot],
+    ) -> Vec<Run> {
         let starts = [
-            (fill_max, buffers.row_max, f32::NEG_INFINITY.to_bits()),
-            (fill_sum, buffers.row_sum, 0),
-            (fill_output, buffers.output, 0),
+            (fill_max, row_max, f32::NEG_INFINITY.to_bits()),
+            (fill_sum, row_sum, 0),
+            (fill_output, output, 0),
         ];
         let mut runs = Vec::new();
         for slot in slots {
@@ -385,7 +425,7 @@ impl Lowering<'_> {
 
 impl StreamedAttention {
     /// Whether the query blocks are ragged ([`RaggedHeads`]).
-    fn is_ragged(&self) -> bool {
+    pub(super) fn is_ragged(&self) -> bool {
         self.padded_queries != self.sizes.0
     }
 
@@ -414,11 +454,12 @@ impl StreamedAttention {
             precision: self.precision,
             causal: self.causal,
             home_keys: self.keys_home.and_then(|keys| keys.tile.home_keys),
+            columns: self.keys_home.is_some_and(|keys| keys.tile.columns),
         }
     }
 
     /// Logs how the op was lowered on `grid`, `waves` heads per tile and `key_blocks` blocks.
-    fn log(&self, grid: &GemmGrid, waves: u32, key_blocks: usize) {
+    pub(super) fn log(&self, grid: &GemmGrid, waves: u32, key_blocks: usize) {
         let (_, _, keys, _) = self.sizes;
         info!(
             op = self.index,
@@ -428,6 +469,8 @@ impl StreamedAttention {
             key_block = self.key_block.min(keys),
             key_blocks,
             keys_packed = match self.keys_home {
+                Some(home) if home.tile.columns && home.panels => "in panels, columns",
+                Some(home) if home.tile.columns => "at home, columns",
                 Some(home) if home.panels => "in panels",
                 Some(home) if home.tile.home_keys.is_some() => "at home",
                 _ => "per block",
@@ -533,10 +576,10 @@ impl StreamedOp<'_> {
 
 /// One key block of the streamed attention: the `step`-th, keys `[first_key, first_key +
 /// width)` of every head.
-struct KeyBlock {
-    step: usize,
-    first_key: u32,
-    width: u32,
+pub(super) struct KeyBlock {
+    pub(super) step: usize,
+    pub(super) first_key: u32,
+    pub(super) width: u32,
 }
 
 /// The streamed attention's waves: tile i of the row `grid` holds rows `[i * rows_padded,
@@ -544,21 +587,21 @@ struct KeyBlock {
 /// rows, or, with more batch-heads than tiles, several whole heads (`rows` = the queries of
 /// a head), run one after the other ("waves", reusing the tile's buffers) into their places
 /// in the result block.
-struct QueryWaves<'a> {
-    grid: &'a GemmGrid,
+pub(super) struct QueryWaves<'a> {
+    pub(super) grid: &'a GemmGrid,
     /// Query rows of a tile in one wave.
-    rows: u32,
-    queries_per_head: u32,
+    pub(super) rows: u32,
+    pub(super) queries_per_head: u32,
 }
 
 impl QueryWaves<'_> {
     /// How many waves the tiles run.
-    fn count(&self) -> u32 {
+    pub(super) fn count(&self) -> u32 {
         (self.grid.rows_padded / self.rows).max(1)
     }
 
     /// The tiles that have rows in wave `wave`, in tile order, and where their rows are.
-    fn slots(&self, wave: u32) -> Vec<WaveSlot> {
+    pub(super) fn slots(&self, wave: u32) -> Vec<WaveSlot> {
         let grid = self.grid;
         (0..grid.mb)
             .filter_map(|i| {
@@ -574,8 +617,8 @@ impl QueryWaves<'_> {
 }
 
 /// One tile's rows in one wave: query rows from `first_query` of batch-head `head`.
-struct WaveSlot {
-    tile: u32,
-    head: u32,
-    first_query: u32,
+pub(super) struct WaveSlot {
+    pub(super) tile: u32,
+    pub(super) head: u32,
+    pub(super) first_query: u32,
 }

@@ -1,0 +1,363 @@
+//! The streamed attention in the column formulation (`strategies::attention::columns`): keys
+//! as the AMP's rows, queries as its columns, keys and values packed once per 16-key panel by
+//! one tile of the head and multicast packed in every key block.
+
+use super::streamed::{KeyBlock, QueryWaves, WaveSlot};
+use super::*;
+
+impl Lowering<'_> {
+    /// Attention with the keys streamed in blocks, column formulation: the panels packed (after
+    /// one exchange phase that gathers each panel's keys and values to its tile, when the
+    /// homes are not whole panels), then per key block one exchange phase multicasting the
+    /// block's packed panels (with the first, the queries) and a compute step of `S^T = K_blk
+    /// Q^T`, the update and `O^T += V_blk^T P^T`; the finish divides into the result rows.
+    pub(super) fn attention_columns(
+        &mut self,
+        attention: &StreamedAttention,
+        grid: &GemmGrid,
+        operands: AttentionOperands,
+    ) -> Result<(), LowerError> {
+        let work = attention.tile();
+        let Some(keys_home) = attention.keys_home else {
+            return Err(unsupported(
+                "ipu.attention",
+                format!(
+                    "op {}: the column formulation needs the keys homed over each head's tiles",
+                    attention.index
+                ),
+            ));
+        };
+        let waves = QueryWaves {
+            grid,
+            rows: attention.query_rows,
+            queries_per_head: attention.padded_queries,
+        };
+        if waves.count() != 1 {
+            return Err(unsupported(
+                "ipu.attention",
+                format!(
+                    "op {}: the column formulation runs one query block per tile, not {} waves",
+                    attention.index,
+                    waves.count()
+                ),
+            ));
+        }
+        let buffers = self.column_buffers(attention, &work, grid);
+        let op = ColumnOp {
+            attention,
+            work,
+            keys_home,
+            operands,
+            buffers,
+        };
+        self.pack_column_panels(&op);
+        if attention.is_ragged() {
+            self.fetch_ragged_queries(attention, operands, op.buffers.queries, grid);
+        }
+        let slots = waves.slots(0);
+        let mut leading = self.column_start(&op, &slots);
+        let key_blocks = work.key_blocks();
+        for (step, &(first_key, width)) in key_blocks.iter().enumerate() {
+            let block = KeyBlock {
+                step,
+                first_key,
+                width,
+            };
+            let start = std::mem::take(&mut leading);
+            self.column_key_block(&op, &slots, &block, start);
+        }
+        let finish = self.program.kernel(work.column_finish());
+        let runs = slots
+            .iter()
+            .map(|slot| Run {
+                tile: slot.tile,
+                kernel: finish,
+                args: vec![
+                    address(op.buffers.output, 0),
+                    address(op.buffers.row_sum, 0),
+                    address(op.buffers.result, 0),
+                ],
+            })
+            .collect();
+        attention.log(grid, 1, key_blocks.len());
+        self.finish_streamed(attention, grid, op.buffers.result, runs);
+        Ok(())
+    }
+
+    /// Allocates the column formulation's buffers on the tiles of `grid`.
+    fn column_buffers(
+        &mut self,
+        attention: &StreamedAttention,
+        work: &StreamedTile,
+        grid: &GemmGrid,
+    ) -> ColumnBuffers {
+        let index = attention.index;
+        let tiles = grid.tiles();
+        let (rows, d, width) = (work.rows, work.d, work.width);
+        let (qp, dp, block) = (pad16(rows), pad16(d), pad16(work.key_block.min(work.keys)));
+        let (e, pe) = (work.precision.bytes(), work.partials().bytes());
+        let panels = work.panels_per_packer();
+        let result = self.result_buffer(index, grid, attention.precision);
+        let mut buffer = |what: &str, bytes: u32| self.op_buffer(index, what, &tiles, bytes);
+        ColumnBuffers {
+            queries: buffer("q", rows * d * e),
+            queries_t: buffer("q_t", d * rows * e),
+            queries_packed: buffer("q_packed", dp * qp * e),
+            key_block: buffer("k_block", dp * block * e),
+            value_block: buffer("v_block", width * block * e),
+            scores: buffer("scores_t", block * qp * pe),
+            probabilities: buffer("p_t", block * qp * e),
+            row_max: buffer("row_max", rows * 4),
+            row_sum: buffer("row_sum", rows * 4),
+            output: buffer("acc_t", width * qp * pe),
+            key_panel: buffer("k_panel", 16 * d * e),
+            value_panel: buffer("v_panel", 16 * width * e),
+            value_panel_t: buffer("v_panel_t", width * 16 * e),
+            keys_packed: buffer("k_packed", panels * 16 * dp * e),
+            values_packed: buffer("v_packed", panels * width * 16 * e),
+            result,
+        }
+    }
+
+    /// Packs every panel of keys and values on its tile (a compute step of its own), after,
+    /// in 16-key panels, one exchange phase gathering each panel's raw keys and values there.
+    fn pack_column_panels(&mut self, op: &ColumnOp) {
+        let (work, home, b) = (&op.work, &op.keys_home, &op.buffers);
+        let e = work.precision.bytes();
+        let (d, width) = (work.d, work.width);
+        // (packer tile, slot, keys, raw keys at, raw values at).
+        let mut packs = Vec::new();
+        if home.panels {
+            let mut transfers = Transfers::default();
+            for head in 0..home.heads {
+                for (panel, first, keys) in home.panels_of_head() {
+                    let packer = head * home.tiles_per_head + panel;
+                    let rows = (head * work.keys + first, keys);
+                    let fetch =
+                        |width, buffer| Fetch::rows(packer, rows, width, Place::at(buffer, 0));
+                    transfers.gather(op.operands.keys, fetch(d, b.key_panel));
+                    transfers.gather(op.operands.values, fetch(width, b.value_panel));
+                    packs.push((
+                        packer,
+                        0,
+                        keys,
+                        Place::at(b.key_panel, 0),
+                        Place::at(b.value_panel, 0),
+                    ));
+                }
+            }
+            let copies = self.flush(transfers);
+            let provenance = format!("{}.panels", self.provenance(op.attention.index));
+            self.push_compute(provenance, copies);
+        } else {
+            let home_keys = home.rows_per_tile();
+            for tile in 0..home.heads * home.home_tiles {
+                for slot in 0..home_keys / 16 {
+                    let (keys_at, values_at) = (
+                        Place::at(op.operands.keys.buffer, slot * 16 * d * e),
+                        Place::at(op.operands.values.buffer, slot * 16 * width * e),
+                    );
+                    packs.push((tile, slot, 16, keys_at, values_at));
+                }
+            }
+        }
+        let dp = pad16(d);
+        let mut runs = Vec::new();
+        for (tile, slot, keys, keys_at, values_at) in packs {
+            let keys_packed = Place::at(b.keys_packed, slot * 16 * dp * e);
+            let values_packed = Place::at(b.values_packed, slot * width * 16 * e);
+            // A whole panel's values transpose straight into their packed order.
+            let transposed = if keys < 16 {
+                Place::at(b.value_panel_t, 0)
+            } else {
+                values_packed
+            };
+            let places = [
+                (keys_at, keys_packed),
+                (values_at, transposed),
+                (transposed, values_packed),
+            ];
+            for (spec, (from, to)) in work.pack_panel(keys).into_iter().zip(places) {
+                runs.push(Run {
+                    tile,
+                    kernel: self.program.kernel(spec),
+                    args: vec![Arg::Address(from), Arg::Address(to)],
+                });
+            }
+        }
+        let provenance = format!("{}.pack_panels", self.provenance(op.attention.index));
+        self.push_compute(provenance, runs);
+    }
+
+    /// The runs every tile starts its first key block with: the state's fills and the packing
+    /// of its queries as the score GEMM's weights.
+    fn column_start(&mut self, op: &ColumnOp, slots: &[WaveSlot]) -> Vec<Run> {
+        let (work, b) = (&op.work, &op.buffers);
+        let state = [b.row_max, b.row_sum, b.output];
+        let mut runs = self.state_fills(work.column_fills(), state, slots);
+        let [transpose, pack] = work.pack_queries();
+        for slot in slots {
+            for (spec, from, to) in [
+                (&transpose, b.queries, b.queries_t),
+                (&pack, b.queries_t, b.queries_packed),
+            ] {
+                runs.push(Run {
+                    tile: slot.tile,
+                    kernel: self.program.kernel(spec.clone()),
+                    args: vec![address(from, 0), address(to, 0)],
+                });
+            }
+        }
+        runs
+    }
+
+    /// One key block: an exchange phase bringing its packed panels (and, with the first block,
+    /// the queries) to every tile of the head, then a compute step of `start`, the transposed
+    /// scores, the update and the products with the values.
+    fn column_key_block(
+        &mut self,
+        op: &ColumnOp,
+        slots: &[WaveSlot],
+        block: &KeyBlock,
+        start: Vec<Run>,
+    ) {
+        let (attention, work, b) = (op.attention, &op.work, &op.buffers);
+        let mut runs = self.flush(op.block_fetches(slots, block));
+        runs.extend(start);
+        let [scores, update, values] = [
+            work.column_scores(block.width),
+            work.column_update(block.width),
+            work.column_values(block.width),
+        ]
+        .map(|spec| self.program.kernel(spec));
+        let gemm = |a, weights, c| {
+            vec![
+                address(a, 0),
+                address(weights, 0),
+                address(c, 0),
+                Arg::Value(0),
+                Arg::Value(0),
+                Arg::Value(0),
+            ]
+        };
+        for slot in slots {
+            runs.push(Run {
+                tile: slot.tile,
+                kernel: scores,
+                args: gemm(b.key_block, b.queries_packed, b.scores),
+            });
+            runs.push(Run {
+                tile: slot.tile,
+                kernel: update,
+                args: vec![
+                    address(b.scores, 0),
+                    address(b.probabilities, 0),
+                    address(b.row_max, 0),
+                    address(b.row_sum, 0),
+                    address(b.output, 0),
+                    Arg::Value(attention.scale.to_bits()),
+                    Arg::Value(slot.first_query),
+                    Arg::Value(block.first_key),
+                ],
+            });
+            runs.push(Run {
+                tile: slot.tile,
+                kernel: values,
+                args: gemm(b.value_block, b.probabilities, b.output),
+            });
+        }
+        let provenance = format!(
+            "{}.key_block{}",
+            self.provenance(attention.index),
+            block.step
+        );
+        self.push_compute(provenance, runs);
+    }
+}
+
+/// The column formulation's per-tile buffers.
+struct ColumnBuffers {
+    /// The tile's query rows, their transpose and `Q^T` packed as AMP weights.
+    queries: BufferId,
+    queries_t: BufferId,
+    queries_packed: BufferId,
+    /// The current key block (AMP-left, `[d/16][kp][16]`) and value block (`V^T`, AMP-left,
+    /// `[kp/16][width][16]`).
+    key_block: BufferId,
+    value_block: BufferId,
+    /// The block's transposed scores and probabilities (panel order, queries as columns).
+    scores: BufferId,
+    probabilities: BufferId,
+    /// The running maxima and sums (f32) and the transposed unnormalized output (partials).
+    row_max: BufferId,
+    row_sum: BufferId,
+    output: BufferId,
+    /// A packer's raw panel (gathered in 16-key panels), its values' transpose, and its packed
+    /// panels.
+    key_panel: BufferId,
+    value_panel: BufferId,
+    value_panel_t: BufferId,
+    keys_packed: BufferId,
+    values_packed: BufferId,
+    /// The tile's result block (row-major).
+    result: BufferId,
+}
+
+/// One column-formulation attention as its steps share it.
+struct ColumnOp<'a> {
+    attention: &'a StreamedAttention,
+    work: StreamedTile,
+    keys_home: DistributedKeys,
+    operands: AttentionOperands<'a>,
+    buffers: ColumnBuffers,
+}
+
+impl ColumnOp<'_> {
+    /// The fetches of one key block to every tile of the head: each of its panels from the
+    /// tile that packed it (the keys one run per 16 head columns, the values one run), and
+    /// with the first block (query blocks that split exactly) the tile's queries.
+    fn block_fetches(&self, slots: &[WaveSlot], block: &KeyBlock) -> Transfers {
+        let (attention, work, b) = (self.attention, &self.work, &self.buffers);
+        let (queries, d, ..) = attention.sizes;
+        let e = work.precision.bytes();
+        let (dp, width, kp) = (pad16(d), work.width, pad16(block.width));
+        let mut transfers = Transfers::default();
+        for slot in slots {
+            if block.step == 0 && !attention.is_ragged() {
+                let rows = (slot.head * queries + slot.first_query, attention.query_rows);
+                transfers.gather(
+                    self.operands.queries,
+                    Fetch::rows(slot.tile, rows, d, Place::at(b.queries, 0)),
+                );
+            }
+            let range = (block.first_key, block.width);
+            self.keys_home
+                .for_each_key_piece(slot.head, range, |piece| {
+                    for panel in 0..piece.keys.div_ceil(16) {
+                        let slot_in_owner = piece.offset_in_owner / 16 + panel;
+                        let in_block = piece.offset_in_block / 16 + panel;
+                        for group in 0..dp / 16 {
+                            transfers.add(
+                                piece.owner,
+                                Place::at(
+                                    b.keys_packed,
+                                    (slot_in_owner * dp + group * 16) * 16 * e,
+                                ),
+                                slot.tile,
+                                Place::at(b.key_block, (group * kp + in_block * 16) * 16 * e),
+                                256 * e,
+                            );
+                        }
+                        transfers.add(
+                            piece.owner,
+                            Place::at(b.values_packed, slot_in_owner * width * 16 * e),
+                            slot.tile,
+                            Place::at(b.value_block, in_block * width * 16 * e),
+                            width * 16 * e,
+                        );
+                    }
+                });
+        }
+        transfers
+    }
+}

@@ -1,0 +1,335 @@
+//! The column formulation of the streamed attention (`attention_flash` with
+//! [`StreamedTile::columns`]): keys are the AMP's rows and queries its columns. Per key block
+//! a tile computes the transposed scores `S^T = K_blk Q^T` (the key block the AMP's left
+//! operand, the tile's queries packed once as its weights), the online-softmax update leaves
+//! the probabilities `P^T` in the AMP's weight order ([`KernelSpec::AttentionColumns`]) and the
+//! AMP adds `V_blk^T P^T` into the transposed output. The weights fed per block are the tile's
+//! few query columns, not the block's keys and values, and the products with the values run on
+//! the AMP instead of the vector units.
+//!
+//! Keys and values move packed: each 16-key panel of a head is packed once by one tile of the
+//! head (its home, or its panel tile, see [`DistributedKeys`]), keys into AMP-left order
+//! (`[d/16][16][16]`, the head dimension padded to 16, missing keys zero) and values
+//! transposed into AMP-left order (`[1][width][16]`), and every key block multicasts whole
+//! packed panels: a block of `kp` keys (padded to 16) arrives as the AMP-left operands
+//! `K_blk` (`[d/16][kp][16]`: each panel one run per 16 head columns) and `V_blk^T`
+//! (`[kp/16][width][16]`: each panel one run).
+
+use ipu_device::kernels::describe::{default_partials, GEMM_MAX_WEIGHT_ELEMENTS};
+use ipu_device::kernels::spec::ElementOrder;
+use ipu_device::{KernelSpec, MemoryClass, Precision, Target};
+
+use super::{cost, pad16, StreamedTile};
+
+impl StreamedTile {
+    /// Whether the column formulation takes this tile: F16 or F32 elements (the AMP's inputs
+    /// are the elements; FP8 probabilities would lose too much), keys packed by the head's
+    /// tiles, and both GEMMs' weights (the packed queries, a block's probabilities) within one
+    /// call's weight buffer.
+    pub fn columns_fit(&self) -> bool {
+        let weights = |k: u32| u64::from(k) * u64::from(pad16(self.rows));
+        matches!(self.precision, Precision::F16 | Precision::F32)
+            && self.home_keys.is_some()
+            && weights(pad16(self.d)) <= u64::from(GEMM_MAX_WEIGHT_ELEMENTS)
+            && weights(pad16(self.key_block.min(self.keys))) <= u64::from(GEMM_MAX_WEIGHT_ELEMENTS)
+    }
+
+    /// The precision of the transposed scores and output (the AMP's partials).
+    pub fn partials(&self) -> Precision {
+        default_partials(self.precision)
+    }
+
+    /// The fills that start the column state: the maxima (-inf) and sums (0), `rows` f32
+    /// each, and the transposed output (`width x pad16(rows)` partials, 0).
+    pub fn column_fills(&self) -> [KernelSpec; 3] {
+        let fill = |precision, elements| KernelSpec::Fill {
+            precision,
+            elements,
+        };
+        [
+            fill(Precision::F32, self.rows),
+            fill(Precision::F32, self.rows),
+            fill(self.partials(), self.width * pad16(self.rows)),
+        ]
+    }
+
+    /// The packing of the tile's queries as the score GEMM's weights, once: the transpose of
+    /// its `[rows, d]` block, then `Q^T` into AMP-right order (`d` padded to 16 rows, the
+    /// queries to whole 16-column groups).
+    pub fn pack_queries(&self) -> [KernelSpec; 2] {
+        self.transposed_weights(self.rows, pad16(self.rows))
+    }
+
+    /// The packing of one panel of `keys` keys (16, or fewer for the last panel of a head):
+    /// its keys into AMP-left order (16 rows, missing ones zero), and its values transposed
+    /// (a whole panel's `[width, 16]` transpose is its AMP-left order already; a short one's
+    /// then goes into AMP-left order with the keys as 16 zero-padded columns).
+    pub fn pack_panel(&self, keys: u32) -> Vec<KernelSpec> {
+        let mut specs = vec![
+            KernelSpec::Rearrange {
+                order: ElementOrder::AmpLeft,
+                to_amp: true,
+                precision: self.precision,
+                offset: 0,
+                rows: keys,
+                rows_padded: 16,
+                cols: self.d,
+                cols_padded: pad16(self.d),
+            },
+            KernelSpec::Transpose {
+                precision: self.precision,
+                rows: keys,
+                cols: self.width,
+            },
+        ];
+        if keys < 16 {
+            specs.push(KernelSpec::Rearrange {
+                order: ElementOrder::AmpLeft,
+                to_amp: true,
+                precision: self.precision,
+                offset: 0,
+                rows: self.width,
+                rows_padded: self.width,
+                cols: keys,
+                cols_padded: 16,
+            });
+        }
+        specs
+    }
+
+    /// Keys in the last panel of a head when it is short (`None` when the keys are whole
+    /// panels).
+    fn short_panel(&self) -> Option<u32> {
+        Some(self.keys % 16).filter(|&keys| keys > 0)
+    }
+
+    /// Modelled cycles of the busiest packing tile: its panels, each priced as the dearer of a
+    /// whole panel and the head's short last panel.
+    pub fn packer_cycles(&self, target: &Target) -> u64 {
+        let pack = |keys| {
+            self.pack_panel(keys)
+                .iter()
+                .map(|spec| cost(spec, target))
+                .sum::<u64>()
+        };
+        let panel = self
+            .short_panel()
+            .map_or(pack(16), |short| pack(16).max(pack(short)));
+        u64::from(self.panels_per_packer()) * panel
+    }
+
+    /// The transposed scores of a block of `keys` keys: `S^T = K_blk Q^T`, the block's
+    /// `pad16(keys)` packed keys as the AMP rows.
+    pub fn column_scores(&self, keys: u32) -> KernelSpec {
+        self.column_gemm(pad16(self.d), vec![pad16(keys)], false)
+    }
+
+    /// The products with the block's values: `O^T += V_blk^T P^T`, the `width` value columns
+    /// as the AMP rows and the block's padded keys as K.
+    pub fn column_values(&self, keys: u32) -> KernelSpec {
+        self.column_gemm(pad16(keys), vec![self.width], true)
+    }
+
+    fn column_gemm(&self, k: u32, rows: Vec<u32>, accumulate: bool) -> KernelSpec {
+        KernelSpec::Gemm {
+            input: self.precision,
+            partials: self.partials(),
+            weights: MemoryClass::Standard,
+            k,
+            c: pad16(self.rows),
+            rows,
+            accumulate,
+        }
+    }
+
+    /// The online-softmax update of a block of `keys` keys in the column layout.
+    pub fn column_update(&self, keys: u32) -> KernelSpec {
+        KernelSpec::AttentionColumns {
+            precision: self.precision,
+            keys,
+            queries: self.rows,
+            width: self.width,
+            causal: self.causal,
+        }
+    }
+
+    /// The division by the sums into the tile's row-major result.
+    pub fn column_finish(&self) -> KernelSpec {
+        KernelSpec::AttentionFinishColumns {
+            precision: self.precision,
+            queries: self.rows,
+            width: self.width,
+        }
+    }
+
+    /// Panels a packing tile packs: its home's whole panels, or one in 16-key panels.
+    pub fn panels_per_packer(&self) -> u32 {
+        self.home_keys.map_or(0, |home| home.div_ceil(16))
+    }
+
+    /// Every kernel a tile of the column formulation calls.
+    pub fn column_kernels(&self) -> Vec<KernelSpec> {
+        let mut kernels: Vec<KernelSpec> = self.column_fills().into();
+        kernels.extend(self.pack_queries());
+        kernels.extend(self.pack_panel(16));
+        if let Some(short) = self.short_panel() {
+            kernels.extend(self.pack_panel(short));
+        }
+        for (_, keys) in self.key_blocks() {
+            kernels.push(self.column_scores(keys));
+            kernels.push(self.column_update(keys));
+            kernels.push(self.column_values(keys));
+        }
+        kernels.push(self.column_finish());
+        kernels
+    }
+
+    /// Modelled cycles of a tile of the column formulation: the fills, the query packing, its
+    /// panels' packing (the busiest packer's, every panel priced whole), per key block the two
+    /// GEMMs and the update, then the finish.
+    pub fn column_cycles(&self, target: &Target) -> u64 {
+        let sum = |specs: &[KernelSpec]| specs.iter().map(|spec| cost(spec, target)).sum::<u64>();
+        let blocks: u64 = self
+            .key_blocks()
+            .iter()
+            .map(|&(_, keys)| {
+                sum(&[
+                    self.column_scores(keys),
+                    self.column_update(keys),
+                    self.column_values(keys),
+                ])
+            })
+            .sum();
+        sum(&self.column_fills())
+            + sum(&self.pack_queries())
+            + self.packer_cycles(target)
+            + blocks
+            + cost(&self.column_finish(), target)
+    }
+
+    /// Bytes of a column tile's working buffers besides its queries: the packed queries and
+    /// their transpose, a key block and a value block packed, the transposed scores and
+    /// probabilities of a block, the transposed output, maxima and sums, and a packer's raw
+    /// panel, its values' transpose and its packed panels.
+    pub fn column_working_bytes(&self) -> u64 {
+        let [rows, d, width, block] = [
+            pad16(self.rows),
+            pad16(self.d),
+            self.width,
+            pad16(self.key_block.min(self.keys)),
+        ]
+        .map(u64::from);
+        let (e, pe) = (
+            u64::from(self.precision.bytes()),
+            u64::from(self.partials().bytes()),
+        );
+        let queries = (d * rows + u64::from(self.d) * u64::from(self.rows)) * e;
+        let blocks = (d + width) * block * e;
+        let scores = block * rows * (pe + e);
+        let state = width * rows * pe + 8 * u64::from(self.rows);
+        let panel = 16 * (u64::from(self.d) + 2 * width) * e;
+        let packed = u64::from(self.panels_per_packer()) * 16 * (d + width) * e;
+        queries + blocks + scores + state + panel + packed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tile(precision: Precision) -> StreamedTile {
+        StreamedTile {
+            rows: 16,
+            d: 48,
+            keys: 1024,
+            width: 48,
+            key_block: 256,
+            precision,
+            causal: false,
+            home_keys: Some(16),
+            columns: true,
+        }
+    }
+
+    /// The column formulation is priced from its own calls: at the anchor's head size (16
+    /// queries, 1024 keys of 48 in blocks of 256) it is well under half the row formulation
+    /// with the same packed keys (its score GEMM feeds 16 query columns per block, not 256
+    /// keys, and the values run on the AMP), and every call it lists is one a tile can run.
+    #[test]
+    fn columns_cost_less_than_rows_at_the_anchor_head() {
+        let target = Target::c600();
+        let columns = tile(Precision::F16);
+        let rows = StreamedTile {
+            columns: false,
+            ..columns
+        };
+        assert!(columns.columns_fit());
+        let (c, r) = (columns.cycles(&target), rows.cycles(&target));
+        assert!(2 * c < r, "columns {c} against rows {r}");
+        assert!(crate::tiling::candidate::all_valid(
+            &columns.column_kernels()
+        ));
+        // A whole panel packs in two calls (the values' transpose is their AMP-left order), a
+        // short one in three, and the packer is priced for the dearer.
+        assert_eq!(columns.pack_panel(16).len(), 2);
+        assert_eq!(columns.pack_panel(9).len(), 3);
+        let pack = |keys| {
+            columns
+                .pack_panel(keys)
+                .iter()
+                .map(|s| cost(s, &target))
+                .sum::<u64>()
+        };
+        assert_eq!(columns.packer_cycles(&target), pack(16));
+        let short = StreamedTile {
+            keys: 1017,
+            ..columns
+        };
+        assert_eq!(short.packer_cycles(&target), pack(16).max(pack(9)));
+        assert!(pack(9) > pack(16));
+        // Per block: the score GEMM's one 16-column group of weights (48 deep), the update,
+        // and the values GEMM's one group 256 deep; four blocks.
+        let block = cost(&columns.column_scores(256), &target)
+            + cost(&columns.column_update(256), &target)
+            + cost(&columns.column_values(256), &target);
+        let once = columns
+            .column_fills()
+            .iter()
+            .map(|s| cost(s, &target))
+            .sum::<u64>()
+            + columns
+                .pack_queries()
+                .iter()
+                .map(|s| cost(s, &target))
+                .sum::<u64>()
+            + columns.packer_cycles(&target)
+            + cost(&columns.column_finish(), &target);
+        assert_eq!(c, 4 * block + once);
+    }
+
+    /// FP8 elements, keys not packed by the head, or probabilities wider than one call's
+    /// weights keep the row formulation.
+    #[test]
+    fn columns_need_f16_or_f32_packed_keys_and_one_call_of_weights() {
+        assert!(tile(Precision::F32).columns_fit());
+        assert!(!tile(Precision::F8E4M3).columns_fit());
+        let unpacked = StreamedTile {
+            home_keys: None,
+            ..tile(Precision::F16)
+        };
+        assert!(!unpacked.columns_fit());
+        // 64 query columns x 1040 padded keys exceed 65,536 weights.
+        let wide = StreamedTile {
+            rows: 64,
+            key_block: 1040,
+            keys: 2048,
+            ..tile(Precision::F16)
+        };
+        assert!(!wide.columns_fit());
+        assert!(StreamedTile {
+            key_block: 1024,
+            ..wide
+        }
+        .columns_fit());
+    }
+}
