@@ -51,7 +51,7 @@ mod matmul;
 mod rows;
 
 use crate::strategies::attention::{
-    heads_per_tile as attention_heads_per_tile, home_tiles, materialized_fits,
+    columns_key_block, heads_per_tile as attention_heads_per_tile, home_tiles, materialized_fits,
     query_blocks_allowed, streamed_key_block, wave_key_block, DistributedKeys, MaterializedTile,
     RaggedHeads, StreamedTile,
 };

@@ -332,3 +332,33 @@ fn general_matmul_plans_cover_the_result_and_price_the_lowering() {
     }
     assert!(generals > 100, "only {generals} general candidates");
 }
+
+/// The column formulation's larger key block is a candidate of its own beside the streamed
+/// plan's own block on the same grid: fewer, larger blocks (fewer phases, the query weights fed
+/// fewer times), priced from the same tile model, and cheaper to compute here.
+#[test]
+fn column_tiles_are_also_offered_their_larger_key_block() {
+    let target = Target::c600();
+    let graph = self_attention(vec![2, 1024, 64], false);
+    let mut options = options(64);
+    options.precision = PrecisionPolicy::F32;
+    let all = candidates::candidates(&graph, 0, &options, &target);
+    let blocks: Vec<(u32, u64)> = all
+        .iter()
+        .filter_map(|c| match &c.plan {
+            OperatorPlan::Attention(AttentionPlan {
+                schedule: AttentionSchedule::Flash { key_block },
+                grid,
+                ..
+            }) if grid == &[2, 32] => Some((*key_block, c.compute_cycles)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(blocks.len(), 2, "{blocks:?}");
+    let (own, wide) = (blocks[0], blocks[1]);
+    assert_eq!(own.0, 64);
+    let columns =
+        crate::strategies::attention::columns_key_block((32, 64, 1024, 64), Precision::F32);
+    assert_eq!(Some(wide.0), columns);
+    assert!(wide.0 > own.0 && wide.1 < own.1, "{own:?} against {wide:?}");
+}

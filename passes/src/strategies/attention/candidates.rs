@@ -6,8 +6,8 @@ use ipu_device::{MemoryClass, Target};
 use ipu_dialects::plan::{AttentionPlan, AttentionSchedule, OperatorPlan};
 
 use super::{
-    heads_per_tile, materialized_fits, query_blocks_allowed, streamed_key_block, wave_key_block,
-    DistributedKeys, MaterializedTile, RaggedHeads, StreamedTile,
+    columns_key_block, heads_per_tile, materialized_fits, query_blocks_allowed, streamed_key_block,
+    wave_key_block, DistributedKeys, MaterializedTile, RaggedHeads, StreamedTile,
 };
 use crate::tiling::candidate::{
     all_valid, divisors, grids, op_vector_precision, u32_of, Candidate, InternalPhase, Need,
@@ -52,9 +52,19 @@ pub fn candidates(
             (Some(heads), false) => vec![vec![u32_of(q[0].div_ceil(u64::from(heads))), 1]],
             (Some(_), true) => Vec::new(),
         };
-        out.extend(shaped.into_iter().filter_map(|grid| {
-            grid_candidate(&shape, grid, materialized, (options, key_block), target)
-        }));
+        for grid in shaped {
+            // Query-block grids are also offered with the column formulation's larger key
+            // block (a candidate of its own: more memory, fewer blocks), unless one is pinned.
+            let wide = [false, !materialized && key_block.is_none()];
+            out.extend(
+                wide.into_iter()
+                    .filter(|&w| !w || wide[1])
+                    .filter_map(|wide| {
+                        let settings = (options, key_block, wide);
+                        grid_candidate(&shape, grid.clone(), materialized, settings, target)
+                    }),
+            );
+        }
     }
     out
 }
@@ -134,11 +144,13 @@ impl AttentionShape {
 
 /// The candidate on `grid` (`[batch-heads, query blocks]`, or with a key-block axis when
 /// `materialized`), priced from its tiles' calls; `None` for a shape the lowering does not take.
+/// `wide`: streamed in the column formulation's larger key block ([`columns_key_block`]), and
+/// only when that is larger than the streamed plan's own and the tile takes the formulation.
 fn grid_candidate(
     shape: &AttentionShape,
     grid: Vec<u32>,
     materialized: bool,
-    (options, pinned_key_block): (&PlannerOptions, Option<u32>),
+    (options, pinned_key_block, wide): (&PlannerOptions, Option<u32>, bool),
     target: &Target,
 ) -> Option<Candidate> {
     let (q, s, d, t, e) = (shape.q, shape.q[1], shape.q[2], shape.k[1], shape.v[2]);
@@ -230,9 +242,15 @@ fn grid_candidate(
             }
             Some(block)
         }
+        (None, Some(_)) if wide => return None,
         (None, Some(_)) => Some(wave_key_block(sizes, precision)),
         (None, None) if ragged => Some(wave_key_block(sizes, precision)),
         (None, None) => streamed_key_block(sizes, precision),
+    };
+    let streamed = match (wide, streamed) {
+        (false, streamed) => streamed,
+        (true, Some(own)) => Some(columns_key_block(sizes, precision).filter(|&w| w > own)?),
+        (true, None) => return None,
     };
     if let (false, true, Some(block)) = (materialized, bb == 1 || !one_head_per_row, streamed) {
         schedule = AttentionSchedule::Flash { key_block: block };
@@ -256,6 +274,9 @@ fn grid_candidate(
         if let Some(keys) = DistributedKeys::of(gb, gs, streamed_tile).filter(|_| one_head_per_row)
         {
             let keys = keys.packed();
+            if wide && !keys.tile.columns {
+                return None;
+            }
             if keys.panels && !keys.tile.columns {
                 // Each panel's tile gathers its 16 keys before packing them (the column
                 // formulation counts its panel buffers in its working bytes).
@@ -267,6 +288,9 @@ fn grid_candidate(
             internal_phases.extend(phases);
             keys_exchange = Some((cycles, row_bytes));
             distributed = Some(keys.home_tiles);
+        }
+        if wide && !distributed.is_some_and(|_| streamed_tile.columns) {
+            return None;
         }
         if ragged {
             let heads = RaggedHeads {

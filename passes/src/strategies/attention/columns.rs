@@ -21,6 +21,40 @@ use ipu_device::{KernelSpec, MemoryClass, Precision, Target};
 
 use super::{cost, pad16, StreamedTile};
 
+/// A tile's working-set budget for the column formulation's larger key blocks (see
+/// [`columns_key_block`]); the planner checks the tile's memory either way.
+const COLUMN_TILE_BYTES: u64 = 192 * 1024;
+
+/// The column formulation's key block for a tile of `qr` queries of head size `d` against `t`
+/// keys of value width `ev` in `precision`: the most whole 16-key panels, up to the keys, whose
+/// probabilities are one call's AMP weights and whose working bytes fit [`COLUMN_TILE_BYTES`]
+/// (larger blocks feed the score GEMM its query weights fewer times and take fewer phases);
+/// `None` for precisions the formulation does not take.
+pub fn columns_key_block(
+    (qr, d, t, ev): (u32, u32, u32, u32),
+    precision: Precision,
+) -> Option<u32> {
+    if !matches!(precision, Precision::F16 | Precision::F32) || qr == 0 {
+        return None;
+    }
+    let weights = GEMM_MAX_WEIGHT_ELEMENTS / pad16(qr) / 16 * 16;
+    let tile = |key_block| StreamedTile {
+        rows: qr,
+        d,
+        keys: t,
+        width: ev,
+        key_block,
+        precision,
+        causal: false,
+        home_keys: Some(16),
+        columns: true,
+    };
+    (1..=pad16(t).min(weights) / 16)
+        .rev()
+        .map(|panels| panels * 16)
+        .find(|&block| tile(block).column_working_bytes() <= COLUMN_TILE_BYTES)
+}
+
 impl StreamedTile {
     /// Whether the column formulation takes this tile: F16 or F32 elements (the AMP's inputs
     /// are the elements; FP8 probabilities would lose too much), keys packed by the head's
@@ -55,9 +89,16 @@ impl StreamedTile {
 
     /// The packing of the tile's queries as the score GEMM's weights, once: the transpose of
     /// its `[rows, d]` block, then `Q^T` into AMP-right order (`d` padded to 16 rows, the
-    /// queries to whole 16-column groups).
-    pub fn pack_queries(&self) -> [KernelSpec; 2] {
-        self.transposed_weights(self.rows, pad16(self.rows))
+    /// queries to whole 16-column groups). Exactly 16 queries of a head size of whole 16s
+    /// transpose straight into that order (one 16-column group, row-major): the transpose
+    /// alone.
+    pub fn pack_queries(&self) -> Vec<KernelSpec> {
+        let [transpose, pack] = self.transposed_weights(self.rows, pad16(self.rows));
+        if self.rows == 16 && self.d.is_multiple_of(16) {
+            vec![transpose]
+        } else {
+            vec![transpose, pack]
+        }
     }
 
     /// The packing of one panel of `keys` keys (16, or fewer for the last panel of a head):
@@ -287,6 +328,19 @@ mod tests {
         };
         assert_eq!(short.packer_cycles(&target), pack(16).max(pack(9)));
         assert!(pack(9) > pack(16));
+        // 16 queries of 48 transpose straight into the weights' order; 15, or a head size of
+        // 40, need the rearrange too.
+        assert_eq!(columns.pack_queries().len(), 1);
+        assert_eq!(
+            StreamedTile {
+                rows: 15,
+                ..columns
+            }
+            .pack_queries()
+            .len(),
+            2
+        );
+        assert_eq!(StreamedTile { d: 40, ..columns }.pack_queries().len(), 2);
         // Per block: the score GEMM's one 16-column group of weights (48 deep), the update,
         // and the values GEMM's one group 256 deep; four blocks.
         let block = cost(&columns.column_scores(256), &target)
@@ -305,6 +359,51 @@ mod tests {
             + columns.packer_cycles(&target)
             + cost(&columns.column_finish(), &target);
         assert_eq!(c, 4 * block + once);
+    }
+
+    /// The column key block is the most whole panels within the keys, one call's weights
+    /// (65,536 / padded queries) and the working-set budget.
+    #[test]
+    fn column_key_blocks_are_the_most_panels_that_fit() {
+        for (sizes, precision) in [
+            ((16, 48, 1024, 48), Precision::F16),
+            ((94, 72, 1024, 72), Precision::F16),
+            ((32, 64, 1024, 64), Precision::F32),
+            ((12, 72, 100, 72), Precision::F16),
+        ] {
+            let block = columns_key_block(sizes, precision).expect("a block");
+            let (qr, d, t, ev) = sizes;
+            let tile = |key_block| StreamedTile {
+                rows: qr,
+                d,
+                keys: t,
+                width: ev,
+                key_block,
+                precision,
+                causal: false,
+                home_keys: Some(16),
+                columns: true,
+            };
+            assert!(block.is_multiple_of(16) && block <= pad16(t));
+            assert!(block * pad16(qr) <= GEMM_MAX_WEIGHT_ELEMENTS);
+            assert!(tile(block).column_working_bytes() <= COLUMN_TILE_BYTES);
+            let next = block + 16;
+            assert!(
+                next > pad16(t)
+                    || next * pad16(qr) > GEMM_MAX_WEIGHT_ELEMENTS
+                    || tile(next).column_working_bytes() > COLUMN_TILE_BYTES
+            );
+        }
+        // 94 queries (96 padded): at most 672 keys of weights per call; 100 keys: 112.
+        assert!(columns_key_block((94, 72, 1024, 72), Precision::F16).unwrap() <= 672);
+        assert_eq!(
+            columns_key_block((12, 72, 100, 72), Precision::F16),
+            Some(112)
+        );
+        assert_eq!(
+            columns_key_block((16, 48, 1024, 48), Precision::F8E4M3),
+            None
+        );
     }
 
     /// FP8 elements, keys not packed by the head, or probabilities wider than one call's

@@ -11,6 +11,7 @@ mod candidates;
 mod columns;
 
 pub use candidates::candidates;
+pub use columns::columns_key_block;
 
 use ipu_device::{KernelSpec, MemoryClass, Precision, Target};
 

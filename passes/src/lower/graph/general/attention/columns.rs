@@ -195,12 +195,14 @@ impl Lowering<'_> {
         let (work, b) = (&op.work, &op.buffers);
         let state = [b.row_max, b.row_sum, b.output];
         let mut runs = self.state_fills(work.column_fills(), state, slots);
-        let [transpose, pack] = work.pack_queries();
+        let pack = work.pack_queries();
+        // The transpose alone writes the packed queries; else the rearrange does, from it.
+        let places = match pack.len() {
+            1 => vec![(b.queries, b.queries_packed)],
+            _ => vec![(b.queries, b.queries_t), (b.queries_t, b.queries_packed)],
+        };
         for slot in slots {
-            for (spec, from, to) in [
-                (&transpose, b.queries, b.queries_t),
-                (&pack, b.queries_t, b.queries_packed),
-            ] {
+            for (spec, &(from, to)) in pack.iter().zip(&places) {
                 runs.push(Run {
                     tile: slot.tile,
                     kernel: self.program.kernel(spec.clone()),

@@ -306,7 +306,8 @@ impl Lowering<'_> {
         let fitting = streamed_key_block((qr, d, t, ev), precision);
         let key_block = match plan {
             None => fitting,
-            Some(plan) => match planned_key_block(index, plan, fitting)? {
+            // A planned block may be as large as the column formulation's.
+            Some(plan) => match planned_key_block(index, plan, widest(fitting, (qr, d, t, ev), precision))? {
                 Some(block) => Some(block),
                 None if fitting.is_some() => {
                     return Err(attention_not_followed(index, plan,
@@ -419,6 +420,12 @@ fn distributed_keys(
             && grid.mb == heads * keys.home_tiles
     };
     (homed(operands.keys) && homed(operands.values)).then(|| keys.packed())
+}
+
+/// The largest key block a streamed plan may pin: the lowering's own (`fitting`) or the column
+/// formulation's, when streamed at all.
+fn widest(fitting: Option<u32>, sizes: (u32, u32, u32, u32), precision: Precision) -> Option<u32> {
+    fitting.map(|own| own.max(columns_key_block(sizes, precision).unwrap_or(0)))
 }
 
 /// The error for an attention plan the lowering cannot follow, and why.
