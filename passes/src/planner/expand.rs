@@ -6,9 +6,11 @@
 use ipu_device::{cost, Target};
 
 use super::beam::Finalist;
-use super::graph::{Graph, OpKind};
+use super::graph::{Graph, OpKind, Origin};
 use super::layout::Shards;
+use super::step::{host_home, host_streamed, host_writes_in_order};
 use crate::exchange::TransferRequest;
+use ipu_device::kernels::spec::ElementOrder;
 
 /// One exchange phase of the expanded plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -228,7 +230,7 @@ fn expand_into(
         let estimate = finalist.ops.get(index).copied().unwrap_or_default();
         plan.compute_cycles += runs * (estimate.cycles - estimate.exchange_cycles);
         // The operands' (home, need) pairs that move.
-        let moved: Vec<(usize, &Shards, &Shards)> = op
+        let moved: Vec<(usize, Shards, &Shards)> = op
             .operands
             .iter()
             .zip(&candidate.needs)
@@ -236,10 +238,26 @@ fn expand_into(
             // The host writes constant vectors where they are read (as the beam prices them).
             .filter(|(_, (operand, _))| !graph.values[**operand].written_where_read())
             .filter_map(|(position, (operand, need))| {
-                let home = finalist.homes[*operand].as_ref()?;
+                let recorded = finalist.homes[*operand].as_ref()?;
+                // A host value the host streams into this op's AMP order, or one it streamed
+                // into another op's, is written by the host for this op as the beam prices it
+                // (in this op's order, over the host's home of its blocks): outside repeat
+                // bodies, whose arguments are device values.
+                let value = &graph.values[*operand];
+                let amp = |order| matches!(order, ElementOrder::AmpLeft | ElementOrder::AmpRight);
+                let rewritten = report_as.is_none()
+                    && matches!(value.origin, Origin::Argument | Origin::Constant)
+                    && (host_streamed(value, recorded)
+                        || (amp(need.format.order)
+                            && host_writes_in_order(value, need, candidate)));
+                let home = if rewritten {
+                    host_home(value, need, position, candidate)
+                } else {
+                    (**recorded).clone()
+                };
                 (home.shards != need.shards || home.format != need.format).then_some((
                     position,
-                    &home.shards,
+                    home.shards,
                     &need.shards,
                 ))
             })
@@ -250,7 +268,8 @@ fn expand_into(
             // Each step moves its slice of each operand (the first also the unsliced ones).
             for step in 0..steps {
                 let mut step_transfers = Vec::new();
-                for &(position, home, need) in &moved {
+                for (position, home, need) in &moved {
+                    let (position, need) = (*position, *need);
                     let window = match candidate.step_slices.get(position).copied().flatten() {
                         Some((axis, length)) => {
                             Some((axis, u64::from(step) * length, u64::from(step + 1) * length))
@@ -269,7 +288,7 @@ fn expand_into(
                 }
             }
         } else {
-            for &(_, home, need) in &moved {
+            for (_, home, need) in &moved {
                 transfers_within(home, need, None, mapping, &mut transfers);
             }
         }

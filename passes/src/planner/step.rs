@@ -255,20 +255,15 @@ fn follow<'h>(
 /// (`host_order`: the host gathers strided runs, and encodes FP8 at the need's scale), in the
 /// consumer's element order. Constant weights a plan keeps resident, and constant vectors
 /// (biases, layer-norm scales), are written by the host where they are read.
-fn host_home(
+pub(super) fn host_home(
     value: &super::graph::Value,
     need: &Need,
     position: usize,
     candidate: &Candidate,
 ) -> Need {
-    let host_order = candidate.plan.host_order();
     let format = match value.origin {
         Origin::Constant => need.format,
-        _ if host_order
-            && (value.element == need.format.precision || need.format.precision.is_fp8()) =>
-        {
-            need.format
-        }
+        _ if host_writes_in_order(value, need, candidate) => need.format,
         _ => ValueFormat::row_major(value.element),
     };
     let shards = if value.written_where_read()
@@ -279,6 +274,29 @@ fn host_home(
         super::layout::host_home(&need.shards, format.precision.bytes())
     };
     Need { shards, format }
+}
+
+/// Whether the host writes `value` (a host value) in the element order `candidate` reads it
+/// in: plans that take host operands in their own order (a GEMM's AMP panels), in the
+/// value's precision or an FP8 one the host encodes.
+pub(super) fn host_writes_in_order(
+    value: &super::graph::Value,
+    need: &Need,
+    candidate: &Candidate,
+) -> bool {
+    candidate.plan.host_order()
+        && (value.element == need.format.precision || need.format.precision.is_fp8())
+}
+
+/// Whether `value` is a host value the host streamed into an op's AMP order at `home` (a
+/// GEMM's operand panels): not a device value other ops read, each of them has the host write
+/// it where it reads it, as the lowering does. (A repeat body's arguments are device values.)
+pub(super) fn host_streamed(value: &super::graph::Value, home: &Need) -> bool {
+    matches!(value.origin, Origin::Argument | Origin::Constant)
+        && matches!(
+            home.format.order,
+            ElementOrder::AmpLeft | ElementOrder::AmpRight
+        )
 }
 
 impl OperandMoves {
@@ -298,14 +316,7 @@ impl OperandMoves {
         // not a device value other ops read: each of them has the host write it where it
         // reads it, as the lowering does. (A repeat body's arguments are device values.)
         let home_of = move |v: ValueId| {
-            home_of(v).filter(|home| {
-                in_body
-                    || !(matches!(graph.values[v].origin, Origin::Argument | Origin::Constant)
-                        && matches!(
-                            home.format.order,
-                            ElementOrder::AmpLeft | ElementOrder::AmpRight
-                        ))
-            })
+            home_of(v).filter(|home| in_body || !host_streamed(&graph.values[v], home))
         };
         let candidate = match &candidate.follows {
             Some((position, spec)) => follow(

@@ -541,13 +541,41 @@ fn screened_mappings_are_permutations() {
     assert_eq!(expand::mappings(1472, 64, 1).len(), 1);
 }
 
+/// Three projections of one host argument (a layer's q, k and v): the host writes the argument
+/// for each matmul in the order it reads it, as the lowering does.
+fn projections(tokens: u64, hidden: u64) -> Graph {
+    let mut graph = Graph::default();
+    let x = graph.add_value(vec![tokens, hidden], Precision::F16, Origin::Argument);
+    for _ in 0..3 {
+        let w = graph.add_value(vec![hidden, hidden], Precision::F16, Origin::Argument);
+        let y = graph.add_op(
+            OpKind::Matmul {
+                transpose_lhs: false,
+                transpose_rhs: false,
+            },
+            vec![x, w],
+            vec![tokens, hidden],
+            Precision::F16,
+        );
+        graph.outputs.push(y);
+    }
+    graph
+}
+
 /// Under the grid order the expanded plan's physical model equals the planner's analytical
 /// estimate (logical pairs 2k, 2k + 1 are physical pairs), and the physical schedule of every
 /// phase is hazard-free and no shorter than its busiest endpoint.
 #[test]
 fn expansion_under_the_grid_order_reproduces_the_estimate() {
     let target = Target::c600();
-    for (tiles, graph) in [(64, mlp(128, 256, 512)), (16, mlp(64, 128, 256))] {
+    // (The projections: every finalist reads the host argument in an AMP order; expanded as a
+    // move from one home to the others, their exchange was 3 phases over the estimate.)
+    let graphs = [
+        (64, mlp(128, 256, 512)),
+        (16, mlp(64, 128, 256)),
+        (64, projections(128, 256)),
+    ];
+    for (tiles, graph) in graphs {
         let planned = plan(&graph, &options(tiles), &target).expect("plans");
         for finalist in &planned.finalists {
             let expanded = expand::expand(&graph, finalist, &expand::Mapping::identity(tiles));

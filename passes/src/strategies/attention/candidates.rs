@@ -55,15 +55,15 @@ pub fn candidates(
         for grid in shaped {
             // Query-block grids are also offered with the column formulation's larger key
             // block (a candidate of its own: more memory, fewer blocks), unless one is pinned.
-            let wide = [false, !materialized && key_block.is_none()];
-            out.extend(
-                wide.into_iter()
-                    .filter(|&w| !w || wide[1])
-                    .filter_map(|wide| {
-                        let settings = (options, key_block, wide);
-                        grid_candidate(&shape, grid.clone(), materialized, settings, target)
-                    }),
-            );
+            let wide: &[bool] = if materialized || key_block.is_some() {
+                &[false]
+            } else {
+                &[false, true]
+            };
+            out.extend(wide.iter().filter_map(|&wide| {
+                let settings = (options, key_block, wide);
+                grid_candidate(&shape, grid.clone(), materialized, settings, target)
+            }));
         }
     }
     out
@@ -274,9 +274,6 @@ fn grid_candidate(
         if let Some(keys) = DistributedKeys::of(gb, gs, streamed_tile).filter(|_| one_head_per_row)
         {
             let keys = keys.packed();
-            if wide && !keys.tile.columns {
-                return None;
-            }
             if keys.panels && !keys.tile.columns {
                 // Each panel's tile gathers its 16 keys before packing them (the column
                 // formulation counts its panel buffers in its working bytes).

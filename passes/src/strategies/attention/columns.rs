@@ -38,7 +38,21 @@ pub fn columns_key_block(
         return None;
     }
     let weights = GEMM_MAX_WEIGHT_ELEMENTS / pad16(qr) / 16 * 16;
-    let tile = |key_block| StreamedTile {
+    (1..=pad16(t).min(weights) / 16)
+        .rev()
+        .map(|panels| panels * 16)
+        .find(|&block| {
+            probe((qr, d, t, ev), precision, block).column_working_bytes() <= COLUMN_TILE_BYTES
+        })
+}
+
+/// The column tile [`columns_key_block`] sizes a key block by (one panel per packer).
+fn probe(
+    (qr, d, t, ev): (u32, u32, u32, u32),
+    precision: Precision,
+    key_block: u32,
+) -> StreamedTile {
+    StreamedTile {
         rows: qr,
         d,
         keys: t,
@@ -48,11 +62,7 @@ pub fn columns_key_block(
         causal: false,
         home_keys: Some(16),
         columns: true,
-    };
-    (1..=pad16(t).min(weights) / 16)
-        .rev()
-        .map(|panels| panels * 16)
-        .find(|&block| tile(block).column_working_bytes() <= COLUMN_TILE_BYTES)
+    }
 }
 
 impl StreamedTile {
@@ -238,7 +248,7 @@ impl StreamedTile {
                     self.column_scores(keys),
                     self.column_update(keys),
                     self.column_values(keys),
-                ])
+                ]) + self.own_panel_copies(keys, target)
             })
             .sum();
         sum(&self.column_fills())
@@ -246,6 +256,16 @@ impl StreamedTile {
             + self.packer_cycles(target)
             + blocks
             + cost(&self.column_finish(), target)
+    }
+
+    /// Modelled cycles of a tile copying the panels it packed that a block of `keys` keys holds
+    /// (they reach it by copy, not exchange): at most its panels, each one copy per 16 head
+    /// columns (the key block's layout) and one of its values.
+    pub fn own_panel_copies(&self, keys: u32, target: &Target) -> u64 {
+        let e = self.precision.bytes();
+        let copy = |bytes| cost(&KernelSpec::Copy { bytes }, target);
+        let panel = u64::from(pad16(self.d) / 16) * copy(256 * e) + copy(16 * self.width * e);
+        u64::from(self.panels_per_packer().min(pad16(keys) / 16)) * panel
     }
 
     /// Bytes of a column tile's working buffers besides its queries: the packed queries and
@@ -345,7 +365,15 @@ mod tests {
         // and the values GEMM's one group 256 deep; four blocks.
         let block = cost(&columns.column_scores(256), &target)
             + cost(&columns.column_update(256), &target)
-            + cost(&columns.column_values(256), &target);
+            + cost(&columns.column_values(256), &target)
+            + columns.own_panel_copies(256, &target);
+        // Its own panel (one of 16 keys) reaches it by copy: three copies of 16 keys x 16
+        // head columns and one of 16 x 48 values.
+        let copy = |bytes| cost(&KernelSpec::Copy { bytes }, &target);
+        assert_eq!(
+            columns.own_panel_copies(256, &target),
+            3 * copy(512) + copy(1536)
+        );
         let once = columns
             .column_fills()
             .iter()
@@ -372,18 +400,8 @@ mod tests {
             ((12, 72, 100, 72), Precision::F16),
         ] {
             let block = columns_key_block(sizes, precision).expect("a block");
-            let (qr, d, t, ev) = sizes;
-            let tile = |key_block| StreamedTile {
-                rows: qr,
-                d,
-                keys: t,
-                width: ev,
-                key_block,
-                precision,
-                causal: false,
-                home_keys: Some(16),
-                columns: true,
-            };
+            let (qr, _, t, _) = sizes;
+            let tile = |key_block| probe(sizes, precision, key_block);
             assert!(block.is_multiple_of(16) && block <= pad16(t));
             assert!(block * pad16(qr) <= GEMM_MAX_WEIGHT_ELEMENTS);
             assert!(tile(block).column_working_bytes() <= COLUMN_TILE_BYTES);
