@@ -2,7 +2,7 @@
 //! as the AMP's rows, queries as its columns, keys and values packed once per 16-key panel by
 //! one tile of the head and multicast packed in every key block.
 
-use super::streamed::{KeyBlock, QueryWaves, WaveSlot};
+use super::streamed::{update_args, KeyBlock, QueryWaves, WaveSlot};
 use super::*;
 
 impl Lowering<'_> {
@@ -251,16 +251,12 @@ impl Lowering<'_> {
             runs.push(Run {
                 tile: slot.tile,
                 kernel: update,
-                args: vec![
-                    address(b.scores, 0),
-                    address(b.probabilities, 0),
-                    address(b.row_max, 0),
-                    address(b.row_sum, 0),
-                    address(b.output, 0),
-                    Arg::Value(attention.scale.to_bits()),
-                    Arg::Value(slot.first_query),
-                    Arg::Value(block.first_key),
-                ],
+                args: update_args(
+                    [b.scores, b.probabilities],
+                    [b.row_max, b.row_sum, b.output],
+                    attention.scale,
+                    (slot, block),
+                ),
             });
             runs.push(Run {
                 tile: slot.tile,

@@ -376,16 +376,12 @@ impl Lowering<'_> {
             runs.push(Run {
                 tile: slot.tile,
                 kernel: self.program.kernel(work.update(block.width)),
-                args: vec![
-                    address(buffers.scores, 0),
-                    address(buffers.value_block, 0),
-                    address(buffers.row_max, 0),
-                    address(buffers.row_sum, 0),
-                    address(buffers.output, 0),
-                    Arg::Value(attention.scale.to_bits()),
-                    Arg::Value(slot.first_query),
-                    Arg::Value(block.first_key),
-                ],
+                args: update_args(
+                    [buffers.scores, buffers.value_block],
+                    [buffers.row_max, buffers.row_sum, buffers.output],
+                    attention.scale,
+                    (slot, &block),
+                ),
             });
         }
         let provenance = format!(
@@ -572,6 +568,28 @@ impl StreamedOp<'_> {
         }
         transfers
     }
+}
+
+/// The run-time arguments both online-softmax updates share (`AttentionBlock`,
+/// `AttentionColumns`): the block's scores and its second operand (the values, or where the
+/// probabilities go), the running maxima, sums and output, the scale's bits, and the offsets
+/// of the slot's first query and the block's first key.
+pub(super) fn update_args(
+    [scores, second]: [BufferId; 2],
+    [row_max, row_sum, output]: [BufferId; 3],
+    scale: f32,
+    (slot, block): (&WaveSlot, &KeyBlock),
+) -> Vec<Arg> {
+    vec![
+        address(scores, 0),
+        address(second, 0),
+        address(row_max, 0),
+        address(row_sum, 0),
+        address(output, 0),
+        Arg::Value(scale.to_bits()),
+        Arg::Value(slot.first_query),
+        Arg::Value(block.first_key),
+    ]
 }
 
 /// One key block of the streamed attention: the `step`-th, keys `[first_key, first_key +
