@@ -165,9 +165,17 @@ pub fn kernel_cycles(spec: &KernelSpec, target: &Target) -> u64 {
             width,
             ..
         } => attention_columns_cycles(*queries, *keys, *width, target),
-        KernelSpec::AttentionFinishColumns { queries, width, .. } => {
+        KernelSpec::AttentionFinishColumns { queries, width, .. }
+        | KernelSpec::AttentionSplitFinish { queries, width, .. } => {
             transpose_cycles(*queries, *width, target)
         }
+        KernelSpec::AttentionMerge {
+            splits,
+            rows,
+            width,
+            panels,
+            ..
+        } => attention_merge_cycles(*splits, *rows, *width, *panels, target),
         KernelSpec::AddGroupBias {
             precision,
             elements,
@@ -457,6 +465,31 @@ pub fn attention_columns_cycles(queries: u32, keys: u32, width: u32, target: &Ta
     let rate = u128::from(vector_elements_per_cycle(Precision::F32, target));
     let passes = 2 * pad(keys) * pad(queries) + u128::from(width) * pad(queries);
     clamp(exps + u128::from(div_ceil(passes, rate)) + launch128(target))
+}
+
+/// The cross-tile merge of `splits` key splits' outputs ([`KernelSpec::AttentionMerge`]): per
+/// row `splits` exps (`exp_cycles_per_element`) for the weights, and at the F32 vector rate
+/// `splits` multiply-adds per output element plus its division: `rows * splits * exp +
+/// ceil(rows * width * (splits + 1) / f32 rate) + launch`. Merged from panels, every output
+/// element is also written to its own strided address, as the column finish writes its rows
+/// ([`transpose_cycles`] of the `rows x width` block).
+pub fn attention_merge_cycles(
+    splits: u32,
+    rows: u32,
+    width: u32,
+    panels: bool,
+    target: &Target,
+) -> u64 {
+    let transpose = if panels {
+        u128::from(transpose_cycles(rows, width, target)) - launch128(target)
+    } else {
+        0
+    };
+    let (splits, rows, width) = (u128::from(splits), u128::from(rows), u128::from(width));
+    let exps = rows * splits * u128::from(target.kernels.exp_cycles_per_element.value);
+    let rate = u128::from(vector_elements_per_cycle(Precision::F32, target));
+    let vector_ops = u128::from(div_ceil(rows * width * (splits + 1), rate));
+    clamp(exps + vector_ops + transpose + launch128(target))
 }
 
 /// Final normalization of blocked attention: `width` f32 divisions per row at the F32 vector

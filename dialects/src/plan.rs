@@ -261,7 +261,9 @@ pub enum AttentionSchedule {
     Materialized,
     /// Whole score rows per tile on a `[batch-heads, query blocks]` grid.
     Blocked,
-    /// Keys streamed in blocks of `key_block` with the online softmax.
+    /// Keys streamed in blocks of `key_block` with the online softmax, on a `[batch-heads,
+    /// query blocks]` grid, or on `[batch-heads, query blocks, key splits]` with each query
+    /// block's keys split over tiles and their outputs merged.
     Flash { key_block: u32 },
 }
 
@@ -638,10 +640,11 @@ impl Reader<'_> {
                 key_block: self.count("key_block")?,
             },
         };
-        let axes = if schedule == AttentionSchedule::Materialized {
-            3
-        } else {
-            2
+        // A flash plan's grid has a third axis when its keys are split over tiles.
+        let axes = match schedule {
+            AttentionSchedule::Materialized => 3,
+            AttentionSchedule::Flash { .. } if self.list("grid")?.len() == 3 => 3,
+            _ => 2,
         };
         let grid = self.grid_of_length("grid", axes)?;
         let product = grid.iter().map(|&g| u64::from(g)).product();

@@ -240,6 +240,29 @@ impl KernelSpec {
                     precision.short_name()
                 )
             }
+            KernelSpec::AttentionSplitFinish {
+                precision,
+                queries,
+                width,
+            } => {
+                format!(
+                    "attention_split_finish_{}_q{queries}_w{width}",
+                    precision.short_name()
+                )
+            }
+            KernelSpec::AttentionMerge {
+                precision,
+                splits,
+                rows,
+                width,
+                panels,
+            } => {
+                let panels = if *panels { "_panels" } else { "" };
+                format!(
+                    "attention_merge_{}_s{splits}_r{rows}_w{width}{panels}",
+                    precision.short_name()
+                )
+            }
             KernelSpec::AddGroupBias {
                 precision,
                 rows,
@@ -292,7 +315,10 @@ impl KernelSpec {
             KernelSpec::AttentionBlock { .. } => "attention_block.mlir",
             KernelSpec::AttentionFinish { .. } => "attention_finish.mlir",
             KernelSpec::AttentionColumns { .. } => "attention_columns.mlir",
-            KernelSpec::AttentionFinishColumns { .. } => "attention_finish_columns.mlir",
+            KernelSpec::AttentionFinishColumns { .. } | KernelSpec::AttentionSplitFinish { .. } => {
+                "attention_finish_columns.mlir"
+            }
+            KernelSpec::AttentionMerge { .. } => "attention_merge.mlir",
             KernelSpec::AddGroupBias { .. } => "add_group_bias.mlir",
             KernelSpec::Map { .. } => "common.mlir",
             KernelSpec::Reduce { .. } => "reduce.mlir",
@@ -472,15 +498,41 @@ impl KernelSpec {
                 ("width", i64::from(*width)),
                 ("causal", i64::from(*causal)),
             ],
+            // One source: the split's finish writes f32 rows from its element's partials.
             KernelSpec::AttentionFinishColumns {
                 precision,
                 queries,
                 width,
+            }
+            | KernelSpec::AttentionSplitFinish {
+                precision,
+                queries,
+                width,
+            } => {
+                let output = match self {
+                    KernelSpec::AttentionSplitFinish { .. } => Precision::F32,
+                    _ => *precision,
+                };
+                vec![
+                    ("precision", p(output)),
+                    ("partials", p(default_partials(*precision))),
+                    ("queries", i64::from(*queries)),
+                    ("width", i64::from(*width)),
+                ]
+            }
+            KernelSpec::AttentionMerge {
+                precision,
+                splits,
+                rows,
+                width,
+                panels,
             } => vec![
                 ("precision", p(*precision)),
                 ("partials", p(default_partials(*precision))),
-                ("queries", i64::from(*queries)),
+                ("splits", i64::from(*splits)),
+                ("rows", i64::from(*rows)),
                 ("width", i64::from(*width)),
+                ("panels", i64::from(*panels)),
             ],
             KernelSpec::AddGroupBias {
                 precision,
@@ -704,10 +756,32 @@ impl KernelSpec {
                 precision,
                 queries,
                 width,
+            }
+            | KernelSpec::AttentionSplitFinish {
+                precision,
+                queries,
+                width,
             } => {
                 self.require_arithmetic("element", *precision)?;
                 self.require_positive("queries", *queries)?;
                 self.require_positive("width", *width)?;
+            }
+            KernelSpec::AttentionMerge {
+                precision,
+                splits,
+                rows,
+                width,
+                panels,
+            } => {
+                self.require_arithmetic("element", *precision)?;
+                self.require_positive("splits", *splits)?;
+                self.require_positive("rows", *rows)?;
+                self.require_positive("width", *width)?;
+                if *panels && !rows.is_multiple_of(16) {
+                    return Err(self.invalid(format!(
+                        "merged panels need rows in whole 16-column groups, not {rows}"
+                    )));
+                }
             }
             KernelSpec::AddGroupBias {
                 precision,

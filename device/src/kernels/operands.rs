@@ -55,10 +55,13 @@ impl KernelSpec {
             KernelSpec::Gemm { .. } | KernelSpec::GemmRowMajor { .. } => 6,
             KernelSpec::Cast { .. } | KernelSpec::Softmax { .. } => 3,
             KernelSpec::Add { .. } | KernelSpec::Scale { .. } => 3,
-            KernelSpec::LayerNorm { .. } | KernelSpec::AddGroupBias { .. } => 4,
+            KernelSpec::LayerNorm { .. }
+            | KernelSpec::AddGroupBias { .. }
+            | KernelSpec::AttentionMerge { .. } => 4,
             KernelSpec::AttentionBlock { .. } | KernelSpec::AttentionColumns { .. } => 8,
             KernelSpec::AttentionFinish { .. }
             | KernelSpec::AttentionFinishColumns { .. }
+            | KernelSpec::AttentionSplitFinish { .. }
             | KernelSpec::CopySlice { .. } => 3,
             KernelSpec::Count => 1,
             KernelSpec::Rearrange { .. }
@@ -253,18 +256,30 @@ impl KernelSpec {
                 precision,
                 queries,
                 width,
+            } => finish_columns_operands(*precision, *precision, *queries, *width),
+            KernelSpec::AttentionSplitFinish {
+                precision,
+                queries,
+                width,
+            } => finish_columns_operands(*precision, Precision::F32, *queries, *width),
+            KernelSpec::AttentionMerge {
+                precision,
+                splits,
+                rows,
+                width,
+                panels,
             } => {
-                let (queries, width) = (count(queries), count(width));
+                let (splits, rows, width) = (count(splits), count(rows), count(width));
+                let o = if *panels {
+                    default_partials(*precision)
+                } else {
+                    Precision::F32
+                };
                 vec![
-                    operand(
-                        0,
-                        "o",
-                        Access::Read,
-                        default_partials(*precision),
-                        pad16(queries) * width,
-                    ),
-                    operand(1, "l", Access::Read, Precision::F32, queries),
-                    operand(2, "dst", Access::Write, *precision, queries * width),
+                    operand(0, "o", Access::Read, o, splits * rows * width),
+                    operand(1, "m", Access::Read, Precision::F32, splits * rows),
+                    operand(2, "l", Access::Read, Precision::F32, splits * rows),
+                    operand(3, "dst", Access::Write, *precision, rows * width),
                 ]
             }
             KernelSpec::AddGroupBias {
@@ -680,6 +695,28 @@ fn layer_norm_operands(precision: Precision, rows: u32, cols: u32) -> Vec<Operan
 }
 
 /// An attention finish: the f32 running state o and l read, the result written.
+/// The column formulation's finish of `queries` rows of `width` (`precision`'s elements and
+/// partials) into `output` rows: the transposed partials and the sums read, the rows written.
+fn finish_columns_operands(
+    precision: Precision,
+    output: Precision,
+    queries: u32,
+    width: u32,
+) -> Vec<Operand> {
+    let (queries, width) = (count(&queries), count(&width));
+    vec![
+        operand(
+            0,
+            "o",
+            Access::Read,
+            default_partials(precision),
+            pad16(queries) * width,
+        ),
+        operand(1, "l", Access::Read, Precision::F32, queries),
+        operand(2, "dst", Access::Write, output, queries * width),
+    ]
+}
+
 fn attention_finish_operands(precision: Precision, rows: u32, width: u32) -> Vec<Operand> {
     let (rows, width) = (count(&rows), count(&width));
     vec![

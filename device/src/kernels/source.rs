@@ -58,6 +58,10 @@ const SOURCES: &[(&str, &str)] = &[
         include_str!("../../kernels/attention_finish_columns.mlir"),
     ),
     (
+        "attention_merge.mlir",
+        include_str!("../../kernels/attention_merge.mlir"),
+    ),
+    (
         "add_group_bias.mlir",
         include_str!("../../kernels/add_group_bias.mlir"),
     ),

@@ -338,6 +338,35 @@ pub enum KernelSpec {
         queries: u32,
         width: u32,
     },
+    /// One key split's part of an attention whose keys span tiles: as
+    /// [`KernelSpec::AttentionFinishColumns`] (o in the partials precision of `precision`), but
+    /// the quotients are written as f32 rows, the split's normalized output that
+    /// [`KernelSpec::AttentionMerge`] weighs with its maxima and sums. Args: [o_offset,
+    /// l_offset, dst_offset].
+    AttentionSplitFinish {
+        precision: Precision,
+        queries: u32,
+        width: u32,
+    },
+    /// The cross-tile merge of an attention whose keys are split over `splits` tiles, for
+    /// `rows` query rows of `width`, split i's output o[i] with its maxima m[i] and sums l[i]
+    /// (f32, `[splits][rows]`). Rows (`panels` false): o[i] is split i's output divided by its
+    /// sums, f32 rows (`[splits][rows][width]`), weighed by w_i = l[i][j] * exp(m[i][j] - M).
+    /// Panels (`panels` true, `rows` a multiple of 16): o[i] is split i's unnormalized output
+    /// as the column formulation leaves it (panel order, `width` panel rows, `rows` columns,
+    /// in the partials precision of `precision`; split i's at element i * width * rows),
+    /// weighed by w_i = exp(m[i][j] - M). Per row j, in f32: M = max_i m[i][j]; w_i is 0 where
+    /// m[i][j] is -inf or l[i][j] is 0; out[j][e] = (sum_i w_i * o[i][j][e]) / D, D = sum_i
+    /// w_i (rows) or sum_i w_i * l[i][j] (panels), sums in order i = 0, 1, ...; rounded once
+    /// to `precision`, 0 where D is 0. exp is libm expf. dst must not overlap the inputs.
+    /// Args: [o_offset, m_offset, l_offset, dst_offset].
+    AttentionMerge {
+        precision: Precision,
+        splits: u32,
+        rows: u32,
+        width: u32,
+        panels: bool,
+    },
 }
 
 impl KernelSpec {

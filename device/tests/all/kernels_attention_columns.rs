@@ -235,13 +235,20 @@ fn attention_columns_match_the_formulas_bit_for_bit() {
 }
 
 /// The finish divides each query's transposed output by its sum into row-major rows, bit for
-/// bit (a query whose sum is 0 is written 0).
+/// bit (a query whose sum is 0 is written 0); a key split's finish writes the same quotients
+/// as f32 rows.
 #[test]
 fn attention_finish_columns_divides_into_rows() {
     let mut rng = ChaCha8Rng::seed_from_u64(0xf1c);
-    for precision in [Precision::F16, Precision::F32] {
+    for (precision, split) in [
+        (Precision::F16, false),
+        (Precision::F32, false),
+        (Precision::F16, true),
+        (Precision::F32, true),
+    ] {
         let (queries, width) = (19usize, 13usize);
         let part = partials(precision);
+        let output = if split { Precision::F32 } else { precision };
         let o_bytes = random_tensor(&mut rng, part, width * pad16(queries), 4.0);
         let o = values(&o_bytes, 0, width * pad16(queries), part);
         let mut l: Vec<f32> = (0..queries)
@@ -249,22 +256,31 @@ fn attention_finish_columns_divides_into_rows() {
             .collect();
         l[3] = 0.0;
         let l_bytes = f32_bytes(&l);
-        let out_bytes = queries * width * precision.bytes() as usize;
+        let out_bytes = queries * width * output.bytes() as usize;
         let (at, total) = layout(&[o_bytes.len(), l_bytes.len(), out_bytes]);
         let mut memory = vec![0x5au8; total];
         memory[at[0]..at[0] + o_bytes.len()].copy_from_slice(&o_bytes);
         memory[at[1]..at[1] + l_bytes.len()].copy_from_slice(&l_bytes);
-        let spec = KernelSpec::AttentionFinishColumns {
-            precision,
-            queries: queries as u32,
-            width: width as u32,
+        let (queries_u32, width_u32) = (queries as u32, width as u32);
+        let spec = if split {
+            KernelSpec::AttentionSplitFinish {
+                precision,
+                queries: queries_u32,
+                width: width_u32,
+            }
+        } else {
+            KernelSpec::AttentionFinishColumns {
+                precision,
+                queries: queries_u32,
+                width: width_u32,
+            }
         };
         run(
             &spec,
             &mut memory,
             &[at[0] as u32, at[1] as u32, at[2] as u32],
         );
-        let got = values(&memory, at[2], queries * width, precision);
+        let got = values(&memory, at[2], queries * width, output);
         let mut want = vec![0f32; queries * width];
         for j in 0..queries {
             for e in 0..width {
@@ -274,8 +290,8 @@ fn attention_finish_columns_divides_into_rows() {
                     o[panel(e, j, width)] / l[j]
                 };
                 let mut b = vec![0u8; 4];
-                store(&mut b, 0, 0, precision, 0, q);
-                want[j * width + e] = load(&b, 0, 0, precision, 0);
+                store(&mut b, 0, 0, output, 0, q);
+                want[j * width + e] = load(&b, 0, 0, output, 0);
             }
         }
         assert_bits(&spec.name(), &got, &want);
@@ -372,6 +388,174 @@ fn column_blocks_compose_to_softmax_attention() {
                 assert!(
                     (got - want).abs() <= 0.01 + 0.01 * want.abs(),
                     "causal {causal} {precision:?}: query {j} column {e}: {got} against {want}"
+                );
+            }
+        }
+    }
+}
+
+/// Runs the merge of `splits` splits' `(o, m, l)` (o f32 rows, or with `panels` its encoded
+/// bytes) for `rows` rows of `width` into `precision`.
+fn run_merge(
+    (precision, panels): (Precision, Option<&[u8]>),
+    (splits, rows, width): (usize, usize, usize),
+    (o, m, l): (&[f32], &[f32], &[f32]),
+) -> Vec<f32> {
+    let o_bytes = panels.map_or_else(|| f32_bytes(o), <[u8]>::to_vec);
+    let (m_bytes, l_bytes) = (f32_bytes(m), f32_bytes(l));
+    let out_bytes = rows * width * precision.bytes() as usize;
+    let (at, total) = layout(&[o_bytes.len(), m_bytes.len(), l_bytes.len(), out_bytes]);
+    let mut memory = vec![0x5au8; total];
+    for (k, bytes) in [&o_bytes, &m_bytes, &l_bytes].into_iter().enumerate() {
+        memory[at[k]..at[k] + bytes.len()].copy_from_slice(bytes);
+    }
+    let spec = KernelSpec::AttentionMerge {
+        precision,
+        splits: splits as u32,
+        rows: rows as u32,
+        width: width as u32,
+        panels: panels.is_some(),
+    };
+    let args: Vec<u32> = at.iter().map(|&a| a as u32).collect();
+    run(&spec, &mut memory, &args);
+    values(&memory, at[3], rows * width, precision)
+}
+
+/// The merge weighs each split by its maximum and sum, bit for bit against the spec's formula:
+/// from f32 rows normalized by each split's sums (weights l exp(m - M)), or from panels of the
+/// column formulation's unnormalized partials (weights exp(m - M), divided by the weighed
+/// sums). Splits that saw no visible key of a row (maximum -inf, sum 0) weigh nothing, and a
+/// row no split saw is written 0.
+#[test]
+fn attention_merge_weighs_the_splits() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0x3e6);
+    let (splits, width) = (3usize, 5usize);
+    // (panels, rows, a row hidden from split 1, a row hidden from every split)
+    for (panels, rows, partly, wholly) in [(false, 7usize, 2usize, 4usize), (true, 32, 3, 17)] {
+        for precision in [Precision::F16, Precision::F32] {
+            let part = if panels {
+                partials(precision)
+            } else {
+                Precision::F32
+            };
+            let o_bytes = random_tensor(&mut rng, part, splits * rows * width, 8.0);
+            let o = values(&o_bytes, 0, splits * rows * width, part);
+            let mut m: Vec<f32> = (0..splits * rows)
+                .map(|_| rng.random_range(-4.0..4.0f32))
+                .collect();
+            let mut l: Vec<f32> = (0..splits * rows)
+                .map(|_| rng.random_range(0.5..20.0f32))
+                .collect();
+            for (i, j) in [(1, partly), (0, wholly), (1, wholly), (2, wholly)] {
+                m[i * rows + j] = f32::NEG_INFINITY;
+                l[i * rows + j] = 0.0;
+            }
+            let encoded = panels.then_some(o_bytes.as_slice());
+            let got = run_merge((precision, encoded), (splits, rows, width), (&o, &m, &l));
+            let mut want = vec![0f32; rows * width];
+            for j in 0..rows {
+                let top = (0..splits).fold(f32::NEG_INFINITY, |a, i| a.max(m[i * rows + j]));
+                let weight = |i: usize| {
+                    let (mi, li) = (m[i * rows + j], l[i * rows + j]);
+                    match (mi == f32::NEG_INFINITY || li == 0.0, panels) {
+                        (true, _) => 0.0,
+                        (false, true) => (mi - top).exp(),
+                        (false, false) => li * (mi - top).exp(),
+                    }
+                };
+                let total = (0..splits).fold(0f32, |a, i| {
+                    a + if panels {
+                        weight(i) * l[i * rows + j]
+                    } else {
+                        weight(i)
+                    }
+                });
+                for e in 0..width {
+                    let sum = (0..splits).fold(0f32, |a, i| {
+                        let at = if panels {
+                            i * rows * width + panel(e, j, width)
+                        } else {
+                            (i * rows + j) * width + e
+                        };
+                        a + weight(i) * o[at]
+                    });
+                    let q = if total == 0.0 { 0.0 } else { sum / total };
+                    let mut b = vec![0u8; 4];
+                    store(&mut b, 0, 0, precision, 0, q);
+                    want[j * width + e] = load(&b, 0, 0, precision, 0);
+                }
+            }
+            assert_bits("attention_merge", &got, &want);
+            let row = |j: usize| &got[j * width..(j + 1) * width];
+            assert!(row(wholly).iter().all(|&x| x == 0.0));
+            assert!(row(partly).iter().any(|&x| x != 0.0));
+        }
+    }
+}
+
+/// Keys split over tiles: each split's exact softmax state (maximum, sum, normalized rows)
+/// merged by the kernel is the softmax attention over all keys, causal (the last split hidden
+/// from the first queries) and not.
+#[test]
+fn merged_key_splits_are_softmax_attention() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0x5b17);
+    let (rows, keys, width, d) = (6usize, 48usize, 7usize, 5usize);
+    let bounds = [0usize, 16, 32, 48];
+    let splits = bounds.len() - 1;
+    for causal in [false, true] {
+        let q: Vec<f64> = (0..rows * d).map(|_| rng.random_range(-2.0..2.0)).collect();
+        let k: Vec<f64> = (0..keys * d).map(|_| rng.random_range(-2.0..2.0)).collect();
+        let v: Vec<f64> = (0..keys * width)
+            .map(|_| rng.random_range(-1.0..1.0))
+            .collect();
+        // Query j sees keys r <= 10 + 5 j when causal (query offset 10, 5 keys per row).
+        let visible = |j: usize, r: usize| !causal || r <= 10 + 5 * j;
+        let score = |j: usize, r: usize| (0..d).map(|x| q[j * d + x] * k[r * d + x]).sum::<f64>();
+        let (mut o, mut m, mut l) = (
+            vec![0f32; splits * rows * width],
+            vec![f32::NEG_INFINITY; splits * rows],
+            vec![0f32; splits * rows],
+        );
+        for i in 0..splits {
+            for j in 0..rows {
+                let seen: Vec<usize> = (bounds[i]..bounds[i + 1])
+                    .filter(|&r| visible(j, r))
+                    .collect();
+                if seen.is_empty() {
+                    continue;
+                }
+                let top = seen.iter().map(|&r| score(j, r)).fold(f64::MIN, f64::max);
+                let sum: f64 = seen.iter().map(|&r| (score(j, r) - top).exp()).sum();
+                m[i * rows + j] = top as f32;
+                l[i * rows + j] = sum as f32;
+                for e in 0..width {
+                    let acc: f64 = seen
+                        .iter()
+                        .map(|&r| (score(j, r) - top).exp() * v[r * width + e])
+                        .sum();
+                    o[(i * rows + j) * width + e] = (acc / sum) as f32;
+                }
+            }
+        }
+        assert!(
+            !causal || m[2 * rows] == f32::NEG_INFINITY,
+            "a hidden split"
+        );
+        let got = run_merge((Precision::F32, None), (splits, rows, width), (&o, &m, &l));
+        for j in 0..rows {
+            let seen: Vec<usize> = (0..keys).filter(|&r| visible(j, r)).collect();
+            let top = seen.iter().map(|&r| score(j, r)).fold(f64::MIN, f64::max);
+            let total: f64 = seen.iter().map(|&r| (score(j, r) - top).exp()).sum();
+            for e in 0..width {
+                let want: f64 = seen
+                    .iter()
+                    .map(|&r| (score(j, r) - top).exp() * v[r * width + e])
+                    .sum::<f64>()
+                    / total;
+                let g = f64::from(got[j * width + e]);
+                assert!(
+                    (g - want).abs() <= 1e-5 + 1e-5 * want.abs(),
+                    "causal {causal}: row {j} column {e}: {g} against {want}"
                 );
             }
         }

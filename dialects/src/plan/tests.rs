@@ -84,6 +84,7 @@ fn every_kind() -> Vec<OperatorPlan> {
         (AttentionSchedule::Materialized, vec![12, 2, 4]),
         (AttentionSchedule::Blocked, vec![12, 8]),
         (AttentionSchedule::Flash { key_block: 128 }, vec![12, 1]),
+        (AttentionSchedule::Flash { key_block: 208 }, vec![16, 16, 5]),
     ] {
         let tiles = grid.iter().product();
         plans.push(OperatorPlan::Attention(AttentionPlan {

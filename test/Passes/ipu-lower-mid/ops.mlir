@@ -1,9 +1,10 @@
-// Plans for the other graph ops: attention (blocked or materialized), layer norm and softmax
-// on whole rows, a user cast, and a repeat whose body is planned once.
+// Plans for the other graph ops: attention (its keys split over the tiles of each query
+// block), layer norm and softmax on whole rows, a user cast, and a repeat whose body is planned
+// once.
 // RUN: ipu-opt %s -p 'builtin.module(ipu-lower-mid{tiles=64})' | FileCheck %s
 
 // CHECK-LABEL: func.func @attention_block
-// CHECK: "ipu.attention"{{.*}}plan = #ipu.plan<"attention_{{blocked|materialized}}", {causal = true, grid = [{{.*}}], precision = "f16", tiles = {{[0-9]+}} : i64}>
+// CHECK: "ipu.attention"{{.*}}plan = #ipu.plan<"attention_flash", {causal = true, grid = [4, {{[0-9]+}}, {{[0-9]+}}], key_block = {{[0-9]+}} : i64, precision = "f16", tiles = {{[0-9]+}} : i64}>
 // CHECK: "ipu.layer_norm"{{.*}}plan = #ipu.plan<"rows_layer_norm", {grid = [{{[0-9]+}}, {{[0-9]+}}, 1]
 // CHECK: "ipu.softmax"{{.*}}plan = #ipu.plan<"rows_softmax", {grid = [{{[0-9]+}}, {{[0-9]+}}, 1]
 // CHECK: "ipu.cast"{{.*}}plan = #ipu.plan<"pointwise_cast"

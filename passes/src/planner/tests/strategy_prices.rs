@@ -72,6 +72,7 @@ fn long_attention_is_planned_flash_style_with_the_lowerings_key_block() {
         causal: true,
         home_keys: None,
         columns: false,
+        splits: 1,
     };
     // 8 keys per tile are not whole 16-key panels: the keys are packed once in panels on the
     // head's first 16 tiles, and every block arrives packed.
@@ -105,11 +106,17 @@ fn long_attention_is_planned_flash_style_with_the_lowerings_key_block() {
     let block = Some((1, u64::from(key_block)));
     assert_eq!(ragged.step_slices, [None, block, block]);
     assert_eq!(ragged.k_steps, 251u32.div_ceil(key_block));
-    // 32 keys fit whole: no flash candidate.
+    // 32 keys fit whole: no query-block grid streams them (the only flash plans split the
+    // keys over tiles, two panels on two tiles per query block).
     let short = self_attention(vec![2, 32, 64], true);
     let all = candidates::candidates(&short, 0, &options, &target);
     assert!(all.iter().any(|c| c.plan.kind() == "attention_blocked"));
-    assert!(!all.iter().any(|c| c.plan.kind() == "attention_flash"));
+    let flash: Vec<&Candidate> = all
+        .iter()
+        .filter(|c| c.plan.kind() == "attention_flash")
+        .collect();
+    assert!(flash.iter().all(|c| matches!(&c.plan,
+        OperatorPlan::Attention(plan) if plan.grid.len() == 3 && plan.grid[2] == 2)));
 }
 
 /// A key block a constraint pins (a replay's plan) is the flash plans' block on every
@@ -140,8 +147,14 @@ fn a_pinned_key_block_is_the_flash_plans_block() {
             unreachable!()
         };
         assert_eq!(plan.schedule, AttentionSchedule::Flash { key_block: 64 });
-        assert_eq!(candidate.k_steps, 4, "{}", candidate.plan);
+        // Query-block grids stream all 256 keys; a key split its first share's (the most).
+        let keys = match plan.grid.as_slice() {
+            &[_, _, splits] => 16 * 16u32.div_ceil(splits),
+            _ => 256,
+        };
+        assert_eq!(candidate.k_steps, keys.div_ceil(64), "{}", candidate.plan);
     }
+    assert!(flash.iter().any(|c| c.k_steps == 4) && flash.iter().any(|c| c.k_steps == 1));
     let on_32 = flash
         .iter()
         .find(|c| matches!(&c.plan, OperatorPlan::Attention(p) if p.grid == [2, 32]))
@@ -159,6 +172,7 @@ fn a_pinned_key_block_is_the_flash_plans_block() {
             causal: false,
             home_keys: None,
             columns: false,
+            splits: 1,
         },
     )
     .expect("256 keys split over 32 tiles")

@@ -6,9 +6,11 @@ use ipu_device::{MemoryClass, Target};
 use ipu_dialects::plan::{AttentionPlan, AttentionSchedule, OperatorPlan};
 
 use super::{
-    columns_key_block, heads_per_tile, materialized_fits, query_blocks_allowed, streamed_key_block,
-    wave_key_block, DistributedKeys, MaterializedTile, RaggedHeads, StreamedTile,
+    columns_key_block, heads_per_tile, materialized_fits, query_blocks_allowed, split_grids,
+    streamed_key_block, wave_key_block, DistributedKeys, KeySplit, MaterializedTile, RaggedHeads,
+    StreamedTile,
 };
+use crate::strategies::local_gemm::pad16;
 use crate::tiling::candidate::{
     all_valid, divisors, grids, op_vector_precision, u32_of, Candidate, InternalPhase, Need,
 };
@@ -66,7 +68,119 @@ pub fn candidates(
             }));
         }
     }
+    if shape.heads_per_tile.is_none() {
+        let most = active.iter().copied().max().unwrap_or(1);
+        for grid in split_grids(u32_of(q[0]), u32_of(s), u32_of(t), most) {
+            out.extend(split_candidate(&shape, grid, key_block, target));
+        }
+    }
     out
+}
+
+/// The candidate with the keys split over tiles on `grid` (`[batch-heads, query blocks,
+/// splits]`, [`KeySplit`]): the column formulation on every tile over its split's keys (in
+/// the column formulation's key block, or the pinned one), keys and values homed over each
+/// head's tiles and multicast to each split's tiles, then the merge; `None` when the
+/// formulation does not take the tile or the queries do not split exactly.
+fn split_candidate(
+    shape: &AttentionShape,
+    grid: Vec<u32>,
+    pinned_key_block: Option<u32>,
+    target: &Target,
+) -> Option<Candidate> {
+    let (s, d, t, e) = (shape.q[1], shape.q[2], shape.k[1], shape.v[2]);
+    let [gb, gs, gk] = <[u32; 3]>::try_from(grid.as_slice()).ok()?;
+    if u64::from(gb) != shape.q[0] || !s.is_multiple_of(u64::from(gs)) {
+        return None;
+    }
+    let precision = shape.element;
+    let mut tile = StreamedTile {
+        rows: u32_of(s) / gs,
+        d: u32_of(d),
+        keys: u32_of(t),
+        width: u32_of(e),
+        key_block: 16,
+        precision,
+        causal: shape.causal,
+        home_keys: None,
+        columns: false,
+        splits: gk,
+    };
+    let most = tile.split_range(0).1;
+    tile.key_block = match pinned_key_block {
+        Some(block) if block >= 16 && block.is_multiple_of(16) && block <= pad16(tile.keys) => {
+            block
+        }
+        Some(_) => return None,
+        None => columns_key_block((tile.rows, tile.d, most, tile.width), precision)?,
+    };
+    let keys = DistributedKeys::of(gb, gs * gk, tile)?.packed();
+    if !keys.tile.columns {
+        return None;
+    }
+    let tile = keys.tile;
+    let split = KeySplit {
+        heads: gb,
+        queries: u32_of(s),
+        query_blocks: gs,
+        splits: gk,
+        width: tile.width,
+        precision: shape.vector,
+    };
+    let mut kernels = tile.column_kernels();
+    kernels.push(split.merge());
+    if !all_valid(&kernels) {
+        return None;
+    }
+    let (mut phases, key_cycles, key_rows) = keys.exchange_phases(target);
+    let (merge_phases, merge_cycles, merge_rows) = split.exchange_phases(target);
+    phases.extend(merge_phases);
+    let bytes = shape.vector.bytes();
+    let homes = [gb, keys.home_tiles];
+    let split_axes = [Some(0), Some(1)];
+    let operand = |shards, format| Need { shards, format };
+    let operand_needs = vec![
+        operand(
+            Shards::needed_by_grid(shape.q, bytes, &grid, &[Some(0), Some(1), None]),
+            shape.operand_formats[0],
+        ),
+        operand(
+            Shards::needed_by_grid(shape.k, bytes, &homes, &split_axes),
+            shape.operand_formats[1],
+        ),
+        operand(
+            Shards::needed_by_grid(shape.v, bytes, &homes, &split_axes),
+            shape.operand_formats[2],
+        ),
+    ];
+    let result_grid = [gb, split.result_blocks()];
+    let result_need = Need {
+        shards: Shards::needed_by_grid(shape.out, bytes, &result_grid, &split_axes),
+        format: ValueFormat::row_major(shape.vector),
+    };
+    let plan = OperatorPlan::Attention(AttentionPlan {
+        schedule: AttentionSchedule::Flash {
+            key_block: tile.key_block,
+        },
+        grid: grid.clone(),
+        tiles: split.tiles(),
+        causal: shape.causal,
+        precision: shape.vector,
+    });
+    Some(Candidate {
+        compute_cycles: tile.cycles(target) + split.merge_cycles(target),
+        internal_exchange_cycles: key_cycles + merge_cycles,
+        internal_row_bytes: key_rows + merge_rows,
+        internal_phases: phases,
+        k_steps: u32::try_from(tile.key_blocks().len()).unwrap_or(u32::MAX),
+        step_slices: vec![None, None, None],
+        transient: MemoryUse::of(
+            tile.working_bytes() + split.merge_bytes(),
+            MemoryClass::Standard,
+        ),
+        kernels,
+        ..Candidate::new(plan, split.tiles(), operand_needs, result_need)
+    })
 }
 
 /// The `[batch-heads, query blocks]` grids of the query-block plans: one batch-head per grid
@@ -264,6 +378,7 @@ fn grid_candidate(
             causal: shape.causal,
             home_keys: None,
             columns: false,
+            splits: 1,
         };
         compute = match shape.heads_per_tile {
             Some(heads) => streamed_tile.waves_cycles(heads, target),

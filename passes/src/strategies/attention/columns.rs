@@ -21,6 +21,21 @@ use ipu_device::{KernelSpec, MemoryClass, Precision, Target};
 
 use super::{cost, pad16, StreamedTile};
 
+/// Where one call of a column tile's query packing ([`StreamedTile::pack_queries`]) reads and
+/// writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueryPack {
+    /// Zero the packed queries (their padded head rows).
+    Zero,
+    /// Transpose queries `[16 g, 16 g + 16)` (`[16][d]`, row-major) into column group `g` of
+    /// the packed queries.
+    Group(u32),
+    /// Transpose the `[rows, d]` queries whole into the scratch.
+    Transpose,
+    /// The scratch's `Q^T` into AMP-right order, into the packed queries.
+    Rearrange,
+}
+
 /// A tile's working-set budget for the column formulation's larger key blocks (see
 /// [`columns_key_block`]); the planner checks the tile's memory either way.
 const COLUMN_TILE_BYTES: u64 = 192 * 1024;
@@ -62,6 +77,7 @@ fn probe(
         causal: false,
         home_keys: Some(16),
         columns: true,
+        splits: 1,
     }
 }
 
@@ -97,18 +113,45 @@ impl StreamedTile {
         ]
     }
 
-    /// The packing of the tile's queries as the score GEMM's weights, once: the transpose of
-    /// its `[rows, d]` block, then `Q^T` into AMP-right order (`d` padded to 16 rows, the
-    /// queries to whole 16-column groups). Exactly 16 queries of a head size of whole 16s
-    /// transpose straight into that order (one 16-column group, row-major): the transpose
-    /// alone.
-    pub fn pack_queries(&self) -> Vec<KernelSpec> {
-        let [transpose, pack] = self.transposed_weights(self.rows, pad16(self.rows));
-        if self.rows == 16 && self.d.is_multiple_of(16) {
-            vec![transpose]
-        } else {
-            vec![transpose, pack]
+    /// The packing of the tile's queries as the score GEMM's weights, once, each call with
+    /// where it reads and writes ([`QueryPack`]). AMP-right order keeps each 16-query column
+    /// group a row-major `[pad16(d)][16]` block, so queries in whole 16s transpose group by
+    /// group straight into it (after zeroing the padded head rows when `d` is not whole 16s);
+    /// other counts transpose the `[rows, d]` block whole, then rearrange `Q^T` into that
+    /// order (`d` padded to 16 rows, the queries to whole 16-column groups).
+    pub fn pack_queries(&self) -> Vec<(KernelSpec, QueryPack)> {
+        if self.rows.is_multiple_of(16) {
+            let mut calls = Vec::new();
+            if !self.d.is_multiple_of(16) {
+                let fill = KernelSpec::Fill {
+                    precision: self.precision,
+                    elements: pad16(self.d) * self.rows,
+                };
+                calls.push((fill, QueryPack::Zero));
+            }
+            let transpose = KernelSpec::Transpose {
+                precision: self.precision,
+                rows: 16,
+                cols: self.d,
+            };
+            calls.extend(
+                (0..self.rows / 16).map(|group| (transpose.clone(), QueryPack::Group(group))),
+            );
+            return calls;
         }
+        let [transpose, pack] = self.transposed_weights(self.rows, pad16(self.rows));
+        vec![
+            (transpose, QueryPack::Transpose),
+            (pack, QueryPack::Rearrange),
+        ]
+    }
+
+    /// The query packing's calls ([`StreamedTile::pack_queries`]).
+    pub fn query_pack_kernels(&self) -> Vec<KernelSpec> {
+        self.pack_queries()
+            .into_iter()
+            .map(|(spec, _)| spec)
+            .collect()
     }
 
     /// The packing of one panel of `keys` keys (16, or fewer for the last panel of a head):
@@ -204,13 +247,35 @@ impl StreamedTile {
         }
     }
 
-    /// The division by the sums into the tile's row-major result.
-    pub fn column_finish(&self) -> KernelSpec {
-        KernelSpec::AttentionFinishColumns {
-            precision: self.precision,
-            queries: self.rows,
-            width: self.width,
+    /// The division by the sums into the tile's row-major result; with the keys split over
+    /// tiles, into f32 rows the merge weighs ([`KernelSpec::AttentionSplitFinish`]), or
+    /// nothing when the merge takes the tile's output as it is, in whole 16-query panels
+    /// ([`StreamedTile::merges_panels`]).
+    pub fn column_finish(&self) -> Option<KernelSpec> {
+        let (precision, queries, width) = (self.precision, self.rows, self.width);
+        if self.merges_panels() {
+            return None;
         }
+        Some(if self.splits > 1 {
+            KernelSpec::AttentionSplitFinish {
+                precision,
+                queries,
+                width,
+            }
+        } else {
+            KernelSpec::AttentionFinishColumns {
+                precision,
+                queries,
+                width,
+            }
+        })
+    }
+
+    /// Whether the keys are split and the merge reads each tile's unnormalized output in its
+    /// panel order: the tile's queries are whole 16-query panels (the merged rows then are
+    /// too, [`super::KeySplit::result_rows`]).
+    pub fn merges_panels(&self) -> bool {
+        self.splits > 1 && self.rows.is_multiple_of(16)
     }
 
     /// Panels a packing tile packs: its home's whole panels, or one in 16-key panels.
@@ -221,7 +286,7 @@ impl StreamedTile {
     /// Every kernel a tile of the column formulation calls.
     pub fn column_kernels(&self) -> Vec<KernelSpec> {
         let mut kernels: Vec<KernelSpec> = self.column_fills().into();
-        kernels.extend(self.pack_queries());
+        kernels.extend(self.query_pack_kernels());
         kernels.extend(self.pack_panel(16));
         if let Some(short) = self.short_panel() {
             kernels.extend(self.pack_panel(short));
@@ -231,7 +296,7 @@ impl StreamedTile {
             kernels.push(self.column_update(keys));
             kernels.push(self.column_values(keys));
         }
-        kernels.push(self.column_finish());
+        kernels.extend(self.column_finish());
         kernels
     }
 
@@ -252,10 +317,12 @@ impl StreamedTile {
             })
             .sum();
         sum(&self.column_fills())
-            + sum(&self.pack_queries())
+            + sum(&self.query_pack_kernels())
             + self.packer_cycles(target)
             + blocks
-            + cost(&self.column_finish(), target)
+            + self
+                .column_finish()
+                .map_or(0, |finish| cost(&finish, target))
     }
 
     /// Modelled cycles of a tile copying the panels it packed that a block of `keys` keys holds
@@ -270,8 +337,9 @@ impl StreamedTile {
 
     /// Bytes of a column tile's working buffers besides its queries: the packed queries and
     /// their transpose, a key block and a value block packed, the transposed scores and
-    /// probabilities of a block, the transposed output, maxima and sums, and a packer's raw
-    /// panel, its values' transpose and its packed panels.
+    /// probabilities of a block, the transposed output, maxima and sums, a packer's raw
+    /// panel, its values' transpose and its packed panels, and with the keys split the f32
+    /// rows of its split's output.
     pub fn column_working_bytes(&self) -> u64 {
         let [rows, d, width, block] = [
             pad16(self.rows),
@@ -290,7 +358,12 @@ impl StreamedTile {
         let state = width * rows * pe + 8 * u64::from(self.rows);
         let panel = 16 * (u64::from(self.d) + 2 * width) * e;
         let packed = u64::from(self.panels_per_packer()) * 16 * (d + width) * e;
-        queries + blocks + scores + state + panel + packed
+        let split_rows = if self.splits > 1 && !self.merges_panels() {
+            u64::from(self.rows) * width * 4
+        } else {
+            0
+        };
+        queries + blocks + scores + state + panel + packed + split_rows
     }
 }
 
@@ -309,6 +382,7 @@ mod tests {
             causal: false,
             home_keys: Some(16),
             columns: true,
+            splits: 1,
         }
     }
 
@@ -348,19 +422,46 @@ mod tests {
         };
         assert_eq!(short.packer_cycles(&target), pack(16).max(pack(9)));
         assert!(pack(9) > pack(16));
-        // 16 queries of 48 transpose straight into the weights' order; 15, or a head size of
-        // 40, need the rearrange too.
-        assert_eq!(columns.pack_queries().len(), 1);
+        // 16 queries of 48 transpose straight into the weights' order, 64 group by group; a
+        // head size of 40 zeroes the padded rows first; 15 need the whole transpose and the
+        // rearrange.
+        let steps = |tile: StreamedTile| -> Vec<QueryPack> {
+            tile.pack_queries()
+                .into_iter()
+                .map(|(_, step)| step)
+                .collect()
+        };
+        assert_eq!(steps(columns), [QueryPack::Group(0)]);
+        let groups = (0..4).map(QueryPack::Group).collect::<Vec<_>>();
         assert_eq!(
-            StreamedTile {
+            steps(StreamedTile {
+                rows: 64,
+                ..columns
+            }),
+            groups
+        );
+        assert_eq!(
+            steps(StreamedTile { d: 40, ..columns }),
+            [QueryPack::Zero, QueryPack::Group(0)]
+        );
+        assert_eq!(
+            steps(StreamedTile {
                 rows: 15,
                 ..columns
-            }
-            .pack_queries()
-            .len(),
-            2
+            }),
+            [QueryPack::Transpose, QueryPack::Rearrange]
         );
-        assert_eq!(StreamedTile { d: 40, ..columns }.pack_queries().len(), 2);
+        let wide = StreamedTile {
+            rows: 64,
+            ..columns
+        };
+        let pack_cost: u64 = wide
+            .query_pack_kernels()
+            .iter()
+            .map(|s| cost(s, &target))
+            .sum();
+        let [transpose, rearrange] = wide.transposed_weights(64, 64);
+        assert!(2 * pack_cost < cost(&transpose, &target) + cost(&rearrange, &target) + 100);
         // Per block: the score GEMM's one 16-column group of weights (48 deep), the update,
         // and the values GEMM's one group 256 deep; four blocks.
         let block = cost(&columns.column_scores(256), &target)
@@ -380,12 +481,12 @@ mod tests {
             .map(|s| cost(s, &target))
             .sum::<u64>()
             + columns
-                .pack_queries()
+                .query_pack_kernels()
                 .iter()
                 .map(|s| cost(s, &target))
                 .sum::<u64>()
             + columns.packer_cycles(&target)
-            + cost(&columns.column_finish(), &target);
+            + cost(&columns.column_finish().expect("a finish"), &target);
         assert_eq!(c, 4 * block + once);
     }
 

@@ -26,7 +26,9 @@ use std::sync::Arc;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DistributedKeys {
     pub heads: u32,
-    /// The head's query tiles (`head * tiles_per_head + j`), every key block's receivers.
+    /// The head's tiles (`head * tiles_per_head + j`), every key block's receivers (with the
+    /// keys split over tiles, [`StreamedTile::splits`], split `s`'s blocks go to its tiles
+    /// `head * tiles_per_head + b * splits + s` of every query block `b`).
     pub tiles_per_head: u32,
     /// Tiles homing each head's keys and values.
     pub home_tiles: u32,
@@ -229,37 +231,47 @@ impl PhaseSource for DistributedKeys {
             }
             return;
         }
-        let Some(&(first, count)) = blocks.get(phase as usize) else {
+        if phase as usize >= blocks.len() {
             return;
-        };
+        }
+        // With the keys split, a block of split j goes to split j's tile of every query block.
+        let splits = self.tile.splits.max(1);
+        let split_blocks: Vec<Vec<(u32, u32)>> =
+            (0..splits).map(|j| self.tile.split_blocks(j)).collect();
         let mut receivers = Vec::with_capacity(self.tiles_per_head as usize);
         for head in 0..self.heads {
-            let head_tiles = head * self.tiles_per_head..(head + 1) * self.tiles_per_head;
-            // A head on one tile moves nothing (its owner copies).
-            let mut send = |owner: u32, bytes: u64| {
-                receivers.clear();
-                receivers.extend(head_tiles.clone().filter(|&tile| tile != owner));
-                if !receivers.is_empty() {
-                    visit(owner, &receivers, bytes);
-                }
-            };
-            self.for_each_key_piece(head, (first, count), |piece| {
-                let bytes = match self.tile.home_keys {
-                    Some(_) => self.packed_piece_bytes(piece.keys),
-                    None => u64::from(piece.keys) * u64::from(self.tile.d) * e,
+            for (split, blocks) in split_blocks.iter().enumerate() {
+                let Some(&(first, count)) = blocks.get(phase as usize) else {
+                    continue;
                 };
-                send(piece.owner, bytes);
-            });
-            if self.tile.columns {
-                // The values move packed with their keys (see `packed_piece_bytes`).
-                continue;
+                let tiles = (0..self.tiles_per_head / splits)
+                    .map(|block| head * self.tiles_per_head + block * splits + split as u32);
+                // A head on one tile moves nothing (its owner copies).
+                let mut send = |owner: u32, bytes: u64| {
+                    receivers.clear();
+                    receivers.extend(tiles.clone().filter(|&tile| tile != owner));
+                    if !receivers.is_empty() {
+                        visit(owner, &receivers, bytes);
+                    }
+                };
+                self.for_each_key_piece(head, (first, count), |piece| {
+                    let bytes = match self.tile.home_keys {
+                        Some(_) => self.packed_piece_bytes(piece.keys),
+                        None => u64::from(piece.keys) * u64::from(self.tile.d) * e,
+                    };
+                    send(piece.owner, bytes);
+                });
+                if self.tile.columns {
+                    // The values move packed with their keys (see `packed_piece_bytes`).
+                    continue;
+                }
+                self.for_each_block_piece(head, (first, count), |piece| {
+                    send(
+                        piece.owner,
+                        u64::from(piece.keys) * u64::from(self.tile.width) * e,
+                    );
+                });
             }
-            self.for_each_block_piece(head, (first, count), |piece| {
-                send(
-                    piece.owner,
-                    u64::from(piece.keys) * u64::from(self.tile.width) * e,
-                );
-            });
         }
     }
 
@@ -292,6 +304,7 @@ mod tests {
             causal: false,
             home_keys: None,
             columns: false,
+            splits: 1,
         }
     }
 

@@ -10,10 +10,12 @@
 mod candidates;
 mod columns;
 mod keys;
+mod split;
 
 pub use candidates::candidates;
-pub use columns::columns_key_block;
+pub use columns::{columns_key_block, QueryPack};
 pub use keys::{home_tiles, BlockPiece, DistributedKeys};
+pub use split::{split_grids, KeySplit, MergePiece};
 
 use ipu_device::{KernelSpec, MemoryClass, Precision, Target};
 
@@ -94,14 +96,25 @@ pub struct StreamedTile {
     /// The column formulation ([`columns`]): keys as the AMP's rows, queries as its columns,
     /// the products with the values on the AMP, keys and values packed in panels by the head.
     pub columns: bool,
+    /// The head's keys split over this many tiles per query block ([`KeySplit`]): the tile
+    /// streams only its split's keys ([`StreamedTile::split_range`]) and leaves its output to
+    /// the cross-tile merge; 1 when each tile sees every key.
+    pub splits: u32,
 }
 
 impl StreamedTile {
-    /// `(first key, keys)` of every key block.
+    /// `(first key, keys)` of every key block of split 0, the split with the most keys (of
+    /// all keys without a split): the blocks the tile is priced by.
     pub fn key_blocks(&self) -> Vec<(u32, u32)> {
-        let block = self.key_block.min(self.keys).max(1);
-        (0..self.keys.div_ceil(block))
-            .map(|index| (index * block, block.min(self.keys - index * block)))
+        self.split_blocks(0)
+    }
+
+    /// `(first key, keys)` of every key block of split `split` ([`StreamedTile::split_range`]).
+    pub fn split_blocks(&self, split: u32) -> Vec<(u32, u32)> {
+        let (first, keys) = self.split_range(split);
+        let block = self.key_block.min(keys).max(1);
+        (0..keys.div_ceil(block))
+            .map(|index| (first + index * block, block.min(keys - index * block)))
             .collect()
     }
 

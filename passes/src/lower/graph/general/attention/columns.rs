@@ -17,16 +17,6 @@ impl Lowering<'_> {
         grid: &GemmGrid,
         operands: AttentionOperands,
     ) -> Result<(), LowerError> {
-        let work = attention.tile();
-        let Some(keys_home) = attention.keys_home else {
-            return Err(unsupported(
-                "ipu.attention",
-                format!(
-                    "op {}: the column formulation needs the keys homed over each head's tiles",
-                    attention.index
-                ),
-            ));
-        };
         let waves = QueryWaves {
             grid,
             rows: attention.query_rows,
@@ -42,7 +32,39 @@ impl Lowering<'_> {
                 ),
             ));
         }
-        let buffers = self.column_buffers(attention, &work, grid);
+        let result = self.result_buffer(attention.index, grid, attention.precision);
+        let op = self.column_op(attention, operands, &grid.tiles(), Some(result))?;
+        if attention.is_ragged() {
+            self.fetch_ragged_queries(attention, operands, op.buffers.queries, grid);
+        }
+        let slots = waves.slots(0);
+        let runs = self.column_blocks(&op, &slots);
+        attention.log(grid, 1, op.work.key_blocks().len());
+        self.finish_streamed(attention, grid, result, runs);
+        Ok(())
+    }
+
+    /// The column formulation's buffers on `tiles` (the finish's rows into `result`, when it
+    /// has one) and
+    /// its panels packed (see [`Self::pack_column_panels`]).
+    pub(super) fn column_op<'a>(
+        &mut self,
+        attention: &'a StreamedAttention,
+        operands: AttentionOperands<'a>,
+        tiles: &[u32],
+        result: Option<BufferId>,
+    ) -> Result<ColumnOp<'a>, LowerError> {
+        let work = attention.tile();
+        let Some(keys_home) = attention.keys_home else {
+            return Err(unsupported(
+                "ipu.attention",
+                format!(
+                    "op {}: the column formulation needs the keys homed over each head's tiles",
+                    attention.index
+                ),
+            ));
+        };
+        let buffers = self.column_buffers(attention, &work, tiles, result);
         let op = ColumnOp {
             attention,
             work,
@@ -51,23 +73,23 @@ impl Lowering<'_> {
             buffers,
         };
         self.pack_column_panels(&op);
-        if attention.is_ragged() {
-            self.fetch_ragged_queries(attention, operands, op.buffers.queries, grid);
-        }
-        let slots = waves.slots(0);
-        let mut leading = self.column_start(&op, &slots);
-        let key_blocks = work.key_blocks();
-        for (step, &(first_key, width)) in key_blocks.iter().enumerate() {
-            let block = KeyBlock {
-                step,
-                first_key,
-                width,
-            };
+        Ok(op)
+    }
+
+    /// Every key block of the tiles of `slots` (each over its split's keys), after their fills
+    /// and query packing; returns the finish runs (each tile's output divided into its result
+    /// rows; none when a split's merge reads the output as it is).
+    pub(super) fn column_blocks(&mut self, op: &ColumnOp, slots: &[WaveSlot]) -> Vec<Run> {
+        let mut leading = self.column_start(op, slots);
+        for step in 0..op.work.key_blocks().len() {
             let start = std::mem::take(&mut leading);
-            self.column_key_block(&op, &slots, &block, start);
+            self.column_key_block(op, slots, step, start);
         }
-        let finish = self.program.kernel(work.column_finish());
-        let runs = slots
+        let (Some(finish), Some(result)) = (op.work.column_finish(), op.buffers.result) else {
+            return Vec::new();
+        };
+        let finish = self.program.kernel(finish);
+        slots
             .iter()
             .map(|slot| Run {
                 tile: slot.tile,
@@ -75,30 +97,27 @@ impl Lowering<'_> {
                 args: vec![
                     address(op.buffers.output, 0),
                     address(op.buffers.row_sum, 0),
-                    address(op.buffers.result, 0),
+                    address(result, 0),
                 ],
             })
-            .collect();
-        attention.log(grid, 1, key_blocks.len());
-        self.finish_streamed(attention, grid, op.buffers.result, runs);
-        Ok(())
+            .collect()
     }
 
-    /// Allocates the column formulation's buffers on the tiles of `grid`.
+    /// Allocates the column formulation's buffers on `tiles`.
     fn column_buffers(
         &mut self,
         attention: &StreamedAttention,
         work: &StreamedTile,
-        grid: &GemmGrid,
+        tiles: &[u32],
+        result: Option<BufferId>,
     ) -> ColumnBuffers {
         let index = attention.index;
-        let tiles = grid.tiles();
         let (rows, d, width) = (work.rows, work.d, work.width);
-        let (qp, dp, block) = (pad16(rows), pad16(d), pad16(work.key_block.min(work.keys)));
+        let most = work.split_range(0).1;
+        let (qp, dp, block) = (pad16(rows), pad16(d), pad16(work.key_block.min(most)));
         let (e, pe) = (work.precision.bytes(), work.partials().bytes());
         let panels = work.panels_per_packer();
-        let result = self.result_buffer(index, grid, attention.precision);
-        let mut buffer = |what: &str, bytes: u32| self.op_buffer(index, what, &tiles, bytes);
+        let mut buffer = |what: &str, bytes: u32| self.op_buffer(index, what, tiles, bytes);
         ColumnBuffers {
             queries: buffer("q", rows * d * e),
             queries_t: buffer("q_t", d * rows * e),
@@ -195,43 +214,53 @@ impl Lowering<'_> {
         let (work, b) = (&op.work, &op.buffers);
         let state = [b.row_max, b.row_sum, b.output];
         let mut runs = self.state_fills(work.column_fills(), state, slots);
-        let pack = work.pack_queries();
-        // The transpose alone writes the packed queries; else the rearrange does, from it.
-        let places = match pack.len() {
-            1 => vec![(b.queries, b.queries_packed)],
-            _ => vec![(b.queries, b.queries_t), (b.queries_t, b.queries_packed)],
-        };
+        let (d, e) = (work.d, work.precision.bytes());
+        let calls: Vec<(u32, Vec<Arg>)> = work
+            .pack_queries()
+            .into_iter()
+            .map(|(spec, step)| {
+                let args = match step {
+                    QueryPack::Zero => vec![address(b.queries_packed, 0), Arg::Value(0)],
+                    QueryPack::Group(g) => vec![
+                        address(b.queries, g * 16 * d * e),
+                        address(b.queries_packed, g * pad16(d) * 16 * e),
+                    ],
+                    QueryPack::Transpose => {
+                        vec![address(b.queries, 0), address(b.queries_t, 0)]
+                    }
+                    QueryPack::Rearrange => {
+                        vec![address(b.queries_t, 0), address(b.queries_packed, 0)]
+                    }
+                };
+                (self.program.kernel(spec), args)
+            })
+            .collect();
         for slot in slots {
-            for (spec, &(from, to)) in pack.iter().zip(&places) {
+            for (kernel, args) in &calls {
                 runs.push(Run {
                     tile: slot.tile,
-                    kernel: self.program.kernel(spec.clone()),
-                    args: vec![address(from, 0), address(to, 0)],
+                    kernel: *kernel,
+                    args: args.clone(),
                 });
             }
         }
         runs
     }
 
-    /// One key block: an exchange phase bringing its packed panels (and, with the first block,
-    /// the queries) to every tile of the head, then a compute step of `start`, the transposed
-    /// scores, the update and the products with the values.
+    /// Key block `step`: an exchange phase bringing each tile its split's block of packed
+    /// panels (and, with the first block, the queries), then a compute step of `start`, the
+    /// transposed scores, the update and the products with the values (a tile whose split has
+    /// no block `step` waits).
     fn column_key_block(
         &mut self,
         op: &ColumnOp,
         slots: &[WaveSlot],
-        block: &KeyBlock,
+        step: usize,
         start: Vec<Run>,
     ) {
         let (attention, work, b) = (op.attention, &op.work, &op.buffers);
-        let mut runs = self.flush(op.block_fetches(slots, block));
+        let mut runs = self.flush(op.block_fetches(slots, step));
         runs.extend(start);
-        let [scores, update, values] = [
-            work.column_scores(block.width),
-            work.column_update(block.width),
-            work.column_values(block.width),
-        ]
-        .map(|spec| self.program.kernel(spec));
         let gemm = |a, weights, c| {
             vec![
                 address(a, 0),
@@ -243,6 +272,15 @@ impl Lowering<'_> {
             ]
         };
         for slot in slots {
+            let Some(block) = op.block(slot, step) else {
+                continue;
+            };
+            let [scores, update, values] = [
+                work.column_scores(block.width),
+                work.column_update(block.width),
+                work.column_values(block.width),
+            ]
+            .map(|spec| self.program.kernel(spec));
             runs.push(Run {
                 tile: slot.tile,
                 kernel: scores,
@@ -255,7 +293,7 @@ impl Lowering<'_> {
                     [b.scores, b.probabilities],
                     [b.row_max, b.row_sum, b.output],
                     attention.scale,
-                    (slot, block),
+                    (slot, &block),
                 ),
             });
             runs.push(Run {
@@ -264,17 +302,13 @@ impl Lowering<'_> {
                 args: gemm(b.value_block, b.probabilities, b.output),
             });
         }
-        let provenance = format!(
-            "{}.key_block{}",
-            self.provenance(attention.index),
-            block.step
-        );
+        let provenance = format!("{}.key_block{step}", self.provenance(attention.index));
         self.push_compute(provenance, runs);
     }
 }
 
 /// The column formulation's per-tile buffers.
-struct ColumnBuffers {
+pub(super) struct ColumnBuffers {
     /// The tile's query rows, their transpose and `Q^T` packed as AMP weights.
     queries: BufferId,
     queries_t: BufferId,
@@ -297,12 +331,12 @@ struct ColumnBuffers {
     value_panel_t: BufferId,
     keys_packed: BufferId,
     values_packed: BufferId,
-    /// The tile's result block (row-major).
-    result: BufferId,
+    /// The tile's result block (row-major), when it finishes one.
+    result: Option<BufferId>,
 }
 
 /// One column-formulation attention as its steps share it.
-struct ColumnOp<'a> {
+pub(super) struct ColumnOp<'a> {
     attention: &'a StreamedAttention,
     work: StreamedTile,
     keys_home: DistributedKeys,
@@ -311,17 +345,39 @@ struct ColumnOp<'a> {
 }
 
 impl ColumnOp<'_> {
-    /// The fetches of one key block to every tile of the head: each of its panels from the
-    /// tile that packed it (the keys one run per 16 head columns, the values one run), and
-    /// with the first block (query blocks that split exactly) the tile's queries.
-    fn block_fetches(&self, slots: &[WaveSlot], block: &KeyBlock) -> Transfers {
+    /// The running maxima and sums (f32, one per query row of the tile) and the transposed
+    /// unnormalized output (the partials, panel order).
+    pub(super) fn state(&self) -> [BufferId; 3] {
+        let b = &self.buffers;
+        [b.row_max, b.row_sum, b.output]
+    }
+
+    /// Key block `step` of `slot`'s split, if it has one.
+    fn block(&self, slot: &WaveSlot, step: usize) -> Option<KeyBlock> {
+        let blocks = self.work.split_blocks(slot.split);
+        blocks.get(step).map(|&(first_key, width)| KeyBlock {
+            step,
+            first_key,
+            width,
+        })
+    }
+
+    /// The fetches of key block `step` to every tile of the head (of its split's keys): each
+    /// of its panels from the tile that packed it (the keys one run per 16 head columns, the
+    /// values one run), and with the first block (query blocks that split exactly) the tile's
+    /// queries.
+    fn block_fetches(&self, slots: &[WaveSlot], step: usize) -> Transfers {
         let (attention, work, b) = (self.attention, &self.work, &self.buffers);
         let (queries, d, ..) = attention.sizes;
         let e = work.precision.bytes();
-        let (dp, width, kp) = (pad16(d), work.width, pad16(block.width));
+        let (dp, width) = (pad16(d), work.width);
         let mut transfers = Transfers::default();
         for slot in slots {
-            if block.step == 0 && !attention.is_ragged() {
+            let Some(block) = self.block(slot, step) else {
+                continue;
+            };
+            let kp = pad16(block.width);
+            if step == 0 && !attention.is_ragged() {
                 let rows = (slot.head * queries + slot.first_query, attention.query_rows);
                 transfers.gather(
                     self.operands.queries,

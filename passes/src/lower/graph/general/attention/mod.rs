@@ -5,6 +5,7 @@ use super::*;
 
 mod columns;
 mod materialized;
+mod split;
 mod streamed;
 
 impl Lowering<'_> {
@@ -266,6 +267,9 @@ impl Lowering<'_> {
         } = *attention;
         let fail = |detail: String| unsupported("ipu.attention", format!("op {index}: {detail}"));
         let tiles = self.tiles;
+        if let Some(plan) = plan.filter(|plan| plan.grid.len() == 3) {
+            return self.attention_split_keys(attention, plan, inputs);
+        }
         // The planned query blocks (`attention_blocked` / `attention_flash`, grid [heads, gs]:
         // one batch-head per grid row, the queries split exactly); unplanned, the fewest query
         // rows per tile that fit the tiles.
@@ -363,6 +367,7 @@ impl AttentionOp {
             scale: self.scale,
             keys_home: None,
             padded_queries: self.sizes.0,
+            splits: 1,
         }
     }
 
@@ -398,6 +403,12 @@ fn flash_split(
         (AttentionSchedule::Flash { .. }, &[rows, gs]) if rows == batches && gs > 0 => {
             let queries = if s.is_multiple_of(gs) { s / gs } else { s };
             (Some(queries), home_tiles(t, gs).map(|home| t / home))
+        }
+        // Keys split over `gk` tiles per query block: homed over all the head's tiles.
+        (AttentionSchedule::Flash { .. }, &[rows, gs, gk])
+            if rows == batches && gs > 0 && s.is_multiple_of(gs) =>
+        {
+            (Some(s / gs), home_tiles(t, gs * gk).map(|home| t / home))
         }
         _ => (None, None),
     }
@@ -487,6 +498,9 @@ pub(in crate::lower::graph) struct StreamedAttention {
     /// more in ragged blocks, whose results are then brought home whole per head
     /// ([`RaggedHeads`]).
     padded_queries: u32,
+    /// Key splits per query block (`strategies::attention::KeySplit`); 1: every tile streams
+    /// every key.
+    splits: u32,
 }
 
 impl Lowering<'_> {

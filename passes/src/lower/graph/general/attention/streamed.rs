@@ -451,6 +451,7 @@ impl StreamedAttention {
             causal: self.causal,
             home_keys: self.keys_home.and_then(|keys| keys.tile.home_keys),
             columns: self.keys_home.is_some_and(|keys| keys.tile.columns),
+            splits: self.splits,
         }
     }
 
@@ -628,15 +629,18 @@ impl QueryWaves<'_> {
                     tile: grid.tile(i, 0),
                     head: first_row / self.queries_per_head,
                     first_query: first_row % self.queries_per_head,
+                    split: 0,
                 })
             })
             .collect()
     }
 }
 
-/// One tile's rows in one wave: query rows from `first_query` of batch-head `head`.
+/// One tile's rows in one wave: query rows from `first_query` of batch-head `head`, against
+/// the keys of split `split` (`StreamedTile::split_range`; 0 when the keys are not split).
 pub(super) struct WaveSlot {
     pub(super) tile: u32,
     pub(super) head: u32,
     pub(super) first_query: u32,
+    pub(super) split: u32,
 }
