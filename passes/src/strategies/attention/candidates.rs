@@ -141,7 +141,7 @@ fn split_candidate(
     let operand = |shards, format| Need { shards, format };
     let operand_needs = vec![
         operand(
-            Shards::needed_by_grid(shape.q, bytes, &grid, &[Some(0), Some(1), None]),
+            split.query_need(&tile, shape.q, bytes),
             shape.operand_formats[0],
         ),
         operand(

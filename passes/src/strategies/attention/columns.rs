@@ -114,15 +114,24 @@ impl StreamedTile {
     }
 
     /// The packing of the tile's queries as the score GEMM's weights, once, each call with
-    /// where it reads and writes ([`QueryPack`]). AMP-right order keeps each 16-query column
+    /// where it reads and writes ([`QueryPack`]): the calls of split 0's tile, the busiest
+    /// ([`StreamedTile::pack_queries_of`]).
+    pub fn pack_queries(&self) -> Vec<(KernelSpec, QueryPack)> {
+        self.pack_queries_of(0)
+    }
+
+    /// The query packing of split `split`'s tile. AMP-right order keeps each 16-query column
     /// group a row-major `[pad16(d)][16]` block, so queries in whole 16s transpose group by
     /// group straight into it (after zeroing the padded head rows when `d` is not whole 16s);
     /// other counts transpose the `[rows, d]` block whole, then rearrange `Q^T` into that
-    /// order (`d` padded to 16 rows, the queries to whole 16-column groups).
-    pub fn pack_queries(&self) -> Vec<(KernelSpec, QueryPack)> {
+    /// order (`d` padded to 16 rows, the queries to whole 16-column groups). With the keys
+    /// split and merged in panels, the tiles of a query block share the groups out
+    /// ([`StreamedTile::packed_groups`]) and multicast them packed.
+    pub fn pack_queries_of(&self, split: u32) -> Vec<(KernelSpec, QueryPack)> {
         if self.rows.is_multiple_of(16) {
+            let groups = self.packed_groups(split);
             let mut calls = Vec::new();
-            if !self.d.is_multiple_of(16) {
+            if !self.d.is_multiple_of(16) && !groups.is_empty() {
                 let fill = KernelSpec::Fill {
                     precision: self.precision,
                     elements: pad16(self.d) * self.rows,
@@ -135,7 +144,9 @@ impl StreamedTile {
                 cols: self.d,
             };
             calls.extend(
-                (0..self.rows / 16).map(|group| (transpose.clone(), QueryPack::Group(group))),
+                groups
+                    .into_iter()
+                    .map(|group| (transpose.clone(), QueryPack::Group(group))),
             );
             return calls;
         }
@@ -144,6 +155,24 @@ impl StreamedTile {
             (transpose, QueryPack::Transpose),
             (pack, QueryPack::Rearrange),
         ]
+    }
+
+    /// Whether the tiles of a query block share out the packing of its 16-query groups (the
+    /// keys split and merged in panels, [`StreamedTile::merges_panels`]): group `g` is packed
+    /// by split `g % splits`'s tile and multicast from there to the block's other tiles with
+    /// the first key block.
+    pub fn shares_query_packing(&self) -> bool {
+        self.merges_panels()
+    }
+
+    /// The 16-query groups split `split`'s tile packs: every group, or, shared out, those `g`
+    /// with `g % splits == split`.
+    pub fn packed_groups(&self, split: u32) -> Vec<u32> {
+        let groups = self.rows / 16;
+        if !self.shares_query_packing() {
+            return (0..groups).collect();
+        }
+        (split..groups).step_by(self.splits as usize).collect()
     }
 
     /// The query packing's calls ([`StreamedTile::pack_queries`]).

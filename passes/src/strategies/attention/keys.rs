@@ -236,6 +236,9 @@ impl PhaseSource for DistributedKeys {
         }
         // With the keys split, a block of split j goes to split j's tile of every query block.
         let splits = self.tile.splits.max(1);
+        if phase == 0 && self.tile.shares_query_packing() {
+            self.for_each_packed_query_group(visit);
+        }
         let split_blocks: Vec<Vec<(u32, u32)>> =
             (0..splits).map(|j| self.tile.split_blocks(j)).collect();
         let mut receivers = Vec::with_capacity(self.tiles_per_head as usize);
@@ -281,6 +284,25 @@ impl PhaseSource for DistributedKeys {
 
     fn same_as(&self, other: &dyn PhaseSource) -> bool {
         other.as_any().downcast_ref::<DistributedKeys>() == Some(self)
+    }
+}
+
+impl DistributedKeys {
+    /// With the query packing shared out ([`StreamedTile::shares_query_packing`]), the first
+    /// key block's phase also multicasts every packed 16-query group (`[pad16(d)][16]`) from
+    /// its packer to the other tiles of its query block: `visit(packer, receivers, bytes)`.
+    fn for_each_packed_query_group(&self, visit: &mut dyn FnMut(u32, &[u32], u64)) {
+        let splits = self.tile.splits.max(1);
+        let bytes = u64::from(pad16(self.tile.d)) * 16 * u64::from(self.tile.precision.bytes());
+        let mut receivers = Vec::with_capacity(splits as usize);
+        for block in 0..self.heads * (self.tiles_per_head / splits) {
+            for group in 0..self.tile.rows / 16 {
+                let packer = block * splits + group % splits;
+                receivers.clear();
+                receivers.extend((block * splits..(block + 1) * splits).filter(|&t| t != packer));
+                visit(packer, &receivers, bytes);
+            }
+        }
     }
 }
 

@@ -14,6 +14,7 @@ use ipu_device::{KernelSpec, Precision, Target};
 
 use super::{cost, StreamedTile};
 use crate::tiling::candidate::{divisors, generated_phases, InternalPhase, PhaseSource};
+use crate::tiling::layout::Shards;
 use std::sync::Arc;
 
 impl StreamedTile {
@@ -202,6 +203,30 @@ impl KeySplit {
         u64::from(self.splits) * u64::from(self.result_rows()) * row
     }
 
+    /// The query rows each tile of `tile` (this split's) fetches, as the planner's need: every
+    /// query of its block, or, when its tiles share out the packing
+    /// ([`StreamedTile::shares_query_packing`]), only the 16-query groups it packs (group `g`
+    /// of a block on its split `g % splits`); `dims` the queries' canonical dims.
+    pub fn query_need(&self, tile: &StreamedTile, dims: [u64; 3], bytes: u32) -> Shards {
+        let grid = [self.heads, self.query_blocks, self.splits];
+        if !tile.shares_query_packing() {
+            return Shards::needed_by_grid(dims, bytes, &grid, &[Some(0), Some(1), None]);
+        }
+        let groups = self.rows() / 16;
+        let owners = (0..self.heads * self.query_blocks * groups)
+            .map(|group| {
+                let block = group / groups;
+                smallvec::smallvec![block * self.splits + group % groups % self.splits]
+            })
+            .collect();
+        Shards {
+            dims,
+            parts: [self.heads, self.queries / 16, 1],
+            element_bytes: bytes,
+            owners,
+        }
+    }
+
     /// The merge's exchange phase: its cycles by the endpoint rule and the encoded row bytes of
     /// the tile with the most.
     pub fn exchange_phases(&self, target: &Target) -> (Vec<InternalPhase>, u64, u64) {
@@ -365,6 +390,57 @@ mod tests {
             precision: Precision::F16,
         };
         assert_eq!((small.result_blocks(), small.result_rows()), (6, 2));
+    }
+
+    /// A block's tiles pack its 16-query groups in turn (group g on split g % splits): the
+    /// busiest packs ceil(groups / splits), the planner's need brings each group raw to its
+    /// packer only, and the first key block's phase multicasts every packed group to the
+    /// block's other tiles. Query blocks that are not whole 16s are packed by every tile.
+    #[test]
+    fn query_groups_are_packed_by_the_blocks_tiles_in_turn() {
+        let shared = StreamedTile {
+            rows: 128,
+            key_block: 208,
+            ..tile(1024, 5)
+        };
+        assert!(shared.shares_query_packing());
+        assert_eq!(shared.packed_groups(0), [0, 5]);
+        assert_eq!(shared.packed_groups(4), [4]);
+        assert_eq!(shared.pack_queries().len(), 2);
+        let whole = StreamedTile {
+            splits: 1,
+            ..shared
+        };
+        assert_eq!(whole.packed_groups(0), (0..8).collect::<Vec<_>>());
+        let ragged = StreamedTile { rows: 40, ..shared };
+        assert!(!ragged.shares_query_packing());
+        let split = KeySplit {
+            heads: 2,
+            queries: 1024,
+            query_blocks: 8,
+            splits: 5,
+            width: 48,
+            precision: Precision::F16,
+        };
+        let need = split.query_need(&shared, [2, 1024, 48], 2);
+        assert_eq!(need.parts, [2, 64, 1]);
+        // Head 1, block 3, group 6: on split 1 of block 8 + 3.
+        assert_eq!(need.owners[64 + 3 * 8 + 6].as_slice(), [11 * 5 + 1]);
+        let keys = crate::strategies::attention::DistributedKeys::of(2, 40, shared)
+            .expect("homed")
+            .packed();
+        let group_bytes = 48 * 16 * 2;
+        let mut groups = 0;
+        keys.for_each_transfer(0, &mut |packer, receivers, bytes| {
+            if bytes == group_bytes {
+                groups += 1;
+                assert_eq!(receivers.len(), 4);
+                assert!(receivers
+                    .iter()
+                    .all(|&r| r / 5 == packer / 5 && r != packer));
+            }
+        });
+        assert_eq!(groups, 2 * 8 * 8);
     }
 
     /// The grids fill the tiles with key splits for every exact query split that leaves at

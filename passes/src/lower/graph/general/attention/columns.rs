@@ -33,11 +33,16 @@ impl Lowering<'_> {
             ));
         }
         let result = self.result_buffer(attention.index, grid, attention.precision);
-        let op = self.column_op(attention, operands, &grid.tiles(), Some(result))?;
+        let slots = waves.slots(0);
+        let inputs = ColumnInputs {
+            queries: QuerySource::Device(operands.queries),
+            keys: operands.keys,
+            values: operands.values,
+        };
+        let op = self.column_op(attention, inputs, (&grid.tiles(), &slots), Some(result))?;
         if attention.is_ragged() {
             self.fetch_ragged_queries(attention, operands, op.buffers.queries, grid);
         }
-        let slots = waves.slots(0);
         let runs = self.column_blocks(&op, &slots);
         attention.log(grid, 1, op.work.key_blocks().len());
         self.finish_streamed(attention, grid, result, runs);
@@ -50,8 +55,8 @@ impl Lowering<'_> {
     pub(super) fn column_op<'a>(
         &mut self,
         attention: &'a StreamedAttention,
-        operands: AttentionOperands<'a>,
-        tiles: &[u32],
+        inputs: ColumnInputs<'a>,
+        (tiles, slots): (&[u32], &[WaveSlot]),
         result: Option<BufferId>,
     ) -> Result<ColumnOp<'a>, LowerError> {
         let work = attention.tile();
@@ -69,10 +74,19 @@ impl Lowering<'_> {
             attention,
             work,
             keys_home,
-            operands,
+            inputs,
             buffers,
         };
-        self.pack_column_panels(&op);
+        if matches!(inputs.queries, QuerySource::Host(_)) && !op.work.shares_query_packing() {
+            return Err(unsupported(
+                "ipu.attention",
+                format!(
+                    "op {}: queries left on the host are written to the tiles that pack them, which needs 16-query groups packed by a key split's tiles",
+                    attention.index
+                ),
+            ));
+        }
+        self.pack_column_panels(&op, slots)?;
         Ok(op)
     }
 
@@ -140,22 +154,48 @@ impl Lowering<'_> {
 
     /// Packs every panel of keys and values on its tile (a compute step of its own), after,
     /// in 16-key panels, one exchange phase gathering each panel's raw keys and values there.
-    fn pack_column_panels(&mut self, op: &ColumnOp) {
+    fn pack_column_panels(&mut self, op: &ColumnOp, slots: &[WaveSlot]) -> Result<(), LowerError> {
         let (work, home, b) = (&op.work, &op.keys_home, &op.buffers);
         let e = work.precision.bytes();
         let (d, width) = (work.d, work.width);
+        let (queries, ..) = op.attention.sizes;
         // (packer tile, slot, keys, raw keys at, raw values at).
         let mut packs = Vec::new();
+        let mut transfers = Transfers::default();
+        // Query groups packed by one tile of their block arrive raw here first.
+        let shared = work.shares_query_packing();
+        if shared {
+            let mut fetches = Vec::new();
+            for slot in slots {
+                for group in work.packed_groups(slot.split) {
+                    let rows = (slot.head * queries + slot.first_query + 16 * group, 16);
+                    let at = Place::at(b.queries, group * 16 * d * e);
+                    fetches.push(Fetch::rows(slot.tile, rows, d, at));
+                }
+            }
+            match op.inputs.queries {
+                QuerySource::Device(blocks) => {
+                    for fetch in fetches {
+                        transfers.gather(blocks, fetch);
+                    }
+                }
+                // Written by the host to the tiles that pack them.
+                QuerySource::Host(value) => {
+                    let stage = (op.attention.index, "q_stage");
+                    let encoding = (work.precision, 0);
+                    self.host_fetches(stage, value, &fetches, encoding, &mut transfers)?;
+                }
+            }
+        }
         if home.panels {
-            let mut transfers = Transfers::default();
             for head in 0..home.heads {
                 for (panel, first, keys) in home.panels_of_head() {
                     let packer = head * home.tiles_per_head + panel;
                     let rows = (head * work.keys + first, keys);
                     let fetch =
                         |width, buffer| Fetch::rows(packer, rows, width, Place::at(buffer, 0));
-                    transfers.gather(op.operands.keys, fetch(d, b.key_panel));
-                    transfers.gather(op.operands.values, fetch(width, b.value_panel));
+                    transfers.gather(op.inputs.keys, fetch(d, b.key_panel));
+                    transfers.gather(op.inputs.values, fetch(width, b.value_panel));
                     packs.push((
                         packer,
                         0,
@@ -165,23 +205,30 @@ impl Lowering<'_> {
                     ));
                 }
             }
-            let copies = self.flush(transfers);
-            let provenance = format!("{}.panels", self.provenance(op.attention.index));
-            self.push_compute(provenance, copies);
         } else {
             let home_keys = home.rows_per_tile();
             for tile in 0..home.heads * home.home_tiles {
                 for slot in 0..home_keys / 16 {
                     let (keys_at, values_at) = (
-                        Place::at(op.operands.keys.buffer, slot * 16 * d * e),
-                        Place::at(op.operands.values.buffer, slot * 16 * width * e),
+                        Place::at(op.inputs.keys.buffer, slot * 16 * d * e),
+                        Place::at(op.inputs.values.buffer, slot * 16 * width * e),
                     );
                     packs.push((tile, slot, 16, keys_at, values_at));
                 }
             }
         }
+        if home.panels || shared {
+            let copies = self.flush(transfers);
+            let provenance = format!("{}.panels", self.provenance(op.attention.index));
+            self.push_compute(provenance, copies);
+        }
         let dp = pad16(d);
         let mut runs = Vec::new();
+        if shared {
+            for slot in slots {
+                runs.extend(self.query_pack_runs(op, slot));
+            }
+        }
         for (tile, slot, keys, keys_at, values_at) in packs {
             let keys_packed = Place::at(b.keys_packed, slot * 16 * dp * e);
             let values_packed = Place::at(b.values_packed, slot * width * 16 * e);
@@ -206,17 +253,30 @@ impl Lowering<'_> {
         }
         let provenance = format!("{}.pack_panels", self.provenance(op.attention.index));
         self.push_compute(provenance, runs);
+        Ok(())
     }
 
     /// The runs every tile starts its first key block with: the state's fills and the packing
-    /// of its queries as the score GEMM's weights.
+    /// of its queries as the score GEMM's weights (unless its block's tiles packed them
+    /// together, with the panels).
     fn column_start(&mut self, op: &ColumnOp, slots: &[WaveSlot]) -> Vec<Run> {
         let (work, b) = (&op.work, &op.buffers);
         let state = [b.row_max, b.row_sum, b.output];
         let mut runs = self.state_fills(work.column_fills(), state, slots);
+        if !work.shares_query_packing() {
+            for slot in slots {
+                runs.extend(self.query_pack_runs(op, slot));
+            }
+        }
+        runs
+    }
+
+    /// The runs that pack `slot`'s queries (its share of them, when its block's tiles share
+    /// the packing) as the score GEMM's weights.
+    fn query_pack_runs(&mut self, op: &ColumnOp, slot: &WaveSlot) -> Vec<Run> {
+        let (work, b) = (&op.work, &op.buffers);
         let (d, e) = (work.d, work.precision.bytes());
-        let calls: Vec<(u32, Vec<Arg>)> = work
-            .pack_queries()
+        work.pack_queries_of(slot.split)
             .into_iter()
             .map(|(spec, step)| {
                 let args = match step {
@@ -232,19 +292,13 @@ impl Lowering<'_> {
                         vec![address(b.queries_t, 0), address(b.queries_packed, 0)]
                     }
                 };
-                (self.program.kernel(spec), args)
-            })
-            .collect();
-        for slot in slots {
-            for (kernel, args) in &calls {
-                runs.push(Run {
+                Run {
                     tile: slot.tile,
-                    kernel: *kernel,
-                    args: args.clone(),
-                });
-            }
-        }
-        runs
+                    kernel: self.program.kernel(spec),
+                    args,
+                }
+            })
+            .collect()
     }
 
     /// Key block `step`: an exchange phase bringing each tile its split's block of packed
@@ -335,12 +389,30 @@ pub(super) struct ColumnBuffers {
     result: Option<BufferId>,
 }
 
+/// Where a column attention's queries come from.
+#[derive(Clone, Copy)]
+pub(super) enum QuerySource<'a> {
+    /// Blocks on the device.
+    Device(&'a Blocks),
+    /// A host argument the host writes to the tiles that pack it (a key split's tiles
+    /// sharing out the packing, [`StreamedTile::shares_query_packing`]).
+    Host(ValueId),
+}
+
+/// A column attention's operands: its queries, and its keys and values on the device.
+#[derive(Clone, Copy)]
+pub(super) struct ColumnInputs<'a> {
+    pub(super) queries: QuerySource<'a>,
+    pub(super) keys: &'a Blocks,
+    pub(super) values: &'a Blocks,
+}
+
 /// One column-formulation attention as its steps share it.
 pub(super) struct ColumnOp<'a> {
     attention: &'a StreamedAttention,
     work: StreamedTile,
     keys_home: DistributedKeys,
-    operands: AttentionOperands<'a>,
+    inputs: ColumnInputs<'a>,
     buffers: ColumnBuffers,
 }
 
@@ -377,12 +449,23 @@ impl ColumnOp<'_> {
                 continue;
             };
             let kp = pad16(block.width);
-            if step == 0 && !attention.is_ragged() {
+            if step == 0 && work.shares_query_packing() {
+                // Every packed group from the tile of the block that packed it.
+                let group_bytes = dp * 16 * e;
+                for group in 0..work.rows / 16 {
+                    let packer = slot.tile - slot.split + group % work.splits;
+                    if packer != slot.tile {
+                        let at = Place::at(b.queries_packed, group * group_bytes);
+                        transfers.add(packer, at, slot.tile, at, group_bytes);
+                    }
+                }
+            } else if step == 0 && !attention.is_ragged() {
                 let rows = (slot.head * queries + slot.first_query, attention.query_rows);
-                transfers.gather(
-                    self.operands.queries,
-                    Fetch::rows(slot.tile, rows, d, Place::at(b.queries, 0)),
-                );
+                // Queries left on the host only reach tiles that share the packing (above).
+                if let QuerySource::Device(queries) = self.inputs.queries {
+                    let fetch = Fetch::rows(slot.tile, rows, d, Place::at(b.queries, 0));
+                    transfers.gather(queries, fetch);
+                }
             }
             let range = (block.first_key, block.width);
             self.keys_home

@@ -70,8 +70,11 @@ impl Lowering<'_> {
                     ..
                 }))
             );
+        // A key split whose tiles share out the query packing has the host write each query
+        // group to the tile that packs it (as the planner homes it).
+        let split_queries = heads_per_tile.is_none() && split_shares_query_packing(plan, s);
         let deferred = |this: &Self, v: ValueId| {
-            materialized
+            (materialized || (split_queries && v == q))
                 && !this.placed.contains_key(&v)
                 && !matches!(this.graph.values[v].origin, crate::tiling::Origin::Op(_))
         };
@@ -325,7 +328,8 @@ impl Lowering<'_> {
             let operands = inputs.device(index)?;
             let mut shape = attention.streamed(qr, key_block);
             shape.padded_queries = per_head * qr;
-            shape.keys_home = distributed_keys(&shape, batches, per_head, operands);
+            shape.keys_home =
+                distributed_keys(&shape, batches, per_head, (operands.keys, operands.values));
             if let (Some(plan), None) = (plan, &shape.keys_home) {
                 if let Some(keys) = DistributedKeys::of(batches, per_head, shape.tile()) {
                     return Err(attention_not_followed(index, plan,
@@ -414,6 +418,23 @@ fn flash_split(
     }
 }
 
+/// Whether `plan` splits the keys of whole 16-query blocks of `s` queries over tiles, which
+/// then share out the packing of the queries
+/// (`strategies::attention::StreamedTile::shares_query_packing`).
+fn split_shares_query_packing(plan: Option<&OperatorPlan>, s: u32) -> bool {
+    match plan {
+        Some(OperatorPlan::Attention(AttentionPlan {
+            schedule: AttentionSchedule::Flash { .. },
+            grid,
+            ..
+        })) => match grid.as_slice() {
+            &[_, gs, gk] => gs > 0 && gk > 1 && s.is_multiple_of(gs) && (s / gs).is_multiple_of(16),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
 /// The keys' and values' home over each head's `per_head` tiles when both operands are laid
 /// out that way (row blocks of `keys / per_head` rows, tile `i` holding block `i`), with the
 /// keys packed there when the strategy packs them.
@@ -421,7 +442,7 @@ fn distributed_keys(
     shape: &StreamedAttention,
     heads: u32,
     per_head: u32,
-    operands: AttentionOperands,
+    (keys_in, values_in): (&Blocks, &Blocks),
 ) -> Option<DistributedKeys> {
     let keys = DistributedKeys::of(heads, per_head, shape.tile())?;
     let homed = |blocks: &Blocks| {
@@ -430,7 +451,7 @@ fn distributed_keys(
             && grid.rows_padded == keys.rows_per_tile()
             && grid.mb == heads * keys.home_tiles
     };
-    (homed(operands.keys) && homed(operands.values)).then(|| keys.packed())
+    (homed(keys_in) && homed(values_in)).then(|| keys.packed())
 }
 
 /// The largest key block a streamed plan may pin: the lowering's own (`fitting`) or the column
@@ -596,21 +617,33 @@ pub(in crate::lower::graph) struct AttentionInputs {
 }
 
 impl AttentionInputs {
+    /// The keys and values on the device (the queries may stay on the host for a key split's
+    /// tiles, [`QuerySource`](columns::QuerySource)).
+    fn keys_and_values(&self, index: usize) -> Result<(&Blocks, &Blocks), LowerError> {
+        Ok((
+            on_device(&self.keys, index)?,
+            on_device(&self.values, index)?,
+        ))
+    }
+
     /// The operands on the device (every path but the materialized one reads them there;
     /// only a materialized plan leaves them on the host).
     fn device<'a>(&'a self, index: usize) -> Result<AttentionOperands<'a>, LowerError> {
-        let device = |input: &'a AttentionInput| {
-            match input {
-            AttentionInput::Device(blocks) => Ok(blocks),
-            AttentionInput::Host(value) => Err(LowerError::Input(format!(
-                "op {index}: attention operand {value} was left on the host for a materialized plan, but the lowering streams its keys"
-            ))),
-        }
-        };
+        let device = |input: &'a AttentionInput| on_device(input, index);
         Ok(AttentionOperands {
             queries: device(&self.queries)?,
             keys: device(&self.keys)?,
             values: device(&self.values)?,
         })
+    }
+}
+
+/// `input` on the device, or the error for an operand left on the host.
+fn on_device(input: &AttentionInput, index: usize) -> Result<&Blocks, LowerError> {
+    match input {
+        AttentionInput::Device(blocks) => Ok(blocks),
+        AttentionInput::Host(value) => Err(LowerError::Input(format!(
+            "op {index}: attention operand {value} was left on the host, but this lowering reads it on the device"
+        ))),
     }
 }

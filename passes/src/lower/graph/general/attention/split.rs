@@ -3,6 +3,7 @@
 //! brings each merging tile its rows of every split (with their maxima and sums) and the merge
 //! writes the result, a row grid over the stacked heads.
 
+use super::columns::{ColumnInputs, QuerySource};
 use super::streamed::WaveSlot;
 use super::*;
 
@@ -45,10 +46,14 @@ impl Lowering<'_> {
                 self.tiles
             )));
         }
-        let operands = inputs.device(index)?;
+        let (keys, values) = inputs.keys_and_values(index)?;
+        let queries = match &inputs.queries {
+            AttentionInput::Device(blocks) => QuerySource::Device(blocks),
+            AttentionInput::Host(value) => QuerySource::Host(*value),
+        };
         let mut shape = attention.streamed(s / gs, key_block);
         shape.splits = gk;
-        shape.keys_home = distributed_keys(&shape, batches, gs * gk, operands);
+        shape.keys_home = distributed_keys(&shape, batches, gs * gk, (keys, values));
         if !shape.keys_home.is_some_and(|keys| keys.tile.columns) {
             return Err(attention_not_followed(index, plan, format!(
                 "its keys and values must be homed over each head's {} tiles and its tiles take the column formulation (f16 or f32, one call of weights)",
@@ -77,7 +82,12 @@ impl Lowering<'_> {
         // Finished into f32 rows first unless the merge reads the panels.
         let partial = (!split.panels())
             .then(|| self.op_buffer(index, "split_out", &work_tiles, rows * ev * 4));
-        let op = self.column_op(&shape, operands, &work_tiles, partial)?;
+        let inputs = ColumnInputs {
+            queries,
+            keys,
+            values,
+        };
+        let op = self.column_op(&shape, inputs, (&work_tiles, &slots), partial)?;
         let finish = self.column_blocks(&op, &slots);
         if !finish.is_empty() {
             let provenance = format!("{}.split_finish", self.provenance(index));
@@ -95,6 +105,11 @@ impl Lowering<'_> {
             key_block = key_block.min(shape.tile().split_range(0).1),
             key_blocks = shape.tile().key_blocks().len(),
             result_rows = split.result_rows(),
+            query_packing = if shape.tile().shares_query_packing() {
+                "shared by the block's tiles"
+            } else {
+                "per tile"
+            },
             "attention lowered with its keys split over tiles (column formulation, cross-tile merge)"
         );
         Ok(())
