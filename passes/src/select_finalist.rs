@@ -8,7 +8,10 @@
 //! accounting is the only cost model and the selected finalist is written back with the same
 //! code `ipu-lower-mid` uses. The function gets `ipu.refined_estimate` (refined cycles,
 //! scheduled exchange cycles, then the memory peaks) and `ipu.tile_mapping` (the mapping's name;
-//! `ipu.tile_mapping_tiles` holds the permutation when it is not the identity).
+//! `ipu.tile_mapping_tiles` holds the permutation when it is not the identity). When
+//! `ipu-lower-mid` was asked for `dump-plans`, the file is rewritten with each function's
+//! selected finalist (ipu-lower-mid wrote its beam's best), so the dump fed back as constraints
+//! compiles the program this pipeline compiles.
 
 use std::collections::BTreeMap;
 
@@ -236,8 +239,19 @@ impl SelectFinalist {
             .and_then(|v| v.as_object())
             .cloned()
             .unwrap_or_default();
+        // The plans of each function's selected finalist (the first where none is scheduled),
+        // for the dump ipu-lower-mid wrote of its best: the dump is what compiles.
+        let mut selected_ops: Vec<serde_json::Value> = Vec::new();
+        let mut keep = |finalists: &serde_json::Value, index: usize| {
+            let ops = finalists
+                .get(index)
+                .and_then(|dump| dump.get("ops"))
+                .and_then(|ops| ops.as_array());
+            selected_ops.extend(ops.into_iter().flatten().cloned());
+        };
         for (name, finalists) in &functions {
             let Some(function) = table.get(name) else {
+                keep(finalists, 0);
                 continue;
             };
             let graph = plan_ir::read_function(*function, &table).map_err(|error| {
@@ -285,8 +299,10 @@ impl SelectFinalist {
                 .min_by_key(|r| (r.refined_cycles, r.finalist))
                 .cloned()
             else {
+                keep(finalists, 0);
                 continue;
             };
+            keep(finalists, best.finalist);
             tracing::info!(
                 selected = best.finalist,
                 mapped = !best.mapping.is_identity(),
@@ -330,6 +346,16 @@ impl SelectFinalist {
                     function_mut.set_attribute("ipu.tile_mapping_tiles", attribute);
                 }
             }
+        }
+        if !lower_options.dump_plans.is_empty() {
+            let dump = serde_json::json!({ "ops": selected_ops });
+            let text = serde_json::to_string_pretty(&dump).unwrap_or_default() + "\n";
+            std::fs::write(&lower_options.dump_plans, text).map_err(|error| {
+                fail(format!(
+                    "cannot write dump-plans '{}': {error}",
+                    lower_options.dump_plans
+                ))
+            })?;
         }
         // The finalists are decided; later passes read the selected plan from the ops.
         // SAFETY: `op` is the live module this pass runs on.
