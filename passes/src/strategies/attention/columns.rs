@@ -30,10 +30,10 @@ pub enum QueryPack {
     /// Transpose queries `[16 g, 16 g + 16)` (`[16][d]`, row-major) into column group `g` of
     /// the packed queries.
     Group(u32),
-    /// Transpose the `[rows, d]` queries whole into the scratch.
-    Transpose,
-    /// The scratch's `Q^T` into AMP-right order, into the packed queries.
-    Rearrange,
+    /// Transpose the short last group's queries (from `16 g`) into the scratch.
+    ShortTranspose(u32),
+    /// The scratch's transposed short group into AMP-right order, into column group `g`.
+    ShortPack(u32),
 }
 
 /// A tile's working-set budget for the column formulation's larger key blocks (see
@@ -114,69 +114,102 @@ impl StreamedTile {
     }
 
     /// The packing of the tile's queries as the score GEMM's weights, once, each call with
-    /// where it reads and writes ([`QueryPack`]): the calls of split 0's tile, the busiest
-    /// ([`StreamedTile::pack_queries_of`]).
+    /// where it reads and writes ([`QueryPack`]): the calls of split 0's tile (every tile's
+    /// when the packing is not shared out; [`StreamedTile::query_pack_cycles`] prices the
+    /// busiest).
     pub fn pack_queries(&self) -> Vec<(KernelSpec, QueryPack)> {
         self.pack_queries_of(0)
     }
 
-    /// The query packing of split `split`'s tile. AMP-right order keeps each 16-query column
-    /// group a row-major `[pad16(d)][16]` block, so queries in whole 16s transpose group by
-    /// group straight into it (after zeroing the padded head rows when `d` is not whole 16s);
-    /// other counts transpose the `[rows, d]` block whole, then rearrange `Q^T` into that
-    /// order (`d` padded to 16 rows, the queries to whole 16-column groups). With the keys
-    /// split and merged in panels, the tiles of a query block share the groups out
-    /// ([`StreamedTile::packed_groups`]) and multicast them packed.
+    /// The query packing of split `split`'s tile, group by group: AMP-right order keeps each
+    /// 16-query column group a row-major `[pad16(d)][16]` block, so a whole group transposes
+    /// straight into it (after zeroing the padded head rows when `d` is not whole 16s), and a
+    /// short last group transposes into the scratch, then rearranges into its block (its
+    /// missing queries and head rows zero). With the keys split over tiles, the tiles of a
+    /// query block share the groups out ([`StreamedTile::packed_groups`]) and multicast them
+    /// packed.
     pub fn pack_queries_of(&self, split: u32) -> Vec<(KernelSpec, QueryPack)> {
-        if self.rows.is_multiple_of(16) {
-            let groups = self.packed_groups(split);
-            let mut calls = Vec::new();
-            if !self.d.is_multiple_of(16) && !groups.is_empty() {
-                let fill = KernelSpec::Fill {
-                    precision: self.precision,
-                    elements: pad16(self.d) * self.rows,
-                };
-                calls.push((fill, QueryPack::Zero));
-            }
-            let transpose = KernelSpec::Transpose {
+        let groups = self.packed_groups(split);
+        let mut calls = Vec::new();
+        let whole = |group: u32| 16 * (group + 1) <= self.rows;
+        if !self.d.is_multiple_of(16) && groups.iter().any(|&group| whole(group)) {
+            let fill = KernelSpec::Fill {
                 precision: self.precision,
-                rows: 16,
-                cols: self.d,
+                elements: pad16(self.d) * pad16(self.rows),
             };
-            calls.extend(
-                groups
-                    .into_iter()
-                    .map(|group| (transpose.clone(), QueryPack::Group(group))),
-            );
-            return calls;
+            calls.push((fill, QueryPack::Zero));
         }
-        let [transpose, pack] = self.transposed_weights(self.rows, pad16(self.rows));
-        vec![
-            (transpose, QueryPack::Transpose),
-            (pack, QueryPack::Rearrange),
-        ]
+        for group in groups {
+            let queries = 16.min(self.rows - 16 * group);
+            if whole(group) {
+                let transpose = KernelSpec::Transpose {
+                    precision: self.precision,
+                    rows: 16,
+                    cols: self.d,
+                };
+                calls.push((transpose, QueryPack::Group(group)));
+            } else {
+                let [transpose, pack] = self.transposed_weights(queries, 16);
+                calls.push((transpose, QueryPack::ShortTranspose(group)));
+                calls.push((pack, QueryPack::ShortPack(group)));
+            }
+        }
+        calls
+    }
+
+    /// Modelled cycles of the busiest tile's query packing (a shared-out short group can cost
+    /// more than split 0's whole one).
+    pub fn query_pack_cycles(&self, target: &Target) -> u64 {
+        let packers = if self.shares_query_packing() {
+            self.splits.min(self.rows.div_ceil(16)).max(1)
+        } else {
+            1
+        };
+        (0..packers)
+            .map(|split| {
+                self.pack_queries_of(split)
+                    .iter()
+                    .map(|(spec, _)| cost(spec, target))
+                    .sum::<u64>()
+            })
+            .max()
+            .unwrap_or(0)
     }
 
     /// Whether the tiles of a query block share out the packing of its 16-query groups (the
-    /// keys split and merged in panels, [`StreamedTile::merges_panels`]): group `g` is packed
-    /// by split `g % splits`'s tile and multicast from there to the block's other tiles with
-    /// the first key block.
+    /// keys split over tiles, and more than one group: one group each tile packs itself rather
+    /// than receive it): group `g` is packed by split `g % splits`'s tile and multicast from
+    /// there to the block's other tiles with the first key block.
     pub fn shares_query_packing(&self) -> bool {
-        self.merges_panels()
+        self.splits > 1 && self.rows > 16
     }
 
-    /// The 16-query groups split `split`'s tile packs: every group, or, shared out, those `g`
-    /// with `g % splits == split`.
+    /// The 16-query groups (the last one short when the queries are not whole 16s) split
+    /// `split`'s tile packs: every group, or, shared out, those `g` with `g % splits ==
+    /// split`.
     pub fn packed_groups(&self, split: u32) -> Vec<u32> {
-        let groups = self.rows / 16;
+        let groups = self.rows.div_ceil(16);
         if !self.shares_query_packing() {
             return (0..groups).collect();
         }
         (split..groups).step_by(self.splits as usize).collect()
     }
 
-    /// The query packing's calls ([`StreamedTile::pack_queries`]).
+    /// The query packing's distinct calls over the tiles that pack.
     pub fn query_pack_kernels(&self) -> Vec<KernelSpec> {
+        let mut kernels: Vec<KernelSpec> = Vec::new();
+        for split in 0..self.splits.min(self.rows.div_ceil(16)).max(1) {
+            for (spec, _) in self.pack_queries_of(split) {
+                if !kernels.contains(&spec) {
+                    kernels.push(spec);
+                }
+            }
+        }
+        kernels
+    }
+
+    /// The query packing's calls of split 0's tile ([`StreamedTile::pack_queries`]).
+    pub fn query_pack_kernels_of_first(&self) -> Vec<KernelSpec> {
         self.pack_queries()
             .into_iter()
             .map(|(spec, _)| spec)
@@ -346,7 +379,7 @@ impl StreamedTile {
             })
             .sum();
         sum(&self.column_fills())
-            + sum(&self.query_pack_kernels())
+            + self.query_pack_cycles(target)
             + self.packer_cycles(target)
             + blocks
             + self
@@ -478,7 +511,21 @@ mod tests {
                 rows: 15,
                 ..columns
             }),
-            [QueryPack::Transpose, QueryPack::Rearrange]
+            [QueryPack::ShortTranspose(0), QueryPack::ShortPack(0)]
+        );
+        // 21 queries of a head size of 40: the zero fill, the whole group, the short one.
+        assert_eq!(
+            steps(StreamedTile {
+                rows: 21,
+                d: 40,
+                ..columns
+            }),
+            [
+                QueryPack::Zero,
+                QueryPack::Group(0),
+                QueryPack::ShortTranspose(1),
+                QueryPack::ShortPack(1)
+            ]
         );
         let wide = StreamedTile {
             rows: 64,

@@ -296,7 +296,7 @@ impl DistributedKeys {
         let bytes = u64::from(pad16(self.tile.d)) * 16 * u64::from(self.tile.precision.bytes());
         let mut receivers = Vec::with_capacity(splits as usize);
         for block in 0..self.heads * (self.tiles_per_head / splits) {
-            for group in 0..self.tile.rows / 16 {
+            for group in 0..self.tile.rows.div_ceil(16) {
                 let packer = block * splits + group % splits;
                 receivers.clear();
                 receivers.extend((block * splits..(block + 1) * splits).filter(|&t| t != packer));

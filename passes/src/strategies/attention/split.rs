@@ -212,16 +212,20 @@ impl KeySplit {
         if !tile.shares_query_packing() {
             return Shards::needed_by_grid(dims, bytes, &grid, &[Some(0), Some(1), None]);
         }
-        let groups = self.rows() / 16;
-        let owners = (0..self.heads * self.query_blocks * groups)
-            .map(|group| {
-                let block = group / groups;
-                smallvec::smallvec![block * self.splits + group % groups % self.splits]
+        // Blocks of 16 rows when the query blocks are whole 16s, else of one row (a block's
+        // groups then do not fall on a grid of the stacked queries).
+        let rows = self.rows();
+        let block_rows = if rows.is_multiple_of(16) { 16 } else { 1 };
+        let owners = (0..self.heads * self.queries / block_rows)
+            .map(|block| {
+                let row = block * block_rows;
+                let (query_block, within) = (row / rows, row % rows);
+                smallvec::smallvec![query_block * self.splits + within / 16 % self.splits]
             })
             .collect();
         Shards {
             dims,
-            parts: [self.heads, self.queries / 16, 1],
+            parts: [self.heads, self.queries / block_rows, 1],
             element_bytes: bytes,
             owners,
         }
@@ -412,8 +416,33 @@ mod tests {
             ..shared
         };
         assert_eq!(whole.packed_groups(0), (0..8).collect::<Vec<_>>());
+        // 40 queries: groups of 16, 16 and 8, the short one packed through the scratch by
+        // split 2, which is then the busiest packer.
         let ragged = StreamedTile { rows: 40, ..shared };
-        assert!(!ragged.shares_query_packing());
+        assert!(ragged.shares_query_packing());
+        assert_eq!(
+            (ragged.packed_groups(0), ragged.packed_groups(2)),
+            (vec![0], vec![2])
+        );
+        assert!(ragged.packed_groups(3).is_empty());
+        let target = Target::c600();
+        let pack = |split| -> u64 {
+            ragged
+                .pack_queries_of(split)
+                .iter()
+                .map(|(spec, _)| cost(spec, &target))
+                .sum()
+        };
+        assert!(pack(2) > pack(0));
+        assert_eq!(ragged.query_pack_cycles(&target), pack(2));
+        let ragged_split = KeySplit {
+            queries: 40 * 8,
+            ..split_of(&ragged)
+        };
+        // One-row blocks: row 16 + 8 of query block 3 is split 1's (its second group).
+        let need = ragged_split.query_need(&ragged, [2, 320, 48], 2);
+        assert_eq!(need.parts, [2, 320, 1]);
+        assert_eq!(need.owners[3 * 40 + 24].as_slice(), [3 * 5 + 1]);
         let split = KeySplit {
             heads: 2,
             queries: 1024,
@@ -441,6 +470,18 @@ mod tests {
             }
         });
         assert_eq!(groups, 2 * 8 * 8);
+    }
+
+    /// A split of two heads of `8 x rows` queries over `tile`'s splits.
+    fn split_of(tile: &StreamedTile) -> KeySplit {
+        KeySplit {
+            heads: 2,
+            queries: 8 * tile.rows,
+            query_blocks: 8,
+            splits: tile.splits,
+            width: 48,
+            precision: Precision::F16,
+        }
     }
 
     /// The grids fill the tiles with key splits for every exact query split that leaves at

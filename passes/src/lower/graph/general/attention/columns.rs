@@ -168,7 +168,8 @@ impl Lowering<'_> {
             let mut fetches = Vec::new();
             for slot in slots {
                 for group in work.packed_groups(slot.split) {
-                    let rows = (slot.head * queries + slot.first_query + 16 * group, 16);
+                    let count = 16.min(work.rows - 16 * group);
+                    let rows = (slot.head * queries + slot.first_query + 16 * group, count);
                     let at = Place::at(b.queries, group * 16 * d * e);
                     fetches.push(Fetch::rows(slot.tile, rows, d, at));
                 }
@@ -285,12 +286,13 @@ impl Lowering<'_> {
                         address(b.queries, g * 16 * d * e),
                         address(b.queries_packed, g * pad16(d) * 16 * e),
                     ],
-                    QueryPack::Transpose => {
-                        vec![address(b.queries, 0), address(b.queries_t, 0)]
+                    QueryPack::ShortTranspose(g) => {
+                        vec![address(b.queries, g * 16 * d * e), address(b.queries_t, 0)]
                     }
-                    QueryPack::Rearrange => {
-                        vec![address(b.queries_t, 0), address(b.queries_packed, 0)]
-                    }
+                    QueryPack::ShortPack(g) => vec![
+                        address(b.queries_t, 0),
+                        address(b.queries_packed, g * pad16(d) * 16 * e),
+                    ],
                 };
                 Run {
                     tile: slot.tile,
@@ -452,7 +454,7 @@ impl ColumnOp<'_> {
             if step == 0 && work.shares_query_packing() {
                 // Every packed group from the tile of the block that packed it.
                 let group_bytes = dp * 16 * e;
-                for group in 0..work.rows / 16 {
+                for group in 0..work.rows.div_ceil(16) {
                     let packer = slot.tile - slot.split + group % work.splits;
                     if packer != slot.tile {
                         let at = Place::at(b.queries_packed, group * group_bytes);

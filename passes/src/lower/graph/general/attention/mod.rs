@@ -418,7 +418,7 @@ fn flash_split(
     }
 }
 
-/// Whether `plan` splits the keys of whole 16-query blocks of `s` queries over tiles, which
+/// Whether `plan` splits the keys of `s` queries' blocks of more than 16 over tiles, which
 /// then share out the packing of the queries
 /// (`strategies::attention::StreamedTile::shares_query_packing`).
 fn split_shares_query_packing(plan: Option<&OperatorPlan>, s: u32) -> bool {
@@ -428,7 +428,7 @@ fn split_shares_query_packing(plan: Option<&OperatorPlan>, s: u32) -> bool {
             grid,
             ..
         })) => match grid.as_slice() {
-            &[_, gs, gk] => gs > 0 && gk > 1 && s.is_multiple_of(gs) && (s / gs).is_multiple_of(16),
+            &[_, gs, gk] => gs > 0 && gk > 1 && s.is_multiple_of(gs) && s / gs > 16,
             _ => false,
         },
         _ => false,
