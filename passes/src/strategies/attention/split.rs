@@ -4,10 +4,9 @@
 //! ([`KernelSpec::AttentionMerge`]) into the result, homed on a row grid of its own. The merge
 //! reads each share's unnormalized output as the formulation leaves it (16-query panels of
 //! the partials) when the query blocks are whole panels; else each share is first finished
-//! into f32 rows normalized by its own sums. Splitting
-//! the keys spreads a head's exps over more tiles than its query blocks (a 1024-query head on
-//! 80 tiles, where whole 16-query columns stop at 64) and each tile receives only its share
-//! of the keys and values.
+//! into f32 rows normalized by its own sums. Splitting the keys spreads a head's exps over
+//! more tiles than its query blocks (a 1024-query head on 88 tiles, where whole 16-query
+//! columns stop at 64) and each tile receives only its share of the keys and values.
 
 use ipu_device::kernels::describe::default_partials;
 use ipu_device::{KernelSpec, Precision, Target};

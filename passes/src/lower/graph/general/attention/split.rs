@@ -1,7 +1,9 @@
 //! Keys split over tiles (`strategies::attention::KeySplit`): every tile of a query block runs
-//! the column formulation over its split's keys and finishes into f32 rows; one exchange phase
-//! brings each merging tile its rows of every split (with their maxima and sums) and the merge
-//! writes the result, a row grid over the stacked heads.
+//! the column formulation over its split's keys (the block's query groups packed by its tiles
+//! in turn when it has several) and leaves its output as the formulation does (whole 16-query
+//! blocks) or finished into f32 rows; one exchange phase brings each merging tile its rows of
+//! every split (with their maxima and sums) and the merge writes the result, a row grid over
+//! the stacked heads.
 
 use super::columns::{ColumnInputs, QuerySource};
 use super::streamed::WaveSlot;
@@ -123,7 +125,7 @@ impl Lowering<'_> {
         let (index, (s, .., ev)) = (attention.index, attention.sizes);
         let result_grid = row_grid(attention.batches * s, ev, split.result_rows());
         let owners = result_grid.tiles();
-        let bytes = u32::try_from(split.merge_bytes()).unwrap_or(u32::MAX);
+        // Each merging tile receives every split's rows: owner 0's pieces size the buffers.
         let mut sizes = [0u32; 3];
         split.for_each_merge_piece(0, |piece| {
             let moves = split.piece_moves(&piece);
@@ -131,7 +133,6 @@ impl Lowering<'_> {
                 *size = (*size).max(to + bytes);
             }
         });
-        debug_assert!(sizes.iter().sum::<u32>() <= bytes);
         let places = [
             ("merge_o", sizes[0]),
             ("merge_m", sizes[1]),
