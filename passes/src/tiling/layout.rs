@@ -486,14 +486,7 @@ pub fn host_home(need: &Shards, element_bytes: u32) -> Shards {
             .unwrap_or(u32::MAX)
             .max(1),
     );
-    let axis = (0..3)
-        .filter(|&axis| split_is_exact_cover(need.dims[axis], need.parts[axis] * pieces))
-        .max_by_key(|&axis| {
-            (
-                block_size(need.dims[axis], need.parts[axis]),
-                std::cmp::Reverse(axis),
-            )
-        });
+    let axis = host_cut_axis(need.dims, need.parts, pieces);
     match (uniform && pieces > 1, axis) {
         (true, Some(axis)) => {
             let mut parts = need.parts;
@@ -527,6 +520,16 @@ pub fn host_home(need: &Shards, element_bytes: u32) -> Shards {
             ..need.clone()
         },
     }
+}
+
+/// The axis [`host_home`] cuts each block of a value of `dims` in `parts` along into `pieces`
+/// pieces (the longest whose blocks split exactly into that many, ties to the outer axis);
+/// `None` when no axis does, and each block is then written whole to its first reader. The
+/// lowerings that cut host-written blocks among their readers follow it.
+pub fn host_cut_axis(dims: [u64; 3], parts: [u32; 3], pieces: u32) -> Option<usize> {
+    (0..3)
+        .filter(|&axis| split_is_exact_cover(dims[axis], parts[axis] * pieces))
+        .max_by_key(|&axis| (block_size(dims[axis], parts[axis]), std::cmp::Reverse(axis)))
 }
 
 /// The axis a broadcast operand's canonical axis maps to: `None` where the operand has size 1

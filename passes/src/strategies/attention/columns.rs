@@ -100,17 +100,16 @@ impl StreamedTile {
     }
 
     /// The fills that start the column state: the maxima (-inf) and sums (0), `rows` f32
-    /// each, and the transposed output (`width x pad16(rows)` partials, 0).
-    pub fn column_fills(&self) -> [KernelSpec; 3] {
-        let fill = |precision, elements| KernelSpec::Fill {
-            precision,
-            elements,
+    /// each. The transposed output needs none: the first block's products with the values
+    /// write it ([`StreamedTile::column_values`]) and the update before them does not keep
+    /// what it held (it zeroes a column's output where the maximum was -inf, and leaves a
+    /// column without a visible key, whose probabilities are all 0).
+    pub fn column_fills(&self) -> [KernelSpec; 2] {
+        let fill = KernelSpec::Fill {
+            precision: Precision::F32,
+            elements: self.rows,
         };
-        [
-            fill(Precision::F32, self.rows),
-            fill(Precision::F32, self.rows),
-            fill(self.partials(), self.width * pad16(self.rows)),
-        ]
+        [fill.clone(), fill]
     }
 
     /// The packing of the tile's queries as the score GEMM's weights, once, each call with
@@ -281,9 +280,10 @@ impl StreamedTile {
     }
 
     /// The products with the block's values: `O^T += V_blk^T P^T`, the `width` value columns
-    /// as the AMP rows and the block's padded keys as K.
-    pub fn column_values(&self, keys: u32) -> KernelSpec {
-        self.column_gemm(pad16(keys), vec![self.width], true)
+    /// as the AMP rows and the block's padded keys as K; the tile's `first` block writes
+    /// `O^T = V_blk^T P^T` (no fill before it).
+    pub fn column_values(&self, keys: u32, first: bool) -> KernelSpec {
+        self.column_gemm(pad16(keys), vec![self.width], !first)
     }
 
     fn column_gemm(&self, k: u32, rows: Vec<u32>, accumulate: bool) -> KernelSpec {
@@ -353,10 +353,10 @@ impl StreamedTile {
         if let Some(short) = self.short_panel() {
             kernels.extend(self.pack_panel(short));
         }
-        for (_, keys) in self.key_blocks() {
+        for (step, (_, keys)) in self.key_blocks().into_iter().enumerate() {
             kernels.push(self.column_scores(keys));
             kernels.push(self.column_update(keys));
-            kernels.push(self.column_values(keys));
+            kernels.push(self.column_values(keys, step == 0));
         }
         kernels.extend(self.column_finish());
         kernels
@@ -370,11 +370,12 @@ impl StreamedTile {
         let blocks: u64 = self
             .key_blocks()
             .iter()
-            .map(|&(_, keys)| {
+            .enumerate()
+            .map(|(step, &(_, keys))| {
                 sum(&[
                     self.column_scores(keys),
                     self.column_update(keys),
-                    self.column_values(keys),
+                    self.column_values(keys, step == 0),
                 ]) + self.own_panel_copies(keys, target)
             })
             .sum();
@@ -542,7 +543,7 @@ mod tests {
         // and the values GEMM's one group 256 deep; four blocks.
         let block = cost(&columns.column_scores(256), &target)
             + cost(&columns.column_update(256), &target)
-            + cost(&columns.column_values(256), &target)
+            + cost(&columns.column_values(256, false), &target)
             + columns.own_panel_copies(256, &target);
         // Its own panel (one of 16 keys) reaches it by copy: three copies of 16 keys x 16
         // head columns and one of 16 x 48 values.

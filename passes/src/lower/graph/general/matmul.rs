@@ -7,6 +7,7 @@ use crate::strategies::general_matmul::{
     general_batches_per_tile, general_casts_at_source, general_input, general_matmul_blocks,
     GeneralTile,
 };
+use crate::tiling::layout::{canonical_dims, host_cut_axis};
 
 impl Lowering<'_> {
     /// The scratch buffers of a tile-local GEMM of `rows x k x n` on `tiles`.
@@ -114,6 +115,27 @@ impl Lowering<'_> {
         let ie = input.bytes();
         let groups = if packed.batched { packed.batches } else { 1 };
         let rows_per_group = grid.mb / groups;
+        // Each block is cut among its readers as the planner homes host values
+        // (`layout::host_home`): when no axis of the operand splits exactly into one piece
+        // per reader, the first reader has the whole block written and multicasts it. (A
+        // resident stack's slice is cut per reader, as `strategies::repeat` prices its
+        // stores.)
+        let dims = canonical_dims(&self.graph.values[w].shape);
+        let parts = [if dims[0] > 1 { groups } else { 1 }, 1, nb];
+        let resident = self
+            .iterated
+            .get(&w)
+            .is_some_and(|stream| stream.resident.is_some());
+        let whole = !resident && host_cut_axis(dims, parts, rows_per_group).is_none();
+        let cut = |elements: u32| {
+            if whole {
+                let mut cut = vec![(0, 0); rows_per_group as usize];
+                cut[0] = (0, elements);
+                cut
+            } else {
+                crate::strategies::split_gemm::ranges(elements, rows_per_group)
+            }
+        };
         let blocks: Vec<(u32, u32)> = (0..k)
             .step_by(k_block as usize)
             .map(|k0| (k0, k_block.min(k - k0)))
@@ -123,10 +145,7 @@ impl Lowering<'_> {
                 .map(|p| {
                     blocks
                         .iter()
-                        .map(|&(_, block)| {
-                            crate::strategies::split_gemm::ranges(block * cb, rows_per_group)[p].1
-                                * ie
-                        })
+                        .map(|&(_, block)| cut(block * cb)[p].1 * ie)
                         .sum::<u32>()
                 })
                 .max()
@@ -150,9 +169,7 @@ impl Lowering<'_> {
                     let base = k0 * cb * ie;
                     let cut = match stage {
                         None => vec![(0, block * cb); readers.len()],
-                        Some(_) => {
-                            crate::strategies::split_gemm::ranges(block * cb, readers.len() as u32)
-                        }
+                        Some(_) => cut(block * cb),
                     };
                     for (p, (&reader, &(first, len))) in readers.iter().zip(&cut).enumerate() {
                         if len == 0 {

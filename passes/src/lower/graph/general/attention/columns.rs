@@ -262,8 +262,7 @@ impl Lowering<'_> {
     /// together, with the panels).
     fn column_start(&mut self, op: &ColumnOp, slots: &[WaveSlot]) -> Vec<Run> {
         let (work, b) = (&op.work, &op.buffers);
-        let state = [b.row_max, b.row_sum, b.output];
-        let mut runs = self.state_fills(work.column_fills(), state, slots);
+        let mut runs = self.state_fills(&work.column_fills(), &[b.row_max, b.row_sum], slots);
         if !work.shares_query_packing() {
             for slot in slots {
                 runs.extend(self.query_pack_runs(op, slot));
@@ -334,7 +333,7 @@ impl Lowering<'_> {
             let [scores, update, values] = [
                 work.column_scores(block.width),
                 work.column_update(block.width),
-                work.column_values(block.width),
+                work.column_values(block.width, step == 0),
             ]
             .map(|spec| self.program.kernel(spec));
             runs.push(Run {

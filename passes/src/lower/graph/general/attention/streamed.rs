@@ -301,29 +301,26 @@ impl Lowering<'_> {
     fn streamed_fills(&mut self, op: &StreamedOp, slots: &[WaveSlot]) -> Vec<Run> {
         let buffers = &op.buffers;
         let state = [buffers.row_max, buffers.row_sum, buffers.output];
-        self.state_fills(op.work.fills(), state, slots)
+        self.state_fills(&op.work.fills(), &state, slots)
     }
 
-    /// The runs of `fills` (the maxima's, the sums' and the output's) that start every slot's
-    /// `state` (those three buffers) empty: maxima -inf, sums and output 0.
+    /// The runs of `fills` (the maxima's, the sums' and, when it has one, the output's) that
+    /// start every slot's `state` (those buffers) empty: maxima -inf, sums and output 0.
     pub(super) fn state_fills(
         &mut self,
-        [fill_max, fill_sum, fill_output]: [KernelSpec; 3],
-        [row_max, row_sum, output]: [BufferId; 3],
+        fills: &[KernelSpec],
+        state: &[BufferId],
         slots: &[WaveSlot],
     ) -> Vec<Run> {
-        let starts = [
-            (fill_max, row_max, f32::NEG_INFINITY.to_bits()),
-            (fill_sum, row_sum, 0),
-            (fill_output, output, 0),
-        ];
+        let values = [f32::NEG_INFINITY.to_bits(), 0, 0];
+        let starts: Vec<_> = fills.iter().zip(state).zip(values).collect();
         let mut runs = Vec::new();
         for slot in slots {
-            for (spec, buffer, bits) in &starts {
+            for &((spec, buffer), bits) in &starts {
                 runs.push(Run {
                     tile: slot.tile,
                     kernel: self.program.kernel(spec.clone()),
-                    args: vec![address(*buffer, 0), Arg::Value(*bits)],
+                    args: vec![address(*buffer, 0), Arg::Value(bits)],
                 });
             }
         }
