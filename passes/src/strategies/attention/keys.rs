@@ -234,11 +234,11 @@ impl PhaseSource for DistributedKeys {
         if phase as usize >= blocks.len() {
             return;
         }
-        // With the keys split, a block of split j goes to split j's tile of every query block.
-        let splits = self.tile.splits.max(1);
         if phase == 0 && self.tile.shares_query_packing() {
             self.for_each_packed_query_group(visit);
         }
+        // With the keys split, a block of split j goes to split j's tile of every query block.
+        let splits = self.tile.splits.max(1);
         let split_blocks: Vec<Vec<(u32, u32)>> =
             (0..splits).map(|j| self.tile.split_blocks(j)).collect();
         let mut receivers = Vec::with_capacity(self.tiles_per_head as usize);

@@ -50,8 +50,7 @@ impl Lowering<'_> {
     }
 
     /// The column formulation's buffers on `tiles` (the finish's rows into `result`, when it
-    /// has one) and
-    /// its panels packed (see [`Self::pack_column_panels`]).
+    /// has one) and its panels packed (see [`Self::pack_column_panels`]).
     pub(super) fn column_op<'a>(
         &mut self,
         attention: &'a StreamedAttention,
@@ -81,7 +80,7 @@ impl Lowering<'_> {
             return Err(unsupported(
                 "ipu.attention",
                 format!(
-                    "op {}: queries left on the host are written to the tiles that pack them, which needs 16-query groups packed by a key split's tiles",
+                    "op {}: queries left on the host are written to the tiles that pack them, which needs a key split's tiles sharing out more than one 16-query group",
                     attention.index
                 ),
             ));
