@@ -456,10 +456,14 @@ fn repeat_finalists(
         }
         let estimate = finalist.estimate;
         // Where the body's ops read each resident stack's slice (unread slices cost nothing).
-        let stack_homes: Vec<(&Shards, u32)> = stack_slices
+        // Each with the first op reading it: the lowering moves a slice's pieces in that op's
+        // exchange phase.
+        let stack_homes: Vec<(&Shards, u32, usize)> = stack_slices
             .iter()
-            .filter_map(|&v| finalist.homes[v].as_deref())
-            .map(|need| (&need.shards, slices))
+            .filter_map(|&v| {
+                let reader = body.ops.iter().position(|op| op.operands.contains(&v))?;
+                Some((&finalist.homes[v].as_deref()?.shards, slices, reader))
+            })
             .collect();
         let stacks = repeat::ResidentStacks::of(&stack_homes, options.tiles, target);
         stores.push(stacks.store_bytes);

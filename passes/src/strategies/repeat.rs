@@ -13,7 +13,7 @@ use ipu_device::{KernelSpec, Target};
 use ipu_dialects::plan::{OperatorPlan, RepeatPlan};
 
 use crate::tiling::candidate::{Candidate, Need};
-use crate::tiling::layout::{PhaseLoad, Shards};
+use crate::tiling::layout::{add_per_tile, PhaseLoad, Shards};
 use crate::tiling::MemoryUse;
 
 /// Why a repeat of `count` iterations over a body returning `body_results` values cannot run
@@ -80,17 +80,19 @@ impl Carry {
 
 /// What resident per-iteration stacks add to every iteration (the lowering's
 /// `lower::graph::stacks`): each block of a stack's slice is stored once, cut into one piece
-/// per reader, each piece on its least loaded reader, which copies the iteration's slice of it out of its store (`CopySlice`)
-/// and multicasts it to the block's other readers in one exchange phase; the holders advance
-/// the iteration counter (`Count`). The stores stay resident: `slices` copies of every held
-/// block.
+/// per reader, each piece on its least loaded reader, which copies the iteration's slice of it
+/// out of its store (`CopySlice`) and multicasts it to the block's other readers in the
+/// exchange phase of the op that reads it (stacks the same op reads share that phase); the
+/// holders advance the iteration counter (`Count`). The stores stay resident: `slices` copies
+/// of every held block.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ResidentStacks {
     /// Compute cycles per iteration of the busiest holder (copies and the counter's advance).
     pub compute_cycles: u64,
-    /// Cycles per iteration of the multicast phase (0 when no block has several readers).
+    /// Cycles per iteration of the multicast phases, one per reading op (0 when no block has
+    /// several readers).
     pub exchange_cycles: u64,
-    /// Encoded exchange-row bytes of the busiest tile in that phase.
+    /// Encoded exchange-row bytes of the busiest tile over those phases.
     pub row_bytes: u64,
     /// Store bytes of the busiest holder.
     pub store_bytes: u64,
@@ -193,16 +195,18 @@ impl Holders {
 
 impl ResidentStacks {
     /// The price of stacks read at `homes` (each slice's shards, where the body's ops read
-    /// it), each with `slices` slices, on `tiles` tiles.
-    pub fn of(homes: &[(&Shards, u32)], tiles: u32, target: &Target) -> ResidentStacks {
+    /// it, its slices, and the reading op: the stacks of one op share its phase), on `tiles`
+    /// tiles.
+    pub fn of(homes: &[(&Shards, u32, usize)], tiles: u32, target: &Target) -> ResidentStacks {
         if homes.is_empty() {
             return ResidentStacks::default();
         }
         let mut copy_cycles: Vec<u64> = vec![0; tiles as usize];
         let mut holders = Holders::new(tiles);
-        let mut load = PhaseLoad::new(tiles);
+        let mut loads: std::collections::BTreeMap<usize, PhaseLoad> = Default::default();
         let mut stores: Vec<u64> = vec![0; tiles as usize];
-        for &(read, slices) in homes {
+        for &(read, slices, reader) in homes {
+            let load = loads.entry(reader).or_insert_with(|| PhaseLoad::new(tiles));
             let slice_bytes = read.dims.iter().product::<u64>() * u64::from(read.element_bytes);
             let unit = piece_bytes(slice_bytes, tiles);
             let cap = holder_cap(slice_bytes, tiles);
@@ -259,10 +263,14 @@ impl ResidentStacks {
             .map(|(_, &c)| c + count)
             .max()
             .unwrap_or(0);
+        let mut row_bytes = Vec::new();
+        for load in loads.values() {
+            add_per_tile(&mut row_bytes, &load.row_bytes);
+        }
         ResidentStacks {
             compute_cycles,
-            exchange_cycles: load.cycles(target),
-            row_bytes: load.max_row_bytes(),
+            exchange_cycles: loads.values().map(|load| load.cycles(target)).sum(),
+            row_bytes: row_bytes.into_iter().max().unwrap_or(0),
             store_bytes: stores.into_iter().max().unwrap_or(0),
         }
     }
@@ -407,7 +415,7 @@ mod tests {
         let target = Target::c600();
         // A 64 x 256 F16 slice in 16 row blocks, one per tile: 2 KiB each.
         let spread = Shards::homed([1, 64, 256], [1, 16, 1], 2, 0);
-        let alone = ResidentStacks::of(&[(&spread, 27)], 16, &target);
+        let alone = ResidentStacks::of(&[(&spread, 27, 0)], 16, &target);
         assert_eq!(alone.exchange_cycles, 0);
         assert_eq!(alone.row_bytes, 0);
         assert_eq!(alone.store_bytes, 27 * 2048);
@@ -425,17 +433,24 @@ mod tests {
         // blocks of 8 KiB read by 4 tiles): each block cut into a 2 KiB piece per reader,
         // every tile storing one piece and multicasting it to the block's 3 other readers.
         let replicated = Shards::needed_by_grid([1, 64, 256], 2, &[4, 4], &[None, Some(2)]);
-        let shared = ResidentStacks::of(&[(&replicated, 27)], 16, &target);
+        let shared = ResidentStacks::of(&[(&replicated, 27, 0)], 16, &target);
         assert_eq!(shared.store_bytes, 27 * 2048);
         assert!(shared.exchange_cycles > 0 && shared.row_bytes > 0);
-        // Two such stacks: two pieces per tile, in the same phase.
-        let both = ResidentStacks::of(&[(&replicated, 27), (&replicated, 27)], 16, &target);
+        // Two such stacks one op reads: two pieces per tile, in the same phase.
+        let both = ResidentStacks::of(&[(&replicated, 27, 0), (&replicated, 27, 0)], 16, &target);
         assert_eq!(both.store_bytes, 2 * 27 * 2048);
         assert_eq!(both.row_bytes, 2 * shared.row_bytes);
         assert!(
             both.exchange_cycles > shared.exchange_cycles,
             "{both:?} {shared:?}"
         );
+        // Read by two ops: a phase each (each with its fixed cost), as the lowering moves
+        // them with each op's operands.
+        let apart = ResidentStacks::of(&[(&replicated, 27, 0), (&replicated, 27, 3)], 16, &target);
+        assert_eq!(apart.store_bytes, both.store_bytes);
+        assert_eq!(apart.row_bytes, both.row_bytes);
+        assert_eq!(apart.exchange_cycles, 2 * shared.exchange_cycles);
+        assert!(apart.exchange_cycles > both.exchange_cycles);
         assert_eq!(
             ResidentStacks::of(&[], 16, &target),
             ResidentStacks::default()
