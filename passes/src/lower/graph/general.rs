@@ -52,8 +52,8 @@ mod rows;
 
 use crate::strategies::attention::{
     columns_key_block, heads_per_tile as attention_heads_per_tile, home_tiles, materialized_fits,
-    query_blocks_allowed, streamed_key_block, wave_key_block, DistributedKeys, KeySplit,
-    MaterializedTile, QueryPack, RaggedHeads, StreamedTile,
+    query_blocks_allowed, query_packing_shared, streamed_key_block, wave_key_block,
+    DistributedKeys, KeySplit, MaterializedTile, QueryPack, RaggedHeads, StreamedTile,
 };
 
 /// Rows `[rows.0, rows.1)` and columns `[cols.0, cols.1)` of a value's 2-D view, wanted dense

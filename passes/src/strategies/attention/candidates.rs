@@ -135,29 +135,17 @@ fn split_candidate(
     let (mut phases, key_cycles, key_rows) = keys.exchange_phases(target);
     let (merge_phases, merge_cycles, merge_rows) = split.exchange_phases(target);
     phases.extend(merge_phases);
+    // Keys and values homed as a query-block grid's; the queries each tile fetches and the
+    // merged result's row grid are the split's own.
+    let (mut operand_needs, mut result_need) = needs(shape, &grid, false, Some(keys.home_tiles));
     let bytes = shape.vector.bytes();
-    let homes = [gb, keys.home_tiles];
-    let split_axes = [Some(0), Some(1)];
-    let operand = |shards, format| Need { shards, format };
-    let operand_needs = vec![
-        operand(
-            split.query_need(&tile, shape.q, bytes),
-            shape.operand_formats[0],
-        ),
-        operand(
-            Shards::needed_by_grid(shape.k, bytes, &homes, &split_axes),
-            shape.operand_formats[1],
-        ),
-        operand(
-            Shards::needed_by_grid(shape.v, bytes, &homes, &split_axes),
-            shape.operand_formats[2],
-        ),
-    ];
-    let result_grid = [gb, split.result_blocks()];
-    let result_need = Need {
-        shards: Shards::needed_by_grid(shape.out, bytes, &result_grid, &split_axes),
-        format: ValueFormat::row_major(shape.vector),
-    };
+    operand_needs[0].shards = split.query_need(&tile, shape.q, bytes);
+    result_need.shards = Shards::needed_by_grid(
+        shape.out,
+        bytes,
+        &[gb, split.result_blocks()],
+        &[Some(0), Some(1)],
+    );
     let plan = OperatorPlan::Attention(AttentionPlan {
         schedule: AttentionSchedule::Flash {
             key_block: tile.key_block,

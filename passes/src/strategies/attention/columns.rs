@@ -21,8 +21,16 @@ use ipu_device::{KernelSpec, MemoryClass, Precision, Target};
 
 use super::{cost, pad16, StreamedTile};
 
-/// Where one call of a column tile's query packing ([`StreamedTile::pack_queries`]) reads and
-/// writes.
+/// Whether a key split's `splits` tiles of a query block of `rows` queries share out the
+/// packing of its 16-query groups: when there are several tiles and more than one group (one
+/// group each tile packs itself rather than receive it). The planner and the lowering (which
+/// decides from a plan whether the host writes the queries to their packers) ask this.
+pub fn query_packing_shared(rows: u32, splits: u32) -> bool {
+    splits > 1 && rows > 16
+}
+
+/// Where one call of a column tile's query packing ([`StreamedTile::pack_queries_of`]) reads
+/// and writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QueryPack {
     /// Zero the packed queries (their padded head rows).
@@ -112,14 +120,6 @@ impl StreamedTile {
         [fill.clone(), fill]
     }
 
-    /// The packing of the tile's queries as the score GEMM's weights, once, each call with
-    /// where it reads and writes ([`QueryPack`]): the calls of split 0's tile (every tile's
-    /// when the packing is not shared out; [`StreamedTile::query_pack_cycles`] prices the
-    /// busiest).
-    pub fn pack_queries(&self) -> Vec<(KernelSpec, QueryPack)> {
-        self.pack_queries_of(0)
-    }
-
     /// The query packing of split `split`'s tile, group by group: AMP-right order keeps each
     /// 16-query column group a row-major `[pad16(d)][16]` block, so a whole group transposes
     /// straight into it (after zeroing the padded head rows when `d` is not whole 16s), and a
@@ -159,12 +159,7 @@ impl StreamedTile {
     /// Modelled cycles of the busiest tile's query packing (a shared-out short group can cost
     /// more than split 0's whole one).
     pub fn query_pack_cycles(&self, target: &Target) -> u64 {
-        let packers = if self.shares_query_packing() {
-            self.splits.min(self.rows.div_ceil(16)).max(1)
-        } else {
-            1
-        };
-        (0..packers)
+        (0..self.packing_splits())
             .map(|split| {
                 self.pack_queries_of(split)
                     .iter()
@@ -180,7 +175,22 @@ impl StreamedTile {
     /// than receive it): group `g` is packed by split `g % splits`'s tile and multicast from
     /// there to the block's other tiles with the first key block.
     pub fn shares_query_packing(&self) -> bool {
-        self.splits > 1 && self.rows > 16
+        query_packing_shared(self.rows, self.splits)
+    }
+
+    /// The splits whose tiles pack different groups: those with a group when the packing is
+    /// shared out, else split 0 (every tile packs the same).
+    fn packing_splits(&self) -> u32 {
+        if self.shares_query_packing() {
+            self.splits.min(self.rows.div_ceil(16))
+        } else {
+            1
+        }
+    }
+
+    /// The split whose tile packs 16-query group `group` when the packing is shared out.
+    pub fn group_packer(&self, group: u32) -> u32 {
+        group % self.splits.max(1)
     }
 
     /// The 16-query groups (the last one short when the queries are not whole 16s) split
@@ -191,13 +201,15 @@ impl StreamedTile {
         if !self.shares_query_packing() {
             return (0..groups).collect();
         }
-        (split..groups).step_by(self.splits as usize).collect()
+        (0..groups)
+            .filter(|&group| self.group_packer(group) == split)
+            .collect()
     }
 
     /// The query packing's distinct calls over the tiles that pack.
     pub fn query_pack_kernels(&self) -> Vec<KernelSpec> {
         let mut kernels: Vec<KernelSpec> = Vec::new();
-        for split in 0..self.splits.min(self.rows.div_ceil(16)).max(1) {
+        for split in 0..self.packing_splits() {
             for (spec, _) in self.pack_queries_of(split) {
                 if !kernels.contains(&spec) {
                     kernels.push(spec);
@@ -205,14 +217,6 @@ impl StreamedTile {
             }
         }
         kernels
-    }
-
-    /// The query packing's calls of split 0's tile ([`StreamedTile::pack_queries`]).
-    pub fn query_pack_kernels_of_first(&self) -> Vec<KernelSpec> {
-        self.pack_queries()
-            .into_iter()
-            .map(|(spec, _)| spec)
-            .collect()
     }
 
     /// The packing of one panel of `keys` keys (16, or fewer for the last panel of a head):
@@ -489,7 +493,7 @@ mod tests {
         // head size of 40 zeroes the padded rows first; 15 need the whole transpose and the
         // rearrange.
         let steps = |tile: StreamedTile| -> Vec<QueryPack> {
-            tile.pack_queries()
+            tile.pack_queries_of(0)
                 .into_iter()
                 .map(|(_, step)| step)
                 .collect()

@@ -297,7 +297,7 @@ impl DistributedKeys {
         let mut receivers = Vec::with_capacity(splits as usize);
         for block in 0..self.heads * (self.tiles_per_head / splits) {
             for group in 0..self.tile.rows.div_ceil(16) {
-                let packer = block * splits + group % splits;
+                let packer = block * splits + self.tile.group_packer(group);
                 receivers.clear();
                 receivers.extend((block * splits..(block + 1) * splits).filter(|&t| t != packer));
                 visit(packer, &receivers, bytes);

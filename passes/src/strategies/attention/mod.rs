@@ -13,7 +13,7 @@ mod keys;
 mod split;
 
 pub use candidates::candidates;
-pub use columns::{columns_key_block, QueryPack};
+pub use columns::{columns_key_block, query_packing_shared, QueryPack};
 pub use keys::{home_tiles, BlockPiece, DistributedKeys};
 pub use split::{split_grids, KeySplit, MergePiece};
 

@@ -196,10 +196,20 @@ impl KeySplit {
         copies + cost(&self.merge(), target)
     }
 
-    /// Bytes of a merging tile's buffers: every split's output rows, maxima and sums.
+    /// Bytes of a merging tile's three buffers: every split's output rows, maxima and sums
+    /// (as [`KeySplit::piece_moves`] places them).
+    pub fn merge_buffer_bytes(&self) -> [u32; 3] {
+        let rows = self.splits * self.result_rows();
+        [rows * self.width * self.output_bytes(), rows * 4, rows * 4]
+    }
+
+    /// Bytes of a merging tile's buffers together.
     pub fn merge_bytes(&self) -> u64 {
-        let row = u64::from(self.width) * u64::from(self.output_bytes()) + 8;
-        u64::from(self.splits) * u64::from(self.result_rows()) * row
+        self.merge_buffer_bytes()
+            .iter()
+            .copied()
+            .map(u64::from)
+            .sum()
     }
 
     /// The query rows each tile of `tile` (this split's) fetches, as the planner's need: every
@@ -219,7 +229,7 @@ impl KeySplit {
             .map(|block| {
                 let row = block * block_rows;
                 let (query_block, within) = (row / rows, row % rows);
-                smallvec::smallvec![query_block * self.splits + within / 16 % self.splits]
+                smallvec::smallvec![query_block * self.splits + tile.group_packer(within / 16)]
             })
             .collect();
         Shards {
@@ -409,7 +419,7 @@ mod tests {
         assert!(shared.shares_query_packing());
         assert_eq!(shared.packed_groups(0), [0, 5]);
         assert_eq!(shared.packed_groups(4), [4]);
-        assert_eq!(shared.pack_queries().len(), 2);
+        assert_eq!(shared.pack_queries_of(0).len(), 2);
         let whole = StreamedTile {
             splits: 1,
             ..shared

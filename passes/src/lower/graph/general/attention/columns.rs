@@ -75,6 +75,9 @@ impl Lowering<'_> {
             keys_home,
             inputs,
             buffers,
+            split_blocks: (0..work.splits.max(1))
+                .map(|split| work.split_blocks(split))
+                .collect(),
         };
         if matches!(inputs.queries, QuerySource::Host(_)) && !op.work.shares_query_packing() {
             return Err(unsupported(
@@ -414,6 +417,8 @@ pub(super) struct ColumnOp<'a> {
     keys_home: DistributedKeys,
     inputs: ColumnInputs<'a>,
     buffers: ColumnBuffers,
+    /// Each split's key blocks (`StreamedTile::split_blocks`), computed once.
+    split_blocks: Vec<Vec<(u32, u32)>>,
 }
 
 impl ColumnOp<'_> {
@@ -426,7 +431,7 @@ impl ColumnOp<'_> {
 
     /// Key block `step` of `slot`'s split, if it has one.
     fn block(&self, slot: &WaveSlot, step: usize) -> Option<KeyBlock> {
-        let blocks = self.work.split_blocks(slot.split);
+        let blocks = self.split_blocks.get(slot.split as usize)?;
         blocks.get(step).map(|&(first_key, width)| KeyBlock {
             step,
             first_key,
@@ -453,7 +458,7 @@ impl ColumnOp<'_> {
                 // Every packed group from the tile of the block that packed it.
                 let group_bytes = dp * 16 * e;
                 for group in 0..work.rows.div_ceil(16) {
-                    let packer = slot.tile - slot.split + group % work.splits;
+                    let packer = slot.tile - slot.split + work.group_packer(group);
                     if packer != slot.tile {
                         let at = Place::at(b.queries_packed, group * group_bytes);
                         transfers.add(packer, at, slot.tile, at, group_bytes);

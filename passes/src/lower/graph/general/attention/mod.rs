@@ -418,9 +418,8 @@ fn flash_split(
     }
 }
 
-/// Whether `plan` splits the keys of `s` queries' blocks of more than 16 over tiles, which
-/// then share out the packing of the queries
-/// (`strategies::attention::StreamedTile::shares_query_packing`).
+/// Whether `plan` splits the keys of `s` queries' blocks over tiles that share out the
+/// packing of the queries ([`query_packing_shared`]).
 fn split_shares_query_packing(plan: Option<&OperatorPlan>, s: u32) -> bool {
     match plan {
         Some(OperatorPlan::Attention(AttentionPlan {
@@ -428,7 +427,7 @@ fn split_shares_query_packing(plan: Option<&OperatorPlan>, s: u32) -> bool {
             grid,
             ..
         })) => match grid.as_slice() {
-            &[_, gs, gk] => gs > 0 && gk > 1 && s.is_multiple_of(gs) && s / gs > 16,
+            &[_, gs, gk] => gs > 0 && s.is_multiple_of(gs) && query_packing_shared(s / gs, gk),
             _ => false,
         },
         _ => false,

@@ -125,20 +125,13 @@ impl Lowering<'_> {
         let (index, (s, .., ev)) = (attention.index, attention.sizes);
         let result_grid = row_grid(attention.batches * s, ev, split.result_rows());
         let owners = result_grid.tiles();
-        // Each merging tile receives every split's rows: owner 0's pieces size the buffers.
-        let mut sizes = [0u32; 3];
-        split.for_each_merge_piece(0, |piece| {
-            let moves = split.piece_moves(&piece);
-            for (size, (_, to, bytes)) in sizes.iter_mut().zip(moves) {
-                *size = (*size).max(to + bytes);
-            }
-        });
+        let [o_bytes, m_bytes, l_bytes] = split.merge_buffer_bytes();
         let places = [
-            ("merge_o", sizes[0]),
-            ("merge_m", sizes[1]),
-            ("merge_l", sizes[2]),
+            ("merge_o", o_bytes),
+            ("merge_m", m_bytes),
+            ("merge_l", l_bytes),
         ]
-        .map(|(what, bytes)| self.op_buffer(index, what, &owners, bytes.max(4)));
+        .map(|(what, bytes)| self.op_buffer(index, what, &owners, bytes));
         let result = self.result_buffer(index, &result_grid, attention.precision);
         let mut transfers = Transfers::default();
         for owner in 0..split.result_tiles() {
