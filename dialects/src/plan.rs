@@ -131,6 +131,40 @@ impl GemmPlan {
     }
 }
 
+/// Output-stationary GEMM in waves (`gemm_waves`), the hardware-measured GEMM's way: the
+/// result in `grid = [row blocks, column blocks]` blocks (rows balanced, the larger first;
+/// columns of `N / column blocks`), more blocks than tiles allowed. A wave is `tiles / column
+/// blocks` whole row groups; block (r, c) runs on tile `(r mod row groups) * column blocks +
+/// c` in wave `r / row groups`. K runs in panels of `k_block`, each multicast from where the
+/// host wrote it (whole blocks on rotating home tiles) to the tiles that read it, then one
+/// GEMM call; after each wave every tile sends its block to the tile `output_shift` places
+/// on, which copies it into the result's home.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct GemmWavesPlan {
+    pub grid: [u32; 2],
+    /// Tiles of one wave: whole row groups of `grid[1]` tiles.
+    pub tiles: u32,
+    pub k_block: u32,
+    /// Memory class of the right operand's (weights') panels.
+    pub weights: Memory,
+    /// Memory class of the left operand's panels.
+    pub left: Memory,
+    pub precision: ElementType,
+    pub output_shift: u32,
+}
+
+impl GemmWavesPlan {
+    /// Row groups per wave.
+    pub fn row_groups(&self) -> u32 {
+        self.tiles / self.grid[1].max(1)
+    }
+
+    /// Waves: the row blocks over the row groups.
+    pub fn waves(&self) -> u32 {
+        self.grid[0].div_ceil(self.row_groups().max(1))
+    }
+}
+
 /// Batched, transposed or device-operand matmul on the general path (`gemm_general`): result
 /// blocks of `rows x cols` over a `[batches, row blocks, column blocks]` grid.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -299,6 +333,7 @@ pub struct RepeatPlan {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum OperatorPlan {
     Gemm(GemmPlan),
+    GemmWaves(GemmWavesPlan),
     GeneralMatmul(GeneralMatmulPlan),
     Pointwise(PointwisePlan),
     Rows(RowsPlan),
@@ -310,9 +345,10 @@ pub enum OperatorPlan {
 }
 
 /// Every kind a plan may have.
-pub const PLAN_KINDS: [&str; 18] = [
+pub const PLAN_KINDS: [&str; 19] = [
     "gemm_output_stationary",
     "gemm_k_split",
+    "gemm_waves",
     "gemm_general",
     "pointwise_add",
     "pointwise_gelu",
@@ -336,6 +372,7 @@ impl OperatorPlan {
     pub fn kind(&self) -> &'static str {
         match self {
             OperatorPlan::Gemm(plan) => plan.kind(),
+            OperatorPlan::GemmWaves(_) => "gemm_waves",
             OperatorPlan::GeneralMatmul(_) => "gemm_general",
             OperatorPlan::Pointwise(plan) => plan.op.kind(),
             OperatorPlan::Rows(plan) => plan.op.kind(),
@@ -387,6 +424,8 @@ impl OperatorPlan {
         match self {
             OperatorPlan::Gemm(plan) => plan.host_order,
             OperatorPlan::GeneralMatmul(plan) => plan.host_order,
+            // The waves' homes are written in AMP order by the host.
+            OperatorPlan::GemmWaves(_) => true,
             _ => false,
         }
     }
@@ -395,6 +434,7 @@ impl OperatorPlan {
     pub fn precision(&self) -> Option<ElementType> {
         match self {
             OperatorPlan::Gemm(plan) => Some(plan.precision),
+            OperatorPlan::GemmWaves(plan) => Some(plan.precision),
             OperatorPlan::GeneralMatmul(plan) => Some(plan.precision),
             OperatorPlan::Pointwise(plan) => Some(plan.precision),
             OperatorPlan::Rows(plan) => Some(plan.precision),
@@ -425,6 +465,15 @@ impl OperatorPlan {
                     fields.flag("host_order", true);
                 }
                 fields.scales(plan.scales);
+            }
+            OperatorPlan::GemmWaves(plan) => {
+                fields.grid("grid", &plan.grid);
+                fields.count("tiles", plan.tiles);
+                fields.count("k_block", plan.k_block);
+                fields.name("weights", plan.weights.name());
+                fields.name("left", plan.left.name());
+                fields.name("precision", precision_name(plan.precision));
+                fields.count("output_shift", plan.output_shift);
             }
             OperatorPlan::GeneralMatmul(plan) => {
                 fields.grid("grid", &plan.grid);
@@ -499,6 +548,7 @@ impl OperatorPlan {
         };
         let decoded = match plan.kind.as_str() {
             "gemm_output_stationary" | "gemm_k_split" => fields.gemm_plan()?,
+            "gemm_waves" => fields.gemm_waves_plan()?,
             "gemm_general" => {
                 let (grid, tiles) = fields.grid_and_tiles::<3>()?;
                 OperatorPlan::GeneralMatmul(GeneralMatmulPlan {
@@ -600,6 +650,33 @@ impl Reader<'_> {
             weights_resident: self.flag("weights_resident")?,
             host_order: self.optional_flag("host_order")?,
             scales: self.scales()?,
+        }))
+    }
+
+    /// A GEMM-in-waves plan: whole row groups per wave, at most one wave per row block.
+    fn gemm_waves_plan(&mut self) -> Result<OperatorPlan, PlanError> {
+        let grid = self.grid::<2>("grid")?;
+        let tiles = self.count("tiles")?;
+        let blocks = u64::from(grid[0]) * u64::from(grid[1]);
+        if grid.contains(&0) || tiles == 0 || !tiles.is_multiple_of(grid[1]) {
+            return Err(self.error(format!(
+                "tiles = {tiles} is not a positive multiple of the {} column blocks of grid {grid:?}",
+                grid[1]
+            )));
+        }
+        if u64::from(tiles) > blocks {
+            return Err(self.error(format!(
+                "tiles = {tiles} is more than the grid's {blocks} blocks"
+            )));
+        }
+        Ok(OperatorPlan::GemmWaves(GemmWavesPlan {
+            grid,
+            tiles,
+            k_block: self.count("k_block")?,
+            weights: self.memory("weights")?,
+            left: self.memory("left")?,
+            precision: self.precision()?,
+            output_shift: self.count("output_shift")?,
         }))
     }
 

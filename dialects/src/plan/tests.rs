@@ -27,6 +27,15 @@ fn every_kind() -> Vec<OperatorPlan> {
     let mut plans = vec![
         gemm(1, None),
         gemm(7, Some(OperandScales { lhs: -3, rhs: 5 })),
+        OperatorPlan::GemmWaves(GemmWavesPlan {
+            grid: [46, 64],
+            tiles: 1472,
+            k_block: 64,
+            weights: Memory::Standard,
+            left: Memory::Interleaved,
+            precision: ElementType::F16,
+            output_shift: 1,
+        }),
         OperatorPlan::GeneralMatmul(GeneralMatmulPlan {
             grid: [6, 2, 1],
             rows: 16,
@@ -139,6 +148,11 @@ fn the_printed_form_is_the_attribute_syntax() {
 #[test]
 fn malformed_plans_name_the_kind_and_parameter() {
     let gemm = gemm(1, None).to_string();
+    let waves = every_kind()
+        .into_iter()
+        .find(|plan| plan.kind() == "gemm_waves")
+        .expect("a waves plan")
+        .to_string();
     let cases: Vec<(String, &str)> = vec![
         (
             "#ipu.plan<\"gemm\", {}>".into(),
@@ -213,6 +227,18 @@ fn malformed_plans_name_the_kind_and_parameter() {
             "body_choices [0, -1] holds a value outside 0..2^32",
         ),
         ("#ipu.plan<\"rearrange\", {grid = [1, 1, 1]".into(), "expected"),
+        (
+            waves.replace("tiles = 1472", "tiles = 1400"),
+            "tiles = 1400 is not a positive multiple of the 64 column blocks",
+        ),
+        (
+            waves.replace("tiles = 1472", "tiles = 3008"),
+            "tiles = 3008 is more than the grid's 2944 blocks",
+        ),
+        (
+            waves.replace("output_shift = 1 : i64, ", ""),
+            "missing parameter 'output_shift'",
+        ),
     ];
     for (text, expected) in cases {
         let error = OperatorPlan::parse(&text).expect_err(&text).to_string();

@@ -48,6 +48,7 @@ pub(crate) mod general;
 mod pointwise;
 mod split;
 mod stacks;
+mod waves;
 
 /// A device value: row-major blocks over a grid (see the module docs).
 #[derive(Debug, Clone)]
@@ -164,6 +165,9 @@ struct Lowering<'g> {
     /// Values held as a split GEMM's result ranges ([`split_gemm::Ranged`]) instead of
     /// row-major [`Blocks`].
     ranged: BTreeMap<ValueId, Ranged>,
+    /// Values left where only the host reads them (a GEMM in waves' result homes), with the
+    /// pieces it reads them from.
+    returned: BTreeMap<ValueId, Vec<HostPiece>>,
     /// In a repeat body: the arguments that are slices of the repeat's per-iteration stacks,
     /// streamed from the host once per iteration.
     iterated: BTreeMap<ValueId, IteratedStream>,
@@ -360,6 +364,9 @@ impl<'g> Lowering<'g> {
     }
 
     fn matmul(&mut self, index: usize, plan: Option<&OperatorPlan>) -> Result<(), LowerError> {
+        if let Some(OperatorPlan::GemmWaves(waves)) = plan {
+            return self.gemm_waves(index, waves);
+        }
         if let Some(grid) = self.split_grid(index, plan)? {
             return self.split_matmul(index, &grid, plan);
         }
@@ -619,6 +626,7 @@ impl<'g> Lowering<'g> {
                 placed: carried.iter().cloned().enumerate().collect(),
                 prefix: prefix.clone(),
                 ranged: BTreeMap::new(),
+                returned: BTreeMap::new(),
                 iterated: streams,
                 counter: None,
                 holders: None,
@@ -740,10 +748,11 @@ impl<'g> Lowering<'g> {
     fn outputs(&mut self) -> Result<(), LowerError> {
         let graph: &'g Graph = self.graph;
         for (output, &value) in graph.outputs.iter().enumerate() {
-            let pieces = match self.ranged.get(&value) {
-                Some(ranged) => ranged.read_pieces(),
+            let pieces = match (self.returned.get(&value), self.ranged.get(&value)) {
+                (Some(pieces), _) => pieces.clone(),
+                (None, Some(ranged)) => ranged.read_pieces(),
                 // A result that is an argument or a constant is streamed in and read back.
-                None => self.row_pieces(value)?,
+                (None, None) => self.row_pieces(value)?,
             };
             let v = &self.graph.values[value];
             self.program.bindings.push(HostBinding {
@@ -814,6 +823,7 @@ pub fn lower(
         placed: BTreeMap::new(),
         prefix: String::new(),
         ranged: BTreeMap::new(),
+        returned: BTreeMap::new(),
         iterated: BTreeMap::new(),
         counter: None,
         holders: None,

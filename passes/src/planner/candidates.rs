@@ -76,7 +76,7 @@ pub fn candidates(
 /// question: a repeat body is planned again when its stores tighten the budget, re-derived for
 /// each finalist and, in `ipu-select-finalist`, for each recorded plan (in parallel), and
 /// every time asks for the same lists. Keyed by the op, every option [`candidates`] reads
-/// (constraints only through an attention's pinned `key_block`) and the target table; held
+/// (constraints only through an attention's pinned `key_block` and a pinned `gemm_waves` plan) and the target table; held
 /// by the graph ([`super::graph::Analyses`], so a graph edited in place must be a new graph).
 /// Concurrent askers of one key wait for the first to generate it.
 pub fn memoized(
@@ -139,13 +139,16 @@ fn memo_key(index: usize, options: &PlannerOptions, target: &Target) -> (usize, 
         constraints,
         in_body,
     } = options;
-    let key_block = constraints
-        .get(&crate::tiling::constraints::op_key("", index))
-        .and_then(|constraint| constraint.params.get("key_block"));
+    let pinned = constraints.get(&crate::tiling::constraints::op_key("", index));
+    let key_block = pinned.and_then(|constraint| constraint.params.get("key_block"));
+    // A pinned GEMM in waves is a candidate of its own (`gemm::pinned_waves`).
+    let waves = pinned
+        .filter(|constraint| constraint.kind.as_deref() == Some("gemm_waves"))
+        .map(|constraint| &constraint.params);
     let text = format!(
         "{tiles} {active_tiles:?} {precision:?} {fp8_scale:?} {weight_memory:?} {beam_width} \
          {candidates_per_op} {finalists} {standard_budget} {interleaved_budget} {total_budget} \
-         {in_body} {key_block:?}"
+         {in_body} {key_block:?} {waves:?}"
     );
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     std::hash::Hasher::write(&mut hasher, format!("{target:?}").as_bytes());

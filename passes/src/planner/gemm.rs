@@ -17,6 +17,26 @@ pub(super) fn gemm_candidates(
     options: &PlannerOptions,
     target: &Target,
 ) -> Vec<Candidate> {
+    let mut out = strategy_candidates(graph, op, active, options, target);
+    if let Ok(dims) = MatmulDims::of(graph, op) {
+        let input = options.precision.input_for(
+            graph.values[op.operands[0]].element,
+            graph.values[op.results[0]].element,
+            crate::tiling::candidate::returned_only(graph, op.results[0]),
+        );
+        out.extend(pinned_waves(graph, op, (&dims, input), options, target));
+    }
+    out
+}
+
+/// Every strategy's candidates but the waves'.
+fn strategy_candidates(
+    graph: &Graph,
+    op: &Op,
+    active: &[u32],
+    options: &PlannerOptions,
+    target: &Target,
+) -> Vec<Candidate> {
     let Ok(dims) = MatmulDims::of(graph, op) else {
         return Vec::new();
     };
@@ -112,4 +132,60 @@ pub(super) fn gemm_candidates(
         crate::strategies::gemm::candidates(graph, op, &operands, active, options, target);
     out.extend(general);
     out
+}
+
+/// The output-stationary GEMM in waves ([`crate::strategies::gemm_waves`]) of a plan a
+/// constraint pins whole (a replay of a measured run): the candidate of that plan when the
+/// product is a plain one of two host operands in the plan's precision whose result only the
+/// host reads, else nothing, with a warning that says why.
+fn pinned_waves(
+    graph: &Graph,
+    op: &Op,
+    (dims, input): (&MatmulDims, ipu_device::Precision),
+    options: &PlannerOptions,
+    target: &Target,
+) -> Option<Candidate> {
+    let index = graph.index_of(op)?;
+    let constraint = options
+        .constraints
+        .ops
+        .get(&crate::tiling::constraints::op_key("", index))?;
+    if constraint.kind.as_deref() != Some("gemm_waves") {
+        return None;
+    }
+    let refuse = |reason: String| {
+        tracing::warn!(op = index, %reason, "the pinned gemm_waves plan is not one the lowering builds");
+        None
+    };
+    let plan = match ipu_dialects::plan::OperatorPlan::from_generic(&ipu_dialects::format::Plan {
+        kind: "gemm_waves".into(),
+        params: constraint.params.clone(),
+    }) {
+        Ok(ipu_dialects::plan::OperatorPlan::GemmWaves(plan)) => plan,
+        Ok(_) => return None,
+        Err(e) => return refuse(format!("the constraint is not a whole plan: {e}")),
+    };
+    if plan.precision != input {
+        return refuse(format!(
+            "its precision {:?} is not the product's input precision {input:?}",
+            plan.precision
+        ));
+    }
+    if dims.batch != 1 || dims.rhs_batched {
+        return refuse("a batched product".into());
+    }
+    if !crate::tiling::candidate::returned_only(graph, op.results[0]) {
+        return refuse(
+            "its result is read by another op (the waves leave it where only the host reads it)"
+                .into(),
+        );
+    }
+    let fit = |v: u64| u32::try_from(v).ok();
+    let (Some(m), Some(k), Some(n)) = (fit(dims.m), fit(dims.k), fit(dims.n)) else {
+        return refuse("a dimension beyond 2^32".into());
+    };
+    match crate::strategies::gemm_waves::candidate((m, k, n), &plan, options.tiles, target) {
+        Ok(candidate) => Some(candidate),
+        Err(reason) => refuse(reason),
+    }
 }

@@ -12,6 +12,8 @@
 //! * [`gather`]: `ipu.slice` and `ipu.concat`, result rows gathered from operand row pieces.
 //! * [`attention`]: `ipu.attention`, whole score rows, materialized, or keys streamed.
 //! * [`gemm`]: `ipu.matmul` of two host operands on an output-stationary grid.
+//! * [`gemm_waves`]: `ipu.matmul` of two host operands output-stationary in waves, panels
+//!   multicast from rotating homes (the hardware-measured GEMM's plan).
 //! * [`split_gemm`]: `ipu.matmul` of a host right matrix on a `[1, gm, gn, gk]` grid, K split
 //!   and reduced, chained through bias adds and GeLUs.
 //! * [`general_matmul`]: any other `ipu.matmul`, one result block per tile.
@@ -24,6 +26,7 @@ pub mod attention;
 pub mod blocks;
 pub mod gather;
 pub mod gemm;
+pub mod gemm_waves;
 pub mod general_matmul;
 pub mod local_gemm;
 pub mod pointwise;

@@ -1,0 +1,592 @@
+//! The output-stationary GEMM in waves (`gemm_waves`): the one owner of how a plain product of
+//! two host operands runs as the hardware-measured GEMM and MLP runs did
+//! (`docs/design/ANCHOR-PLANS.md` sections 1 and 2), for the planner and the lowering
+//! (`lower/graph/waves.rs`) alike.
+//!
+//! ## Decomposition
+//! C[M x N] = A[M x K] B[K x N] in `gm x gn` result blocks: rows balanced into `gm` blocks of
+//! whole rows (the larger first), columns into `gn` blocks of `cb = N / gn` (a multiple of
+//! 16). A wave is `R = tiles / gn` whole row groups: block (r, c) runs on tile
+//! `(r mod R) * gn + c` in wave `r / R`, so a plan may have more blocks than tiles. K runs in
+//! `S` panels of `kb` (the last one what is left, padded to whole 16-element groups).
+//!
+//! ## Homes
+//! The host writes every operand element once, straight into its AMP order, where one tile
+//! holds it for the whole run (outside the device program, as host writes are):
+//! * A's panel (r, s) (rows x kb, AMP-left) on tile `(r mod R) * gn + (s mod gn)`: a tile of
+//!   the row group that reads it;
+//! * B's panel (s, c) (kb x cb, AMP-right) on tile `(s mod R) * gn + c`: a tile of the column
+//!   that reads it.
+//!
+//! ## Steps
+//! Per wave and K panel s: one exchange phase multicasts every A panel (r, s) of the wave from
+//! its home to the other tiles of its row group and every B panel (s, c) from its home to the
+//! wave's other tiles of column c; a home reads its own panel in place. Then one compute step:
+//! one GEMM call per tile (the first panel initializes the F16 / F32 accumulator, the others
+//! add to it). After the wave's last panel one exchange phase moves every accumulator to the
+//! tile `shift` places on (modulo the wave's tiles), and one compute step copies it into the
+//! result's home there, slot `wave`, where the host reads it (AMP-output order).
+
+use std::sync::Arc;
+
+use ipu_device::kernels::describe::{default_partials, GEMM_MAX_WEIGHT_ELEMENTS};
+use ipu_device::kernels::spec::ElementOrder;
+use ipu_device::{cost, KernelSpec, MemoryClass, Precision, Target};
+use ipu_dialects::plan::{GemmWavesPlan, OperatorPlan};
+
+use crate::element;
+use crate::tiling::candidate::{generated_phases, Candidate, Need, PhaseSource};
+use crate::tiling::layout::{Owners, Shards};
+use crate::tiling::{MemoryUse, ValueFormat};
+
+/// How a `gemm_waves` plan lays out one `m x k x n` product (see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WavesGrid {
+    pub m: u32,
+    pub k: u32,
+    pub n: u32,
+    pub gm: u32,
+    pub gn: u32,
+    pub cb: u32,
+    /// Row groups of a wave (`tiles / gn`).
+    pub groups: u32,
+    pub waves: u32,
+    /// K panel length (a multiple of 16) and the panel count.
+    pub kb: u32,
+    pub panels: u32,
+    pub shift: u32,
+    pub input: Precision,
+    pub weights: MemoryClass,
+    pub left: MemoryClass,
+    /// First row and rows of every row block.
+    row_blocks: Vec<(u32, u32)>,
+}
+
+impl WavesGrid {
+    /// The layout `plan` means for an `m x k x n` product in `input` elements, or why the plan
+    /// cannot be followed.
+    pub fn planned(
+        (m, k, n): (u32, u32, u32),
+        plan: &GemmWavesPlan,
+        tiles: u32,
+    ) -> Result<WavesGrid, String> {
+        let [gm, gn] = plan.grid;
+        if m == 0 || k == 0 || n == 0 {
+            return Err(format!("empty product {m} x {k} x {n}"));
+        }
+        if gm == 0 || gn == 0 || gm > m || !n.is_multiple_of(gn) || !(n / gn).is_multiple_of(16) {
+            return Err(format!(
+                "grid [{gm}, {gn}] does not split {m} rows into non-empty blocks and N = {n} into equal blocks of whole 16-column groups"
+            ));
+        }
+        if plan.tiles > tiles {
+            return Err(format!(
+                "a wave takes {} tiles, the lowering may use {tiles}",
+                plan.tiles
+            ));
+        }
+        if plan.tiles == 0 || !plan.tiles.is_multiple_of(gn) {
+            return Err(format!(
+                "tiles = {} is not a positive multiple of the {gn} column blocks",
+                plan.tiles
+            ));
+        }
+        let cb = n / gn;
+        let kb = plan.k_block;
+        if kb == 0 || !kb.is_multiple_of(16) || kb * cb > GEMM_MAX_WEIGHT_ELEMENTS {
+            return Err(format!(
+                "k_block = {kb} is not a positive multiple of 16 whose {kb} x {cb} weight panel fits the GEMM kernel's {GEMM_MAX_WEIGHT_ELEMENTS} elements"
+            ));
+        }
+        let input = plan.precision;
+        if input.is_fp8() {
+            return Err(
+                "FP8 waves are not built (the host would need the operands' scales)".into(),
+            );
+        }
+        let groups = plan.tiles / gn;
+        let k16 = k.div_ceil(16) * 16;
+        let (base, extra) = (m / gm, m % gm);
+        let mut first = 0;
+        let row_blocks = (0..gm)
+            .map(|r| {
+                let rows = base + u32::from(r < extra);
+                let block = (first, rows);
+                first += rows;
+                block
+            })
+            .collect();
+        Ok(WavesGrid {
+            m,
+            k,
+            n,
+            gm,
+            gn,
+            cb,
+            groups,
+            waves: gm.div_ceil(groups),
+            kb,
+            panels: k16.div_ceil(kb),
+            shift: plan.output_shift,
+            input,
+            weights: element::memory_class(plan.weights),
+            left: element::memory_class(plan.left),
+            row_blocks,
+        })
+    }
+
+    /// Tiles of one wave.
+    pub fn tiles(&self) -> u32 {
+        self.groups * self.gn
+    }
+
+    /// First row and rows of row block `r`.
+    pub fn row_block(&self, r: u32) -> (u32, u32) {
+        self.row_blocks[r as usize]
+    }
+
+    /// The most rows of a block.
+    pub fn max_rows(&self) -> u32 {
+        self.row_blocks.iter().map(|b| b.1).max().unwrap_or(0)
+    }
+
+    /// The distinct row counts of the blocks, the GEMM kernel's entries (largest first).
+    pub fn row_counts(&self) -> Vec<u32> {
+        let mut counts: Vec<u32> = self.row_blocks.iter().map(|b| b.1).collect();
+        counts.sort_unstable_by(|a, b| b.cmp(a));
+        counts.dedup();
+        counts
+    }
+
+    /// The row blocks of wave `w`.
+    pub fn wave_rows(&self, w: u32) -> std::ops::Range<u32> {
+        w * self.groups..((w + 1) * self.groups).min(self.gm)
+    }
+
+    /// The tile of result block (r, c).
+    pub fn tile(&self, r: u32, c: u32) -> u32 {
+        (r % self.groups) * self.gn + c
+    }
+
+    /// K rows of panel `s` (padded to whole 16-element groups).
+    pub fn panel_rows(&self, s: u32) -> u32 {
+        let k16 = self.k.div_ceil(16) * 16;
+        self.kb.min(k16 - s * self.kb)
+    }
+
+    /// Home tile and slot of A's panel (r, s).
+    pub fn a_home(&self, r: u32, s: u32) -> (u32, u32) {
+        (
+            self.tile(r, s % self.gn),
+            (r / self.groups) * self.panels.div_ceil(self.gn) + s / self.gn,
+        )
+    }
+
+    /// Home tile and slot of B's panel (s, c).
+    pub fn b_home(&self, s: u32, c: u32) -> (u32, u32) {
+        ((s % self.groups) * self.gn + c, s / self.groups)
+    }
+
+    /// Home tile and slot of result block (r, c): `shift` tiles on from where it runs, in the
+    /// slot of its wave.
+    pub fn out_home(&self, r: u32, c: u32) -> (u32, u32) {
+        (
+            (self.tile(r, c) + self.shift) % self.tiles(),
+            r / self.groups,
+        )
+    }
+
+    /// Slots of each home per tile: A, B and the result.
+    pub fn home_slots(&self) -> [u32; 3] {
+        [
+            self.waves * self.panels.div_ceil(self.gn),
+            self.panels.div_ceil(self.groups),
+            self.waves,
+        ]
+    }
+
+    /// Bytes of one slot of each home (and of the panel buffers): A, B and the result.
+    pub fn slot_bytes(&self) -> [u32; 3] {
+        let eb = self.input.bytes();
+        [
+            self.max_rows() * self.kb * eb,
+            self.kb * self.cb * eb,
+            self.max_rows() * self.cb * self.partials().bytes(),
+        ]
+    }
+
+    pub fn partials(&self) -> Precision {
+        default_partials(self.input)
+    }
+
+    /// The GEMM call of panel `s` (the first initializes the accumulator).
+    pub fn call(&self, s: u32) -> KernelSpec {
+        KernelSpec::Gemm {
+            input: self.input,
+            partials: self.partials(),
+            weights: self.weights,
+            k: self.panel_rows(s),
+            c: self.cb,
+            rows: self.row_counts(),
+            accumulate: s > 0,
+        }
+    }
+
+    /// The copy of an accumulator into the result's home.
+    pub fn copy(&self) -> KernelSpec {
+        KernelSpec::Copy {
+            bytes: self.slot_bytes()[2],
+        }
+    }
+
+    /// Every kernel the program calls.
+    pub fn kernels(&self) -> Vec<KernelSpec> {
+        let mut kernels: Vec<KernelSpec> = (0..self.panels).map(|s| self.call(s)).collect();
+        kernels.dedup();
+        kernels.push(self.copy());
+        kernels
+    }
+
+    /// Modelled cycles of the compute steps: per wave and panel the slowest tile's call (the
+    /// wave's most rows), and per wave the copy.
+    pub fn compute_cycles(&self, target: &Target) -> u64 {
+        let counts = self.row_counts();
+        (0..self.waves)
+            .map(|w| {
+                let rows = self
+                    .wave_rows(w)
+                    .map(|r| self.row_block(r).1)
+                    .max()
+                    .unwrap_or(0);
+                let entry = counts.iter().position(|&c| c == rows).unwrap_or(0) as u32;
+                let calls: u64 = (0..self.panels)
+                    .map(|s| {
+                        cost::kernel_call_cycles(&self.call(s), &[0, 0, 0, entry], target)
+                            .unwrap_or(u64::MAX / 4)
+                    })
+                    .sum();
+                calls + cost::kernel_cycles(&self.copy(), target)
+            })
+            .sum()
+    }
+
+    /// Exchange phases: per wave, one per panel and the evacuation.
+    pub fn phases(&self) -> u32 {
+        self.waves * (self.panels + 1)
+    }
+
+    /// The wave and panel of phase `phase` (`panel == panels`: the evacuation).
+    pub fn phase_of(&self, phase: u32) -> (u32, u32) {
+        (phase / (self.panels + 1), phase % (self.panels + 1))
+    }
+
+    /// Every transfer of phase `phase`: `(source tile, destinations, bytes, what)` where what
+    /// names the moved block: `A(r, s)`, `B(s, c)` or the accumulator of (r, c).
+    pub fn for_each_move(&self, phase: u32, mut visit: impl FnMut(u32, &[u32], u32, Moved)) {
+        let (w, s) = self.phase_of(phase);
+        let eb = self.input.bytes();
+        let rows = self.wave_rows(w);
+        if s == self.panels {
+            let pb = self.partials().bytes();
+            for r in rows {
+                for c in 0..self.gn {
+                    let bytes = self.row_block(r).1 * self.cb * pb;
+                    visit(
+                        self.tile(r, c),
+                        &[self.out_home(r, c).0],
+                        bytes,
+                        Moved::Result { r, c },
+                    );
+                }
+            }
+            return;
+        }
+        let kp = self.panel_rows(s);
+        let mut destinations = Vec::with_capacity(self.gn.max(self.groups) as usize);
+        for r in rows.clone() {
+            let (home, _) = self.a_home(r, s);
+            destinations.clear();
+            destinations.extend((0..self.gn).map(|c| self.tile(r, c)).filter(|&t| t != home));
+            visit(
+                home,
+                &destinations,
+                self.row_block(r).1 * kp * eb,
+                Moved::A { r, s },
+            );
+        }
+        for c in 0..self.gn {
+            let (home, _) = self.b_home(s, c);
+            destinations.clear();
+            destinations.extend(rows.clone().map(|r| self.tile(r, c)).filter(|&t| t != home));
+            if !destinations.is_empty() {
+                visit(home, &destinations, kp * self.cb * eb, Moved::B { s, c });
+            }
+        }
+    }
+
+    /// Where each operand's panels and the result live: A's and B's homes (one block per
+    /// panel) and the result's (one block per result block).
+    pub fn homes(&self) -> [Shards; 3] {
+        let eb = self.input.bytes();
+        let shards =
+            |dims: [u32; 2], parts: [u32; 2], bytes: u32, owner: &dyn Fn(u32, u32) -> u32| {
+                let owners: Vec<Owners> = (0..parts[0])
+                    .flat_map(|i| (0..parts[1]).map(move |j| (i, j)))
+                    .map(|(i, j)| smallvec::smallvec![owner(i, j)])
+                    .collect();
+                Shards {
+                    dims: [1, u64::from(dims[0]), u64::from(dims[1])],
+                    parts: [1, parts[0], parts[1]],
+                    element_bytes: bytes,
+                    owners: owners.into(),
+                }
+            };
+        [
+            shards([self.m, self.k], [self.gm, self.panels], eb, &|r, s| {
+                self.a_home(r, s).0
+            }),
+            shards([self.k, self.n], [self.panels, self.gn], eb, &|s, c| {
+                self.b_home(s, c).0
+            }),
+            shards(
+                [self.m, self.n],
+                [self.gm, self.gn],
+                self.partials().bytes(),
+                &|r, c| self.out_home(r, c).0,
+            ),
+        ]
+    }
+
+    /// Per-tile working bytes beside the homes: the A panel, the B panel, the accumulator and
+    /// the evacuation's landing buffer, by memory class.
+    pub fn working(&self) -> MemoryUse {
+        let [a, b, out] = self.slot_bytes();
+        MemoryUse::of(u64::from(a), self.left)
+            .plus(MemoryUse::of(u64::from(b), self.weights))
+            .plus(MemoryUse::of(2 * u64::from(out), MemoryClass::Standard))
+    }
+}
+
+/// What a transfer of a waves program moves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Moved {
+    A { r: u32, s: u32 },
+    B { s: u32, c: u32 },
+    Result { r: u32, c: u32 },
+}
+
+impl PhaseSource for WavesGrid {
+    fn for_each_transfer(&self, phase: u32, visit: &mut dyn FnMut(u32, &[u32], u64)) {
+        self.for_each_move(phase, |from, to, bytes, _| {
+            visit(from, to, u64::from(bytes))
+        });
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn same_as(&self, other: &dyn PhaseSource) -> bool {
+        other.as_any().downcast_ref::<WavesGrid>() == Some(self)
+    }
+}
+
+/// The candidate of a pinned `gemm_waves` plan for an `m x k x n` product on at most `tiles`
+/// tiles, priced as the lowering builds it, or why the plan cannot be followed.
+pub fn candidate(
+    dims: (u32, u32, u32),
+    plan: &GemmWavesPlan,
+    tiles: u32,
+    target: &Target,
+) -> Result<Candidate, String> {
+    let grid = WavesGrid::planned(dims, plan, tiles)?;
+    let kernels = grid.kernels();
+    if let Some(refused) = kernels.iter().find_map(|spec| spec.validate().err()) {
+        return Err(format!("a kernel it calls is not supported: {refused}"));
+    }
+    let [a, b, out] = grid.homes();
+    let format = |order, memory| ValueFormat::operand(grid.input, order, memory, 0);
+    let output_format = ValueFormat {
+        memory: MemoryClass::Standard,
+        ..ValueFormat::operand(
+            grid.partials(),
+            ElementOrder::AmpOutput,
+            MemoryClass::Standard,
+            0,
+        )
+    };
+    let source = Arc::new(grid.clone());
+    let (phases, exchange, row_bytes) =
+        generated_phases(source, 0..grid.phases(), grid.tiles(), target);
+    Ok(Candidate {
+        compute_cycles: grid.compute_cycles(target),
+        internal_exchange_cycles: exchange,
+        internal_row_bytes: row_bytes,
+        internal_phases: phases,
+        transient: grid.working(),
+        kernels,
+        ..Candidate::new(
+            OperatorPlan::GemmWaves(plan.clone()),
+            grid.tiles(),
+            vec![
+                Need {
+                    shards: a,
+                    format: format(ElementOrder::AmpLeft, grid.left),
+                },
+                Need {
+                    shards: b,
+                    format: format(ElementOrder::AmpRight, grid.weights),
+                },
+            ],
+            Need {
+                shards: out,
+                format: output_format,
+            },
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ipu_dialects::format::Memory;
+
+    /// The hardware-measured GEMM's plan (ANCHOR-PLANS.md section 1).
+    fn anchor_plan() -> GemmWavesPlan {
+        GemmWavesPlan {
+            grid: [46, 64],
+            tiles: 1472,
+            k_block: 64,
+            weights: Memory::Standard,
+            left: Memory::Standard,
+            precision: Precision::F16,
+            output_shift: 1,
+        }
+    }
+
+    #[test]
+    fn the_anchor_gemm_layout() {
+        let grid = WavesGrid::planned((4096, 4096, 4096), &anchor_plan(), 1472).unwrap();
+        assert_eq!(
+            (grid.groups, grid.waves, grid.panels, grid.cb),
+            (23, 2, 64, 64)
+        );
+        // 2 row blocks of 90, 44 of 89.
+        assert_eq!(grid.row_block(0), (0, 90));
+        assert_eq!(grid.row_block(1), (90, 90));
+        assert_eq!(grid.row_block(2), (180, 89));
+        assert_eq!(grid.row_block(45), (4096 - 89, 89));
+        assert_eq!(grid.row_counts(), vec![90, 89]);
+        // Block i on tile i mod 1472; A (r, k) homed on (r * 64 + k) mod 1472, B (k, c) on
+        // (k mod 23) * 64 + c, the result of block i on (i + 1) mod 1472.
+        for (r, c) in [(0, 0), (22, 63), (23, 0), (45, 63), (30, 7)] {
+            let block = r * 64 + c;
+            assert_eq!(grid.tile(r, c), block % 1472);
+            assert_eq!(grid.a_home(r, c).0, block % 1472);
+            assert_eq!(grid.b_home(r, c).0, (r % 23) * 64 + c);
+            assert_eq!(grid.out_home(r, c).0, (block + 1) % 1472);
+        }
+        // 2 waves x (64 panels + the evacuation).
+        assert_eq!(grid.phases(), 130);
+        assert_eq!(grid.home_slots(), [2, 3, 2]);
+    }
+
+    /// Every panel phase moves each A panel of the wave once to the other 63 tiles of its row
+    /// group and each B panel to the other 22 tiles of its column: about 19.5 KB received per
+    /// tile, from two senders; every slot of every home is distinct.
+    #[test]
+    fn panel_phases_multicast_each_panel_once_from_its_home() {
+        let grid = WavesGrid::planned((4096, 4096, 4096), &anchor_plan(), 1472).unwrap();
+        for phase in [0, 17, 64, 65, 100, 129] {
+            let mut received = vec![0u64; 1472];
+            let mut senders = vec![Vec::new(); 1472];
+            let mut moves = 0;
+            grid.for_each_move(phase, |from, to, bytes, moved| {
+                moves += 1;
+                for &t in to {
+                    received[t as usize] += u64::from(bytes);
+                    senders[t as usize].push(from);
+                }
+                if let Moved::A { .. } = moved {
+                    assert_eq!(to.len(), 63);
+                }
+                if let Moved::B { .. } = moved {
+                    assert_eq!(to.len(), 22);
+                }
+                if let Moved::Result { .. } = moved {
+                    assert_eq!(to.len(), 1);
+                }
+            });
+            let (_, s) = grid.phase_of(phase);
+            if s == 64 {
+                assert_eq!(moves, 1472, "phase {phase}");
+                assert!(received
+                    .iter()
+                    .all(|&b| b == 90 * 64 * 2 || b == 89 * 64 * 2));
+            } else {
+                assert_eq!(moves, 23 + 64, "phase {phase}");
+                let most = *received.iter().max().unwrap();
+                // Wave 0 holds the two 90-row blocks.
+                let rows = if phase < 65 { 90 } else { 89 };
+                assert_eq!(most, rows * 64 * 2 + 64 * 64 * 2, "phase {phase}");
+                assert!(senders.iter().all(|s| s.len() <= 2));
+            }
+        }
+        let mut slots = std::collections::BTreeSet::new();
+        for r in 0..46 {
+            for s in 0..64 {
+                assert!(slots.insert(grid.a_home(r, s)), "A ({r}, {s})");
+            }
+        }
+        slots.clear();
+        for s in 0..64 {
+            for c in 0..64 {
+                let home = grid.b_home(s, c);
+                assert!(home.1 < grid.home_slots()[1]);
+                assert!(slots.insert(home), "B ({s}, {c})");
+            }
+        }
+    }
+
+    #[test]
+    fn plans_that_cannot_be_followed_say_why() {
+        let plan = anchor_plan();
+        let refused =
+            |dims, plan: &GemmWavesPlan, tiles| WavesGrid::planned(dims, plan, tiles).unwrap_err();
+        assert!(refused((4096, 4096, 4000), &plan, 1472).contains("equal blocks"));
+        assert!(refused((4096, 4096, 4096), &plan, 1216).contains("the lowering may use 1216"));
+        for k_block in [4096, 40, 0] {
+            let wide = GemmWavesPlan {
+                k_block,
+                ..plan.clone()
+            };
+            let why = refused((4096, 4096, 4096), &wide, 1472);
+            assert!(why.contains(&format!("k_block = {k_block} ")), "{why}");
+        }
+        let fp8 = GemmWavesPlan {
+            precision: Precision::F8E4M3,
+            ..plan
+        };
+        assert!(refused((4096, 4096, 4096), &fp8, 1472).contains("FP8"));
+    }
+
+    /// A K that is not a multiple of the panel (nor of 16): the last panel is what is left,
+    /// padded to whole 16-groups.
+    #[test]
+    fn the_last_panel_is_what_is_left() {
+        let plan = GemmWavesPlan {
+            grid: [5, 2],
+            tiles: 4,
+            k_block: 64,
+            ..anchor_plan()
+        };
+        let grid = WavesGrid::planned((37, 150, 64), &plan, 16).unwrap();
+        assert_eq!(
+            (grid.panels, grid.panel_rows(0), grid.panel_rows(2)),
+            (3, 64, 32)
+        );
+        assert_eq!((grid.groups, grid.waves), (2, 3));
+        assert_eq!(grid.wave_rows(2), 4..5);
+        assert_eq!(grid.row_counts(), vec![8, 7]);
+    }
+}
