@@ -38,7 +38,25 @@ pub enum Replay {
     /// consecutive tiles (nine physical pairs) each multicast 2 x 16,384 B to 80 tiles,
     /// measured at 159,852 cycles.
     SiglipMlpUpProjection,
+    /// The F16 GEMM 4096^3 on 1,472 tiles (commit 6d83c64, 2026-07-19): 2,262,696 cycles in
+    /// 128 GEMM calls of 89-90 rows x K 64 x C 64 per tile between panel multicasts.
+    Gemm4096,
 }
+
+/// The AMP GEMM kernels of the anchor's measured runs, by date ([`Target::c600_dated`]); the
+/// table's own ([`Target::c600`]) are the latest (commit 7f01179: 940 / 1,063).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GemmKernelDate {
+    /// Commit 6d83c64, 2026-07-19: the GEMM 4096^3 and the 8-layer MLP runs.
+    July,
+    /// Commit 5caa8bf, 2026-08-12: the SigLIP MLP run.
+    August,
+}
+
+/// The July kernel's standard-memory weight feed, fitted to [`Replay::Gemm4096`]
+/// (`examples/replay/gemm_4096_f16.plan.json`; BENCHMARKS.md "Fidelity: whole-program GEMM
+/// replays").
+pub const JULY_GEMM_FEED_STANDARD: u32 = 1503;
 
 /// A constant and its source tag.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -240,14 +258,17 @@ impl Target {
     }
 
     /// Names accepted by [`Target::by_name`].
-    pub const NAMES: &'static [&'static str] = &["c600", "bow"];
+    pub const NAMES: &'static [&'static str] = &["c600", "bow", "c600-5caa8bf", "c600-6d83c64"];
 
-    /// Selects a target by name (`c600`, `ipu21` and `sim:c600` name the C600; `bow` the Bow).
+    /// Selects a target by name (`c600`, `ipu21` and `sim:c600` name the C600; `bow` the Bow;
+    /// `c600-<commit>` the C600 with the AMP GEMM kernel of that date, [`Target::c600_dated`]).
     pub fn by_name(name: &str) -> Result<Target, TargetError> {
         let short = name.strip_prefix("sim:").unwrap_or(name);
         match short {
             "c600" | "ipu21" => Ok(Target::c600()),
             "bow" => Ok(Target::bow()),
+            "c600-5caa8bf" => Ok(Target::c600_dated(GemmKernelDate::August)),
+            "c600-6d83c64" => Ok(Target::c600_dated(GemmKernelDate::July)),
             _ => Err(TargetError::Unknown {
                 name: name.to_string(),
                 known: Self::NAMES.join(", "),
@@ -321,6 +342,34 @@ impl Target {
                 rsqrt_cycles_per_row: sourced(10, Derived),
             },
         }
+    }
+
+    /// The C600 with an earlier AMP GEMM kernel: the weight feed per 16-column group per 64-K
+    /// block of that date (`ANCHOR-PLANS.md`, "Kernel constants by date"), everything else the
+    /// table's. The measured runs used these kernels; a replay of one says which it runs on.
+    pub fn c600_dated(date: GemmKernelDate) -> Target {
+        use Source::*;
+        let mut target = Target::c600();
+        let (name, interleaved, standard) = match date {
+            // 5caa8bf (2026-08-12): published, 1,157 / 1,280.
+            GemmKernelDate::August => {
+                ("c600-5caa8bf", sourced(1157, HwC600), sourced(1280, HwC600))
+            }
+            // 6d83c64 (2026-07-19): unpublished ("an older version again"). The standard feed
+            // is fitted to the GEMM 4096^3 replay (the only unknown of that program under our
+            // exchange model: its 128 calls per tile take what the measured cycles leave after
+            // the modelled exchange); the interleaved one keeps the standard-interleaved gap of
+            // both published dates (123 cycles).
+            GemmKernelDate::July => (
+                "c600-6d83c64",
+                sourced(JULY_GEMM_FEED_STANDARD - 123, Derived),
+                sourced(JULY_GEMM_FEED_STANDARD, Fitted(Replay::Gemm4096)),
+            ),
+        };
+        target.name = name.to_string();
+        target.kernels.gemm_weight_feed_interleaved = interleaved;
+        target.kernels.gemm_weight_feed_standard = standard;
+        target
     }
 
     /// The Bow IPU (same IPU architecture generation as GC200 geometry) at its measured 1.85 GHz.

@@ -200,6 +200,45 @@ fn by_name_selects_and_errors_list_known_targets() {
     }
 }
 
+/// The dated C600s differ from the table's only in the AMP GEMM weight feed, with their
+/// sources: 5caa8bf's published, 6d83c64's fitted to the GEMM 4096^3 replay (its interleaved
+/// feed derived from the published gap). Every name round-trips.
+#[test]
+fn dated_targets_carry_their_kernel_constants() {
+    use ipu_device::target::{GemmKernelDate, Replay, Source, JULY_GEMM_FEED_STANDARD};
+    for name in Target::NAMES {
+        assert_eq!(
+            Target::by_name(&format!("sim:{name}")).map(|t| t.name),
+            Ok(name.to_string())
+        );
+    }
+    let c600 = Target::c600();
+    let august = Target::by_name("c600-5caa8bf").unwrap();
+    let july = Target::c600_dated(GemmKernelDate::July);
+    let feeds = |t: &Target| {
+        (
+            t.kernels.gemm_weight_feed_interleaved,
+            t.kernels.gemm_weight_feed_standard,
+        )
+    };
+    assert_eq!(feeds(&c600).0.value, 940);
+    assert_eq!(feeds(&august).0.value, 1157);
+    assert_eq!(feeds(&august).1.value, 1280);
+    assert_eq!(feeds(&august).1.source, Source::HwC600);
+    assert_eq!(feeds(&july).1.value, JULY_GEMM_FEED_STANDARD);
+    assert_eq!(feeds(&july).1.source, Source::Fitted(Replay::Gemm4096));
+    assert_eq!(feeds(&july).0.value, JULY_GEMM_FEED_STANDARD - 123);
+    assert_eq!(feeds(&july).0.source, Source::Derived);
+    // Everything else is the table's.
+    for dated in [&august, &july] {
+        let mut same = (*dated).clone();
+        same.name = c600.name.clone();
+        same.kernels.gemm_weight_feed_interleaved = c600.kernels.gemm_weight_feed_interleaved;
+        same.kernels.gemm_weight_feed_standard = c600.kernels.gemm_weight_feed_standard;
+        assert_eq!(same, c600);
+    }
+}
+
 #[test]
 fn every_constant_has_a_source_tag() {
     // The table serializes with a source next to every value; count that nothing is untagged.

@@ -75,6 +75,10 @@ pub fn compile_source(
             .map(|path| path.display().to_string()),
         planner: options.planner_settings(),
         collect_diagnostics,
+        target: options
+            .target
+            .clone()
+            .unwrap_or_else(|| ipu_driver::build::BuildOptions::default().target),
         ..ipu_driver::build::BuildOptions::default()
     };
     // A model that does not parse, verify or import into ipu ops is bad input (exit 2); one

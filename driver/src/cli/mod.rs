@@ -129,6 +129,10 @@ pub struct CompileOptions {
     /// reproduces the compile).
     #[arg(long, value_name = "FILE")]
     pub dump_plans: Option<PathBuf>,
+    /// The target table the compile plans with (default: the C600's); set by a replay that
+    /// names the kernels of its measured run, not a flag.
+    #[arg(skip)]
+    pub target: Option<String>,
 }
 
 impl CompileOptions {
@@ -173,7 +177,7 @@ pub struct CompileArgs {
     pub options: CompileOptions,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// A package (.ipuexe) or a model (.mlir, compiled first).
     pub input: PathBuf,

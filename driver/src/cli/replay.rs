@@ -14,11 +14,15 @@
 //!   "hardware": {"source": "ANCHOR-PLANS.md section 3, commit 170bf3d",
 //!                "cycles": 426132, "exchange_cycles": 67336},
 //!   "kernel_constants": "the target table's (7f01179); the run used 170bf3d's",
+//!   "target": "c600-6d83c64",
 //!   "ops": [{"op": 0, "kind": "attention_flash", "params": {...}}],
 //!   "differences": ["what our lowering of this plan does that the measured run did not"]
 //! }
 //! ```
-//! `exchange_cycles` (optional) is the measured exchange, compared with the simulated exchange
+//! `target` (optional) names the target table the replay compiles and simulates with, the C600
+//! with the measured run's AMP GEMM kernel where that is known (`Target::c600_dated`); the run
+//! uses it for the compile and as its device (`sim:<target>`), so `--device` must be left as
+//! it is or name the same target. `exchange_cycles` (optional) is the measured exchange, compared with the simulated exchange
 //! steps' sum. A replay is exact when `differences` is empty; `replayExact=false` marks a
 //! figure that compares different programs, whatever its error. Unknown fields are errors.
 
@@ -53,6 +57,10 @@ pub struct Replay {
     /// Which kernel constants the replay runs with, against the measured run's.
     #[serde(default)]
     pub kernel_constants: String,
+    /// The target table the replay compiles and simulates with: the C600 with the measured
+    /// run's AMP GEMM kernel (`c600-6d83c64`), default the table's own C600.
+    #[serde(default)]
+    pub target: Option<String>,
     /// Every op's whole plan, in the `--constraints` form.
     pub ops: Vec<Json>,
     /// Where our lowering of the plan departs from the measured run.
@@ -75,6 +83,11 @@ impl Replay {
                 path.display()
             )));
         }
+        if let Some(target) = &replay.target {
+            ipu_device::Target::by_name(target).map_err(|e| {
+                Failure::input(anyhow!("--plan '{}': \"target\": {e}", path.display()))
+            })?;
+        }
         if replay.ops.is_empty() {
             return Err(Failure::input(anyhow!(
                 "--plan '{}': \"ops\" is empty; a replay pins every op's plan",
@@ -94,6 +107,23 @@ impl Replay {
     pub fn exact(&self) -> bool {
         self.differences.is_empty()
     }
+}
+
+/// `args` with the replay's `target` as the compile's target table and the run's device
+/// (`sim:<target>`); a `--device` naming another device is an error.
+pub fn retarget(args: &super::RunArgs, target: &str) -> Result<super::RunArgs, Failure> {
+    let device = format!("sim:{target}");
+    let named = args.device.strip_prefix("sim:").unwrap_or(&args.device);
+    if args.device != ipu_runtime::DEFAULT_DEVICE && args.device != device && named != target {
+        return Err(Failure::input(anyhow!(
+            "--plan replays on {device} (its \"target\"), not --device {}",
+            args.device
+        )));
+    }
+    let mut args = args.clone();
+    args.device = device;
+    args.compile.target = Some(target.to_string());
+    Ok(args)
 }
 
 /// The op key of a constraints / dump entry (`0`, `"body:layer:2"`).
@@ -237,6 +267,7 @@ mod tests {
                 exchange_cycles: Some(400),
             },
             kernel_constants: String::new(),
+            target: None,
             ops: ops.as_array().cloned().unwrap(),
             differences: differences.iter().map(|d| d.to_string()).collect(),
         }

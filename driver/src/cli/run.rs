@@ -566,6 +566,15 @@ pub fn command(args: &RunArgs) -> Result<(), Failure> {
         }
         None => None,
     };
+    // A replay naming its target compiles and runs on it.
+    let retargeted;
+    let args = match replay.as_ref().and_then(|r| r.target.as_deref()) {
+        Some(target) => {
+            retargeted = replay::retarget(args, target)?;
+            &retargeted
+        }
+        None => args,
+    };
     steps.step("reading the package");
     let mut result = RunResult::default();
     let dir = args.artifacts.join(&name);
@@ -603,6 +612,7 @@ pub fn command(args: &RunArgs) -> Result<(), Failure> {
         .map_err(Failure::failed)?;
     let tiles = package.tile_count();
     result.device_tiles = Some(tiles);
+    result.target = Some(package.image.target.clone());
     check_cycle_bound(&package, args.max_cycles)?;
     let inputs = host_inputs(args, &package)?;
     let expected = expected_outputs(args, &package)?;

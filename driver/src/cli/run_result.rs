@@ -15,6 +15,9 @@ use ipu_runtime::profile::ProgramRun;
 pub struct RunResult {
     /// Tiles of the package's target (the device's, whatever tiles the program uses).
     pub device_tiles: Option<u32>,
+    /// The target table the package was compiled for (`c600`, a replay's `c600-6d83c64`).
+    #[serde(default)]
+    pub target: Option<String>,
     /// Wall time of the compile (a `.mlir` input), seconds.
     pub compile_seconds: Option<f64>,
     /// The simulator's cycles of the `run` call, its device program and its host exchange.
