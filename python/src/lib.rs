@@ -209,6 +209,7 @@ fn compile(
         memory_budget,
         weight_memory,
         dump_plans,
+        target: None,
     };
     let started = Instant::now();
     let compiled = guard(py, || {
