@@ -165,9 +165,8 @@ struct Lowering<'g> {
     /// Values held as a split GEMM's result ranges ([`split_gemm::Ranged`]) instead of
     /// row-major [`Blocks`].
     ranged: BTreeMap<ValueId, Ranged>,
-    /// Values left where only the host reads them (a GEMM in waves' result homes), with the
-    /// pieces it reads them from.
-    returned: BTreeMap<ValueId, Vec<HostPiece>>,
+    /// Values a GEMM in waves left on its tiles or homes ([`waves::WavesValue`]).
+    waves: BTreeMap<ValueId, waves::WavesValue>,
     /// In a repeat body: the arguments that are slices of the repeat's per-iteration stacks,
     /// streamed from the host once per iteration.
     iterated: BTreeMap<ValueId, IteratedStream>,
@@ -364,9 +363,6 @@ impl<'g> Lowering<'g> {
     }
 
     fn matmul(&mut self, index: usize, plan: Option<&OperatorPlan>) -> Result<(), LowerError> {
-        if let Some(OperatorPlan::GemmWaves(waves)) = plan {
-            return self.gemm_waves(index, waves);
-        }
         if let Some(grid) = self.split_grid(index, plan)? {
             return self.split_matmul(index, &grid, plan);
         }
@@ -542,7 +538,10 @@ impl<'g> Lowering<'g> {
         for (index, op) in graph.ops.iter().enumerate() {
             let plan = plans.get(index).and_then(|p| p.as_ref());
             match &op.kind {
-                OpKind::Matmul { .. } => self.matmul(index, plan)?,
+                OpKind::Matmul { .. } => match plan {
+                    Some(OperatorPlan::GemmWaves(waves)) => self.gemm_waves(index, waves, plans)?,
+                    _ => self.matmul(index, plan)?,
+                },
                 OpKind::Add | OpKind::Gelu { .. } | OpKind::Cast { .. } | OpKind::Map { .. } => {
                     self.pointwise(index, plan)?
                 }
@@ -626,7 +625,7 @@ impl<'g> Lowering<'g> {
                 placed: carried.iter().cloned().enumerate().collect(),
                 prefix: prefix.clone(),
                 ranged: BTreeMap::new(),
-                returned: BTreeMap::new(),
+                waves: BTreeMap::new(),
                 iterated: streams,
                 counter: None,
                 holders: None,
@@ -748,8 +747,8 @@ impl<'g> Lowering<'g> {
     fn outputs(&mut self) -> Result<(), LowerError> {
         let graph: &'g Graph = self.graph;
         for (output, &value) in graph.outputs.iter().enumerate() {
-            let pieces = match (self.returned.get(&value), self.ranged.get(&value)) {
-                (Some(pieces), _) => pieces.clone(),
+            let pieces = match (self.waves.get(&value), self.ranged.get(&value)) {
+                (Some(waves), _) => waves.read_pieces(),
                 (None, Some(ranged)) => ranged.read_pieces(),
                 // A result that is an argument or a constant is streamed in and read back.
                 (None, None) => self.row_pieces(value)?,
@@ -823,7 +822,7 @@ pub fn lower(
         placed: BTreeMap::new(),
         prefix: String::new(),
         ranged: BTreeMap::new(),
-        returned: BTreeMap::new(),
+        waves: BTreeMap::new(),
         iterated: BTreeMap::new(),
         counter: None,
         holders: None,

@@ -76,7 +76,7 @@ pub fn candidates(
 /// question: a repeat body is planned again when its stores tighten the budget, re-derived for
 /// each finalist and, in `ipu-select-finalist`, for each recorded plan (in parallel), and
 /// every time asks for the same lists. Keyed by the op, every option [`candidates`] reads
-/// (constraints only through an attention's pinned `key_block` and a pinned `gemm_waves` plan) and the target table; held
+/// (constraints only where they shape a list: an attention's pinned key block, a GEMM in waves pinned whole and its GeLU) and the target table; held
 /// by the graph ([`super::graph::Analyses`], so a graph edited in place must be a new graph).
 /// Concurrent askers of one key wait for the first to generate it.
 pub fn memoized(
@@ -97,7 +97,7 @@ pub fn memoized(
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         cells
-            .entry(memo_key(index, options, target))
+            .entry(memo_key(graph, index, options, target))
             .or_default()
             .clone()
     };
@@ -121,9 +121,14 @@ struct CandidateMemo {
 }
 
 /// What [`candidates`] reads besides the graph and the op: every option but the constraints
-/// (destructured, so a new option cannot be left out), the attention key block they pin, and
-/// the target table (hashed).
-fn memo_key(index: usize, options: &PlannerOptions, target: &Target) -> (usize, String, u64) {
+/// (destructured, so a new option cannot be left out), the constraints' parts that shape the
+/// op's list, and the target table (hashed).
+fn memo_key(
+    graph: &Graph,
+    index: usize,
+    options: &PlannerOptions,
+    target: &Target,
+) -> (usize, String, u64) {
     let PlannerOptions {
         tiles,
         active_tiles,
@@ -139,16 +144,30 @@ fn memo_key(index: usize, options: &PlannerOptions, target: &Target) -> (usize, 
         constraints,
         in_body,
     } = options;
-    let pinned = constraints.get(&crate::tiling::constraints::op_key("", index));
-    let key_block = pinned.and_then(|constraint| constraint.params.get("key_block"));
-    // A pinned GEMM in waves is a candidate of its own (`gemm::pinned_waves`).
-    let waves = pinned
-        .filter(|constraint| constraint.kind.as_deref() == Some("gemm_waves"))
-        .map(|constraint| &constraint.params);
+    // Constraints shape a few candidate lists, and only these parts of them: an attention's
+    // pinned key block, a GEMM in waves pinned whole, and the GeLU of a product pinned in
+    // waves (which runs in place). The beam filters every other list afterwards.
+    let own = constraints.get(&crate::tiling::constraints::op_key("", index));
+    let key_block = own.and_then(|constraint| constraint.params.get("key_block"));
+    let waves = |op: usize| {
+        constraints
+            .get(&crate::tiling::constraints::op_key("", op))
+            .filter(|constraint| constraint.kind.as_deref() == Some("gemm_waves"))
+            .map(|constraint| &constraint.params)
+    };
+    let producers_in_waves: Vec<_> = graph.ops[index]
+        .operands
+        .iter()
+        .filter_map(|&v| match graph.values[v].origin {
+            crate::tiling::Origin::Op(producer) => waves(producer),
+            _ => None,
+        })
+        .collect();
     let text = format!(
         "{tiles} {active_tiles:?} {precision:?} {fp8_scale:?} {weight_memory:?} {beam_width} \
          {candidates_per_op} {finalists} {standard_budget} {interleaved_budget} {total_budget} \
-         {in_body} {key_block:?} {waves:?}"
+         {in_body} {key_block:?} {:?} {producers_in_waves:?}",
+        waves(index)
     );
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     std::hash::Hasher::write(&mut hasher, format!("{target:?}").as_bytes());

@@ -136,8 +136,9 @@ fn strategy_candidates(
 
 /// The output-stationary GEMM in waves ([`crate::strategies::gemm_waves`]) of a plan a
 /// constraint pins whole (a replay of a measured run): the candidate of that plan when the
-/// product is a plain one of two host operands in the plan's precision whose result only the
-/// host reads, else nothing, with a warning that says why.
+/// product is a plain one in the plan's precision of a host left operand or of one the
+/// chain's previous product, pinned in waves too, left on its tiles, and its result is one the
+/// waves can leave ([`gemm_waves::result_role`]); else nothing, with a warning that says why.
 fn pinned_waves(
     graph: &Graph,
     op: &Op,
@@ -145,25 +146,15 @@ fn pinned_waves(
     options: &PlannerOptions,
     target: &Target,
 ) -> Option<Candidate> {
+    use crate::strategies::gemm_waves;
     let index = graph.index_of(op)?;
-    let constraint = options
-        .constraints
-        .ops
-        .get(&crate::tiling::constraints::op_key("", index))?;
-    if constraint.kind.as_deref() != Some("gemm_waves") {
-        return None;
-    }
     let refuse = |reason: String| {
         tracing::warn!(op = index, %reason, "the pinned gemm_waves plan is not one the lowering builds");
         None
     };
-    let plan = match ipu_dialects::plan::OperatorPlan::from_generic(&ipu_dialects::format::Plan {
-        kind: "gemm_waves".into(),
-        params: constraint.params.clone(),
-    }) {
-        Ok(ipu_dialects::plan::OperatorPlan::GemmWaves(plan)) => plan,
-        Ok(_) => return None,
-        Err(e) => return refuse(format!("the constraint is not a whole plan: {e}")),
+    let plan = match gemm_waves::pinned_plan(options, index)? {
+        Ok(plan) => plan,
+        Err(reason) => return refuse(reason),
     };
     if plan.precision != input {
         return refuse(format!(
@@ -174,17 +165,42 @@ fn pinned_waves(
     if dims.batch != 1 || dims.rhs_batched {
         return refuse("a batched product".into());
     }
-    if !crate::tiling::candidate::returned_only(graph, op.results[0]) {
-        return refuse(
-            "its result is read by another op (the waves leave it where only the host reads it)"
-                .into(),
-        );
-    }
     let fit = |v: u64| u32::try_from(v).ok();
     let (Some(m), Some(k), Some(n)) = (fit(dims.m), fit(dims.k), fit(dims.n)) else {
         return refuse("a dimension beyond 2^32".into());
     };
-    match crate::strategies::gemm_waves::candidate((m, k, n), &plan, options.tiles, target) {
+    let in_waves = |other: usize| matches!(gemm_waves::pinned_plan(options, other), Some(Ok(_)));
+    let result = match gemm_waves::result_role(graph, index, in_waves) {
+        Ok(result) => result,
+        Err(reason) => return refuse(reason),
+    };
+    // A left operand the previous product of a chain computed is read where it left it.
+    let chained = !graph.from_host(op.operands[0]);
+    if chained {
+        let producer = gemm_waves::chained_producer(graph, index)
+            .and_then(|p| Some((p, gemm_waves::pinned_plan(options, p)?.ok()?)));
+        let Some((p, producer_plan)) = producer else {
+            return refuse(
+                "its left operand is computed on the device, not by a product pinned in waves (directly or through a GeLU)"
+                    .into(),
+            );
+        };
+        let Ok(pdims) = MatmulDims::of(graph, &graph.ops[p]) else {
+            return None;
+        };
+        let (Some(pm), Some(pk), Some(pn)) = (fit(pdims.m), fit(pdims.k), fit(pdims.n)) else {
+            return None;
+        };
+        let grids = gemm_waves::WavesGrid::planned((pm, pk, pn), &producer_plan, options.tiles)
+            .and_then(|producer| {
+                let consumer = gemm_waves::WavesGrid::planned((m, k, n), &plan, options.tiles)?;
+                gemm_waves::chainable(&producer, &consumer)
+            });
+        if let Err(reason) = grids {
+            return refuse(reason);
+        }
+    }
+    match gemm_waves::candidate((m, k, n), &plan, options.tiles, (result, chained), target) {
         Ok(candidate) => Some(candidate),
         Err(reason) => refuse(reason),
     }

@@ -26,6 +26,16 @@
 //! add to it). After the wave's last panel one exchange phase moves every accumulator to the
 //! tile `shift` places on (modulo the wave's tiles), and one compute step copies it into the
 //! result's home there, slot `wave`, where the host reads it (AMP-output order).
+//!
+//! ## Chains (the measured MLP)
+//! A product whose result is read only by a GeLU whose result is read only as the left
+//! operand of another product in waves with the same grid, tiles and rows, whose K panels are
+//! this one's column blocks ([`chainable`]), keeps its result where it ran: one wave, no
+//! evacuation ([`WavesResult::Kept`]). The GeLU runs in place on the accumulators, and the next
+//! product's A panel (r, s) is then the block (r, s) on the tile of its home (AMP output and
+//! AMP-left are the same 16-column panel order). A result a GeLU reads last is evacuated and
+//! converted to row-major on its home ("transition back", [`WavesResult::Evacuated`] with
+//! `row_major`), where the GeLU runs and the host reads it.
 
 use std::sync::Arc;
 
@@ -37,7 +47,17 @@ use ipu_dialects::plan::{GemmWavesPlan, OperatorPlan};
 use crate::element;
 use crate::tiling::candidate::{generated_phases, Candidate, Need, PhaseSource};
 use crate::tiling::layout::{Owners, Shards};
-use crate::tiling::{MemoryUse, ValueFormat};
+use crate::tiling::{Graph, MemoryUse, OpKind, Origin, PlannerOptions, ValueFormat};
+
+/// What a waves product leaves its result as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WavesResult {
+    /// Evacuated after each wave to its home, in AMP-output order (the host reads it there)
+    /// or converted to row-major on the home (a GeLU reads it there).
+    Evacuated { row_major: bool },
+    /// Left in the accumulators of its one wave for the next product of a chain.
+    Kept,
+}
 
 /// How a `gemm_waves` plan lays out one `m x k x n` product (see the module docs).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,6 +78,7 @@ pub struct WavesGrid {
     pub input: Precision,
     pub weights: MemoryClass,
     pub left: MemoryClass,
+    pub result: WavesResult,
     /// First row and rows of every row block.
     row_blocks: Vec<(u32, u32)>,
 }
@@ -131,8 +152,25 @@ impl WavesGrid {
             input,
             weights: element::memory_class(plan.weights),
             left: element::memory_class(plan.left),
+            result: WavesResult::Evacuated { row_major: false },
             row_blocks,
         })
+    }
+
+    /// The layout with its result left as `result`; a kept result needs one wave.
+    pub fn with_result(self, result: WavesResult) -> Result<WavesGrid, String> {
+        if result == WavesResult::Kept && self.waves != 1 {
+            return Err(format!(
+                "its result is kept for the next product of the chain, which needs one wave, not {}",
+                self.waves
+            ));
+        }
+        Ok(WavesGrid { result, ..self })
+    }
+
+    /// Exchange phases per wave: its panels and, for an evacuated result, the evacuation.
+    fn wave_phases(&self) -> u32 {
+        self.panels + u32::from(self.result != WavesResult::Kept)
     }
 
     /// Tiles of one wave.
@@ -239,11 +277,45 @@ impl WavesGrid {
         }
     }
 
+    /// The conversion of an evacuated block of `rows` rows from AMP-output order to row-major
+    /// on its home (the "transition back" before a GeLU).
+    pub fn transition(&self, rows: u32) -> KernelSpec {
+        KernelSpec::Rearrange {
+            order: ElementOrder::AmpOutput,
+            to_amp: false,
+            precision: self.partials(),
+            offset: 0,
+            rows,
+            rows_padded: rows,
+            cols: self.cb,
+            cols_padded: self.cb,
+        }
+    }
+
+    /// The kernels that finish a wave on the result's homes: the copy and, for a row-major
+    /// result, the transition of each row count.
+    fn finish_kernels(&self) -> Vec<KernelSpec> {
+        match self.result {
+            WavesResult::Kept => Vec::new(),
+            WavesResult::Evacuated { row_major } => {
+                let mut kernels = vec![self.copy()];
+                if row_major {
+                    kernels.extend(
+                        self.row_counts()
+                            .into_iter()
+                            .map(|rows| self.transition(rows)),
+                    );
+                }
+                kernels
+            }
+        }
+    }
+
     /// Every kernel the program calls.
     pub fn kernels(&self) -> Vec<KernelSpec> {
         let mut kernels: Vec<KernelSpec> = (0..self.panels).map(|s| self.call(s)).collect();
         kernels.dedup();
-        kernels.push(self.copy());
+        kernels.extend(self.finish_kernels());
         kernels
     }
 
@@ -265,19 +337,36 @@ impl WavesGrid {
                             .unwrap_or(u64::MAX / 4)
                     })
                     .sum();
-                calls + cost::kernel_cycles(&self.copy(), target)
+                // The copy and the transition of the wave's largest block.
+                let finish = match self.result {
+                    WavesResult::Kept => 0,
+                    WavesResult::Evacuated { row_major } => {
+                        cost::kernel_cycles(&self.copy(), target)
+                            + if row_major {
+                                cost::kernel_cycles(&self.transition(rows), target)
+                            } else {
+                                0
+                            }
+                    }
+                };
+                calls + finish
             })
             .sum()
     }
 
-    /// Exchange phases: per wave, one per panel and the evacuation.
+    /// Exchange phases: per wave, one per panel and the evacuation (none when kept).
     pub fn phases(&self) -> u32 {
-        self.waves * (self.panels + 1)
+        self.waves * self.wave_phases()
+    }
+
+    /// Phase number of wave `w`'s panel `s` (`s == panels`: the evacuation).
+    pub fn phase(&self, w: u32, s: u32) -> u32 {
+        w * self.wave_phases() + s
     }
 
     /// The wave and panel of phase `phase` (`panel == panels`: the evacuation).
     pub fn phase_of(&self, phase: u32) -> (u32, u32) {
-        (phase / (self.panels + 1), phase % (self.panels + 1))
+        (phase / self.wave_phases(), phase % self.wave_phases())
     }
 
     /// Every transfer of phase `phase`: `(source tile, destinations, bytes, what)` where what
@@ -352,18 +441,42 @@ impl WavesGrid {
                 [self.m, self.n],
                 [self.gm, self.gn],
                 self.partials().bytes(),
-                &|r, c| self.out_home(r, c).0,
+                &|r, c| match self.result {
+                    WavesResult::Kept => self.tile(r, c),
+                    WavesResult::Evacuated { .. } => self.out_home(r, c).0,
+                },
             ),
         ]
+    }
+
+    /// The result's format where it is left.
+    pub fn result_format(&self) -> ValueFormat {
+        let order = match self.result {
+            WavesResult::Evacuated { row_major: true } => ElementOrder::RowMajor,
+            _ => ElementOrder::AmpOutput,
+        };
+        ValueFormat::operand(self.partials(), order, MemoryClass::Standard, 0)
     }
 
     /// Per-tile working bytes beside the homes: the A panel, the B panel, the accumulator and
     /// the evacuation's landing buffer, by memory class.
     pub fn working(&self) -> MemoryUse {
         let [a, b, out] = self.slot_bytes();
+        // The accumulator, and for an evacuated result its landing buffer and (row-major)
+        // the AMP-order copy on the home.
+        // (A kept result is its accumulator.)
+        let out_buffers = match self.result {
+            WavesResult::Kept => 0,
+            WavesResult::Evacuated { row_major } => {
+                2 + u64::from(row_major) * u64::from(self.waves)
+            }
+        };
         MemoryUse::of(u64::from(a), self.left)
             .plus(MemoryUse::of(u64::from(b), self.weights))
-            .plus(MemoryUse::of(2 * u64::from(out), MemoryClass::Standard))
+            .plus(MemoryUse::of(
+                out_buffers * u64::from(out),
+                MemoryClass::Standard,
+            ))
     }
 }
 
@@ -391,30 +504,160 @@ impl PhaseSource for WavesGrid {
     }
 }
 
+/// Whether `consumer` can take `producer`'s kept result as its A homes: one wave of the same
+/// tiles, rows and column blocks, K panels that are the producer's column blocks.
+pub fn chainable(producer: &WavesGrid, consumer: &WavesGrid) -> Result<(), String> {
+    let same = producer.waves == 1
+        && consumer.waves == 1
+        && producer.m == consumer.m
+        && producer.gm == consumer.gm
+        && producer.gn == consumer.gn
+        && producer.groups == consumer.groups
+        && producer.n == consumer.k
+        && producer.cb == consumer.kb
+        && producer.partials() == consumer.input;
+    if same {
+        Ok(())
+    } else {
+        Err(format!(
+            "the left operand is a product in waves kept on its tiles ({} x {} blocks of {} columns, {} wave(s)), which this plan ({} x {} blocks, K panels of {}, {} wave(s)) does not read in place",
+            producer.gm, producer.gn, producer.cb, producer.waves, consumer.gm, consumer.gn, consumer.kb, consumer.waves
+        ))
+    }
+}
+
+/// The one reader of value `v`, if exactly one op reads it (once) and the host does not.
+fn only_reader(graph: &Graph, v: usize) -> Option<usize> {
+    if graph.outputs.contains(&v) {
+        return None;
+    }
+    let mut readers = graph
+        .ops
+        .iter()
+        .enumerate()
+        .filter(|(_, op)| op.operands.contains(&v));
+    let (index, op) = readers.next()?;
+    (readers.next().is_none() && op.operands.iter().filter(|&&o| o == v).count() == 1)
+        .then_some(index)
+}
+
+/// Where matmul `index`'s left operand comes from in a chain: the matmul whose result it is,
+/// directly or through a GeLU that nothing else reads. `None` for any other operand.
+pub fn chained_producer(graph: &Graph, index: usize) -> Option<usize> {
+    let a = graph.ops[index].operands[0];
+    let Origin::Op(producer) = graph.values[a].origin else {
+        return None;
+    };
+    if only_reader(graph, a) != Some(index) {
+        return None;
+    }
+    match graph.ops[producer].kind {
+        OpKind::Matmul { .. } => Some(producer),
+        OpKind::Gelu { .. } => {
+            let x = graph.ops[producer].operands[0];
+            match graph.values[x].origin {
+                Origin::Op(matmul)
+                    if matches!(graph.ops[matmul].kind, OpKind::Matmul { .. })
+                        && only_reader(graph, x) == Some(producer) =>
+                {
+                    Some(matmul)
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The matmul that reads matmul `index`'s result as its left operand, directly or through a
+/// GeLU, in a chain ([`chained_producer`] of it is `index`).
+pub fn chained_consumer(graph: &Graph, index: usize) -> Option<usize> {
+    let c = graph.ops[index].results[0];
+    let reader = only_reader(graph, c)?;
+    let consumer = match graph.ops[reader].kind {
+        OpKind::Gelu { .. } => only_reader(graph, graph.ops[reader].results[0])?,
+        _ => reader,
+    };
+    (matches!(graph.ops[consumer].kind, OpKind::Matmul { .. })
+        && chained_producer(graph, consumer) == Some(index))
+    .then_some(consumer)
+}
+
+/// How matmul `index` leaves its result when it runs in waves, `consumer_in_waves` saying
+/// whether its chained consumer (if any) runs in waves: kept for that one, evacuated for the
+/// host, or evacuated row-major for a GeLU whose result only the host reads; `Err` (why) for
+/// any other reader.
+pub fn result_role(
+    graph: &Graph,
+    index: usize,
+    consumer_in_waves: impl Fn(usize) -> bool,
+) -> Result<WavesResult, String> {
+    let c = graph.ops[index].results[0];
+    if chained_consumer(graph, index).is_some_and(consumer_in_waves) {
+        return Ok(WavesResult::Kept);
+    }
+    if crate::tiling::candidate::returned_only(graph, c) {
+        return Ok(WavesResult::Evacuated { row_major: false });
+    }
+    match only_reader(graph, c) {
+        Some(gelu)
+            if matches!(graph.ops[gelu].kind, OpKind::Gelu { .. })
+                && crate::tiling::candidate::returned_only(graph, graph.ops[gelu].results[0]) =>
+        {
+            Ok(WavesResult::Evacuated { row_major: true })
+        }
+        _ => Err(
+            "its result is read by another op (the waves leave it for the host, a GeLU the host reads, or the next product in waves of a chain)"
+                .into(),
+        ),
+    }
+}
+
+/// The `gemm_waves` plan a constraint pins whole for op `index`, if any (a malformed one is
+/// `Err` with why).
+pub fn pinned_plan(
+    options: &PlannerOptions,
+    index: usize,
+) -> Option<Result<GemmWavesPlan, String>> {
+    let constraint = options
+        .constraints
+        .ops
+        .get(&crate::tiling::constraints::op_key("", index))?;
+    if constraint.kind.as_deref() != Some("gemm_waves") {
+        return None;
+    }
+    Some(
+        match OperatorPlan::from_generic(&ipu_dialects::format::Plan {
+            kind: "gemm_waves".into(),
+            params: constraint.params.clone(),
+        }) {
+            Ok(OperatorPlan::GemmWaves(plan)) => Ok(plan),
+            Ok(_) => Err("not a gemm_waves plan".into()),
+            Err(e) => Err(format!("the constraint is not a whole plan: {e}")),
+        },
+    )
+}
+
 /// The candidate of a pinned `gemm_waves` plan for an `m x k x n` product on at most `tiles`
-/// tiles, priced as the lowering builds it, or why the plan cannot be followed.
+/// tiles that leaves its result as `result` and, with `chained`, reads its left operand where
+/// the chain's previous product left it: priced as the lowering builds it, or why the plan
+/// cannot be followed.
 pub fn candidate(
     dims: (u32, u32, u32),
     plan: &GemmWavesPlan,
     tiles: u32,
+    (result, chained): (WavesResult, bool),
     target: &Target,
 ) -> Result<Candidate, String> {
-    let grid = WavesGrid::planned(dims, plan, tiles)?;
+    let grid = WavesGrid::planned(dims, plan, tiles)?.with_result(result)?;
+
     let kernels = grid.kernels();
     if let Some(refused) = kernels.iter().find_map(|spec| spec.validate().err()) {
         return Err(format!("a kernel it calls is not supported: {refused}"));
     }
     let [a, b, out] = grid.homes();
     let format = |order, memory| ValueFormat::operand(grid.input, order, memory, 0);
-    let output_format = ValueFormat {
-        memory: MemoryClass::Standard,
-        ..ValueFormat::operand(
-            grid.partials(),
-            ElementOrder::AmpOutput,
-            MemoryClass::Standard,
-            0,
-        )
-    };
+    let output_format = grid.result_format();
     let source = Arc::new(grid.clone());
     let (phases, exchange, row_bytes) =
         generated_phases(source, 0..grid.phases(), grid.tiles(), target);
@@ -425,6 +668,8 @@ pub fn candidate(
         internal_phases: phases,
         transient: grid.working(),
         kernels,
+        // A chained A is read where the previous product and its GeLU left it.
+        follows: chained.then_some((0, None)),
         ..Candidate::new(
             OperatorPlan::GemmWaves(plan.clone()),
             grid.tiles(),

@@ -84,8 +84,13 @@ impl Tolerance {
         }
     }
 
-    /// The error allowed at an element whose reference value is `reference`.
+    /// The error allowed at an element whose reference value is `reference`: none where the
+    /// reference is not finite (an overflow or a NaN the device must reproduce; a relative
+    /// term would otherwise allow anything there).
     pub fn allowed(&self, reference: f64) -> f64 {
+        if !reference.is_finite() {
+            return 0.0;
+        }
         match *self {
             Tolerance::Absolute { max_abs } => max_abs,
             Tolerance::Elementwise { abs, rel } => abs + rel * reference.abs(),

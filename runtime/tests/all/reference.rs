@@ -621,6 +621,20 @@ fn tolerance_rules_hold_at_their_edges() {
         (outside.failures, outside.worst_index.clone()),
         (1, vec![1])
     );
+    // A reference that overflowed (or is NaN) must be reproduced exactly: a relative rule
+    // allows nothing there, not everything (a saturated device value against an infinite
+    // reference fails; the same infinity passes).
+    let overflowed = array(&[2], &[f64::INFINITY, 1.0]);
+    let saturated = compare(
+        &overflowed,
+        &array(&[2], &[65504.0, 1.0]),
+        &Tolerance::CHECKPOINT,
+    )
+    .expect("compares");
+    assert!(!saturated.pass, "{saturated:?}");
+    assert_eq!(saturated.worst_index, vec![0]);
+    let same = compare(&overflowed, &overflowed, &Tolerance::CHECKPOINT).expect("compares");
+    assert!(same.pass, "{same:?}");
     // An error allowed at 1.0 is not allowed at 0: the rule is per element.
     let near_zero = compare(
         &array(&[1], &[0.0]),

@@ -1,11 +1,73 @@
 //! Matmuls on the output-stationary GEMM in waves ([`crate::strategies::gemm_waves`]): the
-//! homes the host writes, the panel phases and GEMM calls of every wave, the evacuation of
-//! each wave's results to their homes, and the pieces the host reads them back from.
+//! homes the host writes (or a chain's previous product left), the panel phases and GEMM
+//! calls of every wave, the evacuation of each wave's results to their homes, the GeLU that
+//! runs in place on them, and the pieces the host reads them back from.
 
 use super::*;
-use crate::strategies::gemm_waves::{Moved, WavesGrid};
+use crate::strategies::gemm_waves::{self, Moved, WavesGrid, WavesResult};
 use crate::strategies::split_gemm::panel_pieces;
+use ipu_device::kernels::spec::GeluForm;
 use ipu_dialects::plan::GemmWavesPlan;
+
+/// A value a waves product left: its blocks where `grid.result` says, in `buffer` (the
+/// accumulators of a kept result; the homes, slot `wave`, of an evacuated one).
+#[derive(Debug, Clone)]
+pub(super) struct WavesValue {
+    pub grid: WavesGrid,
+    pub buffer: BufferId,
+}
+
+impl WavesValue {
+    /// Tile and place of block (r, c).
+    fn block(&self, r: u32, c: u32) -> (u32, Place) {
+        match self.grid.result {
+            WavesResult::Kept => (self.grid.tile(r, c), Place::at(self.buffer, 0)),
+            WavesResult::Evacuated { .. } => {
+                let (tile, slot) = self.grid.out_home(r, c);
+                (
+                    tile,
+                    Place::at(self.buffer, slot * self.grid.slot_bytes()[2]),
+                )
+            }
+        }
+    }
+
+    /// The host pieces that read the value (AMP-output order, or row-major blocks).
+    pub fn read_pieces(&self) -> Vec<HostPiece> {
+        let grid = &self.grid;
+        let pb = grid.partials().bytes();
+        let mut pieces = Vec::new();
+        for r in 0..grid.gm {
+            let (row0, rows) = grid.row_block(r);
+            for c in 0..grid.gn {
+                let (tile, place) = self.block(r, c);
+                if grid.result == (WavesResult::Evacuated { row_major: true }) {
+                    pieces.extend((0..rows).map(|i| {
+                        HostPiece::contiguous(
+                            tile,
+                            Place::at(place.buffer, place.offset + i * grid.cb * pb),
+                            (u64::from(row0 + i) * u64::from(grid.n) + u64::from(c * grid.cb))
+                                * u64::from(pb),
+                            grid.cb * pb,
+                        )
+                    }));
+                } else {
+                    panel_pieces(
+                        tile,
+                        place,
+                        (0, rows * grid.cb),
+                        rows,
+                        (row0, c * grid.cb),
+                        (grid.m, grid.n),
+                        pb,
+                        &mut pieces,
+                    );
+                }
+            }
+        }
+        pieces
+    }
+}
 
 /// The buffers of one waves program, on every tile of a wave.
 struct WavesBuffers {
@@ -14,17 +76,24 @@ struct WavesBuffers {
     a_panel: BufferId,
     b_panel: BufferId,
     acc: BufferId,
+    /// The evacuation's buffers (unused by a kept result).
     landing: BufferId,
     out_home: BufferId,
+    /// The row-major homes of a result a GeLU reads.
+    rows_home: Option<BufferId>,
 }
 
 impl Lowering<'_> {
     /// Matmul `index` as the planned waves (see the strategy's module docs): a plain product
-    /// of two host operands in the plan's precision, whose result only the host reads.
+    /// in the plan's precision of a host left operand, or of the one the chain's previous
+    /// product left on its tiles, whose result the waves can leave
+    /// ([`gemm_waves::result_role`]: the chain's next product runs in waves when `plans` say
+    /// so).
     pub(super) fn gemm_waves(
         &mut self,
         index: usize,
         plan: &GemmWavesPlan,
+        plans: &[Option<OperatorPlan>],
     ) -> Result<(), LowerError> {
         let whole = OperatorPlan::GemmWaves(plan.clone());
         let fail = |why: String| not_followed("ipu.matmul", index, Some(&whole), why);
@@ -39,14 +108,13 @@ impl Lowering<'_> {
         ) {
             return Err(fail("a transposed operand".into()));
         }
-        self.host(index, a, "ipu.matmul", "left operand")?;
         self.host(index, b, "ipu.matmul", "right operand")?;
-        if !self.prefix.is_empty() || !crate::tiling::candidate::returned_only(self.graph, c) {
-            return Err(fail(
-                "its result is read on the device (the waves leave it where only the host reads it)"
-                    .into(),
-            ));
+        if !self.prefix.is_empty() {
+            return Err(fail("a product in a repeat body".into()));
         }
+        let in_waves =
+            |other: usize| matches!(plans.get(other), Some(Some(OperatorPlan::GemmWaves(_))));
+        let result = gemm_waves::result_role(self.graph, index, in_waves).map_err(fail)?;
         let (va, vb, vc) = (
             &self.graph.values[a],
             &self.graph.values[b],
@@ -67,7 +135,9 @@ impl Lowering<'_> {
                 va.element, vb.element, plan.precision
             )));
         }
-        let grid = WavesGrid::planned((m, k, n), plan, self.tiles).map_err(fail)?;
+        let grid = WavesGrid::planned((m, k, n), plan, self.tiles)
+            .and_then(|grid| grid.with_result(result))
+            .map_err(fail)?;
         if vc.element != grid.partials() {
             return Err(fail(format!(
                 "the result must be {:?} (the GEMM partials), not {:?}",
@@ -75,38 +145,71 @@ impl Lowering<'_> {
                 vc.element
             )));
         }
+        // A chained left operand: the previous product's kept accumulators are the A homes.
+        let chained = match self.waves.get(&a) {
+            Some(value) => {
+                if value.grid.result != WavesResult::Kept {
+                    return Err(fail(
+                        "the left operand is a product in waves evacuated to its homes".into(),
+                    ));
+                }
+                gemm_waves::chainable(&value.grid, &grid).map_err(fail)?;
+                Some(value.buffer)
+            }
+            None => {
+                self.host(index, a, "ipu.matmul", "left operand")?;
+                None
+            }
+        };
         let provenance = self.provenance(index);
-        let buffers = self.waves_buffers(&grid, &provenance);
+        let buffers = self.waves_buffers(&grid, &provenance, chained);
         let (a_pieces, b_pieces) = home_pieces(&grid, &buffers);
-        self.stream(a, a_pieces)?;
+        if chained.is_none() {
+            self.stream(a, a_pieces)?;
+        }
         self.stream(b, b_pieces)?;
+        let [_, _, out_slot] = grid.slot_bytes();
         for w in 0..grid.waves {
             for s in 0..grid.panels {
-                self.waves_phase(&grid, &buffers, w * (grid.panels + 1) + s);
+                self.waves_phase(&grid, &buffers, grid.phase(w, s));
                 let runs = self.waves_calls(&grid, &buffers, (w, s));
                 self.program.run.push(TileStep::Compute {
                     provenance: provenance.clone(),
                     runs,
                 });
             }
-            self.waves_phase(&grid, &buffers, w * (grid.panels + 1) + grid.panels);
+            if result == WavesResult::Kept {
+                continue;
+            }
+            self.waves_phase(&grid, &buffers, grid.phase(w, grid.panels));
             let copy = self.program.kernel(grid.copy());
-            let [_, _, out_slot] = grid.slot_bytes();
-            let mut runs: Vec<Run> = grid
-                .wave_rows(w)
-                .flat_map(|r| (0..grid.gn).map(move |c| (r, c)))
-                .map(|(r, c)| {
+            let mut runs = Vec::new();
+            for r in grid.wave_rows(w) {
+                let rows = grid.row_block(r).1;
+                for c in 0..grid.gn {
                     let (tile, slot) = grid.out_home(r, c);
-                    Run {
+                    let home = Place::at(buffers.out_home, slot * out_slot);
+                    runs.push(Run {
                         tile,
                         kernel: copy,
                         args: vec![
                             Arg::Address(Place::at(buffers.landing, 0)),
-                            Arg::Address(Place::at(buffers.out_home, slot * out_slot)),
+                            Arg::Address(home),
                         ],
+                    });
+                    if let Some(rows_home) = buffers.rows_home {
+                        // The transition back to row-major, for the GeLU that reads it.
+                        runs.push(Run {
+                            tile,
+                            kernel: self.program.kernel(grid.transition(rows)),
+                            args: vec![
+                                Arg::Address(home),
+                                Arg::Address(Place::at(rows_home, slot * out_slot)),
+                            ],
+                        });
                     }
-                })
-                .collect();
+                }
+            }
             runs.sort_by_key(|run| run.tile);
             self.program.run.push(TileStep::Compute {
                 provenance: format!("{provenance}.evacuate"),
@@ -114,29 +217,62 @@ impl Lowering<'_> {
             });
         }
         self.program.ops.push((provenance, "ipu.matmul".into(), 0));
-        let mut read = Vec::new();
-        let pb = grid.partials().bytes();
-        for r in 0..grid.gm {
-            let (row0, rows) = grid.row_block(r);
-            for c in 0..grid.gn {
-                let (tile, slot) = grid.out_home(r, c);
-                panel_pieces(
-                    tile,
-                    Place::at(buffers.out_home, slot * out_slot_bytes(&grid)),
-                    (0, rows * grid.cb),
-                    rows,
-                    (row0, c * grid.cb),
-                    (m, n),
-                    pb,
-                    &mut read,
-                );
-            }
-        }
-        self.returned.insert(c, read);
+        let buffer = match result {
+            WavesResult::Kept => buffers.acc,
+            WavesResult::Evacuated { .. } => buffers.rows_home.unwrap_or(buffers.out_home),
+        };
+        self.waves.insert(c, WavesValue { grid, buffer });
         Ok(())
     }
 
-    fn waves_buffers(&mut self, grid: &WavesGrid, provenance: &str) -> WavesBuffers {
+    /// `ipu.gelu` (op `index`) in place on the blocks a waves product left, block by block.
+    pub(super) fn waves_gelu(&mut self, index: usize) -> Result<(), LowerError> {
+        let op = &self.graph.ops[index];
+        let (x, y) = (op.operands[0], op.results[0]);
+        let OpKind::Gelu { tanh } = op.kind else {
+            return Err(unsupported(
+                op.kind.name(),
+                format!("op {index}: only a GeLU runs in place on a product in waves"),
+            ));
+        };
+        let value = self.waves[&x].clone();
+        let grid = &value.grid;
+        let form = if tanh { GeluForm::Tanh } else { GeluForm::Erf };
+        let mut runs = Vec::new();
+        for r in 0..grid.gm {
+            let rows = grid.row_block(r).1;
+            let kernel = self.program.kernel(KernelSpec::Gelu {
+                precision: grid.partials(),
+                form,
+                elements: rows * grid.cb,
+            });
+            for c in 0..grid.gn {
+                let (tile, place) = value.block(r, c);
+                runs.push(Run {
+                    tile,
+                    kernel,
+                    args: vec![Arg::Address(place), Arg::Address(place)],
+                });
+            }
+        }
+        runs.sort_by_key(|run| run.tile);
+        let provenance = self.provenance(index);
+        self.program.run.push(TileStep::Compute {
+            provenance: provenance.clone(),
+            runs,
+        });
+        self.program.ops.push((provenance, "ipu.gelu".into(), 0));
+        self.waves.insert(y, value);
+        Ok(())
+    }
+
+    /// The program's buffers on every tile of a wave; a chain's A homes are `chained_a`.
+    fn waves_buffers(
+        &mut self,
+        grid: &WavesGrid,
+        provenance: &str,
+        chained_a: Option<BufferId>,
+    ) -> WavesBuffers {
         let tiles: Vec<u32> = (0..grid.tiles()).collect();
         let [a, b, out] = grid.slot_bytes();
         let [a_slots, b_slots, out_slots] = grid.home_slots();
@@ -145,14 +281,29 @@ impl Lowering<'_> {
                 .buffer(format!("{provenance}.{name}"), class, bytes, tiles.clone())
         };
         let standard = MemoryClass::Standard;
+        let evacuated = grid.result != WavesResult::Kept;
+        let row_major = grid.result == (WavesResult::Evacuated { row_major: true });
+        let a_home = match chained_a {
+            Some(home) => home,
+            None => buffer("a.home", grid.left, a * a_slots),
+        };
         WavesBuffers {
-            a_home: buffer("a.home", grid.left, a * a_slots),
+            a_home,
             b_home: buffer("b.home", grid.weights, b * b_slots),
             a_panel: buffer("a.panel", grid.left, a),
             b_panel: buffer("b.panel", grid.weights, b),
             acc: buffer("c.amp_output", standard, out),
-            landing: buffer("c.landing", standard, out),
-            out_home: buffer("c.home", standard, out * out_slots),
+            landing: if evacuated {
+                buffer("c.landing", standard, out)
+            } else {
+                0
+            },
+            out_home: if evacuated {
+                buffer("c.home", standard, out * out_slots)
+            } else {
+                0
+            },
+            rows_home: row_major.then(|| buffer("c.rows", standard, out * out_slots)),
         }
     }
 
@@ -232,10 +383,6 @@ impl Lowering<'_> {
         runs.sort_by_key(|run| run.tile);
         runs
     }
-}
-
-fn out_slot_bytes(grid: &WavesGrid) -> u32 {
-    grid.slot_bytes()[2]
 }
 
 /// The host pieces writing A's and B's panels into their homes, in AMP-left and AMP-right

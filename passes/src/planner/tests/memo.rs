@@ -68,4 +68,16 @@ fn one_question_is_answered_once_and_others_get_their_own_lists() {
         &candidates::memoized(&graph, 0, &pinned, &target),
         &first
     ));
+    // ... except a GEMM in waves pinned whole, a candidate of its own: another question.
+    let waves = PlannerOptions {
+        constraints: Constraints::parse(
+            r#"{"ops": [{"op": 0, "kind": "gemm_waves", "params": {"grid": [2, 2], "tiles": 4}}]}"#,
+        )
+        .expect("parses"),
+        ..options.clone()
+    };
+    assert!(!Arc::ptr_eq(
+        &candidates::memoized(&graph, 0, &waves, &target),
+        &first
+    ));
 }

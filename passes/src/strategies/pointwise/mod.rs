@@ -25,6 +25,10 @@ pub fn candidates(
     options: &PlannerOptions,
     target: &Target,
 ) -> Vec<Candidate> {
+    // A GeLU of a product pinned in waves runs in place where the waves leave its result.
+    if let Some(candidate) = waves_gelu(graph, op, options).then(|| in_place_candidate(graph, op)) {
+        return candidate.into_iter().collect();
+    }
     if let Some(candidate) = ranged_candidate(graph, op, options) {
         return vec![candidate];
     }
@@ -105,6 +109,21 @@ pub fn why_unplannable(graph: &Graph, op: &Op, options: &PlannerOptions) -> Opti
         _ => op_vector_precision(graph, op, options.precision),
     };
     grid::op_rules(graph, op, precision).err()
+}
+
+/// Whether `op` is a GeLU of a product a constraint pins in waves
+/// ([`crate::strategies::gemm_waves`]), which leaves its result for the GeLU to run on in
+/// place.
+fn waves_gelu(graph: &Graph, op: &Op, options: &PlannerOptions) -> bool {
+    matches!(op.kind, OpKind::Gelu { .. })
+        && matches!(
+            graph.values[op.operands[0]].origin,
+            crate::tiling::Origin::Op(producer)
+                if matches!(
+                    crate::strategies::gemm_waves::pinned_plan(options, producer),
+                    Some(Ok(_))
+                )
+        )
 }
 
 /// The GeLU kernel of a candidate that follows its operand, sized by the beam

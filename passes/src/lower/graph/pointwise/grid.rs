@@ -25,6 +25,20 @@ impl Lowering<'_> {
         let op = &self.graph.ops[index];
         let name = op.kind.name();
         let cannot = |plan: &OperatorPlan, why: String| not_followed(name, index, Some(plan), why);
+        // A product in waves left its result on its tiles or homes: a GeLU runs there.
+        if op.operands.iter().any(|v| self.waves.contains_key(v)) {
+            return match plan {
+                Some(plan @ OperatorPlan::Pointwise(p))
+                    if p.placement != PointwisePlacement::InPlace =>
+                {
+                    Err(cannot(
+                        plan,
+                        "its operand is a product in waves, which a GeLU reads in place".into(),
+                    ))
+                }
+                _ => self.waves_gelu(index),
+            };
+        }
         let plan = match plan {
             None => return self.unplanned_pointwise(index),
             Some(OperatorPlan::Pointwise(plan)) => plan,
