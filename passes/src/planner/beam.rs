@@ -748,9 +748,11 @@ fn attach_bodies(
                 .enumerate()
                 .filter_map(|(i, &c)| candidates[i].get(c).map(|cand| (c, cand.clone())))
                 .collect();
+            // Evaluated as it was planned: in a body (its arguments are device values, not
+            // host streams) and within the body's budget.
             finalist
                 .bodies
-                .insert(index, evaluate(body, &chosen, options, target)?);
+                .insert(index, evaluate(body, &chosen, &body_options, target)?);
         }
     }
     Ok(())

@@ -427,12 +427,17 @@ fn repeat_bodies_are_planned_once() {
     let body = {
         let mut body = Graph::default();
         let x = body.add_value(vec![64, 64], Precision::F16, Origin::Argument);
-        let y = body.add_op(
-            OpKind::Gelu { tanh: true },
-            vec![x],
+        let w = body.add_value(vec![64, 64], Precision::F16, Origin::Constant);
+        let m = body.add_op(
+            OpKind::Matmul {
+                transpose_lhs: false,
+                transpose_rhs: false,
+            },
+            vec![x, w],
             vec![64, 64],
             Precision::F16,
         );
+        let y = body.add_op(OpKind::Add, vec![m, x], vec![64, 64], Precision::F16);
         body.outputs.push(y);
         body
     };
@@ -453,8 +458,21 @@ fn repeat_bodies_are_planned_once() {
     let planned = plan(&graph, &options(16), &target).expect("plans");
     let best = &planned.finalists[0];
     let body_plan = best.bodies.get(&0).expect("body planned");
-    assert_eq!(body_plan.plans.len(), 1);
+    assert_eq!(body_plan.plans.len(), 2);
     assert!(best.estimate.cycles >= 10 * body_plan.estimate.cycles);
+    // The body re-derived from its choices is the body the repeat was priced with (no
+    // stacks here): evaluated in a body, its arguments are device values. (Evaluated as an
+    // entry function, the add's read of x, homed in the product's AMP order, was priced as a
+    // host stream, and the expansion of the repeat counted the difference twice.)
+    let priced = best.plans[0].body_cycles.expect("a repeat's body cycles");
+    assert_eq!(
+        (
+            body_plan.estimate.cycles,
+            body_plan.estimate.exchange_cycles
+        ),
+        priced
+    );
+    assert!(priced.1 > 0, "the body moves x: {priced:?}");
 }
 
 #[test]
