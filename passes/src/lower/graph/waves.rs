@@ -189,13 +189,17 @@ impl Lowering<'_> {
                 for c in 0..grid.gn {
                     let (tile, slot) = grid.out_home(r, c);
                     let home = Place::at(buffers.out_home, slot * out_slot);
+                    // A block whose home is its own tile was not moved: copied from its
+                    // accumulator.
+                    let landed = if tile == grid.tile(r, c) {
+                        buffers.acc
+                    } else {
+                        buffers.landing
+                    };
                     runs.push(Run {
                         tile,
                         kernel: copy,
-                        args: vec![
-                            Arg::Address(Place::at(buffers.landing, 0)),
-                            Arg::Address(home),
-                        ],
+                        args: vec![Arg::Address(Place::at(landed, 0)), Arg::Address(home)],
                     });
                     if let Some(rows_home) = buffers.rows_home {
                         // The transition back to row-major, for the GeLU that reads it.

@@ -40,7 +40,10 @@ pub fn on_home<'h>(
         scale: own.scale,
         ..home.format
     };
-    if in_place {
+    // In place on row-major blocks (converted first when the home is in another order),
+    // unless the candidate asks for the home's own order (a GeLU of a product in waves, whose
+    // placeholders are in AMP-output order: an elementwise kernel runs in any order).
+    if in_place && own.order == ElementOrder::RowMajor {
         (format.order, format.transposed) = (ElementOrder::RowMajor, false);
     }
     let followed = Need {

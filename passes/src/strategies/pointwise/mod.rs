@@ -2,7 +2,7 @@
 //! ([`grid`]: the work the planner prices and the lowering emits), in place on the blocks of
 //! a device operand, or on the reduced ranges of the split GEMM that produced its operand.
 
-use ipu_device::kernels::spec::{GeluForm, KernelSpec};
+use ipu_device::kernels::spec::{ElementOrder, GeluForm, KernelSpec};
 use ipu_device::{Precision, Target};
 use ipu_dialects::format::Order;
 use ipu_dialects::plan::{OperatorPlan, PointwiseOp, PointwisePlacement, PointwisePlan};
@@ -25,9 +25,19 @@ pub fn candidates(
     options: &PlannerOptions,
     target: &Target,
 ) -> Vec<Candidate> {
-    // A GeLU of a product pinned in waves runs in place where the waves leave its result.
-    if let Some(candidate) = waves_gelu(graph, op, options).then(|| in_place_candidate(graph, op)) {
-        return candidate.into_iter().collect();
+    // A GeLU of a product pinned in waves runs in place where the waves leave its result, in
+    // the order it is there (AMP output between the layers of a chain): its placeholders ask
+    // for no row-major conversion (`follow::on_home`).
+    if waves_gelu(graph, op, options) {
+        return in_place_candidate(graph, op)
+            .map(|mut candidate| {
+                for need in candidate.needs.iter_mut().chain([&mut candidate.output]) {
+                    need.format.order = ElementOrder::AmpOutput;
+                }
+                candidate
+            })
+            .into_iter()
+            .collect();
     }
     if let Some(candidate) = ranged_candidate(graph, op, options) {
         return vec![candidate];
