@@ -151,6 +151,10 @@ pub struct GemmWavesPlan {
     pub left: Memory,
     pub precision: ElementType,
     pub output_shift: u32,
+    /// The host writes each tile its row block's whole left operand (no A exchange).
+    pub left_replicated: bool,
+    /// Columns per GEMM call (a divisor of the column block); `None`: the whole block.
+    pub c_block: Option<u32>,
 }
 
 impl GemmWavesPlan {
@@ -163,6 +167,23 @@ impl GemmWavesPlan {
     pub fn waves(&self) -> u32 {
         self.grid[0].div_ceil(self.row_groups().max(1))
     }
+}
+
+/// Activation-stationary GEMM with the K split over tiles (`gemm_activation_stationary`), the
+/// hardware-measured SigLIP MLP's down-projection: tile `r * grid[1] + q` keeps row block r of
+/// the left operand over K range q where an earlier product left it; the result runs in
+/// output panels of `c_block` columns, `round` panels at a time: each round multicasts the
+/// panels' resident weight blocks to the tiles of their K range, every tile multiplies its
+/// share (calls of `k_block`), and a reduction tree of `fan_in` sums each panel's partials.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct GemmActivationStationaryPlan {
+    pub grid: [u32; 2],
+    pub tiles: u32,
+    pub c_block: u32,
+    pub k_block: u32,
+    pub round: u32,
+    pub fan_in: u32,
+    pub precision: ElementType,
 }
 
 /// Batched, transposed or device-operand matmul on the general path (`gemm_general`): result
@@ -334,6 +355,7 @@ pub struct RepeatPlan {
 pub enum OperatorPlan {
     Gemm(GemmPlan),
     GemmWaves(GemmWavesPlan),
+    GemmActivationStationary(GemmActivationStationaryPlan),
     GeneralMatmul(GeneralMatmulPlan),
     Pointwise(PointwisePlan),
     Rows(RowsPlan),
@@ -345,10 +367,11 @@ pub enum OperatorPlan {
 }
 
 /// Every kind a plan may have.
-pub const PLAN_KINDS: [&str; 19] = [
+pub const PLAN_KINDS: [&str; 20] = [
     "gemm_output_stationary",
     "gemm_k_split",
     "gemm_waves",
+    "gemm_activation_stationary",
     "gemm_general",
     "pointwise_add",
     "pointwise_gelu",
@@ -373,6 +396,7 @@ impl OperatorPlan {
         match self {
             OperatorPlan::Gemm(plan) => plan.kind(),
             OperatorPlan::GemmWaves(_) => "gemm_waves",
+            OperatorPlan::GemmActivationStationary(_) => "gemm_activation_stationary",
             OperatorPlan::GeneralMatmul(_) => "gemm_general",
             OperatorPlan::Pointwise(plan) => plan.op.kind(),
             OperatorPlan::Rows(plan) => plan.op.kind(),
@@ -425,9 +449,15 @@ impl OperatorPlan {
             OperatorPlan::Gemm(plan) => plan.host_order,
             OperatorPlan::GeneralMatmul(plan) => plan.host_order,
             // The waves' homes are written in AMP order by the host.
-            OperatorPlan::GemmWaves(_) => true,
+            OperatorPlan::GemmWaves(_) | OperatorPlan::GemmActivationStationary(_) => true,
             _ => false,
         }
+    }
+
+    /// Whether the host writes operand `position` whole on every tile that reads it (a GEMM in
+    /// waves' replicated left operand), not once with the replicas gathered on the device.
+    pub fn host_replicates(&self, position: usize) -> bool {
+        matches!(self, OperatorPlan::GemmWaves(plan) if plan.left_replicated && position == 0)
     }
 
     /// The precision the plan computes in (`None` for a repeat).
@@ -435,6 +465,7 @@ impl OperatorPlan {
         match self {
             OperatorPlan::Gemm(plan) => Some(plan.precision),
             OperatorPlan::GemmWaves(plan) => Some(plan.precision),
+            OperatorPlan::GemmActivationStationary(plan) => Some(plan.precision),
             OperatorPlan::GeneralMatmul(plan) => Some(plan.precision),
             OperatorPlan::Pointwise(plan) => Some(plan.precision),
             OperatorPlan::Rows(plan) => Some(plan.precision),
@@ -474,6 +505,21 @@ impl OperatorPlan {
                 fields.name("left", plan.left.name());
                 fields.name("precision", precision_name(plan.precision));
                 fields.count("output_shift", plan.output_shift);
+                if plan.left_replicated {
+                    fields.flag("left_replicated", true);
+                }
+                if let Some(c_block) = plan.c_block {
+                    fields.count("c_block", c_block);
+                }
+            }
+            OperatorPlan::GemmActivationStationary(plan) => {
+                fields.grid("grid", &plan.grid);
+                fields.count("tiles", plan.tiles);
+                fields.count("c_block", plan.c_block);
+                fields.count("k_block", plan.k_block);
+                fields.count("round", plan.round);
+                fields.count("fan_in", plan.fan_in);
+                fields.name("precision", precision_name(plan.precision));
             }
             OperatorPlan::GeneralMatmul(plan) => {
                 fields.grid("grid", &plan.grid);
@@ -549,6 +595,7 @@ impl OperatorPlan {
         let decoded = match plan.kind.as_str() {
             "gemm_output_stationary" | "gemm_k_split" => fields.gemm_plan()?,
             "gemm_waves" => fields.gemm_waves_plan()?,
+            "gemm_activation_stationary" => fields.gemm_activation_stationary_plan()?,
             "gemm_general" => {
                 let (grid, tiles) = fields.grid_and_tiles::<3>()?;
                 OperatorPlan::GeneralMatmul(GeneralMatmulPlan {
@@ -677,7 +724,29 @@ impl Reader<'_> {
             left: self.memory("left")?,
             precision: self.precision()?,
             output_shift: self.count("output_shift")?,
+            left_replicated: self.optional_flag("left_replicated")?,
+            c_block: self.optional_count("c_block")?,
         }))
+    }
+
+    /// An activation-stationary GEMM plan: tiles the grid's product, a fan-in of at least 2.
+    fn gemm_activation_stationary_plan(&mut self) -> Result<OperatorPlan, PlanError> {
+        let (grid, tiles) = self.grid_and_tiles::<2>()?;
+        let fan_in = self.count("fan_in")?;
+        if fan_in < 2 {
+            return Err(self.error(format!("fan_in = {fan_in} must be at least 2")));
+        }
+        Ok(OperatorPlan::GemmActivationStationary(
+            GemmActivationStationaryPlan {
+                grid,
+                tiles,
+                c_block: self.count("c_block")?,
+                k_block: self.count("k_block")?,
+                round: self.count("round")?,
+                fan_in,
+                precision: self.precision()?,
+            },
+        ))
     }
 
     /// A pointwise plan of the op `kind` names: in place, ranged, or on a grid.

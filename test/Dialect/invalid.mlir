@@ -604,7 +604,7 @@ func.func @format_unknown_memory(%x: tensor<4x8xf16>) -> tensor<4x8xf16, #ipu.fo
 
 // An operator plan must be a plan of some strategy: its kind is one the planner has.
 func.func @plan_unknown_kind(%a: tensor<4x16xf16>, %b: tensor<16x8xf16>) -> tensor<4x8xf32> {
-  // expected-error@+1 {{'ipu.matmul' op malformed plan: unknown plan kind "gemm" (known: gemm_output_stationary, gemm_k_split, gemm_waves, gemm_general,}}
+  // expected-error@+1 {{'ipu.matmul' op malformed plan: unknown plan kind "gemm" (known: gemm_output_stationary, gemm_k_split, gemm_waves, gemm_activation_stationary, gemm_general,}}
   %0 = "ipu.matmul"(%a, %b) {plan = #ipu.plan<"gemm", {}>} : (tensor<4x16xf16>, tensor<16x8xf16>) -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }

@@ -253,8 +253,9 @@ fn follow<'h>(
 /// constants are laid out at compile time in the consumer's format; arguments arrive
 /// row-major in their own precision, or, for a plan whose lowering streams them in its order
 /// (`host_order`: the host gathers strided runs, and encodes FP8 at the need's scale), in the
-/// consumer's element order. Constant weights a plan keeps resident, and constant vectors
-/// (biases, layer-norm scales), are written by the host where they are read.
+/// consumer's element order. Constant weights a plan keeps resident, constant vectors
+/// (biases, layer-norm scales) and operands a plan has the host replicate are written by the
+/// host where they are read.
 pub(super) fn host_home(
     value: &super::graph::Value,
     need: &Need,
@@ -268,6 +269,7 @@ pub(super) fn host_home(
     };
     let shards = if value.written_where_read()
         || (candidate.resident_weights && position == 1 && value.origin == Origin::Constant)
+        || candidate.plan.host_replicates(position)
     {
         need.shards.clone()
     } else {

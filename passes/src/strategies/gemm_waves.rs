@@ -79,6 +79,11 @@ pub struct WavesGrid {
     pub weights: MemoryClass,
     pub left: MemoryClass,
     pub result: WavesResult,
+    /// Every tile holds its row block's whole left operand (written by the host): no A
+    /// exchange.
+    pub replicated: bool,
+    /// Columns of one GEMM call (divides `cb`).
+    pub call_columns: u32,
     /// First row and rows of every row block.
     row_blocks: Vec<(u32, u32)>,
 }
@@ -113,10 +118,16 @@ impl WavesGrid {
             ));
         }
         let cb = n / gn;
-        let kb = plan.k_block;
-        if kb == 0 || !kb.is_multiple_of(16) || kb * cb > GEMM_MAX_WEIGHT_ELEMENTS {
+        let call_columns = plan.c_block.unwrap_or(cb);
+        if !call_columns.is_multiple_of(16) || !cb.is_multiple_of(call_columns) {
             return Err(format!(
-                "k_block = {kb} is not a positive multiple of 16 whose {kb} x {cb} weight panel fits the GEMM kernel's {GEMM_MAX_WEIGHT_ELEMENTS} elements"
+                "c_block = {call_columns} does not split the column blocks of {cb} into whole 16-column groups"
+            ));
+        }
+        let kb = plan.k_block;
+        if kb == 0 || !kb.is_multiple_of(16) || kb * call_columns > GEMM_MAX_WEIGHT_ELEMENTS {
+            return Err(format!(
+                "k_block = {kb} is not a positive multiple of 16 whose {kb} x {call_columns} weight panel fits the GEMM kernel's {GEMM_MAX_WEIGHT_ELEMENTS} elements"
             ));
         }
         let input = plan.precision;
@@ -153,6 +164,8 @@ impl WavesGrid {
             weights: element::memory_class(plan.weights),
             left: element::memory_class(plan.left),
             result: WavesResult::Evacuated { row_major: false },
+            replicated: plan.left_replicated,
+            call_columns,
             row_blocks,
         })
     }
@@ -212,12 +225,31 @@ impl WavesGrid {
         self.kb.min(k16 - s * self.kb)
     }
 
-    /// Home tile and slot of A's panel (r, s).
+    /// Home tile and slot of A's panel (r, s) (replicated: the slot on every tile of the row
+    /// group, the tile its first).
     pub fn a_home(&self, r: u32, s: u32) -> (u32, u32) {
+        if self.replicated {
+            return (self.tile(r, 0), (r / self.groups) * self.panels + s);
+        }
         (
             self.tile(r, s % self.gn),
             (r / self.groups) * self.panels.div_ceil(self.gn) + s / self.gn,
         )
+    }
+
+    /// The tiles holding A's panel (r, s) from the host: its home, or (replicated) every
+    /// tile of the row group.
+    pub fn a_holders(&self, r: u32, s: u32) -> Vec<u32> {
+        if self.replicated {
+            (0..self.gn).map(|c| self.tile(r, c)).collect()
+        } else {
+            vec![self.a_home(r, s).0]
+        }
+    }
+
+    /// GEMM calls per tile and panel (column chunks of `call_columns`).
+    pub fn calls_per_panel(&self) -> u32 {
+        self.cb / self.call_columns
     }
 
     /// Home tile and slot of B's panel (s, c).
@@ -237,7 +269,11 @@ impl WavesGrid {
     /// Slots of each home per tile: A, B and the result.
     pub fn home_slots(&self) -> [u32; 3] {
         [
-            self.waves * self.panels.div_ceil(self.gn),
+            if self.replicated {
+                self.waves * self.panels
+            } else {
+                self.waves * self.panels.div_ceil(self.gn)
+            },
             self.panels.div_ceil(self.groups),
             self.waves,
         ]
@@ -264,7 +300,7 @@ impl WavesGrid {
             partials: self.partials(),
             weights: self.weights,
             k: self.panel_rows(s),
-            c: self.cb,
+            c: self.call_columns,
             rows: self.row_counts(),
             accumulate: s > 0,
         }
@@ -333,8 +369,9 @@ impl WavesGrid {
                 let entry = counts.iter().position(|&c| c == rows).unwrap_or(0) as u32;
                 let calls: u64 = (0..self.panels)
                     .map(|s| {
-                        cost::kernel_call_cycles(&self.call(s), &[0, 0, 0, entry], target)
-                            .unwrap_or(u64::MAX / 4)
+                        u64::from(self.calls_per_panel())
+                            * cost::kernel_call_cycles(&self.call(s), &[0, 0, 0, entry], target)
+                                .unwrap_or(u64::MAX / 4)
                     })
                     .sum();
                 // The copy and the transition of the wave's largest block.
@@ -392,7 +429,7 @@ impl WavesGrid {
         }
         let kp = self.panel_rows(s);
         let mut destinations = Vec::with_capacity(self.gn.max(self.groups) as usize);
-        for r in rows.clone() {
+        for r in rows.clone().filter(|_| !self.replicated) {
             let (home, _) = self.a_home(r, s);
             destinations.clear();
             destinations.extend((0..self.gn).map(|c| self.tile(r, c)).filter(|&t| t != home));
@@ -418,10 +455,10 @@ impl WavesGrid {
     pub fn homes(&self) -> [Shards; 3] {
         let eb = self.input.bytes();
         let shards =
-            |dims: [u32; 2], parts: [u32; 2], bytes: u32, owner: &dyn Fn(u32, u32) -> u32| {
+            |dims: [u32; 2], parts: [u32; 2], bytes: u32, owner: &dyn Fn(u32, u32) -> Owners| {
                 let owners: Vec<Owners> = (0..parts[0])
                     .flat_map(|i| (0..parts[1]).map(move |j| (i, j)))
-                    .map(|(i, j)| smallvec::smallvec![owner(i, j)])
+                    .map(|(i, j)| owner(i, j))
                     .collect();
                 Shards {
                     dims: [1, u64::from(dims[0]), u64::from(dims[1])],
@@ -432,18 +469,22 @@ impl WavesGrid {
             };
         [
             shards([self.m, self.k], [self.gm, self.panels], eb, &|r, s| {
-                self.a_home(r, s).0
+                let mut holders: Owners = self.a_holders(r, s).into_iter().collect();
+                holders.sort_unstable();
+                holders
             }),
             shards([self.k, self.n], [self.panels, self.gn], eb, &|s, c| {
-                self.b_home(s, c).0
+                smallvec::smallvec![self.b_home(s, c).0]
             }),
             shards(
                 [self.m, self.n],
                 [self.gm, self.gn],
                 self.partials().bytes(),
-                &|r, c| match self.result {
-                    WavesResult::Kept => self.tile(r, c),
-                    WavesResult::Evacuated { .. } => self.out_home(r, c).0,
+                &|r, c| {
+                    smallvec::smallvec![match self.result {
+                        WavesResult::Kept => self.tile(r, c),
+                        WavesResult::Evacuated { .. } => self.out_home(r, c).0,
+                    }]
                 },
             ),
         ]
@@ -471,7 +512,9 @@ impl WavesGrid {
                 2 + u64::from(row_major) * u64::from(self.waves)
             }
         };
-        MemoryUse::of(u64::from(a), self.left)
+        // (A replicated left operand has no panel buffer: its homes are read in place.)
+        let a_panel = if self.replicated { 0 } else { u64::from(a) };
+        MemoryUse::of(a_panel, self.left)
             .plus(MemoryUse::of(u64::from(b), self.weights))
             .plus(MemoryUse::of(
                 out_buffers * u64::from(out),
@@ -706,6 +749,8 @@ mod tests {
             left: Memory::Standard,
             precision: Precision::F16,
             output_shift: 1,
+            left_replicated: false,
+            c_block: None,
         }
     }
 

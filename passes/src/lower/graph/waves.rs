@@ -153,6 +153,11 @@ impl Lowering<'_> {
                         "the left operand is a product in waves evacuated to its homes".into(),
                     ));
                 }
+                if grid.replicated {
+                    return Err(fail(
+                        "a replicated left operand comes from the host, not a chain".into(),
+                    ));
+                }
                 gemm_waves::chainable(&value.grid, &grid).map_err(fail)?;
                 Some(value.buffer)
             }
@@ -294,7 +299,11 @@ impl Lowering<'_> {
         WavesBuffers {
             a_home,
             b_home: buffer("b.home", grid.weights, b * b_slots),
-            a_panel: buffer("a.panel", grid.left, a),
+            a_panel: if grid.replicated {
+                0
+            } else {
+                buffer("a.panel", grid.left, a)
+            },
             b_panel: buffer("b.panel", grid.weights, b),
             acc: buffer("c.amp_output", standard, out),
             landing: if evacuated {
@@ -360,7 +369,7 @@ impl Lowering<'_> {
                 let tile = grid.tile(r, c);
                 let (a_tile, a_at) = grid.a_home(r, s);
                 let (b_tile, b_at) = grid.b_home(s, c);
-                let a_place = if a_tile == tile {
+                let a_place = if a_tile == tile || grid.replicated {
                     Place::at(buffers.a_home, a_at * a_slot)
                 } else {
                     Place::at(buffers.a_panel, 0)
@@ -370,18 +379,29 @@ impl Lowering<'_> {
                 } else {
                     Place::at(buffers.b_panel, 0)
                 };
-                runs.push(Run {
-                    tile,
-                    kernel,
-                    args: vec![
-                        Arg::Address(a_place),
-                        Arg::Address(b_place),
-                        Arg::Address(Place::at(buffers.acc, 0)),
-                        Arg::Value(entry),
-                        Arg::Value(0),
-                        Arg::Value(0),
-                    ],
-                });
+                // One call per column chunk: its 16-column groups are contiguous in the
+                // AMP-right panel and in the AMP-output accumulator.
+                let eb = grid.input.bytes();
+                let pb = grid.partials().bytes();
+                let kp = grid.panel_rows(s);
+                for q in 0..grid.calls_per_panel() {
+                    let groups = q * grid.call_columns / 16;
+                    runs.push(Run {
+                        tile,
+                        kernel,
+                        args: vec![
+                            Arg::Address(a_place),
+                            Arg::Address(Place::at(
+                                b_place.buffer,
+                                b_place.offset + groups * kp * 16 * eb,
+                            )),
+                            Arg::Address(Place::at(buffers.acc, groups * rows * 16 * pb)),
+                            Arg::Value(entry),
+                            Arg::Value(0),
+                            Arg::Value(0),
+                        ],
+                    });
+                }
             }
         }
         runs.sort_by_key(|run| run.tile);
@@ -400,18 +420,20 @@ fn home_pieces(grid: &WavesGrid, buffers: &WavesBuffers) -> (Vec<HostPiece>, Vec
         let k0 = s * grid.kb;
         for r in 0..grid.gm {
             let (row0, rows) = grid.row_block(r);
-            let (tile, slot) = grid.a_home(r, s);
+            let (_, slot) = grid.a_home(r, s);
             // AMP-left: 16-column groups of the panel's K, each `rows` rows.
-            panel_pieces(
-                tile,
-                Place::at(buffers.a_home, slot * a_slot),
-                (0, rows * kp),
-                rows,
-                (row0, k0),
-                (grid.m, grid.k),
-                eb,
-                &mut a,
-            );
+            for tile in grid.a_holders(r, s) {
+                panel_pieces(
+                    tile,
+                    Place::at(buffers.a_home, slot * a_slot),
+                    (0, rows * kp),
+                    rows,
+                    (row0, k0),
+                    (grid.m, grid.k),
+                    eb,
+                    &mut a,
+                );
+            }
         }
         for c in 0..grid.gn {
             let (tile, slot) = grid.b_home(s, c);
