@@ -183,6 +183,8 @@ pub struct GemmActivationStationaryPlan {
     pub k_block: u32,
     pub round: u32,
     pub fan_in: u32,
+    /// Memory class of the weight blocks' homes and the received weight panels.
+    pub weights: Memory,
     pub precision: ElementType,
 }
 
@@ -519,6 +521,7 @@ impl OperatorPlan {
                 fields.count("k_block", plan.k_block);
                 fields.count("round", plan.round);
                 fields.count("fan_in", plan.fan_in);
+                fields.name("weights", plan.weights.name());
                 fields.name("precision", precision_name(plan.precision));
             }
             OperatorPlan::GeneralMatmul(plan) => {
@@ -744,6 +747,7 @@ impl Reader<'_> {
                 k_block: self.count("k_block")?,
                 round: self.count("round")?,
                 fan_in,
+                weights: self.memory("weights")?,
                 precision: self.precision()?,
             },
         ))

@@ -56,6 +56,7 @@ fn every_kind() -> Vec<OperatorPlan> {
             k_block: 128,
             round: 4,
             fan_in: 3,
+            weights: Memory::Interleaved,
             precision: ElementType::F16,
         }),
         OperatorPlan::GeneralMatmul(GeneralMatmulPlan {

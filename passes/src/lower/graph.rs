@@ -48,6 +48,7 @@ pub(crate) mod general;
 mod pointwise;
 mod split;
 mod stacks;
+mod stationary;
 mod waves;
 
 /// A device value: row-major blocks over a grid (see the module docs).
@@ -167,6 +168,9 @@ struct Lowering<'g> {
     ranged: BTreeMap<ValueId, Ranged>,
     /// Values a GEMM in waves left on its tiles or homes ([`waves::WavesValue`]).
     waves: BTreeMap<ValueId, waves::WavesValue>,
+    /// Values left where only the host reads them (an activation-stationary GEMM's result),
+    /// with the pieces it reads them from.
+    read_back: BTreeMap<ValueId, Vec<HostPiece>>,
     /// In a repeat body: the arguments that are slices of the repeat's per-iteration stacks,
     /// streamed from the host once per iteration.
     iterated: BTreeMap<ValueId, IteratedStream>,
@@ -540,6 +544,9 @@ impl<'g> Lowering<'g> {
             match &op.kind {
                 OpKind::Matmul { .. } => match plan {
                     Some(OperatorPlan::GemmWaves(waves)) => self.gemm_waves(index, waves, plans)?,
+                    Some(OperatorPlan::GemmActivationStationary(stationary)) => {
+                        self.gemm_stationary(index, stationary)?
+                    }
                     _ => self.matmul(index, plan)?,
                 },
                 OpKind::Add | OpKind::Gelu { .. } | OpKind::Cast { .. } | OpKind::Map { .. } => {
@@ -626,6 +633,7 @@ impl<'g> Lowering<'g> {
                 prefix: prefix.clone(),
                 ranged: BTreeMap::new(),
                 waves: BTreeMap::new(),
+                read_back: BTreeMap::new(),
                 iterated: streams,
                 counter: None,
                 holders: None,
@@ -748,6 +756,7 @@ impl<'g> Lowering<'g> {
         let graph: &'g Graph = self.graph;
         for (output, &value) in graph.outputs.iter().enumerate() {
             let pieces = match (self.waves.get(&value), self.ranged.get(&value)) {
+                _ if self.read_back.contains_key(&value) => self.read_back[&value].clone(),
                 (Some(waves), _) => waves.read_pieces(),
                 (None, Some(ranged)) => ranged.read_pieces(),
                 // A result that is an argument or a constant is streamed in and read back.
@@ -823,6 +832,7 @@ pub fn lower(
         prefix: String::new(),
         ranged: BTreeMap::new(),
         waves: BTreeMap::new(),
+        read_back: BTreeMap::new(),
         iterated: BTreeMap::new(),
         counter: None,
         holders: None,

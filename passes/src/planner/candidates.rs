@@ -152,7 +152,12 @@ fn memo_key(
     let waves = |op: usize| {
         constraints
             .get(&crate::tiling::constraints::op_key("", op))
-            .filter(|constraint| constraint.kind.as_deref() == Some("gemm_waves"))
+            .filter(|constraint| {
+                matches!(
+                    constraint.kind.as_deref(),
+                    Some("gemm_waves" | "gemm_activation_stationary")
+                )
+            })
             .map(|constraint| &constraint.params)
     };
     let producers_in_waves: Vec<_> = graph.ops[index]
@@ -163,10 +168,14 @@ fn memo_key(
             _ => None,
         })
         .collect();
+    // (A product in waves keeps its result for the chain's next product pinned to read it.)
+    let consumer = waves(index)
+        .and_then(|_| crate::strategies::gemm_waves::chained_consumer(graph, index))
+        .and_then(waves);
     let text = format!(
         "{tiles} {active_tiles:?} {precision:?} {fp8_scale:?} {weight_memory:?} {beam_width} \
          {candidates_per_op} {finalists} {standard_budget} {interleaved_budget} {total_budget} \
-         {in_body} {key_block:?} {:?} {producers_in_waves:?}",
+         {in_body} {key_block:?} {:?} {producers_in_waves:?} {consumer:?}",
         waves(index)
     );
     let mut hasher = std::collections::hash_map::DefaultHasher::new();

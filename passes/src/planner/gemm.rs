@@ -25,8 +25,77 @@ pub(super) fn gemm_candidates(
             crate::tiling::candidate::returned_only(graph, op.results[0]),
         );
         out.extend(pinned_waves(graph, op, (&dims, input), options, target));
+        out.extend(pinned_stationary(
+            graph,
+            op,
+            (&dims, input),
+            options,
+            target,
+        ));
     }
     out
+}
+
+/// The activation-stationary GEMM ([`crate::strategies::gemm_stationary`]) of a plan a
+/// constraint pins whole: the candidate when the product is a plain one in the plan's
+/// precision of the result a product pinned in waves keeps on its tiles (directly or through
+/// a GeLU), in a layout it reads in place, and only the host reads its result; else nothing,
+/// with a warning that says why.
+fn pinned_stationary(
+    graph: &Graph,
+    op: &Op,
+    (dims, input): (&MatmulDims, ipu_device::Precision),
+    options: &PlannerOptions,
+    target: &Target,
+) -> Option<Candidate> {
+    use crate::strategies::{gemm_stationary, gemm_waves};
+    let index = graph.index_of(op)?;
+    let refuse = |reason: String| {
+        tracing::warn!(op = index, %reason, "the pinned gemm_activation_stationary plan is not one the lowering builds");
+        None
+    };
+    let plan = match gemm_stationary::pinned_plan(options, index)? {
+        Ok(plan) => plan,
+        Err(reason) => return refuse(reason),
+    };
+    if plan.precision != input || dims.batch != 1 || dims.rhs_batched {
+        return refuse(format!(
+            "a batched product, or one in {input:?} where the plan computes in {:?}",
+            plan.precision
+        ));
+    }
+    if !crate::tiling::candidate::returned_only(graph, op.results[0]) {
+        return refuse("its result is read by another op (only the host reads it)".into());
+    }
+    let fit = |v: u64| u32::try_from(v).ok();
+    let (Some(m), Some(k), Some(n)) = (fit(dims.m), fit(dims.k), fit(dims.n)) else {
+        return refuse("a dimension beyond 2^32".into());
+    };
+    let producer = gemm_waves::chained_producer(graph, index)
+        .and_then(|p| Some((p, gemm_waves::pinned_plan(options, p)?.ok()?)));
+    let Some((p, producer_plan)) = producer else {
+        return refuse(
+            "its left operand is not the result of a product pinned in waves (directly or through a GeLU)"
+                .into(),
+        );
+    };
+    let pdims = MatmulDims::of(graph, &graph.ops[p]).ok()?;
+    let (Some(pm), Some(pk), Some(pn)) = (fit(pdims.m), fit(pdims.k), fit(pdims.n)) else {
+        return None;
+    };
+    let chained = gemm_waves::WavesGrid::planned((pm, pk, pn), &producer_plan, options.tiles)
+        .and_then(|producer| {
+            let consumer =
+                gemm_stationary::StationaryGrid::planned((m, k, n), &plan, options.tiles)?;
+            gemm_stationary::chainable(&producer, &consumer)
+        });
+    if let Err(reason) = chained {
+        return refuse(reason);
+    }
+    match gemm_stationary::candidate((m, k, n), &plan, options.tiles, target) {
+        Ok(candidate) => Some(candidate),
+        Err(reason) => refuse(reason),
+    }
 }
 
 /// Every strategy's candidates but the waves'.
@@ -169,7 +238,15 @@ fn pinned_waves(
     let (Some(m), Some(k), Some(n)) = (fit(dims.m), fit(dims.k), fit(dims.n)) else {
         return refuse("a dimension beyond 2^32".into());
     };
-    let in_waves = |other: usize| matches!(gemm_waves::pinned_plan(options, other), Some(Ok(_)));
+    // The chain's next product reads the result in place when it is pinned in waves or
+    // activation-stationary.
+    let in_waves = |other: usize| {
+        matches!(gemm_waves::pinned_plan(options, other), Some(Ok(_)))
+            || matches!(
+                crate::strategies::gemm_stationary::pinned_plan(options, other),
+                Some(Ok(_))
+            )
+    };
     let result = match gemm_waves::result_role(graph, index, in_waves) {
         Ok(result) => result,
         Err(reason) => return refuse(reason),

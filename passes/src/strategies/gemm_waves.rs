@@ -138,16 +138,7 @@ impl WavesGrid {
         }
         let groups = plan.tiles / gn;
         let k16 = k.div_ceil(16) * 16;
-        let (base, extra) = (m / gm, m % gm);
-        let mut first = 0;
-        let row_blocks = (0..gm)
-            .map(|r| {
-                let rows = base + u32::from(r < extra);
-                let block = (first, rows);
-                first += rows;
-                block
-            })
-            .collect();
+        let row_blocks = balanced_rows(m, gm);
         Ok(WavesGrid {
             m,
             k,
@@ -454,19 +445,7 @@ impl WavesGrid {
     /// panel) and the result's (one block per result block).
     pub fn homes(&self) -> [Shards; 3] {
         let eb = self.input.bytes();
-        let shards =
-            |dims: [u32; 2], parts: [u32; 2], bytes: u32, owner: &dyn Fn(u32, u32) -> Owners| {
-                let owners: Vec<Owners> = (0..parts[0])
-                    .flat_map(|i| (0..parts[1]).map(move |j| (i, j)))
-                    .map(|(i, j)| owner(i, j))
-                    .collect();
-                Shards {
-                    dims: [1, u64::from(dims[0]), u64::from(dims[1])],
-                    parts: [1, parts[0], parts[1]],
-                    element_bytes: bytes,
-                    owners: owners.into(),
-                }
-            };
+        let shards = block_shards;
         [
             shards([self.m, self.k], [self.gm, self.panels], eb, &|r, s| {
                 let mut holders: Owners = self.a_holders(r, s).into_iter().collect();
@@ -656,29 +635,73 @@ pub fn result_role(
     }
 }
 
-/// The `gemm_waves` plan a constraint pins whole for op `index`, if any (a malformed one is
-/// `Err` with why).
-pub fn pinned_plan(
+/// The whole plan of kind `kind` a constraint pins for op `index`, if it pins that kind (a
+/// malformed one is `Err` with why): the GEMMs that are only planned when pinned (a replay's).
+pub fn pinned(
     options: &PlannerOptions,
     index: usize,
-) -> Option<Result<GemmWavesPlan, String>> {
+    kind: &str,
+) -> Option<Result<OperatorPlan, String>> {
     let constraint = options
         .constraints
         .ops
         .get(&crate::tiling::constraints::op_key("", index))?;
-    if constraint.kind.as_deref() != Some("gemm_waves") {
+    if constraint.kind.as_deref() != Some(kind) {
         return None;
     }
     Some(
-        match OperatorPlan::from_generic(&ipu_dialects::format::Plan {
-            kind: "gemm_waves".into(),
+        OperatorPlan::from_generic(&ipu_dialects::format::Plan {
+            kind: kind.into(),
             params: constraint.params.clone(),
-        }) {
-            Ok(OperatorPlan::GemmWaves(plan)) => Ok(plan),
-            Ok(_) => Err("not a gemm_waves plan".into()),
-            Err(e) => Err(format!("the constraint is not a whole plan: {e}")),
-        },
+        })
+        .map_err(|e| format!("the constraint is not a whole plan: {e}")),
     )
+}
+
+/// The `gemm_waves` plan a constraint pins whole for op `index`, if any.
+pub fn pinned_plan(
+    options: &PlannerOptions,
+    index: usize,
+) -> Option<Result<GemmWavesPlan, String>> {
+    pinned(options, index, "gemm_waves").map(|plan| match plan? {
+        OperatorPlan::GemmWaves(plan) => Ok(plan),
+        other => Err(format!("not a gemm_waves plan: {other}")),
+    })
+}
+
+/// `m` rows in `gm` blocks of whole rows, sizes differing by at most one, the larger first:
+/// `(first row, rows)` each.
+pub fn balanced_rows(m: u32, gm: u32) -> Vec<(u32, u32)> {
+    let (base, extra) = (m / gm.max(1), m % gm.max(1));
+    let mut first = 0;
+    (0..gm)
+        .map(|r| {
+            let rows = base + u32::from(r < extra);
+            let block = (first, rows);
+            first += rows;
+            block
+        })
+        .collect()
+}
+
+/// The blocks `parts` of a `dims` matrix of `bytes`-byte elements, block (i, j) held by
+/// `owner(i, j)`.
+pub fn block_shards(
+    dims: [u32; 2],
+    parts: [u32; 2],
+    bytes: u32,
+    owner: &dyn Fn(u32, u32) -> Owners,
+) -> Shards {
+    let owners: Vec<Owners> = (0..parts[0])
+        .flat_map(|i| (0..parts[1]).map(move |j| (i, j)))
+        .map(|(i, j)| owner(i, j))
+        .collect();
+    Shards {
+        dims: [1, u64::from(dims[0]), u64::from(dims[1])],
+        parts: [1, parts[0], parts[1]],
+        element_bytes: bytes,
+        owners: owners.into(),
+    }
 }
 
 /// The candidate of a pinned `gemm_waves` plan for an `m x k x n` product on at most `tiles`

@@ -14,6 +14,8 @@
 //! * [`gemm`]: `ipu.matmul` of two host operands on an output-stationary grid.
 //! * [`gemm_waves`]: `ipu.matmul` of two host operands output-stationary in waves, panels
 //!   multicast from rotating homes (the hardware-measured GEMM's plan).
+//! * [`gemm_stationary`]: `ipu.matmul` of a chained product in waves' result, activations
+//!   stationary, K split, weights multicast in rounds, a fan-in reduction tree.
 //! * [`split_gemm`]: `ipu.matmul` of a host right matrix on a `[1, gm, gn, gk]` grid, K split
 //!   and reduced, chained through bias adds and GeLUs.
 //! * [`general_matmul`]: any other `ipu.matmul`, one result block per tile.
@@ -26,6 +28,7 @@ pub mod attention;
 pub mod blocks;
 pub mod gather;
 pub mod gemm;
+pub mod gemm_stationary;
 pub mod gemm_waves;
 pub mod general_matmul;
 pub mod local_gemm;

@@ -112,8 +112,14 @@ impl Lowering<'_> {
         if !self.prefix.is_empty() {
             return Err(fail("a product in a repeat body".into()));
         }
-        let in_waves =
-            |other: usize| matches!(plans.get(other), Some(Some(OperatorPlan::GemmWaves(_))));
+        let in_waves = |other: usize| {
+            matches!(
+                plans.get(other),
+                Some(Some(
+                    OperatorPlan::GemmWaves(_) | OperatorPlan::GemmActivationStationary(_)
+                ))
+            )
+        };
         let result = gemm_waves::result_role(self.graph, index, in_waves).map_err(fail)?;
         let (va, vb, vc) = (
             &self.graph.values[a],
