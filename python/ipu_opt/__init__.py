@@ -184,7 +184,7 @@ def run(
         ...), and the figures ``ipu run --result-json`` writes: ``simulated_cycles``,
         ``device_program_cycles``, ``host_exchange_cycles``, ``refined_cycles`` and
         ``final_cycles`` (for a package compiled in this process), ``refined_error_percent``,
-        ``peak_*_bytes``, ``device_tiles``, ``compile_seconds``, ``hardware``, ``numerical``
+        ``peak_*_bytes``, ``device_tiles``, ``target``, ``compile_seconds``, ``hardware``, ``numerical``
         and ``max_abs_error``.
 
     Raises:

@@ -46,6 +46,7 @@ PROGRAM = "ray_sweep"
 # them (driver/src/cli/run_result.rs, `RunResult`).
 RESULT_FIELDS = (
     "device_tiles",
+    "target",
     "compile_seconds",
     "simulated_cycles",
     "device_program_cycles",

@@ -743,6 +743,7 @@ pub fn run_in_process(
         .map_err(Failure::failed)?;
     let mut result = RunResult {
         device_tiles: Some(package.tile_count()),
+        target: Some(package.image.target.clone()),
         compile_seconds: how.compile_seconds,
         ..RunResult::default()
     };
