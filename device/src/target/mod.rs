@@ -56,7 +56,7 @@ pub enum GemmKernelDate {
 /// The July kernel's standard-memory weight feed, fitted to [`Replay::Gemm4096`]
 /// (`examples/replay/gemm_4096_f16.plan.json`; BENCHMARKS.md "Fidelity: whole-program GEMM
 /// replays").
-pub const JULY_GEMM_FEED_STANDARD: u32 = 1503;
+pub const JULY_GEMM_FEED_STANDARD: u32 = 1492;
 
 /// A constant and its source tag.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -132,9 +132,19 @@ pub struct Exchange {
     /// 18 x 16,384 (device/tests/all/fidelity.rs replays it).
     #[serde(default = "one_tile_per_send_bus")]
     pub send_bus_tiles: Sourced<u32>,
+    /// Schedule each exchange phase as the anchor's stack did (slot-synchronized colourings of
+    /// its multicast groups, `ANCHOR-PLANS.md` "How they measured"): its measured runs ran such
+    /// schedules, so a dated target (`Target::c600_dated`) schedules so and a replay runs the
+    /// program the hardware ran. False on the table's own C600 (our list scheduler).
+    #[serde(default = "our_scheduler")]
+    pub anchor_schedule: Sourced<bool>,
     /// Bytes per second over the host link (host <-> device streams, all tiles together):
     /// ipu-stack uploaded 453,752,832 B in 76 batches in ~116 ms on a C600.
     pub host_link_bytes_per_second: Sourced<u64>,
+}
+
+fn our_scheduler() -> Sourced<bool> {
+    sourced(false, Source::Derived)
 }
 
 fn one_tile_per_send_bus() -> Sourced<u32> {
@@ -311,6 +321,7 @@ impl Target {
                 max_transfer_words: sourced(4148, HwC600),
                 pair_mask: sourced(2, HwC600),
                 send_bus_tiles: one_tile_per_send_bus(),
+                anchor_schedule: our_scheduler(),
                 host_link_bytes_per_second: sourced(453_752_832 * 1000 / 116, HwC600),
             },
             amp: Amp {
@@ -344,9 +355,10 @@ impl Target {
         }
     }
 
-    /// The C600 with an earlier AMP GEMM kernel: the weight feed per 16-column group per 64-K
-    /// block of that date (`ANCHOR-PLANS.md`, "Kernel constants by date"), everything else the
-    /// table's. The measured runs used these kernels; a replay of one says which it runs on.
+    /// The C600 as the anchor's stack drove it at that date: its AMP GEMM kernel's weight feed
+    /// per 16-column group per 64-K block (`ANCHOR-PLANS.md`, "Kernel constants by date") and
+    /// its exchange scheduler (`Exchange::anchor_schedule`), everything else the table's. The
+    /// measured runs ran so; a replay of one says which date it runs on.
     pub fn c600_dated(date: GemmKernelDate) -> Target {
         use Source::*;
         let mut target = Target::c600();
@@ -367,6 +379,7 @@ impl Target {
             ),
         };
         target.name = name.to_string();
+        target.exchange.anchor_schedule = sourced(true, HwC600);
         target.kernels.gemm_weight_feed_interleaved = interleaved;
         target.kernels.gemm_weight_feed_standard = standard;
         target

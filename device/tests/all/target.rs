@@ -201,8 +201,9 @@ fn by_name_selects_and_errors_list_known_targets() {
 }
 
 /// The dated C600s differ from the table's only in the AMP GEMM weight feed, with their
-/// sources: 5caa8bf's published, 6d83c64's fitted to the GEMM 4096^3 replay (its interleaved
-/// feed derived from the published gap). Every name round-trips.
+/// sources (5caa8bf's published, 6d83c64's fitted to the GEMM 4096^3 replay, its interleaved
+/// feed derived from the published gap), and in scheduling exchanges as the measured runs
+/// did. Every name round-trips.
 #[test]
 fn dated_targets_carry_their_kernel_constants() {
     use ipu_device::target::{GemmKernelDate, Replay, Source, JULY_GEMM_FEED_STANDARD};
@@ -235,6 +236,10 @@ fn dated_targets_carry_their_kernel_constants() {
         same.name = c600.name.clone();
         same.kernels.gemm_weight_feed_interleaved = c600.kernels.gemm_weight_feed_interleaved;
         same.kernels.gemm_weight_feed_standard = c600.kernels.gemm_weight_feed_standard;
+        // ... and the measured runs' exchange scheduler.
+        assert!(dated.exchange.anchor_schedule.value);
+        assert!(!c600.exchange.anchor_schedule.value);
+        same.exchange.anchor_schedule = c600.exchange.anchor_schedule;
         assert_eq!(same, c600);
     }
 }
