@@ -34,8 +34,7 @@ pub(super) fn schedule_anchor(
         ..
     } = plan;
     let mut members: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    for (i, t) in transfers.iter().enumerate().filter(|(_, t)| t.bytes > 0) {
-        let _ = t;
+    for i in (0..transfers.len()).filter(|&i| transfers[i].bytes > 0) {
         members.entry(group[i]).or_default().push(i);
     }
     let tiles_of = |g: usize| {
