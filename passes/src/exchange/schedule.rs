@@ -116,6 +116,30 @@ pub(crate) fn elements(target: &Target, address: u32, bytes: u64) -> Vec<u32> {
     out
 }
 
+/// The memory elements a piece (`bytes` at `offset` of `request`) reads on its sender and
+/// writes on its receivers, at known addresses (none without them: nothing is allocated on
+/// the planner's path).
+fn piece_elements(
+    request: &TransferRequest,
+    at: Option<TransferAddresses>,
+    (offset, bytes): (u64, u64),
+    target: &Target,
+) -> Vec<Resource> {
+    let Some(at) = at else {
+        return Vec::new();
+    };
+    let elements_of = |tile: u32, base: u32| {
+        elements(target, base.saturating_add(offset as u32), bytes)
+            .into_iter()
+            .map(move |element| Resource::Element { tile, element })
+    };
+    let mut touched: Vec<Resource> = elements_of(request.source, at.source).collect();
+    for &destination in &request.destinations {
+        touched.extend(elements_of(destination, at.destination));
+    }
+    touched
+}
+
 /// Busy intervals of one resource, disjoint, keyed by start, each with the tile whose
 /// transfer holds it.
 #[derive(Debug, Default)]
@@ -507,18 +531,12 @@ fn schedule_with(
             // The piece's resources: the transfer's bus and receivers, and at known
             // addresses the memory elements it reads and writes (none without addresses:
             // nothing is allocated on the planner's path).
-            let mut touched = Vec::new();
-            if let Some(at) = addresses.map(|a| a[index]) {
-                let elements_of = |tile: u32, base: u32| {
-                    elements(target, base.saturating_add(offset as u32), bytes)
-                        .into_iter()
-                        .map(move |element| Resource::Element { tile, element })
-                };
-                touched.extend(elements_of(request.source, at.source));
-                for &destination in &request.destinations {
-                    touched.extend(elements_of(destination, at.destination));
-                }
-            }
+            let touched = piece_elements(
+                request,
+                addresses.map(|a| a[index]),
+                (offset, bytes),
+                target,
+            );
             let piece_resources = || used[index].iter().chain(&touched);
             let gap = |resource: &Resource| match resource {
                 Resource::Receiver(_) => select_latency,

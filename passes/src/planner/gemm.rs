@@ -6,6 +6,8 @@
 
 use ipu_device::{MemoryClass, Target};
 
+use ipu_dialects::plan::{GemmActivationStationaryPlan, GemmWavesPlan};
+
 use super::candidates::Candidate;
 use super::graph::{Graph, MatmulDims, Op, OpKind, Origin};
 use super::PlannerOptions;
@@ -24,8 +26,7 @@ pub(super) fn gemm_candidates(
             graph.values[op.results[0]].element,
             crate::tiling::candidate::returned_only(graph, op.results[0]),
         );
-        out.extend(pinned_waves(graph, op, (&dims, input), options, target));
-        out.extend(pinned_stationary(
+        out.extend(pinned_replay_gemm(
             graph,
             op,
             (&dims, input),
@@ -34,68 +35,6 @@ pub(super) fn gemm_candidates(
         ));
     }
     out
-}
-
-/// The activation-stationary GEMM ([`crate::strategies::gemm_stationary`]) of a plan a
-/// constraint pins whole: the candidate when the product is a plain one in the plan's
-/// precision of the result a product pinned in waves keeps on its tiles (directly or through
-/// a GeLU), in a layout it reads in place, and only the host reads its result; else nothing,
-/// with a warning that says why.
-fn pinned_stationary(
-    graph: &Graph,
-    op: &Op,
-    (dims, input): (&MatmulDims, ipu_device::Precision),
-    options: &PlannerOptions,
-    target: &Target,
-) -> Option<Candidate> {
-    use crate::strategies::{gemm_stationary, gemm_waves};
-    let index = graph.index_of(op)?;
-    let refuse = |reason: String| {
-        tracing::warn!(op = index, %reason, "the pinned gemm_activation_stationary plan is not one the lowering builds");
-        None
-    };
-    let plan = match gemm_stationary::pinned_plan(options, index)? {
-        Ok(plan) => plan,
-        Err(reason) => return refuse(reason),
-    };
-    if plan.precision != input || dims.batch != 1 || dims.rhs_batched {
-        return refuse(format!(
-            "a batched product, or one in {input:?} where the plan computes in {:?}",
-            plan.precision
-        ));
-    }
-    if !crate::tiling::candidate::returned_only(graph, op.results[0]) {
-        return refuse("its result is read by another op (only the host reads it)".into());
-    }
-    let fit = |v: u64| u32::try_from(v).ok();
-    let (Some(m), Some(k), Some(n)) = (fit(dims.m), fit(dims.k), fit(dims.n)) else {
-        return refuse("a dimension beyond 2^32".into());
-    };
-    let producer = gemm_waves::chained_producer(graph, index)
-        .and_then(|p| Some((p, gemm_waves::pinned_plan(options, p)?.ok()?)));
-    let Some((p, producer_plan)) = producer else {
-        return refuse(
-            "its left operand is not the result of a product pinned in waves (directly or through a GeLU)"
-                .into(),
-        );
-    };
-    let pdims = MatmulDims::of(graph, &graph.ops[p]).ok()?;
-    let (Some(pm), Some(pk), Some(pn)) = (fit(pdims.m), fit(pdims.k), fit(pdims.n)) else {
-        return None;
-    };
-    let chained = gemm_waves::WavesGrid::planned((pm, pk, pn), &producer_plan, options.tiles)
-        .and_then(|producer| {
-            let consumer =
-                gemm_stationary::StationaryGrid::planned((m, k, n), &plan, options.tiles)?;
-            gemm_stationary::chainable(&producer, &consumer)
-        });
-    if let Err(reason) = chained {
-        return refuse(reason);
-    }
-    match gemm_stationary::candidate((m, k, n), &plan, options.tiles, target) {
-        Ok(candidate) => Some(candidate),
-        Err(reason) => refuse(reason),
-    }
 }
 
 /// Every strategy's candidates but the waves'.
@@ -203,82 +142,123 @@ fn strategy_candidates(
     out
 }
 
-/// The output-stationary GEMM in waves ([`crate::strategies::gemm_waves`]) of a plan a
-/// constraint pins whole (a replay of a measured run): the candidate of that plan when the
-/// product is a plain one in the plan's precision of a host left operand or of one the
-/// chain's previous product, pinned in waves too, left on its tiles, and its result is one the
-/// waves can leave ([`gemm_waves::result_role`]); else nothing, with a warning that says why.
-fn pinned_waves(
+/// The candidate of a GEMM a constraint pins whole in waves
+/// ([`crate::strategies::gemm_waves`]) or activation-stationary
+/// ([`crate::strategies::gemm_stationary`]): the measured runs' plans, planned only when
+/// pinned. `None` without such a pin, or when the plan cannot be followed (with a warning
+/// that says why: the planner then reports the constraint unsatisfied).
+fn pinned_replay_gemm(
     graph: &Graph,
     op: &Op,
     (dims, input): (&MatmulDims, ipu_device::Precision),
     options: &PlannerOptions,
     target: &Target,
 ) -> Option<Candidate> {
-    use crate::strategies::gemm_waves;
+    use crate::strategies::{gemm_stationary, gemm_waves};
     let index = graph.index_of(op)?;
-    let refuse = |reason: String| {
-        tracing::warn!(op = index, %reason, "the pinned gemm_waves plan is not one the lowering builds");
-        None
+    let (kind, candidate) = if let Some(plan) = gemm_waves::pinned_plan(options, index) {
+        let candidate = plan
+            .and_then(|plan| waves_candidate(graph, index, (&plan, dims, input), options, target));
+        ("gemm_waves", candidate)
+    } else {
+        let plan = gemm_stationary::pinned_plan(options, index)?;
+        let candidate = plan.and_then(|plan| {
+            stationary_candidate(graph, index, (&plan, dims, input), options, target)
+        });
+        ("gemm_activation_stationary", candidate)
     };
-    let plan = match gemm_waves::pinned_plan(options, index)? {
-        Ok(plan) => plan,
-        Err(reason) => return refuse(reason),
-    };
-    if plan.precision != input {
-        return refuse(format!(
-            "its precision {:?} is not the product's input precision {input:?}",
-            plan.precision
+    candidate
+        .map_err(|reason| {
+            tracing::warn!(op = index, %reason, "the pinned {kind} plan is not one the lowering builds");
+        })
+        .ok()
+}
+
+/// `m x k x n` of a plain product computing in `input`, for a plan computing in `precision`.
+fn plain_dims(
+    dims: &MatmulDims,
+    input: ipu_device::Precision,
+    precision: ipu_device::Precision,
+) -> Result<(u32, u32, u32), String> {
+    if precision != input {
+        return Err(format!(
+            "its precision {precision:?} is not the product's input precision {input:?}"
         ));
     }
     if dims.batch != 1 || dims.rhs_batched {
-        return refuse("a batched product".into());
+        return Err("a batched product".into());
     }
-    let fit = |v: u64| u32::try_from(v).ok();
-    let (Some(m), Some(k), Some(n)) = (fit(dims.m), fit(dims.k), fit(dims.n)) else {
-        return refuse("a dimension beyond 2^32".into());
+    let fit = |v: u64| u32::try_from(v).map_err(|_| "a dimension beyond 2^32".to_string());
+    Ok((fit(dims.m)?, fit(dims.k)?, fit(dims.n)?))
+}
+
+/// The layout of the product in waves that computed matmul `index`'s left operand (directly
+/// or through a GeLU), pinned whole, or why there is none.
+fn producer_in_waves(
+    graph: &Graph,
+    index: usize,
+    options: &PlannerOptions,
+) -> Result<crate::strategies::gemm_waves::WavesGrid, String> {
+    use crate::strategies::gemm_waves;
+    let not_pinned = || {
+        "its left operand is computed on the device, not by a product pinned in waves (directly or through a GeLU)"
+            .to_string()
     };
-    // The chain's next product reads the result in place when it is pinned in waves or
-    // activation-stationary.
-    let in_waves = |other: usize| {
+    let producer = gemm_waves::chained_producer(graph, index).ok_or_else(not_pinned)?;
+    let plan = gemm_waves::pinned_plan(options, producer)
+        .and_then(Result::ok)
+        .ok_or_else(not_pinned)?;
+    let dims = MatmulDims::of(graph, &graph.ops[producer]).map_err(|e| e.detail)?;
+    let dims = plain_dims(&dims, plan.precision, plan.precision)?;
+    gemm_waves::WavesGrid::planned(dims, &plan, options.tiles)
+}
+
+/// A pinned product in waves: its left operand from the host or, in a chain, where the
+/// previous product in waves left it; its result left as [`gemm_waves::result_role`] says
+/// (kept when the chain's next product is pinned in waves or activation-stationary).
+fn waves_candidate(
+    graph: &Graph,
+    index: usize,
+    (plan, dims, input): (&GemmWavesPlan, &MatmulDims, ipu_device::Precision),
+    options: &PlannerOptions,
+    target: &Target,
+) -> Result<Candidate, String> {
+    use crate::strategies::{gemm_stationary, gemm_waves};
+    let dims = plain_dims(dims, input, plan.precision)?;
+    let in_place = |other: usize| {
         matches!(gemm_waves::pinned_plan(options, other), Some(Ok(_)))
-            || matches!(
-                crate::strategies::gemm_stationary::pinned_plan(options, other),
-                Some(Ok(_))
-            )
+            || matches!(gemm_stationary::pinned_plan(options, other), Some(Ok(_)))
     };
-    let result = match gemm_waves::result_role(graph, index, in_waves) {
-        Ok(result) => result,
-        Err(reason) => return refuse(reason),
-    };
-    // A left operand the previous product of a chain computed is read where it left it.
-    let chained = !graph.from_host(op.operands[0]);
+    let result = gemm_waves::result_role(graph, index, in_place)?;
+    let chained = !graph.from_host(graph.ops[index].operands[0]);
     if chained {
-        let producer = gemm_waves::chained_producer(graph, index)
-            .and_then(|p| Some((p, gemm_waves::pinned_plan(options, p)?.ok()?)));
-        let Some((p, producer_plan)) = producer else {
-            return refuse(
-                "its left operand is computed on the device, not by a product pinned in waves (directly or through a GeLU)"
-                    .into(),
-            );
-        };
-        let Ok(pdims) = MatmulDims::of(graph, &graph.ops[p]) else {
-            return None;
-        };
-        let (Some(pm), Some(pk), Some(pn)) = (fit(pdims.m), fit(pdims.k), fit(pdims.n)) else {
-            return None;
-        };
-        let grids = gemm_waves::WavesGrid::planned((pm, pk, pn), &producer_plan, options.tiles)
-            .and_then(|producer| {
-                let consumer = gemm_waves::WavesGrid::planned((m, k, n), &plan, options.tiles)?;
-                gemm_waves::chainable(&producer, &consumer)
-            });
-        if let Err(reason) = grids {
-            return refuse(reason);
-        }
+        let producer = producer_in_waves(graph, index, options)?;
+        let consumer = gemm_waves::WavesGrid::planned(dims, plan, options.tiles)?;
+        gemm_waves::chainable(&producer, &consumer)?;
     }
-    match gemm_waves::candidate((m, k, n), &plan, options.tiles, (result, chained), target) {
-        Ok(candidate) => Some(candidate),
-        Err(reason) => refuse(reason),
+    gemm_waves::candidate(dims, plan, options.tiles, (result, chained), target)
+}
+
+/// A pinned activation-stationary product: its left operand the result a product pinned in
+/// waves keeps on its tiles, in a layout it reads in place; its result read by the host alone.
+fn stationary_candidate(
+    graph: &Graph,
+    index: usize,
+    (plan, dims, input): (
+        &GemmActivationStationaryPlan,
+        &MatmulDims,
+        ipu_device::Precision,
+    ),
+    options: &PlannerOptions,
+    target: &Target,
+) -> Result<Candidate, String> {
+    use crate::strategies::gemm_stationary;
+    let dims = plain_dims(dims, input, plan.precision)?;
+    if !crate::tiling::candidate::returned_only(graph, graph.ops[index].results[0]) {
+        return Err("its result is read by another op (only the host reads it)".into());
     }
+    let producer = producer_in_waves(graph, index, options)?;
+    let consumer = gemm_stationary::StationaryGrid::planned(dims, plan, options.tiles)?;
+    gemm_stationary::chainable(&producer, &consumer)?;
+    gemm_stationary::candidate(dims, plan, options.tiles, target)
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use ipu_device::Target;
 
 use super::{
-    elements, transfer_cycles, PhaseSchedule, Placement, Resource, ScheduledPiece,
+    piece_elements, transfer_cycles, PhaseSchedule, Placement, Resource, ScheduledPiece,
     TransferAddresses, TransferRequest,
 };
 
@@ -86,17 +86,12 @@ pub(super) fn schedule_anchor(
                 // A tile sends or receives in a slot, not both: the sender's receiver is held.
                 let mut touched = used[index].clone();
                 touched.push(Resource::Receiver(request.source));
-                if let Some(at) = addresses.map(|a| a[index]) {
-                    let elements_of = |tile: u32, base: u32| {
-                        elements(target, base.saturating_add(offset as u32), bytes)
-                            .into_iter()
-                            .map(move |element| Resource::Element { tile, element })
-                    };
-                    touched.extend(elements_of(request.source, at.source));
-                    for &destination in &request.destinations {
-                        touched.extend(elements_of(destination, at.destination));
-                    }
-                }
+                touched.extend(piece_elements(
+                    request,
+                    addresses.map(|a| a[index]),
+                    (offset, bytes),
+                    target,
+                ));
                 let start = match previous_end {
                     // The group's next piece follows the last (its resources are held).
                     Some(end)

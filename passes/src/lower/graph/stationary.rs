@@ -20,19 +20,8 @@ impl Lowering<'_> {
     ) -> Result<(), LowerError> {
         let whole = OperatorPlan::GemmActivationStationary(plan.clone());
         let fail = |why: String| not_followed("ipu.matmul", index, Some(&whole), why);
-        let op = &self.graph.ops[index];
-        let (a, b, c) = (op.operands[0], op.operands[1], op.results[0]);
-        if !matches!(
-            op.kind,
-            OpKind::Matmul {
-                transpose_lhs: false,
-                transpose_rhs: false
-            }
-        ) {
-            return Err(fail("a transposed operand".into()));
-        }
-        self.host(index, b, "ipu.matmul", "right operand")?;
-        if !self.prefix.is_empty() || !crate::tiling::candidate::returned_only(self.graph, c) {
+        let (a, b, c) = self.pinned_product(index, &whole)?;
+        if !crate::tiling::candidate::returned_only(self.graph, c) {
             return Err(fail(
                 "its result is read on the device (only the host reads it)".into(),
             ));

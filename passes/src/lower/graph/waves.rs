@@ -97,21 +97,7 @@ impl Lowering<'_> {
     ) -> Result<(), LowerError> {
         let whole = OperatorPlan::GemmWaves(plan.clone());
         let fail = |why: String| not_followed("ipu.matmul", index, Some(&whole), why);
-        let op = &self.graph.ops[index];
-        let (a, b, c) = (op.operands[0], op.operands[1], op.results[0]);
-        if !matches!(
-            op.kind,
-            OpKind::Matmul {
-                transpose_lhs: false,
-                transpose_rhs: false
-            }
-        ) {
-            return Err(fail("a transposed operand".into()));
-        }
-        self.host(index, b, "ipu.matmul", "right operand")?;
-        if !self.prefix.is_empty() {
-            return Err(fail("a product in a repeat body".into()));
-        }
+        let (a, b, c) = self.pinned_product(index, &whole)?;
         let in_waves = |other: usize| {
             matches!(
                 plans.get(other),
@@ -238,6 +224,32 @@ impl Lowering<'_> {
         };
         self.waves.insert(c, WavesValue { grid, buffer });
         Ok(())
+    }
+
+    /// The operands and result of matmul `index`, which a pinned GEMM (`plan`: in waves, or
+    /// activation-stationary) runs: a plain product of the entry function (not in a repeat
+    /// body) whose right operand the host writes.
+    pub(super) fn pinned_product(
+        &self,
+        index: usize,
+        plan: &OperatorPlan,
+    ) -> Result<(ValueId, ValueId, ValueId), LowerError> {
+        let fail = |why: &str| not_followed("ipu.matmul", index, Some(plan), why);
+        let op = &self.graph.ops[index];
+        if !matches!(
+            op.kind,
+            OpKind::Matmul {
+                transpose_lhs: false,
+                transpose_rhs: false
+            }
+        ) {
+            return Err(fail("a transposed operand"));
+        }
+        self.host(index, op.operands[1], "ipu.matmul", "right operand")?;
+        if !self.prefix.is_empty() {
+            return Err(fail("a product in a repeat body"));
+        }
+        Ok((op.operands[0], op.operands[1], op.results[0]))
     }
 
     /// `ipu.gelu` (op `index`) in place on the blocks a waves product left, block by block.
