@@ -326,6 +326,14 @@ pub enum AttentionSchedule {
     /// query blocks]` grid, or on `[batch-heads, query blocks, key splits]` with each query
     /// block's keys split over tiles and their outputs merged.
     Flash { key_block: u32 },
+    /// The hardware-measured runs' formulation (`attention_flash_rows`), planned when a
+    /// constraint pins it: one `[batch-head, query block]` per tile on a `[batch-heads, query
+    /// blocks]` grid, the keys in blocks of `key_block` (the last what is left), each block's
+    /// keys and values written by the host packed as the AMP's weights on one of the head's
+    /// tiles (block b on its tile b mod query blocks) and multicast to the others; per block
+    /// `Q K^T` and `P V` on the AMP with the block's keys and values as weights, the online
+    /// softmax and an f32 merge between them.
+    FlashRows { key_block: u32 },
 }
 
 impl AttentionSchedule {
@@ -334,6 +342,7 @@ impl AttentionSchedule {
             AttentionSchedule::Materialized => "attention_materialized",
             AttentionSchedule::Blocked => "attention_blocked",
             AttentionSchedule::Flash { .. } => "attention_flash",
+            AttentionSchedule::FlashRows { .. } => "attention_flash_rows",
         }
     }
 }
@@ -373,7 +382,7 @@ pub enum OperatorPlan {
 }
 
 /// Every kind a plan may have.
-pub const PLAN_KINDS: [&str; 20] = [
+pub const PLAN_KINDS: [&str; 21] = [
     "gemm_output_stationary",
     "gemm_k_split",
     "gemm_waves",
@@ -393,6 +402,7 @@ pub const PLAN_KINDS: [&str; 20] = [
     "attention_materialized",
     "attention_blocked",
     "attention_flash",
+    "attention_flash_rows",
     "repeat_body_once",
 ];
 
@@ -456,6 +466,10 @@ impl OperatorPlan {
             OperatorPlan::GeneralMatmul(plan) => plan.host_order,
             // The waves' homes are written in AMP order by the host.
             OperatorPlan::GemmWaves(_) | OperatorPlan::GemmActivationStationary(_) => true,
+            // As are the rows formulation's queries, keys and values.
+            OperatorPlan::Attention(plan) => {
+                matches!(plan.schedule, AttentionSchedule::FlashRows { .. })
+            }
             _ => false,
         }
     }
@@ -577,7 +591,9 @@ impl OperatorPlan {
                 fields.count("tiles", plan.tiles);
                 fields.flag("causal", plan.causal);
                 fields.name("precision", precision_name(plan.precision));
-                if let AttentionSchedule::Flash { key_block } = plan.schedule {
+                if let AttentionSchedule::Flash { key_block }
+                | AttentionSchedule::FlashRows { key_block } = plan.schedule
+                {
                     fields.count("key_block", key_block);
                 }
             }
@@ -646,9 +662,10 @@ impl OperatorPlan {
                 let (grid, tiles) = fields.grid_and_tiles::<3>()?;
                 OperatorPlan::Gather(GatherPlan { grid, tiles })
             }
-            "attention_materialized" | "attention_blocked" | "attention_flash" => {
-                fields.attention_plan()?
-            }
+            "attention_materialized"
+            | "attention_blocked"
+            | "attention_flash"
+            | "attention_flash_rows" => fields.attention_plan()?,
             "repeat_body_once" => fields.repeat_plan()?,
             kind => return Err(unknown_kind(kind)),
         };

@@ -230,6 +230,28 @@ impl KernelSpec {
                     precision.short_name()
                 )
             }
+            KernelSpec::AttentionRows {
+                precision,
+                rows,
+                keys,
+                causal,
+            } => {
+                let causal = if *causal { "_causal" } else { "" };
+                format!(
+                    "attention_rows_{}_r{rows}_k{keys}{causal}",
+                    precision.short_name()
+                )
+            }
+            KernelSpec::AttentionRowsMerge {
+                precision,
+                rows,
+                width,
+            } => {
+                format!(
+                    "attention_rows_merge_{}_r{rows}_w{width}",
+                    precision.short_name()
+                )
+            }
             KernelSpec::AttentionFinishColumns {
                 precision,
                 queries,
@@ -314,7 +336,10 @@ impl KernelSpec {
             KernelSpec::Scale { .. } => "scale.mlir",
             KernelSpec::AttentionBlock { .. } => "attention_block.mlir",
             KernelSpec::AttentionFinish { .. } => "attention_finish.mlir",
-            KernelSpec::AttentionColumns { .. } => "attention_columns.mlir",
+            KernelSpec::AttentionColumns { .. } | KernelSpec::AttentionRows { .. } => {
+                "attention_columns.mlir"
+            }
+            KernelSpec::AttentionRowsMerge { .. } => "attention_rows_merge.mlir",
             KernelSpec::AttentionFinishColumns { .. } | KernelSpec::AttentionSplitFinish { .. } => {
                 "attention_finish_columns.mlir"
             }
@@ -497,6 +522,31 @@ impl KernelSpec {
                 ("queries", i64::from(*queries)),
                 ("width", i64::from(*width)),
                 ("causal", i64::from(*causal)),
+                ("rows_form", 0),
+            ],
+            // One source with the columns form: the queries are the rows, no output width.
+            KernelSpec::AttentionRows {
+                precision,
+                rows,
+                keys,
+                causal,
+            } => vec![
+                ("precision", p(*precision)),
+                ("partials", p(default_partials(*precision))),
+                ("keys", i64::from(*keys)),
+                ("queries", i64::from(*rows)),
+                ("width", 1),
+                ("causal", i64::from(*causal)),
+                ("rows_form", 1),
+            ],
+            KernelSpec::AttentionRowsMerge {
+                precision,
+                rows,
+                width,
+            } => vec![
+                ("partials", p(default_partials(*precision))),
+                ("rows", i64::from(*rows)),
+                ("width", i64::from(*width)),
             ],
             // One source: the split's finish writes f32 rows from its element's partials.
             KernelSpec::AttentionFinishColumns {
@@ -752,6 +802,21 @@ impl KernelSpec {
                 width,
                 ..
             } => self.validate_attention_block(*precision, *queries, *keys, *width)?,
+            KernelSpec::AttentionRows {
+                precision,
+                rows,
+                keys,
+                ..
+            } => self.validate_attention_block(*precision, *rows, *keys, 1)?,
+            KernelSpec::AttentionRowsMerge {
+                precision,
+                rows,
+                width,
+            } => {
+                self.require_arithmetic("element", *precision)?;
+                self.require_positive("rows", *rows)?;
+                self.require_positive("width", *width)?;
+            }
             KernelSpec::AttentionFinishColumns {
                 precision,
                 queries,

@@ -58,7 +58,10 @@ impl KernelSpec {
             KernelSpec::LayerNorm { .. }
             | KernelSpec::AddGroupBias { .. }
             | KernelSpec::AttentionMerge { .. } => 4,
-            KernelSpec::AttentionBlock { .. } | KernelSpec::AttentionColumns { .. } => 8,
+            KernelSpec::AttentionBlock { .. }
+            | KernelSpec::AttentionColumns { .. }
+            | KernelSpec::AttentionRows { .. } => 8,
+            KernelSpec::AttentionRowsMerge { .. } => 3,
             KernelSpec::AttentionFinish { .. }
             | KernelSpec::AttentionFinishColumns { .. }
             | KernelSpec::AttentionSplitFinish { .. }
@@ -252,6 +255,40 @@ impl KernelSpec {
                 width,
                 ..
             } => attention_columns_operands(*precision, *keys, *queries, *width),
+            KernelSpec::AttentionRows {
+                precision,
+                rows,
+                keys,
+                ..
+            } => {
+                let (keys, rows) = (pad16(count(keys)), count(rows));
+                let partials = default_partials(*precision);
+                vec![
+                    operand(0, "s", Access::Read, partials, rows * keys),
+                    operand(1, "p", Access::Write, *precision, rows * keys),
+                    operand(2, "m", Access::ReadWrite, Precision::F32, rows),
+                    operand(3, "l", Access::ReadWrite, Precision::F32, rows),
+                    operand(4, "c", Access::Write, Precision::F32, rows),
+                ]
+            }
+            KernelSpec::AttentionRowsMerge {
+                precision,
+                rows,
+                width,
+            } => {
+                let (rows, width) = (count(rows), count(width));
+                vec![
+                    operand(
+                        0,
+                        "pv",
+                        Access::Read,
+                        default_partials(*precision),
+                        rows * pad16(width),
+                    ),
+                    operand(1, "c", Access::Read, Precision::F32, rows),
+                    operand(2, "o", Access::ReadWrite, Precision::F32, rows * width),
+                ]
+            }
             KernelSpec::AttentionFinishColumns {
                 precision,
                 queries,

@@ -62,6 +62,10 @@ const SOURCES: &[(&str, &str)] = &[
         include_str!("../../kernels/attention_merge.mlir"),
     ),
     (
+        "attention_rows_merge.mlir",
+        include_str!("../../kernels/attention_rows_merge.mlir"),
+    ),
+    (
         "add_group_bias.mlir",
         include_str!("../../kernels/add_group_bias.mlir"),
     ),

@@ -367,6 +367,34 @@ pub enum KernelSpec {
         width: u32,
         panels: bool,
     },
+    /// One key block of flash attention's online-softmax update in the rows formulation
+    /// (queries as the AMP's rows, keys as its columns: the hardware-measured runs' form).
+    /// As [`KernelSpec::AttentionColumns`] with the roles of the panel order exchanged: `s`
+    /// (the unscaled q.k, `s = Q K_blk^T` in AMP-output order, `rows` panel rows, keys padded
+    /// to `kp = ceil(keys / 16) * 16` columns, the partials precision) and `p` (in
+    /// `precision`, the same order: the AMP-left order of `p V_blk`); per query r the running
+    /// maximum `m` and sum `l` (f32) are updated as there, and instead of rescaling an output
+    /// the factor c (f32, 1 for a query with no visible key in the block) is stored at element
+    /// r of `c`, for [`KernelSpec::AttentionRowsMerge`]. Hidden keys and padding columns of
+    /// `p` are 0. Args: [s_offset, p_offset, m_offset, l_offset, c_offset, scale_bits,
+    /// row_offset, key_offset].
+    AttentionRows {
+        precision: Precision,
+        rows: u32,
+        keys: u32,
+        causal: bool,
+    },
+    /// The rows formulation's merge of one key block: o[r][e] = o[r][e] * c[r] + pv[r][e] in
+    /// f32 (a multiply, then an add), o the unnormalized output (f32, `rows x width`,
+    /// row-major, as [`KernelSpec::AttentionFinish`] reads it), c the factors
+    /// [`KernelSpec::AttentionRows`] stored, pv the block's `p V_blk` in AMP-output order
+    /// (`rows` panel rows, width padded to 16, the partials precision of `precision`).
+    /// Args: [pv_offset, c_offset, o_offset].
+    AttentionRowsMerge {
+        precision: Precision,
+        rows: u32,
+        width: u32,
+    },
 }
 
 impl KernelSpec {

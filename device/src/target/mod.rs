@@ -41,6 +41,10 @@ pub enum Replay {
     /// The F16 GEMM 4096^3 on 1,472 tiles (commit 6d83c64, 2026-07-19): 2,262,696 cycles in
     /// 128 GEMM calls of 89-90 rows x K 64 x C 64 per tile between panel multicasts.
     Gemm4096,
+    /// The flash attention runs at hidden 768 (batch 1, 12 query rows per tile) and 1152
+    /// (batch 8, 94 rows), commit 170bf3d: their online-softmax and merge kernels' costs,
+    /// fitted jointly to both (the other two runs check them).
+    FlashAttentionH768AndB8,
 }
 
 /// The AMP GEMM kernels of the anchor's measured runs, by date ([`Target::c600_dated`]); the
@@ -52,6 +56,13 @@ pub enum GemmKernelDate {
     /// Commit 5caa8bf, 2026-08-12: the SigLIP MLP run.
     August,
 }
+
+/// The July flash attention's online-softmax update per 16-score panel row and merge per
+/// 16-column panel row, fitted to [`Replay::FlashAttentionH768AndB8`]: the two unknowns of
+/// those two programs under the July GEMM feed and our exchange model (about 7.8 cycles per
+/// score over three passes, 6.9 per merged element).
+pub const JULY_ATTENTION_UPDATE: u32 = 125;
+pub const JULY_ATTENTION_MERGE: u32 = 111;
 
 /// The July kernel's standard-memory weight feed, fitted to [`Replay::Gemm4096`]
 /// (`examples/replay/gemm_4096_f16.plan.json`; BENCHMARKS.md "Fidelity: whole-program GEMM
@@ -207,6 +218,15 @@ pub struct KernelCosts {
     /// One reciprocal square root per row (layer norm), charged like one transcendental
     /// evaluated by a single worker.
     pub rsqrt_cycles_per_row: Sourced<u32>,
+    /// The rows formulation's attention kernels as a dated target's stack compiled them
+    /// (plain compiled code where ours is priced at the vector rates): the online-softmax
+    /// update per 16-key panel row of scores (its three passes over a row: the maximum, the
+    /// exps, the sum) and the merge into the f32 output per 16-column panel row. `None`: the
+    /// derived model of `crate::cost`.
+    #[serde(default)]
+    pub attention_rows_update_per_panel_row: Option<Sourced<u32>>,
+    #[serde(default)]
+    pub attention_rows_merge_per_panel_row: Option<Sourced<u32>>,
 }
 
 /// One IPU target, selectable by name.
@@ -351,6 +371,8 @@ impl Target {
                 gelu_erf_cycles_per_element: sourced(20, Derived),
                 exp_cycles_per_element: sourced(5, Derived),
                 rsqrt_cycles_per_row: sourced(10, Derived),
+                attention_rows_update_per_panel_row: None,
+                attention_rows_merge_per_panel_row: None,
             },
         }
     }
@@ -382,6 +404,13 @@ impl Target {
         target.exchange.anchor_schedule = sourced(true, HwC600);
         target.kernels.gemm_weight_feed_interleaved = interleaved;
         target.kernels.gemm_weight_feed_standard = standard;
+        if date == GemmKernelDate::July {
+            // The flash attention runs (170bf3d, the same day and AMP kernel): their softmax
+            // and merge, fitted to two of the four runs (BENCHMARKS.md, "Fidelity").
+            let fitted = |cycles| Some(sourced(cycles, Fitted(Replay::FlashAttentionH768AndB8)));
+            target.kernels.attention_rows_update_per_panel_row = fitted(JULY_ATTENTION_UPDATE);
+            target.kernels.attention_rows_merge_per_panel_row = fitted(JULY_ATTENTION_MERGE);
+        }
         target
     }
 

@@ -10,11 +10,11 @@ use crate::kernels::{panel, run};
 use crate::kernels_attention::{f32_bytes, layout};
 use crate::kernels_support::{encode_value, load, random_tensor, store};
 
-fn pad16(n: usize) -> usize {
+pub(crate) fn pad16(n: usize) -> usize {
     n.div_ceil(16) * 16
 }
 
-fn partials(precision: Precision) -> Precision {
+pub(crate) fn partials(precision: Precision) -> Precision {
     ipu_device::kernels::describe::default_partials(precision)
 }
 
@@ -99,7 +99,7 @@ fn reference(case: &Case, s: &[f32], state: &mut State) -> Vec<f32> {
     p
 }
 
-fn values(memory: &[u8], offset: usize, n: usize, precision: Precision) -> Vec<f32> {
+pub(crate) fn values(memory: &[u8], offset: usize, n: usize, precision: Precision) -> Vec<f32> {
     (0..n)
         .map(|i| load(memory, offset, i, precision, 0))
         .collect()
@@ -150,7 +150,7 @@ fn run_columns(case: &Case, s: &[u8], state: &State) -> (Vec<f32>, State) {
 }
 
 #[track_caller]
-fn assert_bits(what: &str, got: &[f32], want: &[f32]) {
+pub(crate) fn assert_bits(what: &str, got: &[f32], want: &[f32]) {
     assert_eq!(got.len(), want.len(), "{what}: lengths");
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
         assert_eq!(

@@ -6,6 +6,7 @@ mod fidelity_siglip;
 mod kernels;
 mod kernels_attention;
 mod kernels_attention_columns;
+mod kernels_attention_rows;
 mod kernels_cache;
 mod kernels_map;
 mod kernels_runner;

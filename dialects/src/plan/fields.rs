@@ -126,6 +126,9 @@ impl Reader<'_> {
         let schedule = match self.kind {
             "attention_materialized" => AttentionSchedule::Materialized,
             "attention_blocked" => AttentionSchedule::Blocked,
+            "attention_flash_rows" => AttentionSchedule::FlashRows {
+                key_block: self.count("key_block")?,
+            },
             _ => AttentionSchedule::Flash {
                 key_block: self.count("key_block")?,
             },

@@ -117,6 +117,7 @@ fn every_kind() -> Vec<OperatorPlan> {
         (AttentionSchedule::Blocked, vec![12, 8]),
         (AttentionSchedule::Flash { key_block: 128 }, vec![12, 1]),
         (AttentionSchedule::Flash { key_block: 208 }, vec![16, 16, 5]),
+        (AttentionSchedule::FlashRows { key_block: 96 }, vec![16, 86]),
     ] {
         let tiles = grid.iter().product();
         plans.push(OperatorPlan::Attention(AttentionPlan {

@@ -33,7 +33,9 @@ use std::collections::BTreeMap;
 use ipu_device::kernels::describe::GEMM_MAX_WEIGHT_ELEMENTS;
 use ipu_device::kernels::spec::GeluForm;
 use ipu_device::{KernelSpec, MemoryClass, Precision};
-use ipu_dialects::plan::{GemmPlan, GemmTileGrid, OperatorPlan, Orientation};
+use ipu_dialects::plan::{
+    AttentionPlan, AttentionSchedule, GemmPlan, GemmTileGrid, OperatorPlan, Orientation,
+};
 use ipu_runtime::package::BindingRole;
 use tracing::info;
 
@@ -44,6 +46,7 @@ use crate::strategies::repeat;
 use crate::strategies::split_gemm::{self, DeviceA, Ranged, SplitEnv, SplitGrid};
 use crate::tiling::{Graph, OpKind, Origin, ValueId};
 
+mod attention_rows;
 pub(crate) mod general;
 mod pointwise;
 mod split;
@@ -562,9 +565,15 @@ impl<'g> Lowering<'g> {
                 OpKind::Rearrange { .. } => self.rearrange(index, plan)?,
                 OpKind::Reshape => self.reshape(index, plan)?,
                 OpKind::Slice { .. } | OpKind::Concat { .. } => self.gather(index, plan)?,
-                OpKind::Attention { causal, scale } => {
-                    self.attention(index, *causal, *scale, plan)?
-                }
+                OpKind::Attention { causal, scale } => match plan {
+                    Some(OperatorPlan::Attention(
+                        rows @ AttentionPlan {
+                            schedule: AttentionSchedule::FlashRows { .. },
+                            ..
+                        },
+                    )) => self.attention_rows(index, (*causal, *scale), rows)?,
+                    _ => self.attention(index, *causal, *scale, plan)?,
+                },
                 OpKind::Repeat {
                     count,
                     name,

@@ -13,7 +13,7 @@ use ipu_dialects::ElementType as Precision;
 use crate::strategies::pointwise::{self};
 
 use super::cost::{shard_memory, MemoryUse};
-use super::graph::{Graph, OpKind};
+use super::graph::{Graph, Op, OpKind};
 use super::PlannerOptions;
 pub use crate::tiling::candidate::*;
 
@@ -51,6 +51,16 @@ pub fn candidates(
             crate::strategies::gather::candidates(graph, op, &active, target)
         }
         OpKind::Attention { causal, .. } => {
+            // The rows formulation is planned only when a constraint pins it whole (a plan it
+            // refuses leaves the other candidates, which the constraint then rules out).
+            if let Some(plan) = crate::strategies::attention_rows::pinned_plan(options, index) {
+                match pinned_rows_attention(graph, op, (plan, *causal), options, target) {
+                    Ok(candidate) => return vec![candidate],
+                    Err(reason) => {
+                        tracing::warn!(op = index, %reason, "the pinned attention_flash_rows plan is not one the lowering builds");
+                    }
+                }
+            }
             // A key block a constraint pins (a replay's plan) is the streamed plans' block.
             let key_block = options
                 .constraints
@@ -70,6 +80,54 @@ pub fn candidates(
         }
         OpKind::Repeat { .. } => Vec::new(),
     }
+}
+
+/// The candidate of a pinned `attention_flash_rows` plan: one `[batch-heads, S, D]` query,
+/// key and value of one element type, read where the host writes them.
+fn pinned_rows_attention(
+    graph: &Graph,
+    op: &Op,
+    (plan, causal): (Result<ipu_dialects::plan::AttentionPlan, String>, bool),
+    options: &PlannerOptions,
+    target: &Target,
+) -> Result<Candidate, String> {
+    let plan = plan?;
+    let dims = |v: usize| crate::tiling::layout::canonical_dims(&graph.values[v].shape);
+    let (q, k, v) = (
+        dims(op.operands[0]),
+        dims(op.operands[1]),
+        dims(op.operands[2]),
+    );
+    if k[0] != q[0] || v[0] != q[0] || k[2] != q[2] || v[1] != k[1] {
+        return Err(format!(
+            "query {q:?}, key {k:?} and value {v:?} are not [B, S, D], [B, T, D], [B, T, E]"
+        ));
+    }
+    if let Some(&operand) = op.operands.iter().find(|&&o| !graph.from_host(o)) {
+        return Err(format!(
+            "operand value {operand} is computed on the device; the rows formulation reads host-written operands"
+        ));
+    }
+    if !crate::tiling::candidate::returned_only(graph, op.results[0]) {
+        return Err("its result is read by another op (only the host reads it)".into());
+    }
+    let precision = graph.values[op.operands[0]].element;
+    if op.operands[1..]
+        .iter()
+        .chain(&op.results)
+        .any(|&value| graph.values[value].element != precision)
+    {
+        return Err("query, key, value and result must share one element type".into());
+    }
+    let fit = |n: u64| u32::try_from(n).map_err(|_| format!("a size {n} beyond 2^32"));
+    let sizes = (fit(q[0])?, fit(q[1])?, fit(q[2])?, fit(k[1])?, fit(v[2])?);
+    crate::strategies::attention_rows::candidate(
+        sizes,
+        (precision, causal),
+        &plan,
+        options.tiles,
+        target,
+    )
 }
 
 /// The candidates of `graph.ops[index]` ([`candidates`]), generated once per graph and
@@ -149,6 +207,11 @@ fn memo_key(
     // waves (which runs in place). The beam filters every other list afterwards.
     let own = constraints.get(&crate::tiling::constraints::op_key("", index));
     let key_block = own.and_then(|constraint| constraint.params.get("key_block"));
+    // (The rows formulation is only planned pinned: its kind shapes the list.)
+    let rows_attention = own
+        .and_then(|constraint| constraint.kind.as_deref())
+        .filter(|&kind| kind == "attention_flash_rows")
+        .map(|_| &own.expect("a constraint with a kind").params);
     let waves = |op: usize| {
         constraints
             .get(&crate::tiling::constraints::op_key("", op))
@@ -175,7 +238,7 @@ fn memo_key(
     let text = format!(
         "{tiles} {active_tiles:?} {precision:?} {fp8_scale:?} {weight_memory:?} {beam_width} \
          {candidates_per_op} {finalists} {standard_budget} {interleaved_budget} {total_budget} \
-         {in_body} {key_block:?} {:?} {producers_in_waves:?} {consumer:?}",
+         {in_body} {key_block:?} {:?} {producers_in_waves:?} {consumer:?} {rows_attention:?}",
         waves(index)
     );
     let mut hasher = std::collections::hash_map::DefaultHasher::new();

@@ -11,6 +11,8 @@
 //! * [`reshape`]: `ipu.reshape` as a view of its input's row blocks.
 //! * [`gather`]: `ipu.slice` and `ipu.concat`, result rows gathered from operand row pieces.
 //! * [`attention`]: `ipu.attention`, whole score rows, materialized, or keys streamed.
+//! * [`attention_rows`]: `ipu.attention` as the hardware-measured flash runs computed it
+//!   (keys and values as the AMP's weights), when a constraint pins it.
 //! * [`gemm`]: `ipu.matmul` of two host operands on an output-stationary grid.
 //! * [`gemm_waves`]: `ipu.matmul` of two host operands output-stationary in waves, panels
 //!   multicast from rotating homes (the hardware-measured GEMM's plan).
@@ -25,6 +27,7 @@
 //! * [`blocks`]: the work on blocks of a grid that the pointwise and row strategies emit.
 
 pub mod attention;
+pub mod attention_rows;
 pub mod blocks;
 pub mod gather;
 pub mod gemm;

@@ -363,10 +363,7 @@ impl Lowering<'_> {
                 bytes,
             });
         });
-        if !moves.is_empty() {
-            let phase = self.program.exchange_phases() as u32;
-            self.program.run.push(TileStep::Exchange { phase, moves });
-        }
+        self.push_exchange(moves);
     }
 
     /// Every tile's GEMM call of panel `s` in wave `w`, reading a panel in place on its home.

@@ -482,6 +482,12 @@ fn planned_key_block(
             _ => Ok(Some(key_block)),
         },
         AttentionSchedule::Blocked | AttentionSchedule::Materialized => Ok(None),
+        // (Lowered by `attention_rows`, never here.)
+        AttentionSchedule::FlashRows { .. } => Err(attention_not_followed(
+            index,
+            plan,
+            "the rows formulation is not a streamed plan of this lowering".into(),
+        )),
     }
 }
 
@@ -590,6 +596,17 @@ impl Lowering<'_> {
         self.program
             .run
             .push(TileStep::Compute { provenance, runs });
+    }
+
+    /// Pushes one exchange phase of `moves`; nothing when there are none.
+    pub(in crate::lower::graph) fn push_exchange(
+        &mut self,
+        moves: Vec<crate::lower::program::Move>,
+    ) {
+        if !moves.is_empty() {
+            let phase = self.program.exchange_phases() as u32;
+            self.program.run.push(TileStep::Exchange { phase, moves });
+        }
     }
 }
 

@@ -1,0 +1,506 @@
+//! Flash attention in the rows formulation (`attention_flash_rows`): the one owner of how
+//! `ipu.attention` runs as the hardware-measured flash attention runs did
+//! (`docs/design/ANCHOR-PLANS.md` section 3), for the planner and the lowering
+//! (`lower/graph/attention_rows.rs`) alike. Planned only when a constraint pins it whole (a
+//! replay's plan): on our cost model the column formulation
+//! ([`crate::strategies::attention`]) is cheaper, since it feeds the AMP a tile's few query
+//! columns per key block where this one feeds it the block's keys and values.
+//!
+//! ## Decomposition
+//! `softmax(scale * Q K^T) V` per batch-head h of `[S, D]` queries, `[T, D]` keys and `[T, E]`
+//! values, on a `[batch-heads, query blocks]` grid: tile `h * query_blocks + i` holds query
+//! block i of head h, `rows = ceil(S / query_blocks)` rows (the last block of a head what is
+//! left). The keys run in blocks of `key_block` (the last what is left), `kp` = the block
+//! padded to whole 16-key groups; `dp`, `ep` = D, E padded the same way.
+//!
+//! ## Homes (written by the host, outside the device program)
+//! * each tile's queries in AMP-left order (`rows x dp`, zero padding);
+//! * key block b of head h on the head's tile `b mod query_blocks` (slot `b / query_blocks`):
+//!   its keys transposed in AMP-right order (`dp x kp`: the weights of `Q K_b^T`) and its
+//!   values in AMP-right order (`kp x ep`: the weights of `P V_b`), zero padding;
+//!
+//! ## Steps, per key block b
+//! 1. an exchange phase: every head's block b multicast from its home to the head's other
+//!    tiles, keys then values (the home reads its own in place);
+//! 2. `S = Q K_b^T` (one AMP GEMM call: rows, K = dp, C = kp; AMP-output order);
+//! 3. the online-softmax update ([`KernelSpec::AttentionRows`]): running maxima and sums, the
+//!    probabilities `P` in AMP-left order and each row's rescale factor;
+//! 4. `PV = P V_b` (one AMP GEMM call: rows, K = kp, C = ep);
+//! 5. the merge into the f32 output ([`KernelSpec::AttentionRowsMerge`]).
+//!
+//! Before the first block the state is filled (maxima -inf, sums and output 0); after the
+//! last, [`KernelSpec::AttentionFinish`] divides by the sums into the tile's result rows,
+//! row-major, where the host reads them.
+
+use std::sync::Arc;
+
+use ipu_device::kernels::describe::default_partials;
+use ipu_device::kernels::spec::ElementOrder;
+use ipu_device::{cost, KernelSpec, MemoryClass, Precision, Target};
+use ipu_dialects::plan::{AttentionPlan, AttentionSchedule, OperatorPlan};
+
+use crate::tiling::candidate::{generated_phases, Candidate, Need, PhaseSource};
+use crate::tiling::layout::{Owners, Shards};
+use crate::tiling::{MemoryUse, PlannerOptions, ValueFormat};
+
+/// The AMP's column group.
+const GROUP: u32 = 16;
+
+fn pad16(n: u32) -> u32 {
+    n.div_ceil(GROUP) * GROUP
+}
+
+/// How an `attention_flash_rows` plan lays out one attention (see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowsGrid {
+    /// Batch-heads.
+    pub heads: u32,
+    /// Queries, head dim, keys and value width per head.
+    pub s: u32,
+    pub d: u32,
+    pub t: u32,
+    pub e: u32,
+    pub query_blocks: u32,
+    /// Query rows of every block but a head's last.
+    pub rows: u32,
+    pub key_block: u32,
+    pub precision: Precision,
+    pub causal: bool,
+}
+
+/// What a transfer of the rows formulation moves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Moved {
+    Keys { head: u32, block: u32 },
+    Values { head: u32, block: u32 },
+}
+
+impl RowsGrid {
+    /// The layout `plan` means for `heads` batch-heads of `[s, d]` queries, `[t, d]` keys and
+    /// `[t, e]` values in `precision` (causal or not), on at most `tiles` tiles, or why it
+    /// cannot be followed.
+    pub fn planned(
+        (heads, s, d, t, e): (u32, u32, u32, u32, u32),
+        (precision, causal): (Precision, bool),
+        plan: &AttentionPlan,
+        tiles: u32,
+    ) -> Result<RowsGrid, String> {
+        let AttentionSchedule::FlashRows { key_block } = plan.schedule else {
+            return Err(format!(
+                "{} is not an attention_flash_rows plan",
+                plan.schedule.kind()
+            ));
+        };
+        let &[grid_heads, query_blocks] = plan.grid.as_slice() else {
+            return Err(format!(
+                "grid {:?} is not [batch-heads, query blocks]",
+                plan.grid
+            ));
+        };
+        if [heads, s, d, t, e].contains(&0) {
+            return Err(format!(
+                "empty attention: {heads} batch-heads of {s} x {d} queries, {t} keys, width {e}"
+            ));
+        }
+        if grid_heads != heads {
+            return Err(format!(
+                "grid [{grid_heads}, {query_blocks}] does not have the op's {heads} batch-heads"
+            ));
+        }
+        if query_blocks == 0 || query_blocks > s {
+            return Err(format!(
+                "{query_blocks} query blocks do not split {s} queries into non-empty blocks"
+            ));
+        }
+        let rows = s.div_ceil(query_blocks);
+        if (query_blocks - 1) * rows >= s {
+            return Err(format!(
+                "{query_blocks} blocks of {rows} rows leave the last of {s} queries empty"
+            ));
+        }
+        let used = u64::from(heads) * u64::from(query_blocks);
+        if u64::from(plan.tiles) != used || plan.tiles > tiles {
+            return Err(format!(
+                "tiles = {} is not the grid's {used} tiles within the {tiles} the lowering may use",
+                plan.tiles
+            ));
+        }
+        if key_block == 0 || key_block > t.max(GROUP) || !key_block.is_multiple_of(GROUP) {
+            return Err(format!(
+                "key_block = {key_block} is not a positive multiple of 16 up to the {t} keys"
+            ));
+        }
+        if precision != Precision::F16 && precision != Precision::F32 {
+            return Err(format!(
+                "{precision:?} is not lowered in the rows formulation (f16 and f32 are)"
+            ));
+        }
+        if plan.causal != causal {
+            return Err(format!(
+                "the plan is {}causal, the op is {}",
+                if plan.causal { "" } else { "not " },
+                if causal { "causal" } else { "not" }
+            ));
+        }
+        if plan.precision != precision {
+            return Err(format!(
+                "the plan computes in {:?}, the op's elements are {precision:?}",
+                plan.precision
+            ));
+        }
+        let grid = RowsGrid {
+            heads,
+            s,
+            d,
+            t,
+            e,
+            query_blocks,
+            rows,
+            key_block,
+            precision,
+            causal: plan.causal,
+        };
+        if let Some(refused) = grid.kernels().iter().find_map(|spec| spec.validate().err()) {
+            return Err(format!("a kernel it calls is not supported: {refused}"));
+        }
+        Ok(grid)
+    }
+
+    pub fn tiles(&self) -> u32 {
+        self.heads * self.query_blocks
+    }
+
+    pub fn tile(&self, head: u32, block: u32) -> u32 {
+        head * self.query_blocks + block
+    }
+
+    /// First query and rows of query block `i`.
+    pub fn query_block(&self, i: u32) -> (u32, u32) {
+        let first = i * self.rows;
+        (first, self.rows.min(self.s - first))
+    }
+
+    /// The row counts of the blocks (the GEMM entries): the full blocks', then a shorter
+    /// last block's.
+    pub fn row_counts(&self) -> Vec<u32> {
+        let last = self.query_block(self.query_blocks - 1).1;
+        if last == self.rows {
+            vec![self.rows]
+        } else {
+            vec![self.rows, last]
+        }
+    }
+
+    /// First key and keys of every key block.
+    pub fn key_blocks(&self) -> Vec<(u32, u32)> {
+        (0..self.t.div_ceil(self.key_block))
+            .map(|b| {
+                let first = b * self.key_block;
+                (first, self.key_block.min(self.t - first))
+            })
+            .collect()
+    }
+
+    /// Home tile and slot of head `head`'s key block `block`.
+    pub fn home(&self, head: u32, block: u32) -> (u32, u32) {
+        (
+            self.tile(head, block % self.query_blocks),
+            block / self.query_blocks,
+        )
+    }
+
+    /// Key blocks a tile holds at most.
+    pub fn home_slots(&self) -> u32 {
+        (self.key_blocks().len() as u32).div_ceil(self.query_blocks)
+    }
+
+    pub fn dp(&self) -> u32 {
+        pad16(self.d)
+    }
+
+    pub fn ep(&self) -> u32 {
+        pad16(self.e)
+    }
+
+    /// Bytes of one home slot of keys and of values (a whole padded key block).
+    pub fn slot_bytes(&self) -> [u32; 2] {
+        let kp = pad16(self.key_block);
+        let eb = self.precision.bytes();
+        [self.dp() * kp * eb, kp * self.ep() * eb]
+    }
+
+    pub fn partials(&self) -> Precision {
+        default_partials(self.precision)
+    }
+
+    /// `S = Q K_b^T` for a block of `keys` keys.
+    pub fn scores(&self, keys: u32) -> KernelSpec {
+        self.gemm(self.dp(), pad16(keys))
+    }
+
+    /// `PV = P V_b` for a block of `keys` keys.
+    pub fn products(&self, keys: u32) -> KernelSpec {
+        self.gemm(pad16(keys), self.ep())
+    }
+
+    fn gemm(&self, k: u32, c: u32) -> KernelSpec {
+        KernelSpec::Gemm {
+            input: self.precision,
+            partials: self.partials(),
+            weights: MemoryClass::Standard,
+            k,
+            c,
+            rows: self.row_counts(),
+            accumulate: false,
+        }
+    }
+
+    pub fn update(&self, rows: u32, keys: u32) -> KernelSpec {
+        KernelSpec::AttentionRows {
+            precision: self.precision,
+            rows,
+            keys,
+            causal: self.causal,
+        }
+    }
+
+    pub fn merge(&self, rows: u32) -> KernelSpec {
+        KernelSpec::AttentionRowsMerge {
+            precision: self.precision,
+            rows,
+            width: self.e,
+        }
+    }
+
+    pub fn finish(&self, rows: u32) -> KernelSpec {
+        KernelSpec::AttentionFinish {
+            precision: self.precision,
+            rows,
+            width: self.e,
+        }
+    }
+
+    /// The state's fills for `rows` rows: maxima, sums, output.
+    pub fn fills(&self, rows: u32) -> [KernelSpec; 3] {
+        let fill = |elements| KernelSpec::Fill {
+            precision: Precision::F32,
+            elements,
+        };
+        [fill(rows), fill(rows), fill(rows * self.e)]
+    }
+
+    /// Every kernel the plan calls.
+    pub fn kernels(&self) -> Vec<KernelSpec> {
+        let mut widths: Vec<u32> = self.key_blocks().iter().map(|&(_, keys)| keys).collect();
+        widths.sort_unstable();
+        widths.dedup();
+        let mut out = Vec::new();
+        for &keys in &widths {
+            out.push(self.scores(keys));
+            out.push(self.products(keys));
+        }
+        for rows in self.row_counts() {
+            out.extend(self.fills(rows));
+            out.extend(widths.iter().map(|&keys| self.update(rows, keys)));
+            out.push(self.merge(rows));
+            out.push(self.finish(rows));
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// Cycles of the busiest tile's calls (a full block's rows): the fills, per key block the
+    /// two GEMM calls, the update and the merge, and the finish.
+    pub fn compute_cycles(&self, target: &Target) -> u64 {
+        let rows = self.rows;
+        // The full blocks' rows are the GEMMs' first entry.
+        let call = |spec: &KernelSpec| {
+            cost::kernel_call_cycles(spec, &[0, 0, 0, 0], target)
+                .unwrap_or_else(|_| cost::kernel_cycles(spec, target))
+        };
+        let fills: u64 = self
+            .fills(rows)
+            .iter()
+            .map(|spec| cost::kernel_cycles(spec, target))
+            .sum();
+        let blocks: u64 = self
+            .key_blocks()
+            .iter()
+            .map(|&(_, keys)| {
+                call(&self.scores(keys))
+                    + cost::kernel_cycles(&self.update(rows, keys), target)
+                    + call(&self.products(keys))
+                    + cost::kernel_cycles(&self.merge(rows), target)
+            })
+            .sum();
+        fills + blocks + cost::kernel_cycles(&self.finish(rows), target)
+    }
+
+    /// Per-tile buffers beside the operand homes: the received key and value block, the
+    /// scores, probabilities and products, the state and the rescale factors.
+    pub fn working(&self) -> MemoryUse {
+        let (rows, kp) = (u64::from(self.rows), u64::from(pad16(self.key_block)));
+        let (eb, pb) = (
+            u64::from(self.precision.bytes()),
+            u64::from(self.partials().bytes()),
+        );
+        let [k, v] = self.slot_bytes();
+        let bytes = u64::from(k)
+            + u64::from(v)
+            + rows * kp * (pb + eb)
+            + rows * u64::from(self.ep()) * pb
+            + rows * u64::from(self.e) * 4
+            + 3 * rows * 4;
+        MemoryUse::of(bytes, MemoryClass::Standard)
+    }
+
+    /// The homes: queries per tile, key and value blocks on their home tiles, the result per
+    /// tile. (Key blocks are counted as equal parts of the keys, the host writes the exact
+    /// blocks.)
+    pub fn homes(&self) -> [Shards; 4] {
+        let eb = self.precision.bytes();
+        let per_tile = |width: u32| Shards {
+            dims: [u64::from(self.heads), u64::from(self.s), u64::from(width)],
+            parts: [self.heads, self.query_blocks, 1],
+            element_bytes: eb,
+            owners: (0..self.tiles())
+                .map(|tile| smallvec::smallvec![tile])
+                .collect::<Vec<Owners>>()
+                .into(),
+        };
+        let blocks = self.key_blocks().len() as u32;
+        let key_homes = |width: u32| Shards {
+            dims: [u64::from(self.heads), u64::from(self.t), u64::from(width)],
+            parts: [self.heads, blocks, 1],
+            element_bytes: eb,
+            owners: (0..self.heads)
+                .flat_map(|head| (0..blocks).map(move |b| (head, b)))
+                .map(|(head, b)| smallvec::smallvec![self.home(head, b).0])
+                .collect::<Vec<Owners>>()
+                .into(),
+        };
+        [
+            per_tile(self.d),
+            key_homes(self.d),
+            key_homes(self.e),
+            per_tile(self.e),
+        ]
+    }
+
+    /// Exchange phases: one per key block.
+    pub fn phases(&self) -> u32 {
+        self.key_blocks().len() as u32
+    }
+
+    /// Every transfer of phase `phase` (key block `phase`): per head, its keys then its
+    /// values from their home to the head's other tiles.
+    pub fn for_each_move(&self, phase: u32, mut visit: impl FnMut(u32, &[u32], u32, Moved)) {
+        let Some(&(_, keys)) = self.key_blocks().get(phase as usize) else {
+            return;
+        };
+        if self.query_blocks < 2 {
+            return;
+        }
+        let kp = pad16(keys);
+        let eb = self.precision.bytes();
+        for head in 0..self.heads {
+            let (home, _) = self.home(head, phase);
+            let others: Vec<u32> = (0..self.query_blocks)
+                .map(|i| self.tile(head, i))
+                .filter(|&tile| tile != home)
+                .collect();
+            visit(
+                home,
+                &others,
+                self.dp() * kp * eb,
+                Moved::Keys { head, block: phase },
+            );
+            visit(
+                home,
+                &others,
+                kp * self.ep() * eb,
+                Moved::Values { head, block: phase },
+            );
+        }
+    }
+}
+
+impl PhaseSource for RowsGrid {
+    fn for_each_transfer(&self, phase: u32, visit: &mut dyn FnMut(u32, &[u32], u64)) {
+        self.for_each_move(phase, |from, to, bytes, _| {
+            visit(from, to, u64::from(bytes))
+        });
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn same_as(&self, other: &dyn PhaseSource) -> bool {
+        other.as_any().downcast_ref::<RowsGrid>() == Some(self)
+    }
+}
+
+/// The `attention_flash_rows` plan a constraint pins whole for op `index`, if any.
+pub fn pinned_plan(
+    options: &PlannerOptions,
+    index: usize,
+) -> Option<Result<AttentionPlan, String>> {
+    crate::strategies::gemm_waves::pinned(options, index, "attention_flash_rows").map(|plan| {
+        match plan? {
+            OperatorPlan::Attention(plan) => Ok(plan),
+            other => Err(format!("not an attention_flash_rows plan: {other}")),
+        }
+    })
+}
+
+/// The candidate of a pinned `attention_flash_rows` plan for `heads` batch-heads of the given
+/// sizes on at most `tiles` tiles.
+pub fn candidate(
+    sizes: (u32, u32, u32, u32, u32),
+    (precision, causal): (Precision, bool),
+    plan: &AttentionPlan,
+    tiles: u32,
+    target: &Target,
+) -> Result<Candidate, String> {
+    let grid = RowsGrid::planned(sizes, (precision, causal), plan, tiles)?;
+    let [q, k, v, out] = grid.homes();
+    let format = |order| ValueFormat::operand(precision, order, MemoryClass::Standard, 0);
+    let source = Arc::new(grid.clone());
+    let (phases, exchange, row_bytes) =
+        generated_phases(source, 0..grid.phases(), grid.tiles(), target);
+    Ok(Candidate {
+        compute_cycles: grid.compute_cycles(target),
+        internal_exchange_cycles: exchange,
+        internal_row_bytes: row_bytes,
+        internal_phases: phases,
+        transient: grid.working(),
+        kernels: grid.kernels(),
+        ..Candidate::new(
+            OperatorPlan::Attention(plan.clone()),
+            grid.tiles(),
+            vec![
+                Need {
+                    shards: q,
+                    format: format(ElementOrder::AmpLeft),
+                },
+                Need {
+                    shards: k,
+                    format: format(ElementOrder::AmpRight),
+                },
+                Need {
+                    shards: v,
+                    format: format(ElementOrder::AmpRight),
+                },
+            ],
+            Need {
+                shards: out,
+                format: format(ElementOrder::RowMajor),
+            },
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests;
