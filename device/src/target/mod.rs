@@ -223,9 +223,9 @@ pub struct KernelCosts {
     /// update per 16-key panel row of scores (its three passes over a row: the maximum, the
     /// exps, the sum) and the merge into the f32 output per 16-column panel row. `None`: the
     /// derived model of `crate::cost`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attention_rows_update_per_panel_row: Option<Sourced<u32>>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attention_rows_merge_per_panel_row: Option<Sourced<u32>>,
 }
 

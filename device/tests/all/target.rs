@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 
 use ipu_device::precision::{MemoryClass, Precision};
-use ipu_device::target::{Source, Target, TargetError};
+use ipu_device::target::{GemmKernelDate, Source, Target, TargetError};
 
 fn targets() -> Vec<Target> {
     vec![Target::c600(), Target::bow()]
@@ -206,7 +206,10 @@ fn by_name_selects_and_errors_list_known_targets() {
 /// did. Every name round-trips.
 #[test]
 fn dated_targets_carry_their_kernel_constants() {
-    use ipu_device::target::{GemmKernelDate, Replay, Source, JULY_GEMM_FEED_STANDARD};
+    use ipu_device::target::{
+        GemmKernelDate, Replay, Source, JULY_ATTENTION_MERGE, JULY_ATTENTION_UPDATE,
+        JULY_GEMM_FEED_STANDARD,
+    };
     for name in Target::NAMES {
         assert_eq!(
             Target::by_name(&format!("sim:{name}")).map(|t| t.name),
@@ -230,12 +233,33 @@ fn dated_targets_carry_their_kernel_constants() {
     assert_eq!(feeds(&july).1.source, Source::Fitted(Replay::Gemm4096));
     assert_eq!(feeds(&july).0.value, JULY_GEMM_FEED_STANDARD - 123);
     assert_eq!(feeds(&july).0.source, Source::Derived);
+    let fitted = Source::Fitted(Replay::FlashAttentionH768AndB8);
+    for (constant, value) in [
+        (
+            &july.kernels.attention_rows_update_per_panel_row,
+            JULY_ATTENTION_UPDATE,
+        ),
+        (
+            &july.kernels.attention_rows_merge_per_panel_row,
+            JULY_ATTENTION_MERGE,
+        ),
+    ] {
+        assert_eq!(
+            constant.as_ref().map(|c| (c.value, c.source)),
+            Some((value, fitted))
+        );
+    }
+    assert!(august.kernels.attention_rows_update_per_panel_row.is_none());
+    assert!(c600.kernels.attention_rows_merge_per_panel_row.is_none());
     // Everything else is the table's.
     for dated in [&august, &july] {
         let mut same = (*dated).clone();
         same.name = c600.name.clone();
         same.kernels.gemm_weight_feed_interleaved = c600.kernels.gemm_weight_feed_interleaved;
         same.kernels.gemm_weight_feed_standard = c600.kernels.gemm_weight_feed_standard;
+        // ... the July flash attention's softmax and merge ...
+        same.kernels.attention_rows_update_per_panel_row = None;
+        same.kernels.attention_rows_merge_per_panel_row = None;
         // ... and the measured runs' exchange scheduler.
         assert!(dated.exchange.anchor_schedule.value);
         assert!(!c600.exchange.anchor_schedule.value);
@@ -247,7 +271,16 @@ fn dated_targets_carry_their_kernel_constants() {
 #[test]
 fn every_constant_has_a_source_tag() {
     // The table serializes with a source next to every value; count that nothing is untagged.
-    let json = serde_json::to_value(Target::c600()).expect("serializable");
+    for target in [Target::c600(), Target::c600_dated(GemmKernelDate::July)] {
+        let json = serde_json::to_value(&target).expect("serializable");
+        let mut untagged = Vec::new();
+        walk(&json, &mut untagged, "target");
+        assert!(
+            untagged.is_empty(),
+            "{}: constants without a source tag: {untagged:?}",
+            target.name
+        );
+    }
     fn walk(value: &serde_json::Value, untagged: &mut Vec<String>, path: &str) {
         if let Some(object) = value.as_object() {
             if object.contains_key("value") {
@@ -261,11 +294,5 @@ fn every_constant_has_a_source_tag() {
             untagged.push(path.to_string());
         }
     }
-    let mut untagged = Vec::new();
-    walk(&json, &mut untagged, "target");
-    assert!(
-        untagged.is_empty(),
-        "constants without a source tag: {untagged:?}"
-    );
     assert_eq!(Target::c600().clock_hz.source, Source::HwC600);
 }
