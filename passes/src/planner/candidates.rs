@@ -69,14 +69,20 @@ pub fn candidates(
                     Some(PlanValue::Int(block)) => u32::try_from(*block).ok(),
                     _ => None,
                 });
-            crate::strategies::attention::candidates(
+            let mut out = crate::strategies::attention::candidates(
                 graph,
                 op,
                 *causal,
                 &active,
                 (options, key_block),
                 target,
-            )
+            );
+            if key_block.is_none() {
+                out.extend(rows_attention_candidates(
+                    graph, op, *causal, &active, target,
+                ));
+            }
+            out
         }
         OpKind::Repeat { .. } => Vec::new(),
     }
@@ -92,6 +98,51 @@ fn pinned_rows_attention(
     target: &Target,
 ) -> Result<Candidate, String> {
     let plan = plan?;
+    let (sizes, precision) = rows_attention_sizes(graph, op)?;
+    crate::strategies::attention_rows::candidate(
+        sizes,
+        (precision, causal),
+        &plan,
+        options.tiles,
+        target,
+    )
+}
+
+/// The rows formulation's plans for an unpinned attention it can run (host operands, a
+/// result only the host reads), priced beside the other strategies' (an empty list for any
+/// other attention).
+fn rows_attention_candidates(
+    graph: &Graph,
+    op: &Op,
+    causal: bool,
+    active: &[u32],
+    target: &Target,
+) -> Vec<Candidate> {
+    let Ok((sizes, precision)) = rows_attention_sizes(graph, op) else {
+        return Vec::new();
+    };
+    crate::strategies::attention_rows::offered(sizes, (precision, causal), active)
+        .iter()
+        .filter_map(|plan| {
+            let tiles = plan.tiles;
+            crate::strategies::attention_rows::candidate(
+                sizes,
+                (precision, causal),
+                plan,
+                tiles,
+                target,
+            )
+            .ok()
+        })
+        .collect()
+}
+
+/// `(batch-heads, S, D, T, E)` and the element type of an attention the rows formulation can
+/// run, or why it cannot.
+fn rows_attention_sizes(
+    graph: &Graph,
+    op: &Op,
+) -> Result<((u32, u32, u32, u32, u32), Precision), String> {
     let dims = |v: usize| crate::tiling::layout::canonical_dims(&graph.values[v].shape);
     let (q, k, v) = (
         dims(op.operands[0]),
@@ -121,13 +172,7 @@ fn pinned_rows_attention(
     }
     let fit = |n: u64| u32::try_from(n).map_err(|_| format!("a size {n} beyond 2^32"));
     let sizes = (fit(q[0])?, fit(q[1])?, fit(q[2])?, fit(k[1])?, fit(v[2])?);
-    crate::strategies::attention_rows::candidate(
-        sizes,
-        (precision, causal),
-        &plan,
-        options.tiles,
-        target,
-    )
+    Ok((sizes, precision))
 }
 
 /// The candidates of `graph.ops[index]` ([`candidates`]), generated once per graph and

@@ -125,9 +125,9 @@ impl RowsGrid {
                 plan.tiles
             ));
         }
-        if key_block == 0 || key_block > t.max(GROUP) || !key_block.is_multiple_of(GROUP) {
+        if key_block == 0 || key_block > pad16(t) || !key_block.is_multiple_of(GROUP) {
             return Err(format!(
-                "key_block = {key_block} is not a positive multiple of 16 up to the {t} keys"
+                "key_block = {key_block} is not a positive multiple of 16 up to the {t} keys (padded to 16)"
             ));
         }
         if precision != Precision::F16 && precision != Precision::F32 {
@@ -453,6 +453,51 @@ pub fn pinned_plan(
             other => Err(format!("not an attention_flash_rows plan: {other}")),
         }
     })
+}
+
+/// The plans offered for an attention of these sizes on the `active` tile counts: on each, the
+/// most query blocks of a head whose blocks are all non-empty (one [batch-head, query block]
+/// per tile), and the same rows doubled; keys in blocks of 64, 128 and 256 (those within the
+/// keys, or the keys padded to 16 when fewer). None when the batch-heads outnumber the tiles.
+pub fn offered(
+    (heads, s, _, t, _): (u32, u32, u32, u32, u32),
+    (precision, causal): (Precision, bool),
+    active: &[u32],
+) -> Vec<AttentionPlan> {
+    let mut key_blocks: Vec<u32> = [64, 128, 256]
+        .into_iter()
+        .filter(|&block| block <= t)
+        .collect();
+    if key_blocks.is_empty() {
+        key_blocks.push(pad16(t));
+    }
+    let mut grids = Vec::new();
+    for &tiles in active {
+        let most = (tiles / heads.max(1)).min(s);
+        if heads == 0 || most == 0 {
+            continue;
+        }
+        let rows = s.div_ceil(most);
+        for rows in [rows, 2 * rows] {
+            let blocks = s.div_ceil(rows);
+            if !grids.contains(&blocks) {
+                grids.push(blocks);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for &blocks in &grids {
+        for &key_block in &key_blocks {
+            out.push(AttentionPlan {
+                schedule: AttentionSchedule::FlashRows { key_block },
+                grid: vec![heads, blocks],
+                tiles: heads * blocks,
+                causal,
+                precision,
+            });
+        }
+    }
+    out
 }
 
 /// The candidate of a pinned `attention_flash_rows` plan for `heads` batch-heads of the given

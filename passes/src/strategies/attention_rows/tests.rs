@@ -197,3 +197,46 @@ fn compute_cycles_add_up_the_busiest_tiles_calls() {
         }
     );
 }
+
+/// Unpinned, the planner is offered on each tile count the most query blocks of non-empty
+/// rows (the measured batch-8 grid on 1,472 tiles) and the rows doubled, each with keys in
+/// blocks of 64, 128 and 256; nothing when the batch-heads outnumber the tiles.
+#[test]
+fn offered_plans_are_the_widest_grids_and_three_key_blocks() {
+    let plans = offered((128, 1024, 72, 1024, 72), (Precision::F16, false), &[1472]);
+    let shapes: Vec<(Vec<u32>, u32)> = plans
+        .iter()
+        .map(|plan| match plan.schedule {
+            AttentionSchedule::FlashRows { key_block } => (plan.grid.clone(), key_block),
+            _ => unreachable!("only rows plans"),
+        })
+        .collect();
+    let want: Vec<(Vec<u32>, u32)> = [11, 6]
+        .into_iter()
+        .flat_map(|blocks| [64, 128, 256].map(|kb| (vec![128, blocks], kb)))
+        .collect();
+    assert_eq!(shapes, want);
+    assert!(plans
+        .iter()
+        .all(|plan| plan.tiles == plan.grid[0] * plan.grid[1]));
+    // Every offered plan is one the strategy builds.
+    for plan in &plans {
+        RowsGrid::planned(
+            (128, 1024, 72, 1024, 72),
+            (Precision::F16, false),
+            plan,
+            1472,
+        )
+        .unwrap();
+    }
+    // Fewer keys than the smallest block: one block of them all, padded.
+    let short = offered((2, 40, 16, 37, 16), (Precision::F32, true), &[8, 16]);
+    assert!(short
+        .iter()
+        .all(|plan| plan.schedule == AttentionSchedule::FlashRows { key_block: 48 }));
+    for plan in &short {
+        let grid = RowsGrid::planned((2, 40, 16, 37, 16), (Precision::F32, true), plan, 16);
+        assert_eq!(grid.unwrap().key_blocks(), vec![(0, 37)]);
+    }
+    assert!(offered((2000, 16, 16, 16, 16), (Precision::F16, false), &[1472]).is_empty());
+}
