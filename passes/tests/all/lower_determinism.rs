@@ -88,8 +88,8 @@ fn format_3_bindings(bytes: &[u8]) -> Option<Vec<u8>> {
 /// section count, payload length and checksum rewritten. The pins below were taken on format
 /// 3 files; comparing this keeps them meaning "same program", the memory plan being checked
 /// for determinism with the rest.
-fn as_format_3(bytes: &[u8]) -> Vec<u8> {
-    let bindings = format_3_bindings(bytes).expect("no padded pieces in the pinned packages");
+fn as_format_3(bytes: &[u8]) -> Option<Vec<u8>> {
+    let bindings = format_3_bindings(bytes)?;
     const HEADER: usize = ipu_runtime::container::HEADER_BYTES;
     let count = u32::from_le_bytes(bytes[16..20].try_into().unwrap()) as usize;
     let mut out = bytes[..HEADER].to_vec();
@@ -118,12 +118,12 @@ fn as_format_3(bytes: &[u8]) -> Vec<u8> {
     hasher.update(&out[64..]);
     let sum: [u8; 32] = hasher.finalize().into();
     out[32..64].copy_from_slice(&sum);
-    out
+    Some(out)
 }
 
 /// Compiles `source` with 1 and 2 threads (and 2 again) and checks the packages are
-/// byte-identical, and that the SHA-256 of the package as format 3 wrote it ([`as_format_3`])
-/// is `pinned`: the bytes the compiler produced for these plans before the typed-plan redesign
+/// byte-identical, and that the SHA-256 of the package as format 3 wrote it ([`as_format_3`];
+/// a package with padded host pieces as it is written) is `pinned`: the bytes the compiler produced for these plans before the typed-plan redesign
 /// (5a76ce0), so a change that keeps a plan keeps its package (a pin changed since says why,
 /// beside it).
 fn assert_deterministic(source: &str, pipeline: &str, pinned: &str) {
@@ -143,7 +143,10 @@ fn assert_deterministic(source: &str, pipeline: &str, pinned: &str) {
         package_bytes(source, pipeline, 2) == two,
         "2-thread runs differ"
     );
-    let digest: String = sha2::Sha256::digest(as_format_3(&one))
+    // A package whose host writes carry zero padding (format 5) has no format-3 form: its
+    // pin is of the bytes as written.
+    let pinned_form = as_format_3(&one).unwrap_or_else(|| one.clone());
+    let digest: String = sha2::Sha256::digest(pinned_form)
         .iter()
         .map(|byte| format!("{byte:02x}"))
         .collect();
@@ -224,7 +227,10 @@ fn transformer_block_package_is_identical_with_1_and_2_threads() {
         // used to pick its own grids), and the rearranges are priced as they run, which
         // changes the selected plans; final cycles 24,148 -> 24,148, refined error -2.87 % ->
         // -1.70 %. Fitted phase cost: 24,148 -> 23,858 (five phases); pairs sending at once:
-        // 23,838. Select latency per source switch: 26,749.
-        "dba7d92ae36a23028a440d614e6a0d987d8b04284310a477a71c651d1a798cad",
+        // 23,838. Select latency per source switch: 26,749. Since the planner prices the
+        // rows formulation: the attention runs as `attention_flash_rows` ([2, 24], key
+        // block 32; its host writes carry zero padding, so the pin is of the package as
+        // written), 26,749 -> 16,453 final cycles.
+        "405188191aa1dd2c9a42cd9d46c8b90a392469d7fc834e7a5080006966f2c68e",
     );
 }
