@@ -77,7 +77,9 @@ pub fn candidates(
                 (options, key_block),
                 target,
             );
-            if key_block.is_none() {
+            // (The lowering runs it in the entry function only: a body's arguments are not
+            // the host's.)
+            if key_block.is_none() && !options.in_body {
                 out.extend(rows_attention_candidates(
                     graph, op, *causal, &active, target,
                 ));
@@ -98,6 +100,12 @@ fn pinned_rows_attention(
     target: &Target,
 ) -> Result<Candidate, String> {
     let plan = plan?;
+    if options.in_body {
+        return Err(
+            "an attention in a repeat body (the rows formulation runs in the entry function)"
+                .into(),
+        );
+    }
     let (sizes, precision) = rows_attention_sizes(graph, op)?;
     crate::strategies::attention_rows::candidate(
         sizes,
