@@ -1,32 +1,25 @@
-// One key block of flash attention's online-softmax update, in either formulation.
-// Columns (`rows_form` false): keys are the AMP's rows and queries its columns. s holds the
-// block's unscaled scores transposed (s = K_blk Q^T, as the AMP leaves them), p receives the
-// probabilities as the AMP weights of o^T += V_blk^T p^T. Every block is in the 16-column
-// panel order of @ipu_panel_index (common.mlir) with the queries as columns, padded to
-// qp = ceil(queries / 16) * 16:
+// One key block of flash attention in the column formulation: keys are the AMP's rows and
+// queries its columns. s holds the block's unscaled scores transposed (s = K_blk Q^T, as the
+// AMP leaves them), p receives the probabilities as the AMP weights of o^T += V_blk^T p^T.
+// Every block is in the 16-column panel order of @ipu_panel_index (common.mlir) with the
+// queries as columns, padded to qp = ceil(queries / 16) * 16:
 //   s (partials precision) and p (precision): kp = ceil(keys / 16) * 16 panel rows (keys);
 //   o (partials precision, the unnormalized output transposed): `width` panel rows;
 //   m, l (f32, one per query): the running maximum and sum.
-// Rows (`rows_form` true): queries are the AMP's rows and keys its columns. s = Q K_blk^T as
-// the AMP leaves it (AMP-output order: `queries` panel rows, keys as columns padded to kp) and
-// p is written in the same order, which is the AMP-left order of p V_blk; qp = queries (no
-// padding). The output is not touched: the rescale factor c of each query is stored, f32, at
-// the o argument's element j (1 for a query with no visible key), for the merge
-// (attention_rows_merge.mlir) that adds p V_blk.
 // Key key_offset + r is hidden from query query_offset + j when causal and
-// key_offset + r > query_offset + j, so the visible keys of query j are r < limit, limit =
+// key_offset + r > query_offset + j, so the visible keys of column j are r < limit, limit =
 // keys, or when causal min(keys, query_offset + j + 1 - key_offset) (0 when
-// query_offset + j < key_offset). Per query j < queries with limit > 0, all in f32:
+// query_offset + j < key_offset). Per column j < queries with limit > 0, all in f32:
 //   x[r] = scale * s[r][j];  m' = max(m[j], max_r x[r]);  c = exp(m[j] - m') (0 when m[j] = -inf)
 //   p[r][j] = exp(x[r] - m') rounded once to `precision`;  l[j] = l[j] * c + sum_r p[r][j]
-//   (the rounded values, in order r = 0, 1, ...);  columns: o[e][j] = o[e][j] * c rounded to
-//   the partials (0 when m[j] was -inf, whatever o held); rows: c stored;  m[j] = m'.
-// Every other element of p (hidden keys, padding rows, padding columns, queries without a
-// visible key) is written 0; such a query keeps its m, l and o. Separate multiplies and
+//   (the rounded values, in order r = 0, 1, ...);  o[e][j] = o[e][j] * c rounded to the
+//   partials (0 when m[j] was -inf, whatever o held);  m[j] = m'.
+// Every other element of p (hidden keys, padding rows, padding columns, columns without a
+// visible key) is written 0; such a column keeps its m, l and o. Separate multiplies and
 // adds; exp is libm expf (as in softmax.mlir).
 //
-// Run-time args: [s_offset, p_offset, m_offset, l_offset, o_offset (rows: c_offset),
-//                 scale_bits, query_offset, key_offset].
+// Run-time args: [s_offset, p_offset, m_offset, l_offset, o_offset, scale_bits, query_offset,
+//                 key_offset].
 
 // ipu.include "common.mlir"
 
@@ -37,8 +30,6 @@ func.func private @body(%mem: memref<?xi8>, %args: memref<?xi32>, %variant: inde
   %queries = arith.constant {ipu.param = "queries"} 16 : index
   %width = arith.constant {ipu.param = "width"} 64 : index
   %causal = arith.constant {ipu.param = "causal"} false
-  %rows_form = arith.constant {ipu.param = "rows_form"} false
-  %one = arith.constant 1.0 : f32
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -68,8 +59,7 @@ func.func private @body(%mem: memref<?xi8>, %args: memref<?xi32>, %variant: inde
   %kp = arith.muli %kg, %c16 : index
   %q15 = arith.addi %queries, %c15 : index
   %qg = arith.divui %q15, %c16 : index
-  %qp_padded = arith.muli %qg, %c16 : index
-  %qp = arith.select %rows_form, %queries, %qp_padded : index
+  %qp = arith.muli %qg, %c16 : index
   scf.for %j = %c0 to %qp step %c1 {
     %global = arith.addi %query_offset, %j : index
     %visible = arith.addi %global, %c1 : index
@@ -84,7 +74,7 @@ func.func private @body(%mem: memref<?xi8>, %args: memref<?xi32>, %variant: inde
     scf.if %live {
       %m_old = func.call @ipu_load(%mem, %m_off, %j, %f32, %s0) : (memref<?xi8>, index, index, index, i32) -> f32
       %m_new = scf.for %r = %c0 to %limit step %c1 iter_args(%acc = %m_old) -> (f32) {
-        %i = func.call @score_index(%r, %j, %kp, %queries, %rows_form) : (index, index, index, index, i1) -> index
+        %i = func.call @ipu_panel_index(%r, %j, %kp) : (index, index, index) -> index
         %s = func.call @ipu_load(%mem, %s_off, %i, %partials, %s0) : (memref<?xi8>, index, index, index, i32) -> f32
         %x = arith.mulf %scale, %s : f32
         %mx = arith.maximumf %acc, %x : f32
@@ -95,7 +85,7 @@ func.func private @body(%mem: memref<?xi8>, %args: memref<?xi32>, %variant: inde
       %em = math.exp %dm : f32
       %c = arith.select %was_empty, %zero, %em : f32
       %sum = scf.for %r = %c0 to %limit step %c1 iter_args(%acc = %zero) -> (f32) {
-        %i = func.call @score_index(%r, %j, %kp, %queries, %rows_form) : (index, index, index, index, i1) -> index
+        %i = func.call @ipu_panel_index(%r, %j, %kp) : (index, index, index) -> index
         %s = func.call @ipu_load(%mem, %s_off, %i, %partials, %s0) : (memref<?xi8>, index, index, index, i32) -> f32
         %x = arith.mulf %scale, %s : f32
         %d = arith.subf %x, %m_new : f32
@@ -106,43 +96,27 @@ func.func private @body(%mem: memref<?xi8>, %args: memref<?xi32>, %variant: inde
         scf.yield %next : f32
       }
       scf.for %r = %limit to %kp step %c1 {
-        %i = func.call @score_index(%r, %j, %kp, %queries, %rows_form) : (index, index, index, index, i1) -> index
+        %i = func.call @ipu_panel_index(%r, %j, %kp) : (index, index, index) -> index
         func.call @ipu_store(%mem, %p_off, %i, %precision, %s0, %zero) : (memref<?xi8>, index, index, index, i32, f32) -> ()
       }
       %l_old = func.call @ipu_load(%mem, %l_off, %j, %f32, %s0) : (memref<?xi8>, index, index, index, i32) -> f32
       %l_scaled = arith.mulf %l_old, %c : f32
       %l_new = arith.addf %l_scaled, %sum : f32
       func.call @ipu_store(%mem, %l_off, %j, %f32, %s0, %l_new) : (memref<?xi8>, index, index, index, i32, f32) -> ()
-      scf.if %rows_form {
-        func.call @ipu_store(%mem, %o_off, %j, %f32, %s0, %c) : (memref<?xi8>, index, index, index, i32, f32) -> ()
-      } else {
-        scf.for %e = %c0 to %width step %c1 {
-          %oi = func.call @ipu_panel_index(%e, %j, %width) : (index, index, index) -> index
-          %o_old = func.call @ipu_load(%mem, %o_off, %oi, %partials, %s0) : (memref<?xi8>, index, index, index, i32) -> f32
-          %o_scaled = arith.mulf %o_old, %c : f32
-          %o_new = arith.select %was_empty, %zero, %o_scaled : f32
-          func.call @ipu_store(%mem, %o_off, %oi, %partials, %s0, %o_new) : (memref<?xi8>, index, index, index, i32, f32) -> ()
-        }
+      scf.for %e = %c0 to %width step %c1 {
+        %oi = func.call @ipu_panel_index(%e, %j, %width) : (index, index, index) -> index
+        %o_old = func.call @ipu_load(%mem, %o_off, %oi, %partials, %s0) : (memref<?xi8>, index, index, index, i32) -> f32
+        %o_scaled = arith.mulf %o_old, %c : f32
+        %o_new = arith.select %was_empty, %zero, %o_scaled : f32
+        func.call @ipu_store(%mem, %o_off, %oi, %partials, %s0, %o_new) : (memref<?xi8>, index, index, index, i32, f32) -> ()
       }
       func.call @ipu_store(%mem, %m_off, %j, %f32, %s0, %m_new) : (memref<?xi8>, index, index, index, i32, f32) -> ()
     } else {
-      scf.if %rows_form {
-        func.call @ipu_store(%mem, %o_off, %j, %f32, %s0, %one) : (memref<?xi8>, index, index, index, i32, f32) -> ()
-      }
       scf.for %r = %c0 to %kp step %c1 {
-        %i = func.call @score_index(%r, %j, %kp, %queries, %rows_form) : (index, index, index, index, i1) -> index
+        %i = func.call @ipu_panel_index(%r, %j, %kp) : (index, index, index) -> index
         func.call @ipu_store(%mem, %p_off, %i, %precision, %s0, %zero) : (memref<?xi8>, index, index, index, i32, f32) -> ()
       }
     }
   }
   return
-}
-
-// Element index of score (key r, query j): panel order with the keys as panel rows (columns
-// form) or with the queries as panel rows and the keys as columns (rows form).
-func.func private @score_index(%r: index, %j: index, %kp: index, %queries: index, %rows_form: i1) -> index {
-  %columns = func.call @ipu_panel_index(%r, %j, %kp) : (index, index, index) -> index
-  %rows = func.call @ipu_panel_index(%j, %r, %queries) : (index, index, index) -> index
-  %i = arith.select %rows_form, %rows, %columns : index
-  return %i : index
 }

@@ -166,9 +166,13 @@ pub fn kernel_cycles(spec: &KernelSpec, target: &Target) -> u64 {
             ..
         } => attention_columns_cycles(*queries, *keys, *width, target),
         KernelSpec::AttentionRows { rows, keys, .. } => attention_rows_cycles(*rows, *keys, target),
-        KernelSpec::AttentionRowsMerge { rows, width, .. } => {
-            attention_rows_merge_cycles(*rows, *width, target)
-        }
+        KernelSpec::AttentionRowsMerge {
+            rows,
+            width,
+            first,
+            last,
+            ..
+        } => attention_rows_merge_cycles(*rows, *width, (*first, *last), target),
         KernelSpec::AttentionFinishColumns { queries, width, .. }
         | KernelSpec::AttentionSplitFinish { queries, width, .. } => {
             transpose_cycles(*queries, *width, target)
@@ -471,11 +475,11 @@ pub fn attention_columns_cycles(queries: u32, keys: u32, width: u32, target: &Ta
     clamp(exps + u128::from(div_ceil(passes, rate)) + launch128(target))
 }
 
-/// One key block of the rows formulation ([`KernelSpec::AttentionRows`]): `rows * keys` exps
-/// and at the F32 vector rate the two passes over the padded score block (the maximum, then
-/// the exps' stores and sum): `rows * keys * exp + ceil(2 * rows * pad16(keys) / f32 rate) +
-/// launch` (the rescale is the merge's). A target that knows the kernel's cost per 16-score
-/// panel row (`attention_rows_update_per_panel_row`) charges that per row and panel instead.
+/// One key block's softmax in the rows formulation ([`KernelSpec::AttentionRows`]): `rows *
+/// keys` exps and at the F32 vector rate the two passes over the padded score block (the
+/// maximum, then the exps' stores and sum): `rows * keys * exp + ceil(2 * rows * pad16(keys) /
+/// f32 rate) + launch`. A target that knows the kernel's cost per 16-score panel row
+/// (`attention_rows_update_per_panel_row`) charges that per row and panel instead.
 pub fn attention_rows_cycles(rows: u32, keys: u32, target: &Target) -> u64 {
     if let Some(per_panel_row) = &target.kernels.attention_rows_update_per_panel_row {
         let panel_rows = u128::from(rows) * u128::from(keys.div_ceil(16));
@@ -489,16 +493,32 @@ pub fn attention_rows_cycles(rows: u32, keys: u32, target: &Target) -> u64 {
     clamp(exps + u128::from(div_ceil(passes, rate)) + launch128(target))
 }
 
-/// The rows formulation's merge ([`KernelSpec::AttentionRowsMerge`]): a multiply and an add
-/// per output element at the F32 vector rate, plus the launch; on a target that knows it, its
-/// cost per 16-column panel row (`attention_rows_merge_per_panel_row`) per row and panel.
-pub fn attention_rows_merge_cycles(rows: u32, width: u32, target: &Target) -> u64 {
+/// The rows formulation's merge ([`KernelSpec::AttentionRowsMerge`]): per row two exps (none
+/// for the first block), per output element two multiplies and an add (a copy for the first
+/// block) and the last block's division, at the F32 vector rate, plus the launch; on a target
+/// that knows it, its cost per 16-column panel row (`attention_rows_merge_per_panel_row`) per
+/// row and panel, whatever the block.
+pub fn attention_rows_merge_cycles(
+    rows: u32,
+    width: u32,
+    (first, last): (bool, bool),
+    target: &Target,
+) -> u64 {
     if let Some(per_panel_row) = &target.kernels.attention_rows_merge_per_panel_row {
         let panel_rows = u128::from(rows) * u128::from(width.div_ceil(16));
         return clamp(panel_rows * u128::from(per_panel_row.value) + launch128(target));
     }
+    let exps = if first {
+        0
+    } else {
+        2 * u128::from(rows) * u128::from(target.kernels.exp_cycles_per_element.value)
+    };
+    let ops = if first { 1 } else { 3 } + u128::from(last);
     let rate = u128::from(vector_elements_per_cycle(Precision::F32, target));
-    clamp(u128::from(div_ceil(2 * u128::from(rows) * u128::from(width), rate)) + launch128(target))
+    clamp(
+        exps + u128::from(div_ceil(ops * u128::from(rows) * u128::from(width), rate))
+            + launch128(target),
+    )
 }
 
 /// The cross-tile merge of `splits` key splits' outputs ([`KernelSpec::AttentionMerge`]): per

@@ -246,9 +246,17 @@ impl KernelSpec {
                 precision,
                 rows,
                 width,
+                first,
+                last,
             } => {
+                let role = match (first, last) {
+                    (true, true) => "_single",
+                    (true, false) => "_first",
+                    (false, true) => "_last",
+                    (false, false) => "",
+                };
                 format!(
-                    "attention_rows_merge_{}_r{rows}_w{width}",
+                    "attention_rows_merge_{}_r{rows}_w{width}{role}",
                     precision.short_name()
                 )
             }
@@ -336,9 +344,8 @@ impl KernelSpec {
             KernelSpec::Scale { .. } => "scale.mlir",
             KernelSpec::AttentionBlock { .. } => "attention_block.mlir",
             KernelSpec::AttentionFinish { .. } => "attention_finish.mlir",
-            KernelSpec::AttentionColumns { .. } | KernelSpec::AttentionRows { .. } => {
-                "attention_columns.mlir"
-            }
+            KernelSpec::AttentionColumns { .. } => "attention_columns.mlir",
+            KernelSpec::AttentionRows { .. } => "attention_rows.mlir",
             KernelSpec::AttentionRowsMerge { .. } => "attention_rows_merge.mlir",
             KernelSpec::AttentionFinishColumns { .. } | KernelSpec::AttentionSplitFinish { .. } => {
                 "attention_finish_columns.mlir"
@@ -522,9 +529,7 @@ impl KernelSpec {
                 ("queries", i64::from(*queries)),
                 ("width", i64::from(*width)),
                 ("causal", i64::from(*causal)),
-                ("rows_form", 0),
             ],
-            // One source with the columns form: the queries are the rows, no output width.
             KernelSpec::AttentionRows {
                 precision,
                 rows,
@@ -535,18 +540,20 @@ impl KernelSpec {
                 ("partials", p(default_partials(*precision))),
                 ("keys", i64::from(*keys)),
                 ("queries", i64::from(*rows)),
-                ("width", 1),
                 ("causal", i64::from(*causal)),
-                ("rows_form", 1),
             ],
             KernelSpec::AttentionRowsMerge {
                 precision,
                 rows,
                 width,
+                first,
+                last,
             } => vec![
                 ("partials", p(default_partials(*precision))),
                 ("rows", i64::from(*rows)),
                 ("width", i64::from(*width)),
+                ("first", i64::from(*first)),
+                ("last", i64::from(*last)),
             ],
             // One source: the split's finish writes f32 rows from its element's partials.
             KernelSpec::AttentionFinishColumns {

@@ -58,10 +58,9 @@ impl KernelSpec {
             KernelSpec::LayerNorm { .. }
             | KernelSpec::AddGroupBias { .. }
             | KernelSpec::AttentionMerge { .. } => 4,
-            KernelSpec::AttentionBlock { .. }
-            | KernelSpec::AttentionColumns { .. }
-            | KernelSpec::AttentionRows { .. } => 8,
-            KernelSpec::AttentionRowsMerge { .. } => 3,
+            KernelSpec::AttentionBlock { .. } | KernelSpec::AttentionColumns { .. } => 8,
+            KernelSpec::AttentionRows { .. } => 7,
+            KernelSpec::AttentionRowsMerge { .. } => 6,
             KernelSpec::AttentionFinish { .. }
             | KernelSpec::AttentionFinishColumns { .. }
             | KernelSpec::AttentionSplitFinish { .. }
@@ -266,17 +265,24 @@ impl KernelSpec {
                 vec![
                     operand(0, "s", Access::Read, partials, rows * keys),
                     operand(1, "p", Access::Write, *precision, rows * keys),
-                    operand(2, "m", Access::ReadWrite, Precision::F32, rows),
-                    operand(3, "l", Access::ReadWrite, Precision::F32, rows),
-                    operand(4, "c", Access::Write, Precision::F32, rows),
+                    operand(2, "m_blk", Access::Write, Precision::F32, rows),
+                    operand(3, "l_blk", Access::Write, Precision::F32, rows),
                 ]
             }
             KernelSpec::AttentionRowsMerge {
                 precision,
                 rows,
                 width,
+                first,
+                ..
             } => {
                 let (rows, width) = (count(rows), count(width));
+                // The first block only writes the state.
+                let state = if *first {
+                    Access::Write
+                } else {
+                    Access::ReadWrite
+                };
                 vec![
                     operand(
                         0,
@@ -285,8 +291,11 @@ impl KernelSpec {
                         default_partials(*precision),
                         rows * pad16(width),
                     ),
-                    operand(1, "c", Access::Read, Precision::F32, rows),
-                    operand(2, "o", Access::ReadWrite, Precision::F32, rows * width),
+                    operand(1, "m_blk", Access::Read, Precision::F32, rows),
+                    operand(2, "l_blk", Access::Read, Precision::F32, rows),
+                    operand(3, "m", state, Precision::F32, rows),
+                    operand(4, "l", state, Precision::F32, rows),
+                    operand(5, "o", state, Precision::F32, rows * width),
                 ]
             }
             KernelSpec::AttentionFinishColumns {

@@ -62,6 +62,10 @@ const SOURCES: &[(&str, &str)] = &[
         include_str!("../../kernels/attention_merge.mlir"),
     ),
     (
+        "attention_rows.mlir",
+        include_str!("../../kernels/attention_rows.mlir"),
+    ),
+    (
         "attention_rows_merge.mlir",
         include_str!("../../kernels/attention_rows_merge.mlir"),
     ),

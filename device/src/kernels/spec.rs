@@ -367,16 +367,17 @@ pub enum KernelSpec {
         width: u32,
         panels: bool,
     },
-    /// One key block of flash attention's online-softmax update in the rows formulation
-    /// (queries as the AMP's rows, keys as its columns: the hardware-measured runs' form).
-    /// As [`KernelSpec::AttentionColumns`] with the roles of the panel order exchanged: `s`
-    /// (the unscaled q.k, `s = Q K_blk^T` in AMP-output order, `rows` panel rows, keys padded
-    /// to `kp = ceil(keys / 16) * 16` columns, the partials precision) and `p` (in
-    /// `precision`, the same order: the AMP-left order of `p V_blk`); per query r the running
-    /// maximum `m` and sum `l` (f32) are updated as there, and instead of rescaling an output
-    /// the factor c (f32, 1 for a query with no visible key in the block) is stored at element
-    /// r of `c`, for [`KernelSpec::AttentionRowsMerge`]. Hidden keys and padding columns of
-    /// `p` are 0. Args: [s_offset, p_offset, m_offset, l_offset, c_offset, scale_bits,
+    /// The softmax of one key block of flash attention in the rows formulation (queries as
+    /// the AMP's rows, keys as its columns: the hardware-measured runs' form), relative to the
+    /// block's own maximum. `s` (the unscaled q.k, `s = Q K_blk^T` in AMP-output order: `rows`
+    /// panel rows, keys padded to `kp = ceil(keys / 16) * 16` columns, the partials precision
+    /// [`crate::kernels::describe::default_partials`]) gives, per row r over its visible keys j
+    /// (key `key_offset + j` is hidden from query `row_offset + r` when `causal` and
+    /// `key_offset + j > row_offset + r`), in f32: x_j = scale * s[r][j]; m = max_j x_j;
+    /// p[r][j] = exp(x_j - m) rounded once to `precision` (the same order: the AMP-left order of
+    /// `p V_blk`); l = the sum of the rounded p in order; m_blk[r] = m, l_blk[r] = l (f32; -inf
+    /// and 0 for a row with no visible key). Hidden keys and padding columns of `p` are 0. exp
+    /// is libm expf. Args: [s_offset, p_offset, m_blk_offset, l_blk_offset, scale_bits,
     /// row_offset, key_offset].
     AttentionRows {
         precision: Precision,
@@ -384,16 +385,21 @@ pub enum KernelSpec {
         keys: u32,
         causal: bool,
     },
-    /// The rows formulation's merge of one key block: o[r][e] = o[r][e] * c[r] + pv[r][e] in
-    /// f32 (a multiply, then an add), o the unnormalized output (f32, `rows x width`,
-    /// row-major, as [`KernelSpec::AttentionFinish`] reads it), c the factors
-    /// [`KernelSpec::AttentionRows`] stored, pv the block's `p V_blk` in AMP-output order
-    /// (`rows` panel rows, width padded to 16, the partials precision of `precision`).
-    /// Args: [pv_offset, c_offset, o_offset].
+    /// The rows formulation's merge of one key block into the running state: the block's `pv`
+    /// (`p V_blk` in AMP-output order, `rows` panel rows, width padded to 16, the partials
+    /// precision of `precision`) and its `m_blk`, `l_blk` ([`KernelSpec::AttentionRows`]) into
+    /// the running maxima `m`, sums `l` (f32) and output `o` (f32, `rows x width`, row-major).
+    /// In f32, per row: the `first` block takes m = m_blk, l = l_blk, o = pv; any other
+    /// m' = max(m, m_blk), a = exp(m - m') (0 when m is -inf), b = exp(m_blk - m') (0 when
+    /// m_blk is -inf), o = o * a + pv * b, l = l * a + l_blk * b, m = m'; the `last` then
+    /// divides o by l (0 where l is 0). Args: [pv_offset, m_blk_offset, l_blk_offset, m_offset,
+    /// l_offset, o_offset].
     AttentionRowsMerge {
         precision: Precision,
         rows: u32,
         width: u32,
+        first: bool,
+        last: bool,
     },
 }
 

@@ -150,7 +150,7 @@ fn rows_attention_candidates(
 fn rows_attention_sizes(
     graph: &Graph,
     op: &Op,
-) -> Result<((u32, u32, u32, u32, u32), Precision), String> {
+) -> Result<(crate::strategies::attention_rows::Sizes, Precision), String> {
     let dims = |v: usize| crate::tiling::layout::canonical_dims(&graph.values[v].shape);
     let (q, k, v) = (
         dims(op.operands[0]),

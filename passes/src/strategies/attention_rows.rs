@@ -23,14 +23,14 @@
 //! 1. an exchange phase: every head's block b multicast from its home to the head's other
 //!    tiles, keys then values (the home reads its own in place);
 //! 2. `S = Q K_b^T` (one AMP GEMM call: rows, K = dp, C = kp; AMP-output order);
-//! 3. the online-softmax update ([`KernelSpec::AttentionRows`]): running maxima and sums, the
-//!    probabilities `P` in AMP-left order and each row's rescale factor;
+//! 3. the block's softmax ([`KernelSpec::AttentionRows`]): the probabilities `P` relative to
+//!    the block's own row maxima, in AMP-left order, with those maxima and the rows' sums;
 //! 4. `PV = P V_b` (one AMP GEMM call: rows, K = kp, C = ep);
-//! 5. the merge into the f32 output ([`KernelSpec::AttentionRowsMerge`]).
+//! 5. the merge into the running f32 state ([`KernelSpec::AttentionRowsMerge`]): the first
+//!    block's taken as it is, each later one rescaled in, the last divided by the sums.
 //!
-//! Before the first block the state is filled (maxima -inf, sums and output 0); after the
-//! last, [`KernelSpec::AttentionFinish`] divides by the sums into the tile's result rows,
-//! row-major, where the host reads them.
+//! After the last block a conversion ([`KernelSpec::Cast`]) writes the tile's result rows in
+//! the op's precision, row-major, where the host reads them.
 
 use std::sync::Arc;
 
@@ -49,6 +49,9 @@ const GROUP: u32 = 16;
 fn pad16(n: u32) -> u32 {
     n.div_ceil(GROUP) * GROUP
 }
+
+/// `(batch-heads, S, D, T, E)`: queries and head dim, keys and value width per batch-head.
+pub type Sizes = (u32, u32, u32, u32, u32);
 
 /// How an `attention_flash_rows` plan lays out one attention (see the module docs).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,7 +83,7 @@ impl RowsGrid {
     /// `[t, e]` values in `precision` (causal or not), on at most `tiles` tiles, or why it
     /// cannot be followed.
     pub fn planned(
-        (heads, s, d, t, e): (u32, u32, u32, u32, u32),
+        (heads, s, d, t, e): Sizes,
         (precision, causal): (Precision, bool),
         plan: &AttentionPlan,
         tiles: u32,
@@ -264,29 +267,25 @@ impl RowsGrid {
         }
     }
 
-    pub fn merge(&self, rows: u32) -> KernelSpec {
+    /// The merge of key block `block` for `rows` rows (the first takes the block's state, the
+    /// last divides).
+    pub fn merge(&self, rows: u32, block: usize) -> KernelSpec {
         KernelSpec::AttentionRowsMerge {
             precision: self.precision,
             rows,
             width: self.e,
+            first: block == 0,
+            last: block + 1 == self.key_blocks().len(),
         }
     }
 
+    /// The conversion of `rows` f32 result rows into the op's precision.
     pub fn finish(&self, rows: u32) -> KernelSpec {
-        KernelSpec::AttentionFinish {
-            precision: self.precision,
-            rows,
-            width: self.e,
+        KernelSpec::Cast {
+            from: Precision::F32,
+            to: self.precision,
+            elements: rows * self.e,
         }
-    }
-
-    /// The state's fills for `rows` rows: maxima, sums, output.
-    pub fn fills(&self, rows: u32) -> [KernelSpec; 3] {
-        let fill = |elements| KernelSpec::Fill {
-            precision: Precision::F32,
-            elements,
-        };
-        [fill(rows), fill(rows), fill(rows * self.e)]
     }
 
     /// Every kernel the plan calls.
@@ -299,10 +298,10 @@ impl RowsGrid {
             out.push(self.scores(keys));
             out.push(self.products(keys));
         }
+        let blocks = self.key_blocks().len();
         for rows in self.row_counts() {
-            out.extend(self.fills(rows));
             out.extend(widths.iter().map(|&keys| self.update(rows, keys)));
-            out.push(self.merge(rows));
+            out.extend((0..blocks).map(|block| self.merge(rows, block)));
             out.push(self.finish(rows));
         }
         out.sort();
@@ -310,8 +309,8 @@ impl RowsGrid {
         out
     }
 
-    /// Cycles of the busiest tile's calls (a full block's rows): the fills, per key block the
-    /// two GEMM calls, the update and the merge, and the finish.
+    /// Cycles of the busiest tile's calls (a full block's rows): per key block the two GEMM
+    /// calls, the softmax and the merge, and the conversion.
     pub fn compute_cycles(&self, target: &Target) -> u64 {
         let rows = self.rows;
         // The full blocks' rows are the GEMMs' first entry.
@@ -319,26 +318,22 @@ impl RowsGrid {
             cost::kernel_call_cycles(spec, &[0, 0, 0, 0], target)
                 .unwrap_or_else(|_| cost::kernel_cycles(spec, target))
         };
-        let fills: u64 = self
-            .fills(rows)
-            .iter()
-            .map(|spec| cost::kernel_cycles(spec, target))
-            .sum();
         let blocks: u64 = self
             .key_blocks()
             .iter()
-            .map(|&(_, keys)| {
+            .enumerate()
+            .map(|(block, &(_, keys))| {
                 call(&self.scores(keys))
                     + cost::kernel_cycles(&self.update(rows, keys), target)
                     + call(&self.products(keys))
-                    + cost::kernel_cycles(&self.merge(rows), target)
+                    + cost::kernel_cycles(&self.merge(rows, block), target)
             })
             .sum();
-        fills + blocks + cost::kernel_cycles(&self.finish(rows), target)
+        blocks + cost::kernel_cycles(&self.finish(rows), target)
     }
 
     /// Per-tile buffers beside the operand homes: the received key and value block, the
-    /// scores, probabilities and products, the state and the rescale factors.
+    /// scores, probabilities and products, the block's maxima and sums and the state.
     pub fn working(&self) -> MemoryUse {
         let (rows, kp) = (u64::from(self.rows), u64::from(pad16(self.key_block)));
         let (eb, pb) = (
@@ -351,7 +346,7 @@ impl RowsGrid {
             + rows * kp * (pb + eb)
             + rows * u64::from(self.ep()) * pb
             + rows * u64::from(self.e) * 4
-            + 3 * rows * 4;
+            + 4 * rows * 4;
         MemoryUse::of(bytes, MemoryClass::Standard)
     }
 
@@ -460,7 +455,7 @@ pub fn pinned_plan(
 /// per tile), and the same rows doubled; keys in blocks of 64, 128 and 256 (those within the
 /// keys, or the keys padded to 16 when fewer). None when the batch-heads outnumber the tiles.
 pub fn offered(
-    (heads, s, _, t, _): (u32, u32, u32, u32, u32),
+    (heads, s, _, t, _): Sizes,
     (precision, causal): (Precision, bool),
     active: &[u32],
 ) -> Vec<AttentionPlan> {
@@ -503,7 +498,7 @@ pub fn offered(
 /// The candidate of a pinned `attention_flash_rows` plan for `heads` batch-heads of the given
 /// sizes on at most `tiles` tiles.
 pub fn candidate(
-    sizes: (u32, u32, u32, u32, u32),
+    sizes: Sizes,
     (precision, causal): (Precision, bool),
     plan: &AttentionPlan,
     tiles: u32,

@@ -182,6 +182,7 @@ impl KernelSpec {
                 precision,
                 rows,
                 width,
+                ..
             } => {
                 self.require_arithmetic("element", *precision)?;
                 self.require_positive("rows", *rows)?;

@@ -1,6 +1,6 @@
 //! `ipu.attention` in the rows formulation ([`crate::strategies::attention_rows`]): the homes
 //! the host writes, per key block the multicast of its keys and values, the two GEMM calls,
-//! the online-softmax update and the merge of every tile, and the finish whose rows the host
+//! the block's softmax and the merge of every tile, and the conversion whose rows the host
 //! reads in place.
 
 use super::*;
@@ -18,9 +18,10 @@ struct RowsBuffers {
     scores: BufferId,
     probabilities: BufferId,
     products: BufferId,
+    block_maxima: BufferId,
+    block_sums: BufferId,
     maxima: BufferId,
     sums: BufferId,
-    factors: BufferId,
     output: BufferId,
     result: BufferId,
 }
@@ -86,8 +87,6 @@ impl Lowering<'_> {
         self.stream(k, k_pieces)?;
         self.stream(v, v_pieces)?;
 
-        let fills = self.rows_fills(&grid, &buffers);
-        self.push_compute(format!("{provenance}.init"), fills);
         for (block, &(first_key, keys)) in grid.key_blocks().iter().enumerate() {
             let block = block as u32;
             self.rows_phase(&grid, &buffers, block);
@@ -110,8 +109,8 @@ impl Lowering<'_> {
                     kernel: self.program.kernel(grid.finish(rows)),
                     args: vec![
                         Arg::Address(Place::at(buffers.output, 0)),
-                        Arg::Address(Place::at(buffers.sums, 0)),
                         Arg::Address(Place::at(buffers.result, 0)),
+                        Arg::Value(0),
                     ],
                 });
                 // The block's rows are whole rows of the result: one contiguous range.
@@ -157,36 +156,13 @@ impl Lowering<'_> {
             scores: buffer("s", rows * kp * pb),
             probabilities: buffer("p", rows * kp * eb),
             products: buffer("pv", rows * grid.ep() * pb),
+            block_maxima: buffer("m_blk", rows * 4),
+            block_sums: buffer("l_blk", rows * 4),
             maxima: buffer("m", rows * 4),
             sums: buffer("l", rows * 4),
-            factors: buffer("c", rows * 4),
             output: buffer("o", rows * grid.e * 4),
             result: buffer("result", rows * grid.e * eb),
         }
-    }
-
-    /// Every tile's state fills: maxima -inf, sums and output 0.
-    fn rows_fills(&mut self, grid: &RowsGrid, buffers: &RowsBuffers) -> Vec<Run> {
-        let mut runs = Vec::new();
-        for tile in 0..grid.tiles() {
-            let rows = grid.query_block(tile % grid.query_blocks).1;
-            let [m, l, o] = grid.fills(rows);
-            for (spec, buffer, value) in [
-                (m, buffers.maxima, f32::NEG_INFINITY),
-                (l, buffers.sums, 0.0),
-                (o, buffers.output, 0.0),
-            ] {
-                runs.push(Run {
-                    tile,
-                    kernel: self.program.kernel(spec),
-                    args: vec![
-                        Arg::Address(Place::at(buffer, 0)),
-                        Arg::Value(value.to_bits()),
-                    ],
-                });
-            }
-        }
-        runs
     }
 
     /// The exchange phase of key block `block`: keys then values from their homes.
@@ -216,7 +192,7 @@ impl Lowering<'_> {
     }
 
     /// The four compute steps of key block `block` (`keys` keys from `first_key`): the score
-    /// GEMM, the update, the product GEMM and the merge, each a run per tile.
+    /// GEMM, the block's softmax, the product GEMM and the merge, each a run per tile.
     fn rows_block_steps(
         &mut self,
         grid: &RowsGrid,
@@ -264,9 +240,8 @@ impl Lowering<'_> {
                     args: vec![
                         at(buffers.scores),
                         at(buffers.probabilities),
-                        at(buffers.maxima),
-                        at(buffers.sums),
-                        at(buffers.factors),
+                        at(buffers.block_maxima),
+                        at(buffers.block_sums),
                         Arg::Value(scale.to_bits()),
                         Arg::Value(first),
                         Arg::Value(first_key),
@@ -280,10 +255,13 @@ impl Lowering<'_> {
                 ));
                 steps[3].push(Run {
                     tile,
-                    kernel: self.program.kernel(grid.merge(rows)),
+                    kernel: self.program.kernel(grid.merge(rows, block as usize)),
                     args: vec![
                         at(buffers.products),
-                        at(buffers.factors),
+                        at(buffers.block_maxima),
+                        at(buffers.block_sums),
+                        at(buffers.maxima),
+                        at(buffers.sums),
                         at(buffers.output),
                     ],
                 });

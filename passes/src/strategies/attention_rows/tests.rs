@@ -53,8 +53,8 @@ fn the_measured_hidden_768_layout() {
             assert_eq!(*moved, expected);
         }
     }
-    // Two GEMMs (one key-block width), and per row count two fills (the maxima's and sums'
-    // are one), the update, the merge and the finish.
+    // Two GEMMs (one key-block width), and per row count the softmax, the first, middle and
+    // last blocks' merges and the conversion.
     assert_eq!(grid.kernels().len(), 2 + 2 * 5);
 }
 
@@ -157,8 +157,8 @@ fn plans_it_cannot_follow_are_refused_with_the_reason() {
     );
 }
 
-/// The busiest tile's cycles are its fills, per key block both GEMM calls (full rows), the
-/// update and the merge, and the finish, as the cost model prices each.
+/// The busiest tile's cycles are, per key block, both GEMM calls (full rows), the softmax and
+/// the merge (first, middle, last), and the conversion, as the cost model prices each.
 #[test]
 fn compute_cycles_add_up_the_busiest_tiles_calls() {
     let target = Target::c600();
@@ -170,17 +170,16 @@ fn compute_cycles_add_up_the_busiest_tiles_calls() {
     )
     .unwrap();
     let gemm = |spec: &KernelSpec| cost::kernel_call_cycles(spec, &[0, 0, 0, 0], &target).unwrap();
-    let mut want: u64 = grid
-        .fills(12)
-        .iter()
-        .map(|s| cost::kernel_cycles(s, &target))
-        .sum();
-    for keys in [96; 10].into_iter().chain([64]) {
+    let mut want = 0;
+    for (block, keys) in [96; 10].into_iter().chain([64]).enumerate() {
         want += gemm(&grid.scores(keys))
             + cost::kernel_cycles(&grid.update(12, keys), &target)
             + gemm(&grid.products(keys))
-            + cost::kernel_cycles(&grid.merge(12), &target);
+            + cost::kernel_cycles(&grid.merge(12, block), &target);
     }
+    // The first block's merge copies, the last divides.
+    let merge = |block| cost::kernel_cycles(&grid.merge(12, block), &target);
+    assert!(merge(0) < merge(1) && merge(1) < merge(10));
     want += cost::kernel_cycles(&grid.finish(12), &target);
     assert_eq!(grid.compute_cycles(&target), want);
     // The score GEMM of a full block: 6 column groups of the padded 80-long K.
