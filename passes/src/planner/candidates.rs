@@ -106,7 +106,7 @@ fn pinned_rows_attention(
                 .into(),
         );
     }
-    let (sizes, precision) = rows_attention_sizes(graph, op)?;
+    let (sizes, precision) = crate::strategies::attention_rows::operand_sizes(graph, op)?;
     crate::strategies::attention_rows::candidate(
         sizes,
         (precision, causal),
@@ -126,7 +126,7 @@ fn rows_attention_candidates(
     active: &[u32],
     target: &Target,
 ) -> Vec<Candidate> {
-    let Ok((sizes, precision)) = rows_attention_sizes(graph, op) else {
+    let Ok((sizes, precision)) = crate::strategies::attention_rows::operand_sizes(graph, op) else {
         return Vec::new();
     };
     crate::strategies::attention_rows::offered(sizes, (precision, causal), active)
@@ -143,44 +143,6 @@ fn rows_attention_candidates(
             .ok()
         })
         .collect()
-}
-
-/// `(batch-heads, S, D, T, E)` and the element type of an attention the rows formulation can
-/// run, or why it cannot.
-fn rows_attention_sizes(
-    graph: &Graph,
-    op: &Op,
-) -> Result<(crate::strategies::attention_rows::Sizes, Precision), String> {
-    let dims = |v: usize| crate::tiling::layout::canonical_dims(&graph.values[v].shape);
-    let (q, k, v) = (
-        dims(op.operands[0]),
-        dims(op.operands[1]),
-        dims(op.operands[2]),
-    );
-    if k[0] != q[0] || v[0] != q[0] || k[2] != q[2] || v[1] != k[1] {
-        return Err(format!(
-            "query {q:?}, key {k:?} and value {v:?} are not [B, S, D], [B, T, D], [B, T, E]"
-        ));
-    }
-    if let Some(&operand) = op.operands.iter().find(|&&o| !graph.from_host(o)) {
-        return Err(format!(
-            "operand value {operand} is computed on the device; the rows formulation reads host-written operands"
-        ));
-    }
-    if !crate::tiling::candidate::returned_only(graph, op.results[0]) {
-        return Err("its result is read by another op (only the host reads it)".into());
-    }
-    let precision = graph.values[op.operands[0]].element;
-    if op.operands[1..]
-        .iter()
-        .chain(&op.results)
-        .any(|&value| graph.values[value].element != precision)
-    {
-        return Err("query, key, value and result must share one element type".into());
-    }
-    let fit = |n: u64| u32::try_from(n).map_err(|_| format!("a size {n} beyond 2^32"));
-    let sizes = (fit(q[0])?, fit(q[1])?, fit(q[2])?, fit(k[1])?, fit(v[2])?);
-    Ok((sizes, precision))
 }
 
 /// The candidates of `graph.ops[index]` ([`candidates`]), generated once per graph and

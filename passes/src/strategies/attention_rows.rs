@@ -41,7 +41,7 @@ use ipu_dialects::plan::{AttentionPlan, AttentionSchedule, OperatorPlan};
 
 use crate::tiling::candidate::{generated_phases, Candidate, Need, PhaseSource};
 use crate::tiling::layout::{Owners, Shards};
-use crate::tiling::{MemoryUse, PlannerOptions, ValueFormat};
+use crate::tiling::{Graph, MemoryUse, Op, PlannerOptions, ValueFormat};
 
 /// The AMP's column group.
 const GROUP: u32 = 16;
@@ -435,6 +435,42 @@ impl PhaseSource for RowsGrid {
     fn same_as(&self, other: &dyn PhaseSource) -> bool {
         other.as_any().downcast_ref::<RowsGrid>() == Some(self)
     }
+}
+
+/// `(batch-heads, S, D, T, E)` and the element type of attention `op`, when the rows
+/// formulation can run it: `[B, S, D]` queries, `[B, T, D]` keys and `[B, T, E]` values of one
+/// element type that the host writes, a result only the host reads; else why not.
+pub fn operand_sizes(graph: &Graph, op: &Op) -> Result<(Sizes, Precision), String> {
+    let dims = |v: usize| crate::tiling::layout::canonical_dims(&graph.values[v].shape);
+    let (q, k, v) = (
+        dims(op.operands[0]),
+        dims(op.operands[1]),
+        dims(op.operands[2]),
+    );
+    if k[0] != q[0] || v[0] != q[0] || k[2] != q[2] || v[1] != k[1] {
+        return Err(format!(
+            "query {q:?}, key {k:?} and value {v:?} are not [B, S, D], [B, T, D], [B, T, E]"
+        ));
+    }
+    if let Some(&operand) = op.operands.iter().find(|&&o| !graph.from_host(o)) {
+        return Err(format!(
+            "operand value {operand} is computed on the device; the rows formulation reads host-written operands"
+        ));
+    }
+    if !crate::tiling::candidate::returned_only(graph, op.results[0]) {
+        return Err("its result is read by another op (only the host reads it)".into());
+    }
+    let precision = graph.values[op.operands[0]].element;
+    if op.operands[1..]
+        .iter()
+        .chain(&op.results)
+        .any(|&value| graph.values[value].element != precision)
+    {
+        return Err("query, key, value and result must share one element type".into());
+    }
+    let fit = |n: u64| u32::try_from(n).map_err(|_| format!("a size {n} beyond 2^32"));
+    let sizes = (fit(q[0])?, fit(q[1])?, fit(q[2])?, fit(k[1])?, fit(v[2])?);
+    Ok((sizes, precision))
 }
 
 /// The `attention_flash_rows` plan a constraint pins whole for op `index`, if any.

@@ -4,7 +4,7 @@
 //! reads in place.
 
 use super::*;
-use crate::strategies::attention_rows::{Moved, RowsGrid};
+use crate::strategies::attention_rows::{self, Moved, RowsGrid};
 use crate::strategies::split_gemm::panel_pieces;
 use ipu_dialects::plan::AttentionPlan;
 
@@ -50,34 +50,7 @@ impl Lowering<'_> {
         if !self.prefix.is_empty() {
             return Err(fail("an attention in a repeat body".into()));
         }
-        if !crate::tiling::candidate::returned_only(self.graph, out) {
-            return Err(fail(
-                "its result is read by another op (only the host reads it)".into(),
-            ));
-        }
-        let dims = |v: ValueId| crate::tiling::layout::canonical_dims(&self.graph.values[v].shape);
-        let (dq, dk, dv) = (dims(q), dims(k), dims(v));
-        if dk[0] != dq[0] || dv[0] != dq[0] || dk[2] != dq[2] || dv[1] != dk[1] {
-            return Err(fail(format!(
-                "query {dq:?}, key {dk:?} and value {dv:?} are not [B, S, D], [B, T, D], [B, T, E]"
-            )));
-        }
-        let precision = self.graph.values[q].element;
-        if [k, v, out]
-            .iter()
-            .any(|&value| self.graph.values[value].element != precision)
-        {
-            return Err(fail(
-                "query, key, value and result must share one element type".into(),
-            ));
-        }
-        let sizes = (
-            to_u32(dq[0])?,
-            to_u32(dq[1])?,
-            to_u32(dq[2])?,
-            to_u32(dk[1])?,
-            to_u32(dv[2])?,
-        );
+        let (sizes, precision) = attention_rows::operand_sizes(self.graph, op).map_err(fail)?;
         let grid = RowsGrid::planned(sizes, (precision, causal), plan, self.tiles).map_err(fail)?;
         let scale = scale.unwrap_or(1.0 / f64::from(grid.d).sqrt()) as f32;
         let provenance = self.provenance(index);
