@@ -123,11 +123,27 @@ pub fn scheduled_exchange_cycles(plan: &ExpandedPlan, target: &Target) -> Result
         .par_iter()
         .map(|(phase, runs)| {
             schedule_phase_cached(&phase.transfers, target)
-                .map(|s| s.cycles * runs)
+                .map(|s| {
+                    tracing::debug!(
+                        op = phase.op,
+                        transfers = phase.transfers.len(),
+                        bytes = phase.transfers.iter().map(|t| t.bytes).sum::<u64>(),
+                        cycles = s.cycles,
+                        runs,
+                        "scheduled expanded phase"
+                    );
+                    s.cycles * runs
+                })
                 .map_err(|e| format!("op {}: {e}", phase.op))
         })
         .collect();
-    Ok(cycles?.into_iter().sum::<u64>() + plan.priced_exchange_cycles)
+    let cycles = cycles?;
+    tracing::debug!(
+        ?cycles,
+        priced = plan.priced_exchange_cycles,
+        "scheduled expanded plan"
+    );
+    Ok(cycles.into_iter().sum::<u64>() + plan.priced_exchange_cycles)
 }
 
 /// Screens mappings for `finalist` (the busiest endpoint's load summed over phases, then the
