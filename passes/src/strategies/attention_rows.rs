@@ -39,7 +39,7 @@ use ipu_device::kernels::spec::ElementOrder;
 use ipu_device::{cost, KernelSpec, MemoryClass, Precision, Target};
 use ipu_dialects::plan::{AttentionPlan, AttentionSchedule, OperatorPlan};
 
-use crate::tiling::candidate::{generated_phases, Candidate, Need, PhaseSource};
+use crate::tiling::candidate::{generated_phases, Candidate, Need, PhaseTransfers};
 use crate::tiling::layout::{Owners, Shards};
 use crate::tiling::{Graph, MemoryUse, Op, PlannerOptions, ValueFormat};
 
@@ -421,19 +421,11 @@ impl RowsGrid {
     }
 }
 
-impl PhaseSource for RowsGrid {
-    fn for_each_transfer(&self, phase: u32, visit: &mut dyn FnMut(u32, &[u32], u64)) {
+impl PhaseTransfers for RowsGrid {
+    fn transfers(&self, phase: u32, visit: &mut dyn FnMut(u32, &[u32], u64)) {
         self.for_each_move(phase, |from, to, bytes, _| {
             visit(from, to, u64::from(bytes))
         });
-    }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-
-    fn same_as(&self, other: &dyn PhaseSource) -> bool {
-        other.as_any().downcast_ref::<RowsGrid>() == Some(self)
     }
 }
 

@@ -33,7 +33,7 @@ use ipu_dialects::plan::{GemmActivationStationaryPlan, OperatorPlan};
 
 use super::gemm_waves::WavesGrid;
 use crate::element;
-use crate::tiling::candidate::{generated_phases, Candidate, Need, PhaseSource};
+use crate::tiling::candidate::{generated_phases, Candidate, Need, PhaseTransfers};
 use crate::tiling::layout::Shards;
 use crate::tiling::{MemoryUse, ValueFormat};
 
@@ -461,19 +461,11 @@ impl StationaryGrid {
     }
 }
 
-impl PhaseSource for StationaryGrid {
-    fn for_each_transfer(&self, phase: u32, visit: &mut dyn FnMut(u32, &[u32], u64)) {
+impl PhaseTransfers for StationaryGrid {
+    fn transfers(&self, phase: u32, visit: &mut dyn FnMut(u32, &[u32], u64)) {
         self.for_each_move(phase, |from, to, bytes, _| {
             visit(from, to, u64::from(bytes))
         });
-    }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-
-    fn same_as(&self, other: &dyn PhaseSource) -> bool {
-        other.as_any().downcast_ref::<StationaryGrid>() == Some(self)
     }
 }
 

@@ -45,7 +45,7 @@ use ipu_device::{cost, KernelSpec, MemoryClass, Precision, Target};
 use ipu_dialects::plan::{GemmWavesPlan, OperatorPlan};
 
 use crate::element;
-use crate::tiling::candidate::{generated_phases, Candidate, Need, PhaseSource};
+use crate::tiling::candidate::{generated_phases, Candidate, Need, PhaseTransfers};
 use crate::tiling::layout::{Owners, Shards};
 use crate::tiling::{Graph, MemoryUse, OpKind, Origin, PlannerOptions, ValueFormat};
 
@@ -510,19 +510,11 @@ pub enum Moved {
     Result { r: u32, c: u32 },
 }
 
-impl PhaseSource for WavesGrid {
-    fn for_each_transfer(&self, phase: u32, visit: &mut dyn FnMut(u32, &[u32], u64)) {
+impl PhaseTransfers for WavesGrid {
+    fn transfers(&self, phase: u32, visit: &mut dyn FnMut(u32, &[u32], u64)) {
         self.for_each_move(phase, |from, to, bytes, _| {
             visit(from, to, u64::from(bytes))
         });
-    }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-
-    fn same_as(&self, other: &dyn PhaseSource) -> bool {
-        other.as_any().downcast_ref::<WavesGrid>() == Some(self)
     }
 }
 

@@ -64,6 +64,27 @@ pub trait PhaseSource: std::fmt::Debug + Send + Sync + 'static {
     fn same_as(&self, other: &dyn PhaseSource) -> bool;
 }
 
+/// What a strategy's work implements to be a [`PhaseSource`]: the transfers of each phase.
+/// Two sources are the same when they are equal values of one type.
+pub trait PhaseTransfers: std::fmt::Debug + PartialEq + Send + Sync + 'static {
+    /// Calls `visit(source, destinations, bytes)` for every transfer of phase `phase`.
+    fn transfers(&self, phase: u32, visit: &mut dyn FnMut(u32, &[u32], u64));
+}
+
+impl<T: PhaseTransfers> PhaseSource for T {
+    fn for_each_transfer(&self, phase: u32, visit: &mut dyn FnMut(u32, &[u32], u64)) {
+        self.transfers(phase, visit)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn same_as(&self, other: &dyn PhaseSource) -> bool {
+        other.as_any().downcast_ref::<T>() == Some(self)
+    }
+}
+
 /// Phases `phases` of `source` on an op of `tiles` tiles, those that move anything: the
 /// phases, their cycles by the endpoint rule over their transfers, and the encoded row bytes
 /// of the tile with the most over all of them (a tile's exchange code holds the rows of every
@@ -352,17 +373,11 @@ mod tests {
     #[derive(Debug, PartialEq)]
     struct IntoThree;
 
-    impl PhaseSource for IntoThree {
-        fn for_each_transfer(&self, phase: u32, visit: &mut dyn FnMut(u32, &[u32], u64)) {
+    impl PhaseTransfers for IntoThree {
+        fn transfers(&self, phase: u32, visit: &mut dyn FnMut(u32, &[u32], u64)) {
             if phase < 3 {
                 visit(phase, &[3], 64);
             }
-        }
-        fn as_any(&self) -> &dyn std::any::Any {
-            self
-        }
-        fn same_as(&self, other: &dyn PhaseSource) -> bool {
-            other.as_any().downcast_ref::<IntoThree>() == Some(self)
         }
     }
 

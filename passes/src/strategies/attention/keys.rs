@@ -5,7 +5,7 @@
 use ipu_device::Target;
 
 use super::{pad16, StreamedTile};
-use crate::tiling::candidate::{generated_phases, InternalPhase, PhaseSource};
+use crate::tiling::candidate::{generated_phases, InternalPhase, PhaseTransfers};
 use std::sync::Arc;
 
 /// The streamed attention's keys and values homed over the tiles: each batch-head's `keys`
@@ -129,7 +129,7 @@ pub struct BlockPiece {
 impl DistributedKeys {
     /// Calls `visit` with each home tile's piece of keys `[first, first + count)` of `head`,
     /// in key order: the pieces of the values (and of keys packed at home) the lowering moves
-    /// and [`PhaseSource::for_each_transfer`] prices.
+    /// and [`PhaseTransfers::transfers`] prices.
     pub fn for_each_block_piece(
         &self,
         head: u32,
@@ -201,12 +201,12 @@ impl DistributedKeys {
     }
 }
 
-impl PhaseSource for DistributedKeys {
+impl PhaseTransfers for DistributedKeys {
     /// Key block `phase` of every head: its keys from the tiles holding them (their homes, or
     /// the panels' tiles), then its values from their homes, to the head's other tiles. With
     /// panels, phase `key blocks` (after the last block) is the gather of each panel's keys to
     /// its tile.
-    fn for_each_transfer(&self, phase: u32, visit: &mut dyn FnMut(u32, &[u32], u64)) {
+    fn transfers(&self, phase: u32, visit: &mut dyn FnMut(u32, &[u32], u64)) {
         let e = u64::from(self.tile.precision.bytes());
         let blocks = self.tile.key_blocks();
         if self.panels && phase as usize == blocks.len() {
@@ -277,14 +277,6 @@ impl PhaseSource for DistributedKeys {
             }
         }
     }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-
-    fn same_as(&self, other: &dyn PhaseSource) -> bool {
-        other.as_any().downcast_ref::<DistributedKeys>() == Some(self)
-    }
 }
 
 impl DistributedKeys {
@@ -342,7 +334,7 @@ mod tests {
         let phases = keys_home.tile.key_blocks().len() as u32;
         assert_eq!(phases, 3);
         for phase in 0..phases {
-            keys_home.for_each_transfer(phase, &mut |home, receivers, bytes| {
+            keys_home.transfers(phase, &mut |home, receivers, bytes| {
                 let head = home / per_head;
                 assert_eq!(receivers.len() as u32, per_head - 1);
                 for &receiver in receivers {
@@ -363,7 +355,7 @@ mod tests {
         assert_eq!((homed.home_tiles, homed.rows_per_tile()), (4, 16));
         // Head h's keys come from its homes, tiles 4h..4h+3, to its query tiles 5h..5h+4.
         let mut sent = 0;
-        homed.for_each_transfer(0, &mut |home, receivers, _| {
+        homed.transfers(0, &mut |home, receivers, _| {
             let head = home / 4;
             assert!(receivers.iter().all(|&r| r / 5 == head && r != home));
             sent += 1;
@@ -387,7 +379,7 @@ mod tests {
         assert_eq!(packed.tile.packed_key_bytes(), 48 * 2);
         assert!(packed.tile.scores(32).b_packed);
         let mut bytes = Vec::new();
-        packed.for_each_transfer(0, &mut |_, _, b| bytes.push(b));
+        packed.transfers(0, &mut |_, _, b| bytes.push(b));
         // Tiles 0 and 1 of each head hold block 0: per head their 16 packed keys each, then
         // their 16 values of 32 each.
         assert_eq!(bytes, [1536, 1536, 1024, 1024, 1536, 1536, 1024, 1024]);
@@ -482,7 +474,7 @@ mod tests {
         let blocks = keys.tile.key_blocks();
         assert_eq!(blocks, [(0, 48), (48, 33)]);
         let mut gathered = vec![0u64; (heads * per_head) as usize];
-        keys.for_each_transfer(2, &mut |home, receivers, bytes| {
+        keys.transfers(2, &mut |home, receivers, bytes| {
             assert_eq!(receivers.len(), 1);
             let packer = receivers[0];
             assert_ne!(home, packer);
@@ -501,7 +493,7 @@ mod tests {
         // tiles; the values from their homes (tiles 5..8 of each head).
         let mut key_sends = Vec::new();
         let mut value_bytes = 0;
-        keys.for_each_transfer(1, &mut |home, receivers, bytes| {
+        keys.transfers(1, &mut |home, receivers, bytes| {
             assert_eq!(receivers.len() as u32, per_head - 1);
             if bytes % packed == 0 && bytes / packed == 16 {
                 key_sends.push(home % per_head);
@@ -539,12 +531,12 @@ mod tests {
         assert!(keys.panels && keys.tile.columns);
         let (d, width, e) = (40u64, 32u64, 2u64);
         let mut gathered = 0;
-        keys.for_each_transfer(2, &mut |_, _, bytes| gathered += bytes);
+        keys.transfers(2, &mut |_, _, bytes| gathered += bytes);
         // Every key not already on its panel's tile, with its values.
         let own: u64 = (0..81u32).filter(|k| k / 16 == k / 9).count() as u64;
         assert_eq!(gathered, u64::from(heads) * (81 - own) * (d + width) * e);
         let mut sends = Vec::new();
-        keys.for_each_transfer(1, &mut |home, receivers, bytes| {
+        keys.transfers(1, &mut |home, receivers, bytes| {
             assert_eq!(receivers.len() as u32, per_head - 1);
             sends.push((home % per_head, bytes));
         });

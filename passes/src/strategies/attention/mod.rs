@@ -20,7 +20,7 @@ pub use split::{split_grids, KeySplit, MergePiece};
 use ipu_device::{KernelSpec, MemoryClass, Precision, Target};
 
 use super::local_gemm::{pad16, LocalGemm};
-use crate::tiling::candidate::{generated_phases, InternalPhase, PhaseSource};
+use crate::tiling::candidate::{generated_phases, InternalPhase, PhaseTransfers};
 use crate::tiling::layout::split_is_exact_cover;
 use ipu_device::kernels::spec::ElementOrder;
 use std::sync::Arc;
@@ -335,10 +335,10 @@ impl RaggedHeads {
     }
 }
 
-impl PhaseSource for RaggedHeads {
+impl PhaseTransfers for RaggedHeads {
     /// Phase 0: each block's query rows from tile `head` to the block's tile; phase 1: each
     /// block's result rows back (a block on tile `head` itself copies instead).
-    fn for_each_transfer(&self, phase: u32, visit: &mut dyn FnMut(u32, &[u32], u64)) {
+    fn transfers(&self, phase: u32, visit: &mut dyn FnMut(u32, &[u32], u64)) {
         let e = u64::from(self.precision.bytes());
         for head in 0..self.heads {
             for block in 0..self.tiles_per_head {
@@ -354,14 +354,6 @@ impl PhaseSource for RaggedHeads {
                 }
             }
         }
-    }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-
-    fn same_as(&self, other: &dyn PhaseSource) -> bool {
-        other.as_any().downcast_ref::<RaggedHeads>() == Some(self)
     }
 }
 
@@ -510,7 +502,7 @@ mod tests {
         assert_eq!(blocks.iter().map(|&(_, rows)| rows).sum::<u32>(), 50);
         assert!(blocks.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0));
         let mut home = vec![0u64; 3];
-        ragged.for_each_transfer(1, &mut |source, destinations, bytes| {
+        ragged.transfers(1, &mut |source, destinations, bytes| {
             assert_eq!(destinations.len(), 1);
             let head = destinations[0];
             assert_eq!(source / 17, head, "a block goes to its own head");

@@ -12,7 +12,7 @@ use ipu_device::kernels::describe::default_partials;
 use ipu_device::{KernelSpec, Precision, Target};
 
 use super::{cost, StreamedTile};
-use crate::tiling::candidate::{divisors, generated_phases, InternalPhase, PhaseSource};
+use crate::tiling::candidate::{divisors, generated_phases, InternalPhase, PhaseTransfers};
 use crate::tiling::layout::Shards;
 use std::sync::Arc;
 
@@ -247,10 +247,10 @@ impl KeySplit {
     }
 }
 
-impl PhaseSource for KeySplit {
+impl PhaseTransfers for KeySplit {
     /// Phase 0: every merging tile's pieces from the splits' tiles (a tile's own pieces are
     /// copied, not moved), as three transfers each (rows, maxima, sums).
-    fn for_each_transfer(&self, phase: u32, visit: &mut dyn FnMut(u32, &[u32], u64)) {
+    fn transfers(&self, phase: u32, visit: &mut dyn FnMut(u32, &[u32], u64)) {
         if phase != 0 {
             return;
         }
@@ -263,14 +263,6 @@ impl PhaseSource for KeySplit {
                 }
             });
         }
-    }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-
-    fn same_as(&self, other: &dyn PhaseSource) -> bool {
-        other.as_any().downcast_ref::<KeySplit>() == Some(self)
     }
 }
 
@@ -469,7 +461,7 @@ mod tests {
             .packed();
         let group_bytes = 48 * 16 * 2;
         let mut groups = 0;
-        keys.for_each_transfer(0, &mut |packer, receivers, bytes| {
+        keys.transfers(0, &mut |packer, receivers, bytes| {
             if bytes == group_bytes {
                 groups += 1;
                 assert_eq!(receivers.len(), 4);

@@ -10,7 +10,9 @@ use ipu_dialects::plan::{GemmPlan, GemmTileGrid, OperatorPlan, Orientation};
 use super::{device_split_dims, ranges_max, split_dims, SplitEnv, SplitGrid};
 use crate::element;
 use crate::tiling::candidate::operand_scales;
-use crate::tiling::candidate::{generated_phases, Candidate, InternalPhase, Need, PhaseSource};
+use crate::tiling::candidate::{
+    generated_phases, Candidate, InternalPhase, Need, PhaseSource, PhaseTransfers,
+};
 use crate::tiling::layout::Shards;
 use crate::tiling::{Graph, MemoryUse, Op, Origin, PlannerOptions, ValueFormat};
 
@@ -249,8 +251,8 @@ struct SplitPhases {
     a_home: Option<Shards>,
 }
 
-impl PhaseSource for SplitPhases {
-    fn for_each_transfer(&self, phase: u32, visit: &mut dyn FnMut(u32, &[u32], u64)) {
+impl PhaseTransfers for SplitPhases {
+    fn transfers(&self, phase: u32, visit: &mut dyn FnMut(u32, &[u32], u64)) {
         let Some(home) = self.a_home.as_ref().filter(|_| phase < self.grid.panels) else {
             self.grid
                 .for_each_exchange_transfer(self.precision, phase, visit);
@@ -261,14 +263,6 @@ impl PhaseSource for SplitPhases {
             .exchange_transfers(self.precision, phase, false, visit);
         self.grid
             .for_each_gather_transfer(home, self.precision, phase, visit);
-    }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-
-    fn same_as(&self, other: &dyn PhaseSource) -> bool {
-        other.as_any().downcast_ref::<SplitPhases>() == Some(self)
     }
 }
 
