@@ -39,7 +39,7 @@ use ipu_device::kernels::spec::ElementOrder;
 use ipu_device::{cost, KernelSpec, MemoryClass, Precision, Target};
 use ipu_dialects::plan::{AttentionPlan, AttentionSchedule, OperatorPlan};
 
-use crate::tiling::candidate::{generated_phases, Candidate, Need, PhaseTransfers};
+use crate::tiling::candidate::{Candidate, Need, PhaseTransfers};
 use crate::tiling::layout::{Owners, Shards};
 use crate::tiling::{Graph, MemoryUse, Op, PlannerOptions, ValueFormat};
 
@@ -536,13 +536,8 @@ pub fn candidate(
     let [q, k, v, out] = grid.homes();
     let format = |order| ValueFormat::operand(precision, order, MemoryClass::Standard, 0);
     let source = Arc::new(grid.clone());
-    let (phases, exchange, row_bytes) =
-        generated_phases(source, 0..grid.phases(), grid.tiles(), target);
-    Ok(Candidate {
+    let candidate = Candidate {
         compute_cycles: grid.compute_cycles(target),
-        internal_exchange_cycles: exchange,
-        internal_row_bytes: row_bytes,
-        internal_phases: phases,
         transient: grid.working(),
         kernels: grid.kernels(),
         ..Candidate::new(
@@ -567,7 +562,8 @@ pub fn candidate(
                 format: format(ElementOrder::RowMajor),
             },
         )
-    })
+    };
+    Ok(candidate.with_generated_phases(source, 0..grid.phases(), target))
 }
 
 #[cfg(test)]

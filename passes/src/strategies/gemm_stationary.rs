@@ -33,7 +33,7 @@ use ipu_dialects::plan::{GemmActivationStationaryPlan, OperatorPlan};
 
 use super::gemm_waves::WavesGrid;
 use crate::element;
-use crate::tiling::candidate::{generated_phases, Candidate, Need, PhaseTransfers};
+use crate::tiling::candidate::{Candidate, Need, PhaseTransfers};
 use crate::tiling::layout::Shards;
 use crate::tiling::{MemoryUse, ValueFormat};
 
@@ -519,13 +519,8 @@ pub fn candidate(
     let [a, w, out] = grid.homes();
     let format = |order, memory| ValueFormat::operand(grid.input, order, memory, 0);
     let source = Arc::new(grid.clone());
-    let (phases, exchange, row_bytes) =
-        generated_phases(source, 0..grid.phases(), grid.tiles(), target);
-    Ok(Candidate {
+    let candidate = Candidate {
         compute_cycles: grid.compute_cycles(target),
-        internal_exchange_cycles: exchange,
-        internal_row_bytes: row_bytes,
-        internal_phases: phases,
         transient: grid.working(),
         kernels,
         follows: Some((0, None)),
@@ -552,7 +547,8 @@ pub fn candidate(
                 ),
             },
         )
-    })
+    };
+    Ok(candidate.with_generated_phases(source, 0..grid.phases(), target))
 }
 
 #[cfg(test)]

@@ -45,7 +45,7 @@ use ipu_device::{cost, KernelSpec, MemoryClass, Precision, Target};
 use ipu_dialects::plan::{GemmWavesPlan, OperatorPlan};
 
 use crate::element;
-use crate::tiling::candidate::{generated_phases, Candidate, Need, PhaseTransfers};
+use crate::tiling::candidate::{Candidate, Need, PhaseTransfers};
 use crate::tiling::layout::{Owners, Shards};
 use crate::tiling::{Graph, MemoryUse, OpKind, Origin, PlannerOptions, ValueFormat};
 
@@ -717,13 +717,8 @@ pub fn candidate(
     let format = |order, memory| ValueFormat::operand(grid.input, order, memory, 0);
     let output_format = grid.result_format();
     let source = Arc::new(grid.clone());
-    let (phases, exchange, row_bytes) =
-        generated_phases(source, 0..grid.phases(), grid.tiles(), target);
-    Ok(Candidate {
+    let candidate = Candidate {
         compute_cycles: grid.compute_cycles(target),
-        internal_exchange_cycles: exchange,
-        internal_row_bytes: row_bytes,
-        internal_phases: phases,
         transient: grid.working(),
         kernels,
         // A chained A is read where the previous product and its GeLU left it.
@@ -746,7 +741,8 @@ pub fn candidate(
                 format: output_format,
             },
         )
-    })
+    };
+    Ok(candidate.with_generated_phases(source, 0..grid.phases(), target))
 }
 
 #[cfg(test)]

@@ -212,6 +212,24 @@ pub struct Candidate {
 }
 
 impl Candidate {
+    /// This candidate with `phases` of `source` as its internal phases, priced by the endpoint
+    /// rule on its tiles ([`generated_phases`]: their cycles and the busiest tile's row bytes).
+    pub(crate) fn with_generated_phases(
+        self,
+        source: std::sync::Arc<dyn PhaseSource>,
+        phases: impl IntoIterator<Item = u32>,
+        target: &ipu_device::Target,
+    ) -> Candidate {
+        let (internal_phases, internal_exchange_cycles, internal_row_bytes) =
+            generated_phases(source, phases, self.tiles, target);
+        Candidate {
+            internal_phases,
+            internal_exchange_cycles,
+            internal_row_bytes,
+            ..self
+        }
+    }
+
     /// A candidate of `plan` on `tiles` tiles reading `needs` and leaving `output`, with
     /// nothing else yet: no cycles, kernels, internal phases, padding, repeat body or working
     /// memory; one K step. Callers set the rest with struct update syntax.
