@@ -577,6 +577,17 @@ fn schedule_with(
             offset += bytes;
         }
     }
+    finished(pieces, starts, (horizon, lower_bound), target)
+}
+
+/// The schedule of a phase whose pieces are placed: pieces in start order, the phase's cycles
+/// its fixed cost and its horizon (none without a piece).
+pub(super) fn finished(
+    mut pieces: Vec<ScheduledPiece>,
+    starts: Vec<u64>,
+    (horizon, lower_bound): (u64, u64),
+    target: &Target,
+) -> PhaseSchedule {
     pieces.sort_by_key(|piece| (piece.start, piece.transfer, piece.offset));
     let cycles = if pieces.is_empty() {
         0
@@ -673,7 +684,7 @@ mod tests {
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
-    fn request(source: u32, destinations: &[u32], bytes: u64) -> TransferRequest {
+    pub(super) fn request(source: u32, destinations: &[u32], bytes: u64) -> TransferRequest {
         TransferRequest {
             source,
             destinations: destinations.to_vec(),

@@ -150,33 +150,14 @@ pub(super) fn schedule_anchor(
             }
         }
     }
-    pieces.sort_by_key(|piece| (piece.start, piece.transfer, piece.offset));
-    let cycles = if pieces.is_empty() {
-        0
-    } else {
-        u64::from(target.exchange.phase_cycles.value) + horizon
-    };
-    PhaseSchedule {
-        pieces,
-        starts,
-        horizon,
-        cycles,
-        lower_bound: *lower_bound,
-    }
+    super::finished(pieces, starts, (horizon, *lower_bound), target)
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::request;
     use super::super::{check_schedule, schedule_phase};
     use super::*;
-
-    fn request(source: u32, destinations: &[u32], bytes: u64) -> TransferRequest {
-        TransferRequest {
-            source,
-            destinations: destinations.to_vec(),
-            bytes,
-        }
-    }
 
     /// A dated target schedules as the measured runs' scheduler did: colour by colour, a
     /// group starting one cycle after the last of its tiles is free, never in an earlier gap.
