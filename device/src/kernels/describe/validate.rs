@@ -160,6 +160,12 @@ impl KernelSpec {
                 precision,
                 rows,
                 width,
+            }
+            | KernelSpec::AttentionRowsMerge {
+                precision,
+                rows,
+                width,
+                ..
             } => {
                 self.require_arithmetic("element", *precision)?;
                 self.require_positive("rows", *rows)?;
@@ -178,16 +184,6 @@ impl KernelSpec {
                 keys,
                 ..
             } => self.validate_attention_block(*precision, *rows, *keys, 1)?,
-            KernelSpec::AttentionRowsMerge {
-                precision,
-                rows,
-                width,
-                ..
-            } => {
-                self.require_arithmetic("element", *precision)?;
-                self.require_positive("rows", *rows)?;
-                self.require_positive("width", *width)?;
-            }
             KernelSpec::AttentionFinishColumns {
                 precision,
                 queries,

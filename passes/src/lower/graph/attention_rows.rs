@@ -298,7 +298,7 @@ fn home_pieces(grid: &RowsGrid, buffers: &RowsBuffers) -> [Vec<HostPiece>; 3] {
 /// 16-column groups: element (kk, j) at `((j / 16) * dp + kk) * 16 + j % 16` is tensor
 /// element `(key0 + j) * d + kk`): one piece of strided single-element runs per panel row,
 /// zeros for the padding keys and rows.
-pub(super) fn transposed_panel_pieces(
+fn transposed_panel_pieces(
     tile: u32,
     place: Place,
     (key0, keys): (u32, u32),
@@ -336,5 +336,34 @@ pub(super) fn transposed_panel_pieces(
                 ));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::strategies::split_gemm::tests::written;
+
+    /// Keys 3..23 of a 5-wide tensor, transposed into AMP-right order with 16 panel rows
+    /// (element (kk, j) at `((j / 16) * 16 + kk) * 16 + j % 16` is key 3 + j's element kk):
+    /// the second group's last 12 keys and the rows past 5 are zeros, nothing else.
+    #[test]
+    fn transposed_pieces_place_each_key_element_once() {
+        let (key0, keys, d, dp, eb) = (3u32, 20u32, 5u32, 16u32, 2u32);
+        let mut pieces = Vec::new();
+        transposed_panel_pieces(7, Place::at(1, 64), (key0, keys), (d, dp), eb, &mut pieces);
+        let got = written(&pieces, eb);
+        assert_eq!(got.len() as u32, 2 * dp * 16);
+        for g in 0..2 {
+            for kk in 0..dp {
+                for lane in 0..16 {
+                    let j = g * 16 + lane;
+                    let at = 32 + (g * dp + kk) * 16 + lane;
+                    let want = (j < keys && kk < d).then(|| u64::from((key0 + j) * d + kk));
+                    assert_eq!(got[&at], want, "group {g} row {kk} lane {lane}");
+                }
+            }
+        }
+        assert!(pieces.iter().all(|piece| piece.tile == 7));
     }
 }

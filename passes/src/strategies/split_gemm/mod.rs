@@ -94,7 +94,7 @@ mod estimate;
 mod lower;
 pub mod rows;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use analysis::{bias_operand, device_split_dims, ranged_value, split_dims};
 #[cfg(test)]

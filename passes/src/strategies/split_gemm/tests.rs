@@ -1,7 +1,37 @@
 //! Unit tests of the split GEMM: splits, the model against the target table, chains.
 
+use crate::tiling::program::HostPiece;
+
+/// Every device element a list of pieces writes, by element offset in the place's
+/// buffer: `Some(tensor element)` or `None` for a zero of the padding.
+pub(crate) fn written(
+    pieces: &[HostPiece],
+    eb: u32,
+) -> std::collections::BTreeMap<u32, Option<u64>> {
+    let mut out = std::collections::BTreeMap::new();
+    for piece in pieces {
+        let run = piece.bytes / piece.runs / eb;
+        let tensor = piece.tensor_run_bytes() / eb;
+        for r in 0..piece.runs {
+            for x in 0..run {
+                let at = piece.place.offset / eb + r * run + x;
+                let element = (x < tensor).then(|| {
+                    (piece.tensor_offset + u64::from(r) * piece.stride) / u64::from(eb)
+                        + u64::from(x)
+                });
+                assert!(
+                    out.insert(at, element).is_none(),
+                    "element {at} written twice"
+                );
+            }
+        }
+    }
+    out
+}
+
 mod splits {
     use super::super::*;
+    use super::written;
 
     #[test]
     fn splits_cover_their_axis_once() {
@@ -51,30 +81,6 @@ mod splits {
         assert!(out
             .iter()
             .all(|p| p.stride == 200 && p.bytes == p.runs * 32));
-    }
-
-    /// Every device element a list of pieces writes, by element offset in the place's
-    /// buffer: `Some(tensor element)` or `None` for a zero of the padding.
-    fn written(pieces: &[HostPiece], eb: u32) -> std::collections::BTreeMap<u32, Option<u64>> {
-        let mut out = std::collections::BTreeMap::new();
-        for piece in pieces {
-            let run = piece.bytes / piece.runs / eb;
-            let tensor = piece.tensor_run_bytes() / eb;
-            for r in 0..piece.runs {
-                for x in 0..run {
-                    let at = piece.place.offset / eb + r * run + x;
-                    let element = (x < tensor).then(|| {
-                        (piece.tensor_offset + u64::from(r) * piece.stride) / u64::from(eb)
-                            + u64::from(x)
-                    });
-                    assert!(
-                        out.insert(at, element).is_none(),
-                        "element {at} written twice"
-                    );
-                }
-            }
-        }
-        out
     }
 
     /// A panel over the edge of a 9 x 20 tensor (rows 7.. of a 5-row panel, columns 0..32):
