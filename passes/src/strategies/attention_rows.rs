@@ -196,7 +196,7 @@ impl RowsGrid {
 
     /// First key and keys of every key block.
     pub fn key_blocks(&self) -> Vec<(u32, u32)> {
-        (0..self.t.div_ceil(self.key_block))
+        (0..self.key_block_count())
             .map(|b| {
                 let first = b * self.key_block;
                 (first, self.key_block.min(self.t - first))
@@ -212,9 +212,14 @@ impl RowsGrid {
         )
     }
 
+    /// How many key blocks there are.
+    pub fn key_block_count(&self) -> u32 {
+        self.t.div_ceil(self.key_block)
+    }
+
     /// Key blocks a tile holds at most.
     pub fn home_slots(&self) -> u32 {
-        (self.key_blocks().len() as u32).div_ceil(self.query_blocks)
+        self.key_block_count().div_ceil(self.query_blocks)
     }
 
     pub fn dp(&self) -> u32 {
@@ -275,7 +280,7 @@ impl RowsGrid {
             rows,
             width: self.e,
             first: block == 0,
-            last: block + 1 == self.key_blocks().len(),
+            last: block + 1 == self.key_block_count() as usize,
         }
     }
 
@@ -298,7 +303,7 @@ impl RowsGrid {
             out.push(self.scores(keys));
             out.push(self.products(keys));
         }
-        let blocks = self.key_blocks().len();
+        let blocks = self.key_block_count() as usize;
         for rows in self.row_counts() {
             out.extend(widths.iter().map(|&keys| self.update(rows, keys)));
             out.extend((0..blocks).map(|block| self.merge(rows, block)));
@@ -364,7 +369,7 @@ impl RowsGrid {
                 .collect::<Vec<Owners>>()
                 .into(),
         };
-        let blocks = self.key_blocks().len() as u32;
+        let blocks = self.key_block_count();
         let key_homes = |width: u32| Shards {
             dims: [u64::from(self.heads), u64::from(self.t), u64::from(width)],
             parts: [self.heads, blocks, 1],
@@ -385,15 +390,16 @@ impl RowsGrid {
 
     /// Exchange phases: one per key block.
     pub fn phases(&self) -> u32 {
-        self.key_blocks().len() as u32
+        self.key_block_count()
     }
 
     /// Every transfer of phase `phase` (key block `phase`): per head, its keys then its
     /// values from their home to the head's other tiles.
     pub fn for_each_move(&self, phase: u32, mut visit: impl FnMut(u32, &[u32], u32, Moved)) {
-        let Some(&(_, keys)) = self.key_blocks().get(phase as usize) else {
+        if phase >= self.key_block_count() {
             return;
-        };
+        }
+        let keys = self.key_block.min(self.t - phase * self.key_block);
         if self.query_blocks < 2 {
             return;
         }

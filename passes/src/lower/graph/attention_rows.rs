@@ -177,6 +177,16 @@ impl Lowering<'_> {
         let scores = self.program.kernel(grid.scores(keys));
         let products = self.program.kernel(grid.products(keys));
         let counts = grid.row_counts();
+        // Per row count (the GEMMs' entries) the block's softmax and merge.
+        let vector: Vec<(u32, u32)> = counts
+            .iter()
+            .map(|&rows| {
+                (
+                    self.program.kernel(grid.update(rows, keys)),
+                    self.program.kernel(grid.merge(rows, block as usize)),
+                )
+            })
+            .collect();
         let mut steps: [Vec<Run>; 4] = Default::default();
         let at = |buffer: BufferId| Arg::Address(Place::at(buffer, 0));
         for head in 0..grid.heads {
@@ -209,7 +219,7 @@ impl Lowering<'_> {
                 steps[0].push(gemm(scores, buffers.queries, k_place, buffers.scores));
                 steps[1].push(Run {
                     tile,
-                    kernel: self.program.kernel(grid.update(rows, keys)),
+                    kernel: vector[entry as usize].0,
                     args: vec![
                         at(buffers.scores),
                         at(buffers.probabilities),
@@ -228,7 +238,7 @@ impl Lowering<'_> {
                 ));
                 steps[3].push(Run {
                     tile,
-                    kernel: self.program.kernel(grid.merge(rows, block as usize)),
+                    kernel: vector[entry as usize].1,
                     args: vec![
                         at(buffers.products),
                         at(buffers.block_maxima),
