@@ -9,9 +9,11 @@
 //! are independent per tile. A receiver selects its source before each receive: the first
 //! selection is part of the fixed phase cost, and a receive from another tile than the
 //! tile's previous receive starts at least `exchange.latency_events` cycles after that one
-//! ended (the select latency, paid per source switch). Column-distance route time is treated
-//! as part of the fixed phase cost. A phase costs `phase_cycles` plus its horizon, the last
-//! cycle any transfer is busy.
+//! ended (the select latency, paid per source switch). A receive's last word lands its route
+//! time (`Target::route_cycles`, by folded column distance) after the receive ends; the
+//! hazard checks below run in the senders' cycles, where every receive from one sender is
+//! delayed alike and a source switch's latency exceeds any route difference. A phase costs
+//! `phase_cycles` plus its horizon, the last cycle any transfer is busy or lands.
 //!
 //! Hazards, each refused with tile, step and address range:
 //! * two sends on one bus at once (scheduler assigned overlapping slots to a physical pair);
@@ -158,6 +160,18 @@ fn send_cycles(target: &Target, send: &SendRow) -> (u64, u64) {
         u64::from(send.slot),
         u64::from(send.slot) + transfer_cycles(target, send.bytes),
     )
+}
+
+/// The phase's last busy cycle: the end of its last send, or the landing of a receive's last
+/// word, its route time after the receive ends (`Target::route_cycles`).
+fn phase_horizon(target: &Target, sends: &[SendRow], matched: &[(ReceiveRow, usize)]) -> u64 {
+    let sent = sends.iter().map(|s| send_cycles(target, s).1);
+    let landed = matched.iter().map(|(r, _)| {
+        u64::from(r.slot)
+            + transfer_cycles(target, r.bytes)
+            + target.route_cycles(r.from_tile, r.tile)
+    });
+    sent.chain(landed).max().unwrap_or(0)
 }
 
 /// Refuses two sends on one send bus at once (one tile's, or a pair's where they share one).
@@ -529,11 +543,7 @@ pub(crate) fn analyse(
     check_byte_overlaps(rows, at)?;
     check_element_accesses(target, rows, code, at)?;
 
-    let horizon = sends
-        .iter()
-        .map(|s| send_cycles(target, s).1)
-        .max()
-        .unwrap_or(0);
+    let horizon = phase_horizon(target, &sends, &matched);
     let (payload_offsets, payload_bytes) = payload_layout(&sends, &send_heard);
     let receive_tiles: Vec<u32> = matched.iter().map(|(r, _)| r.tile).collect();
     let (order, receive_groups) = group_by_tile(&receive_tiles);

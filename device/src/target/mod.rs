@@ -66,8 +66,10 @@ pub const JULY_ATTENTION_MERGE: u32 = 111;
 
 /// The July kernel's standard-memory weight feed, fitted to [`Replay::Gemm4096`]
 /// (`examples/replay/gemm_4096_f16.plan.json`; BENCHMARKS.md "Fidelity: whole-program GEMM
-/// replays").
-pub const JULY_GEMM_FEED_STANDARD: u32 = 1492;
+/// replays"): the integer that brings that replay closest to the hardware, each unit 512
+/// cycles of it (128 calls of 4 groups). 1492 before route time was modelled; the route's
+/// +666 cycles made 1491 the closest.
+pub const JULY_GEMM_FEED_STANDARD: u32 = 1491;
 
 /// A constant and its source tag.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -119,8 +121,9 @@ pub struct MemoryMap {
 pub struct Exchange {
     pub bytes_per_cycle: Sourced<u32>,
     /// Cost of one exchange phase: global sync, row start and receive latency (fitted: the
-    /// least-squares fixed part of the multicast replay's eight receive times, 530-554 cycles
-    /// after subtracting one cycle per word; Poplar's 600 before).
+    /// least-squares fixed part of the multicast replay's eight receive times after
+    /// subtracting one cycle per word and each receiver's route time, 521.25 for both
+    /// receivers; 542 before route time was modelled, Poplar's 600 before that).
     pub phase_cycles: Sourced<u32>,
     /// The two components PopLibs heuristics use, recorded beside the calibrated total.
     pub sync_cycles: Sourced<u32>,
@@ -143,6 +146,13 @@ pub struct Exchange {
     /// 18 x 16,384 (device/tests/all/fidelity.rs replays it).
     #[serde(default = "one_tile_per_send_bus")]
     pub send_bus_tiles: Sourced<u32>,
+    /// Route time per folded physical column between a sender and a receiver (see
+    /// `topology`): a receive's last word lands this many cycles per column later. Fitted to
+    /// the multicast timing table, whose two receivers (folded columns 31 and 10 from the
+    /// root's 0) finish 21 cycles apart at every size. A table without it has no route time
+    /// (its phase cost then holds the average route, as 542 did).
+    #[serde(default = "no_route_time")]
+    pub route_cycles_per_column: Sourced<u32>,
     /// Schedule each exchange phase as the anchor's stack did (slot-synchronized colourings of
     /// its multicast groups, `ANCHOR-PLANS.md` "How they measured"): its measured runs ran such
     /// schedules, so a dated target (`Target::c600_dated`) schedules so and a replay runs the
@@ -152,6 +162,10 @@ pub struct Exchange {
     /// Bytes per second over the host link (host <-> device streams, all tiles together):
     /// ipu-stack uploaded 453,752,832 B in 76 batches in ~116 ms on a C600.
     pub host_link_bytes_per_second: Sourced<u64>,
+}
+
+fn no_route_time() -> Sourced<u32> {
+    sourced(0, Source::Derived)
 }
 
 fn our_scheduler() -> Sourced<bool> {
@@ -334,13 +348,14 @@ impl Target {
             },
             exchange: Exchange {
                 bytes_per_cycle: sourced(4, PopLibs),
-                phase_cycles: sourced(542, Fitted(Replay::Multicast)),
+                phase_cycles: sourced(521, Fitted(Replay::Multicast)),
                 sync_cycles: sourced(90, PopLibs),
                 phase_fixed_cycles: sourced(100, PopLibs),
                 latency_events: sourced(112, HwC600),
                 max_transfer_words: sourced(4148, HwC600),
                 pair_mask: sourced(2, HwC600),
                 send_bus_tiles: one_tile_per_send_bus(),
+                route_cycles_per_column: sourced(1, Fitted(Replay::Multicast)),
                 anchor_schedule: our_scheduler(),
                 host_link_bytes_per_second: sourced(453_752_832 * 1000 / 116, HwC600),
             },

@@ -42,8 +42,11 @@ fn ring_image() -> (ipu_device::image::DeviceImage, u64) {
 #[test]
 fn ring_exchange_over_all_tiles() {
     let (image, horizon) = ring_image();
+    // Each tile sends on its own bus: every 16-cycle send runs at once; the last word lands
+    // 2 cycles later on the farthest neighbour (a pair's two columns are 2 apart).
     assert_eq!(
-        horizon, 16,
+        horizon,
+        16 + 2,
         "each tile sends on its own bus: every 16-cycle send runs at once"
     );
     let mut sim = simulator();
@@ -100,9 +103,17 @@ fn broadcast_reaches_every_destination_once() {
         vec![0; 256]
     );
     assert!(!sim.is_tile_allocated(1000));
-    // One send, heard by all: the phase lasts slot + 256 / 4 after the fixed cost.
-    let fixed = u64::from(Target::c600().exchange.phase_cycles.value);
-    assert_eq!(profile.total_cycles, fixed + 10 + 64);
+    // One send, heard by all: the phase lasts slot + 256 / 4 after the fixed cost, and the
+    // farthest receiver's route (tiles 1..1000 reach folded column 31 from tile 0's 0).
+    let target = Target::c600();
+    let fixed = u64::from(target.exchange.phase_cycles.value);
+    let route = destinations
+        .iter()
+        .map(|&d| target.route_cycles(0, d))
+        .max()
+        .unwrap_or(0);
+    assert_eq!(route, 31);
+    assert_eq!(profile.total_cycles, fixed + 10 + 64 + route);
     assert_eq!(profile.tile_totals[0].bytes_sent, 256);
 }
 
@@ -246,7 +257,9 @@ fn host_streams_write_inputs_and_read_outputs() {
     let link = ipu_device::cost::host_link_cycles(8, &Target::c600());
     assert_eq!(link, 4);
     let fixed = u64::from(Target::c600().exchange.phase_cycles.value);
-    assert_eq!(profile.total_cycles, 3 * fixed + 2 + 2 * link);
+    let route = Target::c600().route_cycles(4, 9);
+    assert_eq!(route, 2, "tile 4 at column 0, tile 9 at column 2");
+    assert_eq!(profile.total_cycles, 3 * fixed + 2 + route + 2 * link);
     assert!(matches!(
         sim.run("initialize"),
         Err(SimError::UnknownProgram { .. })

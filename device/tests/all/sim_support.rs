@@ -133,9 +133,11 @@ pub fn bus_of(tile: u32) -> u32 {
 
 /// Gives each transfer the earliest slot at which its sender's bus and all its receivers are
 /// free (in list order; a receiver switching source waits the C600's select latency).
-/// Returns the horizon: the last busy exchange cycle.
+/// Returns the horizon: the last busy exchange cycle, or the last landing of a word on a
+/// receiver (its route time after the send ends).
 pub fn assign_slots(transfers: &mut [Transfer], bytes_per_cycle: u64) -> u64 {
-    let latency = u64::from(Target::c600().exchange.latency_events.value);
+    let target = Target::c600();
+    let latency = u64::from(target.exchange.latency_events.value);
     let mut bus_free: BTreeMap<u32, u64> = BTreeMap::new();
     // Per receiver: when its last receive ends, and from which tile.
     let mut receiver_free: BTreeMap<u32, (u64, u32)> = BTreeMap::new();
@@ -161,7 +163,13 @@ pub fn assign_slots(transfers: &mut [Transfer], bytes_per_cycle: u64) -> u64 {
             receiver_free.insert(*d, (end, transfer.source_tile));
         }
         transfer.slot = slot as u32;
-        horizon = horizon.max(end);
+        let route = transfer
+            .destinations
+            .iter()
+            .map(|&d| target.route_cycles(transfer.source_tile, d))
+            .max()
+            .unwrap_or(0);
+        horizon = horizon.max(end + route);
     }
     horizon
 }

@@ -79,21 +79,26 @@ fn logical_pairs_are_physical_pairs_and_share_a_bus_only_where_the_table_says() 
 }
 
 #[test]
-fn snake_keeps_consecutive_tiles_close() {
-    // Consecutive logical tiles are at most 3 columns apart within a row, and a row change
-    // happens at the same edge of the grid (the snake turns around).
+fn pairs_snake_down_and_up_column_blocks() {
+    // Consecutive logical pairs are vertical neighbours within a column block; a block turns
+    // at the top or bottom row into the next block's column (at most 3 columns on).
     let target = Target::c600();
-    for tile in 1..1472 {
-        let a = target.logical_to_physical(tile - 1).expect("in range");
-        let b = target.logical_to_physical(tile).expect("in range");
-        if a.row == b.row {
-            assert!(a.column.abs_diff(b.column) <= 3, "{tile}: {a:?} -> {b:?}");
-        } else {
-            assert_eq!(b.row, a.row + 1);
+    let rows = target.geometry.physical_rows.value;
+    for pair in 1..target.geometry.tiles.value / 2 {
+        let a = target
+            .logical_to_physical(2 * (pair - 1))
+            .expect("in range");
+        let b = target.logical_to_physical(2 * pair).expect("in range");
+        if pair % rows == 0 {
+            assert_eq!(a.row, b.row, "turn at pair {pair}: {a:?} -> {b:?}");
+            assert!(a.row == 0 || a.row == rows - 1);
             assert!(
-                a.column.abs_diff(b.column) <= 3,
-                "row turn at {tile}: {a:?} -> {b:?}"
+                b.column > a.column && b.column - a.column <= 3,
+                "{a:?} -> {b:?}"
             );
+        } else {
+            assert_eq!(a.column, b.column, "pair {pair}: {a:?} -> {b:?}");
+            assert_eq!(a.row.abs_diff(b.row), 1);
         }
     }
 }

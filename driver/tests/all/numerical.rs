@@ -345,7 +345,7 @@ fn run_from_mlir_checks_the_numbers() {
     // Compiled in the run: the refined estimate is compared with the simulated device program.
     assert_eq!(
         lines[1],
-        "simulatedCycles=191839 deviceProgramCycles=17240 hostExchangeCycles=174599 refinedEstimate=17240 finalCycles=17240 refinedError=+0.00% estimateTest=PASS (bound 5 %)"
+        "simulatedCycles=191756 deviceProgramCycles=17220 hostExchangeCycles=174536 refinedEstimate=17220 finalCycles=17220 refinedError=+0.00% estimateTest=PASS (bound 5 %)"
     );
     let package = Package::read(&dir.join("artifacts/gemm/model-final.ipuexe")).unwrap();
     assert_eq!(package.source.map(|s| s.function), Some("gemm".into()));

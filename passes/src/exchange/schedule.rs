@@ -7,7 +7,8 @@
 //! `exchange.send_bus_tiles` = 2); receives are independent per tile, and a receive from
 //! another tile than the receiver's previous one starts `exchange.latency_events` cycles
 //! after it at the earliest (the receiver selects its new source); the phase costs
-//! `phase_cycles` plus its horizon (the last busy cycle).
+//! `phase_cycles` plus its horizon (the last busy cycle, or the last landing of a word on a
+//! receiver, its route time after the send: `Target::route_cycles`).
 //!
 //! Transfers longer than the largest single transfer (`max_transfer_words` words) are cut
 //! into pieces. Pieces are placed longest-first on the most loaded resources (the classic
@@ -520,7 +521,6 @@ fn schedule_with(
     let mut busy = BusyTable::default();
     let mut pieces = Vec::new();
     let mut starts = vec![0u64; transfers.len()];
-    let mut horizon = 0u64;
     for index in order {
         let request = &transfers[index];
         let mut offset = 0u64;
@@ -571,24 +571,43 @@ fn schedule_with(
                 start,
                 end: start + length,
             });
-            horizon = horizon.max(start + length);
             // Pieces of one transfer go in order (the receiver writes them in address order).
             earliest = start + length;
             offset += bytes;
         }
     }
-    finished(pieces, starts, (horizon, lower_bound), target)
+    finished(transfers, pieces, starts, lower_bound, target)
 }
 
-/// The schedule of a phase whose pieces are placed: pieces in start order, the phase's cycles
-/// its fixed cost and its horizon (none without a piece).
+/// The schedule of a phase whose pieces are placed: pieces in start order, its horizon the
+/// last piece's end or the landing of a piece's last word on its farthest receiver (its route
+/// time, `Target::route_cycles`, after the piece ends), the phase's cycles its fixed cost and
+/// its horizon (none without a piece).
 pub(super) fn finished(
+    transfers: &[TransferRequest],
     mut pieces: Vec<ScheduledPiece>,
     starts: Vec<u64>,
-    (horizon, lower_bound): (u64, u64),
+    lower_bound: u64,
     target: &Target,
 ) -> PhaseSchedule {
     pieces.sort_by_key(|piece| (piece.start, piece.transfer, piece.offset));
+    let mut routes: BTreeMap<usize, u64> = BTreeMap::new();
+    let horizon = pieces
+        .iter()
+        .map(|piece| {
+            let route = *routes.entry(piece.transfer).or_insert_with(|| {
+                let request = &transfers[piece.transfer];
+                request
+                    .destinations
+                    .iter()
+                    .map(|&d| target.route_cycles(request.source, d))
+                    .max()
+                    .unwrap_or(0)
+            });
+            piece.end + route
+        })
+        .max()
+        .unwrap_or(0);
     let cycles = if pieces.is_empty() {
         0
     } else {
@@ -684,6 +703,39 @@ mod tests {
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
+    /// The C600 without route time: the tests of placement and select latency count cycles
+    /// of the senders' clock (`the_horizon_waits_for_the_farthest_receiver` tests the route).
+    pub(super) fn unrouted() -> Target {
+        let mut target = Target::c600();
+        target.exchange.route_cycles_per_column.value = 0;
+        target
+    }
+
+    #[test]
+    fn the_horizon_waits_for_the_farthest_receiver() {
+        let target = Target::c600();
+        // Tile 0 is at physical column 0; tile 1 at column 2, tile 92 at column 4, tile 736
+        // at column 32 (folded 31): a multicast to all three lands 31 cycles after it ends.
+        let transfers = [request(0, &[1, 92, 736], 400)];
+        let schedule = schedule_phase(&transfers, &target).expect("schedules");
+        assert_eq!(target.route_cycles(0, 736), 31);
+        assert_eq!(schedule.horizon, 100 + 31);
+        assert_eq!(schedule.lower_bound, 100);
+        let fixed = u64::from(target.exchange.phase_cycles.value);
+        assert_eq!(schedule.cycles, fixed + 131);
+        // The landing counts per piece: a later, nearer transfer may end the phase instead.
+        let transfers = [request(0, &[736], 400), request(2, &[1], 1600)];
+        let schedule = schedule_phase(&transfers, &target).expect("schedules");
+        assert_eq!(schedule.horizon, 400 + target.route_cycles(2, 1));
+        check_schedule(&transfers, &schedule, &target).expect("hazard-free");
+        // The anchor's scheduler ends its phases the same way.
+        let mut dated = Target::c600_dated(ipu_device::target::GemmKernelDate::July);
+        dated.exchange.anchor_schedule.value = true;
+        let transfers = [request(0, &[1, 92, 736], 400)];
+        let schedule = schedule_phase(&transfers, &dated).expect("schedules");
+        assert_eq!(schedule.horizon, 131);
+    }
+
     pub(super) fn request(source: u32, destinations: &[u32], bytes: u64) -> TransferRequest {
         TransferRequest {
             source,
@@ -694,7 +746,7 @@ mod tests {
 
     #[test]
     fn a_physical_pair_sends_at_once_unless_the_table_shares_its_bus() {
-        let target = Target::c600();
+        let target = unrouted();
         // Logical 0 and 1 are a physical pair; on the C600 each sends on its own bus (the
         // SigLIP MLP replay's measurement): they overlap.
         let transfers = [request(0, &[10], 400), request(1, &[11], 400)];
@@ -704,7 +756,7 @@ mod tests {
         assert_eq!(schedule.cycles, fixed + 100);
         check_schedule(&transfers, &schedule, &target).expect("hazard-free");
         // A table whose pairs share one send bus serializes them; other pairs still overlap.
-        let mut shared = Target::c600();
+        let mut shared = unrouted();
         shared.exchange.send_bus_tiles.value = 2;
         let schedule = schedule_phase(&transfers, &shared).expect("schedules");
         assert_eq!(schedule.horizon, 200);
@@ -716,7 +768,7 @@ mod tests {
 
     #[test]
     fn a_receiver_takes_one_transfer_at_a_time_and_multicast_is_one_send() {
-        let target = Target::c600();
+        let target = unrouted();
         let latency = u64::from(target.exchange.latency_events.value);
         // The horizon of a hazard-free schedule of `transfers`.
         let horizon = |transfers: &[TransferRequest]| {
@@ -804,7 +856,7 @@ mod tests {
     /// again is not observable here; the compile times in BENCHMARKS.md show it.
     #[test]
     fn concurrent_askers_of_one_phase_get_its_schedule() {
-        let target = Target::c600();
+        let target = unrouted();
         let mut random = ChaCha8Rng::seed_from_u64(0x5eed_0019);
         let transfers: Vec<TransferRequest> = (0..300)
             .map(|_| {
@@ -828,7 +880,7 @@ mod tests {
 
     #[test]
     fn long_transfers_are_cut_at_the_largest_single_transfer() {
-        let target = Target::c600();
+        let target = unrouted();
         let largest = u64::from(target.exchange.max_transfer_words.value) * 4;
         let transfers = [request(4, &[8], 2 * largest + 4)];
         let schedule = schedule_phase(&transfers, &target).expect("schedules");
@@ -839,7 +891,7 @@ mod tests {
 
     #[test]
     fn bad_requests_are_errors() {
-        let target = Target::c600();
+        let target = unrouted();
         assert!(matches!(
             schedule_phase(&[request(0, &[], 4)], &target),
             Err(ScheduleError::NoDestination { .. })
@@ -856,7 +908,7 @@ mod tests {
 
     #[test]
     fn at_known_addresses_a_send_read_and_a_receive_write_of_one_element_serialize() {
-        let target = Target::c600();
+        let target = unrouted();
         let base = target.memory.sram_base.value + 22 * target.memory.element_bytes.value;
         // Tiles 0 and 2 swap halves of one buffer: each reads one half and receives the
         // other, in the same memory element.
@@ -906,7 +958,7 @@ mod tests {
     /// while another writes it, and the bus and receiver rules still hold.
     #[test]
     fn random_phases_at_addresses_have_no_element_conflicts() {
-        let target = Target::c600();
+        let target = unrouted();
         let element = target.memory.element_bytes.value;
         let base = target.memory.sram_base.value + 22 * element;
         let mut rng = ChaCha8Rng::seed_from_u64(0xe1e7);
@@ -963,7 +1015,7 @@ mod tests {
     /// busiest resource's load and never exceed the serial sum.
     #[test]
     fn random_phases_are_hazard_free() {
-        let target = Target::c600();
+        let target = unrouted();
         let mut rng = ChaCha8Rng::seed_from_u64(0x1a7e);
         for _ in 0..60 {
             let tiles = [8u32, 64, 1472][rng.random_range(0..3)];

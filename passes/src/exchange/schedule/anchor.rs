@@ -74,7 +74,6 @@ pub(super) fn schedule_anchor(
     let mut last_source: std::collections::HashMap<u32, u32> = Default::default();
     let mut pieces = Vec::new();
     let mut starts = vec![0u64; transfers.len()];
-    let mut horizon = 0u64;
     for (_, g) in coloured {
         let mut previous_end: Option<u64> = None;
         for &index in &members[&g] {
@@ -144,13 +143,12 @@ pub(super) fn schedule_anchor(
                     start,
                     end,
                 });
-                horizon = horizon.max(end);
                 previous_end = Some(end);
                 offset += bytes;
             }
         }
     }
-    super::finished(pieces, starts, (horizon, *lower_bound), target)
+    super::finished(transfers, pieces, starts, *lower_bound, target)
 }
 
 #[cfg(test)]
