@@ -93,7 +93,11 @@ impl Target {
         let (row, column) = (index / columns, index % columns);
         let lane = (column / 2) % 2;
         let block = 2 * (column / 4) + column % 2;
-        let down = if block.is_multiple_of(2) { row } else { rows - 1 - row };
+        let down = if block.is_multiple_of(2) {
+            row
+        } else {
+            rows - 1 - row
+        };
         let tile = 2 * (block * rows + down) + lane;
         if tile >= self.geometry.tiles.value {
             // A grid position no logical tile uses (only if a table has spare physical tiles).

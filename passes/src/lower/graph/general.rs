@@ -568,14 +568,30 @@ impl Lowering<'_> {
         source: Blocks,
         rows_per_block: u32,
     ) -> Result<(Blocks, Vec<Run>), LowerError> {
+        let mut transfers = Transfers::default();
+        let rows = self.rows_into(index, what, &source, rows_per_block, &mut transfers);
+        let copies = self.flush(transfers);
+        Ok((rows, copies))
+    }
+
+    /// `source` as a row grid of `rows_per_block` rows per tile in op `index`'s buffer
+    /// `<provenance>.<what>`, its gathers added to `transfers` (the caller flushes them, with
+    /// others of the same phase).
+    pub(super) fn rows_into(
+        &mut self,
+        index: usize,
+        what: &str,
+        source: &Blocks,
+        rows_per_block: u32,
+        transfers: &mut Transfers,
+    ) -> Blocks {
         let (m, n) = (source.grid.m, source.grid.n);
         let grid = row_grid(m, n, rows_per_block);
         let bytes = grid.rows_padded * n * source.precision.bytes();
         let buffer = self.op_buffer(index, what, &grid.tiles(), bytes);
-        let mut transfers = Transfers::default();
         for i in 0..grid.mb {
             transfers.gather(
-                &source,
+                source,
                 Fetch::rows(
                     grid.tile(i, 0),
                     (grid.first_row(i), grid.rows(i)),
@@ -584,15 +600,11 @@ impl Lowering<'_> {
                 ),
             );
         }
-        let copies = self.flush(transfers);
-        Ok((
-            Blocks {
-                grid,
-                buffer,
-                precision: source.precision,
-            },
-            copies,
-        ))
+        Blocks {
+            grid,
+            buffer,
+            precision: source.precision,
+        }
     }
 
     /// A `[n]` vector (`value`) fetched whole onto every tile of `tiles` into a new buffer.

@@ -92,10 +92,10 @@ impl Lowering<'_> {
         // moved there first when their producer left them elsewhere (the conversion the
         // planner priced before the op).
         let (kb, vb) = match (heads_per_tile, key_rows, kb, vb) {
-            (None, Some(rows), AttentionInput::Device(kb), AttentionInput::Device(vb)) => (
-                AttentionInput::Device(self.homed_rows(index, "keys", kb, rows)?),
-                AttentionInput::Device(self.homed_rows(index, "values", vb, rows)?),
-            ),
+            (None, Some(rows), AttentionInput::Device(kb), AttentionInput::Device(vb)) => {
+                let [kb, vb] = self.homed_rows(index, [("keys", kb), ("values", vb)], rows);
+                (AttentionInput::Device(kb), AttentionInput::Device(vb))
+            }
             (_, _, kb, vb) => (kb, vb),
         };
         let precision_of = |input: &AttentionInput| match input {
@@ -149,29 +149,35 @@ impl Lowering<'_> {
         }
     }
 
-    /// `blocks` as a row grid of `rows` rows per tile: itself when it is one, else gathered
-    /// into buffer `<op>.<what>` (an exchange phase and a compute step of the local copies,
-    /// also `<op>.<what>`).
-    fn homed_rows(
+    /// Each of `operands` (named, with its blocks) as a row grid of `rows` rows per tile:
+    /// itself when it is one, else gathered into buffer `<op>.<name>`. The gathers share one
+    /// exchange phase and the local copies one compute step (`<op>.homed`), as the planner
+    /// prices the conversion before the op: keys and values gathered in two phases cost a
+    /// second phase and a second wait on every sender.
+    fn homed_rows<const N: usize>(
         &mut self,
         index: usize,
-        what: &str,
-        blocks: Blocks,
+        operands: [(&str, Blocks); N],
         rows: u32,
-    ) -> Result<Blocks, LowerError> {
-        let g = &blocks.grid;
-        if g.nb == 1 && g.rows_padded == rows && g.mb == g.m.div_ceil(rows) {
-            return Ok(blocks);
-        }
-        let (homed, mut copies) = self.rows_of(index, what, blocks, rows)?;
+    ) -> [Blocks; N] {
+        let mut transfers = Transfers::default();
+        let homed = operands.map(|(what, blocks)| {
+            let g = &blocks.grid;
+            if g.nb == 1 && g.rows_padded == rows && g.mb == g.m.div_ceil(rows) {
+                blocks
+            } else {
+                self.rows_into(index, what, &blocks, rows, &mut transfers)
+            }
+        });
+        let mut copies = self.flush(transfers);
         if !copies.is_empty() {
             copies.sort_by_key(|run| run.tile);
             self.program.run.push(TileStep::Compute {
-                provenance: format!("{}.{what}", self.provenance(index)),
+                provenance: format!("{}.homed", self.provenance(index)),
                 runs: copies,
             });
         }
-        Ok(homed)
+        homed
     }
 
     /// More batch-heads than tiles: whole heads, several per tile, one after the other (the
