@@ -109,8 +109,9 @@ impl Mapping {
 }
 
 /// The mappings screened, at most `limit` (the identity first): orders of the grid over the
-/// tiles that change which blocks share a send bus (pair-aware) and how far apart in columns
-/// neighbours land on the snake (snake-aware).
+/// tiles that change which blocks share a physical pair (pair-aware) and how far apart on the
+/// physical grid neighbouring blocks land (the route time grows with their folded column
+/// distance, `Target::route_cycles`).
 pub fn mappings(tiles: u32, columns: u32, limit: usize) -> Vec<Mapping> {
     let n = tiles;
     let half = n / 2;
@@ -141,8 +142,9 @@ pub fn mappings(tiles: u32, columns: u32, limit: usize) -> Vec<Mapping> {
         push("quad_swap", &|v| v ^ 2);
     }
     if columns > 0 && n.is_multiple_of(columns) && n / columns > 1 {
-        // Snake-aware: walk the grid column-major, so a block's neighbours in the plan's
-        // fastest axis sit in the next snake row, not the next column.
+        // Strided: walk the grid column-major over rows of `columns` blocks, so a block's
+        // neighbours in the plan's fastest axis are `columns` logical tiles apart (on the
+        // C600's map, in another column block: farther along the exchange).
         let rows = n / columns;
         push("snake_columns", &|v| (v % rows) * columns + v / rows);
     }
