@@ -117,16 +117,12 @@ impl Lowering<'_> {
         let rows_per_group = grid.mb / groups;
         // Each block is cut among its readers as the planner homes host values
         // (`layout::host_home`): when no axis of the operand splits exactly into one piece
-        // per reader, the first reader has the whole block written and multicasts it. (A
-        // resident stack's slice is cut per reader, as `strategies::repeat` prices its
-        // stores.)
+        // per reader, the first reader has the whole block written and multicasts it. A
+        // resident stack's slice too: `strategies::repeat` prices its stores from that home
+        // (the first reader gathers the block from the stack's holders, then multicasts it).
         let dims = canonical_dims(&self.graph.values[w].shape);
         let parts = [if dims[0] > 1 { groups } else { 1 }, 1, nb];
-        let resident = self
-            .iterated
-            .get(&w)
-            .is_some_and(|stream| stream.resident.is_some());
-        let whole = !resident && host_cut_axis(dims, parts, rows_per_group).is_none();
+        let whole = host_cut_axis(dims, parts, rows_per_group).is_none();
         let cut = |elements: u32| {
             if whole {
                 let mut cut = vec![(0, 0); rows_per_group as usize];
