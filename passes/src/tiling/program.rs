@@ -72,6 +72,24 @@ pub struct Move {
     pub bytes: u32,
 }
 
+impl Move {
+    /// `bytes` from `source` on `from` to `destination` on every tile of `to` (the shape of
+    /// a strategy's generated transfer, `for_each_move`).
+    pub fn between(
+        (from, source): (u32, Place),
+        (to, destination): (&[u32], Place),
+        bytes: u32,
+    ) -> Move {
+        Move {
+            source_tile: from,
+            source,
+            destinations: to.to_vec(),
+            destination,
+            bytes,
+        }
+    }
+}
+
 /// One BSP step of a tile program.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TileStep {

@@ -153,13 +153,11 @@ impl Lowering<'_> {
                     Place::at(buffers.values, 0),
                 ),
             };
-            moves.push(super::super::program::Move {
-                source_tile: from,
-                source,
-                destinations: to.to_vec(),
-                destination,
+            moves.push(super::super::program::Move::between(
+                (from, source),
+                (to, destination),
                 bytes,
-            });
+            ));
         });
         self.push_exchange(moves);
     }

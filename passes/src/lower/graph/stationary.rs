@@ -102,13 +102,14 @@ impl Lowering<'_> {
                     return;
                 };
                 let (_, slot) = grid.w_home(bk, j);
-                moves.push(super::super::program::Move {
-                    source_tile: from,
-                    source: Place::at(w_home, slot * w_slot + g * WEIGHT_ROWS * 16 * eb),
-                    destinations: to.to_vec(),
-                    destination: Place::at(inbox, grid.inbox_offset(bk, j - first, g)),
+                moves.push(super::super::program::Move::between(
+                    (
+                        from,
+                        Place::at(w_home, slot * w_slot + g * WEIGHT_ROWS * 16 * eb),
+                    ),
+                    (to, Place::at(inbox, grid.inbox_offset(bk, j - first, g))),
                     bytes,
-                });
+                ));
             });
             // A home that reads its own block copies it into its panel.
             let mut runs = Vec::new();
@@ -190,13 +191,11 @@ impl Lowering<'_> {
                     else {
                         return;
                     };
-                    moves.push(super::super::program::Move {
-                        source_tile: from,
-                        source: slot_of(j - first, source),
-                        destinations: to.to_vec(),
-                        destination: slot_of(j - first, destination),
+                    moves.push(super::super::program::Move::between(
+                        (from, slot_of(j - first, source)),
+                        (to, slot_of(j - first, destination)),
                         bytes,
-                    });
+                    ));
                 });
                 let phase = self.program.exchange_phases() as u32;
                 self.program.run.push(TileStep::Exchange { phase, moves });

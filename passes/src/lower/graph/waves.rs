@@ -355,13 +355,11 @@ impl Lowering<'_> {
                 ),
                 Moved::Result { .. } => (Place::at(buffers.acc, 0), Place::at(buffers.landing, 0)),
             };
-            moves.push(super::super::program::Move {
-                source_tile: from,
-                source,
-                destinations: to.to_vec(),
-                destination,
+            moves.push(super::super::program::Move::between(
+                (from, source),
+                (to, destination),
                 bytes,
-            });
+            ));
         });
         self.push_exchange(moves);
     }
